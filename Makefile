@@ -1,0 +1,35 @@
+# Lariat's developer entry points. A newcomer needs two: `make run` and
+# `make test`. Every tool is built from Go modules; nothing is installed by hand.
+
+SHELL := /bin/bash
+GO ?= go
+# Tests start real control planes; several packages may run at once.
+TEST_FLAGS ?= -race -timeout 30m
+
+.PHONY: all controlplane test run generate verify bench
+
+all: test
+
+## controlplane: build etcd and kube-apiserver into the per-user cache (once).
+controlplane:
+	@scripts/controlplane/build.sh
+
+## test: everything CI runs: verify, then every test with -race against a real API server.
+test: controlplane verify
+	$(GO) test $(TEST_FLAGS) ./...
+
+## run: start a local control plane and keep it running until Ctrl-C.
+run: controlplane
+	$(GO) run ./examples/controlplane
+
+## generate: regenerate all generated code and manifests.
+generate:
+	$(GO) generate ./...
+
+## verify: gofmt, go vet, and generated code up to date.
+verify:
+	@scripts/verify.sh
+
+## bench: run the benchmarks.
+bench: controlplane
+	$(GO) test -run '^$$' -bench . -benchmem ./...
