@@ -4,7 +4,16 @@ package controlplanetest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 )
@@ -31,4 +40,70 @@ func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
 		}
 	})
 	return cp
+}
+
+// Main starts one control plane for a whole test package, stores it in *cp,
+// runs the package's tests and stops it. Call it from TestMain:
+//
+//	var cp *controlplane.ControlPlane
+//
+//	func TestMain(m *testing.M) { controlplanetest.Main(m, controlplane.Options{}, &cp) }
+//
+// Sharing one control plane keeps a package's tests fast; give each test its
+// own namespace (see Namespace) so they do not see each other's objects.
+func Main(m *testing.M, opts controlplane.Options, cp **controlplane.ControlPlane) {
+	if opts.Logger == nil {
+		l := logrus.New()
+		l.SetLevel(logrus.WarnLevel)
+		opts.Logger = l
+	}
+	started, err := controlplane.Start(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start control plane:", err)
+		os.Exit(1)
+	}
+	*cp = started
+	code := m.Run()
+	if err := started.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop control plane:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// Namespace creates a namespace with a name unique to the test and returns
+// its name. It is not deleted: the control plane has no controller manager
+// to finish namespace deletion, and the control plane is thrown away anyway.
+func Namespace(t testing.TB, cfg *rest.Config) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
+	created, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	return created.Name
+}
+
+// namespacePrefix turns a test name into a valid namespace name prefix.
+func namespacePrefix(testName string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(testName) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	prefix := strings.Trim(b.String(), "-")
+	if len(prefix) > 40 {
+		prefix = strings.TrimRight(prefix[:40], "-")
+	}
+	return prefix + "-"
 }

@@ -1,0 +1,162 @@
+// Package cache builds client-go SharedIndexInformers over Lariat clients and
+// shares them: SharedCacheFactory keeps one informer per kind, created the
+// first time a kind is asked for and started by Start, which may be called
+// again for kinds registered later.
+//
+// Informers here are lean by default: managedFields and the
+// kubectl.kubernetes.io/last-applied-configuration annotation are dropped
+// before objects are stored, which for objects written by server-side apply
+// or kubectl apply roughly halves the cache's memory. A kind opts out with
+// Options.KeepAllMetadata.
+package cache
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+)
+
+// Options configure the informer of one kind.
+type Options struct {
+	// Namespace limits the informer to one namespace; empty means all.
+	Namespace string
+	// LabelSelector and FieldSelector limit which objects are listed and
+	// watched, in the API's selector syntax.
+	LabelSelector string
+	FieldSelector string
+	// Resync is how often every cached object is handed to handlers again;
+	// zero means never.
+	Resync time.Duration
+	// Indexers are added to the informer's store before it starts.
+	Indexers cache.Indexers
+	// Transform runs on every object before it is stored, after the lean
+	// transform unless KeepAllMetadata is set.
+	Transform cache.TransformFunc
+	// KeepAllMetadata stores objects as the API server sent them, with
+	// managedFields and the last-applied-configuration annotation.
+	KeepAllMetadata bool
+}
+
+// merge returns o with its zero fields taken from defaults.
+func (o Options) merge(defaults Options) Options {
+	if o.Namespace == "" {
+		o.Namespace = defaults.Namespace
+	}
+	if o.LabelSelector == "" {
+		o.LabelSelector = defaults.LabelSelector
+	}
+	if o.FieldSelector == "" {
+		o.FieldSelector = defaults.FieldSelector
+	}
+	if o.Resync == 0 {
+		o.Resync = defaults.Resync
+	}
+	if o.Indexers == nil {
+		o.Indexers = defaults.Indexers
+	}
+	if o.Transform == nil {
+		o.Transform = defaults.Transform
+	}
+	o.KeepAllMetadata = o.KeepAllMetadata || defaults.KeepAllMetadata
+	return o
+}
+
+// ClientFunc returns the client an informer lists and watches with. It is
+// called on every list, so a kind whose resource cannot be resolved yet (its
+// CRD is not installed) starts working once it can.
+type ClientFunc func() (*client.Client, error)
+
+// NewInformer returns an informer for objects like obj (list is the matching
+// list type) that lists and watches through the client getClient returns.
+func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (cache.SharedIndexInformer, error) {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			c, err := getClient()
+			if err != nil {
+				return nil, err
+			}
+			result := list.DeepCopyObject()
+			opts.apply(&lo)
+			return result, c.List(ctx, opts.Namespace, result, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			c, err := getClient()
+			if err != nil {
+				return nil, err
+			}
+			opts.apply(&lo)
+			return c.Watch(ctx, opts.Namespace, lo)
+		},
+	}
+	informer := cache.NewSharedIndexInformerWithOptions(lw, obj, cache.SharedIndexInformerOptions{
+		ResyncPeriod: opts.Resync,
+		Indexers:     opts.Indexers,
+	})
+	if transform := opts.transform(); transform != nil {
+		if err := informer.SetTransform(transform); err != nil {
+			return nil, fmt.Errorf("set transform: %w", err)
+		}
+	}
+	return informer, nil
+}
+
+func (o Options) apply(lo *metav1.ListOptions) {
+	if o.LabelSelector != "" {
+		lo.LabelSelector = o.LabelSelector
+	}
+	if o.FieldSelector != "" {
+		lo.FieldSelector = o.FieldSelector
+	}
+}
+
+func (o Options) transform() cache.TransformFunc {
+	switch {
+	case o.KeepAllMetadata:
+		return o.Transform
+	case o.Transform == nil:
+		return StripMetadata
+	default:
+		user := o.Transform
+		return func(obj any) (any, error) {
+			obj, err := StripMetadata(obj)
+			if err != nil {
+				return nil, err
+			}
+			return user(obj)
+		}
+	}
+}
+
+// LastAppliedAnnotation is the annotation kubectl apply stores the whole
+// applied object in.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// StripMetadata is the default transform: it drops managedFields and the
+// last-applied-configuration annotation, which controllers rarely read and
+// which are often larger than the rest of the object. Objects it does not
+// recognize (such as deletion tombstones) pass unchanged.
+func StripMetadata(obj any) (any, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil
+	}
+	m.SetManagedFields(nil)
+	if annotations := m.GetAnnotations(); annotations != nil {
+		if _, ok := annotations[LastAppliedAnnotation]; ok {
+			delete(annotations, LastAppliedAnnotation)
+			if len(annotations) == 0 {
+				annotations = nil
+			}
+			m.SetAnnotations(annotations)
+		}
+	}
+	return obj, nil
+}

@@ -1,0 +1,254 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+)
+
+// DefaultSyncTimeout bounds WaitForCacheSync when its context has no
+// deadline and the factory sets no SyncTimeout.
+const DefaultSyncTimeout = 2 * time.Minute
+
+// SharedCacheFactoryOptions configure NewSharedCacheFactory. The zero value
+// is a working default: all namespaces, no resync, lean informers.
+type SharedCacheFactoryOptions struct {
+	// Default applies to every kind; Kinds overrides it per kind, field by
+	// field (a zero field in a kind's options takes the default's value).
+	Default Options
+	Kinds   map[schema.GroupVersionKind]Options
+	// SyncTimeout bounds WaitForCacheSync when its context has no deadline;
+	// zero means DefaultSyncTimeout.
+	SyncTimeout time.Duration
+	// Logger receives list and watch failures, with the kind. Nil means
+	// logrus's standard logger.
+	Logger logrus.FieldLogger
+}
+
+// SharedCacheFactory keeps one informer per kind. Informers are created by
+// the For* methods and run by Start. It is safe for concurrent use.
+type SharedCacheFactory struct {
+	clients *client.SharedClientFactory
+	opts    SharedCacheFactoryOptions
+	log     logrus.FieldLogger
+
+	mu    sync.Mutex
+	kinds map[schema.GroupVersionKind]*kindInformer
+}
+
+type kindInformer struct {
+	informer cache.SharedIndexInformer
+	started  bool
+
+	mu      sync.Mutex
+	lastErr error // the last list/watch failure, for sync errors
+}
+
+// NewSharedCacheFactory returns a factory whose informers list and watch
+// through clients.
+func NewSharedCacheFactory(clients *client.SharedClientFactory, opts *SharedCacheFactoryOptions) *SharedCacheFactory {
+	f := &SharedCacheFactory{clients: clients, kinds: map[schema.GroupVersionKind]*kindInformer{}}
+	if opts != nil {
+		f.opts = *opts
+	}
+	if f.opts.SyncTimeout <= 0 {
+		f.opts.SyncTimeout = DefaultSyncTimeout
+	}
+	f.log = f.opts.Logger
+	if f.log == nil {
+		f.log = logrus.StandardLogger()
+	}
+	return f
+}
+
+// SharedClientFactory returns the client factory informers use.
+func (f *SharedCacheFactory) SharedClientFactory() *client.SharedClientFactory { return f.clients }
+
+// ForObject returns the informer for obj's kind.
+func (f *SharedCacheFactory) ForObject(obj runtime.Object) (cache.SharedIndexInformer, error) {
+	gvk, err := f.clients.GVKForObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForKind(gvk)
+}
+
+// ForKind returns the informer for a kind, creating it if needed. It makes no
+// request: the kind's resource is looked up when the informer lists, so a
+// kind whose CRD is installed later starts working then.
+func (f *SharedCacheFactory) ForKind(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, error) {
+	return f.forKind(gvk, func() (*client.Client, error) { return f.clients.ForKind(gvk) })
+}
+
+// ForResource returns the informer for a resource, looking up its kind.
+func (f *SharedCacheFactory) ForResource(gvr schema.GroupVersionResource, namespaced bool) (cache.SharedIndexInformer, error) {
+	gvk, err := f.clients.RESTMapper().KindFor(gvr)
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", gvr, err)
+	}
+	return f.ForResourceKind(gvr, gvk.Kind, namespaced)
+}
+
+// ForResourceKind returns the informer for a resource whose kind and scope
+// the caller knows; it never needs discovery.
+func (f *SharedCacheFactory) ForResourceKind(gvr schema.GroupVersionResource, kind string, namespaced bool) (cache.SharedIndexInformer, error) {
+	return f.forKind(gvr.GroupVersion().WithKind(kind), func() (*client.Client, error) {
+		return f.clients.ForResourceKind(gvr, kind, namespaced)
+	})
+}
+
+func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient ClientFunc) (cache.SharedIndexInformer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k, ok := f.kinds[gvk]; ok {
+		return k.informer, nil
+	}
+	obj, list, err := f.clients.NewObjects(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+	}
+	informer, err := NewInformer(obj, list, getClient, f.opts.Kinds[gvk].merge(f.opts.Default))
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+	}
+	k := &kindInformer{informer: informer}
+	log := f.log.WithField("gvk", gvk.String())
+	err = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		k.mu.Lock()
+		k.lastErr = err
+		k.mu.Unlock()
+		log.WithError(err).Warn("list/watch failed; retrying")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+	}
+	f.kinds[gvk] = k
+	return informer, nil
+}
+
+// Start runs every informer created since the last Start until ctx ends. It
+// returns at once; use WaitForCacheSync to wait for the initial lists.
+func (f *SharedCacheFactory) Start(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, k := range f.kinds {
+		if !k.started {
+			k.started = true
+			go k.informer.RunWithContext(ctx)
+		}
+	}
+	return nil
+}
+
+// SyncError is returned by WaitForCacheSync when some kinds have not synced;
+// it names each with its last list or watch error, if any.
+type SyncError struct {
+	// Unsynced maps each kind that did not sync to its last list/watch
+	// error (nil when none was seen).
+	Unsynced map[schema.GroupVersionKind]error
+	// Cause is why waiting stopped: the context's error or the timeout.
+	Cause error
+}
+
+func (e *SyncError) Error() string {
+	gvks := make([]schema.GroupVersionKind, 0, len(e.Unsynced))
+	for gvk := range e.Unsynced {
+		gvks = append(gvks, gvk)
+	}
+	slices.SortFunc(gvks, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "caches not synced (%v):", e.Cause)
+	for _, gvk := range gvks {
+		fmt.Fprintf(&b, " %s", gvk)
+		if err := e.Unsynced[gvk]; err != nil {
+			fmt.Fprintf(&b, " (last error: %v)", err)
+		}
+		b.WriteByte(';')
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// Unwrap returns the cause, so errors.Is(err, context.DeadlineExceeded) works.
+func (e *SyncError) Unwrap() error { return e.Cause }
+
+// WaitForCacheSync waits until every started informer has synced, ctx ends,
+// or the factory's SyncTimeout passes (when ctx has no deadline). It reports
+// each started kind's state; the error, a *SyncError, names the kinds that
+// did not sync and why. Kinds that cannot sync do not stop the others from
+// syncing and running.
+func (f *SharedCacheFactory) WaitForCacheSync(ctx context.Context) (map[schema.GroupVersionKind]bool, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.opts.SyncTimeout,
+			fmt.Errorf("sync timeout of %s: %w", f.opts.SyncTimeout, context.DeadlineExceeded))
+		defer cancel()
+	}
+	f.mu.Lock()
+	started := map[schema.GroupVersionKind]*kindInformer{}
+	for gvk, k := range f.kinds {
+		if k.started {
+			started[gvk] = k
+		}
+	}
+	f.mu.Unlock()
+
+	synced := make(map[schema.GroupVersionKind]bool, len(started))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for gvk, k := range started {
+		wg.Go(func() {
+			// client-go's WaitForCacheSync logs through klog on every
+			// call; polling HasSynced is all it does otherwise.
+			ok := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+				return k.informer.HasSynced(), nil
+			}) == nil
+			mu.Lock()
+			synced[gvk] = ok
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+
+	var syncErr *SyncError
+	for gvk, ok := range synced {
+		if ok {
+			continue
+		}
+		if syncErr == nil {
+			syncErr = &SyncError{Unsynced: map[schema.GroupVersionKind]error{}, Cause: context.Cause(ctx)}
+		}
+		k := started[gvk]
+		k.mu.Lock()
+		syncErr.Unsynced[gvk] = k.lastErr
+		k.mu.Unlock()
+	}
+	if syncErr != nil {
+		return synced, syncErr
+	}
+	return synced, nil
+}
+
+// Informers returns the informers created so far, by kind.
+func (f *SharedCacheFactory) Informers() map[schema.GroupVersionKind]cache.SharedIndexInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[schema.GroupVersionKind]cache.SharedIndexInformer, len(f.kinds))
+	for gvk, k := range f.kinds {
+		out[gvk] = k.informer
+	}
+	return out
+}

@@ -1,0 +1,312 @@
+// Package controller runs handlers for the objects of a kind: a controller
+// turns informer events into keys on a priority work queue and hands each key
+// to its handler on a pool of workers, retrying failures with per-key
+// exponential backoff. SharedController lets many named handlers share one
+// queue per kind, and SharedControllerFactory ties clients, caches and
+// controllers together.
+//
+// Keys caused by real changes (watch events, explicit enqueues) are served
+// before keys from the initial list and periodic resyncs, and neither is ever
+// delayed by a rate limiter: only retries back off.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	clientworkqueue "k8s.io/client-go/util/workqueue"
+
+	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
+)
+
+// Handler reacts to the current state of one object. obj is nil when the
+// object no longer exists. A returned error re-queues the key with backoff.
+type Handler interface {
+	OnChange(key string, obj runtime.Object) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(key string, obj runtime.Object) error
+
+// OnChange calls f.
+func (f HandlerFunc) OnChange(key string, obj runtime.Object) error { return f(key, obj) }
+
+// ErrIgnore, returned by a handler (or wrapped in its error), means "do not
+// retry and do not report": the handler has decided the key needs no more
+// work for now.
+var ErrIgnore = errors.New("ignore handler error")
+
+// Options configure a controller. The zero value is a working default.
+type Options struct {
+	// RateLimiter decides the delay before each retry of a failed key. Nil
+	// means workqueue.DefaultRateLimiter: exponential per key from 5 ms with
+	// jitter, capped at 2 minutes. It only ever delays retries.
+	RateLimiter clientworkqueue.TypedRateLimiter[string]
+	// SyncOnlyChangedObjects skips periodic resyncs: an update whose
+	// resourceVersion did not change is not enqueued.
+	SyncOnlyChangedObjects bool
+	// Metrics records queue and handler metrics; nil records nothing.
+	Metrics *Metrics
+	// Logger receives handler errors; every line carries the kind and key.
+	// Nil means logrus's standard logger.
+	Logger logrus.FieldLogger
+	// GVK labels metrics and log lines; it defaults to the controller name.
+	GVK string
+}
+
+// Controller feeds one informer's keys to one handler.
+type Controller interface {
+	// Enqueue queues namespace/name (name alone for cluster-scoped objects).
+	Enqueue(namespace, name string)
+	// EnqueueAfter queues namespace/name after a delay.
+	EnqueueAfter(namespace, name string, delay time.Duration)
+	// EnqueueKey queues a key as the informer's store names it.
+	EnqueueKey(key string)
+	// Informer returns the informer the controller reads objects from.
+	Informer() cache.SharedIndexInformer
+	// Start runs workers until ctx ends. It returns at once: workers begin
+	// when the informer has synced, and keys enqueued before then are kept.
+	// The informer itself must be started by the caller (the factory does).
+	Start(ctx context.Context, workers int) error
+}
+
+type controller struct {
+	name     string
+	gvk      string
+	informer cache.SharedIndexInformer
+	handler  Handler
+	opts     Options
+	log      logrus.FieldLogger
+
+	startLock sync.Mutex
+	queue     *workqueue.Queue[string]
+	startKeys []startKey // keys enqueued before Start
+}
+
+type startKey struct {
+	key      string
+	after    time.Duration
+	priority workqueue.Priority
+}
+
+// New returns a controller that hands the keys of informer's objects to
+// handler. It registers its event handler on the informer at once, so
+// events that arrive before Start are kept.
+func New(name string, informer cache.SharedIndexInformer, handler Handler, opts *Options) (Controller, error) {
+	c := &controller{name: name, informer: informer, handler: handler}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.gvk = c.opts.GVK
+	if c.gvk == "" {
+		c.gvk = name
+	}
+	c.log = c.opts.Logger
+	if c.log == nil {
+		c.log = logrus.StandardLogger()
+	}
+	c.log = c.log.WithField("gvk", c.gvk)
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if isInInitialList {
+				c.enqueueObject(obj, workqueue.Low)
+			} else {
+				c.enqueueObject(obj, workqueue.High)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if resourceVersion(oldObj) != resourceVersion(newObj) {
+				c.enqueueObject(newObj, workqueue.High)
+			} else if !c.opts.SyncOnlyChangedObjects {
+				c.enqueueObject(newObj, workqueue.Low) // a periodic resync
+			}
+		},
+		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", name, err)
+	}
+	return c, nil
+}
+
+func resourceVersion(obj any) string {
+	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
+		return o.GetResourceVersion()
+	}
+	return ""
+}
+
+func (c *controller) Informer() cache.SharedIndexInformer { return c.informer }
+
+// enqueueObject queues an object's key; DeletionHandlingMetaNamespaceKeyFunc
+// unwraps DeletedFinalStateUnknown tombstones, so a deletion missed during a
+// watch gap still reaches the handler (as nil).
+func (c *controller) enqueueObject(obj any, p workqueue.Priority) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		c.log.WithError(err).Errorf("cannot compute the key of a %T", obj)
+		return
+	}
+	c.add(startKey{key: key, priority: p})
+}
+
+func (c *controller) Enqueue(namespace, name string) {
+	c.EnqueueKey(joinKey(namespace, name))
+}
+
+func (c *controller) EnqueueAfter(namespace, name string, delay time.Duration) {
+	c.add(startKey{key: joinKey(namespace, name), after: delay, priority: workqueue.High})
+}
+
+func (c *controller) EnqueueKey(key string) {
+	c.add(startKey{key: key, priority: workqueue.High})
+}
+
+func joinKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+func (c *controller) add(k startKey) {
+	c.startLock.Lock()
+	q := c.queue
+	if q == nil {
+		c.startKeys = append(c.startKeys, k)
+	}
+	c.startLock.Unlock()
+	if q != nil {
+		addTo(q, k)
+	}
+}
+
+func addTo(q *workqueue.Queue[string], k startKey) {
+	if k.after > 0 {
+		q.AddAfter(k.key, k.after)
+	} else {
+		q.AddWithPriority(k.key, k.priority)
+	}
+}
+
+func (c *controller) Start(ctx context.Context, workers int) error {
+	if workers < 1 {
+		return fmt.Errorf("controller %s: workers must be at least 1, got %d", c.name, workers)
+	}
+	c.startLock.Lock()
+	defer c.startLock.Unlock()
+	if c.queue != nil {
+		return nil
+	}
+	queue := workqueue.New(workqueue.Options[string]{
+		RateLimiter: c.opts.RateLimiter,
+		Metrics:     c.opts.Metrics.queueMetrics(c.gvk),
+	})
+	for _, k := range c.startKeys {
+		addTo(queue, k)
+	}
+	c.startKeys = nil
+	c.queue = queue
+	go func() {
+		defer queue.ShutDown()
+		// Keys are looked up in the informer's store, so workers wait for
+		// it to be filled; a kind that never syncs holds only its own
+		// workers, never another kind's.
+		err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+			return c.informer.HasSynced(), nil
+		})
+		if err != nil {
+			return
+		}
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for c.processNext() {
+				}
+			})
+		}
+		<-ctx.Done()
+		queue.ShutDown()
+		wg.Wait()
+	}()
+	return nil
+}
+
+// processNext handles one key; it returns false when the queue shut down.
+func (c *controller) processNext() bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	err := c.handle(key)
+	switch {
+	case err == nil || errors.Is(err, ErrIgnore):
+		c.queue.Forget(key)
+	case onlyConflicts(err):
+		// Someone else changed the object first; the retry sees the new
+		// version. Routine, not worth an error line.
+		c.log.WithField("key", key).Debugf("conflict, retrying: %v", err)
+		c.queue.AddRateLimited(key)
+	default:
+		c.log.WithField("key", key).WithField("retries", c.queue.NumRequeues(key)).
+			Errorf("handler failed, retrying: %v", err)
+		c.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+func (c *controller) handle(key string) error {
+	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	var robj runtime.Object
+	if exists {
+		robj = obj.(runtime.Object)
+	}
+	if shared, ok := c.handler.(*sharedHandler); ok {
+		// Handlers of a shared controller are timed and recovered one by
+		// one, so metrics and errors name the handler.
+		return shared.run(key, robj)
+	}
+	return callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
+}
+
+// callHandler runs fn, turning a panic into an error that names the handler
+// and carries the stack, and records the handler's metrics.
+func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
+	began := time.Now()
+	panicked := false
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			err = fmt.Errorf("handler %s panicked: %v\n%s", name, r, debug.Stack())
+		}
+		m.handlerDone(gvk, name, began, err, panicked)
+	}()
+	return fn()
+}
+
+// onlyConflicts reports whether every cause in err's tree is an API
+// conflict, so a conflict in one handler does not hide another's real error.
+func onlyConflicts(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !onlyConflicts(e) {
+				return false
+			}
+		}
+		return len(joined.Unwrap()) > 0
+	}
+	return apierrors.IsConflict(err)
+}

@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	clientworkqueue "k8s.io/client-go/util/workqueue"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
+)
+
+// Backoff is the retry delay of a kind's failed keys: exponential per key
+// from Base, with jitter, capped at Max.
+type Backoff struct {
+	Base, Max time.Duration
+}
+
+// Retry delays of kinds whose Backoff leaves them zero.
+const (
+	DefaultBackoffBase = 5 * time.Millisecond
+	DefaultBackoffMax  = 2 * time.Minute
+)
+
+// SharedControllerFactoryOptions configure a SharedControllerFactory. The zero
+// value is a working default.
+type SharedControllerFactoryOptions struct {
+	// Backoff applies to every kind; KindBackoff overrides it per kind.
+	// Zero fields take DefaultBackoffBase and DefaultBackoffMax.
+	Backoff     Backoff
+	KindBackoff map[schema.GroupVersionKind]Backoff
+	// KindWorkers sets the number of workers of a kind; others get the
+	// count given to Start.
+	KindWorkers map[schema.GroupVersionKind]int
+	// SyncOnlyChangedObjects skips periodic resyncs for every kind.
+	SyncOnlyChangedObjects bool
+	// Registerer, when set, receives the controllers' Prometheus metrics.
+	Registerer prometheus.Registerer
+	// Logger receives handler errors and progress. Nil means logrus's
+	// standard logger.
+	Logger logrus.FieldLogger
+}
+
+// SharedControllerFactory hands out one SharedController per kind and starts
+// them with their informers. It is safe for concurrent use.
+type SharedControllerFactory struct {
+	caches  *cache.SharedCacheFactory
+	opts    SharedControllerFactoryOptions
+	metrics *Metrics
+	log     logrus.FieldLogger
+
+	mu          sync.Mutex
+	controllers map[schema.GroupVersionKind]*sharedController
+	started     map[schema.GroupVersionKind]bool
+}
+
+// NewSharedControllerFactoryFromConfig builds the client, cache and
+// controller factories for a cluster. scheme lists the Go types to decode
+// into (nil: the built-in kinds); kinds not in it are unstructured.
+func NewSharedControllerFactoryFromConfig(cfg *rest.Config, scheme *runtime.Scheme, opts *SharedControllerFactoryOptions) (*SharedControllerFactory, error) {
+	clients, err := client.NewSharedClientFactory(cfg, &client.SharedClientFactoryOptions{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	var log logrus.FieldLogger
+	if opts != nil {
+		log = opts.Logger
+	}
+	return NewSharedControllerFactory(cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Logger: log}), opts)
+}
+
+// NewSharedControllerFactory returns a factory whose controllers read from
+// caches' informers.
+func NewSharedControllerFactory(caches *cache.SharedCacheFactory, opts *SharedControllerFactoryOptions) (*SharedControllerFactory, error) {
+	f := &SharedControllerFactory{
+		caches:      caches,
+		controllers: map[schema.GroupVersionKind]*sharedController{},
+		started:     map[schema.GroupVersionKind]bool{},
+	}
+	if opts != nil {
+		f.opts = *opts
+	}
+	f.log = f.opts.Logger
+	if f.log == nil {
+		f.log = logrus.StandardLogger()
+	}
+	if f.opts.Registerer != nil {
+		m, err := NewMetrics(f.opts.Registerer, caches)
+		if err != nil {
+			return nil, fmt.Errorf("controller metrics: %w", err)
+		}
+		f.metrics = m
+	}
+	return f, nil
+}
+
+// SharedCacheFactory returns the cache factory behind the controllers.
+func (f *SharedControllerFactory) SharedCacheFactory() *cache.SharedCacheFactory { return f.caches }
+
+// ForObject returns the controller of obj's kind.
+func (f *SharedControllerFactory) ForObject(obj runtime.Object) (SharedController, error) {
+	gvk, err := f.caches.SharedClientFactory().GVKForObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForKind(gvk)
+}
+
+// ForKind returns the controller of a kind, creating it (and its informer)
+// if needed. It makes no request.
+func (f *SharedControllerFactory) ForKind(gvk schema.GroupVersionKind) (SharedController, error) {
+	clients := f.caches.SharedClientFactory()
+	return f.forKind(gvk, func() (*client.Client, error) { return clients.ForKind(gvk) },
+		func() (toolscache.SharedIndexInformer, error) { return f.caches.ForKind(gvk) })
+}
+
+// ForResource returns the controller of a resource, looking up its kind.
+func (f *SharedControllerFactory) ForResource(gvr schema.GroupVersionResource, namespaced bool) (SharedController, error) {
+	gvk, err := f.caches.SharedClientFactory().RESTMapper().KindFor(gvr)
+	if err != nil {
+		return nil, fmt.Errorf("controller for %s: %w", gvr, err)
+	}
+	return f.ForResourceKind(gvr, gvk.Kind, namespaced)
+}
+
+// ForResourceKind returns the controller of a resource whose kind and scope
+// the caller knows; it never needs discovery.
+func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResource, kind string, namespaced bool) (SharedController, error) {
+	clients := f.caches.SharedClientFactory()
+	return f.forKind(gvr.GroupVersion().WithKind(kind),
+		func() (*client.Client, error) { return clients.ForResourceKind(gvr, kind, namespaced) },
+		func() (toolscache.SharedIndexInformer, error) { return f.caches.ForResourceKind(gvr, kind, namespaced) })
+}
+
+func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient func() (*client.Client, error), getInformer func() (toolscache.SharedIndexInformer, error)) (SharedController, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.controllers[gvk]; ok {
+		return c, nil
+	}
+	informer, err := getInformer()
+	if err != nil {
+		return nil, err
+	}
+	label := gvkLabel(gvk)
+	handlers := &sharedHandler{gvk: label, metrics: f.metrics}
+	c, err := New(label, informer, handlers, &Options{
+		RateLimiter:            f.rateLimiter(gvk),
+		SyncOnlyChangedObjects: f.opts.SyncOnlyChangedObjects,
+		Metrics:                f.metrics,
+		Logger:                 f.log,
+		GVK:                    label,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc := &sharedController{controller: c.(*controller), gvk: gvk, handlers: handlers, getClient: getClient}
+	f.controllers[gvk] = sc
+	return sc, nil
+}
+
+func (f *SharedControllerFactory) rateLimiter(gvk schema.GroupVersionKind) clientworkqueue.TypedRateLimiter[string] {
+	b := f.opts.Backoff
+	if kb, ok := f.opts.KindBackoff[gvk]; ok {
+		b = kb
+	}
+	if b.Base <= 0 {
+		b.Base = DefaultBackoffBase
+	}
+	if b.Max <= 0 {
+		b.Max = DefaultBackoffMax
+	}
+	return workqueue.NewItemExponentialJitterRateLimiter[string](b.Base, b.Max, 0.1)
+}
+
+// Start starts every informer and controller created since the last Start,
+// each controller with defaultWorkers workers unless KindWorkers says
+// otherwise, then waits for the informers to sync. A kind that does not sync
+// (its CRD is missing, RBAC forbids listing it) is reported in the returned
+// *cache.SyncError but does not hold up the others, which are running when
+// Start returns; it starts on its own once it syncs. Start may be called
+// again for kinds asked for later.
+func (f *SharedControllerFactory) Start(ctx context.Context, defaultWorkers int) error {
+	if defaultWorkers < 1 {
+		defaultWorkers = 1
+	}
+	f.mu.Lock()
+	for gvk, c := range f.controllers {
+		if f.started[gvk] {
+			continue
+		}
+		workers := defaultWorkers
+		if w, ok := f.opts.KindWorkers[gvk]; ok && w > 0 {
+			workers = w
+		}
+		if err := c.Start(ctx, workers); err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		f.started[gvk] = true
+	}
+	f.mu.Unlock()
+	if err := f.caches.Start(ctx); err != nil {
+		return err
+	}
+	_, err := f.caches.WaitForCacheSync(ctx)
+	return err
+}

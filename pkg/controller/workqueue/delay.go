@@ -1,0 +1,166 @@
+package workqueue
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// delayedItem is an item waiting for its ready time.
+type delayedItem[T comparable] struct {
+	item    T
+	readyAt time.Time
+	// index is the position in the heap, kept up to date so an earlier
+	// AddAfter can move the item in O(log n).
+	index int
+}
+
+// delayHeap is a min-heap by ready time. It is hand-written rather than
+// built on container/heap to avoid boxing every element in an interface.
+type delayHeap[T comparable] []*delayedItem[T]
+
+func (h delayHeap[T]) less(i, j int) bool { return h[i].readyAt.Before(h[j].readyAt) }
+
+func (h delayHeap[T]) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+
+func (h *delayHeap[T]) push(w *delayedItem[T]) {
+	w.index = len(*h)
+	*h = append(*h, w)
+	h.up(w.index)
+}
+
+// pop removes and returns the earliest item; the heap must not be empty.
+func (h *delayHeap[T]) pop() *delayedItem[T] {
+	old := *h
+	n := len(old) - 1
+	old.swap(0, n)
+	w := old[n]
+	old[n] = nil
+	*h = old[:n]
+	h.down(0)
+	w.index = -1
+	return w
+}
+
+// fix restores the heap after the ready time at index i changed.
+func (h delayHeap[T]) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h delayHeap[T]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down reports whether the element moved.
+func (h delayHeap[T]) down(i0 int) bool {
+	i, n := i0, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h.less(r, l) {
+			c = r
+		}
+		if !h.less(c, i) {
+			break
+		}
+		h.swap(i, c)
+		i = c
+	}
+	return i > i0
+}
+
+// wakeDelayLocked tells the delay goroutine that the earliest ready time
+// changed. The channel holds one token, so wakes coalesce and never block.
+func (q *Queue[T]) wakeDelayLocked() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// delayLoop moves delayed items to the ready queue when their time comes.
+// One goroutine and one timer serve all delayed items of a queue.
+func (q *Queue[T]) delayLoop() {
+	defer close(q.delayDone)
+	var (
+		timer   clock.Timer
+		timerAt time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		q.mu.Lock()
+		if q.shuttingDown {
+			q.mu.Unlock()
+			return
+		}
+		now := q.clock.Now()
+		ready := int64(now.Sub(q.epoch))
+		n := 0
+		for n < delayBatch && len(q.delayed) > 0 && !q.delayed[0].readyAt.After(now) {
+			w := q.delayed.pop()
+			delete(q.delayIdx, w.item)
+			q.addLocked(w.item, High, ready)
+			n++
+		}
+		more := len(q.delayed) > 0
+		var next time.Time
+		if more {
+			next = q.delayed[0].readyAt
+		}
+		q.mu.Unlock()
+
+		if q.metrics != nil {
+			for range n {
+				q.metrics.Added(High)
+			}
+		}
+		if n == delayBatch {
+			// More may be ready; let workers take the lock before the
+			// next batch.
+			continue
+		}
+
+		var fire <-chan time.Time
+		if more {
+			if timer == nil || !next.Equal(timerAt) {
+				if timer != nil {
+					timer.Stop()
+				}
+				timer = q.clock.NewTimer(next.Sub(now))
+				timerAt = next
+			}
+			fire = timer.C()
+		} else if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+
+		select {
+		case <-q.stop:
+			return
+		case <-q.wake:
+		case <-fire:
+			timer = nil
+		}
+	}
+}

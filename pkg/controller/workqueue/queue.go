@@ -1,0 +1,481 @@
+package workqueue
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// Priority orders ready items: every ready High item is handed out before
+// any Low item, so that real changes are not stuck behind a resync.
+type Priority int
+
+const (
+	// Low is for work that is probably a no-op: the informer's initial list
+	// and periodic resyncs. It must not delay reactions to real changes.
+	Low Priority = iota
+	// High is for work that reflects a change: watch events, explicit
+	// enqueues and retries (including delayed items when they become ready).
+	High
+)
+
+// String makes priorities readable in logs and test failures.
+func (p Priority) String() string {
+	switch normalize(p) {
+	case High:
+		return "High"
+	default:
+		return "Low"
+	}
+}
+
+// normalize maps any value to a defined priority instead of rejecting it, so
+// a caller's arithmetic mistake degrades ordering rather than crashing a
+// controller: anything at or above High is High, everything else is Low.
+func normalize(p Priority) Priority {
+	if p >= High {
+		return High
+	}
+	return Low
+}
+
+// Options configures a Queue. The zero value is usable: it gives the default
+// rate limiter, the real clock and no metrics.
+type Options[T comparable] struct {
+	// RateLimiter decides how long AddRateLimited waits before an item is
+	// retried; nil means DefaultRateLimiter[T](). It is shared with Forget
+	// and NumRequeues, so it must be safe for concurrent use.
+	RateLimiter workqueue.TypedRateLimiter[T]
+	// Clock is the time source for delays and metrics; nil means the real
+	// clock. Tests inject k8s.io/utils/clock/testing.FakeClock to drive
+	// delays without sleeping.
+	Clock clock.WithTicker
+	// Metrics receives queue events; nil disables them, which also skips
+	// reading the clock on the hot path.
+	Metrics Metrics
+}
+
+// Metrics lets the controller feed its metrics system (Prometheus) without
+// this package importing one. Hooks may be called concurrently and some are
+// called while the queue's lock is held, so they must be fast, safe for
+// concurrent use, and must never call back into the Queue.
+type Metrics interface {
+	// Added is called for every accepted add, including adds that were
+	// deduplicated and delayed items becoming ready (at High priority);
+	// adds after shutdown are not counted.
+	Added(p Priority)
+	// Depth reports the number of items ready to be handed out after each
+	// change to it; it is called under the queue's lock so values arrive in
+	// order and a gauge set from them is never stale.
+	Depth(n int)
+	// Waited reports how long an item waited between its first add (or
+	// becoming ready, for a delayed item) and Get handing it out.
+	Waited(d time.Duration)
+	// Retried is called for every AddRateLimited call accepted before
+	// shutdown.
+	Retried()
+}
+
+// Item states. An item known to the queue is either queued (waiting in one
+// of the two FIFOs) or processing (handed out by Get, not yet Done).
+const (
+	stateQueued uint8 = iota + 1
+	stateProcessing
+)
+
+// slot is a FIFO element.
+type slot[T comparable] struct {
+	item T
+	seq  uint64
+	// idx is the item's entry, so Get needs no map lookup.
+	idx uint32
+}
+
+const (
+	// delayBatch bounds how many delayed items become ready per lock hold,
+	// so a mass expiry does not stall workers.
+	delayBatch = 1024
+)
+
+// Queue is a deduplicating two-priority work queue with delays and rate
+// limited retries; see the package documentation for its guarantees. Create
+// it with New: the zero value is not usable.
+type Queue[T comparable] struct {
+	mu sync.Mutex
+	// ready wakes workers blocked in Get.
+	ready sync.Cond
+	// drained wakes ShutDownWithDrain when the last processing item is Done.
+	drained sync.Cond
+
+	// items maps every queued or processing item to its entry in arena.
+	items map[T]uint32
+	arena arena
+	high  fifo[slot[T]]
+	low   fifo[slot[T]]
+	// nLow counts valid slots in low (low may also hold stale ones).
+	nLow        int
+	nProcessing int
+	waiters     int
+	seq         uint64
+
+	shuttingDown bool
+	drain        bool
+
+	// Delayed items: a min-heap by ready time and an index for earliest-wins
+	// updates, served by one goroutine started on the first delayed add.
+	delayed      delayHeap[T]
+	delayIdx     map[T]*delayedItem[T]
+	delayStarted bool
+	wake         chan struct{}
+	stop         chan struct{}
+	delayDone    chan struct{}
+
+	clock clock.WithTicker
+	// epoch is the base of entry.added.
+	epoch   time.Time
+	limiter workqueue.TypedRateLimiter[T]
+	metrics Metrics
+}
+
+// Queue is meant as a drop-in for client-go's rate-limiting queue, so code
+// written against that interface (and its fakes) keeps working.
+var _ workqueue.TypedRateLimitingInterface[string] = (*Queue[string])(nil)
+
+// New returns an empty, running queue. Call ShutDown (or ShutDownWithDrain)
+// when done with it to stop its delay goroutine.
+func New[T comparable](opts Options[T]) *Queue[T] {
+	q := &Queue[T]{
+		items:     make(map[T]uint32),
+		delayIdx:  make(map[T]*delayedItem[T]),
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		delayDone: make(chan struct{}),
+		clock:     opts.Clock,
+		limiter:   opts.RateLimiter,
+		metrics:   opts.Metrics,
+	}
+	q.ready.L = &q.mu
+	q.drained.L = &q.mu
+	if q.clock == nil {
+		q.clock = clock.RealClock{}
+	}
+	q.epoch = q.clock.Now()
+	if q.limiter == nil {
+		q.limiter = DefaultRateLimiter[T]()
+	}
+	return q
+}
+
+// Add queues item at High priority, the right default for anything that is
+// not a resync.
+func (q *Queue[T]) Add(item T) {
+	q.AddWithPriority(item, High)
+}
+
+// AddWithPriority queues item at priority p (values other than Low and High
+// are treated as the nearest of the two). See the package documentation for
+// how repeated adds are deduplicated and upgraded.
+func (q *Queue[T]) AddWithPriority(item T, p Priority) {
+	p = normalize(p)
+	var now int64
+	if q.metrics != nil {
+		now = q.now()
+	}
+	warm(item)
+	q.mu.Lock()
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return
+	}
+	q.addLocked(item, p, now)
+	q.mu.Unlock()
+	if q.metrics != nil {
+		q.metrics.Added(p)
+	}
+}
+
+func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
+	idx, ok := q.items[item]
+	if !ok {
+		idx = q.arena.alloc()
+		q.items[item] = idx
+		e := q.arena.at(idx)
+		e.added = now
+		q.enqueueLocked(item, idx, e, p)
+		return
+	}
+	e := q.arena.at(idx)
+	switch e.state {
+	case stateProcessing:
+		if !e.dirty {
+			e.dirty = true
+			e.prio = p
+			e.added = now
+		} else if p > e.prio {
+			e.prio = p
+		}
+	case stateQueued:
+		if p > e.prio {
+			// Low -> High: the Low slot goes stale, the number of ready
+			// items is unchanged, and e.added is kept.
+			q.nLow--
+			q.seq++
+			e.seq = q.seq
+			e.prio = p
+			q.high.push(slot[T]{item: item, seq: e.seq, idx: idx})
+		}
+	}
+}
+
+func (q *Queue[T]) enqueueLocked(item T, idx uint32, e *entry, p Priority) {
+	q.seq++
+	e.state = stateQueued
+	e.prio = p
+	e.seq = q.seq
+	s := slot[T]{item: item, seq: e.seq, idx: idx}
+	if p == High {
+		q.high.push(s)
+	} else {
+		q.low.push(s)
+		q.nLow++
+	}
+	if q.waiters > 0 {
+		q.ready.Signal()
+	}
+	if q.metrics != nil {
+		q.metrics.Depth(q.high.len() + q.nLow)
+	}
+}
+
+// Get blocks until an item is ready and hands it out; the caller owns it
+// until it calls Done. shutdown is true (and item the zero value) once the
+// queue is shutting down, and the worker should then return.
+func (q *Queue[T]) Get() (item T, shutdown bool) {
+	q.mu.Lock()
+	for q.high.len()+q.nLow == 0 && !q.shuttingDown {
+		q.waiters++
+		q.ready.Wait()
+		q.waiters--
+	}
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return item, true
+	}
+	var (
+		s slot[T]
+		e *entry
+	)
+	if q.high.len() > 0 {
+		s = q.high.pop()
+		e = q.arena.at(s.idx)
+	} else {
+		// nLow > 0, so a valid slot exists; skip the stale ones left by
+		// upgrades. A stale slot's entry may since have been reused by
+		// another item, but never with the same seq.
+		for {
+			s = q.low.pop()
+			e = q.arena.at(s.idx)
+			if e.seq == s.seq && e.state == stateQueued {
+				break
+			}
+		}
+		q.nLow--
+	}
+	e.state = stateProcessing
+	e.dirty = false
+	q.nProcessing++
+	var added int64
+	if q.metrics != nil {
+		added = e.added
+		q.metrics.Depth(q.high.len() + q.nLow)
+	}
+	q.mu.Unlock()
+	if q.metrics != nil {
+		q.metrics.Waited(time.Duration(max(q.now()-added, 0)))
+	}
+	return s.item, false
+}
+
+// Done tells the queue that processing item finished, so it may be handed
+// out again; if it was added meanwhile it is queued again now. Calling Done
+// for an item that is not being processed does nothing.
+func (q *Queue[T]) Done(item T) {
+	warm(item)
+	q.mu.Lock()
+	idx, ok := q.items[item]
+	if !ok {
+		q.mu.Unlock()
+		return
+	}
+	e := q.arena.at(idx)
+	if e.state != stateProcessing {
+		q.mu.Unlock()
+		return
+	}
+	q.nProcessing--
+	if e.dirty && !q.shuttingDown {
+		e.dirty = false
+		q.enqueueLocked(item, idx, e, e.prio)
+	} else {
+		delete(q.items, item)
+		if len(q.items) == 0 {
+			q.arena.reset()
+		} else {
+			q.arena.release(idx)
+		}
+		if q.nProcessing == 0 && q.shuttingDown {
+			q.drained.Broadcast()
+		}
+	}
+	q.mu.Unlock()
+}
+
+// Len returns the number of items ready to be handed out (not those being
+// processed or waiting for a delay). It is for metrics and tests only: the
+// value may be stale as soon as it is returned.
+func (q *Queue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.high.len() + q.nLow
+}
+
+// AddAfter queues item at High priority once d has passed (d <= 0 queues it
+// now). If the item already waits for a delay, the earlier ready time wins.
+func (q *Queue[T]) AddAfter(item T, d time.Duration) {
+	if d <= 0 {
+		q.AddWithPriority(item, High)
+		return
+	}
+	readyAt := q.clock.Now().Add(d)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if w, ok := q.delayIdx[item]; ok {
+		if readyAt.Before(w.readyAt) {
+			w.readyAt = readyAt
+			q.delayed.fix(w.index)
+			if w.index == 0 {
+				q.wakeDelayLocked()
+			}
+		}
+		return
+	}
+	w := &delayedItem[T]{item: item, readyAt: readyAt}
+	q.delayIdx[item] = w
+	q.delayed.push(w)
+	if !q.delayStarted {
+		q.delayStarted = true
+		go q.delayLoop()
+	} else if w.index == 0 {
+		q.wakeDelayLocked()
+	}
+}
+
+// AddRateLimited retries item after the delay the rate limiter gives it.
+// Retries never give up: use Forget when the item succeeded or should not be
+// retried.
+func (q *Queue[T]) AddRateLimited(item T) {
+	if q.ShuttingDown() {
+		return
+	}
+	if q.metrics != nil {
+		q.metrics.Retried()
+	}
+	q.AddAfter(item, q.limiter.When(item))
+}
+
+// Forget clears item's retry history so its next failure starts again from
+// the base delay. It does not remove the item from the queue.
+func (q *Queue[T]) Forget(item T) {
+	q.limiter.Forget(item)
+}
+
+// NumRequeues returns how many times item was retried since it was last
+// forgotten, so a controller can log or escalate persistent failures.
+func (q *Queue[T]) NumRequeues(item T) int {
+	return q.limiter.NumRequeues(item)
+}
+
+// ShutDown stops the queue: Get returns shutdown=true at once, queued and
+// delayed items are dropped, and later adds are ignored. Items being
+// processed may still be passed to Done. It may be called more than once,
+// and it ends a ShutDownWithDrain that is still waiting.
+func (q *Queue[T]) ShutDown() {
+	q.shutDown(false)
+}
+
+// ShutDownWithDrain is ShutDown, then waits until every item handed out by
+// Get has been passed to Done, so a controller can stop without abandoning
+// work half done. Workers must call Done, or this blocks until ShutDown is
+// called.
+func (q *Queue[T]) ShutDownWithDrain() {
+	q.shutDown(true)
+}
+
+func (q *Queue[T]) shutDown(drain bool) {
+	q.mu.Lock()
+	if !q.shuttingDown {
+		q.shuttingDown = true
+		q.dropQueuedLocked()
+		close(q.stop)
+	}
+	q.drain = drain
+	q.ready.Broadcast()
+	if !drain {
+		q.drained.Broadcast()
+	}
+	started := q.delayStarted
+	for drain && q.drain && q.nProcessing > 0 {
+		q.drained.Wait()
+	}
+	q.mu.Unlock()
+	if started {
+		<-q.delayDone
+	}
+}
+
+// dropQueuedLocked forgets every item that is not being processed.
+func (q *Queue[T]) dropQueuedLocked() {
+	for item, idx := range q.items {
+		if e := q.arena.at(idx); e.state == stateQueued {
+			delete(q.items, item)
+			q.arena.release(idx)
+		} else {
+			e.dirty = false
+		}
+	}
+	q.high.reset()
+	q.low.reset()
+	q.nLow = 0
+	q.delayed = nil
+	clear(q.delayIdx)
+	if q.metrics != nil {
+		q.metrics.Depth(0)
+	}
+}
+
+// ShuttingDown reports whether ShutDown or ShutDownWithDrain was called, so
+// producers can stop early.
+func (q *Queue[T]) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}
+
+// now returns the current time as nanoseconds since the queue's epoch
+// (monotonic with the real clock).
+func (q *Queue[T]) now() int64 {
+	return int64(q.clock.Since(q.epoch))
+}
+
+var warmSeed = maphash.MakeSeed()
+var warmSink uint64
+
+func warm[T comparable](item T) {
+	warmSink += maphash.Comparable(warmSeed, item)
+}
