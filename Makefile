@@ -19,8 +19,11 @@ test: controlplane verify
 	$(GO) test $(TEST_FLAGS) ./...
 
 ## run: start a local control plane and keep it running until Ctrl-C.
+# The program is built first and run directly (not with go run) so Ctrl-C
+# reaches it alone and its clean shutdown is what the user sees.
 run: controlplane
-	$(GO) run ./examples/controlplane
+	@$(GO) build -o bin/controlplane ./examples/controlplane
+	@bin/controlplane
 
 ## generate: regenerate all generated code and manifests.
 generate:

@@ -46,7 +46,9 @@ func run(ctx context.Context, crds, logDir string) error {
 		log.Info("stopping the control plane")
 		if err := cp.Stop(); err != nil {
 			log.WithError(err).Error("stop")
+			return
 		}
+		log.Info("stopped; every process and file of the control plane is gone")
 	}()
 	fmt.Printf(`
 The control plane is running.

@@ -54,7 +54,7 @@ func TestTypedCRUDCarriesKind(t *testing.T) {
 	if c.GroupVersionResource().Resource != "configmaps" || !c.Namespaced() {
 		t.Fatalf("mapping: %s namespaced=%v", c.GroupVersionResource(), c.Namespaced())
 	}
-	assertKind := func(what string, obj interface{ GroupVersionKind() schema.GroupVersionKind }) {
+	assertKind := func(what string, obj schema.ObjectKind) {
 		t.Helper()
 		if got := obj.GroupVersionKind(); got != configMapGVK {
 			t.Errorf("%s: kind %v, want %v", what, got, configMapGVK)

@@ -31,6 +31,9 @@ type SharedClientFactoryOptions struct {
 	// Timeout bounds each request but watches. Zero means DefaultTimeout;
 	// negative means no timeout.
 	Timeout time.Duration
+	// JSONOnly turns protobuf off for built-in kinds, for proxies that only
+	// pass JSON and for measuring what protobuf saves.
+	JSONOnly bool
 }
 
 // SharedClientFactory hands out one Client per resource, created the first
@@ -43,6 +46,7 @@ type SharedClientFactory struct {
 	codecs     serializer.CodecFactory
 	mapper     meta.RESTMapper
 	timeout    time.Duration
+	jsonOnly   bool
 
 	mu      sync.Mutex
 	clients map[schema.GroupVersionResource]*Client
@@ -73,6 +77,7 @@ func NewSharedClientFactory(cfg *rest.Config, opts *SharedClientFactoryOptions) 
 		scheme:     opts.Scheme,
 		mapper:     opts.Mapper,
 		timeout:    opts.Timeout,
+		jsonOnly:   opts.JSONOnly,
 		clients:    map[schema.GroupVersionResource]*Client{},
 	}
 	if f.scheme == nil {
@@ -163,7 +168,7 @@ func (f *SharedClientFactory) restConfigFor(gvk schema.GroupVersionKind) *rest.C
 		cfg.NegotiatedSerializer = unstructuredSerializer{}
 		cfg.ContentType = runtime.ContentTypeJSON
 		cfg.AcceptContentTypes = runtime.ContentTypeJSON
-	case scheme.Scheme.Recognizes(gvk):
+	case !f.jsonOnly && scheme.Scheme.Recognizes(gvk):
 		cfg.NegotiatedSerializer = f.codecs.WithoutConversion()
 		cfg.ContentType = runtime.ContentTypeProtobuf
 		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON

@@ -234,12 +234,18 @@ func TestKeysEnqueuedBeforeStartAreProcessed(t *testing.T) {
 	c.RegisterHandler(t.Context(), "record", rec)
 	c.Enqueue(ns, "does-not-exist")
 	c.EnqueueKey(ns + "/also-missing")
+	c.EnqueueAfter(ns, "delayed", 100*time.Millisecond)
+	started := time.Now()
 	start(t, f, 1)
 	eventually(t, 30*time.Second, "keys enqueued before Start", func() bool {
 		a, okA := rec.seen(ns + "/does-not-exist")
 		b, okB := rec.seen(ns + "/also-missing")
-		return okA && okB && a == nil && b == nil
+		c, okC := rec.seen(ns + "/delayed")
+		return okA && okB && okC && a == nil && b == nil && c == nil
 	})
+	if elapsed := time.Since(started); elapsed < 100*time.Millisecond {
+		t.Errorf("EnqueueAfter's key was handled after %s, before its delay", elapsed)
+	}
 }
 
 func TestLateHandlerGetsEveryCachedKey(t *testing.T) {

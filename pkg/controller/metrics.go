@@ -105,9 +105,9 @@ func (q *queueMetrics) Added(p workqueue.Priority) {
 		q.addsLow.Inc()
 	}
 }
-func (q *queueMetrics) Depth(n int)              { q.depth.Set(float64(n)) }
-func (q *queueMetrics) Waited(d time.Duration)   { q.queueWait.Observe(d.Seconds()) }
-func (q *queueMetrics) Retried()                 { q.retries.Inc() }
+func (q *queueMetrics) Depth(n int)            { q.depth.Set(float64(n)) }
+func (q *queueMetrics) Waited(d time.Duration) { q.queueWait.Observe(d.Seconds()) }
+func (q *queueMetrics) Retried()               { q.retries.Inc() }
 
 // cachedObjects reports how many objects each informer holds, computed when
 // scraped so the hot path pays nothing.
@@ -129,4 +129,6 @@ func (c cachedObjects) Collect(ch chan<- prometheus.Metric) {
 
 // gvkLabel names a kind in metrics and logs as group/version/Kind
 // ("apps/v1/Deployment", "v1/ConfigMap").
-func gvkLabel(gvk schema.GroupVersionKind) string { return gvk.GroupVersion().String() + "/" + gvk.Kind }
+func gvkLabel(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + "/" + gvk.Kind
+}

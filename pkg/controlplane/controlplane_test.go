@@ -395,12 +395,37 @@ func TestChildrenDieWithParent(t *testing.T) {
 		t.Fatalf("etcd (%d, alive %v) or kube-apiserver (%d, alive %v) outlived their killed parent",
 			etcdPID, processAlive(etcdPID), apiserverPID, processAlive(apiserverPID))
 	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the killed helper's directory should still exist before cleanup: %v", err)
-	}
+	// Another package's control plane may have cleaned up already; either
+	// way the directory must be gone after a cleanup pass.
 	removeStaleDirs(filepath.Dir(dir))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("stale directory %s was not removed: %v", dir, err)
+	}
+}
+
+func TestRemoveStaleDirsKeepsLiveOwners(t *testing.T) {
+	root := t.TempDir()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]bool{ // name -> should survive
+		fmt.Sprintf("%s%d-dead", tempPrefix, exited.Process.Pid): false,
+		fmt.Sprintf("%s%d-mine", tempPrefix, os.Getpid()):        true,
+		fmt.Sprintf("%s%d-parent", tempPrefix, os.Getppid()):     true,
+		"unrelated-123-dir": true,
+	}
+	for name := range dirs {
+		if err := os.Mkdir(filepath.Join(root, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleDirs(root)
+	for name, survive := range dirs {
+		_, err := os.Stat(filepath.Join(root, name))
+		if exists := err == nil; exists != survive {
+			t.Errorf("%s: exists=%v, want %v", name, exists, survive)
+		}
 	}
 }
 

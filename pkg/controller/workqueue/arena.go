@@ -15,16 +15,16 @@ type entry struct {
 	added int64
 	// prio is the priority the item is queued at or, while processing and
 	// dirty, the priority it will be queued at on Done.
-	prio  Priority
+	prio  int8
 	state uint8
 	// dirty marks a processing item that was added again and must be queued
 	// again on Done.
 	dirty bool
 }
 
-// arenaChunkBits sets the arena chunk size (4096 entries, 128 KiB): large
+// arenaChunkBits sets the arena chunk size (1024 entries, 24 KiB): large
 // enough that allocation is rare, small enough not to matter when idle.
-const arenaChunkBits = 12
+const arenaChunkBits = 10
 
 const (
 	arenaChunkLen  = 1 << arenaChunkBits
@@ -67,14 +67,15 @@ func (a *arena) release(i uint32) {
 	a.free = append(a.free, i)
 }
 
-// reset forgets every entry; the caller must hold no index. The first chunk
-// is kept so an often-empty queue does not reallocate it.
+// reset returns the arena to its initial size once every index was
+// released, so the peak of a burst is not kept. The first chunk is kept so
+// an often-empty queue does not reallocate it.
 func (a *arena) reset() {
 	if len(a.chunks) > 1 {
 		clear(a.chunks[1:])
 		a.chunks = a.chunks[:1]
 	}
-	// Entries of the kept chunk are zeroed on release, so only bookkeeping
+	// Entries are zeroed on release and none is held, so only bookkeeping
 	// needs resetting.
 	a.used = 0
 	if cap(a.free) > maxIdleFree {

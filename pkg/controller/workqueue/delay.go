@@ -146,8 +146,14 @@ func (q *Queue[T]) delayLoop() {
 				if timer != nil {
 					timer.Stop()
 				}
-				timer = q.clock.NewTimer(next.Sub(now))
+				timer = q.clock.NewTimer(next.Sub(q.clock.Now()))
 				timerAt = next
+			}
+			// If the clock passed next before the timer was registered
+			// (a fake clock stepped meanwhile, or a slow scheduler), the
+			// timer fires late or never: go round again at once.
+			if !q.clock.Now().Before(next) {
+				continue
 			}
 			fire = timer.C()
 		} else if timer != nil {

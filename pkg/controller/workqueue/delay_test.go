@@ -120,7 +120,9 @@ func TestManyDelaysOneGoroutine(t *testing.T) {
 	}
 	slices.Reverse(want)
 	waitTimer(t, clk)
-	if got := clk.Waiters(); got != 1 {
+	// The delay goroutine may be swapping its timer (0 waiters for a moment),
+	// but one timer per item would show thousands.
+	if got := clk.Waiters(); got > 1 {
 		t.Fatalf("fake clock has %d waiters, want 1 timer for all delays", got)
 	}
 	clk.Step(time.Duration(n/2) * time.Millisecond)

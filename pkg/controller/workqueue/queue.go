@@ -1,7 +1,6 @@
 package workqueue
 
 import (
-	"hash/maphash"
 	"sync"
 	"time"
 
@@ -95,6 +94,9 @@ type slot[T comparable] struct {
 }
 
 const (
+	// shrinkAfter is the peak number of items above which the items map is
+	// reallocated once the queue empties, to release a resync's memory.
+	shrinkAfter = 4096
 	// delayBatch bounds how many delayed items become ready per lock hold,
 	// so a mass expiry does not stall workers.
 	delayBatch = 1024
@@ -112,9 +114,12 @@ type Queue[T comparable] struct {
 
 	// items maps every queued or processing item to its entry in arena.
 	items map[T]uint32
-	arena arena
-	high  fifo[slot[T]]
-	low   fifo[slot[T]]
+	// itemsPeak is the largest len(items) since items was last made. Go maps
+	// never shrink, so items is replaced when it empties after a burst.
+	itemsPeak int
+	arena     arena
+	high      fifo[slot[T]]
+	low       fifo[slot[T]]
 	// nLow counts valid slots in low (low may also hold stale ones).
 	nLow        int
 	nProcessing int
@@ -184,7 +189,6 @@ func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 	if q.metrics != nil {
 		now = q.now()
 	}
-	warm(item)
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
@@ -202,6 +206,7 @@ func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
 	if !ok {
 		idx = q.arena.alloc()
 		q.items[item] = idx
+		q.itemsPeak = max(q.itemsPeak, len(q.items))
 		e := q.arena.at(idx)
 		e.added = now
 		q.enqueueLocked(item, idx, e, p)
@@ -212,19 +217,19 @@ func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
 	case stateProcessing:
 		if !e.dirty {
 			e.dirty = true
-			e.prio = p
+			e.prio = int8(p)
 			e.added = now
-		} else if p > e.prio {
-			e.prio = p
+		} else if int8(p) > e.prio {
+			e.prio = int8(p)
 		}
 	case stateQueued:
-		if p > e.prio {
+		if int8(p) > e.prio {
 			// Low -> High: the Low slot goes stale, the number of ready
 			// items is unchanged, and e.added is kept.
 			q.nLow--
 			q.seq++
 			e.seq = q.seq
-			e.prio = p
+			e.prio = int8(p)
 			q.high.push(slot[T]{item: item, seq: e.seq, idx: idx})
 		}
 	}
@@ -233,7 +238,7 @@ func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
 func (q *Queue[T]) enqueueLocked(item T, idx uint32, e *entry, p Priority) {
 	q.seq++
 	e.state = stateQueued
-	e.prio = p
+	e.prio = int8(p)
 	e.seq = q.seq
 	s := slot[T]{item: item, seq: e.seq, idx: idx}
 	if p == High {
@@ -277,9 +282,11 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		// another item, but never with the same seq.
 		for {
 			s = q.low.pop()
-			e = q.arena.at(s.idx)
-			if e.seq == s.seq && e.state == stateQueued {
-				break
+			if s.idx < q.arena.used {
+				e = q.arena.at(s.idx)
+				if e.seq == s.seq && e.state == stateQueued {
+					break
+				}
 			}
 		}
 		q.nLow--
@@ -303,7 +310,6 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 // out again; if it was added meanwhile it is queued again now. Calling Done
 // for an item that is not being processed does nothing.
 func (q *Queue[T]) Done(item T) {
-	warm(item)
 	q.mu.Lock()
 	idx, ok := q.items[item]
 	if !ok {
@@ -318,13 +324,20 @@ func (q *Queue[T]) Done(item T) {
 	q.nProcessing--
 	if e.dirty && !q.shuttingDown {
 		e.dirty = false
-		q.enqueueLocked(item, idx, e, e.prio)
+		q.enqueueLocked(item, idx, e, Priority(e.prio))
 	} else {
 		delete(q.items, item)
+		q.arena.release(idx)
 		if len(q.items) == 0 {
+			// Nothing is queued, so whatever is left in the Low FIFO is
+			// stale; drop it with the arena so no slot outlives the index
+			// it refers to.
+			q.low.reset()
 			q.arena.reset()
-		} else {
-			q.arena.release(idx)
+			if q.itemsPeak > shrinkAfter {
+				q.items = make(map[T]uint32)
+				q.itemsPeak = 0
+			}
 		}
 		if q.nProcessing == 0 && q.shuttingDown {
 			q.drained.Broadcast()
@@ -471,11 +484,4 @@ func (q *Queue[T]) ShuttingDown() bool {
 // (monotonic with the real clock).
 func (q *Queue[T]) now() int64 {
 	return int64(q.clock.Since(q.epoch))
-}
-
-var warmSeed = maphash.MakeSeed()
-var warmSink uint64
-
-func warm[T comparable](item T) {
-	warmSink += maphash.Comparable(warmSeed, item)
 }

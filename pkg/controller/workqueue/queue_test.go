@@ -472,3 +472,25 @@ func TestShutDownWithDrainWithoutWork(t *testing.T) {
 		t.Fatal("ShutDownWithDrain blocked with nothing processing")
 	}
 }
+
+// A stale Low slot can outlive every item; it must not be mistaken for (or
+// crash on) an entry once the queue's storage was recycled.
+func TestStaleLowSlotAfterQueueEmptied(t *testing.T) {
+	q := newTestQueue(t, Options[string]{})
+	const n = 2*arenaChunkLen + 3
+	for i := range n {
+		q.AddWithPriority(fmt.Sprint("old-", i), Low)
+	}
+	last := fmt.Sprint("old-", n-1)
+	q.Add(last) // leaves a stale slot at the end of the Low FIFO
+	got := drain(t, q)
+	if len(got) != n || got[0] != last {
+		t.Fatalf("drained %d items starting with %q, want %d starting with %q", len(got), got[0], n, last)
+	}
+	q.AddWithPriority("new", Low)
+	q.AddWithPriority("newer", Low)
+	want := []string{"new", "newer"}
+	if got := drain(t, q); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
