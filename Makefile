@@ -17,6 +17,7 @@ controlplane:
 ## test: everything CI runs: verify, then every test with -race against a real API server.
 test: controlplane verify
 	$(GO) test $(TEST_FLAGS) ./...
+	cd scripts/bench && $(GO) test -timeout 10m ./...
 
 ## run: start a local control plane and keep it running until Ctrl-C.
 # The program is built first and run directly (not with go run) so Ctrl-C
@@ -33,6 +34,9 @@ generate:
 verify:
 	@scripts/verify.sh
 
-## bench: run the benchmarks.
+## bench: run the benchmarks, then the side-by-side comparison with lasso and
+## controller-runtime (prints a Markdown table; see docs/benchmarks.md).
 bench: controlplane
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd scripts/bench && $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./queue/
+	cd scripts/bench && $(GO) run ./compare

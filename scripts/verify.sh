@@ -12,6 +12,7 @@ if [[ -n $unformatted ]]; then
 fi
 
 go vet ./...
+(cd scripts/bench && go vet ./...)
 
 # Fingerprint every file before and after generating: any difference means
 # the committed generated output is stale. This works on a dirty work tree.

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -44,6 +45,21 @@ func TestAddAfter(t *testing.T) {
 	eventually(t, "the delayed item to be ready", func() bool { return q.Len() == 1 })
 	if got := get(t, q); got != "a" {
 		t.Fatalf("got %q, want a", got)
+	}
+}
+
+func TestAddAfterHugeDelay(t *testing.T) {
+	q, clk := newFakeClockQueue(t, Options[string]{})
+	q.AddAfter("never", time.Duration(math.MaxInt64))
+	waitTimer(t, clk)
+	clk.Step(100 * 365 * 24 * time.Hour)
+	settle()
+	if got := q.Len(); got != 0 {
+		t.Fatalf("Len = %d, want 0", got)
+	}
+	q.Add("now")
+	if got := get(t, q); got != "now" {
+		t.Fatalf("got %q, want now", got)
 	}
 }
 

@@ -104,7 +104,9 @@ const (
 
 // Queue is a deduplicating two-priority work queue with delays and rate
 // limited retries; see the package documentation for its guarantees. Create
-// it with New: the zero value is not usable.
+// it with New: the zero value is not usable. Items are map keys, so when T
+// is an interface type its dynamic values must be hashable, as with any Go
+// map (and client-go's queue).
 type Queue[T comparable] struct {
 	mu sync.Mutex
 	// ready wakes workers blocked in Get.

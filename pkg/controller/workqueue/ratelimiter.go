@@ -89,7 +89,13 @@ func (r *jitterLimiter[T]) delay(n int) time.Duration {
 	}
 	if r.jitter > 0 && d > 0 {
 		// rand.Float64 is in [0, 1), so the factor is in (1-jitter, 1].
-		d = time.Duration(float64(d) * (1 - r.jitter*rand.Float64()))
+		// Compare in float64 before converting back: near MaxInt64 the
+		// product can round up past what a Duration holds.
+		if f := float64(d) * (1 - r.jitter*rand.Float64()); f < float64(r.max) {
+			d = time.Duration(f)
+		} else {
+			d = r.max
+		}
 	}
 	return min(max(d, 0), r.max)
 }

@@ -1,6 +1,3 @@
-// Package queue compares lariat's workqueue with the queues a controller
-// could use instead, on the dispatch workload that dominates a controller's
-// start: a flood of distinct keys from the informer's initial list.
 package queue
 
 import (

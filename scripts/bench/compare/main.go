@@ -1,0 +1,217 @@
+// Command compare runs the same controller workloads on Lariat, lasso and
+// controller-runtime against one local control plane and prints a table of
+// the results with Lariat's ratios to the faster peer. `make bench` runs it.
+//
+// Workloads:
+//
+//  1. cold start: N pre-created ConfigMaps (about 2 KB each, written with
+//     server-side apply so they carry managedFields): time from starting the
+//     framework until every key has been handled once, and Go heap in use
+//     after that (after GC);
+//  2. steady state: U updates to those objects: time from the first write
+//     until every update has been handled;
+//  3. dispatch without an API server: K keys through the queue and a no-op
+//     handler.
+//
+// Every framework runs in a child process of its own, so one framework's
+// garbage and goroutines cannot skew another's heap or timing; the parent
+// owns the control plane and the objects, so all of them see the same data.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// result is what a child reports on its standard output, as JSON.
+type result struct {
+	Framework     string  `json:"framework"`
+	ColdStart     float64 `json:"coldStartSeconds,omitempty"`
+	HeapBytes     uint64  `json:"heapBytes,omitempty"`
+	Steady        float64 `json:"steadySeconds,omitempty"`
+	Dispatch      float64 `json:"dispatchSeconds,omitempty"`
+	DispatchAlloc uint64  `json:"dispatchAllocBytes,omitempty"`
+}
+
+type config struct {
+	objects, updates, keys, workers int
+	frameworks                      []string
+	kubeconfig, namespace, child    string
+	phase                           string
+}
+
+func main() {
+	var cfg config
+	var frameworks string
+	flag.IntVar(&cfg.objects, "objects", 10000, "ConfigMaps to pre-create for the cold start")
+	flag.IntVar(&cfg.updates, "updates", 5000, "updates in the steady-state phase")
+	flag.IntVar(&cfg.keys, "keys", 1000000, "keys in the dispatch phase")
+	flag.IntVar(&cfg.workers, "workers", 2, "workers per controller")
+	flag.StringVar(&frameworks, "frameworks", strings.Join(frameworkNames, ","), "frameworks to compare")
+	// Child-process flags.
+	flag.StringVar(&cfg.child, "child", "", "internal: run one framework")
+	flag.StringVar(&cfg.phase, "phase", "", "internal: cluster or dispatch")
+	flag.StringVar(&cfg.kubeconfig, "kubeconfig", "", "internal: control plane to use")
+	flag.StringVar(&cfg.namespace, "namespace", "bench", "namespace of the objects")
+	flag.Parse()
+	cfg.frameworks = strings.Split(frameworks, ",")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	if cfg.child != "" {
+		err = runChild(ctx, cfg)
+	} else {
+		err = runParent(ctx, cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func runChild(ctx context.Context, cfg config) error {
+	fw, ok := frameworksByName[cfg.child]
+	if !ok {
+		return fmt.Errorf("unknown framework %q", cfg.child)
+	}
+	var r result
+	var err error
+	switch cfg.phase {
+	case "cluster":
+		r, err = clusterPhase(ctx, cfg, fw)
+	case "dispatch":
+		r, err = dispatchPhase(ctx, cfg, fw)
+	default:
+		return fmt.Errorf("unknown phase %q", cfg.phase)
+	}
+	if err != nil {
+		return err
+	}
+	r.Framework = cfg.child
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func runParent(ctx context.Context, cfg config) error {
+	results, err := compare(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	printTable(os.Stdout, cfg, results)
+	return nil
+}
+
+// compare prepares the cluster and runs every framework's phases in child
+// processes.
+func compare(ctx context.Context, cfg config) (map[string]*result, error) {
+	log := logrus.New()
+	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	for _, name := range cfg.frameworks {
+		if _, ok := frameworksByName[name]; !ok {
+			return nil, fmt.Errorf("unknown framework %q (known: %s)", name, strings.Join(frameworkNames, ", "))
+		}
+	}
+	cluster, err := prepareCluster(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer cluster.Stop()
+
+	results := map[string]*result{}
+	for _, phase := range []string{"cluster", "dispatch"} {
+		for _, name := range cfg.frameworks {
+			log.Infof("%s: %s phase", name, phase)
+			r, err := runChildProcess(ctx, cfg, name, phase, cluster.KubeconfigPath())
+			if err != nil {
+				return nil, err
+			}
+			if results[name] == nil {
+				results[name] = &result{Framework: name}
+			}
+			merge(results[name], r)
+		}
+	}
+	return results, nil
+}
+
+func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig string) (result, error) {
+	args := []string{
+		"-child", name, "-phase", phase, "-kubeconfig", kubeconfig, "-namespace", cfg.namespace,
+		"-objects", fmt.Sprint(cfg.objects), "-updates", fmt.Sprint(cfg.updates),
+		"-keys", fmt.Sprint(cfg.keys), "-workers", fmt.Sprint(cfg.workers),
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("%s %s phase: %w", name, phase, err)
+	}
+	var r result
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return result{}, fmt.Errorf("%s %s phase: bad output %q: %w", name, phase, stdout.String(), err)
+	}
+	return r, nil
+}
+
+func merge(into *result, r result) {
+	if r.ColdStart != 0 {
+		into.ColdStart, into.HeapBytes, into.Steady = r.ColdStart, r.HeapBytes, r.Steady
+	}
+	if r.Dispatch != 0 {
+		into.Dispatch, into.DispatchAlloc = r.Dispatch, r.DispatchAlloc
+	}
+}
+
+// printTable writes a Markdown table: one column per framework, then
+// Lariat's ratio to the better of the peers (lower is better for every row).
+func printTable(w io.Writer, cfg config, results map[string]*result) {
+	type row struct {
+		name  string
+		value func(*result) float64
+		unit  func(float64) string
+	}
+	seconds := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
+	rows := []row{
+		{fmt.Sprintf("cold start, %d objects", cfg.objects), func(r *result) float64 { return r.ColdStart }, seconds},
+		{"heap after sync (after GC)", func(r *result) float64 { return float64(r.HeapBytes) }, func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }},
+		{fmt.Sprintf("steady state, %d updates", cfg.updates), func(r *result) float64 { return r.Steady }, seconds},
+		{fmt.Sprintf("dispatch, %d keys", cfg.keys), func(r *result) float64 { return r.Dispatch }, seconds},
+		{"dispatch allocations", func(r *result) float64 { return float64(r.DispatchAlloc) }, func(v float64) string { return fmt.Sprintf("%.0f MiB", v/(1<<20)) }},
+	}
+	fmt.Fprintf(w, "| workload | %s | lariat / best peer |\n", strings.Join(cfg.frameworks, " | "))
+	fmt.Fprintf(w, "|---|%s---|\n", strings.Repeat("---|", len(cfg.frameworks)))
+	for _, r := range rows {
+		cells := make([]string, 0, len(cfg.frameworks))
+		best := 0.0
+		for _, name := range cfg.frameworks {
+			v := r.value(results[name])
+			cells = append(cells, r.unit(v))
+			if isPeer(name) && v > 0 && (best == 0 || v < best) {
+				best = v
+			}
+		}
+		ratio := "n/a"
+		if lariat := r.value(results["lariat"]); results["lariat"] != nil && best > 0 && lariat > 0 {
+			ratio = fmt.Sprintf("%.2fx", lariat/best)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", r.name, strings.Join(cells, " | "), ratio)
+	}
+}
+
+func isPeer(name string) bool { return !strings.HasPrefix(name, "lariat") }
+
+// deadline bounds each phase so a framework that never finishes fails the
+// run with a message instead of hanging it.
+const deadline = 15 * time.Minute

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// framework is one controller framework under test.
+type framework interface {
+	// watch starts handling the ConfigMaps of namespace: for every object
+	// handled, seen is called with its key and its data["gen"].
+	watch(ctx context.Context, kubeconfig, namespace string, workers int, seen func(key, gen string)) error
+	// dispatch starts a controller with no API server behind it and returns
+	// a function that enqueues one key; handled is called for each key the
+	// no-op handler receives.
+	dispatch(ctx context.Context, workers int, handled func()) (enqueue func(key string), err error)
+}
+
+// tracker counts handled objects for the cluster phase.
+type tracker struct {
+	mu        sync.Mutex
+	seen      map[string]bool
+	wantGen   string
+	updated   map[string]bool
+	allSeen   chan struct{}
+	allUpdate chan struct{}
+	objects   int
+	updates   int
+}
+
+func newTracker(objects, updates int) *tracker {
+	return &tracker{
+		seen: map[string]bool{}, updated: map[string]bool{},
+		allSeen: make(chan struct{}), allUpdate: make(chan struct{}),
+		objects: objects, updates: updates,
+	}
+}
+
+func (t *tracker) observe(key, gen string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.seen[key] {
+		t.seen[key] = true
+		if len(t.seen) == t.objects {
+			close(t.allSeen)
+		}
+	}
+	if t.wantGen != "" && gen == t.wantGen && !t.updated[key] {
+		t.updated[key] = true
+		if len(t.updated) == t.updates {
+			close(t.allUpdate)
+		}
+	}
+}
+
+func (t *tracker) expect(gen string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.wantGen = gen
+}
+
+func waitFor(ctx context.Context, ch <-chan struct{}, what string) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+	}
+}
+
+func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	t := newTracker(cfg.objects, cfg.updates)
+
+	began := time.Now()
+	if err := fw.watch(ctx, cfg.kubeconfig, cfg.namespace, cfg.workers, t.observe); err != nil {
+		return result{}, err
+	}
+	if err := waitFor(ctx, t.allSeen, "every object to be handled"); err != nil {
+		return result{}, err
+	}
+	var r result
+	r.ColdStart = time.Since(began).Seconds()
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.HeapBytes = ms.HeapAlloc
+
+	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+	if err != nil {
+		return result{}, err
+	}
+	cs := clientset(restConfig)
+	gen := fmt.Sprintf("%s-%d", cfg.child, time.Now().UnixNano())
+	t.expect(gen)
+	began = time.Now()
+	err = forEach(ctx, cfg.updates, 16, func(ctx context.Context, i int) error {
+		return setGen(ctx, cs, cfg.namespace, objectName(i), gen)
+	})
+	if err != nil {
+		return result{}, err
+	}
+	if err := waitFor(ctx, t.allUpdate, "every update to be handled"); err != nil {
+		return result{}, err
+	}
+	r.Steady = time.Since(began).Seconds()
+	return r, nil
+}
+
+func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	keys := make([]string, cfg.keys)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("ns/key-%07d", i)
+	}
+	var mu sync.Mutex
+	count := 0
+	done := make(chan struct{})
+	handled := func() {
+		mu.Lock()
+		count++
+		if count == len(keys) {
+			close(done)
+		}
+		mu.Unlock()
+	}
+	enqueue, err := fw.dispatch(ctx, cfg.workers, handled)
+	if err != nil {
+		return result{}, err
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	began := time.Now()
+	for _, k := range keys {
+		enqueue(k)
+	}
+	if err := waitFor(ctx, done, "every key to be handled"); err != nil {
+		return result{}, err
+	}
+	elapsed := time.Since(began)
+	runtime.ReadMemStats(&after)
+	return result{Dispatch: elapsed.Seconds(), DispatchAlloc: after.TotalAlloc - before.TotalAlloc}, nil
+}
