@@ -221,7 +221,9 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 		// Keys are looked up in the informer's store, so workers wait for
 		// it to be filled; a kind that never syncs holds only its own
 		// workers, never another kind's.
-		err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		// A short poll: sync is a one-time wait and every millisecond of
+		// it delays the first handler call of a cold start.
+		err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 			return c.informer.HasSynced(), nil
 		})
 		if err != nil {

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -92,6 +95,11 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	r.HeapBytes = ms.HeapAlloc
+	if dir := os.Getenv("LARIAT_BENCH_HEAP_PROFILE_DIR"); dir != "" {
+		if err := writeHeapProfile(filepath.Join(dir, cfg.child+".heap")); err != nil {
+			return result{}, err
+		}
+	}
 
 	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
@@ -112,6 +120,17 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	}
 	r.Steady = time.Since(began).Seconds()
 	return r, nil
+}
+
+// writeHeapProfile records where the heap after sync goes, for
+// `go tool pprof` (set LARIAT_BENCH_HEAP_PROFILE_DIR).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.WriteHeapProfile(f)
 }
 
 func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error) {
