@@ -69,10 +69,7 @@ func (s *sharedController) Client() (*client.Client, error) { return s.getClient
 
 func (s *sharedController) RegisterHandler(ctx context.Context, name string, handler SharedHandler) {
 	id := s.handlers.add(name, handler)
-	go func() {
-		<-ctx.Done()
-		s.handlers.remove(id)
-	}()
+	context.AfterFunc(ctx, func() { s.handlers.remove(id) })
 	s.startLock.Lock()
 	started := s.queue != nil
 	s.startLock.Unlock()
