@@ -1,0 +1,300 @@
+package eventloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	el "github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
+)
+
+// historyEnv processes five events: #0 (startup) at t0, #1 at t0+10s, #2 at
+// t0+20s followed by its follow-up #3 at the same time, #4 at t0+40s; #2
+// fails in handler b.
+func historyEnv(t *testing.T) *env {
+	e := newEnv(t, []string{"a", "b"})
+	e.h("a").OnUpdate = func(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+		txn.Put("key-"+ev.GetName(), 1)
+		if ev.GetName() == "e2" {
+			if err := txn.PushFollowUp(el.NewUpdate("e3")); err != nil {
+				return "", err
+			}
+		}
+		return "changed " + ev.GetName(), nil
+	}
+	e.h("b").OnUpdate = func(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+		if ev.GetName() == "e2" {
+			return "", errors.New("b failed")
+		}
+		return "", nil
+	}
+	e.startRunning()
+	for _, n := range []string{"e1", "e2", "e4"} {
+		e.clock.Step(10 * time.Second)
+		ev := el.NewUpdate(n)
+		if n == "e2" {
+			ev.Txn = eventloop.BestEffortIgnoreErrors // no healing to interleave
+			e.push(ev)
+			_ = wait(t, ev)
+			e.waitProcessed(4)
+			e.clock.Step(10 * time.Second)
+			continue
+		}
+		if err := e.run(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+type httpResult struct {
+	status int
+	body   string
+}
+
+func get(h http.Handler, method, url string) httpResult {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, url, nil))
+	return httpResult{rec.Code, rec.Body.String()}
+}
+
+func seqsOf(t *testing.T, body string) []uint64 {
+	t.Helper()
+	var recs []struct{ SeqNum uint64 }
+	if err := json.Unmarshal([]byte(body), &recs); err != nil {
+		t.Fatalf("decoding %s: %v", body, err)
+	}
+	out := []uint64{}
+	for _, r := range recs {
+		out = append(out, r.SeqNum)
+	}
+	return out
+}
+
+func TestHistoryHTTP(t *testing.T) {
+	e := historyEnv(t)
+	h := e.loop.HTTPHandler()
+	unix := func(d time.Duration) string { return fmt.Sprint(t0.Add(d).Unix()) }
+	const path = "/controller/event-history"
+
+	lists := []struct {
+		query string
+		want  []uint64
+	}{
+		{"", []uint64{0, 1, 2, 3, 4}},
+		{"?since=" + unix(15*time.Second), []uint64{2, 3, 4}},
+		{"?until=" + unix(25*time.Second), []uint64{0, 1, 2, 3}},
+		{"?since=" + unix(15*time.Second) + "&until=" + unix(25*time.Second), []uint64{2, 3}},
+		{"?since=" + unix(40*time.Second) + "&until=" + unix(40*time.Second), []uint64{4}},
+		{"?since=" + unix(time.Hour), []uint64{}},
+		{"?from=1&to=3", []uint64{1, 2, 3}},
+		{"?from=3", []uint64{3, 4}},
+		{"?to=1", []uint64{0, 1}},
+		{"?first=2", []uint64{0, 1}},
+		{"?last=2", []uint64{3, 4}},
+		{"?last=99", []uint64{0, 1, 2, 3, 4}},
+		{"?first=0", []uint64{}},
+		// precedence: since/until over from/to over first over last
+		{"?from=4&since=" + unix(15*time.Second) + "&until=" + unix(25*time.Second), []uint64{2, 3}},
+		{"?first=1&from=3", []uint64{3, 4}},
+		{"?last=1&first=2", []uint64{0, 1}},
+	}
+	for _, c := range lists {
+		res := get(h, http.MethodGet, path+c.query)
+		if res.status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", c.query, res.status, res.body)
+		}
+		eq(t, c.query, seqsOf(t, res.body), c.want)
+	}
+
+	// seq-num wins over everything and returns one object.
+	res := get(h, http.MethodGet, path+"?seq-num=2&from=0&first=1")
+	if res.status != http.StatusOK {
+		t.Fatalf("seq-num: %d %s", res.status, res.body)
+	}
+	var rec struct {
+		SeqNum     uint64 `json:"seqNum"`
+		Name       string `json:"name"`
+		Method     string `json:"method"`
+		IsFollowUp bool   `json:"isFollowUp"`
+		Handlers   []struct {
+			Handler, Change, Error string
+		} `json:"handlers"`
+		Txn struct {
+			Values []struct{ Key string }
+		} `json:"txn"`
+	}
+	if err := json.Unmarshal([]byte(res.body), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.SeqNum != 2 || rec.Name != "e2" || rec.Method != "Update" || len(rec.Handlers) != 2 ||
+		rec.Handlers[0].Change != "changed e2" || rec.Handlers[1].Error != "b failed" || len(rec.Txn.Values) != 1 {
+		t.Fatalf("record #2: %s", res.body)
+	}
+	res = get(h, http.MethodGet, path+"?seq-num=3")
+	if !strings.Contains(res.body, `"isFollowUp":true`) || !strings.Contains(res.body, `"followUpTo":2`) {
+		t.Fatalf("record #3 is not a follow-up of #2: %s", res.body)
+	}
+
+	errs := []struct {
+		method, query string
+		status        int
+	}{
+		{http.MethodGet, "?seq-num=99", http.StatusNotFound},
+		{http.MethodGet, "?seq-num=x", http.StatusBadRequest},
+		{http.MethodGet, "?seq-num=-1", http.StatusBadRequest},
+		{http.MethodGet, "?since=yesterday", http.StatusBadRequest},
+		{http.MethodGet, "?until=1.5", http.StatusBadRequest},
+		{http.MethodGet, "?since=" + unix(time.Minute) + "&until=" + unix(0), http.StatusBadRequest},
+		{http.MethodGet, "?from=x", http.StatusBadRequest},
+		{http.MethodGet, "?from=3&to=1", http.StatusBadRequest},
+		{http.MethodGet, "?first=-1", http.StatusBadRequest},
+		{http.MethodGet, "?last=many", http.StatusBadRequest},
+		{http.MethodPost, "", http.StatusMethodNotAllowed},
+	}
+	for _, c := range errs {
+		res := get(h, c.method, path+c.query)
+		var body struct{ Error string }
+		if res.status != c.status || json.Unmarshal([]byte(res.body), &body) != nil || body.Error == "" {
+			t.Errorf("%s %s: %d %s, want %d with a JSON error", c.method, c.query, res.status, res.body, c.status)
+		}
+	}
+	if res := get(h, http.MethodGet, "/controller/nothing"); res.status != http.StatusNotFound {
+		t.Errorf("unknown path: %d", res.status)
+	}
+}
+
+func TestResyncRequestHTTP(t *testing.T) {
+	e := newEnv(t, []string{"a"})
+	e.startRunning()
+	h := e.loop.HTTPHandler()
+	if res := get(h, http.MethodGet, "/controller/resync"); res.status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET resync: %d", res.status)
+	}
+	if res := get(h, http.MethodPost, "/controller/resync"); res.status != http.StatusAccepted {
+		t.Fatalf("POST resync: %d %s", res.status, res.body)
+	}
+	e.waitProcessed(2)
+	eq(t, "calls", callsOf(e.calls.Calls(), "Requested Resync"), []string{"resync:a"})
+
+	_ = e.loop.Close()
+	if res := get(h, http.MethodPost, "/controller/resync"); res.status != http.StatusServiceUnavailable {
+		t.Fatalf("POST resync on a closed loop: %d", res.status)
+	}
+
+	var requested atomic.Int32
+	refuse := errors.New("not now")
+	e2 := newEnv(t, nil, func(o *eventloop.Options) {
+		o.OnResyncRequest = func(ctx context.Context) error {
+			if requested.Add(1) > 1 {
+				return refuse
+			}
+			return nil
+		}
+	})
+	e2.startRunning()
+	h2 := e2.loop.HTTPHandler()
+	if res := get(h2, http.MethodPost, "/controller/resync"); res.status != http.StatusAccepted || requested.Load() != 1 {
+		t.Fatalf("POST resync with OnResyncRequest: %d, %d requests", res.status, requested.Load())
+	}
+	if res := get(h2, http.MethodPost, "/api/controller/resync"); res.status != http.StatusServiceUnavailable || !strings.Contains(res.body, refuse.Error()) {
+		t.Fatalf("POST resync refused: %d %s", res.status, res.body)
+	}
+}
+
+func TestHistoryTrimming(t *testing.T) {
+	e := newEnv(t, []string{"a"}, withConfig(func(c *eventloop.Config) {
+		c.EventHistoryAgeLimit.Duration = 10 * time.Minute
+		c.PermanentlyRecordedInitPeriod.Duration = 5 * time.Minute
+		c.EventHistoryMaxRecords = 6 // at most 3 permanent
+	}))
+	e.startRunning() // t0, permanent
+	at := func(d time.Duration, names ...string) {
+		t.Helper()
+		e.clock.SetTime(t0.Add(d))
+		for _, n := range names {
+			if err := e.run(el.NewUpdate(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	at(time.Minute, "p1")     // permanent
+	at(2*time.Minute, "p2")   // permanent, the last: half of the bound
+	at(3*time.Minute, "late") // in the init period, but no room: not permanent
+	at(6*time.Minute, "r1")
+	at(7*time.Minute, "r2", "r3", "r4")
+	// The count bound dropped the oldest non-permanent records.
+	eq(t, "after the count bound", names(e.loop.History().Records()), []string{"startup", "p1", "p2", "r2", "r3", "r4"})
+
+	at(16*time.Minute+30*time.Second, "r5")
+	// The trim timer must be armed before time jumps (it is re-armed by the
+	// loop after each firing).
+	waitFor(t, "trim timer", func() bool { return e.clock.Waiters() == 1 })
+	e.clock.Step(time.Minute) // t0+17m30s: r2..r4 ended 10m30s ago
+	waitFor(t, "trimming", func() bool { return e.loop.History().Len() == 4 })
+	eq(t, "after trimming by age", names(e.loop.History().Records()), []string{"startup", "p1", "p2", "r5"})
+
+	// Trimming happens even when idle; the permanent records stay forever.
+	waitFor(t, "trim timer", func() bool { return e.clock.Waiters() == 1 })
+	e.clock.Step(24 * time.Hour)
+	waitFor(t, "trimming", func() bool { return e.loop.History().Len() == 3 })
+	eq(t, "init period kept", names(e.loop.History().Records()), []string{"startup", "p1", "p2"})
+}
+
+func TestHistoryDisabled(t *testing.T) {
+	e := newEnv(t, []string{"a"}, withConfig(func(c *eventloop.Config) { c.RecordEventHistory = false }))
+	e.startRunning()
+	for i := 0; i < 3; i++ {
+		if err := e.run(el.NewUpdate("u")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.loop.History().Len(); n != 0 {
+		t.Fatalf("%d records with history off", n)
+	}
+	if res := get(e.loop.HTTPHandler(), http.MethodGet, "/controller/event-history"); res.status != http.StatusNotFound {
+		t.Fatalf("history endpoint with history off: %d", res.status)
+	}
+}
+
+// countingEvent counts String calls, to prove that descriptions are only
+// computed when needed.
+type countingEvent struct {
+	el.Event
+	strings *int32
+}
+
+func (c *countingEvent) String() string {
+	*c.strings++
+	return "described " + c.Name
+}
+
+func TestHistoryDescriptionIsLazy(t *testing.T) {
+	e := newEnv(t, []string{"a"})
+	e.startRunning()
+	var calls int32
+	ev := &countingEvent{Event: el.Event{Name: "lazy"}, strings: &calls}
+	e.push(ev)
+	if err := wait(t, &ev.Event); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Fatalf("String called %d times while logging boxes are off and nobody read the history", calls)
+	}
+	rec, ok := e.loop.History().Get(1)
+	if !ok || rec.Description != "described lazy" {
+		t.Fatalf("record %+v", rec)
+	}
+	e.loop.History().Records()
+	if calls != 1 {
+		t.Fatalf("String called %d times, want once", calls)
+	}
+}

@@ -1,0 +1,239 @@
+// Package kubebridge feeds an event loop from Lariat's informer layer: each
+// registered kind's changes become KubeStateChange events, and a KubeResync
+// with a snapshot of every registered kind starts the loop (and answers
+// resync requests). The loop itself knows nothing of informers; this package
+// is the only place the two meet.
+package kubebridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+)
+
+// HandlerName is the name of the handler the bridge registers on each kind's
+// shared controller.
+const HandlerName = "eventloop-bridge"
+
+// Bridge connects kinds of a SharedControllerFactory to one event loop.
+//
+// Use it in this order: New, Watch each kind, Configure the loop's options,
+// create and start the loop, start the factory, then Start the bridge, which
+// pushes the startup resync once the caches have synced.
+type Bridge struct {
+	factory *controller.SharedControllerFactory
+	log     logrus.FieldLogger
+
+	mu       sync.Mutex
+	loop     *eventloop.Loop
+	kinds    map[string]toolscache.SharedIndexInformer
+	snapshot bool              // the startup resync has been pushed
+	versions map[string]string // resource+key -> resourceVersion the loop was last sent
+}
+
+// New returns a bridge over factory's kinds. A nil logger means logrus's
+// standard logger.
+func New(factory *controller.SharedControllerFactory, log logrus.FieldLogger) *Bridge {
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	return &Bridge{
+		factory:  factory,
+		log:      log,
+		kinds:    map[string]toolscache.SharedIndexInformer{},
+		versions: map[string]string{},
+	}
+}
+
+// ResourceName names a kind in KubeStateChange.Resource and State:
+// "group/version/Kind", or "version/Kind" for the core group.
+func ResourceName(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + "/" + gvk.Kind
+}
+
+// Watch registers the kind of obj (a typed object, or an unstructured one
+// with apiVersion and kind set) until ctx ends.
+func (b *Bridge) Watch(ctx context.Context, obj runtime.Object) error {
+	c, err := b.factory.ForObject(obj)
+	if err != nil {
+		return fmt.Errorf("kubebridge: %w", err)
+	}
+	return b.watch(ctx, c)
+}
+
+// WatchKind registers a kind until ctx ends.
+func (b *Bridge) WatchKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+	c, err := b.factory.ForKind(gvk)
+	if err != nil {
+		return fmt.Errorf("kubebridge: %w", err)
+	}
+	return b.watch(ctx, c)
+}
+
+func (b *Bridge) watch(ctx context.Context, c controller.SharedController) error {
+	resource := ResourceName(c.GroupVersionKind())
+	b.mu.Lock()
+	if _, ok := b.kinds[resource]; ok {
+		b.mu.Unlock()
+		return fmt.Errorf("kubebridge: %s is already watched", resource)
+	}
+	b.kinds[resource] = c.Informer()
+	b.mu.Unlock()
+	c.RegisterHandler(ctx, HandlerName, controller.SharedHandlerFunc(func(key string, _ runtime.Object) (runtime.Object, error) {
+		return nil, b.onChange(resource, key)
+	}))
+	return nil
+}
+
+// Configure sets the loop options the bridge depends on: only a KubeResync
+// may be the startup resync, and POST /controller/resync and healing
+// resyncs re-read the caches.
+func (b *Bridge) Configure(opts *eventloop.Options) {
+	opts.IsStartupResync = func(ev eventloop.Event) bool {
+		_, ok := ev.(*KubeResync)
+		return ok
+	}
+	opts.OnResyncRequest = b.Resync
+	opts.RefreshState = b.refreshState
+}
+
+// Start waits until the caches of the watched kinds have synced (kinds that
+// cannot sync are logged and join later through change events), then pushes
+// the startup resync to loop. The factory must have been started.
+func (b *Bridge) Start(ctx context.Context, loop *eventloop.Loop) error {
+	b.mu.Lock()
+	b.loop = loop
+	b.mu.Unlock()
+	if _, err := b.factory.SharedCacheFactory().WaitForCacheSync(ctx); err != nil {
+		var syncErr *cache.SyncError
+		if !errors.As(err, &syncErr) || ctx.Err() != nil {
+			return fmt.Errorf("kubebridge: %w", err)
+		}
+		b.log.WithError(err).Warn("kubebridge: starting without the kinds that have not synced; their objects arrive as changes once they do")
+	}
+	return b.Resync(ctx)
+}
+
+// Resync pushes a KubeResync with a snapshot of every watched kind whose
+// cache has synced. The first call is the loop's startup resync. It does not
+// wait for room in the loop's queue: a full queue is an error.
+func (b *Bridge) Resync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.loop == nil {
+		return errors.New("kubebridge: Resync before Start")
+	}
+	state, versions := b.snapshotLocked()
+	if err := b.loop.PushEvent(&KubeResync{State: state}); err != nil {
+		return fmt.Errorf("kubebridge: push resync: %w", err)
+	}
+	// Events pushed earlier are processed before the resync, later ones
+	// after it, so the snapshot's versions are what the loop will know.
+	b.versions = versions
+	b.snapshot = true
+	return nil
+}
+
+// refreshState gives healing and requested resyncs a fresh snapshot. It runs
+// on the loop goroutine, ahead of events still queued; the versions the loop
+// was sent stay as they are, so every change still arrives as an event and
+// the loop's state converges on the caches' even if a queued older event is
+// applied after the snapshot.
+func (b *Bridge) refreshState() (any, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	state, _ := b.snapshotLocked()
+	return state, nil
+}
+
+// snapshotLocked copies every synced kind's cache; kinds still listing are
+// left out, since a partial list would look like deletions.
+func (b *Bridge) snapshotLocked() (State, map[string]string) {
+	state := State{}
+	versions := map[string]string{}
+	for resource, informer := range b.kinds {
+		if !informer.HasSynced() {
+			continue
+		}
+		objs := map[string]runtime.Object{}
+		for _, item := range informer.GetStore().List() {
+			obj, ok := item.(runtime.Object)
+			if !ok {
+				continue
+			}
+			key, err := toolscache.MetaNamespaceKeyFunc(obj)
+			if err != nil {
+				continue
+			}
+			objs[key] = obj
+			versions[versionKey(resource, key)] = resourceVersion(obj)
+		}
+		state[resource] = objs
+	}
+	return state, versions
+}
+
+// onChange pushes the current cached state of one key. It reads the cache
+// under the bridge's lock rather than using the object the controller
+// passed, so an event never carries an object older than the last snapshot.
+// An error (the loop's queue is full) makes the controller retry the key
+// with backoff: the change is delayed, never dropped.
+func (b *Bridge) onChange(resource, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.snapshot {
+		return nil // the startup snapshot, taken later from the same cache, includes it
+	}
+	item, exists, err := b.kinds[resource].GetStore().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	vk := versionKey(resource, key)
+	last, known := b.versions[vk]
+	ev := &KubeStateChange{Resource: resource, Key: key}
+	if exists {
+		obj, ok := item.(runtime.Object)
+		if !ok {
+			return fmt.Errorf("kubebridge: %s %s: cached %T is not a runtime.Object", resource, key, item)
+		}
+		if known && last == resourceVersion(obj) {
+			return nil // a resync or a re-enqueue: nothing new for the loop
+		}
+		ev.NewValue = obj
+	} else if !known {
+		return nil // created and deleted before the loop heard of it
+	}
+	if err := b.loop.PushEvent(ev); err != nil {
+		return fmt.Errorf("kubebridge: push %s %s: %w", resource, key, err)
+	}
+	if exists {
+		b.versions[vk] = resourceVersion(ev.NewValue)
+	} else {
+		delete(b.versions, vk)
+	}
+	return nil
+}
+
+func versionKey(resource, key string) string { return resource + "\x00" + key }
+
+func resourceVersion(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}

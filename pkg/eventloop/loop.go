@@ -1,0 +1,480 @@
+package eventloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
+)
+
+// Options configure a Loop. Only Handlers are needed for a useful loop; the
+// rest has defaults.
+type Options struct {
+	// Config holds the tunables; nil means DefaultConfig().
+	Config *Config
+
+	// Handlers are called in this order (reversed for Reverse events).
+	Handlers []EventHandler
+
+	// Committer applies the transaction of each event. Nil discards them,
+	// for loops whose handlers only keep internal state.
+	Committer Committer
+
+	// Logger receives the event boxes and the loop's own messages; nil means
+	// logrus' standard logger.
+	Logger *logrus.Entry
+
+	// Clock drives timestamps and timers; nil means the real clock. Tests
+	// pass a fake clock.
+	Clock clock.Clock
+
+	// Registerer registers the loop's metrics; nil means no metrics. The
+	// global registry is never used implicitly.
+	Registerer prometheus.Registerer
+
+	// Name distinguishes several loops in one process: it becomes the "loop"
+	// label of the metrics and a field of the log messages.
+	Name string
+
+	// Merge combines external configuration with the values handlers put;
+	// nil means that external values override internal ones.
+	Merge MergeFunc
+
+	// IsStartupResync tells which event may be the startup resync. The
+	// default accepts any FullResync or UpstreamResync except
+	// ExternalConfigResync and HealingResync. A bridge that feeds the loop
+	// with an input state sets it to accept only its own snapshot event.
+	IsStartupResync func(Event) bool
+
+	// OnResyncRequest is called by POST /controller/resync, typically to
+	// reload the input state and push a resync carrying it. Without it, the
+	// request pushes a RequestedResync.
+	OnResyncRequest func(ctx context.Context) error
+
+	// RefreshState, when set, is called on the loop goroutine at the start
+	// of every FullResync that brings no state of its own (a healing or a
+	// requested resync); what it returns replaces the input state, so a
+	// bridge can re-read its source instead of replaying its last copy. An
+	// error fails the resync like a handler error.
+	RefreshState func() (any, error)
+}
+
+// LoopState is the phase of a Loop.
+type LoopState int
+
+const (
+	// StateStarting: waiting for the startup resync (also before Start).
+	StateStarting LoopState = iota
+	// StateRunning: the startup resync has been processed.
+	StateRunning
+	// StateAborted: a fatal error or a missed startup deadline stopped event
+	// processing; every event fails with ErrAborted.
+	StateAborted
+	// StateStopped: closed, or stopped by a Shutdown event.
+	StateStopped
+)
+
+// String names the state.
+func (s LoopState) String() string {
+	switch s {
+	case StateStarting:
+		return "Starting"
+	case StateRunning:
+		return "Running"
+	case StateAborted:
+		return "Aborted"
+	case StateStopped:
+		return "Stopped"
+	}
+	return fmt.Sprintf("LoopState(%d)", int(s))
+}
+
+// Status is a snapshot of a Loop for health checks and tests.
+type Status struct {
+	// State is the phase of the loop.
+	State LoopState
+	// Err is the cause of an abort (nil otherwise).
+	Err error
+	// Processed counts the events whose processing has finished (their
+	// Done is called right after the count grows).
+	Processed uint64
+	// QueueLength is the number of events waiting, held ones included.
+	QueueLength int
+	// HealingDue is when the pending after-error healing runs; zero when
+	// none is pending.
+	HealingDue time.Time
+}
+
+// Loop is a serialized event loop. Create it with New, start it with Start,
+// and end it with Stop (graceful, with a Shutdown event) or Close.
+type Loop struct {
+	cfg       Config
+	handlers  []EventHandler
+	names     []string // handler names, read once
+	committer Committer
+	log       *logrus.Entry
+	clock     clock.Clock
+	isStartup func(Event) bool
+	onResync  func(context.Context) error
+	refresh   func() (any, error)
+	retry     RetryOptions
+
+	q    *queue
+	hist *History
+	met  *metrics
+
+	lifeMu    sync.Mutex
+	started   bool
+	closing   bool
+	closeOnce sync.Once
+	stopCh    chan struct{}
+	exited    chan struct{}
+	stopFlag  atomic.Bool
+	readyFlag atomic.Bool
+	processed atomic.Uint64
+	ctx       context.Context // cancelled on close
+	txnCtx    context.Context // ctx marked as "inside the loop"
+	cancel    context.CancelFunc
+
+	statusMu   sync.Mutex
+	state      LoopState
+	abortErr   error
+	healingDue time.Time
+	unhealthy  chan struct{}
+
+	// Owned by the loop goroutine (or by Close when the loop never started).
+	seq         uint64
+	resyncCount int
+	ready       bool
+	aborted     error
+	input       any // state of StateCarrier events
+	ext         *externalConfig
+	followUps   []queued
+	fuHead      int
+	selected    []int
+	selErr      []error
+	spare       *record
+	heal        healing
+	timers      timers
+	iter        uint
+}
+
+// New creates a loop; it processes nothing until Start.
+func New(opts Options) (*Loop, error) {
+	cfg := DefaultConfig()
+	if opts.Config != nil {
+		cfg = *opts.Config
+		cfg.ExternalSourcePrecedence = append([]string(nil), cfg.ExternalSourcePrecedence...)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Loop{
+		cfg:       cfg,
+		handlers:  append([]EventHandler(nil), opts.Handlers...),
+		committer: opts.Committer,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		isStartup: opts.IsStartupResync,
+		onResync:  opts.OnResyncRequest,
+		refresh:   opts.RefreshState,
+		retry: RetryOptions{
+			Enabled:     cfg.EnableRetry,
+			Delay:       cfg.DelayRetry.Duration,
+			MaxAttempts: cfg.MaxRetryAttempts,
+			ExpBackoff:  cfg.EnableExpBackoffRetry,
+		},
+		q:         newQueue(cfg.QueueSize),
+		stopCh:    make(chan struct{}),
+		exited:    make(chan struct{}),
+		unhealthy: make(chan struct{}),
+		ext:       newExternalConfig(opts.Merge, cfg.ExternalSourcePrecedence),
+	}
+	for i, h := range l.handlers {
+		if h == nil {
+			return nil, fmt.Errorf("eventloop: handler %d is nil", i)
+		}
+		l.names = append(l.names, h.String())
+	}
+	if l.log == nil {
+		l.log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.Name != "" {
+		l.log = l.log.WithField("loop", opts.Name)
+	}
+	if l.clock == nil {
+		l.clock = clock.RealClock{}
+	}
+	if l.isStartup == nil {
+		l.isStartup = defaultIsStartupResync
+	}
+	l.hist = newHistory(cfg)
+	if opts.Registerer != nil {
+		m, err := newMetrics(opts.Registerer, opts.Name, l)
+		if err != nil {
+			return nil, err
+		}
+		l.met = m
+	}
+	return l, nil
+}
+
+func defaultIsStartupResync(ev Event) bool {
+	switch ev.(type) {
+	case *ExternalConfigResync, *HealingResync:
+		return false
+	}
+	m := ev.Method()
+	return m == FullResync || m == UpstreamResync
+}
+
+// Start starts the loop goroutine. Cancelling ctx closes the loop like Close
+// (without a Shutdown event). The startup resync deadline counts from here.
+func (l *Loop) Start(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("eventloop: Start called with a nil context")
+	}
+	l.lifeMu.Lock()
+	defer l.lifeMu.Unlock()
+	if l.closing {
+		return ErrClosed
+	}
+	if l.started {
+		return ErrAlreadyStarted
+	}
+	l.started = true
+	l.ctx, l.cancel = context.WithCancel(ctx)
+	l.txnCtx = context.WithValue(l.ctx, loopCtxKey{}, l)
+	l.hist.setStart(l.clock.Now())
+	// Timers are armed here rather than in the goroutine, so that the
+	// deadline counts from Start even for a fake clock stepped right after.
+	l.timers.startup = l.clock.NewTimer(l.cfg.StartupResyncDeadline.Duration)
+	if l.cfg.RecordEventHistory {
+		l.timers.trim = l.clock.NewTimer(historyTrimPeriod)
+	}
+	go l.run()
+	return nil
+}
+
+// PushEvent queues ev for processing. It never blocks: it fails with
+// ErrQueueFull when the queue is full, ErrClosed after Close or Shutdown, an
+// error wrapping ErrAborted after an abort, and ErrInvalidEvent for events
+// the loop cannot process. When it returns nil, ev.Done will be called
+// exactly once; when it returns an error, never.
+//
+// Handlers must not use it for follow-ups (see ResyncOperations.PushFollowUp).
+func (l *Loop) PushEvent(ev Event) error { return l.push(nil, ev) }
+
+// PushEventContext is PushEvent, except that it waits for room in a full
+// queue until ctx ends (returning ctx.Err()). With the context of a
+// transaction it does not wait: only the loop could make room.
+func (l *Loop) PushEventContext(ctx context.Context, ev Event) error {
+	if ctx == nil {
+		return errors.New("eventloop: PushEventContext called with a nil context")
+	}
+	return l.push(ctx, ev)
+}
+
+func (l *Loop) push(ctx context.Context, ev Event) error {
+	if ctx != nil && InLoop(ctx) {
+		// Only the loop can make room, so a handler must not wait for it.
+		ctx = nil
+	}
+	kind, err := l.classify(ev)
+	if err != nil {
+		return err
+	}
+	for {
+		l.q.mu.Lock()
+		if l.q.err != nil {
+			err := l.q.err
+			l.q.mu.Unlock()
+			return err
+		}
+		if l.q.roomLocked(kind) {
+			l.q.pushLocked(queued{ev: ev, kind: kind})
+			if kind == kindShutdown {
+				l.q.err = ErrClosed
+			}
+			l.q.mu.Unlock()
+			return nil
+		}
+		if ctx == nil {
+			l.q.mu.Unlock()
+			return ErrQueueFull
+		}
+		if l.q.space == nil {
+			l.q.space = make(chan struct{})
+		}
+		space := l.q.space
+		l.q.mu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.stopCh:
+			return ErrClosed
+		}
+	}
+}
+
+// classify validates ev (so that the loop never meets an invalid event) and
+// tells how the queue must treat it.
+func (l *Loop) classify(ev Event) (eventKind, error) {
+	if ev == nil {
+		return kindNormal, fmt.Errorf("%w: nil event", ErrInvalidEvent)
+	}
+	m := ev.Method()
+	if !m.valid() {
+		return kindNormal, fmt.Errorf("%w: %s has unknown method %d", ErrInvalidEvent, ev.GetName(), int(m))
+	}
+	if m == Update {
+		if _, ok := ev.(UpdateEvent); !ok {
+			return kindNormal, fmt.Errorf("%w: %s has method Update but does not implement UpdateEvent", ErrInvalidEvent, ev.GetName())
+		}
+	}
+	if _, ok := ev.(*Shutdown); ok {
+		return kindShutdown, nil
+	}
+	if m != Update && !l.readyFlag.Load() && l.isStartup(ev) {
+		return kindStartup, nil
+	}
+	return kindNormal, nil
+}
+
+// pushFollowUp queues a follow-up of the event being processed; it runs on
+// the loop goroutine (called by a handler through its transaction).
+func (l *Loop) pushFollowUp(t *txn, ev Event) error {
+	kind, err := l.classify(ev)
+	if err != nil {
+		return err
+	}
+	if len(l.followUps)-l.fuHead >= l.cfg.QueueSize {
+		return ErrQueueFull
+	}
+	if fl, ok := ev.(followUpLinker); ok {
+		fl.setFollowUpParent(t)
+	}
+	if kind == kindStartup {
+		kind = kindNormal
+	}
+	l.followUps = append(l.followUps, queued{ev: ev, kind: kind, followUp: true, parent: t.seq})
+	return nil
+}
+
+// Stop ends the loop gracefully: it pushes a Shutdown event behind the
+// events already queued, waits until it has been processed (or ctx ends),
+// then closes the loop. It returns the Shutdown event's error, or the error
+// that prevented pushing it. It must not be called from a handler.
+func (l *Loop) Stop(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("eventloop: Stop called with a nil context")
+	}
+	if InLoop(ctx) {
+		return ErrWaitInLoop
+	}
+	l.lifeMu.Lock()
+	running := l.started && !l.closing
+	l.lifeMu.Unlock()
+	var err error
+	if running {
+		ev := &Shutdown{}
+		if err = l.push(nil, ev); err == nil {
+			err = ev.Wait(ctx)
+		} else if errors.Is(err, ErrClosed) {
+			// A Shutdown is already queued (or the loop stopped): let it
+			// finish rather than cut it short.
+			select {
+			case <-l.exited:
+				err = nil
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+	}
+	l.Close()
+	return err
+}
+
+// Close stops the loop without a Shutdown event: the event being processed
+// finishes (its transaction context is cancelled), events still queued get
+// Done(ErrClosed), and the loop goroutine exits before Close returns. Close
+// is idempotent; it must not be called from a handler.
+func (l *Loop) Close() error {
+	l.closeOnce.Do(func() {
+		l.lifeMu.Lock()
+		l.closing = true
+		started := l.started
+		l.lifeMu.Unlock()
+		l.stopFlag.Store(true)
+		close(l.stopCh)
+		if started {
+			// Tell the handler or committer at work to give up.
+			l.cancel()
+		}
+		if started {
+			<-l.exited
+		} else {
+			l.finish()
+		}
+	})
+	return nil
+}
+
+// Health returns nil while the loop is starting or running, the cause
+// (wrapping ErrAborted) after an abort, and ErrClosed once stopped.
+func (l *Loop) Health() error {
+	l.statusMu.Lock()
+	defer l.statusMu.Unlock()
+	switch l.state {
+	case StateAborted:
+		return l.abortErr
+	case StateStopped:
+		if l.abortErr != nil {
+			return l.abortErr
+		}
+		return ErrClosed
+	}
+	return nil
+}
+
+// Unhealthy is closed when the loop aborts.
+func (l *Loop) Unhealthy() <-chan struct{} { return l.unhealthy }
+
+// Exited is closed when the loop goroutine has exited (after Close, a
+// processed Shutdown, or the cancellation of Start's context).
+func (l *Loop) Exited() <-chan struct{} { return l.exited }
+
+// Status returns a snapshot of the loop.
+func (l *Loop) Status() Status {
+	l.statusMu.Lock()
+	s := Status{State: l.state, Err: l.abortErr, HealingDue: l.healingDue}
+	l.statusMu.Unlock()
+	s.Processed = l.processed.Load()
+	s.QueueLength = l.q.Len()
+	return s
+}
+
+// History returns the record of processed events.
+func (l *Loop) History() *History { return l.hist }
+
+// RequestResync asks for a resync the way POST /controller/resync does: it
+// calls Options.OnResyncRequest, or pushes a RequestedResync.
+func (l *Loop) RequestResync(ctx context.Context) error {
+	if l.onResync != nil {
+		return l.onResync(ctx)
+	}
+	return l.PushEvent(&RequestedResync{})
+}
+
+func (l *Loop) setState(s LoopState) {
+	l.statusMu.Lock()
+	l.state = s
+	l.statusMu.Unlock()
+}

@@ -1,0 +1,410 @@
+package eventloop
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// outcome of an event, for metrics.
+type outcome uint8
+
+const (
+	outcomeOK outcome = iota
+	outcomeError
+	outcomeReverted
+	outcomeAborted
+	outcomeFatal
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"ok", "error", "reverted", "aborted", "fatal"}
+
+// eventRun is the state of processing one event.
+type eventRun struct {
+	it        queued
+	rec       *record
+	t         *txn
+	method    EventMethodType
+	txnType   UpdateTransactionType
+	errs      []error
+	fatal     error
+	aborted   bool
+	reverted  bool
+	commitErr error
+	stateErr  error // StateCarrier.ApplyState panicked
+	finalized bool
+	doneDue   bool // finalize is about to call Done
+}
+
+// process runs one event through the handlers, commits its transaction and
+// finalizes it (history, log, metrics, healing, Done). The numbered steps
+// follow Contiv's processEvent.
+func (l *Loop) process(it queued) {
+	ev := it.ev
+	r := &eventRun{it: it, rec: l.newRecord()}
+	defer l.recoverProcess(r)
+	rec := r.rec
+	rec.SeqNum = l.seq
+	l.seq++
+	rec.ProcessingStart = l.clock.Now()
+	rec.IsFollowUp, rec.FollowUpTo = it.followUp, it.parent
+	rec.event = ev
+	rec.Name = ev.GetName()
+	r.method = ev.Method()
+	rec.Method = r.method
+	r.t = &txn{loop: l, ctx: l.txnCtx, seq: rec.SeqNum}
+	resync := r.method.IsResync()
+
+	// 1. Resync bookkeeping and update-event properties.
+	reverse := false
+	if u, ok := ev.(UpdateEvent); ok && !resync {
+		r.txnType = u.TransactionType()
+		reverse = u.Direction() == Reverse
+	}
+	if r.method == FullResync || r.method == UpstreamResync {
+		l.resyncCount++
+	}
+
+	// 2. Input caches: the opaque input state and external configuration.
+	if sc, ok := ev.(StateCarrier); ok {
+		if err := l.applyState(sc); err != nil {
+			// Handlers still run (on the previous state); the error fails
+			// the event, which schedules a healing resync.
+			r.stateErr = fmt.Errorf("applying input state: %w", err)
+		}
+	} else if r.method == FullResync && l.refresh != nil {
+		if err := l.refreshState(); err != nil {
+			r.stateErr = fmt.Errorf("refreshing input state: %w", err)
+		}
+	}
+	extKeys := l.ext.applyEvent(ev)
+
+	// 3-4. Handlers interested in the event, in the right order.
+	l.selectHandlers(ev, reverse)
+	sel := l.selected
+
+	// 5-6. Announce the event.
+	if l.boxesEnabled() {
+		l.logNewEvent(rec, sel)
+	}
+
+	// 7. Let the handlers build the transaction.
+	completed := 0
+	for k, idx := range sel {
+		var change string
+		err := l.selErr[k]
+		if err == nil {
+			change, err = l.callHandler(idx, ev, resync, r.t)
+		}
+		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: l.names[idx], Change: change, Error: err})
+		if err == nil {
+			if len(r.errs) == 0 {
+				completed++ // before any failure: to revert if needed
+			}
+			continue
+		}
+		r.errs = append(r.errs, &HandlerError{Handler: l.names[idx], Err: err})
+		if isFatal(err) {
+			r.fatal = err
+			break
+		}
+		if isAbort(err) {
+			r.aborted = true
+			break
+		}
+		if r.txnType == RevertOnFailure && !resync {
+			break
+		}
+	}
+
+	// 8-9. Merge external configuration and commit, unless the event failed
+	// in a way that forbids it.
+	revertOnFailure := !resync && r.txnType == RevertOnFailure
+	if r.fatal == nil && !r.aborted && !(revertOnFailure && len(r.errs) > 0) {
+		l.commit(r, extKeys)
+	}
+
+	// 10. Undo the internal changes of the handlers that completed.
+	if revertOnFailure && r.fatal == nil && (len(r.errs) > 0 || r.commitErr != nil) {
+		if r.commitErr != nil {
+			completed = len(sel)
+		}
+		l.revert(r, sel[:completed])
+	}
+
+	// 11-13. Finalize.
+	l.finalize(r)
+}
+
+// commit merges the external configuration into the transaction and hands
+// it to the committer.
+func (l *Loop) commit(r *eventRun, extKeys []string) {
+	var (
+		values []KeyValue
+		err    error
+	)
+	switch r.method {
+	case Update:
+		values, err = l.ext.updateValues(r.t, extKeys)
+	case DownstreamResync:
+	default:
+		values, err = l.ext.resyncValues(r.t)
+	}
+	if err != nil {
+		r.commitErr = err
+	} else if (r.method.IsResync() || len(values) > 0) && l.committer != nil {
+		req := TxnRequest{
+			SeqNum:          r.rec.SeqNum,
+			Method:          r.method,
+			Values:          values,
+			Description:     l.describeTxn(r),
+			RevertOnFailure: r.method == Update && r.txnType == RevertOnFailure,
+		}
+		if l.retry.Enabled {
+			req.Retry = l.retry
+		}
+		var record any
+		record, err = l.callCommitter(req)
+		r.rec.Txn = record
+		if err != nil {
+			r.commitErr = &CommitError{Err: err}
+		}
+	}
+	r.rec.TxnError = r.commitErr
+	// The committer undid a failed RevertOnFailure transaction; otherwise
+	// what the handlers put is the desired internal configuration, applied or
+	// not.
+	if r.method != DownstreamResync && (r.commitErr == nil || r.txnType != RevertOnFailure) {
+		l.ext.remember(r.t, r.method.IsResync())
+	}
+}
+
+func (l *Loop) describeTxn(r *eventRun) string {
+	var b strings.Builder
+	b.WriteString(r.rec.Name)
+	for _, h := range r.rec.Handlers {
+		if h.Change != "" {
+			b.WriteString("\n* ")
+			b.WriteString(h.Handler)
+			b.WriteString(": ")
+			b.WriteString(h.Change)
+		}
+	}
+	return b.String()
+}
+
+// revert calls Revert on the handlers that completed, in reverse order.
+func (l *Loop) revert(r *eventRun, done []int) {
+	r.reverted = true
+	for k := len(done) - 1; k >= 0; k-- {
+		idx := done[k]
+		err := l.callRevert(idx, r.it.ev)
+		r.rec.Handlers = append(r.rec.Handlers, HandlerRecord{Handler: l.names[idx], Revert: true, Error: err})
+		if err == nil {
+			continue
+		}
+		r.reverted = false
+		r.errs = append(r.errs, &HandlerError{Handler: l.names[idx], Revert: true, Err: err})
+		if isFatal(err) {
+			r.fatal = err
+			return
+		}
+	}
+}
+
+// finalize records and logs the event, decides about healing or abort, and
+// only then calls Done, so that whoever waits for the event observes the
+// loop in its state after the event.
+func (l *Loop) finalize(r *eventRun) {
+	if r.finalized {
+		return
+	}
+	r.finalized = true
+	r.t.finished.Store(true)
+	rec := r.rec
+	rec.ProcessingEnd = l.clock.Now()
+
+	var evErr error
+	errs := r.errs
+	if r.stateErr != nil {
+		errs = append(errs, r.stateErr)
+	}
+	if r.commitErr != nil {
+		errs = append(errs, r.commitErr)
+	}
+	switch len(errs) {
+	case 0:
+	case 1:
+		evErr = errs[0]
+	default:
+		evErr = errors.Join(errs...)
+	}
+
+	oc := outcomeOK
+	switch {
+	case r.fatal != nil:
+		oc = outcomeFatal
+	case r.aborted:
+		oc = outcomeAborted
+	case evErr != nil && r.reverted:
+		oc = outcomeReverted
+	case evErr != nil:
+		oc = outcomeError
+	}
+	l.met.processed(rec.Name, oc, rec.ProcessingEnd.Sub(rec.ProcessingStart))
+
+	if l.boxesEnabled() {
+		l.logFinalizedEvent(rec)
+	}
+	if l.cfg.RecordEventHistory {
+		l.spare = l.hist.add(rec)
+	} else {
+		l.spare = rec
+	}
+
+	ev := r.it.ev
+	switch {
+	case r.fatal != nil:
+		l.abort(evErr)
+	case l.needsHealing(r, evErr):
+		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
+			l.abort(NewFatalError(fmt.Errorf("after-error healing failed: %w (it was healing: %v)", evErr, h.Error)))
+		} else {
+			l.scheduleHealing(evErr)
+		}
+	}
+	r.doneDue = true
+	l.processed.Add(1)
+	l.callDone(ev, evErr)
+}
+
+// needsHealing decides whether a failed event leaves the system in a state
+// that only a resync can repair.
+func (l *Loop) needsHealing(r *eventRun, evErr error) bool {
+	switch {
+	case evErr == nil:
+		return false
+	case r.method.IsResync():
+		return true // Contiv forgot failed resyncs
+	case r.txnType == BestEffortIgnoreErrors:
+		return false
+	case r.txnType == RevertOnFailure:
+		return r.aborted || !r.reverted
+	}
+	return true
+}
+
+// recoverProcess is the last line of defence: a panic outside the handler,
+// committer and merge calls (those are recovered individually), e.g. in an
+// event's own methods, fails the event instead of killing the loop.
+func (l *Loop) recoverProcess(r *eventRun) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	err := &PanicError{Value: p, Stack: debug.Stack()}
+	l.log.WithField("panic", p).WithField("stack", string(err.Stack)).Error("eventloop: panic while processing an event")
+	if r.finalized {
+		// Finalizing itself failed (e.g. an error whose Error method
+		// panics): at least complete the event.
+		if !r.doneDue {
+			l.processed.Add(1)
+			l.callDone(r.it.ev, err)
+		}
+		return
+	}
+	if r.t == nil {
+		r.t = &txn{loop: l}
+	}
+	r.errs = append(r.errs, err)
+	l.finalize(r)
+}
+
+func (l *Loop) applyState(sc StateCarrier) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	l.input = sc.ApplyState(l.input)
+	return nil
+}
+
+// refreshState replaces the input state with Options.RefreshState's; on an
+// error or a panic the previous state stays.
+func (l *Loop) refreshState() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	state, err := l.refresh()
+	if err != nil {
+		return err
+	}
+	l.input = state
+	return nil
+}
+
+// selectHandlers fills l.selected with the indexes of the handlers that want
+// ev, in calling order. A HandlesEvent that panics selects its handler with
+// the panic as its error, so that the failure is visible in the event.
+func (l *Loop) selectHandlers(ev Event, reverse bool) {
+	l.selected, l.selErr = l.selected[:0], l.selErr[:0]
+	if ev.Method() == DownstreamResync {
+		return
+	}
+	n := len(l.handlers)
+	for i := 0; i < n; i++ {
+		idx := i
+		if reverse {
+			idx = n - 1 - i
+		}
+		handles, err := l.callHandles(idx, ev)
+		if handles || err != nil {
+			l.selected = append(l.selected, idx)
+			l.selErr = append(l.selErr, err)
+		}
+	}
+}
+
+func (l *Loop) callHandles(idx int, ev Event) (handles bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return l.handlers[idx].HandlesEvent(ev), nil
+}
+
+func (l *Loop) callHandler(idx int, ev Event, resync bool, t *txn) (change string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	if resync {
+		return "", l.handlers[idx].Resync(ev, l.input, l.resyncCount, t)
+	}
+	return l.handlers[idx].Update(ev, t)
+}
+
+func (l *Loop) callRevert(idx int, ev Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return l.handlers[idx].Revert(ev)
+}
+
+func (l *Loop) callCommitter(req TxnRequest) (record any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return l.committer.Commit(l.ctx, req)
+}
