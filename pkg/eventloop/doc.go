@@ -65,7 +65,9 @@
 // # Input state
 //
 // Events that implement StateCarrier update an opaque input state kept by the
-// loop (for example a snapshot of Kubernetes objects, pushed by a bridge
-// package); handlers receive it in Resync. The loop keeps its own copy, so
+// loop (for example a snapshot of Kubernetes objects, pushed by package
+// kubebridge); handlers receive it in Resync. The loop keeps its own copy, so
 // handlers see state consistent with the sequence of events they processed.
+// Resyncs that bring no state of their own (healing, requested) ask
+// Options.RefreshState for a fresh copy when it is set.
 package eventloop
