@@ -254,10 +254,11 @@ func (c *controller) processNext() bool {
 	switch {
 	case err == nil || errors.Is(err, ErrIgnore):
 		c.queue.Forget(key)
-	case onlyConflicts(err):
-		// Someone else changed the object first; the retry sees the new
-		// version. Routine, not worth an error line.
-		c.log.WithField("key", key).Debugf("conflict, retrying: %v", err)
+	case onlyRoutine(err):
+		// Someone else changed the object first (the retry sees the new
+		// version), or the handler asked for a quiet retry. Routine, not
+		// worth an error line.
+		c.log.WithField("key", key).Debugf("retrying: %v", err)
 		c.queue.AddRateLimited(key)
 	default:
 		c.log.WithField("key", key).WithField("retries", c.queue.NumRequeues(key)).
@@ -299,16 +300,33 @@ func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 	return fn()
 }
 
-// onlyConflicts reports whether every cause in err's tree is an API
-// conflict, so a conflict in one handler does not hide another's real error.
-func onlyConflicts(err error) bool {
+// RetryQuietly marks err as an expected, transient failure: the key is
+// retried with backoff like after any error, but logged at debug level only.
+// Use it for back-pressure (a full downstream queue), not for real failures.
+func RetryQuietly(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &quietError{err}
+}
+
+type quietError struct{ err error }
+
+func (e *quietError) Error() string { return e.err.Error() }
+func (e *quietError) Unwrap() error { return e.err }
+
+// onlyRoutine reports whether every cause in err's tree is an API conflict
+// or marked with RetryQuietly, so that one handler's routine retry does not
+// hide another's real error.
+func onlyRoutine(err error) bool {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
-			if !onlyConflicts(e) {
+			if !onlyRoutine(e) {
 				return false
 			}
 		}
 		return len(joined.Unwrap()) > 0
 	}
-	return apierrors.IsConflict(err)
+	var quiet *quietError
+	return apierrors.IsConflict(err) || errors.As(err, &quiet)
 }

@@ -87,7 +87,7 @@ func TestSharedHandlerRemove(t *testing.T) {
 	}
 }
 
-func TestOnlyConflicts(t *testing.T) {
+func TestOnlyRoutine(t *testing.T) {
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("changed"))
 	other := errors.New("other")
 	cases := []struct {
@@ -99,10 +99,12 @@ func TestOnlyConflicts(t *testing.T) {
 		{errors.Join(&HandlerError{Handler: "a", Err: conflict}, &HandlerError{Handler: "b", Err: conflict}), true},
 		{errors.Join(&HandlerError{Handler: "a", Err: conflict}, &HandlerError{Handler: "b", Err: other}), false},
 		{other, false},
+		{&HandlerError{Handler: "a", Err: RetryQuietly(other)}, true},
+		{errors.Join(&HandlerError{Handler: "a", Err: RetryQuietly(other)}, &HandlerError{Handler: "b", Err: other}), false},
 	}
 	for i, c := range cases {
-		if got := onlyConflicts(c.err); got != c.want {
-			t.Errorf("case %d: onlyConflicts(%v) = %v, want %v", i, c.err, got, c.want)
+		if got := onlyRoutine(c.err); got != c.want {
+			t.Errorf("case %d: onlyRoutine(%v) = %v, want %v", i, c.err, got, c.want)
 		}
 	}
 }

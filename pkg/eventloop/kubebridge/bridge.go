@@ -218,7 +218,11 @@ func (b *Bridge) onChange(resource, key string) error {
 		return nil // created and deleted before the loop heard of it
 	}
 	if err := b.loop.PushEvent(ev); err != nil {
-		return fmt.Errorf("kubebridge: push %s %s: %w", resource, key, err)
+		err = fmt.Errorf("kubebridge: push %s %s: %w", resource, key, err)
+		if errors.Is(err, eventloop.ErrQueueFull) {
+			return controller.RetryQuietly(err) // back-pressure, not a failure
+		}
+		return err
 	}
 	if exists {
 		b.versions[vk] = resourceVersion(ev.NewValue)

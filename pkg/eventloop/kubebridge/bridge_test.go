@@ -269,6 +269,7 @@ func TestFullLoopQueueBackPressuresWithoutLoss(t *testing.T) {
 	cfg.QueueSize = 2
 	g := &gate{open: make(chan struct{})}
 	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
 	_ = startLoop(t, ctx, ns, &cfg, log, g)
 
 	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
@@ -291,6 +292,9 @@ func TestFullLoopQueueBackPressuresWithoutLoss(t *testing.T) {
 	for _, e := range hook.AllEntries() {
 		if strings.Contains(e.Message, "kubebridge: push") {
 			refused++
+			if e.Level < logrus.DebugLevel {
+				t.Errorf("back-pressure logged at %s: %s", e.Level, e.Message)
+			}
 		}
 	}
 	if refused == 0 {
