@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // TestSmallComparison runs every framework through every phase at a small
 // scale, so the harness behind `make bench` cannot rot unnoticed.
 func TestSmallComparison(t *testing.T) {
-	cfg := config{objects: 50, updates: 20, keys: 2000, workers: 2, namespace: "bench", frameworks: frameworkNames}
+	cfg := config{objects: 50, updates: 20, keys: 2000, workers: 2, rounds: 1, namespace: "bench", frameworks: frameworkNames}
 	results, err := compare(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

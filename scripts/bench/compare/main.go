@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type result struct {
 
 type config struct {
 	objects, updates, keys, workers int
+	rounds                          int
 	frameworks                      []string
 	kubeconfig, namespace, child    string
 	phase                           string
@@ -58,6 +60,7 @@ func main() {
 	flag.IntVar(&cfg.updates, "updates", 5000, "updates in the steady-state phase")
 	flag.IntVar(&cfg.keys, "keys", 1000000, "keys in the dispatch phase")
 	flag.IntVar(&cfg.workers, "workers", 2, "workers per controller")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "runs of every phase per framework; the median is reported")
 	flag.StringVar(&frameworks, "frameworks", strings.Join(frameworkNames, ","), "frameworks to compare")
 	// Child-process flags.
 	flag.StringVar(&cfg.child, "child", "", "internal: run one framework")
@@ -128,18 +131,33 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 	}
 	defer cluster.Stop()
 
+	// Each round runs the frameworks in a rotated order, so none is always
+	// first after the objects were created (when the API server is busiest)
+	// or always last; the median of the rounds is reported.
+	runs := map[string][]result{}
+	for round := range max(cfg.rounds, 1) {
+		for _, phase := range []string{"cluster", "dispatch"} {
+			for i := range cfg.frameworks {
+				name := cfg.frameworks[(i+round)%len(cfg.frameworks)]
+				log.Infof("round %d: %s: %s phase", round+1, name, phase)
+				r, err := runChildProcess(ctx, cfg, name, phase, cluster.KubeconfigPath())
+				if err != nil {
+					return nil, err
+				}
+				runs[name+"/"+phase] = append(runs[name+"/"+phase], r)
+			}
+		}
+	}
 	results := map[string]*result{}
-	for _, phase := range []string{"cluster", "dispatch"} {
-		for _, name := range cfg.frameworks {
-			log.Infof("%s: %s phase", name, phase)
-			r, err := runChildProcess(ctx, cfg, name, phase, cluster.KubeconfigPath())
-			if err != nil {
-				return nil, err
-			}
-			if results[name] == nil {
-				results[name] = &result{Framework: name}
-			}
-			merge(results[name], r)
+	for _, name := range cfg.frameworks {
+		c, d := runs[name+"/cluster"], runs[name+"/dispatch"]
+		results[name] = &result{
+			Framework:     name,
+			ColdStart:     median(c, func(r result) float64 { return r.ColdStart }),
+			HeapBytes:     uint64(median(c, func(r result) float64 { return float64(r.HeapBytes) })),
+			Steady:        median(c, func(r result) float64 { return r.Steady }),
+			Dispatch:      median(d, func(r result) float64 { return r.Dispatch }),
+			DispatchAlloc: uint64(median(d, func(r result) float64 { return float64(r.DispatchAlloc) })),
 		}
 	}
 	return results, nil
@@ -165,13 +183,18 @@ func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig st
 	return r, nil
 }
 
-func merge(into *result, r result) {
-	if r.ColdStart != 0 {
-		into.ColdStart, into.HeapBytes, into.Steady = r.ColdStart, r.HeapBytes, r.Steady
+// median returns the median of one measurement over several runs (the
+// upper middle one for an even count).
+func median(runs []result, value func(result) float64) float64 {
+	vs := make([]float64, len(runs))
+	for i, r := range runs {
+		vs[i] = value(r)
 	}
-	if r.Dispatch != 0 {
-		into.Dispatch, into.DispatchAlloc = r.Dispatch, r.DispatchAlloc
+	slices.Sort(vs)
+	if len(vs) == 0 {
+		return 0
 	}
+	return vs[len(vs)/2]
 }
 
 // printTable writes a Markdown table: one column per framework, then
