@@ -13,6 +13,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -96,9 +97,14 @@ func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (
 			return c.Watch(ctx, opts.Namespace, lo)
 		},
 	}
+	// client-go keeps the map it is given and adds later indexers to it:
+	// each informer needs its own (a nil map would make AddIndexers panic,
+	// a shared default would be written by every kind).
+	indexers := cache.Indexers{}
+	maps.Copy(indexers, opts.Indexers)
 	informer := cache.NewSharedIndexInformerWithOptions(lw, obj, cache.SharedIndexInformerOptions{
 		ResyncPeriod: opts.Resync,
-		Indexers:     opts.Indexers,
+		Indexers:     indexers,
 	})
 	if transform := opts.transform(); transform != nil {
 		if err := informer.SetTransform(transform); err != nil {

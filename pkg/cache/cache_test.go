@@ -174,6 +174,35 @@ func TestScopingIndexersAndTransforms(t *testing.T) {
 	}
 }
 
+func TestIndexersAddedAfterStartWithDefaultOptions(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	applyConfigMap(t, ns, "blue", map[string]string{"color": "blue"})
+	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}})
+	cms, err := f.ForKind(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := f.ForKind(secretGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAndSync(t, f)
+	err = cms.AddIndexers(toolscache.Indexers{"color": func(obj any) ([]string, error) {
+		return []string{obj.(*corev1.ConfigMap).Labels["color"]}, nil
+	}})
+	if err != nil {
+		t.Fatalf("AddIndexers after start with no indexers configured: %v", err)
+	}
+	blue, err := cms.GetIndexer().ByIndex("color", "blue")
+	if err != nil || len(blue) != 1 {
+		t.Fatalf("existing objects not indexed: %d, %v", len(blue), err)
+	}
+	// Each informer has its own indexers: the other kind did not get it.
+	if _, err := secrets.GetIndexer().ByIndex("color", "blue"); err == nil {
+		t.Fatal("an indexer added to ConfigMaps appeared on Secrets")
+	}
+}
+
 func TestUnsyncableKindsAreNamedAndDoNotBlockOthers(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	applyConfigMap(t, ns, "present", nil)

@@ -201,6 +201,33 @@ func TestWatchDeliversTypedEventsWithKind(t *testing.T) {
 	}
 }
 
+func TestWatchUnstructuredCustomResource(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c, err := newFactory(t).ForKind(testkinds.WidgetGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Watch(ctx, ns, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := c.Create(ctx, ns, testkinds.Widget(ns, "watched", 1), &unstructured.Unstructured{}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-w.ResultChan():
+		u, ok := e.Object.(*unstructured.Unstructured)
+		if e.Type != watch.Added || !ok || u.GetName() != "watched" || u.GroupVersionKind() != testkinds.WidgetGVK {
+			t.Fatalf("event %s %T %+v", e.Type, e.Object, e.Object)
+		}
+	case <-ctx.Done():
+		t.Fatal("no watch event")
+	}
+}
+
 func TestCRDInstalledAfterFactoryIsFound(t *testing.T) {
 	f := newFactory(t)
 	// Prime discovery so a stale cache is what the factory must get past.

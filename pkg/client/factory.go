@@ -44,6 +44,7 @@ type SharedClientFactory struct {
 	httpClient *http.Client
 	scheme     *runtime.Scheme
 	codecs     serializer.CodecFactory
+	unstruct   unstructuredSerializer
 	mapper     meta.RESTMapper
 	timeout    time.Duration
 	jsonOnly   bool
@@ -84,6 +85,7 @@ func NewSharedClientFactory(cfg *rest.Config, opts *SharedClientFactoryOptions) 
 		f.scheme = scheme.Scheme
 	}
 	f.codecs = serializer.NewCodecFactory(f.scheme)
+	f.unstruct = newUnstructuredSerializer()
 	switch {
 	case f.timeout == 0:
 		f.timeout = DefaultTimeout
@@ -165,7 +167,7 @@ func (f *SharedClientFactory) restConfigFor(gvk schema.GroupVersionKind) *rest.C
 	}
 	switch {
 	case !f.scheme.Recognizes(gvk):
-		cfg.NegotiatedSerializer = unstructuredSerializer{}
+		cfg.NegotiatedSerializer = f.unstruct
 		cfg.ContentType = runtime.ContentTypeJSON
 		cfg.AcceptContentTypes = runtime.ContentTypeJSON
 	case !f.jsonOnly && scheme.Scheme.Recognizes(gvk):
