@@ -1,0 +1,132 @@
+package generic
+
+import (
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Cache is a typed, read-only view of an informer's store. It satisfies
+// CacheInterface. Objects it returns are shared with every other reader
+// (and with handlers) and must not be modified: DeepCopy them first.
+type Cache[T RuntimeMetaObject] struct {
+	indexer  cache.Indexer
+	resource schema.GroupResource
+}
+
+// NewCache returns the typed view of indexer, an informer's store of objects
+// of type T; resource names the kind in NotFound errors.
+func NewCache[T RuntimeMetaObject](indexer cache.Indexer, resource schema.GroupResource) *Cache[T] {
+	return &Cache[T]{indexer: indexer, resource: resource}
+}
+
+// Get returns the cached object namespace/name (namespace is empty for
+// cluster-scoped kinds). A miss is a NotFound API error, so callers handle
+// it with apierrors.IsNotFound as they would a miss on the API server.
+func (c *Cache[T]) Get(namespace, name string) (T, error) {
+	var zero T
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	obj, exists, err := c.indexer.GetByKey(key)
+	if err != nil {
+		return zero, err
+	}
+	if !exists {
+		return zero, apierrors.NewNotFound(c.resource, name)
+	}
+	return c.typed(obj)
+}
+
+// List returns the cached objects of namespace ("" for all) whose labels
+// selector matches; a nil selector matches all.
+func (c *Cache[T]) List(namespace string, selector labels.Selector) ([]T, error) {
+	if selector == nil {
+		selector = labels.Everything()
+	}
+	var items []any
+	if namespace != metav1.NamespaceAll {
+		var err error
+		// Asking is the only race-free way to know whether the index exists:
+		// GetIndexers returns the map AddIndexers writes to.
+		if items, err = c.indexer.ByIndex(cache.NamespaceIndex, namespace); err != nil {
+			items = c.indexer.List() // no namespace index: scan
+		}
+	} else {
+		items = c.indexer.List()
+	}
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		obj, err := c.typed(item)
+		if err != nil {
+			return nil, err
+		}
+		if namespace != metav1.NamespaceAll && obj.GetNamespace() != namespace {
+			continue
+		}
+		if selector.Matches(labels.Set(obj.GetLabels())) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// AddIndexer adds a named index. It works before and after the informer
+// starts: objects already cached are indexed at once. It fails when the name
+// is taken, the informer has stopped, or the store was built outside
+// pkg/cache without an Indexers map (client-go cannot add indexes to a nil
+// one). Objects of another type than T (there are none in a store the
+// controller built) are not indexed.
+func (c *Cache[T]) AddIndexer(indexName string, indexer Indexer[T]) error {
+	if indexer == nil {
+		return fmt.Errorf("index %q of %s: indexer is nil", indexName, c.resource)
+	}
+	if c.indexer.GetIndexers() == nil {
+		// client-go keeps the Indexers map an informer was created with and
+		// adds to it; with a nil map that would panic.
+		return fmt.Errorf("index %q of %s: the informer was created without an Indexers map, so client-go cannot add indexes to it", indexName, c.resource)
+	}
+	err := c.indexer.AddIndexers(cache.Indexers{indexName: func(obj any) ([]string, error) {
+		typed, ok := obj.(T)
+		if !ok {
+			return nil, nil
+		}
+		return indexer(typed)
+	}})
+	if err != nil {
+		return fmt.Errorf("index %q of %s: %w", indexName, c.resource, err)
+	}
+	return nil
+}
+
+// GetByIndex returns the cached objects indexed under key in the named
+// index.
+func (c *Cache[T]) GetByIndex(indexName, key string) ([]T, error) {
+	items, err := c.indexer.ByIndex(indexName, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		obj, err := c.typed(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+func (c *Cache[T]) typed(obj any) (T, error) {
+	typed, ok := obj.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("cache of %s holds a %T, not a %T", c.resource, obj, zero)
+	}
+	return typed, nil
+}
