@@ -1,0 +1,535 @@
+// Package apply makes a set of objects exist exactly as desired: every object
+// of the set is written with server-side apply under one field manager, and
+// objects the set held before but no longer does are deleted (pruned),
+// including kinds that dropped out of the set entirely. This is what
+// generating handlers use: an owner's handler returns the objects it wants,
+// and Apply converges the cluster on them.
+//
+// A set is identified by its owner (optional) and a set ID. Its objects carry
+// a label with the set's hash, so they can be found with a label selector; an
+// inventory ConfigMap records which kinds the set has ever held, so pruning
+// knows where to look even for kinds the caller no longer mentions.
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+)
+
+// Labels and annotations Apply puts on the objects it manages.
+const (
+	// LabelSet holds the hash of the set (owner and set ID); pruning lists
+	// by it.
+	LabelSet = "lariat.dev/set"
+	// AnnotationOwner names the owner: "group/version/Kind namespace/name".
+	AnnotationOwner = "lariat.dev/owner"
+	// AnnotationSetID holds the set ID as given.
+	AnnotationSetID = "lariat.dev/set-id"
+	// LabelInventory marks a set's inventory ConfigMap with the set's hash;
+	// it is not LabelSet, so the set's own pruning never sees it.
+	LabelInventory = "lariat.dev/inventory"
+	// inventoryKinds is the inventory ConfigMap's key listing the kinds.
+	inventoryKinds = "kinds"
+)
+
+// Options configure an Applier.
+type Options struct {
+	// FieldManager owns the applied fields; required.
+	FieldManager string
+	// InventoryNamespace holds the inventory ConfigMaps of sets whose owner
+	// is cluster-scoped or absent. Empty means "default".
+	InventoryNamespace string
+}
+
+// Applier applies desired sets through a client factory. It is safe for
+// concurrent use; each call names its own set.
+type Applier struct {
+	clients *client.SharedClientFactory
+	opts    Options
+}
+
+// New returns an Applier; it fails without a field manager.
+func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
+	if opts.FieldManager == "" {
+		return nil, errors.New("apply: a field manager is required")
+	}
+	if opts.InventoryNamespace == "" {
+		opts.InventoryNamespace = metav1.NamespaceDefault
+	}
+	return &Applier{clients: clients, opts: opts}, nil
+}
+
+// Set names one desired set: the objects an owner's handler generates.
+type Set struct {
+	// Owner, when set, becomes the owner reference of every object where
+	// that is legal (same namespace, or a cluster-scoped owner), gives its
+	// namespace to namespaced objects that have none, and identifies the
+	// set together with ID.
+	Owner runtime.Object
+	// ID tells apart several sets of one owner (or names an ownerless set).
+	ID string
+}
+
+// ObjectKey identifies an object in a Plan.
+type ObjectKey struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+func (k ObjectKey) String() string {
+	if k.Namespace == "" {
+		return fmt.Sprintf("%s %s", k.GVK.Kind, k.Name)
+	}
+	return fmt.Sprintf("%s %s/%s", k.GVK.Kind, k.Namespace, k.Name)
+}
+
+// Plan is what Apply would do.
+type Plan struct {
+	Create    []ObjectKey
+	Update    []ObjectKey
+	Unchanged []ObjectKey
+	Delete    []ObjectKey
+}
+
+// Apply makes the set hold exactly objs: each is server-side applied (forcing
+// ownership of the fields it sets), then objects of the set that are not in
+// objs are deleted. Apply with no objects prunes the whole set and its
+// inventory, which is what to do when the owner goes away. Errors of single
+// objects are joined; the rest of the set is still applied.
+func (a *Applier) Apply(ctx context.Context, set Set, objs ...runtime.Object) error {
+	_, err := a.run(ctx, set, objs, false)
+	return err
+}
+
+// DryRun returns what Apply would do, computed with server-side dry-run
+// applies, and writes nothing.
+func (a *Applier) DryRun(ctx context.Context, set Set, objs ...runtime.Object) (Plan, error) {
+	return a.run(ctx, set, objs, true)
+}
+
+// desired is one object of the set, ready to apply.
+type desired struct {
+	key    ObjectKey
+	client *client.Client
+	body   []byte
+}
+
+func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRun bool) (Plan, error) {
+	var plan Plan
+	id, err := a.identify(set)
+	if err != nil {
+		return plan, err
+	}
+	want := make([]desired, 0, len(objs))
+	kinds := map[schema.GroupVersionKind]bool{}
+	var errs []error
+	for _, obj := range objs {
+		d, err := a.prepare(id, obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		want = append(want, d)
+		kinds[d.key.GVK] = true
+	}
+	if len(errs) > 0 {
+		// A set with an object that cannot even be prepared must not
+		// prune: the object would look undesired.
+		return plan, errors.Join(errs...)
+	}
+
+	inventory, err := a.readInventory(ctx, id)
+	if err != nil {
+		return plan, err
+	}
+	if !dryRun && len(want) > 0 {
+		// Record new kinds before creating their objects, so a crash in
+		// between cannot leave objects no inventory points at.
+		if err := a.writeInventory(ctx, id, union(inventory, kinds)); err != nil {
+			return plan, err
+		}
+	}
+
+	for _, d := range want {
+		change, err := a.applyOne(ctx, d, dryRun)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("apply %s: %w", d.key, err))
+			continue
+		}
+		switch change {
+		case "create":
+			plan.Create = append(plan.Create, d.key)
+		case "update":
+			plan.Update = append(plan.Update, d.key)
+		default:
+			plan.Unchanged = append(plan.Unchanged, d.key)
+		}
+	}
+
+	keep := map[ObjectKey]bool{}
+	for _, d := range want {
+		keep[d.key] = true
+	}
+	for _, gvk := range sortedKinds(union(inventory, kinds)) {
+		deleted, err := a.prune(ctx, id, gvk, keep, dryRun)
+		plan.Delete = append(plan.Delete, deleted...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 || dryRun {
+		return plan, errors.Join(errs...)
+	}
+	if len(want) == 0 {
+		return plan, a.deleteInventory(ctx, id)
+	}
+	// Kinds that no longer hold anything leave the inventory.
+	return plan, a.writeInventory(ctx, id, kinds)
+}
+
+// setIdentity is everything derived from a Set.
+type setIdentity struct {
+	hash         string
+	owner        metav1.Object
+	ownerGVK     schema.GroupVersionKind
+	ownerScoped  bool // the owner is cluster-scoped
+	ownerDesc    string
+	id           string
+	invNamespace string
+}
+
+func (a *Applier) identify(set Set) (*setIdentity, error) {
+	id := &setIdentity{id: set.ID, invNamespace: a.opts.InventoryNamespace}
+	if set.Owner != nil {
+		m, err := meta.Accessor(set.Owner)
+		if err != nil {
+			return nil, fmt.Errorf("apply: owner: %w", err)
+		}
+		gvk, err := a.clients.GVKForObject(set.Owner)
+		if err != nil {
+			return nil, fmt.Errorf("apply: owner: %w", err)
+		}
+		c, err := a.clients.ForKind(gvk)
+		if err != nil {
+			return nil, fmt.Errorf("apply: owner: %w", err)
+		}
+		id.owner, id.ownerGVK, id.ownerScoped = m, gvk, !c.Namespaced()
+		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
+		if m.GetNamespace() != "" {
+			id.invNamespace = m.GetNamespace()
+		}
+	} else if set.ID == "" {
+		return nil, errors.New("apply: a set needs an owner or an ID")
+	}
+	sum := sha256.Sum256([]byte(id.ownerDesc + "\x00" + set.ID))
+	id.hash = hex.EncodeToString(sum[:])[:40]
+	return id, nil
+}
+
+// prepare turns obj into an apply body carrying the set's label, annotations
+// and owner reference.
+func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) {
+	gvk, err := a.clients.GVKForObject(obj)
+	if err != nil {
+		return desired{}, fmt.Errorf("apply: %w", err)
+	}
+	c, err := a.clients.ForKind(gvk)
+	if err != nil {
+		return desired{}, fmt.Errorf("apply: %w", err)
+	}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return desired{}, fmt.Errorf("apply: %s: %w", gvk.Kind, err)
+	}
+	u.SetGroupVersionKind(gvk)
+	u.SetResourceVersion("")
+	u.SetManagedFields(nil)
+	if u.GetName() == "" {
+		return desired{}, fmt.Errorf("apply: a %s has no name", gvk.Kind)
+	}
+	if c.Namespaced() && u.GetNamespace() == "" {
+		if id.owner == nil || id.owner.GetNamespace() == "" {
+			return desired{}, fmt.Errorf("apply: %s %s has no namespace and no namespaced owner to take it from", gvk.Kind, u.GetName())
+		}
+		u.SetNamespace(id.owner.GetNamespace())
+	}
+	if !c.Namespaced() {
+		u.SetNamespace("")
+	}
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelSet] = id.hash
+	u.SetLabels(labels)
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationSetID] = id.id
+	if id.owner != nil {
+		annotations[AnnotationOwner] = id.ownerDesc
+		// Kubernetes only honours owner references to cluster-scoped
+		// owners or owners in the object's own namespace.
+		if id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
+			u.SetOwnerReferences([]metav1.OwnerReference{{
+				APIVersion: id.ownerGVK.GroupVersion().String(),
+				Kind:       id.ownerGVK.Kind,
+				Name:       id.owner.GetName(),
+				UID:        id.owner.GetUID(),
+			}})
+		}
+	}
+	u.SetAnnotations(annotations)
+	body, err := json.Marshal(u.Object)
+	if err != nil {
+		return desired{}, err
+	}
+	return desired{key: ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}, client: c, body: body}, nil
+}
+
+// applyOne applies one object (or dry-runs it) and says what changed.
+func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string, error) {
+	// The kind's client decodes into its Go type (or unstructured for
+	// kinds outside the scheme), so results are read through accessors.
+	before, _, err := a.clients.NewObjects(d.key.GVK)
+	if err != nil {
+		return "", err
+	}
+	after := before.DeepCopyObject()
+	err = d.client.Get(ctx, d.key.Namespace, d.key.Name, before, metav1.GetOptions{})
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, d.body, after, opts); err != nil {
+		return "", err
+	}
+	if !exists {
+		return "create", nil
+	}
+	if dryRun {
+		if sameContent(before, after) {
+			return "unchanged", nil
+		}
+		return "update", nil
+	}
+	if resourceVersion(before) != resourceVersion(after) {
+		return "update", nil
+	}
+	return "unchanged", nil
+}
+
+func resourceVersion(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return ""
+}
+
+// sameContent compares what a dry run would store with what is stored,
+// ignoring the fields the server moves on every write.
+func sameContent(a, b runtime.Object) bool {
+	strip := func(obj runtime.Object) ([]byte, error) {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetManagedFields(nil)
+		u.SetResourceVersion("")
+		u.SetGeneration(0)
+		return json.Marshal(u.Object)
+	}
+	ja, errA := strip(a)
+	jb, errB := strip(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// prune deletes (or, dry-running, lists) the set's objects of one kind that
+// are not kept.
+func (a *Applier) prune(ctx context.Context, id *setIdentity, gvk schema.GroupVersionKind, keep map[ObjectKey]bool, dryRun bool) ([]ObjectKey, error) {
+	c, err := a.clients.ForKind(gvk)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil // the kind is gone from the cluster, and its objects with it
+		}
+		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
+	}
+	_, list, err := a.clients.NewObjects(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
+	}
+	if err := c.List(ctx, metav1.NamespaceAll, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
+		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
+	}
+	var deleted []ObjectKey
+	var errs []error
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			return err
+		}
+		key := ObjectKey{GVK: gvk, Namespace: m.GetNamespace(), Name: m.GetName()}
+		if keep[key] {
+			return nil
+		}
+		deleted = append(deleted, key)
+		if dryRun {
+			return nil
+		}
+		uid := m.GetUID()
+		err = c.Delete(ctx, key.Namespace, key.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return deleted, errors.Join(errs...)
+}
+
+func (a *Applier) inventoryClient() (*client.Client, error) {
+	return a.clients.ForResourceKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap", true)
+}
+
+func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20] }
+
+func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (map[schema.GroupVersionKind]bool, error) {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{}
+	err = c.Get(ctx, id.invNamespace, inventoryName(id), cm, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return map[schema.GroupVersionKind]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read inventory: %w", err)
+	}
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, line := range strings.Split(cm.Data[inventoryKinds], "\n") {
+		if gvk, ok := parseKind(line); ok {
+			kinds[gvk] = true
+		}
+	}
+	return kinds, nil
+}
+
+func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, kinds map[schema.GroupVersionKind]bool) error {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return err
+	}
+	lines := make([]string, 0, len(kinds))
+	for _, gvk := range sortedKinds(kinds) {
+		lines = append(lines, formatKind(gvk))
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: inventoryName(id), Namespace: id.invNamespace,
+			Labels:      map[string]string{LabelInventory: id.hash},
+			Annotations: map[string]string{AnnotationOwner: id.ownerDesc, AnnotationSetID: id.id},
+		},
+		Data: map[string]string{inventoryKinds: strings.Join(lines, "\n")},
+	}
+	body, err := json.Marshal(cm)
+	if err != nil {
+		return err
+	}
+	force := true
+	err = c.Patch(ctx, id.invNamespace, cm.Name, types.ApplyPatchType, body, &corev1.ConfigMap{},
+		metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force})
+	if err != nil {
+		return fmt.Errorf("write inventory: %w", err)
+	}
+	return nil
+}
+
+func (a *Applier) deleteInventory(ctx context.Context, id *setIdentity) error {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return err
+	}
+	err = c.Delete(ctx, id.invNamespace, inventoryName(id), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete inventory: %w", err)
+	}
+	return nil
+}
+
+// formatKind writes a kind as "group/version/Kind" ("/v1/ConfigMap" for the
+// core group), which parseKind reads back.
+func formatKind(gvk schema.GroupVersionKind) string {
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
+
+func parseKind(s string) (schema.GroupVersionKind, bool) {
+	parts := strings.Split(strings.TrimSpace(s), "/")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return schema.GroupVersionKind{}, false
+	}
+	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
+}
+
+func union(a, b map[schema.GroupVersionKind]bool) map[schema.GroupVersionKind]bool {
+	out := make(map[schema.GroupVersionKind]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func sortedKinds(kinds map[schema.GroupVersionKind]bool) []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(formatKind(a), formatKind(b)) })
+	return out
+}
+
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.DeepCopy(), nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	// Typed objects carry zero values the apply would claim ownership of.
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	return u, nil
+}
