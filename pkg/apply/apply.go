@@ -83,6 +83,9 @@ type Set struct {
 	// namespace to namespaced objects that have none, and identifies the
 	// set together with ID.
 	Owner runtime.Object
+	// OwnerKey identifies the owner when its object is gone, to prune its
+	// sets after it was deleted; it is ignored when Owner is set.
+	OwnerKey *ObjectKey
 	// ID tells apart several sets of one owner (or names an ownerless set).
 	ID string
 }
@@ -235,6 +238,11 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
 		if m.GetNamespace() != "" {
 			id.invNamespace = m.GetNamespace()
+		}
+	} else if k := set.OwnerKey; k != nil {
+		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", k.GVK.GroupVersion(), k.GVK.Kind, k.Namespace, k.Name)
+		if k.Namespace != "" {
+			id.invNamespace = k.Namespace
 		}
 	} else if set.ID == "" {
 		return nil, errors.New("apply: a set needs an owner or an ID")

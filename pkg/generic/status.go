@@ -1,0 +1,152 @@
+package generic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/apply"
+	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/controller"
+)
+
+// StatusController is what status and generating handlers need of a typed
+// controller; Controller and NonNamespacedController have it.
+type StatusController[T RuntimeMetaObject] interface {
+	OnChange(ctx context.Context, name string, sync ObjectHandler[T])
+	UpdateStatus(ctx context.Context, obj T) (T, error)
+	GroupVersionKind() schema.GroupVersionKind
+}
+
+// StatusAccess reaches a kind's status without reflection; the code
+// generator fills it in for every kind with a status type.
+type StatusAccess[T RuntimeMetaObject, S any] struct {
+	// Get returns the object's status.
+	Get func(obj T) S
+	// Set stores a status into the object.
+	Set func(obj T, status S)
+	// Conditions returns the status's []metav1.Condition, or is nil when
+	// the status has none (the condition argument is then ignored).
+	Conditions func(status *S) *[]metav1.Condition
+	// ObservedGeneration returns the status's observedGeneration, or is nil
+	// when the status has none.
+	ObservedGeneration func(status *S) *int64
+}
+
+// StatusHandler computes an object's new status from the object and its
+// current status. Both are copies it may modify.
+type StatusHandler[T RuntimeMetaObject, S any] func(obj T, status S) (S, error)
+
+// GeneratingHandler computes the objects an object wants to exist (its
+// children) and its new status.
+type GeneratingHandler[T RuntimeMetaObject, S any] func(obj T, status S) ([]runtime.Object, S, error)
+
+// RegisterStatusHandler runs handler for every change of the kind until ctx
+// ends: on a copy of the object, then it sets cond (when not empty) from
+// the handler's error, sets observedGeneration where the status has one, and
+// writes the status with UpdateStatus only when it really changed (so the
+// update does not trigger another round). Conflicts are retried quietly by
+// the controller.
+func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, name string, handler StatusHandler[T, S]) {
+	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
+		var zero T
+		if obj == zero || obj.GetDeletionTimestamp() != nil {
+			return zero, nil
+		}
+		copied, ok := obj.DeepCopyObject().(T)
+		if !ok {
+			return zero, fmt.Errorf("status handler %s: DeepCopyObject of %T returned another type", name, obj)
+		}
+		status, err := handler(copied, access.Get(copied))
+		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
+	})
+}
+
+// saveStatus records err in cond and writes status if it differs from obj's.
+// It returns the stored object (or the zero T when nothing was written) and
+// the handler's error joined with the write's.
+func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, obj, copied T, status S, err error) (T, error) {
+	var zero T
+	if errors.Is(err, controller.ErrIgnore) {
+		return zero, err
+	}
+	if cond != "" && access.Conditions != nil {
+		cond.SetError(access.Conditions(&status), obj.GetGeneration(), "", err)
+	}
+	if access.ObservedGeneration != nil && err == nil {
+		*access.ObservedGeneration(&status) = obj.GetGeneration()
+	}
+	if equality.Semantic.DeepEqual(access.Get(obj), status) {
+		return zero, err
+	}
+	access.Set(copied, status)
+	updated, updateErr := c.UpdateStatus(ctx, copied)
+	if updateErr != nil {
+		return zero, errors.Join(err, updateErr)
+	}
+	return updated, err
+}
+
+// GeneratingHandlerOptions configure RegisterGeneratingHandler.
+type GeneratingHandlerOptions struct {
+	// DryRun computes what would be created, updated and deleted without
+	// writing any child, and hands the plan to Plan: for trying a handler
+	// out against a live cluster. The owner's status is still written.
+	DryRun bool
+	// Plan receives the plans of a DryRun handler.
+	Plan func(key string, plan apply.Plan)
+}
+
+// RegisterGeneratingHandler runs handler for every change of the kind until
+// ctx ends and makes the children it returns exist exactly as returned,
+// through applier (server-side apply, owner references where legal, pruning
+// of children no longer returned, including whole kinds). The set of
+// children is named after the handler, so two generating handlers of one
+// owner do not prune each other's. When the owner is deleted its children are
+// pruned. cond (when not empty) reflects the handler's and the apply's
+// error; the status is written as by RegisterStatusHandler.
+func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], applier *apply.Applier, access StatusAccess[T, S], cond condition.Cond, name string, handler GeneratingHandler[T, S], opts *GeneratingHandlerOptions) {
+	if opts == nil {
+		opts = &GeneratingHandlerOptions{}
+	}
+	gvk := c.GroupVersionKind()
+	run := func(key string, set apply.Set, objs []runtime.Object) error {
+		if !opts.DryRun {
+			return applier.Apply(ctx, set, objs...)
+		}
+		plan, err := applier.DryRun(ctx, set, objs...)
+		if opts.Plan != nil {
+			opts.Plan(key, plan)
+		}
+		return err
+	}
+	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
+		var zero T
+		if obj == zero {
+			namespace, objName, err := cache.SplitMetaNamespaceKey(key)
+			if err != nil {
+				return zero, err
+			}
+			owner := &apply.ObjectKey{GVK: gvk, Namespace: namespace, Name: objName}
+			return zero, run(key, apply.Set{OwnerKey: owner, ID: name}, nil)
+		}
+		if obj.GetDeletionTimestamp() != nil {
+			return zero, nil // children go when it is gone
+		}
+		copied, ok := obj.DeepCopyObject().(T)
+		if !ok {
+			return zero, fmt.Errorf("generating handler %s: DeepCopyObject of %T returned another type", name, obj)
+		}
+		children, status, err := handler(copied, access.Get(copied))
+		if err == nil {
+			err = run(key, apply.Set{Owner: copied, ID: name}, children)
+		}
+		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
+	})
+}
