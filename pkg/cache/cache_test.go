@@ -207,25 +207,27 @@ func TestUnsyncableKindsAreNamedAndDoNotBlockOthers(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	applyConfigMap(t, ns, "present", nil)
 
-	// "limited" may read configmaps but not secrets.
+	// The user may read configmaps but not secrets. Cluster-scoped names
+	// carry the namespace, so the test can run again on the same server.
+	user := "limited-" + ns
 	ctx := t.Context()
 	_, err := kube(t).RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps-" + ns},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = kube(t).RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "limited-read-configmaps"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "read-configmaps"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "limited"}},
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "read-configmaps-" + ns},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	limited := cp.Config()
-	limited.Impersonate = rest.ImpersonationConfig{UserName: "limited"}
+	limited.Impersonate = rest.ImpersonationConfig{UserName: user}
 	// Discovery is allowed for every authenticated user, so the mapping of
 	// the missing kind fails as "no match", and of secrets as "forbidden".
 	f := newCacheFactory(t, limited, nil)

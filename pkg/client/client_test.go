@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -234,21 +235,24 @@ func TestCRDInstalledAfterFactoryIsFound(t *testing.T) {
 	if _, err := f.ForKind(configMapGVK); err != nil {
 		t.Fatal(err)
 	}
-	gvk := schema.GroupVersionKind{Group: "later.lariat.dev", Version: "v1", Kind: "Thing"}
+	// A group of its own per run, so the test can run again on the same
+	// server.
+	group := fmt.Sprintf("later%d.lariat.dev", time.Now().UnixNano())
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Thing"}
 	if _, err := f.ForKind(gvk); !meta.IsNoMatchError(err) {
 		t.Fatalf("before the CRD exists: want a no-match error, got %v", err)
 	}
 	dir := t.TempDir()
-	crd := `apiVersion: apiextensions.k8s.io/v1
+	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: things.later.lariat.dev}
+metadata: {name: things.%[1]s}
 spec:
-  group: later.lariat.dev
+  group: %[1]s
   scope: Cluster
   names: {plural: things, singular: thing, kind: Thing, listKind: ThingList}
   versions:
   - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
-`
+`, group)
 	if err := os.WriteFile(dir+"/thing.yaml", []byte(crd), 0o600); err != nil {
 		t.Fatal(err)
 	}

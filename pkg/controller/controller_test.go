@@ -347,7 +347,11 @@ func TestMissingCRDDoesNotBlockAndLateCRDIsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gadgets, err := f.ForKind(testkinds.GadgetGVK)
+	lateDir, lateGVK, lateGVR, err := testkinds.NewLateKind(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gadgets, err := f.ForKind(lateGVK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,24 +370,24 @@ func TestMissingCRDDoesNotBlockAndLateCRDIsServed(t *testing.T) {
 	defer cancel()
 	err = f.Start(ctx, 1)
 	var syncErr *cache.SyncError
-	if !errors.As(err, &syncErr) || len(syncErr.Unsynced) != 1 || !strings.Contains(err.Error(), "late.lariat.dev/v1, Kind=Gadget") {
-		t.Fatalf("Start: want a SyncError naming only Gadget, got %v", err)
+	if !errors.As(err, &syncErr) || len(syncErr.Unsynced) != 1 || !strings.Contains(err.Error(), lateGVK.String()) {
+		t.Fatalf("Start: want a SyncError naming only %s, got %v", lateGVK, err)
 	}
 	createCM(t, cp.Config(), ns, "works", nil)
-	eventually(t, 30*time.Second, "configmap handled while Gadget is missing", func() bool {
+	eventually(t, 30*time.Second, "configmap handled while the late kind is missing", func() bool {
 		cm, _ := cmRec.seen(ns + "/works")
 		return cm != nil
 	})
 
-	if err := controlplane.InstallCRDs(t.Context(), cp.Config(), testkinds.LateCRDDir()); err != nil {
+	if err := controlplane.InstallCRDs(t.Context(), cp.Config(), lateDir); err != nil {
 		t.Fatal(err)
 	}
-	_, err = dynamic.NewForConfigOrDie(cp.Config()).Resource(testkinds.GadgetGVR).Namespace(ns).
-		Create(t.Context(), testkinds.Gadget(ns, "g1"), metav1.CreateOptions{})
+	_, err = dynamic.NewForConfigOrDie(cp.Config()).Resource(lateGVR).Namespace(ns).
+		Create(t.Context(), testkinds.Object(lateGVK, ns, "g1"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "gadget handled after its CRD was installed", func() bool {
+	eventually(t, time.Minute, "object handled after its CRD was installed", func() bool {
 		gadgetMu.Lock()
 		defer gadgetMu.Unlock()
 		return gadgetKeys[ns+"/g1"]
