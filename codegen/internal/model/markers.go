@@ -1,0 +1,55 @@
+package model
+
+import (
+	"sigs.k8s.io/controller-tools/pkg/markers"
+)
+
+// Marker names the model reads. The kubebuilder ones are registered by the
+// controller-tools generators; the genclient ones only by RegisterMarkers.
+const (
+	markerGroupName     = "groupName"
+	markerVersionName   = "versionName"
+	markerRoot          = "kubebuilder:object:root"
+	markerResource      = "kubebuilder:resource"
+	markerStatus        = "kubebuilder:subresource:status"
+	markerGenclient     = "genclient"
+	markerNonNamespaced = "genclient:nonNamespaced"
+)
+
+// RegisterMarkers registers the client-gen markers that controller-tools
+// does not know, so that +genclient and +genclient:nonNamespaced are parsed
+// like the kubebuilder markers.
+func RegisterMarkers(reg *markers.Registry) error {
+	for _, name := range []string{markerGenclient, markerNonNamespaced} {
+		// An empty struct, like controller-tools' own flag markers: a bool
+		// would demand a value.
+		def, err := markers.MakeDefinition(name, markers.DescribesType, present{})
+		if err != nil {
+			return err
+		}
+		if err := reg.Register(def); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present is the value of a marker that takes no arguments.
+type present struct{}
+
+// has reports whether a marker without arguments is set.
+func has(values markers.MarkerValues, name string) bool {
+	return values.Get(name) != nil
+}
+
+// flag reports whether a boolean marker is set to true.
+func flag(values markers.MarkerValues, name string) bool {
+	v, ok := values.Get(name).(bool)
+	return ok && v
+}
+
+// stringMarker returns a string marker's value, or "".
+func stringMarker(values markers.MarkerValues, name string) string {
+	v, _ := values.Get(name).(string)
+	return v
+}
