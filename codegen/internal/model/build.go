@@ -58,8 +58,10 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 		Pos:     fset.Position(pkg.Syntax[0].Package),
 	}
 	lists := map[string]bool{}
+	types := typeSpecs(pkg.Syntax)
 	err = markers.EachType(col, pkg, func(info *markers.TypeInfo) {
 		if k := buildKind(fset, info, lists, errs); k != nil {
+			k.Status = statusType(info.RawSpec, types)
 			v.Kinds = append(v.Kinds, k)
 		}
 	})

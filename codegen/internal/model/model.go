@@ -70,9 +70,24 @@ type Kind struct {
 	Namespaced bool
 	// HasStatus is true when the status subresource is enabled.
 	HasStatus bool
+	// Status describes the type of the kind's Status field; it is nil when
+	// the kind has none or it is not a struct of the same package.
+	Status *StatusType
 	// Resource is the plural resource name; it is filled in from the
 	// generated CRD so that controllers and manifests cannot disagree.
 	Resource string
 	// Pos is where the type is declared.
 	Pos token.Position
+}
+
+// StatusType is the struct type of a kind's Status field, as far as the
+// generated status and generating handlers need to know it.
+type StatusType struct {
+	// Name is the Go type name, for example "WebAppStatus".
+	Name string
+	// Conditions is true when it has a Conditions []metav1.Condition field.
+	Conditions bool
+	// ObservedGeneration is true when it has an ObservedGeneration int64
+	// field.
+	ObservedGeneration bool
 }

@@ -79,3 +79,72 @@ func ownDecls(files []*ast.File, fset *token.FileSet) map[string]token.Position 
 	}
 	return found
 }
+
+// statusType finds the struct type of spec's Status field among the
+// package's types, and which of the fields the handlers use it has.
+func statusType(spec *ast.TypeSpec, types map[string]*ast.TypeSpec) *StatusType {
+	st, ok := spec.Type.(*ast.StructType)
+	if !ok {
+		return nil
+	}
+	for _, field := range st.Fields.List {
+		if len(field.Names) != 1 || field.Names[0].Name != "Status" {
+			continue
+		}
+		ident, ok := field.Type.(*ast.Ident)
+		if !ok {
+			return nil // a pointer or another package's type: not handled
+		}
+		statusSpec, ok := types[ident.Name]
+		if !ok {
+			return nil
+		}
+		fields, ok := statusSpec.Type.(*ast.StructType)
+		if !ok {
+			return nil
+		}
+		t := &StatusType{Name: ident.Name}
+		for _, f := range fields.Fields.List {
+			if len(f.Names) != 1 {
+				continue
+			}
+			switch f.Names[0].Name {
+			case "Conditions":
+				if arr, ok := f.Type.(*ast.ArrayType); ok && arr.Len == nil && isSelector(arr.Elt, "Condition") {
+					t.Conditions = true
+				}
+			case "ObservedGeneration":
+				if id, ok := f.Type.(*ast.Ident); ok && id.Name == "int64" {
+					t.ObservedGeneration = true
+				}
+			}
+		}
+		return t
+	}
+	return nil
+}
+
+// isSelector reports whether expr is pkg.name for some pkg (metav1.Condition).
+func isSelector(expr ast.Expr, name string) bool {
+	sel, ok := expr.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == name
+}
+
+// typeSpecs indexes the package's type declarations by name.
+func typeSpecs(files []*ast.File) map[string]*ast.TypeSpec {
+	out := map[string]*ast.TypeSpec{}
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				if ts, ok := spec.(*ast.TypeSpec); ok {
+					out[ts.Name.Name] = ts
+				}
+			}
+		}
+	}
+	return out
+}

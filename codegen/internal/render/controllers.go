@@ -32,6 +32,9 @@ type versionData struct {
 type kindData struct {
 	*model.Kind
 	Header, Group, Version, APIAlias, APIPath, Field string
+	// Lower is the kind's name with a lower-case first letter, for
+	// unexported helpers.
+	Lower string
 }
 
 // Controllers returns the controller files of a group by path: factory.go
@@ -57,6 +60,7 @@ func Controllers(g *model.Group, out Output, header []byte) (map[string][]byte, 
 				Kind: k, Header: hdr, Group: g.Name, Version: v.Name,
 				APIAlias: vd.APIAlias, APIPath: v.PkgPath,
 				Field: unexported(k.Name) + "Controller",
+				Lower: unexported(k.Name),
 			})
 		}
 		data.Versions = append(data.Versions, vd)

@@ -29,6 +29,9 @@ type WebAppStatus struct {
 	// Conditions describe the app's state.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // WebApp is a namespaced kind with status and scale subresources.

@@ -7,7 +7,13 @@ Copyright The Lariat Demo Authors.
 package v1
 
 import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
 	demov1 "example.com/demo/api/v1"
+	"github.com/lariat-dev/lariat/pkg/apply"
+	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -36,4 +42,36 @@ func newTenantController(f *generic.Factory) (TenantController, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// TenantStatusHandler computes a Tenant's status from the object and
+// its current status; both are copies it may change.
+type TenantStatusHandler func(obj *demov1.Tenant, status demov1.TenantStatus) (demov1.TenantStatus, error)
+
+// TenantGeneratingHandler computes the objects a Tenant wants to
+// exist, and its status.
+type TenantGeneratingHandler func(obj *demov1.Tenant, status demov1.TenantStatus) ([]runtime.Object, demov1.TenantStatus, error)
+
+// RegisterTenantStatusHandler runs handler on every change of a Tenant
+// until ctx ends, sets cond from its error, and
+// writes the status only when it changed.
+func RegisterTenantStatusHandler(ctx context.Context, controller TenantController, cond condition.Cond, name string, handler TenantStatusHandler) {
+	generic.RegisterStatusHandler(ctx, controller, tenantStatusAccess(), cond, name, generic.StatusHandler[*demov1.Tenant, demov1.TenantStatus](handler))
+}
+
+// RegisterTenantGeneratingHandler runs handler on every change of a
+// Tenant until ctx ends and makes the objects it returns exist exactly as
+// returned through applier, pruning those it no longer returns and all of
+// them when the Tenant is deleted; cond and the status are set as by
+// RegisterTenantStatusHandler.
+func RegisterTenantGeneratingHandler(ctx context.Context, controller TenantController, applier *apply.Applier, cond condition.Cond, name string, handler TenantGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
+	generic.RegisterGeneratingHandler(ctx, controller, applier, tenantStatusAccess(), cond, name, generic.GeneratingHandler[*demov1.Tenant, demov1.TenantStatus](handler), opts)
+}
+
+// tenantStatusAccess reaches the Tenant status without reflection.
+func tenantStatusAccess() generic.StatusAccess[*demov1.Tenant, demov1.TenantStatus] {
+	return generic.StatusAccess[*demov1.Tenant, demov1.TenantStatus]{
+		Get: func(obj *demov1.Tenant) demov1.TenantStatus { return obj.Status },
+		Set: func(obj *demov1.Tenant, status demov1.TenantStatus) { obj.Status = status },
+	}
 }

@@ -7,7 +7,14 @@ Copyright The Lariat Demo Authors.
 package v1
 
 import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	demov1 "example.com/demo/api/v1"
+	"github.com/lariat-dev/lariat/pkg/apply"
+	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -36,4 +43,38 @@ func newWebAppController(f *generic.Factory) (WebAppController, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// WebAppStatusHandler computes a WebApp's status from the object and
+// its current status; both are copies it may change.
+type WebAppStatusHandler func(obj *demov1.WebApp, status demov1.WebAppStatus) (demov1.WebAppStatus, error)
+
+// WebAppGeneratingHandler computes the objects a WebApp wants to
+// exist, and its status.
+type WebAppGeneratingHandler func(obj *demov1.WebApp, status demov1.WebAppStatus) ([]runtime.Object, demov1.WebAppStatus, error)
+
+// RegisterWebAppStatusHandler runs handler on every change of a WebApp
+// until ctx ends, sets cond from its error and observedGeneration, and
+// writes the status only when it changed.
+func RegisterWebAppStatusHandler(ctx context.Context, controller WebAppController, cond condition.Cond, name string, handler WebAppStatusHandler) {
+	generic.RegisterStatusHandler(ctx, controller, webAppStatusAccess(), cond, name, generic.StatusHandler[*demov1.WebApp, demov1.WebAppStatus](handler))
+}
+
+// RegisterWebAppGeneratingHandler runs handler on every change of a
+// WebApp until ctx ends and makes the objects it returns exist exactly as
+// returned through applier, pruning those it no longer returns and all of
+// them when the WebApp is deleted; cond and the status are set as by
+// RegisterWebAppStatusHandler.
+func RegisterWebAppGeneratingHandler(ctx context.Context, controller WebAppController, applier *apply.Applier, cond condition.Cond, name string, handler WebAppGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
+	generic.RegisterGeneratingHandler(ctx, controller, applier, webAppStatusAccess(), cond, name, generic.GeneratingHandler[*demov1.WebApp, demov1.WebAppStatus](handler), opts)
+}
+
+// webAppStatusAccess reaches the WebApp status without reflection.
+func webAppStatusAccess() generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus] {
+	return generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus]{
+		Get:                func(obj *demov1.WebApp) demov1.WebAppStatus { return obj.Status },
+		Set:                func(obj *demov1.WebApp, status demov1.WebAppStatus) { obj.Status = status },
+		Conditions:         func(status *demov1.WebAppStatus) *[]metav1.Condition { return &status.Conditions },
+		ObservedGeneration: func(status *demov1.WebAppStatus) *int64 { return &status.ObservedGeneration },
+	}
 }
