@@ -35,6 +35,7 @@ func parseFlags(args []string, stderr io.Writer) (generator.Options, bool, error
 	fs.StringVar(&opts.CRDDir, "crd-dir", "./crds", "directory of the generated CRD manifests")
 	fs.StringVar(&opts.HeaderFile, "header", "", "boilerplate file to put at the top of generated Go files")
 	fs.StringVar(&opts.Dir, "C", "", "run as if started in this directory")
+	fs.BoolVar(&opts.External, "external", false, "the API packages are someone else's (such as k8s.io/api/apps/v1): generate controllers only, from +genclient markers")
 	verbose := fs.Bool("v", false, "list the files written")
 	if err := fs.Parse(args); err != nil {
 		return opts, false, err

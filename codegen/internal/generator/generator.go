@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"golang.org/x/tools/go/packages"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-tools/pkg/loader"
 
@@ -36,6 +37,10 @@ type Options struct {
 	// HeaderFile, if set, is a boilerplate file prepended to generated Go
 	// files.
 	HeaderFile string
+	// External marks the API packages as someone else's, such as
+	// k8s.io/api/apps/v1: only controllers are generated, from the
+	// client-gen markers, with resource names guessed from the kinds.
+	External bool
 }
 
 // Run generates everything and returns the paths of the files it changed.
@@ -59,12 +64,16 @@ func Run(opts Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := model.Build(col, roots, fset, o.Dir)
+	build := model.Build
+	if o.External {
+		build = model.BuildExternal
+	}
+	groups, err := build(col, roots, fset, o.Dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(groups) == 0 {
-		return nil, fmt.Errorf("no API types (types with +kubebuilder:object:root=true) in %v", o.Paths)
+		return nil, fmt.Errorf("no API types (types with +kubebuilder:object:root=true, or +genclient with -external) in %v", o.Paths)
 	}
 
 	// After the input checks, which need no module around the output.
@@ -73,6 +82,19 @@ func Run(opts Options) ([]string, error) {
 		return nil, err
 	}
 	set := files.Set{}
+	if o.External {
+		for _, g := range groups {
+			guessResources(g)
+			controllers, err := render.Controllers(g, out, header)
+			if err != nil {
+				return nil, err
+			}
+			if err := set.Add(controllers); err != nil {
+				return nil, err
+			}
+		}
+		return set.Write()
+	}
 	kube, err := kubegen.Generate(col, apiPackages(roots, groups), kubegen.Options{
 		CRDDir:     o.CRDDir,
 		HeaderFile: o.HeaderFile,
@@ -116,6 +138,22 @@ func addGroup(set files.Set, g *model.Group, out render.Output, header []byte) e
 		return err
 	}
 	return set.Add(controllers)
+}
+
+// guessResources names the resources of external kinds the way Kubernetes
+// does for built-in kinds: lower case, plural by apimachinery's rules, with
+// the one built-in exception to them.
+func guessResources(g *model.Group) {
+	for _, v := range g.Versions {
+		for _, k := range v.Kinds {
+			if k.Name == "Endpoints" {
+				k.Resource = "endpoints"
+				continue
+			}
+			gvr, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: g.Name, Version: v.Name, Kind: k.Name})
+			k.Resource = gvr.Resource
+		}
+	}
 }
 
 // fillResources takes each kind's resource name from its CRD.

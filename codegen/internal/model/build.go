@@ -20,10 +20,23 @@ import (
 // are returned together; base is the directory file names in errors are
 // relative to; fset is the file set the packages were loaded with.
 func Build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet, base string) ([]*Group, error) {
+	return build(col, roots, fset, base, false)
+}
+
+// BuildExternal reads API packages that are not the caller's own, such as
+// k8s.io/api/apps/v1, for controllers only: kinds are the types with
+// +genclient that can be listed and watched, scope and status come from the
+// client-gen markers, and an empty +groupName is the core group. Types
+// without a list type are skipped rather than reported.
+func BuildExternal(col *markers.Collector, roots []*loader.Package, fset *token.FileSet, base string) ([]*Group, error) {
+	return build(col, roots, fset, base, true)
+}
+
+func build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet, base string, external bool) ([]*Group, error) {
 	errs := &errorList{base: base}
 	var versions []*Version
 	for _, pkg := range roots {
-		if v := buildVersion(col, pkg, fset, errs); v != nil {
+		if v := buildVersion(col, pkg, fset, errs, external); v != nil {
 			versions = append(versions, v)
 		}
 	}
@@ -36,7 +49,7 @@ func Build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet,
 
 // buildVersion reads one API package, or returns nil when it declares no
 // API types or is broken.
-func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileSet, errs *errorList) *Version {
+func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileSet, errs *errorList, external bool) *Version {
 	pkg.NeedSyntax()
 	if len(pkg.Syntax) == 0 {
 		return nil
@@ -50,7 +63,7 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 		return nil
 	}
 	v := &Version{
-		Group:   stringMarker(pkgMarkers, markerGroupName),
+		Group:   groupName(pkgMarkers, pkg, external),
 		Name:    cmp.Or(stringMarker(pkgMarkers, markerVersionName), pkg.Name),
 		PkgPath: pkg.PkgPath,
 		PkgName: pkg.Name,
@@ -60,7 +73,13 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 	lists := map[string]bool{}
 	types := typeSpecs(pkg.Syntax)
 	err = markers.EachType(col, pkg, func(info *markers.TypeInfo) {
-		if k := buildKind(fset, info, lists, errs); k != nil {
+		var k *Kind
+		if external {
+			k = externalKind(fset, info, lists)
+		} else {
+			k = buildKind(fset, info, lists, errs)
+		}
+		if k != nil {
 			k.Status = statusType(info.RawSpec, types)
 			v.Kinds = append(v.Kinds, k)
 		}
@@ -77,9 +96,18 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 		errs.add(v.Pos, "version %q of package %s is not a lower-case Go identifier", v.Name, pkg.Name)
 		return nil
 	}
-	if v.Group == "" {
+	if v.Group == "" && !external {
 		errs.add(v.Pos, "package %s declares API types but has no +groupName=<group> marker (put it in doc.go, above the package clause)", pkg.Name)
 		return nil
+	}
+	if external {
+		// Kinds that cannot be listed cannot be watched by an informer.
+		v.Kinds = slices.DeleteFunc(v.Kinds, func(k *Kind) bool { return !lists[k.ListName] })
+		for _, k := range v.Kinds {
+			k.HasStatus = k.HasStatus && k.Status != nil
+		}
+		slices.SortFunc(v.Kinds, func(a, b *Kind) int { return strings.Compare(a.Name, b.Name) })
+		return v // external packages register themselves
 	}
 	for _, k := range v.Kinds {
 		if !lists[k.ListName] {
@@ -140,6 +168,42 @@ func buildKind(fset *token.FileSet, info *markers.TypeInfo, lists map[string]boo
 		return nil
 	}
 	return k
+}
+
+// groupName is the +groupName marker, or for external packages, whose
+// markers often sit where controller-tools does not read package markers,
+// the value of their GroupName constant.
+func groupName(pkgMarkers markers.MarkerValues, pkg *loader.Package, external bool) string {
+	if g := stringMarker(pkgMarkers, markerGroupName); g != "" || !external {
+		return g
+	}
+	return constString(pkg.Syntax, "GroupName")
+}
+
+// externalKind reads one type of an external package: a kind when it has
+// +genclient and its client can list and watch. List types are recorded in
+// lists (client-gen packages mark them with no marker at all).
+func externalKind(fset *token.FileSet, info *markers.TypeInfo, lists map[string]bool) *Kind {
+	if strings.HasSuffix(info.Name, "List") && embeds(info.RawSpec, "ListMeta") {
+		lists[info.Name] = true
+		return nil
+	}
+	if !has(info.Markers, markerGenclient) || has(info.Markers, markerNoVerbs) || !embeds(info.RawSpec, "ObjectMeta") {
+		return nil
+	}
+	if only, ok := info.Markers.Get(markerOnlyVerbs).(markers.RawArguments); ok {
+		verbs := strings.Split(string(only), ",")
+		if !slices.Contains(verbs, "list") || !slices.Contains(verbs, "watch") {
+			return nil
+		}
+	}
+	return &Kind{
+		Name:       info.Name,
+		ListName:   info.Name + "List",
+		Namespaced: !has(info.Markers, markerNonNamespaced),
+		HasStatus:  !has(info.Markers, markerNoStatus),
+		Pos:        fset.Position(info.RawSpec.Name.Pos()),
+	}
 }
 
 // checkRegister reports whether the registration file is to be generated,

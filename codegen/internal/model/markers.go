@@ -14,16 +14,33 @@ const (
 	markerStatus        = "kubebuilder:subresource:status"
 	markerGenclient     = "genclient"
 	markerNonNamespaced = "genclient:nonNamespaced"
+	markerNoStatus      = "genclient:noStatus"
+	markerNoVerbs       = "genclient:noVerbs"
+	markerOnlyVerbs     = "genclient:onlyVerbs"
+	markerSkipVerbs     = "genclient:skipVerbs"
+	markerMethod        = "genclient:method"
 )
 
 // RegisterMarkers registers the client-gen markers that controller-tools
 // does not know, so that +genclient and +genclient:nonNamespaced are parsed
 // like the kubebuilder markers.
 func RegisterMarkers(reg *markers.Registry) error {
-	for _, name := range []string{markerGenclient, markerNonNamespaced} {
+	defs := map[string]any{
 		// An empty struct, like controller-tools' own flag markers: a bool
 		// would demand a value.
-		def, err := markers.MakeDefinition(name, markers.DescribesType, present{})
+		markerGenclient:     present{},
+		markerNonNamespaced: present{},
+		markerNoStatus:      present{},
+		markerNoVerbs:       present{},
+		// Registered with raw arguments so that their comma-separated
+		// values (and genclient:method's key=value lists) parse as one
+		// marker instead of as +genclient with stray arguments.
+		markerOnlyVerbs: markers.RawArguments(nil),
+		markerSkipVerbs: markers.RawArguments(nil),
+		markerMethod:    markers.RawArguments(nil),
+	}
+	for _, name := range []string{markerGenclient, markerNonNamespaced, markerNoStatus, markerNoVerbs, markerOnlyVerbs, markerSkipVerbs, markerMethod} {
+		def, err := markers.MakeDefinition(name, markers.DescribesType, defs[name])
 		if err != nil {
 			return err
 		}

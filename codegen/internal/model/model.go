@@ -17,6 +17,9 @@ type Group struct {
 // PackageName is the Go package name of the group's generated
 // controllers: the group's first DNS label, as in wrangler.
 func (g *Group) PackageName() string {
+	if g.Name == "" {
+		return "core" // the core group has no name; client-go calls it core
+	}
 	label, _, _ := strings.Cut(g.Name, ".")
 	var b strings.Builder
 	for _, r := range strings.ToLower(label) {
@@ -30,6 +33,15 @@ func (g *Group) PackageName() string {
 		name = "group" + name
 	}
 	return name
+}
+
+// DirName is the directory of the group's generated controllers: its name,
+// or "core" for the core group.
+func (g *Group) DirName() string {
+	if g.Name == "" {
+		return "core"
+	}
+	return g.Name
 }
 
 // AccessorName is the name of the group factory's method that returns the

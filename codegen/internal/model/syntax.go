@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"path/filepath"
+	"strconv"
 )
 
 // RegisterFile is the name of the registration file the generator writes;
@@ -147,4 +148,34 @@ func typeSpecs(files []*ast.File) map[string]*ast.TypeSpec {
 		}
 	}
 	return out
+}
+
+// constString returns the value of a string constant declared in files, or
+// "" when there is none.
+func constString(files []*ast.File, name string) string {
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs, ok := spec.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				for i, id := range vs.Names {
+					if id.Name != name || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						if v, err := strconv.Unquote(lit.Value); err == nil {
+							return v
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
 }

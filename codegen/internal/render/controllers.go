@@ -42,14 +42,14 @@ type kindData struct {
 // in <dir>/<group>/<version>, as wrangler lays them out.
 func Controllers(g *model.Group, out Output, header []byte) (map[string][]byte, error) {
 	hdr := headerText(header)
-	groupDir := filepath.Join(out.Dir, g.Name)
-	groupPath := path.Join(out.ImportPath, g.Name)
-	data := groupData{Header: hdr, PkgName: g.PackageName(), Group: g.Name, Accessor: g.AccessorName()}
+	groupDir := filepath.Join(out.Dir, g.DirName())
+	groupPath := path.Join(out.ImportPath, g.DirName())
+	data := groupData{Header: hdr, PkgName: g.PackageName(), Group: g.DirName(), Accessor: g.AccessorName()}
 	for _, v := range g.Versions {
 		vd := versionData{
 			Header:         hdr,
 			Name:           v.Name,
-			Group:          g.Name,
+			Group:          g.DirName(),
 			Accessor:       exported(v.Name),
 			APIAlias:       g.PackageName() + v.Name,
 			APIPath:        v.PkgPath,
@@ -57,7 +57,7 @@ func Controllers(g *model.Group, out Output, header []byte) (map[string][]byte, 
 		}
 		for _, k := range v.Kinds {
 			vd.Kinds = append(vd.Kinds, kindData{
-				Kind: k, Header: hdr, Group: g.Name, Version: v.Name,
+				Kind: k, Header: hdr, Group: g.DirName(), Version: v.Name,
 				APIAlias: vd.APIAlias, APIPath: v.PkgPath,
 				Field: unexported(k.Name) + "Controller",
 				Lower: unexported(k.Name),
