@@ -27,6 +27,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/generic"
 
 	demov1 "example.com/demo/api/v1"
+	demoapply "example.com/demo/generated/applyconfiguration/api/v1"
 	"example.com/demo/generated/controllers/demo.lariat.dev"
 	democtl "example.com/demo/generated/controllers/demo.lariat.dev/v1"
 )
@@ -106,6 +107,16 @@ func TestOperator(t *testing.T) {
 	}
 	if child.Data["image"] != "nginx:1.27" || len(child.OwnerReferences) != 1 {
 		t.Fatalf("child: %+v", child)
+	}
+
+	// Server-side apply with the generated apply configuration.
+	applied, err := apps.Apply(ctx, demoapply.WebApp("applied", ns).WithSpec(demoapply.WebAppSpec().WithImage("httpd:2")),
+		metav1.ApplyOptions{FieldManager: "e2e", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied.Spec.Image != "httpd:2" || applied.ManagedFields[0].Manager != "e2e" {
+		t.Fatalf("applied: %+v", applied)
 	}
 }
 `

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 
 	"golang.org/x/tools/go/packages"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-tools/pkg/loader"
 
+	"github.com/lariat-dev/lariat/codegen/internal/applyconfig"
 	"github.com/lariat-dev/lariat/codegen/internal/files"
 	"github.com/lariat-dev/lariat/codegen/internal/kubegen"
 	"github.com/lariat-dev/lariat/codegen/internal/model"
@@ -114,7 +116,31 @@ func Run(opts Options) ([]string, error) {
 			return nil, err
 		}
 	}
-	return set.Write()
+	changed, err := set.Write()
+	if err != nil {
+		return nil, err
+	}
+	// Last, because gengo writes its files itself: by now the packages
+	// compile (deepcopy and registration exist), which it needs.
+	err = applyconfig.Generate(applyconfig.Options{
+		Dir:        o.Dir,
+		Packages:   apiPackagePaths(groups),
+		OutputDir:  filepath.Join(o.Output, "applyconfiguration"),
+		OutputPkg:  path.Join(path.Dir(out.ImportPath), "applyconfiguration"),
+		HeaderFile: o.HeaderFile,
+	})
+	return changed, err
+}
+
+// apiPackagePaths returns the import paths of the groups' API packages.
+func apiPackagePaths(groups []*model.Group) []string {
+	var paths []string
+	for _, g := range groups {
+		for _, v := range g.Versions {
+			paths = append(paths, v.PkgPath)
+		}
+	}
+	return paths
 }
 
 // addGroup renders the registration files and controllers of a group.
