@@ -1,0 +1,140 @@
+package kvscheduler
+
+import (
+	"reflect"
+	"strings"
+)
+
+// Origin tells who created a value.
+type Origin int
+
+const (
+	// UnknownOrigin lets the scheduler decide: a retrieved value whose key has
+	// the descriptor's NB key prefix is treated as northbound-owned.
+	UnknownOrigin Origin = iota
+	// FromNB marks values requested by the northbound.
+	FromNB
+	// FromSB marks values the southbound created on its own; the scheduler
+	// never removes them.
+	FromSB
+)
+
+// KeyValuePair is a key with its value.
+type KeyValuePair struct {
+	Key   string
+	Value any
+}
+
+// KVWithMetadata is a value as retrieved from the southbound.
+type KVWithMetadata struct {
+	Key      string
+	Value    any
+	Metadata any
+	Origin   Origin
+}
+
+// Dependency is one requirement of a value: another value that must exist.
+// Either Key is set (exactly that key), or AnyOf: at least one existing key
+// must have one of the prefixes or match the selector.
+type Dependency struct {
+	// Label names the dependency in statuses and logs.
+	Label string
+	// Key is the exact key required.
+	Key string
+	// AnyOf is used when Key is empty.
+	AnyOf AnyOfDependency
+}
+
+// AnyOfDependency is satisfied by any existing key matching a prefix or the
+// selector.
+type AnyOfDependency struct {
+	KeyPrefixes []string
+	KeySelector func(key string) bool
+}
+
+func (d Dependency) matches(key string) bool {
+	if d.Key != "" {
+		return key == d.Key
+	}
+	for _, p := range d.AnyOf.KeyPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return d.AnyOf.KeySelector != nil && d.AnyOf.KeySelector(key)
+}
+
+func (d Dependency) name() string {
+	if d.Label != "" {
+		return d.Label
+	}
+	if d.Key != "" {
+		return d.Key
+	}
+	return "any-of" + strings.Join(d.AnyOf.KeyPrefixes, "|")
+}
+
+// Descriptor teaches the scheduler how to handle one kind of value. Only
+// Name and KeySelector are required; a descriptor without Create is
+// read-only (its values can only be obtained from the southbound).
+// Callbacks are called from the scheduler's goroutine, one at a time; a
+// callback that panics fails its operation.
+type Descriptor struct {
+	// Name identifies the descriptor; unique per scheduler.
+	Name string
+	// KeySelector claims keys for the descriptor.
+	KeySelector func(key string) bool
+	// NBKeyPrefix is the prefix of the keys the northbound configures; used
+	// to decide ownership of retrieved values and to detect overlaps.
+	NBKeyPrefix string
+	// KeyLabel shortens a key to a label unique within the descriptor; the
+	// label indexes the metadata map. Defaults to the key.
+	KeyLabel func(key string) string
+	// ValueComparator tells whether two values are equivalent (no update
+	// needed). Defaults to reflect.DeepEqual.
+	ValueComparator func(key string, oldValue, newValue any) bool
+	// WithMetadata enables the descriptor's metadata map.
+	WithMetadata bool
+	// Validate rejects invalid values; return an *InvalidValueError to name
+	// the offending fields.
+	Validate func(key string, value any) error
+	// Create applies a new value and returns its metadata.
+	Create func(key string, value any) (metadata any, err error)
+	// Delete removes a value.
+	Delete func(key string, value any, metadata any) error
+	// Update changes a value in place; nil means every change re-creates.
+	Update func(key string, oldValue, newValue any, oldMetadata any) (newMetadata any, err error)
+	// UpdateWithRecreate tells whether a change must be applied by delete and
+	// create instead of Update.
+	UpdateWithRecreate func(key string, oldValue, newValue any, metadata any) bool
+	// Retrieve reads the values of this descriptor from the southbound.
+	// correlate are the values the northbound wants, to help the descriptor
+	// recognise them (e.g. to fill defaults).
+	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	// IsRetriableFailure tells whether a failed operation should be retried.
+	// Defaults to true.
+	IsRetriableFailure func(err error) bool
+	// DerivedValues returns the values derived from value. A derived value
+	// without a descriptor is a property: it exists while its base exists,
+	// with no operations of its own.
+	DerivedValues func(key string, value any) []KeyValuePair
+	// Dependencies lists the values that must exist before value is created.
+	Dependencies func(key string, value any) []Dependency
+	// RetrieveDependencies names the descriptors whose Retrieve must run
+	// before this descriptor's.
+	RetrieveDependencies []string
+}
+
+func (d *Descriptor) label(key string) string {
+	if d.KeyLabel != nil {
+		return d.KeyLabel(key)
+	}
+	return key
+}
+
+func (d *Descriptor) equivalent(key string, a, b any) bool {
+	if d.ValueComparator != nil {
+		return d.ValueComparator(key, a, b)
+	}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,39 @@
+package kvscheduler
+
+import "fmt"
+
+// guard runs a descriptor callback, turning a panic into an error so that a
+// buggy descriptor fails one operation instead of the process.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrPanic, r)
+		}
+	}()
+	return f()
+}
+
+func callDerived(d *regDescriptor, key string, v any) (out []KeyValuePair, err error) {
+	err = guard(func() error { out = d.DerivedValues(key, v); return nil })
+	return out, err
+}
+
+func callDeps(d *regDescriptor, key string, v any) (out []Dependency, err error) {
+	err = guard(func() error { out = d.Dependencies(key, v); return nil })
+	return out, err
+}
+
+// safeEqual compares with the descriptor's comparator; a panicking
+// comparator means "different", which at worst causes a needless update.
+func safeEqual(d *regDescriptor, key string, a, b any) (eq bool) {
+	_ = guard(func() error { eq = d.equivalent(key, a, b); return nil })
+	return eq
+}
+
+func retriable(d *regDescriptor, err error) (ok bool) {
+	if d == nil || d.IsRetriableFailure == nil {
+		return true
+	}
+	_ = guard(func() error { ok = d.IsRetriableFailure(err); return nil })
+	return ok
+}

@@ -1,0 +1,201 @@
+// Package kvtest provides a recording fake southbound for testing the KV
+// scheduler and descriptors built on it.
+package kvtest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Op is one operation the southbound received.
+type Op struct {
+	Descriptor string
+	Operation  string // "create", "update", "delete" or "retrieve"
+	Key        string
+	Value      any
+}
+
+// String formats the op as "create key".
+func (o Op) String() string { return o.Operation + " " + o.Key }
+
+type entry struct {
+	value    any
+	metadata any
+	sbOwned  bool
+}
+
+// Southbound is an in-memory southbound that records every call and can
+// fail chosen operations. It is safe for concurrent use.
+type Southbound struct {
+	mu     sync.Mutex
+	values map[string]*entry
+	ops    []Op
+	fails  map[string][]error // "op key" -> errors returned by the next calls
+	nextMD int
+}
+
+// New returns an empty southbound.
+func New() *Southbound {
+	return &Southbound{values: map[string]*entry{}, fails: map[string][]error{}}
+}
+
+// FailNext makes the next len(errs) calls of operation ("create",
+// "update", "delete" or "retrieve") on key fail with errs in order. For
+// "retrieve" the key is the descriptor name.
+func (sb *Southbound) FailNext(operation, key string, errs ...error) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	k := operation + " " + key
+	sb.fails[k] = append(sb.fails[k], errs...)
+}
+
+// ClearFailures drops the failures not yet returned.
+func (sb *Southbound) ClearFailures() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	clear(sb.fails)
+}
+
+func (sb *Southbound) injected(operation, key string) error {
+	k := operation + " " + key
+	errs := sb.fails[k]
+	if len(errs) == 0 {
+		return nil
+	}
+	sb.fails[k] = errs[1:]
+	return errs[0]
+}
+
+// Set puts a value into the southbound behind the scheduler's back (drift
+// or pre-existing state). Owned values are reported with origin FromSB.
+func (sb *Southbound) Set(key string, value any, owned bool) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.nextMD++
+	sb.values[key] = &entry{value: value, metadata: sb.nextMD, sbOwned: owned}
+}
+
+// Remove deletes a value behind the scheduler's back.
+func (sb *Southbound) Remove(key string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	delete(sb.values, key)
+}
+
+// Values returns a copy of the current content.
+func (sb *Southbound) Values() map[string]any {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	out := make(map[string]any, len(sb.values))
+	for k, e := range sb.values {
+		out[k] = e.value
+	}
+	return out
+}
+
+// Ops returns the recorded operations, excluding retrieves unless asked.
+func (sb *Southbound) Ops(withRetrieve bool) []Op {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	var out []Op
+	for _, o := range sb.ops {
+		if withRetrieve || o.Operation != "retrieve" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// OpStrings returns Ops(false) formatted as "create key".
+func (sb *Southbound) OpStrings() []string {
+	var out []string
+	for _, o := range sb.Ops(false) {
+		out = append(out, o.String())
+	}
+	return out
+}
+
+// ResetOps forgets the recorded operations.
+func (sb *Southbound) ResetOps() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.ops = nil
+}
+
+// Descriptor returns a descriptor named name for the keys with prefix,
+// whose callbacks operate on this southbound. The metadata of a value is
+// an int assigned at creation. Adjust the other fields as needed.
+func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
+	return &kvscheduler.Descriptor{
+		Name:         name,
+		NBKeyPrefix:  prefix,
+		KeySelector:  func(key string) bool { return strings.HasPrefix(key, prefix) },
+		KeyLabel:     func(key string) string { return strings.TrimPrefix(key, prefix) },
+		WithMetadata: true,
+		Create: func(key string, value any) (any, error) {
+			sb.mu.Lock()
+			defer sb.mu.Unlock()
+			sb.ops = append(sb.ops, Op{name, "create", key, value})
+			if err := sb.injected("create", key); err != nil {
+				return nil, err
+			}
+			if _, ok := sb.values[key]; ok {
+				return nil, fmt.Errorf("kvtest: %s already exists", key)
+			}
+			sb.nextMD++
+			sb.values[key] = &entry{value: value, metadata: sb.nextMD}
+			return sb.nextMD, nil
+		},
+		Update: func(key string, _, value any, md any) (any, error) {
+			sb.mu.Lock()
+			defer sb.mu.Unlock()
+			sb.ops = append(sb.ops, Op{name, "update", key, value})
+			if err := sb.injected("update", key); err != nil {
+				return nil, err
+			}
+			e, ok := sb.values[key]
+			if !ok {
+				return nil, fmt.Errorf("kvtest: %s does not exist", key)
+			}
+			e.value = value
+			return md, nil
+		},
+		Delete: func(key string, value any, _ any) error {
+			sb.mu.Lock()
+			defer sb.mu.Unlock()
+			sb.ops = append(sb.ops, Op{name, "delete", key, value})
+			if err := sb.injected("delete", key); err != nil {
+				return err
+			}
+			if _, ok := sb.values[key]; !ok {
+				return fmt.Errorf("kvtest: %s does not exist", key)
+			}
+			delete(sb.values, key)
+			return nil
+		},
+		Retrieve: func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+			sb.mu.Lock()
+			defer sb.mu.Unlock()
+			sb.ops = append(sb.ops, Op{name, "retrieve", name, nil})
+			if err := sb.injected("retrieve", name); err != nil {
+				return nil, err
+			}
+			var out []kvscheduler.KVWithMetadata
+			for k, e := range sb.values {
+				if strings.HasPrefix(k, prefix) {
+					o := kvscheduler.UnknownOrigin
+					if e.sbOwned {
+						o = kvscheduler.FromSB
+					}
+					out = append(out, kvscheduler.KVWithMetadata{Key: k, Value: e.value, Metadata: e.metadata, Origin: o})
+				}
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+			return out, nil
+		},
+	}
+}

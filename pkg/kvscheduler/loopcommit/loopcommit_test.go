@@ -1,0 +1,54 @@
+package loopcommit_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
+)
+
+func TestCommitter(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
+		t.Fatal(err)
+	}
+	c := loopcommit.New(s)
+	rec, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.FullResync, Description: "startup",
+		Values: []eventloop.KeyValue{{Key: "a/1", Value: "v1"}, {Key: "a/2", Value: "v2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec.(*kvscheduler.TxnRecord)
+	if r.Resync != kvscheduler.FullResync || r.Description != "startup" {
+		t.Fatalf("record %+v", r)
+	}
+	if got := sb.Values(); len(got) != 2 {
+		t.Fatalf("southbound %v", got)
+	}
+	sb.FailNext("create", "a/3", errors.New("boom"))
+	_, err = c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update, RevertOnFailure: true,
+		Values: []eventloop.KeyValue{{Key: "a/1", Value: nil}, {Key: "a/3", Value: "v3"}}})
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || !te.Reverted {
+		t.Fatalf("want reverted transaction error, got %v", err)
+	}
+	if got := sb.Values(); len(got) != 2 || got["a/1"] != "v1" {
+		t.Fatalf("southbound after revert %v", got)
+	}
+	if _, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.DownstreamResync}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.EventMethodType(42)}); err == nil {
+		t.Fatal("unknown method accepted")
+	}
+}

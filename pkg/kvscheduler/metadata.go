@@ -1,0 +1,52 @@
+package kvscheduler
+
+import (
+	"sort"
+	"sync"
+)
+
+// MetadataMap is the read-only view of a descriptor's metadata: label to
+// metadata of every value that has some. The scheduler owns and updates it.
+type MetadataMap interface {
+	// Get returns the metadata of the value with the given label.
+	Get(label string) (metadata any, ok bool)
+	// Labels returns the labels with metadata, sorted.
+	Labels() []string
+}
+
+type metadataMap struct {
+	mu sync.RWMutex
+	m  map[string]any
+}
+
+func newMetadataMap() *metadataMap { return &metadataMap{m: map[string]any{}} }
+
+// Get implements MetadataMap.
+func (mm *metadataMap) Get(label string) (any, bool) {
+	mm.mu.RLock()
+	defer mm.mu.RUnlock()
+	v, ok := mm.m[label]
+	return v, ok
+}
+
+// Labels implements MetadataMap.
+func (mm *metadataMap) Labels() []string {
+	mm.mu.RLock()
+	defer mm.mu.RUnlock()
+	out := make([]string, 0, len(mm.m))
+	for l := range mm.m {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (mm *metadataMap) put(label string, md any) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if md == nil {
+		delete(mm.m, label)
+		return
+	}
+	mm.m[label] = md
+}

@@ -1,0 +1,179 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TxnType is the kind of a processed transaction.
+type TxnType int
+
+// The transaction types.
+const (
+	// NBTransaction is a transaction committed by the northbound.
+	NBTransaction TxnType = iota
+	// SBNotification is a change pushed by the southbound.
+	SBNotification
+	// RetryFailedOps retries failed operations.
+	RetryFailedOps
+	// DescriptorRegistration applies values that waited for a descriptor.
+	DescriptorRegistration
+)
+
+var txnTypeNames = [...]string{"NB transaction", "SB notification", "Retry failed operations", "Descriptor registration"}
+
+// String returns the name printed in transaction logs.
+func (t TxnType) String() string {
+	if t >= 0 && int(t) < len(txnTypeNames) {
+		return txnTypeNames[t]
+	}
+	return fmt.Sprintf("TxnType(%d)", int(t))
+}
+
+// RecordedOp is one planned or executed operation.
+type RecordedOp struct {
+	Operation Operation
+	Key       string
+	PrevValue any
+	NewValue  any
+	PrevState ValueState
+	NewState  ValueState
+	Err       error
+	// Recreate marks the delete and create of a re-created value.
+	Recreate bool
+	// Revert marks operations undoing a failed transaction.
+	Revert bool
+	// Derived marks operations on derived values.
+	Derived bool
+}
+
+// TxnRecord is the record of one processed transaction. Treat it as
+// read-only: it is shared with the history.
+type TxnRecord struct {
+	SeqNum      uint64
+	Type        TxnType
+	Resync      ResyncType
+	Description string
+	Revert      bool
+	Start, Stop time.Time
+	// Values are the requested changes (or the notified value).
+	Values []KeyValuePair
+	// RetryOf lists the transactions whose failures this one retries.
+	RetryOf []uint64
+	// Planned is the plan from the simulation, before execution.
+	Planned []RecordedOp
+	// Executed are the operations actually executed, in order.
+	Executed []RecordedOp
+	// Errors are refresh errors and failed operations.
+	Errors []error
+}
+
+// String formats the record like the VPP-Agent's transaction log. It is
+// only called when the record is printed, so the text costs nothing
+// otherwise.
+func (r *TxnRecord) String() string {
+	var b strings.Builder
+	r.writeHeader(&b)
+	writeOps(&b, "planned operations", r.Planned)
+	b.WriteString("o" + strings.Repeat("-", 118) + "o\n")
+	fmt.Fprintf(&b, "  * executed operations (%s - %s, duration = %s):\n", r.Start, r.Stop, r.Stop.Sub(r.Start))
+	writeOpList(&b, r.Executed)
+	if len(r.Errors) > 0 {
+		b.WriteString("  * errors:\n")
+		for _, e := range r.Errors {
+			fmt.Fprintf(&b, "      - %v\n", e)
+		}
+	}
+	b.WriteString("x" + strings.Repeat("#", 118) + "x\n")
+	return b.String()
+}
+
+func (r *TxnRecord) writeHeader(b *strings.Builder) {
+	line := "+" + strings.Repeat("=", 118) + "+\n"
+	b.WriteString(line)
+	title := fmt.Sprintf("Transaction #%d", r.SeqNum)
+	kind := r.Type.String()
+	if r.Resync != NoResync {
+		kind = r.Resync.String() + " resync"
+	}
+	fmt.Fprintf(b, "| %s%s%s |\n", title, strings.Repeat(" ", max(1, 116-len(title)-len(kind))), kind)
+	b.WriteString(line)
+	b.WriteString("  * transaction arguments:\n")
+	fmt.Fprintf(b, "      - seq-num: %d\n      - type: %s\n", r.SeqNum, kind)
+	if r.Description != "" {
+		fmt.Fprintf(b, "      - Description: %s\n", r.Description)
+	}
+	if r.Revert {
+		b.WriteString("      - revert: on\n")
+	}
+	if len(r.RetryOf) > 0 {
+		fmt.Fprintf(b, "      - retrying: %v\n", r.RetryOf)
+	}
+	if len(r.Values) > 0 {
+		b.WriteString("      - values:\n")
+		for _, kv := range r.Values {
+			fmt.Fprintf(b, "          - key: %s\n            value: %s\n", kv.Key, fmtValue(kv.Value))
+		}
+	}
+}
+
+func writeOps(b *strings.Builder, title string, ops []RecordedOp) {
+	fmt.Fprintf(b, "  * %s:\n", title)
+	writeOpList(b, ops)
+}
+
+func writeOpList(b *strings.Builder, ops []RecordedOp) {
+	if len(ops) == 0 {
+		b.WriteString("      <none>\n")
+	}
+	for i, op := range ops {
+		var flags []string
+		if op.Recreate {
+			flags = append(flags, "RECREATE")
+		}
+		if op.Revert {
+			flags = append(flags, "REVERT")
+		}
+		if op.Derived {
+			flags = append(flags, "DERIVED")
+		}
+		fl := ""
+		if len(flags) > 0 {
+			fl = " [" + strings.Join(flags, " ") + "]"
+		}
+		fmt.Fprintf(b, "      %d. %s%s:\n          - key: %s\n", i+1, op.Operation, fl, op.Key)
+		switch op.Operation {
+		case OpUpdate:
+			fmt.Fprintf(b, "          - prev-value: %s\n          - new-value: %s\n", fmtValue(op.PrevValue), fmtValue(op.NewValue))
+		case OpDelete:
+			fmt.Fprintf(b, "          - value: %s\n", fmtValue(op.PrevValue))
+		default:
+			fmt.Fprintf(b, "          - value: %s\n", fmtValue(op.NewValue))
+		}
+		if op.PrevState != op.NewState {
+			fmt.Fprintf(b, "          - state: %s -> %s\n", op.PrevState, op.NewState)
+		}
+		if op.Err != nil {
+			fmt.Fprintf(b, "          - error: %v\n", op.Err)
+		}
+	}
+}
+
+func fmtValue(v any) string {
+	if v == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("{ %+v }", v)
+}
+
+// planStringer prints the first part of a record (before execution) lazily.
+type planStringer struct{ r *TxnRecord }
+
+// String is called by logrus only when the level is enabled.
+func (p planStringer) String() string {
+	var b strings.Builder
+	p.r.writeHeader(&b)
+	writeOps(&b, "planned operations", p.r.Planned)
+	return b.String()
+}

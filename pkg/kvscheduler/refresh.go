@@ -1,0 +1,154 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// refresh replaces the actual state of every descriptor with Retrieve by
+// what the southbound reports, in retrieve-dependency order. Values of
+// descriptors without Retrieve are assumed unchanged.
+func (s *Scheduler) refresh(rec *TxnRecord) {
+	order, err := s.reg.retrieveOrder(nil)
+	if err != nil {
+		rec.Errors = append(rec.Errors, err)
+		return
+	}
+	var missing []ValueStatus
+	for _, desc := range order {
+		d := s.reg.byName[desc.Name]
+		if d.Retrieve == nil {
+			continue
+		}
+		var correlate []KVWithMetadata
+		for k, dv := range s.desired {
+			if o, _ := s.reg.owner(k); o == d {
+				kv := KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB}
+				if a := s.actual[k]; a != nil {
+					kv.Metadata = a.metadata
+				}
+				correlate = append(correlate, kv)
+			}
+		}
+		var got []KVWithMetadata
+		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
+		if err != nil {
+			rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: retrieve %s: %w", d.Name, err))
+			continue
+		}
+		seen := make(map[string]bool, len(got))
+		for _, kv := range got {
+			if kv.Key == "" || kv.Value == nil {
+				continue
+			}
+			seen[kv.Key] = true
+			origin := kv.Origin
+			prev := s.actual[kv.Key]
+			if origin == UnknownOrigin {
+				switch {
+				case prev != nil && !prev.implicit:
+					origin = prev.origin
+				case s.desired[kv.Key] != nil || d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
+					origin = FromNB
+				default:
+					origin = FromSB
+				}
+			}
+			a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: origin, d: d}
+			if prev != nil {
+				a.base = prev.base
+			}
+			s.setActual(kv.Key, a)
+		}
+		for k, a := range s.actual {
+			if a.d == d && !a.implicit && !seen[k] {
+				if a.origin == FromNB {
+					missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
+						Descriptor: d.Name, Derived: a.base != ""})
+				}
+				s.setActual(k, nil)
+			}
+		}
+	}
+	s.linkRetrievedDerived()
+	s.announce(missing)
+}
+
+// announce publishes intermediate statuses (MISSING values found by a
+// refresh) before the transaction repairs them.
+func (s *Scheduler) announce(sts []ValueStatus) {
+	if len(sts) == 0 {
+		return
+	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for _, st := range sts {
+		s.statuses[st.Key] = st
+		for w := range s.watches {
+			w.push(st)
+		}
+	}
+}
+
+// linkRetrievedDerived marks retrieved values that are derived from other
+// existing values, so that they are removed with their base rather than as
+// obsolete values.
+func (s *Scheduler) linkRetrievedDerived() {
+	for k, a := range s.actual {
+		if a.implicit || a.d == nil || a.d.DerivedValues == nil {
+			continue
+		}
+		derived, err := callDerived(a.d, k, a.value)
+		if err != nil {
+			continue
+		}
+		for _, kv := range derived {
+			if c := s.actual[kv.Key]; c != nil && !c.implicit && c.base == "" {
+				c.base = k
+				if c.origin == FromSB || a.origin == FromNB {
+					c.origin = a.origin
+				}
+			}
+		}
+	}
+}
+
+// refreshKey re-reads one value after its operation failed, so that the
+// scheduler knows what the failure left behind.
+func (s *Scheduler) refreshKey(o op) {
+	d := o.d
+	if d == nil || d.Retrieve == nil {
+		return
+	}
+	var correlate []KVWithMetadata
+	if dv := s.desired[o.key]; dv != nil {
+		correlate = []KVWithMetadata{{Key: o.key, Value: dv.value, Origin: FromNB}}
+	}
+	var got []KVWithMetadata
+	if err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err }); err != nil {
+		return
+	}
+	prev := s.actual[o.key]
+	for _, kv := range got {
+		if kv.Key != o.key || kv.Value == nil {
+			continue
+		}
+		a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: FromNB, base: o.base, d: d}
+		if prev != nil {
+			a.origin, a.base = prev.origin, prev.base
+		}
+		s.setActual(o.key, a)
+		return
+	}
+	s.setActual(o.key, nil)
+}
+
+// applyNotification records a change made by the southbound itself.
+func (s *Scheduler) applyNotification(kv KVWithMetadata) {
+	if kv.Value == nil {
+		s.setActual(kv.Key, nil)
+		return
+	}
+	d, _ := s.reg.owner(kv.Key)
+	s.setActual(kv.Key, &actualVal{value: kv.Value, metadata: kv.Metadata, origin: FromSB, d: d})
+}

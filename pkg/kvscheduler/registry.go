@@ -1,0 +1,137 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// registry holds the registered descriptors; it is owned by the scheduler
+// goroutine except for the metadata maps, which are safe for readers.
+type registry struct {
+	byName map[string]*regDescriptor
+	order  []*regDescriptor // registration order
+	cache  map[string]keyOwner
+}
+
+type regDescriptor struct {
+	*Descriptor
+	md *metadataMap
+}
+
+// keyOwner caches the descriptor lookup for a key; err is set when two
+// descriptors claim the key.
+type keyOwner struct {
+	d   *regDescriptor
+	err error
+}
+
+func newRegistry() *registry {
+	return &registry{byName: map[string]*regDescriptor{}, cache: map[string]keyOwner{}}
+}
+
+func (r *registry) check(d *Descriptor) error {
+	if d == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidDescriptor)
+	}
+	if d.Name == "" {
+		return fmt.Errorf("%w: empty name", ErrInvalidDescriptor)
+	}
+	if d.KeySelector == nil {
+		return fmt.Errorf("%w %q: nil KeySelector", ErrInvalidDescriptor, d.Name)
+	}
+	if _, dup := r.byName[d.Name]; dup {
+		return fmt.Errorf("%w: duplicate name %q", ErrInvalidDescriptor, d.Name)
+	}
+	for _, o := range r.order {
+		if d.NBKeyPrefix != "" && o.NBKeyPrefix != "" &&
+			(strings.HasPrefix(d.NBKeyPrefix, o.NBKeyPrefix) || strings.HasPrefix(o.NBKeyPrefix, d.NBKeyPrefix)) {
+			return fmt.Errorf("%w %q: NB key prefix %q overlaps %q of %q", ErrInvalidDescriptor,
+				d.Name, d.NBKeyPrefix, o.NBKeyPrefix, o.Name)
+		}
+	}
+	// Dependencies on descriptors registered later are allowed; a cycle can
+	// only close through the new descriptor.
+	if _, err := r.retrieveOrder(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *registry) add(d *Descriptor) *regDescriptor {
+	rd := &regDescriptor{Descriptor: d, md: newMetadataMap()}
+	r.byName[d.Name] = rd
+	r.order = append(r.order, rd)
+	clear(r.cache)
+	return rd
+}
+
+// owner finds the descriptor claiming key.
+func (r *registry) owner(key string) (*regDescriptor, error) {
+	if o, ok := r.cache[key]; ok {
+		return o.d, o.err
+	}
+	var o keyOwner
+	for _, d := range r.order {
+		if !d.KeySelector(key) {
+			continue
+		}
+		if o.d != nil {
+			o = keyOwner{err: fmt.Errorf("%w: %q by %q and %q", ErrAmbiguousKey, key, o.d.Name, d.Name)}
+			break
+		}
+		o.d = d
+	}
+	r.cache[key] = o
+	return o.d, o.err
+}
+
+// retrieveOrder returns the descriptors (with extra, if not nil) ordered so
+// that every descriptor follows its retrieve dependencies.
+func (r *registry) retrieveOrder(extra *Descriptor) ([]*Descriptor, error) {
+	all := map[string]*Descriptor{}
+	var names []string
+	for _, d := range r.order {
+		all[d.Name] = d.Descriptor
+		names = append(names, d.Name)
+	}
+	if extra != nil {
+		all[extra.Name] = extra
+		names = append(names, extra.Name)
+	}
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	mark := map[string]int{}
+	var out []*Descriptor
+	var visit func(n string, path []string) error
+	visit = func(n string, path []string) error {
+		d, ok := all[n]
+		if !ok {
+			return nil // not registered (yet)
+		}
+		switch mark[n] {
+		case visiting:
+			return fmt.Errorf("%w: retrieve dependency cycle %s", ErrInvalidDescriptor,
+				strings.Join(append(path, n), " -> "))
+		case done:
+			return nil
+		}
+		mark[n] = visiting
+		for _, dep := range d.RetrieveDependencies {
+			if err := visit(dep, append(path, n)); err != nil {
+				return err
+			}
+		}
+		mark[n] = done
+		out = append(out, d)
+		return nil
+	}
+	for _, n := range names {
+		if err := visit(n, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,107 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func retries(s *kvscheduler.Scheduler) int {
+	n := 0
+	for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+		if r.Type == kvscheduler.RetryFailedOps {
+			n++
+		}
+	}
+	return n
+}
+
+func creates(sb *kvtest.Southbound) int {
+	n := 0
+	for _, o := range sb.Ops(false) {
+		if o.Operation == "create" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRetryWithBackoffUntilSuccess(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"), withDeps(sb.Descriptor("b", "b/")))
+	sb.FailNext("create", "a/1", errors.New("e1"), errors.New("e2"))
+	_, err := s.StartNBTransaction().SetValue("a/1", "x").SetValue("b/1", "x|a/1").
+		WithRetry(kvscheduler.RetryOptions{Period: time.Second, MaxAttempts: 3, ExpBackoff: true}).Commit(context.Background())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	wantState(t, s, "a/1", kvscheduler.Retrying)
+	wantState(t, s, "b/1", kvscheduler.Pending)
+	clk.Step(time.Second)
+	eventually(t, "first retry", func() bool { return retries(s) == 1 })
+	wantState(t, s, "a/1", kvscheduler.Retrying)
+	// The second delay is doubled.
+	clk.Step(time.Second)
+	barrier(t, s)
+	if retries(s) != 1 {
+		t.Fatal("retried before the backoff delay")
+	}
+	clk.Step(time.Second)
+	eventually(t, "second retry", func() bool { return retries(s) == 2 })
+	wantState(t, s, "a/1", kvscheduler.Configured)
+	wantState(t, s, "b/1", kvscheduler.Configured)
+	if n := creates(sb); n != 4 {
+		t.Fatalf("%d creates, want 4", n)
+	}
+}
+
+func TestRetryUntilExhaustion(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	boom := errors.New("boom")
+	sb.FailNext("create", "a/1", boom, boom, boom)
+	_, err := s.StartNBTransaction().SetValue("a/1", "x").
+		WithRetry(kvscheduler.RetryOptions{Period: time.Second, MaxAttempts: 2}).Commit(context.Background())
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v", err)
+	}
+	for i := 1; i <= 2; i++ {
+		clk.Step(time.Second)
+		eventually(t, "retry", func() bool { return retries(s) == i })
+	}
+	st := wantState(t, s, "a/1", kvscheduler.Failed)
+	if !errors.Is(st.Error, boom) {
+		t.Fatalf("status error %v", st.Error)
+	}
+	clk.Step(10 * time.Minute)
+	barrier(t, s)
+	if n := creates(sb); n != 3 || retries(s) != 2 {
+		t.Fatalf("%d creates, %d retries", n, retries(s))
+	}
+	// FAILED until changed.
+	mustSet(t, s, "a/1", "x")
+	wantState(t, s, "a/1", kvscheduler.Failed)
+	mustSet(t, s, "a/1", "y")
+	wantState(t, s, "a/1", kvscheduler.Configured)
+}
+
+func TestNonRetriableFailure(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	a.IsRetriableFailure = func(error) bool { return false }
+	register(t, s, a)
+	sb.FailNext("create", "a/1", errors.New("fatal"))
+	_, _ = s.StartNBTransaction().SetValue("a/1", "x").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(context.Background())
+	wantState(t, s, "a/1", kvscheduler.Failed)
+}

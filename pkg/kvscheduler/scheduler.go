@@ -1,0 +1,262 @@
+package kvscheduler
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"k8s.io/utils/clock"
+)
+
+// Scheduler is a KV scheduler. Transactions, notifications, retries and
+// registrations are queued and processed one at a time by one goroutine;
+// the read methods are safe for concurrent use.
+type Scheduler struct {
+	opts    Options
+	metrics *metrics
+
+	qmu    sync.Mutex
+	queue  []*job
+	signal chan struct{}
+	closed bool
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	timers map[clock.Timer]struct{} // pending retries
+
+	// Owned by the worker goroutine.
+	reg      *registry
+	desired  map[string]*desiredVal
+	actual   map[string]*actualVal
+	implicit map[string][]string // base -> implicit children in actual
+	failed   map[string]*failure
+	lastOp   map[string]Operation
+	seq      uint64
+	retryGen uint64
+	lastTgt  *target
+
+	// Readable by anyone.
+	smu      sync.RWMutex
+	statuses map[string]ValueStatus
+	mdMaps   map[string]*metadataMap
+	watches  map[*Watch]struct{}
+
+	hist      history
+	trimTimer clock.Timer
+}
+
+type desiredVal struct {
+	value any
+	retry RetryOptions
+	seq   uint64
+}
+
+// actualVal is a value as the scheduler believes it exists in the
+// southbound. Implicit values (properties and values derived from
+// southbound-owned ones) exist with their base, without operations.
+type actualVal struct {
+	value    any
+	metadata any
+	origin   Origin
+	base     string
+	d        *regDescriptor
+	implicit bool
+}
+
+// failure remembers a failed operation; a blocked key is left as it is
+// until its value changes, a resync, or its retry.
+type failure struct {
+	op        Operation
+	err       error
+	value     any
+	attempts  int
+	blocked   bool
+	retrying  bool
+	gen       uint64
+	seq       uint64
+	exhausted bool
+	retryOpts RetryOptions
+	d         *regDescriptor
+}
+
+type jobKind int
+
+const (
+	jobTxn jobKind = iota
+	jobRegister
+	jobNotify
+	jobRetry
+)
+
+type job struct {
+	kind jobKind
+	txn  *Txn
+	desc *Descriptor
+	kv   KVWithMetadata
+	keys []string
+	gen  uint64
+	done chan jobResult
+}
+
+type jobResult struct {
+	rec *TxnRecord
+	err error
+}
+
+// New starts a scheduler. It fails only if the metrics cannot be
+// registered.
+func New(opts Options) (*Scheduler, error) {
+	opts.defaults()
+	m, err := newMetrics(opts.Registerer, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
+		reg: newRegistry(), desired: map[string]*desiredVal{}, actual: map[string]*actualVal{},
+		implicit: map[string][]string{}, timers: map[clock.Timer]struct{}{}, failed: map[string]*failure{},
+		lastOp: map[string]Operation{}, statuses: map[string]ValueStatus{}, mdMaps: map[string]*metadataMap{},
+		watches: map[*Watch]struct{}{},
+	}
+	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
+	s.scheduleTrim()
+	s.wg.Add(1)
+	go s.run()
+	return s, nil
+}
+
+// Close stops the scheduler: queued work is dropped, blocked Commits
+// return ErrClosed, watches are closed and timers stopped.
+func (s *Scheduler) Close() error {
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return nil
+	}
+	s.closed = true
+	pending := s.queue
+	s.queue = nil
+	if s.trimTimer != nil {
+		s.trimTimer.Stop()
+	}
+	for t := range s.timers {
+		t.Stop()
+	}
+	s.qmu.Unlock()
+	close(s.quit)
+	s.wg.Wait()
+	for _, j := range pending {
+		if j.done != nil {
+			j.done <- jobResult{err: ErrClosed}
+		}
+	}
+	s.smu.Lock()
+	ws := s.watches
+	s.watches = map[*Watch]struct{}{}
+	s.smu.Unlock()
+	for w := range ws {
+		w.Close()
+	}
+	return nil
+}
+
+func (s *Scheduler) enqueue(j *job) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.queue = append(s.queue, j)
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *Scheduler) run() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.signal:
+		}
+		for {
+			s.qmu.Lock()
+			if len(s.queue) == 0 || s.closed {
+				s.qmu.Unlock()
+				break
+			}
+			j := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			s.qmu.Unlock()
+			rec, err := s.process(j)
+			if j.done != nil {
+				j.done <- jobResult{rec: rec, err: err}
+			}
+		}
+	}
+}
+
+// RegisterDescriptor adds a descriptor. Values that waited for it
+// (UNIMPLEMENTED) are applied right away. Invalid descriptors, duplicate
+// names, overlapping NB key prefixes and retrieve-dependency cycles are
+// reported as errors wrapping ErrInvalidDescriptor.
+func (s *Scheduler) RegisterDescriptor(ctx context.Context, d *Descriptor) error {
+	j := &job{kind: jobRegister, desc: d, done: make(chan jobResult, 1)}
+	if err := s.enqueue(j); err != nil {
+		return err
+	}
+	select {
+	case r := <-j.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PushSBNotification tells the scheduler that the southbound created,
+// changed (value != nil) or removed (value == nil) a value on its own. The
+// value is owned by the southbound and satisfies dependencies. The
+// notification is processed asynchronously, in order with transactions.
+func (s *Scheduler) PushSBNotification(key string, value any, metadata any) error {
+	if key == "" {
+		return ErrEmptyKey
+	}
+	return s.enqueue(&job{kind: jobNotify, kv: KVWithMetadata{Key: key, Value: value, Metadata: metadata, Origin: FromSB}})
+}
+
+// GetValueStatus returns the status of key; unknown keys are NONEXISTENT.
+func (s *Scheduler) GetValueStatus(key string) ValueStatus {
+	s.smu.RLock()
+	defer s.smu.RUnlock()
+	if st, ok := s.statuses[key]; ok {
+		return st
+	}
+	return ValueStatus{Key: key, State: NonExistent}
+}
+
+// ValueStatuses returns the statuses of all keys matching selector (all
+// keys if nil), sorted by key.
+func (s *Scheduler) ValueStatuses(selector func(key string) bool) []ValueStatus {
+	s.smu.RLock()
+	out := make([]ValueStatus, 0, len(s.statuses))
+	for k, st := range s.statuses {
+		if selector == nil || selector(k) {
+			out = append(out, st)
+		}
+	}
+	s.smu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// MetadataMap returns the read-only metadata map of a descriptor registered
+// with WithMetadata, or false.
+func (s *Scheduler) MetadataMap(descriptor string) (MetadataMap, bool) {
+	s.smu.RLock()
+	defer s.smu.RUnlock()
+	m, ok := s.mdMaps[descriptor]
+	return m, ok
+}

@@ -1,0 +1,136 @@
+package kvscheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ResyncType selects how a transaction reconciles with the southbound.
+type ResyncType int
+
+const (
+	// NoResync applies the transaction's values as changes.
+	NoResync ResyncType = iota
+	// FullResync refreshes the southbound view (Retrieve), replaces the
+	// whole desired state with the transaction's values and converges.
+	FullResync
+	// UpstreamResync replaces the desired state without a refresh.
+	UpstreamResync
+	// DownstreamResync ignores the values: it refreshes and re-applies the
+	// last desired state, repairing drift.
+	DownstreamResync
+)
+
+var resyncNames = [...]string{"none", "Full", "Upstream", "Downstream"}
+
+// String returns the name of the resync type.
+func (r ResyncType) String() string {
+	if r >= 0 && int(r) < len(resyncNames) {
+		return resyncNames[r]
+	}
+	return fmt.Sprintf("ResyncType(%d)", int(r))
+}
+
+// RetryOptions configure retries of the failed operations of values set by
+// a transaction.
+type RetryOptions struct {
+	Enabled bool
+	// Period is the delay before the first retry (default one second).
+	Period time.Duration
+	// MaxAttempts is the number of retries; 0 means unlimited.
+	MaxAttempts int
+	// ExpBackoff doubles the delay with every attempt.
+	ExpBackoff bool
+}
+
+func (o RetryOptions) delay(attempt int) time.Duration {
+	d := o.Period
+	if d <= 0 {
+		d = time.Second
+	}
+	if o.ExpBackoff {
+		for i := 1; i < attempt && d < time.Hour; i++ {
+			d *= 2
+		}
+	}
+	return d
+}
+
+// Txn is a transaction under construction; it is not safe for concurrent
+// use and must not be changed after Commit. Later SetValue calls for the
+// same key win.
+type Txn struct {
+	s           *Scheduler
+	values      []KeyValuePair
+	index       map[string]int
+	description string
+	resync      ResyncType
+	revert      bool
+	retry       RetryOptions
+	nonBlocking bool
+}
+
+// StartNBTransaction starts a northbound transaction.
+func (s *Scheduler) StartNBTransaction() *Txn {
+	return &Txn{s: s, index: map[string]int{}}
+}
+
+// SetValue requests value for key; nil deletes the key.
+func (t *Txn) SetValue(key string, value any) *Txn {
+	if i, ok := t.index[key]; ok {
+		t.values[i].Value = value
+		return t
+	}
+	t.index[key] = len(t.values)
+	t.values = append(t.values, KeyValuePair{Key: key, Value: value})
+	return t
+}
+
+// WithDescription describes the transaction in logs and history.
+func (t *Txn) WithDescription(d string) *Txn { t.description = d; return t }
+
+// WithResync makes the transaction a resync of the given type.
+func (t *Txn) WithResync(r ResyncType) *Txn { t.resync = r; return t }
+
+// WithRevert undoes the applied operations, in reverse order, if any
+// operation fails, and restores the previous desired values. Resyncs are
+// always best effort: the option is ignored for them.
+func (t *Txn) WithRevert() *Txn { t.revert = true; return t }
+
+// WithRetry retries failed operations of the values set by this transaction.
+func (t *Txn) WithRetry(o RetryOptions) *Txn { o.Enabled = true; t.retry = o; return t }
+
+// NonBlocking makes Commit return as soon as the transaction is queued.
+func (t *Txn) NonBlocking() *Txn { t.nonBlocking = true; return t }
+
+// Commit queues the transaction and, unless non-blocking, waits until it is
+// executed. It returns the transaction's record and, if operations failed,
+// a *TransactionError. A cancelled ctx stops the waiting, not the
+// transaction.
+func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
+	for _, kv := range t.values {
+		if kv.Key == "" {
+			return nil, ErrEmptyKey
+		}
+	}
+	if t.resync < NoResync || t.resync > DownstreamResync {
+		return nil, fmt.Errorf("kvscheduler: invalid resync type %d", t.resync)
+	}
+	j := &job{kind: jobTxn, txn: t}
+	if !t.nonBlocking {
+		j.done = make(chan jobResult, 1)
+	}
+	if err := t.s.enqueue(j); err != nil {
+		return nil, err
+	}
+	if t.nonBlocking {
+		return nil, nil
+	}
+	select {
+	case r := <-j.done:
+		return r.rec, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

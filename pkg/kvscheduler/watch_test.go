@@ -1,0 +1,92 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+func TestWatchSlowSubscriber(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := s.WatchValueStatus(ctx, func(k string) bool { return strings.HasPrefix(k, "a/") })
+	other := s.WatchValueStatus(context.Background(), nil)
+	other.Close()
+	const n = 50
+	for i := 0; i < n; i++ {
+		mustSet(t, s, fmt.Sprintf("a/%d", i), "x", "b/1", i)
+	}
+	// Nobody read so far: the latest status of every key is still delivered.
+	latest := map[string]kvscheduler.ValueState{}
+	for len(latest) < n {
+		st := <-w.C()
+		latest[st.Key] = st.State
+	}
+	for k, st := range latest {
+		if st != kvscheduler.Configured {
+			t.Fatalf("%s: %s", k, st)
+		}
+	}
+	txn := s.StartNBTransaction()
+	for i := 0; i < n; i++ {
+		txn.SetValue(fmt.Sprintf("a/%d", i), nil)
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	for removed < n {
+		if st := <-w.C(); st.State == kvscheduler.Removed {
+			removed++
+		}
+	}
+	cancel()
+	for range w.C() {
+	}
+	if _, ok := <-other.C(); ok {
+		t.Fatal("closed watch delivered")
+	}
+}
+
+func TestWatchSeesMissingValueRepaired(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	create := a.Create
+	gate := make(chan struct{})
+	repairing := false
+	a.Create = func(k string, v any) (any, error) {
+		if repairing {
+			<-gate // hold the repair until the watcher saw MISSING
+		}
+		return create(k, v)
+	}
+	register(t, s, a)
+	mustSet(t, s, "a/1", "x")
+	repairing = true
+	w := s.WatchValueStatus(context.Background(), nil)
+	defer w.Close()
+	sb.Remove("a/1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background())
+		done <- err
+	}()
+	if st := <-w.C(); st.State != kvscheduler.Missing {
+		t.Fatalf("first status %+v", st)
+	}
+	close(gate)
+	if st := <-w.C(); st.State != kvscheduler.Configured {
+		t.Fatalf("second status %+v", st)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
