@@ -1,0 +1,17 @@
+// Package schedulerhttp serves the REST introspection API of a KV scheduler
+// (package kvscheduler), modelled on the VPP-Agent's /scheduler/ API:
+//
+//	GET  /scheduler/txn-history        recorded transactions (JSON or text log)
+//	GET  /scheduler/key-timeline       the recorded events of one key
+//	GET  /scheduler/status             value statuses, explaining PENDING values
+//	GET  /scheduler/dump               values known to the scheduler
+//	POST /scheduler/downstream-resync  commit a downstream resync
+//	GET  /scheduler/graph              the value graph as DOT or SVG
+//
+// The package only uses the scheduler's exported, concurrency-safe read
+// API and its transactions, so it can be mounted on any server next to a
+// running scheduler. What the exported API does not expose (the desired
+// and actual values, met dependency edges, past statuses) is reconstructed
+// from the recorded transactions where possible and reported as not
+// available otherwise; see the documentation of each endpoint.
+package schedulerhttp

@@ -1,0 +1,189 @@
+package schedulerhttp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TxnJSON is the JSON form of a kvscheduler.TxnRecord. The record itself
+// does not marshal usefully: its errors would become empty objects and its
+// enums numbers.
+type TxnJSON struct {
+	SeqNum      uint64    `json:"seqNum"`
+	TxnType     string    `json:"txnType"`
+	ResyncType  string    `json:"resyncType,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Revert      bool      `json:"revert,omitempty"`
+	Start       time.Time `json:"start"`
+	Stop        time.Time `json:"stop"`
+	Values      []KVJSON  `json:"values,omitempty"`
+	RetryOf     []uint64  `json:"retryOf,omitempty"`
+	Planned     []OpJSON  `json:"planned"`
+	Executed    []OpJSON  `json:"executed"`
+	Errors      []string  `json:"errors,omitempty"`
+}
+
+// KVJSON is a key with its value; a nil value means a delete request.
+type KVJSON struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+}
+
+// OpJSON is the JSON form of a kvscheduler.RecordedOp.
+type OpJSON struct {
+	Operation string `json:"operation,omitempty"`
+	Key       string `json:"key,omitempty"`
+	PrevValue any    `json:"prevValue,omitempty"`
+	NewValue  any    `json:"newValue,omitempty"`
+	PrevState string `json:"prevState,omitempty"`
+	NewState  string `json:"newState,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Recreate  bool   `json:"recreate,omitempty"`
+	Revert    bool   `json:"revert,omitempty"`
+	Derived   bool   `json:"derived,omitempty"`
+}
+
+// StatusJSON is the JSON form of a kvscheduler.ValueStatus. WaitingFor is
+// only filled for PENDING values: it explains what the value waits for.
+type StatusJSON struct {
+	Key               string           `json:"key"`
+	State             string           `json:"state"`
+	LastOp            string           `json:"lastOp,omitempty"`
+	Error             string           `json:"error,omitempty"`
+	UnmetDependencies []string         `json:"unmetDependencies,omitempty"`
+	InvalidFields     []string         `json:"invalidFields,omitempty"`
+	Descriptor        string           `json:"descriptor,omitempty"`
+	Derived           bool             `json:"derived,omitempty"`
+	WaitingFor        []DependencyJSON `json:"waitingFor,omitempty"`
+}
+
+// DependencyJSON is one unmet dependency of a PENDING value with the state
+// of what would satisfy it.
+//
+// The scheduler reports unmet dependencies by label only. A dependency
+// without a label is reported by its key, and an unlabeled any-of
+// dependency as "any-of" followed by its prefixes joined with "|"; both are
+// resolved here. A labeled dependency cannot be told apart from a key, so
+// its label is looked up as a key: State is then NONEXISTENT.
+type DependencyJSON struct {
+	// Dependency is the name reported by the scheduler.
+	Dependency string `json:"dependency"`
+	// Key is the required key, for a dependency on one key.
+	Key string `json:"key,omitempty"`
+	// State is the state of Key.
+	State string `json:"state,omitempty"`
+	// Error is Key's error, e.g. why it failed to be created.
+	Error string `json:"error,omitempty"`
+	// UnmetDependencies are Key's own unmet dependencies, when it is
+	// PENDING too: the next link of the chain.
+	UnmetDependencies []string `json:"unmetDependencies,omitempty"`
+	// AnyOfPrefixes are the prefixes of an unlabeled any-of dependency.
+	AnyOfPrefixes []string `json:"anyOfPrefixes,omitempty"`
+	// Candidates are the known keys with those prefixes; none of them
+	// exists yet, or the dependency would be met.
+	Candidates []KeyStateJSON `json:"candidates,omitempty"`
+}
+
+// KeyStateJSON is a key with its state.
+type KeyStateJSON struct {
+	Key   string `json:"key"`
+	State string `json:"state"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func errStrings(errs []error) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, errString(e))
+	}
+	return out
+}
+
+// jsonValue returns v in a form that always marshals: values are opaque to
+// the scheduler and may hold channels, functions or a MarshalJSON that
+// fails or panics; those are shown as formatted by fmt instead of failing
+// the whole response.
+func jsonValue(v any) (out any) {
+	if v == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = fmt.Sprintf("%+v", v)
+		}
+	}()
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%+v", v)
+	}
+	return json.RawMessage(b)
+}
+
+func encodeOps(ops []kvscheduler.RecordedOp) []OpJSON {
+	out := make([]OpJSON, 0, len(ops))
+	for _, o := range ops {
+		out = append(out, encodeOp(o))
+	}
+	return out
+}
+
+func encodeOp(o kvscheduler.RecordedOp) OpJSON {
+	return OpJSON{
+		Operation: o.Operation.String(), Key: o.Key,
+		PrevValue: jsonValue(o.PrevValue), NewValue: jsonValue(o.NewValue),
+		PrevState: o.PrevState.String(), NewState: o.NewState.String(),
+		Error: errString(o.Err), Recreate: o.Recreate, Revert: o.Revert, Derived: o.Derived,
+	}
+}
+
+func encodeTxn(r *kvscheduler.TxnRecord) TxnJSON {
+	t := TxnJSON{
+		SeqNum: r.SeqNum, TxnType: r.Type.String(), Description: r.Description, Revert: r.Revert,
+		Start: r.Start, Stop: r.Stop, RetryOf: r.RetryOf,
+		Planned: encodeOps(r.Planned), Executed: encodeOps(r.Executed), Errors: errStrings(r.Errors),
+	}
+	if r.Resync != kvscheduler.NoResync {
+		t.ResyncType = r.Resync.String()
+	}
+	for _, kv := range r.Values {
+		t.Values = append(t.Values, KVJSON{Key: kv.Key, Value: jsonValue(kv.Value)})
+	}
+	return t
+}
+
+func encodeStatus(st kvscheduler.ValueStatus) StatusJSON {
+	out := StatusJSON{
+		Key: st.Key, State: st.State.String(), Error: errString(st.Error),
+		UnmetDependencies: st.UnmetDependencies, InvalidFields: st.InvalidFields,
+		Descriptor: st.Descriptor, Derived: st.Derived,
+	}
+	if st.LastOp != kvscheduler.OpNone {
+		out.LastOp = st.LastOp.String()
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}

@@ -1,0 +1,143 @@
+package schedulerhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// stateColor fills the nodes by state, so that problems stand out.
+func stateColor(s kvscheduler.ValueState) string {
+	switch s {
+	case kvscheduler.Configured:
+		return "palegreen"
+	case kvscheduler.Obtained, kvscheduler.Discovered:
+		return "lightblue"
+	case kvscheduler.Pending, kvscheduler.Missing:
+		return "khaki"
+	case kvscheduler.Invalid, kvscheduler.Failed, kvscheduler.Retrying:
+		return "salmon"
+	default:
+		return "lightgray"
+	}
+}
+
+// dotQuote quotes s as a DOT string; keys are arbitrary text.
+func dotQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "")
+	return `"` + r.Replace(s) + `"`
+}
+
+// renderDOT draws every value as a node labeled with its key and state and
+// every unmet dependency as a dashed edge from the value to the key it
+// waits for. Met dependencies and derivations are not drawn: the
+// scheduler's statuses do not name them. highlight marks the keys changed
+// by a transaction with a thick gold border.
+func (h *handler) renderDOT(highlight map[string]bool, title string) []byte {
+	sts := h.s.ValueStatuses(nil)
+	known := make(map[string]bool, len(sts))
+	for _, st := range sts {
+		known[st.Key] = true
+	}
+	var b bytes.Buffer
+	b.WriteString("digraph kvscheduler {\n")
+	fmt.Fprintf(&b, "  label=%s;\n  labelloc=t;\n  rankdir=LR;\n", dotQuote(title))
+	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\"];\n")
+	var missing []string
+	for _, st := range sts {
+		label := st.Key + "\n" + st.State.String()
+		if st.Descriptor != "" {
+			label += "\n[" + st.Descriptor + "]"
+		}
+		attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotQuote(label), stateColor(st.State))
+		if st.Derived {
+			attrs += `, shape=ellipse`
+		}
+		if highlight[st.Key] {
+			attrs += `, color=gold, penwidth=4`
+		}
+		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(st.Key), attrs)
+	}
+	for _, st := range sts {
+		for _, dep := range st.UnmetDependencies {
+			if !known[dep] {
+				known[dep] = true
+				missing = append(missing, dep)
+			}
+			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=\"unmet\"];\n", dotQuote(st.Key), dotQuote(dep))
+		}
+	}
+	// Dependencies nothing knows of get a node of their own, so that the
+	// edge shows what is missing.
+	sort.Strings(missing)
+	for _, k := range missing {
+		attrs := fmt.Sprintf("label=%s, style=dashed", dotQuote(k+"\n"+kvscheduler.NonExistent.String()))
+		if highlight[k] {
+			attrs += `, color=gold, penwidth=4`
+		}
+		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(k), attrs)
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
+	format, err := oneOf(r, "format", "svg", "dot")
+	if err != nil {
+		return err
+	}
+	title := "KV scheduler: current values"
+	var highlight map[string]bool
+	if seq, ok, err := uintParam(r, "txn"); err != nil {
+		return err
+	} else if ok {
+		rec, found := h.s.GetRecordedTransaction(seq)
+		if !found {
+			return notFound{fmt.Errorf("transaction #%d is not recorded", seq)}
+		}
+		highlight = map[string]bool{}
+		for _, op := range rec.Executed {
+			highlight[op.Key] = true
+		}
+		// The scheduler keeps no past graphs: the current values are drawn
+		// with the transaction's changes highlighted.
+		title = fmt.Sprintf("KV scheduler: current values, changed by transaction #%d highlighted", seq)
+	}
+	dot := h.renderDOT(highlight, title)
+	if format == "dot" {
+		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(dot)
+		return nil
+	}
+	path, err := h.lookPath("dot")
+	if err != nil {
+		writeError(w, http.StatusNotImplemented, fmt.Errorf(
+			"SVG rendering needs Graphviz dot, which is not on PATH (%v); install graphviz or use format=dot", err))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.renderTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "-Tsvg")
+	cmd.Stdin = bytes.NewReader(dot)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	svg, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return errors.New("rendering the graph with dot failed: " + err.Error())
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(svg)
+	return nil
+}
