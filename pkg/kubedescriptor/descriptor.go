@@ -1,0 +1,411 @@
+package kubedescriptor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+const (
+	// LabelManagedBy marks the objects a descriptor manages; its value is
+	// the field manager. Retrieve lists by it, so only objects the
+	// descriptor wrote are ever reported to (and deleted by) the scheduler.
+	LabelManagedBy = "lariat.dev/managed-by"
+	// AnnotationDependsOn lists, comma separated, the keys of the values
+	// an object depends on.
+	AnnotationDependsOn = "lariat.dev/depends-on"
+	// DefaultTimeout bounds each request when Options.Timeout is zero:
+	// descriptor callbacks get no context, and a hung request would stall
+	// the scheduler's only goroutine.
+	DefaultTimeout = 30 * time.Second
+)
+
+// Options configure a descriptor.
+type Options struct {
+	// Clients talks to the API server; required.
+	Clients *client.SharedClientFactory
+	// Cache, when set, serves Retrieve from the kind's informer instead of
+	// a List request. The caller starts the factory (Start) and waits for
+	// its sync after New has created the informer; a cache that lags
+	// behind makes a resync see an older state, which the next resync
+	// corrects.
+	Cache *cache.SharedCacheFactory
+	// FieldManager owns the applied fields and is the value of
+	// LabelManagedBy; required, and must be a valid label value. Two
+	// schedulers must not share one for the same objects (kind and
+	// Namespace): each would delete the other's objects on resync.
+	FieldManager string
+	// Namespace limits Retrieve of a namespaced kind to one namespace;
+	// empty means all. Values in other namespaces can still be applied
+	// but are not retrieved. Cluster-scoped kinds ignore it.
+	Namespace string
+	// Timeout bounds each request; zero or less means DefaultTimeout.
+	Timeout time.Duration
+	// RecreateOnImmutable makes a change the server rejects because it
+	// touches an immutable field (a Deployment's selector, the data of an
+	// immutable ConfigMap) a delete and create instead of a failed update.
+	// Every change then costs a server-side dry-run apply first, which is
+	// why it is off by default.
+	RecreateOnImmutable bool
+}
+
+// kind is the state of one descriptor.
+type kind struct {
+	gvk  schema.GroupVersionKind
+	opts Options
+}
+
+// New returns the descriptor for the objects of kind gvk. It is named
+// "kube:<group>/<kind>" and claims the keys with KeyPrefix(gvk); values may
+// be of any version of the kind, and Retrieve reads them in gvk's version.
+// New makes no request, except that with a Cache it creates the kind's
+// informer.
+func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, error) {
+	if opts.Clients == nil {
+		return nil, errors.New("kubedescriptor: Options.Clients is required")
+	}
+	if opts.FieldManager == "" {
+		return nil, errors.New("kubedescriptor: Options.FieldManager is required")
+	}
+	if errs := validation.IsValidLabelValue(opts.FieldManager); len(errs) > 0 {
+		return nil, fmt.Errorf("kubedescriptor: field manager %q is not a label value: %s", opts.FieldManager, strings.Join(errs, "; "))
+	}
+	if gvk.Kind == "" || gvk.Version == "" {
+		return nil, fmt.Errorf("kubedescriptor: kind %s needs a version and a kind", gvk)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Cache != nil {
+		// Created now so that the caller's Start runs it.
+		if _, err := opts.Cache.ForKind(gvk); err != nil {
+			return nil, fmt.Errorf("kubedescriptor: %w", err)
+		}
+	}
+	k := &kind{gvk: gvk, opts: opts}
+	prefix := KeyPrefix(gvk.GroupKind())
+	var recreate func(key string, _, value any, _ any) bool
+	if opts.RecreateOnImmutable {
+		recreate = func(key string, _, value any, _ any) bool {
+			err := k.patch(key, value, true)
+			return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
+		}
+	}
+	return &kvscheduler.Descriptor{
+		UpdateWithRecreate: recreate,
+		Name:               "kube:" + strings.TrimSuffix(prefix, "/"),
+		NBKeyPrefix:        prefix,
+		KeySelector:        func(key string) bool { return strings.HasPrefix(key, prefix) },
+		ValueComparator:    func(_ string, oldValue, newValue any) bool { return Equivalent(oldValue, newValue) },
+		Validate:           k.validate,
+		Create:             func(key string, value any) (any, error) { return nil, k.patch(key, value, false) },
+		Update:             func(key string, _, value any, _ any) (any, error) { return nil, k.patch(key, value, false) },
+		Delete:             k.delete,
+		Retrieve:           k.retrieve,
+		Dependencies:       func(_ string, value any) []kvscheduler.Dependency { return dependencies(value) },
+		IsRetriableFailure: retriable,
+	}, nil
+}
+
+// ForObject returns the descriptor for obj's kind (see New).
+func ForObject(obj runtime.Object, opts Options) (*kvscheduler.Descriptor, error) {
+	if opts.Clients == nil {
+		return nil, errors.New("kubedescriptor: Options.Clients is required")
+	}
+	gvk, err := opts.Clients.GVKForObject(obj)
+	if err != nil {
+		return nil, fmt.Errorf("kubedescriptor: %w", err)
+	}
+	return New(gvk, opts)
+}
+
+// DependsOn adds keys to obj's AnnotationDependsOn annotation, keeping the
+// ones already listed, and returns obj for chaining.
+func DependsOn[T metav1.Object](obj T, keys ...string) T {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	have := splitKeys(a[AnnotationDependsOn])
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); k != "" && !contains(have, k) {
+			have = append(have, k)
+		}
+	}
+	a[AnnotationDependsOn] = strings.Join(have, ",")
+	obj.SetAnnotations(a)
+	return obj
+}
+
+// isNil catches typed nil pointers, whose accessors would panic.
+func isNil(v any) bool {
+	r := reflect.ValueOf(v)
+	return !r.IsValid() || r.Kind() == reflect.Pointer && r.IsNil()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func splitKeys(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// dependencies reads the annotation; the key itself is the label, so a
+// PENDING status names the missing object's key.
+func dependencies(value any) []kvscheduler.Dependency {
+	if isNil(value) {
+		return nil
+	}
+	m, err := meta.Accessor(value)
+	if err != nil {
+		return nil
+	}
+	var out []kvscheduler.Dependency
+	for _, k := range splitKeys(m.GetAnnotations()[AnnotationDependsOn]) {
+		out = append(out, kvscheduler.Dependency{Key: k})
+	}
+	return out
+}
+
+// validate only checks what needs no request, because a failed request
+// would make the value INVALID instead of retried; the scope is checked
+// when the object is applied.
+func (k *kind) validate(key string, value any) error {
+	obj, ok := value.(runtime.Object)
+	if !ok || isNil(value) {
+		return kvscheduler.NewInvalidValueError(fmt.Errorf("value of %s is %T, not a runtime.Object", key, value))
+	}
+	gvk, err := k.opts.Clients.GVKForObject(obj)
+	if err != nil {
+		return kvscheduler.NewInvalidValueError(err, "apiVersion", "kind")
+	}
+	if gvk.GroupKind() != k.gvk.GroupKind() {
+		return kvscheduler.NewInvalidValueError(fmt.Errorf("value of %s is a %s, want %s", key, gvk.GroupKind(), k.gvk.GroupKind()), "apiVersion", "kind")
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return kvscheduler.NewInvalidValueError(err)
+	}
+	if m.GetName() == "" {
+		return kvscheduler.NewInvalidValueError(errors.New("the object has no name"), "metadata.name")
+	}
+	if want := KeyFor(gvk, m.GetNamespace(), m.GetName()); want != key {
+		return kvscheduler.NewInvalidValueError(fmt.Errorf("the object's key is %s, not %s", want, key), "metadata.name", "metadata.namespace")
+	}
+	for _, d := range splitKeys(m.GetAnnotations()[AnnotationDependsOn]) {
+		if _, err := ParseKey(d); err != nil {
+			return kvscheduler.NewInvalidValueError(err, "metadata.annotations["+AnnotationDependsOn+"]")
+		}
+	}
+	return nil
+}
+
+// retriable gives up on requests the server rejected as wrong: repeating
+// them cannot succeed until the value changes.
+func retriable(err error) bool {
+	return !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err)
+}
+
+func (k *kind) context() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), k.opts.Timeout)
+}
+
+// patch server-side applies value with the descriptor's field manager,
+// forcing ownership of the fields it sets, as pkg/apply does; dryRun only
+// asks the server whether it would accept the apply.
+func (k *kind) patch(key string, value any, dryRun bool) error {
+	obj, ok := value.(runtime.Object)
+	if !ok || isNil(value) {
+		return fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
+	}
+	gvk, err := k.opts.Clients.GVKForObject(obj)
+	if err != nil {
+		return err
+	}
+	c, err := k.opts.Clients.ForKind(gvk)
+	if err != nil {
+		return err
+	}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	u.SetGroupVersionKind(gvk)
+	switch {
+	case c.Namespaced() && u.GetNamespace() == "":
+		return fmt.Errorf("kubedescriptor: %s is namespaced but %s has no namespace", gvk.Kind, key)
+	case !c.Namespaced() && u.GetNamespace() != "":
+		return fmt.Errorf("kubedescriptor: %s is cluster-scoped but %s has a namespace", gvk.Kind, key)
+	}
+	lbls := u.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[LabelManagedBy] = k.opts.FieldManager
+	u.SetLabels(lbls)
+	body, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	result, _, err := k.opts.Clients.NewObjects(gvk)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := k.context()
+	defer cancel()
+	force := true
+	opts := metav1.PatchOptions{FieldManager: k.opts.FieldManager, Force: &force}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return c.Patch(ctx, u.GetNamespace(), u.GetName(), types.ApplyPatchType, body, result, opts)
+}
+
+// delete deletes the object; an object already gone is what was wanted.
+func (k *kind) delete(key string, _ any, _ any) error {
+	ref, err := ParseKey(key)
+	if err != nil {
+		return err
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := k.context()
+	defer cancel()
+	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// retrieve reports the objects of the kind that carry the management
+// label: the scheduler compares them with the desired values (Equivalent)
+// and re-applies or deletes what drifted.
+//
+// A live object equivalent to its desired value is reported as that
+// desired value. Otherwise the scheduler would keep the live object as the
+// actual value, and a later desired value that drops a field would still
+// be a subset of it, so the change would never be applied.
+func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	objs, err := k.list()
+	if err != nil {
+		return nil, err
+	}
+	desired := make(map[string]any, len(correlate))
+	for _, kv := range correlate {
+		desired[kv.Key] = kv.Value
+	}
+	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
+	for _, obj := range objs {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+		key := KeyFor(k.gvk, m.GetNamespace(), m.GetName())
+		var value any = obj
+		if want, ok := desired[key]; ok && Equivalent(obj, want) {
+			value = want
+		}
+		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value})
+	}
+	return out, nil
+}
+
+func (k *kind) list() ([]runtime.Object, error) {
+	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
+	if k.opts.Cache != nil {
+		informer, err := k.opts.Cache.ForKind(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		var out []runtime.Object
+		for _, item := range informer.GetStore().List() {
+			obj, ok := item.(runtime.Object)
+			if !ok {
+				continue
+			}
+			m, err := meta.Accessor(obj)
+			if err != nil || !selector.Matches(labels.Set(m.GetLabels())) ||
+				k.opts.Namespace != "" && m.GetNamespace() != "" && m.GetNamespace() != k.opts.Namespace {
+				continue
+			}
+			// The store's objects are shared with every reader of the
+			// cache and must not be changed.
+			out = append(out, obj.DeepCopyObject())
+		}
+		return out, nil
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	_, list, err := k.opts.Clients.NewObjects(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := k.context()
+	defer cancel()
+	ns := k.opts.Namespace
+	if !c.Namespaced() {
+		ns = ""
+	}
+	if err := c.List(ctx, ns, list, metav1.ListOptions{LabelSelector: selector.String()}); err != nil {
+		return nil, err
+	}
+	return meta.ExtractList(list)
+}
+
+// toUnstructured converts obj into an apply body. Typed objects carry zero
+// values (creationTimestamp, an empty status) the apply would otherwise
+// claim ownership of; the server-maintained metadata must not be sent.
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	if x, ok := obj.(*unstructured.Unstructured); ok {
+		u = x.DeepCopy()
+	} else {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		u = &unstructured.Unstructured{Object: m}
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	for _, f := range []string{"resourceVersion", "managedFields", "uid", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	return u, nil
+}
