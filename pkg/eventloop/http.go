@@ -1,12 +1,13 @@
 package eventloop
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lariat-dev/lariat/internal/httpjson"
 )
 
 // Paths served by the handler returned by Loop.HTTPHandler.
@@ -167,17 +168,6 @@ func (h httpHandler) history(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, hist.Records())
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b, _ = json.Marshal(map[string]string{"error": err.Error()})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
-func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
-}
+func writeError(w http.ResponseWriter, status int, err error) { httpjson.Error(w, status, err) }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lariat-dev/lariat/internal/httpjson"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -173,17 +174,6 @@ func encodeStatus(st kvscheduler.ValueStatus) StatusJSON {
 	return out
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b, _ = json.Marshal(map[string]string{"error": err.Error()})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
-func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
-}
+func writeError(w http.ResponseWriter, status int, err error) { httpjson.Error(w, status, err) }
