@@ -12,7 +12,7 @@ import (
 )
 
 // TestConcurrentUse commits from several goroutines while others read
-// statuses, metadata and history and watch; run with -race.
+// statuses, value dumps, metadata and history and watch; run with -race.
 func TestConcurrentUse(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{HistoryMaxCount: 10})
 	sb := kvtest.New()
@@ -33,6 +33,9 @@ func TestConcurrentUse(t *testing.T) {
 			s.GetValueStatus("a/0/0")
 			s.ValueStatuses(nil)
 			s.TransactionHistory(time.Time{}, time.Time{})
+			s.DumpValues("a", "a/1", kvscheduler.NBView)
+			s.DumpValues("", "", kvscheduler.SBView)
+			s.DumpValues("", "", kvscheduler.CachedView)
 			mm.Labels()
 			time.Sleep(100 * time.Microsecond)
 		}

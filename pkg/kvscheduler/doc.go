@@ -35,9 +35,9 @@
 //
 // Transactions, notifications, retries and registrations are queued and
 // processed one at a time by one goroutine, which also calls the
-// descriptors. Reading statuses, metadata maps and history is safe from any
-// goroutine, including descriptor callbacks; committing from a callback
-// must use NonBlocking.
+// descriptors. Reading statuses, value dumps (DumpValues), metadata maps
+// and history is safe from any goroutine, including descriptor callbacks;
+// committing from a callback must use NonBlocking.
 //
 // The scheduler does not import the event loop. The loopcommit subpackage
 // adapts it to the event loop's Committer interface.

@@ -64,7 +64,7 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 			if a.d == d && !a.implicit && !seen[k] {
 				if a.origin == FromNB {
 					missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
-						Descriptor: d.Name, Derived: a.base != ""})
+						Descriptor: d.Name, Derived: a.base != "", BaseKey: a.base})
 				}
 				s.setActual(k, nil)
 			}
@@ -104,10 +104,14 @@ func (s *Scheduler) linkRetrievedDerived() {
 		}
 		for _, kv := range derived {
 			if c := s.actual[kv.Key]; c != nil && !c.implicit && c.base == "" {
-				c.base = k
+				// Replaced, not modified: published snapshots (DumpValues)
+				// share the values with readers.
+				nc := *c
+				nc.base = k
 				if c.origin == FromSB || a.origin == FromNB {
-					c.origin = a.origin
+					nc.origin = a.origin
 				}
+				s.actual[kv.Key] = &nc
 			}
 		}
 	}

@@ -39,11 +39,14 @@ type Scheduler struct {
 	statuses map[string]ValueStatus
 	mdMaps   map[string]*metadataMap
 	watches  map[*Watch]struct{}
+	views    valueViews // published with the statuses, for DumpValues
 
 	hist      history
 	trimTimer clock.Timer
 }
 
+// desiredVal is a value requested by the northbound. Like actualVal, it is
+// replaced, never modified, because DumpValues shares it with readers.
 type desiredVal struct {
 	value any
 	retry RetryOptions
@@ -52,7 +55,9 @@ type desiredVal struct {
 
 // actualVal is a value as the scheduler believes it exists in the
 // southbound. Implicit values (properties and values derived from
-// southbound-owned ones) exist with their base, without operations.
+// southbound-owned ones) exist with their base, without operations. It is
+// never modified once in the actual map, but replaced: DumpValues reads
+// published ones from other goroutines.
 type actualVal struct {
 	value    any
 	metadata any

@@ -87,12 +87,46 @@ type ValueStatus struct {
 	Descriptor string
 	// Derived is true for values derived from another value.
 	Derived bool
+	// BaseKey is the key of the value this one is derived from, when
+	// Derived is set and the base is known, so that tools can link a
+	// derived value to its base without re-running DerivedValues.
+	BaseKey string
+	// Dependencies lists every dependency the descriptor declares for the
+	// value, met or not, in declaration order, so that the whole dependency
+	// graph can be drawn and not only what blocks PENDING values. It is
+	// only known for values whose dependencies the scheduler checks: nil
+	// for values kept as they are (obtained from the southbound, blocked
+	// after a failure) and for values rejected before the check. The
+	// implicit dependency of a derived value on its base is not listed
+	// here (see BaseKey), although UnmetDependencies names it.
+	Dependencies []DependencyStatus
+}
+
+// DependencyStatus is one dependency of a value with what satisfies it.
+type DependencyStatus struct {
+	// Label is the name of the dependency, as used in UnmetDependencies:
+	// its label, else its key, else "any-of" and its prefixes.
+	Label string
+	// Key is the required key of a dependency on one key; empty for an
+	// any-of dependency.
+	Key string
+	// Keys are the keys that satisfy the dependency or would: Key for a
+	// dependency on one key (whether or not it exists); for an any-of
+	// dependency, the matching values that exist or are about to (when it
+	// is met), or the matching values that wait themselves (when it is
+	// unmet: they would satisfy it once they can be created). Sorted.
+	Keys []string
+	// Met tells whether the dependency is satisfied now.
+	Met bool
 }
 
 func (s ValueStatus) equal(o ValueStatus) bool {
 	if s.Key != o.Key || s.State != o.State || s.LastOp != o.LastOp || s.Descriptor != o.Descriptor ||
-		s.Derived != o.Derived || fmt.Sprint(s.Error) != fmt.Sprint(o.Error) {
+		s.Derived != o.Derived || s.BaseKey != o.BaseKey || fmt.Sprint(s.Error) != fmt.Sprint(o.Error) {
 		return false
 	}
-	return fmt.Sprint(s.UnmetDependencies, s.InvalidFields) == fmt.Sprint(o.UnmetDependencies, o.InvalidFields)
+	// Watchers are told when a dependency becomes met or unmet, not only
+	// when a value changes state.
+	return fmt.Sprint(s.UnmetDependencies, s.InvalidFields, s.Dependencies) ==
+		fmt.Sprint(o.UnmetDependencies, o.InvalidFields, o.Dependencies)
 }

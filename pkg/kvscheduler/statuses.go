@@ -13,7 +13,7 @@ func (s *Scheduler) publishStatuses() {
 	}
 	next := make(map[string]ValueStatus, len(t.nodes)+len(t.notReady)+len(s.actual)/8)
 	for k, n := range t.nodes {
-		st := ValueStatus{Key: k, Derived: n.base != "", LastOp: s.lastOp[k]}
+		st := ValueStatus{Key: k, Derived: n.base != "", BaseKey: n.base, LastOp: s.lastOp[k], Dependencies: t.depStatuses(n)}
 		if n.d != nil {
 			st.Descriptor = n.d.Name
 		}
@@ -41,7 +41,7 @@ func (s *Scheduler) publishStatuses() {
 		if _, ok := next[k]; ok {
 			continue
 		}
-		st := ValueStatus{Key: k, State: Discovered, LastOp: s.lastOp[k], Derived: a.base != ""}
+		st := ValueStatus{Key: k, State: Discovered, LastOp: s.lastOp[k], Derived: a.base != "", BaseKey: a.base}
 		if f := s.failed[k]; f != nil && f.blocked {
 			st.State, st.LastOp, st.Error = failedState(f), f.op, f.err
 		}
@@ -52,8 +52,10 @@ func (s *Scheduler) publishStatuses() {
 			delete(s.failed, k)
 		}
 	}
+	views := s.snapshotViews(t, next)
 	s.smu.Lock()
 	defer s.smu.Unlock()
+	s.views = views
 	// Only watchers need the list of changes.
 	watched := len(s.watches) > 0
 	var changed []ValueStatus
@@ -68,7 +70,7 @@ func (s *Scheduler) publishStatuses() {
 		if _, ok := next[k]; !ok {
 			if watched {
 				changed = append(changed, ValueStatus{Key: k, State: Removed, LastOp: s.lastOp[k],
-					Descriptor: old.Descriptor, Derived: old.Derived})
+					Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 			}
 			delete(s.lastOp, k)
 		}

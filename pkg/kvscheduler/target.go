@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 )
 
 // tnode is a value of the target state: what should exist in the southbound
@@ -20,6 +21,12 @@ type tnode struct {
 	deps    []Dependency
 	cnt     []int // providers per dependency still in the target
 	removed bool
+	// declared counts the descriptor's dependencies at the start of deps;
+	// the dependency on the base, if any, follows them.
+	declared int
+	// matched holds, per any-of dependency, the keys that matched it
+	// before pruning; some may have been pruned since.
+	matched [][]string
 }
 
 // implicitNode has no operations of its own.
@@ -35,10 +42,14 @@ type target struct {
 	nodes map[string]*tnode
 	// notReady holds the statuses of desired or derived values left out.
 	notReady map[string]ValueStatus
+	// pending holds the values pruned for unmet dependencies, so that the
+	// cached view can still show what they wait to become.
+	pending map[string]*tnode
 }
 
 func (s *Scheduler) computeTarget() *target {
-	t := &target{nodes: make(map[string]*tnode, len(s.desired)*2), notReady: map[string]ValueStatus{}}
+	t := &target{nodes: make(map[string]*tnode, len(s.desired)*2), notReady: map[string]ValueStatus{},
+		pending: map[string]*tnode{}}
 	queue := make([]*tnode, 0, len(s.desired)*2)
 	add := func(n *tnode) {
 		t.nodes[n.key] = n
@@ -96,12 +107,12 @@ func (s *Scheduler) computeTarget() *target {
 			}
 			d, err := s.reg.owner(kv.Key)
 			if err != nil {
-				t.notReady[kv.Key] = ValueStatus{Key: kv.Key, State: Invalid, Error: err, Derived: true}
+				t.notReady[kv.Key] = ValueStatus{Key: kv.Key, State: Invalid, Error: err, Derived: true, BaseKey: n.key}
 				continue
 			}
 			if d != nil {
 				if st, ok := s.validate(d, kv.Key, kv.Value); !ok {
-					st.Derived = true
+					st.Derived, st.BaseKey = true, n.key
 					t.notReady[kv.Key] = st
 					continue
 				}
@@ -137,7 +148,7 @@ func (s *Scheduler) blockedNode(t *target, k string, v any, base string, origin 
 	if f.retrying {
 		state = Retrying
 	}
-	t.notReady[k] = ValueStatus{Key: k, State: state, LastOp: f.op, Error: f.err, Derived: base != ""}
+	t.notReady[k] = ValueStatus{Key: k, State: state, LastOp: f.op, Error: f.err, Derived: base != "", BaseKey: base}
 	return true
 }
 
@@ -186,6 +197,7 @@ func (s *Scheduler) prune(t *target) {
 			}
 			n.deps = deps
 		}
+		n.declared = len(n.deps)
 		if n.base != "" {
 			n.deps = append(n.deps, Dependency{Key: n.base}) // a derived value needs its base
 		}
@@ -212,10 +224,14 @@ func (s *Scheduler) prune(t *target) {
 				if dep.Key != "" {
 					continue
 				}
+				if n.matched == nil {
+					n.matched = make([][]string, len(n.deps))
+				}
 				for k := range t.nodes {
 					if k != n.key && dep.matches(k) {
 						n.cnt[i]++
 						rev[k] = append(rev[k], rdep{n, i})
+						n.matched[i] = append(n.matched[i], k)
 					}
 				}
 			}
@@ -239,7 +255,7 @@ func (s *Scheduler) prune(t *target) {
 		gone = append(gone, n)
 		delete(t.nodes, n.key)
 		if _, ok := t.notReady[n.key]; !ok {
-			st := ValueStatus{Key: n.key, State: Pending, Derived: n.base != ""}
+			st := ValueStatus{Key: n.key, State: Pending, Derived: n.base != "", BaseKey: n.base}
 			if n.d != nil {
 				st.Descriptor = n.d.Name
 			}
@@ -258,6 +274,8 @@ func (s *Scheduler) prune(t *target) {
 		if st.State != Pending {
 			continue
 		}
+		t.pending[n.key] = n
+		st.Dependencies = t.depStatuses(n)
 		for i, dep := range n.deps {
 			if i < len(n.cnt) && n.cnt[i] == 0 {
 				st.UnmetDependencies = append(st.UnmetDependencies, dep.name())
@@ -265,6 +283,38 @@ func (s *Scheduler) prune(t *target) {
 		}
 		t.notReady[n.key] = st
 	}
+}
+
+// depStatuses describes the declared dependencies of n against the pruned
+// target. It is called once the pruning is complete, when the provider
+// counts tell which dependencies are met.
+func (t *target) depStatuses(n *tnode) []DependencyStatus {
+	if n.declared == 0 {
+		return nil
+	}
+	out := make([]DependencyStatus, n.declared)
+	// One array backs the keys of all exact-key dependencies: statuses are
+	// rebuilt by every transaction, so allocations count.
+	exact := make([]string, n.declared)
+	for i, dep := range n.deps[:n.declared] {
+		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: i < len(n.cnt) && n.cnt[i] > 0}
+		if dep.Key != "" {
+			exact[i] = dep.Key
+			ds.Keys = exact[i : i+1 : i+1]
+		} else if i < len(n.matched) {
+			// A met dependency lists what satisfies it; an unmet one what
+			// would, once it leaves PENDING itself (none of its matches is
+			// left in the target).
+			for _, k := range n.matched[i] {
+				if !ds.Met || t.nodes[k] != nil {
+					ds.Keys = append(ds.Keys, k)
+				}
+			}
+			sort.Strings(ds.Keys)
+		}
+		out[i] = ds
+	}
+	return out
 }
 
 // checkDeps rejects dependencies that nothing could ever satisfy: a

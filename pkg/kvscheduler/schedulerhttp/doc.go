@@ -10,8 +10,8 @@
 //
 // The package only uses the scheduler's exported, concurrency-safe read
 // API and its transactions, so it can be mounted on any server next to a
-// running scheduler. What the exported API does not expose (the desired
-// and actual values, met dependency edges, past statuses) is reconstructed
-// from the recorded transactions where possible and reported as not
-// available otherwise; see the documentation of each endpoint.
+// running scheduler. What the exported API does not expose (past statuses
+// and values) is reconstructed from the recorded transactions where
+// possible and reported as not available otherwise; see the documentation
+// of each endpoint.
 package schedulerhttp

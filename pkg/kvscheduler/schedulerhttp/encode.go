@@ -51,25 +51,39 @@ type OpJSON struct {
 // StatusJSON is the JSON form of a kvscheduler.ValueStatus. WaitingFor is
 // only filled for PENDING values: it explains what the value waits for.
 type StatusJSON struct {
-	Key               string           `json:"key"`
-	State             string           `json:"state"`
-	LastOp            string           `json:"lastOp,omitempty"`
-	Error             string           `json:"error,omitempty"`
-	UnmetDependencies []string         `json:"unmetDependencies,omitempty"`
-	InvalidFields     []string         `json:"invalidFields,omitempty"`
-	Descriptor        string           `json:"descriptor,omitempty"`
-	Derived           bool             `json:"derived,omitempty"`
-	WaitingFor        []DependencyJSON `json:"waitingFor,omitempty"`
+	Key               string   `json:"key"`
+	State             string   `json:"state"`
+	LastOp            string   `json:"lastOp,omitempty"`
+	Error             string   `json:"error,omitempty"`
+	UnmetDependencies []string `json:"unmetDependencies,omitempty"`
+	InvalidFields     []string `json:"invalidFields,omitempty"`
+	Descriptor        string   `json:"descriptor,omitempty"`
+	Derived           bool     `json:"derived,omitempty"`
+	// BaseKey is the value a derived value is derived from.
+	BaseKey string `json:"baseKey,omitempty"`
+	// Dependencies are all declared dependencies, met or not.
+	Dependencies []DependencyStatusJSON `json:"dependencies,omitempty"`
+	WaitingFor   []DependencyJSON       `json:"waitingFor,omitempty"`
+}
+
+// DependencyStatusJSON is the JSON form of a kvscheduler.DependencyStatus:
+// one dependency of a value, the keys that satisfy it (or would) and
+// whether it is met.
+type DependencyStatusJSON struct {
+	Label string   `json:"label"`
+	Key   string   `json:"key,omitempty"`
+	Keys  []string `json:"keys,omitempty"`
+	Met   bool     `json:"met"`
 }
 
 // DependencyJSON is one unmet dependency of a PENDING value with the state
 // of what would satisfy it.
 //
-// The scheduler reports unmet dependencies by label only. A dependency
-// without a label is reported by its key, and an unlabeled any-of
-// dependency as "any-of" followed by its prefixes joined with "|"; both are
-// resolved here. A labeled dependency cannot be told apart from a key, so
-// its label is looked up as a key: State is then NONEXISTENT.
+// Dependency is the name the scheduler gives the dependency: its label,
+// else its key, else "any-of" followed by its prefixes joined with "|".
+// The status's dependency list resolves it to a key or to the candidates
+// of an any-of dependency; the dependency of a derived value on its base,
+// which the list leaves out, is named by the base's key.
 type DependencyJSON struct {
 	// Dependency is the name reported by the scheduler.
 	Dependency string `json:"dependency"`
@@ -84,8 +98,8 @@ type DependencyJSON struct {
 	UnmetDependencies []string `json:"unmetDependencies,omitempty"`
 	// AnyOfPrefixes are the prefixes of an unlabeled any-of dependency.
 	AnyOfPrefixes []string `json:"anyOfPrefixes,omitempty"`
-	// Candidates are the known keys with those prefixes; none of them
-	// exists yet, or the dependency would be met.
+	// Candidates are the values matching an any-of dependency; none of them
+	// can be created yet, or the dependency would be met.
 	Candidates []KeyStateJSON `json:"candidates,omitempty"`
 }
 
@@ -166,7 +180,10 @@ func encodeStatus(st kvscheduler.ValueStatus) StatusJSON {
 	out := StatusJSON{
 		Key: st.Key, State: st.State.String(), Error: errString(st.Error),
 		UnmetDependencies: st.UnmetDependencies, InvalidFields: st.InvalidFields,
-		Descriptor: st.Descriptor, Derived: st.Derived,
+		Descriptor: st.Descriptor, Derived: st.Derived, BaseKey: st.BaseKey,
+	}
+	for _, d := range st.Dependencies {
+		out.Dependencies = append(out.Dependencies, DependencyStatusJSON{Label: d.Label, Key: d.Key, Keys: d.Keys, Met: d.Met})
 	}
 	if st.LastOp != kvscheduler.OpNone {
 		out.LastOp = st.LastOp.String()

@@ -35,11 +35,13 @@ func dotQuote(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// renderDOT draws every value as a node labeled with its key and state and
-// every unmet dependency as a dashed edge from the value to the key it
-// waits for. Met dependencies and derivations are not drawn: the
-// scheduler's statuses do not name them. highlight marks the keys changed
-// by a transaction with a thick gold border.
+// renderDOT draws every value as a node labeled with its key and state,
+// and edges from each value to what it needs: a solid edge to each key
+// satisfying a met dependency, a dashed red one to the key (or, for an
+// any-of dependency nothing matches, the dependency's name) an unmet
+// dependency waits for, and a dotted one from a derived value to its base.
+// highlight marks the keys changed by a transaction with a thick gold
+// border.
 func (h *handler) renderDOT(highlight map[string]bool, title string) []byte {
 	sts := h.s.ValueStatuses(nil)
 	known := make(map[string]bool, len(sts))
@@ -65,13 +67,57 @@ func (h *handler) renderDOT(highlight map[string]bool, title string) []byte {
 		}
 		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(st.Key), attrs)
 	}
+	need := func(k string) {
+		if !known[k] {
+			known[k] = true
+			missing = append(missing, k)
+		}
+	}
 	for _, st := range sts {
-		for _, dep := range st.UnmetDependencies {
-			if !known[dep] {
-				known[dep] = true
-				missing = append(missing, dep)
+		from := dotQuote(st.Key)
+		drawn := make(map[string]bool, len(st.Dependencies)+1)
+		for _, dep := range st.Dependencies {
+			drawn[dep.Label] = true
+			// A dependency on one key is named by the key unless it has a
+			// label; repeating the key on the edge would only add clutter.
+			label := ""
+			if dep.Label != dep.Key {
+				label = dep.Label
 			}
-			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=\"unmet\"];\n", dotQuote(st.Key), dotQuote(dep))
+			if dep.Met {
+				attrs := ""
+				if label != "" {
+					attrs = " [label=" + dotQuote(label) + "]"
+				}
+				for _, k := range dep.Keys {
+					need(k)
+					fmt.Fprintf(&b, "  %s -> %s%s;\n", from, dotQuote(k), attrs)
+				}
+				continue
+			}
+			targets := dep.Keys
+			if len(targets) == 0 {
+				targets = []string{dep.Label}
+			}
+			for _, k := range targets {
+				need(k)
+				fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s];\n", from, dotQuote(k),
+					dotQuote(strings.TrimSpace("unmet "+label)))
+			}
+		}
+		if st.BaseKey != "" {
+			drawn[st.BaseKey] = true
+			need(st.BaseKey)
+			fmt.Fprintf(&b, "  %s -> %s [style=dotted, label=\"derived from\"];\n", from, dotQuote(st.BaseKey))
+		}
+		// Unmet dependencies not described above (statuses published
+		// without their dependency list) are still drawn.
+		for _, dep := range st.UnmetDependencies {
+			if drawn[dep] {
+				continue
+			}
+			need(dep)
+			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=\"unmet\"];\n", from, dotQuote(dep))
 		}
 	}
 	// Dependencies nothing knows of get a node of their own, so that the

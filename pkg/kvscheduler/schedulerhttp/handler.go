@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -81,9 +82,14 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 //
 // GET /scheduler/txn-history: the recorded transactions as a JSON array of
 // TxnJSON. seq-num=N selects one record (a single object; 404 if not
-// recorded) and wins over since=S and until=U (Unix seconds, inclusive,
-// either may be left out). format=text returns the transaction logs
-// (TxnRecord.String) instead of JSON.
+// recorded) and wins over the other selections, which apply in this order
+// of precedence, the first one present being used: since=S and until=U
+// (Unix seconds, inclusive, either may be left out); from=A and to=B
+// (sequence numbers, inclusive, either may be left out); first=N (the N
+// oldest kept records); last=N (the N newest). Every parameter present is
+// checked, even if a preceding one wins, so that a typo is not silently
+// ignored. format=text returns the transaction logs (TxnRecord.String)
+// instead of JSON.
 //
 // GET /scheduler/key-timeline?key=K: the values requested for K, notified
 // for it and the operations executed on it in the recorded transactions,
@@ -91,13 +97,17 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 // nor recorded).
 //
 // GET /scheduler/status: all statuses, those of descriptor=D, or the one of
-// key=K (a single object; 404 if the key is unknown). PENDING values carry
-// waitingFor, their unmet dependencies with the dependencies' own state.
+// key=K (a single object; 404 if the key is unknown). Values carry their
+// dependencies (met or not, with the keys satisfying them) and, when
+// derived, their baseKey; PENDING values carry waitingFor, their unmet
+// dependencies with the dependencies' own state.
 //
-// GET /scheduler/dump: the values known to the scheduler (view=cached, the
-// default; view=internal is its VPP-Agent name), filtered by descriptor=D
-// and key-prefix=P. view=NB and view=SB
-// answer 501: the scheduler does not expose its desired or actual values.
+// GET /scheduler/dump: the values known to the scheduler, filtered by
+// descriptor=D and key-prefix=P, as a DumpView. view=cached (the default;
+// view=internal is its VPP-Agent name) lists every value with a status, as
+// the scheduler's graph holds it; view=NB the values last requested by the
+// northbound; view=SB the values as last created, retrieved or notified in
+// the southbound, including OBTAINED ones (see kvscheduler.DumpValues).
 //
 // POST /scheduler/downstream-resync: commits an empty downstream resync
 // and returns its record as a ResyncResult (200 even when operations
@@ -105,8 +115,9 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 // retry=true passes WithResyncRetry's options to the transaction; see
 // ResyncResult for why the scheduler may not retry anyway.
 //
-// GET /scheduler/graph: the current values as a graph, with their unmet
-// dependencies as edges; format=dot returns DOT, otherwise SVG rendered by
+// GET /scheduler/graph: the current values as a graph, with their
+// dependencies (met: solid, unmet: dashed red) and derivations (dotted,
+// from the derived value to its base) as edges; format=dot returns DOT, otherwise SVG rendered by
 // Graphviz dot (501 if dot is not on PATH, 500 if it fails). txn=N
 // highlights the values that transaction N changed (404 if not recorded).
 func New(s *kvscheduler.Scheduler, opts ...Option) http.Handler {
@@ -241,31 +252,67 @@ func (h *handler) txnHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	var recs []*kvscheduler.TxnRecord
 	single := false
-	if seq, ok, err := uintParam(r, "seq-num"); err != nil {
+	seq, hasSeq, err := uintParam(r, "seq-num")
+	if err != nil {
 		return err
-	} else if ok {
+	}
+	since, hasSince, err := timeParam(r, "since")
+	if err != nil {
+		return err
+	}
+	until, hasUntil, err := timeParam(r, "until")
+	if err != nil {
+		return err
+	}
+	from, hasFrom, err := uintParam(r, "from")
+	if err != nil {
+		return err
+	}
+	to, hasTo, err := uintParam(r, "to")
+	if err != nil {
+		return err
+	}
+	first, hasFirst, err := uintParam(r, "first")
+	if err != nil {
+		return err
+	}
+	last, hasLast, err := uintParam(r, "last")
+	if err != nil {
+		return err
+	}
+	switch {
+	case hasSeq:
 		rec, found := h.s.GetRecordedTransaction(seq)
 		if !found {
 			return notFound{fmt.Errorf("transaction #%d is not recorded", seq)}
 		}
 		recs, single = []*kvscheduler.TxnRecord{rec}, true
-	} else {
-		since, _, err := timeParam(r, "since")
-		if err != nil {
-			return err
-		}
-		until, hasUntil, err := timeParam(r, "until")
-		if err != nil {
-			return err
-		}
+	case hasSince || hasUntil:
 		if hasUntil {
-			if !since.IsZero() && until.Before(since) {
+			if hasSince && until.Before(since) {
 				return badParam{fmt.Errorf("until (%d) is before since (%d)", until.Unix(), since.Unix())}
 			}
 			// until is inclusive at the precision of the parameter.
 			until = until.Add(time.Second - 1)
 		}
 		recs = h.s.TransactionHistory(since, until)
+	case hasFrom || hasTo:
+		if hasFrom && hasTo && to < from {
+			return badParam{fmt.Errorf("to (%d) is before from (%d)", to, from)}
+		}
+		for _, rec := range h.s.TransactionHistory(time.Time{}, time.Time{}) {
+			if rec.SeqNum >= from && (!hasTo || rec.SeqNum <= to) {
+				recs = append(recs, rec)
+			}
+		}
+	case hasFirst:
+		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
+		recs = recs[:min(uint64(len(recs)), first)]
+	case hasLast:
+		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
+		recs = recs[uint64(len(recs))-min(uint64(len(recs)), last):]
+	default:
+		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
 	}
 	if format == "text" {
 		var b strings.Builder
@@ -415,15 +462,60 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) error {
 const anyOfPrefix = "any-of"
 
 // explain encodes st and, for a PENDING value, resolves what it waits for.
+// The status's dependency list tells labeled dependencies from keys and
+// names the candidates of any-of dependencies; a name it does not describe
+// (the base of a derived value) is resolved from the name alone.
 func (h *handler) explain(st kvscheduler.ValueStatus) StatusJSON {
 	out := encodeStatus(st)
 	if st.State != kvscheduler.Pending {
 		return out
 	}
+	described := make(map[string]kvscheduler.DependencyStatus, len(st.Dependencies))
+	for _, d := range st.Dependencies {
+		if !d.Met {
+			described[d.Label] = d
+		}
+	}
 	for _, dep := range st.UnmetDependencies {
+		if d, ok := described[dep]; ok {
+			out.WaitingFor = append(out.WaitingFor, h.resolveDescribed(d))
+			continue
+		}
 		out.WaitingFor = append(out.WaitingFor, h.resolveDependency(dep))
 	}
 	return out
+}
+
+// resolveDescribed explains an unmet dependency from its description.
+func (h *handler) resolveDescribed(dep kvscheduler.DependencyStatus) DependencyJSON {
+	d := DependencyJSON{Dependency: dep.Label}
+	if dep.Key != "" {
+		ds := h.s.GetValueStatus(dep.Key)
+		d.Key, d.State, d.Error = dep.Key, ds.State.String(), errString(ds.Error)
+		if ds.State == kvscheduler.Pending {
+			d.UnmetDependencies = ds.UnmetDependencies
+		}
+		return d
+	}
+	seen := map[string]bool{}
+	for _, k := range dep.Keys {
+		seen[k] = true
+		d.Candidates = append(d.Candidates, KeyStateJSON{Key: k, State: h.s.GetValueStatus(k).State.String()})
+	}
+	// Only an unlabeled any-of dependency carries its prefixes in its name;
+	// with them, values that never joined the graph (INVALID, FAILED, ...)
+	// are shown too, since they explain why nothing matches.
+	if strings.HasPrefix(dep.Label, anyOfPrefix) {
+		byName := h.resolveDependency(dep.Label)
+		d.AnyOfPrefixes = byName.AnyOfPrefixes
+		for _, c := range byName.Candidates {
+			if !seen[c.Key] {
+				d.Candidates = append(d.Candidates, c)
+			}
+		}
+		sort.Slice(d.Candidates, func(i, j int) bool { return d.Candidates[i].Key < d.Candidates[j].Key })
+	}
+	return d
 }
 
 func (h *handler) resolveDependency(dep string) DependencyJSON {
@@ -452,22 +544,29 @@ func (h *handler) resolveDependency(dep string) DependencyJSON {
 	return d
 }
 
-// DumpEntry is one value in GET /scheduler/dump.
+// DumpEntry is one value in GET /scheduler/dump: the value of the
+// requested view with the key's current status.
 //
-// The scheduler does not expose values, only statuses; Value is the last
-// value the recorded transactions created or updated the key with, and
-// ValueSeqNum the transaction that did it. Both are empty when the key was
-// not changed within the kept history, or only by a refresh. Metadata is not matched to keys
-// because the scheduler does not expose descriptors' KeyLabel; see
-// DumpView.Metadata for the descriptor's whole map.
+// ValueSeqNum is the last recorded transaction that created, updated or
+// notified the key, to tell how old the value is; it is empty when that
+// happened before the kept history or in a refresh, which records do not
+// list.
 type DumpEntry struct {
 	StatusJSON
-	Value       any    `json:"value,omitempty"`
+	// Value is the value in the view; empty for a cached value whose value
+	// the scheduler does not keep (a derived value rejected before it
+	// joined the graph).
+	Value any `json:"value,omitempty"`
+	// Metadata is the value's metadata, for values that exist.
+	Metadata any `json:"metadata,omitempty"`
+	// Origin is "NB" or "SB": who owns the value.
+	Origin      string `json:"origin,omitempty"`
 	ValueSeqNum uint64 `json:"valueSeqNum,omitempty"`
 }
 
 // DumpView is the answer of GET /scheduler/dump.
 type DumpView struct {
+	// View is "cached", "NB" or "SB".
 	View   string      `json:"view"`
 	Values []DumpEntry `json:"values"`
 	// Metadata is the metadata map (label to metadata) of the requested
@@ -480,27 +579,41 @@ func (h *handler) dump(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	switch view {
-	case "NB", "SB":
-		writeError(w, http.StatusNotImplemented, fmt.Errorf(
-			"view=%s is not available: the scheduler does not export its %s values; use view=cached", view,
-			map[string]string{"NB": "desired (northbound)", "SB": "actual (southbound)"}[view]))
-		return nil
+	if view == "internal" {
+		view = "cached"
 	}
+	kview := map[string]kvscheduler.View{"cached": kvscheduler.CachedView, "NB": kvscheduler.NBView,
+		"SB": kvscheduler.SBView}[view]
 	q := r.URL.Query()
 	desc, prefix := q.Get("descriptor"), q.Get("key-prefix")
-	sts := h.s.ValueStatuses(func(k string) bool { return strings.HasPrefix(k, prefix) })
+	kvs := h.s.DumpValues(desc, prefix, kview)
 	last := lastValues(h.s.TransactionHistory(time.Time{}, time.Time{}))
-	out := DumpView{View: "cached", Values: []DumpEntry{}}
-	for _, st := range sts {
-		if desc != "" && st.Descriptor != desc {
-			continue
-		}
+	out := DumpView{View: view, Values: []DumpEntry{}}
+	entry := func(st kvscheduler.ValueStatus, kv *kvscheduler.KVWithMetadata) DumpEntry {
 		e := DumpEntry{StatusJSON: h.explain(st)}
-		if lv, ok := last[st.Key]; ok {
-			e.Value, e.ValueSeqNum = jsonValue(lv.value), lv.seq
+		if kv != nil {
+			e.Value, e.Metadata, e.Origin = jsonValue(kv.Value), jsonValue(kv.Metadata), originName(kv.Origin)
 		}
-		out.Values = append(out.Values, e)
+		e.ValueSeqNum = last[st.Key]
+		return e
+	}
+	if kview == kvscheduler.CachedView {
+		// Every status is listed, even one without a value, because the
+		// cached view is the one that explains the statuses.
+		byKey := make(map[string]*kvscheduler.KVWithMetadata, len(kvs))
+		for i := range kvs {
+			byKey[kvs[i].Key] = &kvs[i]
+		}
+		for _, st := range h.s.ValueStatuses(func(k string) bool { return strings.HasPrefix(k, prefix) }) {
+			if desc != "" && st.Descriptor != desc {
+				continue
+			}
+			out.Values = append(out.Values, entry(st, byKey[st.Key]))
+		}
+	} else {
+		for i := range kvs {
+			out.Values = append(out.Values, entry(h.s.GetValueStatus(kvs[i].Key), &kvs[i]))
+		}
 	}
 	if desc != "" {
 		if mm, ok := h.s.MetadataMap(desc); ok {
@@ -516,23 +629,29 @@ func (h *handler) dump(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type lastValue struct {
-	value any
-	seq   uint64
+// originName names an origin in JSON; an unknown origin is left out.
+func originName(o kvscheduler.Origin) string {
+	switch o {
+	case kvscheduler.FromNB:
+		return "NB"
+	case kvscheduler.FromSB:
+		return "SB"
+	}
+	return ""
 }
 
 // lastValues replays the southbound notifications and executed
-// operations of recs (oldest first): the value a key was last created,
-// updated or notified with, unless deleted since.
-func lastValues(recs []*kvscheduler.TxnRecord) map[string]lastValue {
-	out := map[string]lastValue{}
+// operations of recs (oldest first): the transaction that last created,
+// updated or notified each key, unless it was deleted since.
+func lastValues(recs []*kvscheduler.TxnRecord) map[string]uint64 {
+	out := map[string]uint64{}
 	for _, rec := range recs {
 		if rec.Type == kvscheduler.SBNotification {
 			for _, kv := range rec.Values {
 				if kv.Value == nil {
 					delete(out, kv.Key)
 				} else {
-					out[kv.Key] = lastValue{kv.Value, rec.SeqNum}
+					out[kv.Key] = rec.SeqNum
 				}
 			}
 		}
@@ -542,7 +661,7 @@ func lastValues(recs []*kvscheduler.TxnRecord) map[string]lastValue {
 			}
 			switch op.Operation {
 			case kvscheduler.OpCreate, kvscheduler.OpUpdate:
-				out[op.Key] = lastValue{op.NewValue, rec.SeqNum}
+				out[op.Key] = rec.SeqNum
 			case kvscheduler.OpDelete:
 				delete(out, op.Key)
 			}

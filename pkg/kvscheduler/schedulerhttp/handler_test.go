@@ -327,8 +327,16 @@ func TestDump(t *testing.T) {
 	if v := d.Values[0]; v.Key != "link/eth0" || string(mustJSON(t, v.Value)) != `"up"` || v.ValueSeqNum != 1 {
 		t.Errorf("link = %+v", v)
 	}
-	if v := d.Values[2]; v.Key != "route/r2" || v.Value != nil || v.State != "PENDING" || len(v.WaitingFor) != 1 {
+	// The cached view holds a pending value as it waits to be created.
+	if v := d.Values[2]; v.Key != "route/r2" || string(mustJSON(t, v.Value)) != `"eth9"` || v.State != "PENDING" ||
+		len(v.WaitingFor) != 1 || v.Origin != "NB" || v.Metadata != nil || v.ValueSeqNum != 0 {
 		t.Errorf("pending route = %+v", v)
+	}
+	if v := d.Values[0]; v.Origin != "NB" || string(mustJSON(t, v.Metadata)) != "1" {
+		t.Errorf("link metadata = %+v", v)
+	}
+	if deps := d.Values[1].Dependencies; len(deps) != 1 || deps[0].Key != "link/eth0" || !deps[0].Met {
+		t.Errorf("route/r1 dependencies = %+v", deps)
 	}
 	f.getJSON(t, "GET", "/scheduler/dump?key-prefix=route/&view=internal", 200, &d)
 	if len(d.Values) != 2 || d.Metadata != nil {
@@ -338,9 +346,44 @@ func TestDump(t *testing.T) {
 	if len(d.Values) != 1 || d.Values[0].Key != "link/eth0" || len(d.Metadata) != 1 || d.Metadata["eth0"] == nil {
 		t.Errorf("links = %+v", d)
 	}
-	f.wantError(t, "GET", "/scheduler/dump?view=NB", 501, "view=cached")
-	f.wantError(t, "GET", "/scheduler/dump?view=sb", 501, "southbound")
 	f.wantError(t, "GET", "/scheduler/dump?view=x", 400, "view")
+
+	// The southbound owns link/eth1; the northbound changes link/eth0,
+	// which fails, so the views differ.
+	f.sb.Set("link/eth1", "sb", true)
+	if _, err := f.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.sb.FailNext("update", "link/eth0", errors.New("boom"))
+	if _, err := f.s.StartNBTransaction().SetValue("link/eth0", "down").Commit(t.Context()); err == nil {
+		t.Fatal("update did not fail")
+	}
+	values := func(d schedulerhttp.DumpView) string {
+		var b strings.Builder
+		for _, v := range d.Values {
+			b.WriteString(v.Key + "=" + string(mustJSON(t, v.Value)) + "/" + v.Origin + "/" + v.State + " ")
+		}
+		return b.String()
+	}
+	f.getJSON(t, "GET", "/scheduler/dump?view=nb&descriptor=link", 200, &d)
+	if got := values(d); d.View != "NB" || got != `link/eth0="down"/NB/FAILED ` || d.Metadata == nil {
+		t.Errorf("NB view = %s (%+v)", got, d)
+	}
+	f.getJSON(t, "GET", "/scheduler/dump?view=SB&key-prefix=link/", 200, &d)
+	if got := values(d); d.View != "SB" || got != `link/eth0="up"/NB/FAILED link/eth1="sb"/SB/OBTAINED ` {
+		t.Errorf("SB view = %s", got)
+	}
+	if d.Values[1].Metadata == nil {
+		t.Errorf("obtained value without metadata: %+v", d.Values[1])
+	}
+	f.getJSON(t, "GET", "/scheduler/dump?key-prefix=link/", 200, &d)
+	if got := values(d); d.View != "cached" || got != `link/eth0="up"/NB/FAILED link/eth1="sb"/SB/OBTAINED ` {
+		t.Errorf("cached view = %s", got)
+	}
+	f.getJSON(t, "GET", "/scheduler/dump?view=SB&key-prefix=route/r2", 200, &d)
+	if len(d.Values) != 0 {
+		t.Errorf("pending value in SB view: %+v", d)
+	}
 }
 
 func TestDownstreamResyncRepairsDrift(t *testing.T) {
@@ -408,6 +451,7 @@ func TestGraphDOT(t *testing.T) {
 		`"route/r2" [label="route/r2\nPENDING\n[route]"`,
 		`"route/r2" -> "link/eth9" [style=dashed`,
 		`"link/eth9" [label="link/eth9\nNONEXISTENT", style=dashed]`,
+		`"route/r1" -> "link/eth0";`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("DOT lacks %q:\n%s", want, body)
@@ -511,4 +555,174 @@ func TestNilScheduler(t *testing.T) {
 	defer srv.Close()
 	f := &fixture{srv: srv}
 	f.wantError(t, "GET", "/scheduler/status", 503, "no KV scheduler")
+}
+
+func TestGraphEdges(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	ifd := sb.Descriptor("if", "if/")
+	ifd.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "addr/" + strings.TrimPrefix(key, "if/"), Value: v}}
+	}
+	route := sb.Descriptor("route", "route/")
+	route.Dependencies = func(string, any) []kvscheduler.Dependency {
+		return []kvscheduler.Dependency{
+			{Label: "interface", Key: "if/a"},
+			{AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{"addr/"}}},
+			{Label: "vrf", AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{"vrf/"}}},
+			{Key: "if/b"},
+		}
+	}
+	for _, d := range []*kvscheduler.Descriptor{ifd, sb.Descriptor("addr", "addr/"), route} {
+		if err := s.RegisterDescriptor(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.StartNBTransaction().SetValue("if/a", "x").SetValue("route/1", "r").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{s: s, sb: sb, srv: httptest.NewServer(schedulerhttp.Handler(s))}
+	defer f.srv.Close()
+	code, _, body := f.do(t, "GET", "/scheduler/graph?format=dot")
+	if code != 200 {
+		t.Fatalf("dot: %d %s", code, body)
+	}
+	for _, want := range []string{
+		`"route/1" -> "if/a" [label="interface"];`,
+		`"route/1" -> "addr/a" [label="any-ofaddr/"];`,
+		`"route/1" -> "vrf" [style=dashed, color=red, label="unmet vrf"];`,
+		`"route/1" -> "if/b" [style=dashed, color=red, label="unmet"];`,
+		`"addr/a" -> "if/a" [style=dotted, label="derived from"];`,
+		`"vrf" [label="vrf\nNONEXISTENT", style=dashed];`,
+		`"if/b" [label="if/b\nNONEXISTENT", style=dashed];`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("DOT lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Count(body, "->") != 5 {
+		t.Errorf("want 5 edges:\n%s", body)
+	}
+	var st schedulerhttp.StatusJSON
+	f.getJSON(t, "GET", "/scheduler/status?key=addr/a", 200, &st)
+	if st.BaseKey != "if/a" || !st.Derived {
+		t.Errorf("derived status = %+v", st)
+	}
+	f.getJSON(t, "GET", "/scheduler/status?key=route/1", 200, &st)
+	if len(st.Dependencies) != 4 || !st.Dependencies[1].Met || len(st.Dependencies[1].Keys) != 1 ||
+		st.Dependencies[1].Keys[0] != "addr/a" || st.Dependencies[2].Met || st.Dependencies[2].Label != "vrf" {
+		t.Errorf("route dependencies = %+v", st.Dependencies)
+	}
+}
+
+func TestTxnHistoryRanges(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for i := range 4 { // transactions #2 to #5
+		if _, err := f.s.StartNBTransaction().SetValue("link/eth0", strconv.Itoa(i)).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqs := func(query string) string {
+		t.Helper()
+		var recs []schedulerhttp.TxnJSON
+		f.getJSON(t, "GET", "/scheduler/txn-history?"+query, 200, &recs)
+		var out []string
+		for _, r := range recs {
+			out = append(out, strconv.FormatUint(r.SeqNum, 10))
+		}
+		return strings.Join(out, ",")
+	}
+	now := time.Now().Unix()
+	window := "since=" + strconv.FormatInt(now-60, 10) + "&until=" + strconv.FormatInt(now+60, 10)
+	for query, want := range map[string]string{
+		"":                   "1,2,3,4,5",
+		"from=2&to=4":        "2,3,4",
+		"from=4":             "4,5",
+		"to=2":               "1,2",
+		"from=9":             "",
+		"first=2":            "1,2",
+		"first=0":            "",
+		"first=99":           "1,2,3,4,5",
+		"last=2":             "4,5",
+		"last=99":            "1,2,3,4,5",
+		"first=1&last=1":     "1",
+		"from=3&first=1":     "3,4,5",
+		"from=5&to=5&last=3": "5",
+		window + "&from=5":   "1,2,3,4,5",
+		"since=" + strconv.FormatInt(now+3600, 10) + "&first=2": "",
+	} {
+		if got := seqs(query); got != want {
+			t.Errorf("%q: got %q, want %q", query, got, want)
+		}
+	}
+	// seq-num wins over everything.
+	var one schedulerhttp.TxnJSON
+	f.getJSON(t, "GET", "/scheduler/txn-history?seq-num=3&from=1&first=2&"+window, 200, &one)
+	if one.SeqNum != 3 {
+		t.Errorf("seq-num with ranges = %+v", one)
+	}
+	if code, _, body := f.do(t, "GET", "/scheduler/txn-history?format=text&last=1"); code != 200 ||
+		!strings.Contains(body, "Transaction #5") || strings.Contains(body, "Transaction #4") {
+		t.Errorf("text last=1: %d %q", code, body)
+	}
+	f.wantError(t, "GET", "/scheduler/txn-history?from=4&to=2", 400, "before")
+	f.wantError(t, "GET", "/scheduler/txn-history?from=x", 400, "from")
+	f.wantError(t, "GET", "/scheduler/txn-history?to=-1", 400, "to")
+	f.wantError(t, "GET", "/scheduler/txn-history?first=a", 400, "first")
+	f.wantError(t, "GET", "/scheduler/txn-history?last=1.5", 400, "last")
+	// A malformed parameter is reported even when another selection wins.
+	f.wantError(t, "GET", "/scheduler/txn-history?seq-num=1&last=x", 400, "last")
+}
+
+func TestStatusLabeledDependencies(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	a.Dependencies = func(string, any) []kvscheduler.Dependency {
+		return []kvscheduler.Dependency{
+			{Label: "uplink", Key: "b/1"},
+			{Label: "some c", AnyOf: kvscheduler.AnyOfDependency{KeySelector: func(k string) bool { return strings.HasPrefix(k, "c/") }}},
+			{AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{"d/"}}},
+		}
+	}
+	c := sb.Descriptor("c", "c/")
+	c.Dependencies = func(string, any) []kvscheduler.Dependency { return []kvscheduler.Dependency{{Key: "x/1"}} }
+	d := sb.Descriptor("d", "d/")
+	d.Validate = func(string, any) error { return errors.New("never valid") }
+	for _, desc := range []*kvscheduler.Descriptor{a, sb.Descriptor("b", "b/"), c, d} {
+		if err := s.RegisterDescriptor(ctx, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = s.StartNBTransaction().SetValue("a/1", "x").SetValue("c/1", "y").SetValue("d/1", "z").Commit(ctx)
+	f := &fixture{s: s, sb: sb, srv: httptest.NewServer(schedulerhttp.Handler(s))}
+	defer f.srv.Close()
+	var st schedulerhttp.StatusJSON
+	f.getJSON(t, "GET", "/scheduler/status?key=a/1", 200, &st)
+	if st.State != "PENDING" || len(st.WaitingFor) != 3 {
+		t.Fatalf("status = %+v", st)
+	}
+	if w := st.WaitingFor[0]; w.Dependency != "uplink" || w.Key != "b/1" || w.State != "NONEXISTENT" {
+		t.Errorf("labeled key dependency = %+v", w)
+	}
+	if w := st.WaitingFor[1]; w.Dependency != "some c" || w.Key != "" || len(w.Candidates) != 1 ||
+		w.Candidates[0] != (schedulerhttp.KeyStateJSON{Key: "c/1", State: "PENDING"}) {
+		t.Errorf("labeled any-of dependency = %+v", w)
+	}
+	// The invalid value never joined the graph, but the prefixes find it.
+	if w := st.WaitingFor[2]; len(w.AnyOfPrefixes) != 1 || len(w.Candidates) != 1 ||
+		w.Candidates[0] != (schedulerhttp.KeyStateJSON{Key: "d/1", State: "INVALID"}) {
+		t.Errorf("any-of dependency on an invalid value = %+v", w)
+	}
 }
