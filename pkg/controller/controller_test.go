@@ -545,7 +545,7 @@ func TestSyncOnlyChangedObjectsSkipsResyncs(t *testing.T) {
 		rec := newRecorder()
 		c.RegisterHandler(t.Context(), "count", rec)
 		start(t, f, 1)
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(3500 * time.Millisecond) // room for at least two one-second resyncs under load
 		return len(rec.order())
 	}
 	if n := count(true); n != 1 {
