@@ -347,8 +347,8 @@ func TestPortClashIsRetried(t *testing.T) {
 		t.Fatalf("Start did not recover from a taken port: %v", err)
 	}
 	defer cp.Stop()
-	if calls != 6 {
-		t.Errorf("port chooser called %d times, want 6 (two attempts of three ports)", calls)
+	if calls < 6 || calls%3 != 0 {
+		t.Errorf("port chooser called %d times, want whole attempts of three ports and at least two", calls)
 	}
 	if _, err := clientset(t, cp).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
