@@ -15,7 +15,11 @@ func (s *Scheduler) converge(rec *TxnRecord, revert bool) []KeyError {
 		t := s.computeTarget()
 		ops := s.plan(t)
 		if pass == 0 && ops != nil {
-			rec.Planned = append(rec.Planned, recordOps(ops)...)
+			if rec.Planned == nil {
+				rec.Planned = recordOps(ops)
+			} else {
+				rec.Planned = append(rec.Planned, recordOps(ops)...)
+			}
 			if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 				l.Log(s.opts.TxnLogLevel, planStringer{rec})
 			}
@@ -54,6 +58,13 @@ func (s *Scheduler) execute(rec *TxnRecord, ops []op, t *target, revert bool) (d
 	bad := map[string]bool{}
 	if revert {
 		done = make([]op, 0, len(ops))
+	}
+	// A first large transaction would grow these maps step by step.
+	if len(s.lastOp) == 0 && len(ops) > 64 {
+		s.lastOp = make(map[string]Operation, len(ops))
+	}
+	if len(s.actual) == 0 && len(ops) > 64 {
+		s.actual = make(map[string]*actualVal, len(ops))
 	}
 	if cap(rec.Executed)-len(rec.Executed) < len(ops) {
 		rec.Executed = append(make([]RecordedOp, 0, len(rec.Executed)+len(ops)), rec.Executed...)

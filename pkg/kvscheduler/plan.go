@@ -1,6 +1,6 @@
 package kvscheduler
 
-import "sort"
+import "slices"
 
 // op is one planned operation.
 type op struct {
@@ -19,7 +19,10 @@ type op struct {
 // and updates (dependencies first).
 func (s *Scheduler) plan(t *target) []op {
 	var deletes, recreates, updates []op
-	creates := make([]op, 0, len(t.nodes)/2)
+	// Every node missing from the actual state may need a create; the
+	// nodes are kept until the ops are arranged, which saves a copy of the
+	// (large) ops.
+	creates := make([]*tnode, 0, max(len(t.nodes)-len(s.actual), 0)+16)
 	recreated := map[string]bool{}
 	for k, a := range s.actual {
 		if a.implicit || a.origin == FromSB || a.d == nil || t.nodes[k] != nil {
@@ -32,18 +35,16 @@ func (s *Scheduler) plan(t *target) []op {
 			continue
 		}
 		a := s.actual[k]
-		o := op{key: k, new: n.value, d: n.d, base: n.base, retry: s.retryOf(t, n)}
 		switch {
 		case a == nil || a.implicit:
-			o.kind = OpCreate
-			creates = append(creates, o)
+			creates = append(creates, n)
 		case safeEqual(n.d, k, a.value, n.value):
 			continue
 		case n.d.Update == nil || s.needsRecreate(n.d, k, a, n.value):
 			recreated[k] = true
 		default:
-			o.kind, o.prev = OpUpdate, a.value
-			updates = append(updates, o)
+			updates = append(updates, op{kind: OpUpdate, key: k, prev: a.value, new: n.value, d: n.d,
+				base: n.base, retry: s.retryOf(t, n)})
 		}
 	}
 	if len(recreated) > 0 {
@@ -68,7 +69,7 @@ func (s *Scheduler) plan(t *target) []op {
 	if len(deletes)+len(recreates)+len(creates)+len(updates) == 0 {
 		return nil
 	}
-	pos := s.order(t, deletes, recreates, creates, updates)
+	pos := s.order(t, creates, deletes, recreates, updates)
 	out := make([]op, 0, len(deletes)+2*len(recreates)+len(creates)+len(updates))
 	out = arrange(out, deletes, pos, true)
 	if len(recreates) > 0 {
@@ -83,7 +84,19 @@ func (s *Scheduler) plan(t *target) []op {
 			out[i].kind = OpCreate
 		}
 	}
-	out = arrange(out, creates, pos, false)
+	if len(creates) > 0 {
+		slots := make([]int32, len(pos))
+		for i, n := range creates {
+			slots[pos[n.key]] = int32(i) + 1
+		}
+		for _, i := range slots {
+			if i > 0 {
+				n := creates[i-1]
+				out = append(out, op{kind: OpCreate, key: n.key, new: n.value, d: n.d, base: n.base,
+					retry: s.retryOf(t, n)})
+			}
+		}
+	}
 	return arrange(out, updates, pos, false)
 }
 
@@ -169,31 +182,42 @@ func (s *Scheduler) recreateDependents(t *target, re map[string]bool) {
 // after the values it depends on (in the target or, for values about to be
 // deleted, in the actual state). Cycles are cut arbitrarily: their members
 // are created together anyway.
-func (s *Scheduler) order(t *target, lists ...[]op) map[string]int {
-	total := 0
+func (s *Scheduler) order(t *target, nodes []*tnode, lists ...[]op) map[string]int {
+	total := len(nodes)
 	for _, l := range lists {
 		total += len(l)
 	}
 	roots := make([]string, 0, total)
+	for _, n := range nodes {
+		roots = append(roots, n.key)
+	}
 	for _, l := range lists {
 		for _, o := range l {
 			roots = append(roots, o.key)
 		}
 	}
-	sort.Strings(roots)
-	pos := make(map[string]int, 2*len(roots))
-	visiting := map[string]bool{}
+	slices.Sort(roots)
+	pos := make(map[string]int, len(roots)+len(roots)/8+8)
+	// A key being visited has position -1 until its providers are done.
+	next := 0
+	// One buffer holds the providers of every key on the visit stack: a
+	// nested visit appends after the ones its caller still iterates over.
+	var buf []string
 	var visit func(k string)
 	visit = func(k string) {
-		if _, ok := pos[k]; ok || visiting[k] {
+		if _, ok := pos[k]; ok {
 			return
 		}
-		visiting[k] = true
-		for _, p := range s.providers(t, k) {
-			visit(p)
+		pos[k] = -1
+		from := len(buf)
+		buf = s.providers(buf, t, k)
+		to := len(buf)
+		for i := from; i < to; i++ {
+			visit(buf[i])
 		}
-		delete(visiting, k)
-		pos[k] = len(pos)
+		buf = buf[:from]
+		pos[k] = next
+		next++
 	}
 	for _, k := range roots {
 		visit(k)
@@ -201,8 +225,9 @@ func (s *Scheduler) order(t *target, lists ...[]op) map[string]int {
 	return pos
 }
 
-func (s *Scheduler) providers(t *target, k string) []string {
-	var out []string
+// providers appends the keys k depends on (or derives from) to out.
+func (s *Scheduler) providers(out []string, t *target, k string) []string {
+	start := len(out)
 	var deps []Dependency
 	if n := t.nodes[k]; n != nil {
 		if n.base != "" {
@@ -240,7 +265,7 @@ func (s *Scheduler) providers(t *target, k string) []string {
 	}
 	if anyOf {
 		// Map iteration order must not make plans differ between runs.
-		sort.Strings(out)
+		slices.Sort(out[start:])
 	}
 	return out
 }

@@ -59,29 +59,39 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 		s.refresh(rec)
 	}
 	var undo map[string]*desiredVal
+	newDesired := func(v any) *desiredVal {
+		return &desiredVal{value: v, retry: t.retry, seq: rec.SeqNum}
+	}
+	noResync := false
 	switch t.resync {
 	case DownstreamResync:
 	case FullResync, UpstreamResync:
 		s.desired = make(map[string]*desiredVal, len(t.values))
 		for _, kv := range t.values {
 			if kv.Value != nil {
-				s.desired[kv.Key] = &desiredVal{value: kv.Value, retry: t.retry, seq: rec.SeqNum}
+				s.desired[kv.Key] = newDesired(kv.Value)
 			}
 		}
 	default:
-		undo = make(map[string]*desiredVal, len(t.values))
+		noResync = true
+		// Only a revert needs the previous desired values.
+		if t.revert {
+			undo = make(map[string]*desiredVal, len(t.values))
+		}
 		for _, kv := range t.values {
-			undo[kv.Key] = s.desired[kv.Key]
+			if undo != nil {
+				undo[kv.Key] = s.desired[kv.Key]
+			}
 			if kv.Value == nil {
 				delete(s.desired, kv.Key)
 				continue
 			}
-			s.desired[kv.Key] = &desiredVal{value: kv.Value, retry: t.retry, seq: rec.SeqNum}
+			s.desired[kv.Key] = newDesired(kv.Value)
 		}
 	}
-	failedOps := s.converge(rec, t.revert && undo != nil)
+	failedOps := s.converge(rec, t.revert && noResync)
 	reverted := false
-	if len(failedOps) > 0 && t.revert && undo != nil {
+	if len(failedOps) > 0 && t.revert && noResync {
 		for k, dv := range undo {
 			if dv == nil {
 				delete(s.desired, k)

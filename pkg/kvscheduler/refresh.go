@@ -82,8 +82,9 @@ func (s *Scheduler) announce(sts []ValueStatus) {
 	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for _, st := range sts {
-		s.statuses[st.Key] = st
+	for i := range sts {
+		st := sts[i]
+		s.statuses[st.Key] = &sts[i]
 		for w := range s.watches {
 			w.push(st)
 		}

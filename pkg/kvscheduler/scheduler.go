@@ -36,7 +36,7 @@ type Scheduler struct {
 
 	// Readable by anyone.
 	smu      sync.RWMutex
-	statuses map[string]ValueStatus
+	statuses map[string]*ValueStatus // replaced, never modified once published
 	mdMaps   map[string]*metadataMap
 	watches  map[*Watch]struct{}
 	views    valueViews // published with the statuses, for DumpValues
@@ -119,7 +119,7 @@ func New(opts Options) (*Scheduler, error) {
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), desired: map[string]*desiredVal{}, actual: map[string]*actualVal{},
 		implicit: map[string][]string{}, timers: map[clock.Timer]struct{}{}, failed: map[string]*failure{},
-		lastOp: map[string]Operation{}, statuses: map[string]ValueStatus{}, mdMaps: map[string]*metadataMap{},
+		lastOp: map[string]Operation{}, statuses: map[string]*ValueStatus{}, mdMaps: map[string]*metadataMap{},
 		watches: map[*Watch]struct{}{},
 	}
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
@@ -237,7 +237,7 @@ func (s *Scheduler) GetValueStatus(key string) ValueStatus {
 	s.smu.RLock()
 	defer s.smu.RUnlock()
 	if st, ok := s.statuses[key]; ok {
-		return st
+		return *st
 	}
 	return ValueStatus{Key: key, State: NonExistent}
 }
@@ -249,7 +249,7 @@ func (s *Scheduler) ValueStatuses(selector func(key string) bool) []ValueStatus 
 	out := make([]ValueStatus, 0, len(s.statuses))
 	for k, st := range s.statuses {
 		if selector == nil || selector(k) {
-			out = append(out, st)
+			out = append(out, *st)
 		}
 	}
 	s.smu.RUnlock()

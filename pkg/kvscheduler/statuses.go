@@ -11,9 +11,26 @@ func (s *Scheduler) publishStatuses() {
 	if t == nil {
 		return
 	}
-	next := make(map[string]ValueStatus, len(t.nodes)+len(t.notReady)+len(s.actual)/8)
+	size := len(t.nodes) + len(t.notReady) + len(s.actual)/8
+	next := make(map[string]*ValueStatus, size)
+	// The statuses are stored in chunks: a ValueStatus is too large for a
+	// map to hold inline, and one allocation per status counts. They are
+	// retained once published, so the first chunk has no slack; values
+	// only in the actual state (rare) get further chunks.
+	slab := make([]ValueStatus, 0, len(t.nodes)+len(t.notReady))
+	put := func(k string, st ValueStatus) {
+		if len(slab) == cap(slab) {
+			slab = make([]ValueStatus, 0, max(64, len(s.actual)/16))
+		}
+		slab = append(slab, st)
+		next[k] = &slab[len(slab)-1]
+	}
+	deps := depSlab{}
+	for _, n := range t.nodes {
+		deps.chunk += n.declared
+	}
 	for k, n := range t.nodes {
-		st := ValueStatus{Key: k, Derived: n.base != "", BaseKey: n.base, LastOp: s.lastOp[k], Dependencies: t.depStatuses(n)}
+		st := ValueStatus{Key: k, Derived: n.base != "", BaseKey: n.base, LastOp: s.lastOp[k], Dependencies: t.depStatusesIn(&deps, n)}
 		if n.d != nil {
 			st.Descriptor = n.d.Name
 		}
@@ -27,7 +44,7 @@ func (s *Scheduler) publishStatuses() {
 		default:
 			st.State = Configured
 		}
-		next[k] = st
+		put(k, st)
 	}
 	for k, st := range t.notReady {
 		if f := s.failed[k]; f != nil && f.blocked {
@@ -35,7 +52,7 @@ func (s *Scheduler) publishStatuses() {
 		} else if st.LastOp == OpNone {
 			st.LastOp = s.lastOp[k]
 		}
-		next[k] = st
+		put(k, st)
 	}
 	for k, a := range s.actual {
 		if _, ok := next[k]; ok {
@@ -45,7 +62,7 @@ func (s *Scheduler) publishStatuses() {
 		if f := s.failed[k]; f != nil && f.blocked {
 			st.State, st.LastOp, st.Error = failedState(f), f.op, f.err
 		}
-		next[k] = st
+		put(k, st)
 	}
 	for k := range s.failed {
 		if _, ok := next[k]; !ok {
@@ -61,8 +78,8 @@ func (s *Scheduler) publishStatuses() {
 	var changed []ValueStatus
 	if watched {
 		for k, st := range next {
-			if old, ok := s.statuses[k]; !ok || !old.equal(st) {
-				changed = append(changed, st)
+			if old, ok := s.statuses[k]; !ok || !old.equal(*st) {
+				changed = append(changed, *st)
 			}
 		}
 	}

@@ -18,15 +18,19 @@ type tnode struct {
 	base    string
 	origin  Origin
 	pinned  bool // exists as it is; dependencies are not checked
+	removed bool
 	deps    []Dependency
 	cnt     []int // providers per dependency still in the target
-	removed bool
 	// declared counts the descriptor's dependencies at the start of deps;
 	// the dependency on the base, if any, follows them.
 	declared int
 	// matched holds, per any-of dependency, the keys that matched it
 	// before pruning; some may have been pruned since.
 	matched [][]string
+	// revAt-1 and nrev locate, in prune's array of reverse edges, the
+	// dependencies of other nodes this one provides for (revAt is 0 when
+	// there are none). Offsets keep the node small: targets are retained.
+	revAt, nrev int32
 }
 
 // implicitNode has no operations of its own.
@@ -50,15 +54,36 @@ type target struct {
 func (s *Scheduler) computeTarget() *target {
 	t := &target{nodes: make(map[string]*tnode, len(s.desired)*2), notReady: map[string]ValueStatus{},
 		pending: map[string]*tnode{}}
+	if len(s.reg.cache) == 0 && len(s.desired) > 64 {
+		// The owner cache of a new or changed registry fills up now, with
+		// the derived keys too if any.
+		hint := len(s.desired)
+		for _, d := range s.reg.order {
+			if d.DerivedValues != nil {
+				hint *= 2
+				break
+			}
+		}
+		s.reg.cache = make(map[string]keyOwner, hint)
+	}
 	queue := make([]*tnode, 0, len(s.desired)*2)
-	add := func(n *tnode) {
+	// The nodes are allocated in chunks: the target is rebuilt by every
+	// transaction (and pass), so one allocation per node counts.
+	chunk := len(s.desired) + 8
+	var slab []tnode
+	add := func(v tnode) {
+		if len(slab) == cap(slab) {
+			slab = make([]tnode, 0, chunk)
+		}
+		slab = append(slab, v)
+		n := &slab[len(slab)-1]
 		t.nodes[n.key] = n
 		queue = append(queue, n)
 	}
 	for k, a := range s.actual {
 		if a.origin == FromSB && a.base == "" {
 			if _, nb := s.desired[k]; !nb {
-				add(&tnode{key: k, value: a.value, d: a.d, origin: FromSB, pinned: true})
+				add(tnode{key: k, value: a.value, d: a.d, origin: FromSB, pinned: true})
 			}
 		}
 	}
@@ -79,12 +104,12 @@ func (s *Scheduler) computeTarget() *target {
 			t.notReady[k] = st
 			continue
 		}
-		add(&tnode{key: k, value: dv.value, d: d, origin: FromNB})
+		add(tnode{key: k, value: dv.value, d: d, origin: FromNB})
 	}
 	// A failed delete keeps its value until retried.
 	for k, f := range s.failed {
 		if a := s.actual[k]; f.blocked && f.op == OpDelete && f.value == nil && a != nil && t.nodes[k] == nil {
-			add(&tnode{key: k, value: a.value, d: a.d, base: a.base, origin: a.origin, pinned: true})
+			add(tnode{key: k, value: a.value, d: a.d, base: a.base, origin: a.origin, pinned: true})
 		}
 	}
 	for len(queue) > 0 {
@@ -117,7 +142,7 @@ func (s *Scheduler) computeTarget() *target {
 					continue
 				}
 			}
-			add(&tnode{key: kv.Key, value: kv.Value, d: d, base: n.key, origin: n.origin, pinned: n.pinned || n.origin == FromSB})
+			add(tnode{key: kv.Key, value: kv.Value, d: d, base: n.key, origin: n.origin, pinned: n.pinned || n.origin == FromSB})
 		}
 	}
 	s.prune(t)
@@ -126,7 +151,7 @@ func (s *Scheduler) computeTarget() *target {
 
 // blockedNode handles a key with a failed operation: while blocked it stays
 // as it is; a changed value unblocks it.
-func (s *Scheduler) blockedNode(t *target, k string, v any, base string, origin Origin, add func(*tnode)) bool {
+func (s *Scheduler) blockedNode(t *target, k string, v any, base string, origin Origin, add func(tnode)) bool {
 	f := s.failed[k]
 	if f == nil {
 		return false
@@ -141,7 +166,7 @@ func (s *Scheduler) blockedNode(t *target, k string, v any, base string, origin 
 		return false
 	}
 	if a := s.actual[k]; a != nil {
-		add(&tnode{key: k, value: a.value, d: a.d, base: base, origin: origin, pinned: true})
+		add(tnode{key: k, value: a.value, d: a.d, base: base, origin: origin, pinned: true})
 		return true
 	}
 	state := Failed
@@ -176,15 +201,25 @@ func (s *Scheduler) validate(d *regDescriptor, k string, v any) (ValueStatus, bo
 // none is left. It computes the greatest fixed point, so a cycle of values
 // whose external dependencies are met stays in the target as a whole.
 func (s *Scheduler) prune(t *target) {
-	rev := make(map[string][]rdep, len(t.nodes))
+	type edge struct {
+		p *tnode
+		r rdep
+	}
+	// The edges, dependencies and counters of all nodes share a few large
+	// allocations: prune runs for every target.
+	edges := make([]edge, 0, len(t.nodes))
+	var depSlab []Dependency
+	var cntSlab []int
 	var drop []*tnode
 	var anyOf, gone []*tnode
 	for _, n := range t.nodes {
 		if n.pinned {
 			continue
 		}
+		var deps []Dependency
 		if n.d != nil && n.d.Dependencies != nil {
-			deps, err := callDeps(n.d, n.key, n.value)
+			var err error
+			deps, err = callDeps(n.d, n.key, n.value)
 			if err != nil {
 				t.notReady[n.key] = ValueStatus{Key: n.key, State: Invalid, Error: err, Descriptor: n.d.Name}
 				drop = append(drop, n)
@@ -195,21 +230,39 @@ func (s *Scheduler) prune(t *target) {
 				drop = append(drop, n)
 				continue
 			}
-			n.deps = deps
 		}
-		n.declared = len(n.deps)
+		n.declared = len(deps)
+		need := len(deps)
 		if n.base != "" {
-			n.deps = append(n.deps, Dependency{Key: n.base}) // a derived value needs its base
+			need++
 		}
-		n.cnt = make([]int, len(n.deps))
+		if need > 0 {
+			if cap(depSlab)-len(depSlab) < need {
+				c := max(need, len(t.nodes)+16)
+				depSlab = make([]Dependency, 0, c)
+				cntSlab = make([]int, 0, c)
+			}
+			from := len(depSlab)
+			depSlab = append(depSlab, deps...)
+			if n.base != "" {
+				depSlab = append(depSlab, Dependency{Key: n.base}) // a derived value needs its base
+			}
+			n.deps = depSlab[from:len(depSlab):len(depSlab)]
+			cntSlab = cntSlab[:len(depSlab)]
+			n.cnt = cntSlab[from:len(depSlab):len(depSlab)]
+		} else {
+			n.deps = deps
+			n.cnt = []int{}
+		}
 		for i, dep := range n.deps {
 			if dep.Key == "" {
 				anyOf = append(anyOf, n)
 				continue
 			}
-			if t.nodes[dep.Key] != nil {
+			if p := t.nodes[dep.Key]; p != nil {
 				n.cnt[i] = 1
-				rev[dep.Key] = append(rev[dep.Key], rdep{n, i})
+				edges = append(edges, edge{p, rdep{n, i}})
+				p.nrev++
 			}
 		}
 	}
@@ -227,15 +280,27 @@ func (s *Scheduler) prune(t *target) {
 				if n.matched == nil {
 					n.matched = make([][]string, len(n.deps))
 				}
-				for k := range t.nodes {
+				for k, p := range t.nodes {
 					if k != n.key && dep.matches(k) {
 						n.cnt[i]++
-						rev[k] = append(rev[k], rdep{n, i})
+						edges = append(edges, edge{p, rdep{n, i}})
+						p.nrev++
 						n.matched[i] = append(n.matched[i], k)
 					}
 				}
 			}
 		}
+	}
+	revs := make([]rdep, len(edges))
+	off := int32(0)
+	for _, e := range edges {
+		if e.p.revAt == 0 {
+			e.p.revAt = off + 1
+			off += e.p.nrev
+			e.p.nrev = 0
+		}
+		revs[e.p.revAt-1+e.p.nrev] = e.r
+		e.p.nrev++
 	}
 	for _, n := range t.nodes {
 		for _, c := range n.cnt {
@@ -261,7 +326,10 @@ func (s *Scheduler) prune(t *target) {
 			}
 			t.notReady[n.key] = st
 		}
-		for _, r := range rev[n.key] {
+		if n.revAt == 0 {
+			continue
+		}
+		for _, r := range revs[n.revAt-1 : n.revAt-1+n.nrev] {
 			r.n.cnt[r.i]--
 			if r.n.cnt[r.i] == 0 && !r.n.removed {
 				drop = append(drop, r.n)
@@ -289,13 +357,38 @@ func (s *Scheduler) prune(t *target) {
 // target. It is called once the pruning is complete, when the provider
 // counts tell which dependencies are met.
 func (t *target) depStatuses(n *tnode) []DependencyStatus {
+	var sl depSlab
+	return t.depStatusesIn(&sl, n)
+}
+
+// depSlab hands out the dependency statuses of many values from a few
+// shared arrays: statuses are rebuilt by every transaction, so allocations
+// count. The slices handed out are capped, so appending to one cannot
+// overwrite another.
+type depSlab struct {
+	ds    []DependencyStatus
+	keys  []string
+	chunk int
+}
+
+func (sl *depSlab) alloc(n int) ([]DependencyStatus, []string) {
+	if cap(sl.ds)-len(sl.ds) < n {
+		c := max(n, sl.chunk)
+		sl.ds = make([]DependencyStatus, 0, c)
+		sl.keys = make([]string, 0, c)
+	}
+	from := len(sl.ds)
+	sl.ds = sl.ds[:from+n]
+	sl.keys = sl.keys[:from+n]
+	return sl.ds[from : from+n : from+n], sl.keys[from : from+n : from+n]
+}
+
+func (t *target) depStatusesIn(sl *depSlab, n *tnode) []DependencyStatus {
 	if n.declared == 0 {
 		return nil
 	}
-	out := make([]DependencyStatus, n.declared)
-	// One array backs the keys of all exact-key dependencies: statuses are
-	// rebuilt by every transaction, so allocations count.
-	exact := make([]string, n.declared)
+	// One array backs the keys of all exact-key dependencies.
+	out, exact := sl.alloc(n.declared)
 	for i, dep := range n.deps[:n.declared] {
 		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: i < len(n.cnt) && n.cnt[i] > 0}
 		if dep.Key != "" {

@@ -54,7 +54,7 @@ type valueViews struct {
 // snapshotViews copies the desired and actual maps for DumpValues. It runs
 // on the worker goroutine, which owns the maps; readers get the copy
 // because they must not wait for (or deadlock with) the worker.
-func (s *Scheduler) snapshotViews(t *target, statuses map[string]ValueStatus) valueViews {
+func (s *Scheduler) snapshotViews(t *target, statuses map[string]*ValueStatus) valueViews {
 	v := valueViews{desired: maps.Clone(s.desired), actual: maps.Clone(s.actual)}
 	for k, st := range statuses {
 		if s.actual[k] != nil || !st.Derived {
@@ -93,7 +93,7 @@ func (s *Scheduler) DumpValues(descriptor, keyPrefix string, view View) []KVWith
 	// The descriptor of a desired value is the one of its status: the
 	// registry belongs to the worker goroutine.
 	nb := func(k string, dv *desiredVal) {
-		if descriptor == "" || s.statuses[k].Descriptor == descriptor {
+		if st := s.statuses[k]; descriptor == "" || st != nil && st.Descriptor == descriptor {
 			out = append(out, KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB})
 		}
 	}
