@@ -35,8 +35,8 @@
 //
 // Transactions, notifications, retries and registrations are queued and
 // processed one at a time by one goroutine, which also calls the
-// descriptors. Reading statuses, value dumps (DumpValues), metadata maps
-// and history is safe from any goroutine, including descriptor callbacks;
+// descriptors. Reading statuses, value dumps (DumpValues), metadata maps,
+// history and past graph snapshots (GraphSnapshot) is safe from any goroutine, including descriptor callbacks;
 // committing from a callback must use NonBlocking.
 //
 // The scheduler does not import the event loop. The loopcommit subpackage

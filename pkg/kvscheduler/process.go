@@ -133,13 +133,13 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 // finish publishes statuses, schedules retries and records the transaction.
 func (s *Scheduler) finish(rec *TxnRecord) {
 	s.scheduleRetries(rec)
-	s.publishStatuses()
+	rec.changes = s.publishStatuses()
 	rec.Stop = s.opts.Clock.Now()
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 		l.Log(s.opts.TxnLogLevel, rec)
 	}
-	s.hist.add(rec, s.opts.Clock.Now())
+	s.hist.add(rec, s.recStatuses, s.opts.Clock.Now())
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

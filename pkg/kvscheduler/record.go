@@ -67,6 +67,17 @@ type TxnRecord struct {
 	Executed []RecordedOp
 	// Errors are refresh errors and failed operations.
 	Errors []error
+
+	// changes are the statuses this transaction changed, with those they
+	// replaced, so that past graphs can be rebuilt (see GraphSnapshot).
+	changes []statusChange
+}
+
+// statusChange is the status of one key before and after a transaction;
+// nil means the key was unknown.
+type statusChange struct {
+	key           string
+	before, after *ValueStatus
 }
 
 // String formats the record like the VPP-Agent's transaction log. It is

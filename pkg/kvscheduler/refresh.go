@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -82,6 +83,10 @@ func (s *Scheduler) announce(sts []ValueStatus) {
 	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
+	// The published map is shared with the history (as the statuses after
+	// the last record), so it is replaced rather than modified. Refreshes
+	// finding missing values are rare enough for the copy not to matter.
+	s.statuses = maps.Clone(s.statuses)
 	for i := range sts {
 		st := sts[i]
 		s.statuses[st.Key] = &sts[i]

@@ -37,9 +37,12 @@ type Scheduler struct {
 	// Readable by anyone.
 	smu      sync.RWMutex
 	statuses map[string]*ValueStatus // replaced, never modified once published
-	mdMaps   map[string]*metadataMap
-	watches  map[*Watch]struct{}
-	views    valueViews // published with the statuses, for DumpValues
+	// recStatuses are the statuses published with the last record (without
+	// the intermediate ones of refreshes); owned by the run loop.
+	recStatuses map[string]*ValueStatus
+	mdMaps      map[string]*metadataMap
+	watches     map[*Watch]struct{}
+	views       valueViews // published with the statuses, for DumpValues
 
 	hist      history
 	trimTimer clock.Timer

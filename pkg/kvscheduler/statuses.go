@@ -1,15 +1,18 @@
 package kvscheduler
 
+import "slices"
+
 // publishTarget remembers the final target of a convergence; the statuses
 // are derived from it when the transaction finishes.
 func (s *Scheduler) publishTarget(t *target) { s.lastTgt = t }
 
 // publishStatuses recomputes the status of every known key and notifies
-// watchers of the changed ones.
-func (s *Scheduler) publishStatuses() {
+// watchers of the changed ones. It returns the statuses changed since the
+// previous call, for the history to rebuild past graphs from.
+func (s *Scheduler) publishStatuses() []statusChange {
 	t := s.lastTgt
 	if t == nil {
-		return
+		return nil
 	}
 	size := len(t.nodes) + len(t.notReady) + len(s.actual)/8
 	next := make(map[string]*ValueStatus, size)
@@ -69,6 +72,7 @@ func (s *Scheduler) publishStatuses() {
 			delete(s.failed, k)
 		}
 	}
+	changes := s.diffRecorded(next)
 	views := s.snapshotViews(t, next)
 	s.smu.Lock()
 	defer s.smu.Unlock()
@@ -98,6 +102,113 @@ func (s *Scheduler) publishStatuses() {
 			w.push(st)
 		}
 	}
+	return changes
+}
+
+// diffRecorded lists the statuses that differ between next and the
+// statuses published with the previous record, and makes next the new
+// reference. It compares against the recorded statuses rather than
+// s.statuses because a refresh may have published intermediate statuses in
+// between, which no record describes. Only pointers are kept: published
+// statuses are never modified.
+func (s *Scheduler) diffRecorded(next map[string]*ValueStatus) []statusChange {
+	prev := s.recStatuses
+	s.recStatuses = next
+	if s.opts.HistoryMaxCount < 0 {
+		return nil
+	}
+	var changes []statusChange
+	if len(prev) == 0 {
+		// Everything changes (typically the first transaction): one
+		// allocation instead of growing.
+		changes = make([]statusChange, 0, len(next))
+	}
+	for k, st := range next {
+		if old := prev[k]; old == nil || !old.sameRecorded(st) {
+			changes = append(changes, statusChange{key: k, before: old, after: st})
+		}
+	}
+	for k, old := range prev {
+		if _, ok := next[k]; !ok {
+			changes = append(changes, statusChange{key: k, before: old})
+		}
+	}
+	// Published statuses (and their dependencies) are allocated in chunks
+	// shared by all keys, so one kept pointer keeps a whole chunk alive.
+	// That is fine when a large part of the keys changed; for the typical
+	// small transaction on a large graph, the few changed statuses are
+	// copied instead, so that the history does not hold a full graph per
+	// record.
+	if len(changes)*4 < len(next) {
+		compactChanges(changes)
+	}
+	return changes
+}
+
+// compactChanges replaces the statuses of changes by copies held in arrays
+// of their own, detached from the published chunks.
+func compactChanges(changes []statusChange) {
+	nst, ndeps := 0, 0
+	for _, c := range changes {
+		for _, st := range [2]*ValueStatus{c.before, c.after} {
+			if st != nil {
+				nst++
+				ndeps += len(st.Dependencies)
+			}
+		}
+	}
+	// Sized up front: the pointers handed out must stay valid.
+	sts := make([]ValueStatus, 0, nst)
+	deps := make([]DependencyStatus, 0, ndeps)
+	keys := make([]string, 0, ndeps)
+	detach := func(st *ValueStatus) *ValueStatus {
+		if st == nil {
+			return nil
+		}
+		c := *st
+		if len(c.Dependencies) > 0 {
+			from := len(deps)
+			for _, d := range c.Dependencies {
+				// The key of an exact-key dependency is in a shared array
+				// too; the keys of any-of dependencies are allocated apart.
+				if d.Key != "" && len(d.Keys) == 1 {
+					keys = append(keys, d.Keys[0])
+					d.Keys = keys[len(keys)-1 : len(keys) : len(keys)]
+				}
+				deps = append(deps, d)
+			}
+			c.Dependencies = deps[from:len(deps):len(deps)]
+		}
+		sts = append(sts, c)
+		return &sts[len(sts)-1]
+	}
+	for i := range changes {
+		changes[i].before = detach(changes[i].before)
+		changes[i].after = detach(changes[i].after)
+	}
+}
+
+// sameRecorded is a cheaper equal for the history: it runs for every key in
+// every transaction, so it avoids formatting.
+func (s *ValueStatus) sameRecorded(o *ValueStatus) bool {
+	if s.Key != o.Key || s.State != o.State || s.LastOp != o.LastOp || s.Descriptor != o.Descriptor ||
+		s.Derived != o.Derived || s.BaseKey != o.BaseKey ||
+		!slices.Equal(s.UnmetDependencies, o.UnmetDependencies) || !slices.Equal(s.InvalidFields, o.InvalidFields) ||
+		len(s.Dependencies) != len(o.Dependencies) {
+		return false
+	}
+	// Errors are compared by text: comparing interfaces panics when the
+	// dynamic type is not comparable.
+	if (s.Error == nil) != (o.Error == nil) || s.Error != nil && s.Error.Error() != o.Error.Error() {
+		return false
+	}
+	for i, d := range s.Dependencies {
+		e := o.Dependencies[i]
+		if d.Label != e.Label || d.Key != e.Key || d.Met != e.Met || !slices.Equal(d.Keys, e.Keys) {
+			return false
+		}
+	}
+	return true
 }
 
 func failedState(f *failure) ValueState {

@@ -6,12 +6,14 @@
 //	GET  /scheduler/status             value statuses, explaining PENDING values
 //	GET  /scheduler/dump               values known to the scheduler
 //	POST /scheduler/downstream-resync  commit a downstream resync
-//	GET  /scheduler/graph              the value graph as DOT or SVG
+//	GET  /scheduler/graph              the value graph as DOT or SVG, now or at time=T
+//	GET  /scheduler/graph-snapshot     the value statuses at a past point
 //
 // The package only uses the scheduler's exported, concurrency-safe read
 // API and its transactions, so it can be mounted on any server next to a
-// running scheduler. What the exported API does not expose (past statuses
-// and values) is reconstructed from the recorded transactions where
+// running scheduler. Past statuses come from the scheduler's graph
+// snapshots (kvscheduler.GraphSnapshot); what the exported API does not
+// expose (past values) is reconstructed from the recorded transactions where
 // possible and reported as not available otherwise; see the documentation
 // of each endpoint.
 package schedulerhttp

@@ -28,6 +28,15 @@ type TxnJSON struct {
 	Errors      []string  `json:"errors,omitempty"`
 }
 
+// GraphSnapshotJSON is the JSON form of a kvscheduler.GraphSnapshot: the
+// statuses of all values right after transaction SeqNum, which finished at
+// Time.
+type GraphSnapshotJSON struct {
+	SeqNum uint64       `json:"seqNum"`
+	Time   time.Time    `json:"time"`
+	Values []StatusJSON `json:"values"`
+}
+
 // KVJSON is a key with its value; a nil value means a delete request.
 type KVJSON struct {
 	Key   string `json:"key"`

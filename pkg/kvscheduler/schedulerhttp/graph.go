@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -41,9 +42,9 @@ func dotQuote(s string) string {
 // any-of dependency nothing matches, the dependency's name) an unmet
 // dependency waits for, and a dotted one from a derived value to its base.
 // highlight marks the keys changed by a transaction with a thick gold
-// border.
-func (h *handler) renderDOT(highlight map[string]bool, title string) []byte {
-	sts := h.s.ValueStatuses(nil)
+// border. sts are the current statuses or those of a past snapshot, so
+// that both are drawn alike.
+func renderDOT(sts []kvscheduler.ValueStatus, highlight map[string]bool, title string) []byte {
 	known := make(map[string]bool, len(sts))
 	for _, st := range sts {
 		known[st.Key] = true
@@ -140,6 +141,21 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title := "KV scheduler: current values"
+	var sts []kvscheduler.ValueStatus
+	var snapErr error
+	if t, ok, err := timeParam(r, "time"); err != nil {
+		return err
+	} else if ok {
+		snap, err := h.s.GraphSnapshot(t)
+		if err != nil {
+			// Checked after txn below, so that a bad txn still answers 400.
+			snapErr = snapshotError(err)
+		}
+		sts = snap.Values
+		title = fmt.Sprintf("KV scheduler: values after transaction #%d (%s)", snap.SeqNum, snap.Time.UTC().Format(time.RFC3339))
+	} else {
+		sts = h.s.ValueStatuses(nil)
+	}
 	var highlight map[string]bool
 	if seq, ok, err := uintParam(r, "txn"); err != nil {
 		return err
@@ -152,11 +168,12 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
 		for _, op := range rec.Executed {
 			highlight[op.Key] = true
 		}
-		// The scheduler keeps no past graphs: the current values are drawn
-		// with the transaction's changes highlighted.
-		title = fmt.Sprintf("KV scheduler: current values, changed by transaction #%d highlighted", seq)
+		title += fmt.Sprintf(", changed by transaction #%d highlighted", seq)
 	}
-	dot := h.renderDOT(highlight, title)
+	if snapErr != nil {
+		return snapErr
+	}
+	dot := renderDOT(sts, highlight, title)
 	if format == "dot" {
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
 		w.WriteHeader(http.StatusOK)

@@ -28,6 +28,8 @@ const (
 	DownstreamResyncPath = "/scheduler/downstream-resync"
 	// GraphPath serves the value graph.
 	GraphPath = "/scheduler/graph"
+	// GraphSnapshotPath serves the value graph at a past point.
+	GraphSnapshotPath = "/scheduler/graph-snapshot"
 )
 
 // Option configures the handler returned by New.
@@ -120,6 +122,17 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 // from the derived value to its base) as edges; format=dot returns DOT, otherwise SVG rendered by
 // Graphviz dot (501 if dot is not on PATH, 500 if it fails). txn=N
 // highlights the values that transaction N changed (404 if not recorded).
+// time=T (Unix seconds) draws the values as they were after the last
+// transaction recorded at or before T instead of the current ones (see
+// graph-snapshot for the errors).
+//
+// GET /scheduler/graph-snapshot: the values as they were after the last
+// transaction recorded at or before time=T (Unix seconds), or right after
+// transaction seq-num=N, as a GraphSnapshotJSON; one of the two is
+// required (400 otherwise, or if malformed). Every value is included, not
+// only those changed within the retained history; 404 when the point is
+// before the oldest retained transaction (history is bounded by count and
+// age), before the first transaction, or when history is disabled.
 func New(s *kvscheduler.Scheduler, opts ...Option) http.Handler {
 	h := &handler{
 		s:             s,
@@ -159,6 +172,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		{DumpPath, false, h.dump},
 		{DownstreamResyncPath, true, h.downstreamResync},
 		{GraphPath, false, h.graph},
+		{GraphSnapshotPath, false, h.graphSnapshot},
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	for _, rt := range routes {
@@ -723,4 +737,44 @@ func notRetrying(s *kvscheduler.Scheduler, rec *kvscheduler.TxnRecord) []string 
 		}
 	}
 	return out
+}
+
+// snapshotError maps a point the scheduler's history does not cover to
+// 404: the request is well-formed, the data is just not kept.
+func snapshotError(err error) error {
+	if errors.Is(err, kvscheduler.ErrOutsideHistory) {
+		return notFound{err}
+	}
+	return err
+}
+
+func (h *handler) graphSnapshot(w http.ResponseWriter, r *http.Request) error {
+	t, byTime, err := timeParam(r, "time")
+	if err != nil {
+		return err
+	}
+	seq, bySeq, err := uintParam(r, "seq-num")
+	if err != nil {
+		return err
+	}
+	var snap kvscheduler.GraphSnapshot
+	switch {
+	case byTime && bySeq:
+		return badParam{errors.New("parameters time and seq-num are exclusive")}
+	case byTime:
+		snap, err = h.s.GraphSnapshot(t)
+	case bySeq:
+		snap, err = h.s.GraphSnapshotAt(seq)
+	default:
+		return badParam{errors.New("parameter time (Unix seconds) or seq-num is required")}
+	}
+	if err != nil {
+		return snapshotError(err)
+	}
+	out := GraphSnapshotJSON{SeqNum: snap.SeqNum, Time: snap.Time, Values: make([]StatusJSON, 0, len(snap.Values))}
+	for _, st := range snap.Values {
+		out.Values = append(out.Values, encodeStatus(st))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
