@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -32,9 +31,7 @@ func setup(t *testing.T) (*apply.Applier, *kubernetes.Clientset, string, *corev1
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.QPS = -1
-	kube := kubernetes.NewForConfigOrDie(cfg)
+	kube := controlplanetest.Clientset(cp.Config())
 	ns := controlplanetest.Namespace(t, cp.Config())
 	owner, err := kube.CoreV1().ConfigMaps(ns).Create(context.Background(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})

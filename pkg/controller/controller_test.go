@@ -124,11 +124,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 // kube returns a clientset without client-side throttling (client-go's
 // default of 5 requests per second would make the writers in these tests
 // slower than the controllers they test).
-func kube(cfg *rest.Config) *kubernetes.Clientset {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS = -1
-	return kubernetes.NewForConfigOrDie(cfg)
-}
+func kube(cfg *rest.Config) *kubernetes.Clientset { return controlplanetest.Clientset(cfg) }
 
 func createCM(t *testing.T, cfg *rest.Config, ns, name string, data map[string]string) {
 	t.Helper()

@@ -151,7 +151,7 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 	if err != nil {
 		return nil, err
 	}
-	label := gvkLabel(gvk)
+	label := KindLabel(gvk)
 	handlers := &sharedHandler{gvk: label, metrics: f.metrics}
 	c, err := New(label, informer, handlers, &Options{
 		RateLimiter:            f.rateLimiter(gvk),

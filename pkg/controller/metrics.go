@@ -120,15 +120,15 @@ func (c cachedObjects) Describe(ch chan<- *prometheus.Desc) { ch <- cachedObject
 func (c cachedObjects) Collect(ch chan<- prometheus.Metric) {
 	for gvk, informer := range c.caches.Informers() {
 		metric, err := prometheus.NewConstMetric(cachedObjectsDesc, prometheus.GaugeValue,
-			float64(len(informer.GetStore().ListKeys())), gvkLabel(gvk))
+			float64(len(informer.GetStore().ListKeys())), KindLabel(gvk))
 		if err == nil {
 			ch <- metric
 		}
 	}
 }
 
-// gvkLabel names a kind in metrics and logs as group/version/Kind
-// ("apps/v1/Deployment", "v1/ConfigMap").
-func gvkLabel(gvk schema.GroupVersionKind) string {
+// KindLabel names a kind in metrics, logs and event-loop resources as
+// group/version/Kind ("apps/v1/Deployment", "v1/ConfigMap").
+func KindLabel(gvk schema.GroupVersionKind) string {
 	return gvk.GroupVersion().String() + "/" + gvk.Kind
 }

@@ -96,11 +96,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // kube returns a clientset without client-side throttling, standing in for
 // the other writers an operator shares the cluster with.
-func kube() *kubernetes.Clientset {
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.QPS = -1
-	return kubernetes.NewForConfigOrDie(cfg)
-}
+func kube() *kubernetes.Clientset { return controlplanetest.Clientset(cp.Config()) }
 
 func createCM(t *testing.T, ns, name string, finalizers ...string) *corev1.ConfigMap {
 	t.Helper()

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -43,9 +42,7 @@ func setup(t *testing.T) (*kvscheduler.Scheduler, *kubernetes.Clientset, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.QPS = -1
-	kube := kubernetes.NewForConfigOrDie(cfg)
+	kube := controlplanetest.Clientset(cp.Config())
 	ns := controlplanetest.Namespace(t, cp.Config())
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {

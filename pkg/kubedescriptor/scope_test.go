@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -34,9 +33,7 @@ func TestScopeAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.QPS = -1
-	kube := kubernetes.NewForConfigOrDie(cfg)
+	kube := controlplanetest.Clientset(cp.Config())
 	ns := controlplanetest.Namespace(t, cp.Config())
 	caches := cache.NewSharedCacheFactory(clients, nil)
 	s, err := kvscheduler.New(kvscheduler.Options{})

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -50,9 +48,7 @@ func (c *counter) waitAbove(t *testing.T, key string, n int, what string) {
 
 func TestRelatedChangesEnqueueOwnersIncludingPreviousOnes(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.QPS = -1
-	kube := kubernetes.NewForConfigOrDie(cfg)
+	kube := controlplanetest.Clientset(cp.Config())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, name := range []string{"a", "b"} {

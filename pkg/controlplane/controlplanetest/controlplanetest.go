@@ -107,3 +107,12 @@ func namespacePrefix(testName string) string {
 	}
 	return prefix + "-"
 }
+
+// Clientset returns a clientset for cfg without client-side throttling:
+// client-go's default of 5 requests per second would make the writers of a
+// test slower than the controllers it tests.
+func Clientset(cfg *rest.Config) *kubernetes.Clientset {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
+	return kubernetes.NewForConfigOrDie(cfg)
+}

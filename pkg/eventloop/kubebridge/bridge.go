@@ -58,9 +58,7 @@ func New(factory *controller.SharedControllerFactory, log logrus.FieldLogger) *B
 
 // ResourceName names a kind in KubeStateChange.Resource and State:
 // "group/version/Kind", or "version/Kind" for the core group.
-func ResourceName(gvk schema.GroupVersionKind) string {
-	return gvk.GroupVersion().String() + "/" + gvk.Kind
-}
+func ResourceName(gvk schema.GroupVersionKind) string { return controller.KindLabel(gvk) }
 
 // Watch registers the kind of obj (a typed object, or an unstructured one
 // with apiVersion and kind set) until ctx ends.

@@ -119,11 +119,7 @@ func value(obj any) string {
 	return cm.Data["v"]
 }
 
-func kube(cfg *rest.Config) *kubernetes.Clientset {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS = -1
-	return kubernetes.NewForConfigOrDie(cfg)
-}
+func kube(cfg *rest.Config) *kubernetes.Clientset { return controlplanetest.Clientset(cfg) }
 
 // startLoop wires a factory scoped to ns, a bridge watching ConfigMaps and a
 // loop with the given handlers, and starts them all.
