@@ -19,12 +19,15 @@ test: controlplane verify
 	$(GO) test $(TEST_FLAGS) ./...
 	cd scripts/bench && $(GO) test -timeout 10m ./...
 
-## run: start a local control plane and keep it running until Ctrl-C.
+## run: start a local control plane and the example WebApp operator with
+## sample WebApps, and tell what happens until Ctrl-C (RUN_FLAGS adds flags,
+## e.g. RUN_FLAGS=--listen=127.0.0.1:9000).
 # The program is built first and run directly (not with go run) so Ctrl-C
 # reaches it alone and its clean shutdown is what the user sees.
 run: controlplane
-	@$(GO) build -o bin/controlplane ./examples/controlplane
-	@bin/controlplane
+	@echo "Building the example operator (examples/webapp)..."
+	@$(GO) build -o bin/webapp ./examples/webapp
+	@bin/webapp --local --samples $(RUN_FLAGS)
 
 ## generate: regenerate all generated code and manifests.
 generate:

@@ -33,8 +33,10 @@
 // # Dependencies
 //
 // A value depends on the keys listed, comma separated, in its
-// AnnotationDependsOn annotation (DependsOn sets it). The annotation is
-// applied with the object, so the dependencies stay visible on the server.
+// AnnotationDependsOn annotation (DependsOn sets it). The keys may be other
+// objects' keys or the keys of any other descriptor's values, such as an
+// operator's own markers. The annotation is applied with the object, so the
+// dependencies stay visible on the server.
 //
 // # Limitations
 //

@@ -170,10 +170,9 @@ func TestRecreateOnImmutable(t *testing.T) {
 func TestNilAndBadValuesAreInvalid(t *testing.T) {
 	s, _, ns := setup(t)
 	nilKey := kubedescriptor.KeyFor(configMapKind, ns, "nil")
-	badDeps := kubedescriptor.DependsOn(configMap(ns), "not-a-key")
-	badKey, _ := kubedescriptor.Key(badDeps)
-	_, _ = s.StartNBTransaction().SetValue(nilKey, (*corev1.ConfigMap)(nil)).SetValue(badKey, badDeps).Commit(t.Context())
-	for _, k := range []string{nilKey, badKey} {
+	wrongKey := kubedescriptor.KeyFor(configMapKind, ns, "not-its-name")
+	_, _ = s.StartNBTransaction().SetValue(nilKey, (*corev1.ConfigMap)(nil)).SetValue(wrongKey, configMap(ns)).Commit(t.Context())
+	for _, k := range []string{nilKey, wrongKey} {
 		if st := s.GetValueStatus(k); st.State != kvscheduler.Invalid {
 			t.Errorf("%s: %+v", k, st)
 		}

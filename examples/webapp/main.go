@@ -1,0 +1,188 @@
+// Command webapp runs Lariat's flagship example operator (package
+// operator): WebApp custom resources become ConfigMaps, Deployments and
+// Services, applied in dependency order by a KV scheduler behind an event
+// loop.
+//
+// Against any cluster (the WebApp CRD from crds/ must be installed, or
+// pass --install-crds):
+//
+//	webapp --kubeconfig ~/.kube/config
+//
+// On a local control plane that it starts and removes again, with sample
+// WebApps and a running account of what happens (what `make run` does):
+//
+//	webapp --local --samples
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+)
+
+// options are the command's flags.
+type options struct {
+	kubeconfig  string
+	local       bool
+	installCRDs bool
+	crds        string
+	samples     bool
+	pause       time.Duration
+	listen      string
+	namespace   string
+	logLevel    string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv(clientcmd.RecommendedConfigPathEnvVar), "kubeconfig of the cluster to run against")
+	flag.BoolVar(&o.local, "local", false, "start a local etcd and kube-apiserver (built by `make controlplane`) and run against it")
+	flag.BoolVar(&o.installCRDs, "install-crds", false, "install the CRDs from --crds first (always done with --local)")
+	flag.StringVar(&o.crds, "crds", "crds", "directory of the CRD manifests")
+	flag.BoolVar(&o.samples, "samples", false, "create the sample WebApps in namespace "+sampleNamespace)
+	flag.DurationVar(&o.pause, "pause", 2*time.Second, "pause between sample WebApps")
+	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the event-history, scheduler and metrics endpoints")
+	flag.StringVar(&o.namespace, "namespace", "", "only handle WebApps of this namespace (default: all)")
+	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
+	flag.Parse()
+
+	// Ctrl-C (or SIGTERM) ends ctx; run then stops everything it started.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// env is what a running command offers to tests.
+type env struct {
+	config   *rest.Config
+	url      string // base URL of the HTTP endpoints
+	operator *operator.Operator
+}
+
+// run does the command's work until ctx ends. started, when not nil, is
+// called once everything runs (and the samples, if any, are created).
+func run(ctx context.Context, o options, w io.Writer, started func(env)) (err error) {
+	out := newPrinter(w)
+	log := logrus.New()
+	level, err := logrus.ParseLevel(o.logLevel)
+	if err != nil {
+		return err
+	}
+	log.SetLevel(level)
+
+	cfg, stopCluster, err := cluster(ctx, o, log, out)
+	if err != nil {
+		return err
+	}
+	defer stopCluster()
+
+	loopCfg := eventloop.DefaultConfig()
+	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, Logger: log, EventLoop: &loopCfg})
+	if err != nil {
+		return err
+	}
+
+	lis, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listen for the HTTP endpoints (choose another --listen): %w", err)
+	}
+	srv := &http.Server{Handler: op.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	defer func() {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	url := "http://" + lis.Addr().String()
+
+	opCtx, cancelOp := context.WithCancel(ctx)
+	defer cancelOp()
+	out.followReadiness(opCtx, op)
+	go out.followEvents(opCtx, op.Loop(), op.Scheduler())
+	opDone := make(chan error, 1)
+	go func() { opDone <- op.Run(opCtx) }()
+	out.say("The operator is running. Look at:\n"+
+		"  %s/controller/event-history?last=10  the last events the loop processed\n"+
+		"  %s/scheduler/status                  every object and what it waits for\n"+
+		"  %s/scheduler/txn-history?format=text the scheduler's transactions\n"+
+		"  %s/metrics                           Prometheus metrics", url, url, url, url)
+
+	if o.samples {
+		if err := createSamples(ctx, cfg, op.WebApps(), o.pause, out); err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	if started != nil {
+		started(env{config: cfg, url: url, operator: op})
+	}
+	if ctx.Err() == nil {
+		out.say("Running until Ctrl-C.")
+	}
+
+	select {
+	case <-ctx.Done():
+		out.say("Stopping the operator.")
+		cancelOp()
+		return <-opDone
+	case err := <-opDone:
+		return err
+	}
+}
+
+// cluster returns the config of the cluster to run against: a local
+// control plane (with a function that stops it) or the kubeconfig's.
+func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (*rest.Config, func(), error) {
+	if o.local {
+		out.say("Starting a local control plane (etcd and kube-apiserver %s) and installing the CRDs from %s.", controlplane.KubernetesVersion, o.crds)
+		cp, err := controlplane.Start(ctx, controlplane.Options{CRDDirs: []string{o.crds}, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		out.say("The API server is ready at %s.\n"+
+			"  kubectl --kubeconfig %s get webapps,deployments,services,configmaps -n %s\n"+
+			"It has no kubelet and no controller manager: Deployments get no pods, and WebApps are\n"+
+			"ready once the API server shows their objects.", cp.URL(), cp.KubeconfigPath(), sampleNamespace)
+		return cp.Config(), func() {
+			out.say("Stopping the control plane.")
+			if err := cp.Stop(); err != nil {
+				out.say("Stopping the control plane failed: %v", err)
+				return
+			}
+			out.say("Stopped; the control plane's processes and files are gone.")
+		}, nil
+	}
+	if o.kubeconfig == "" {
+		return nil, nil, errors.New("no cluster: pass --kubeconfig (or set KUBECONFIG) to run against a cluster, or --local to start a local control plane")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.installCRDs {
+		out.say("Installing the CRDs from %s.", o.crds)
+		if err := controlplane.InstallCRDs(ctx, cfg, o.crds); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cfg, func() {}, nil
+}

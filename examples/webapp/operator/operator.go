@@ -1,0 +1,299 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/generated/controllers/core"
+	demo "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
+)
+
+// DefaultFieldManager owns the applied fields of the operator's objects and
+// labels them (kubedescriptor.LabelManagedBy).
+const DefaultFieldManager = "webapp-operator"
+
+// Options configure an Operator. Only Config is required.
+type Options struct {
+	// Config reaches the cluster.
+	Config *rest.Config
+	// Namespace limits the operator to one namespace; empty means all.
+	Namespace string
+	// FieldManager is the server-side apply field manager and the value of
+	// the management label; empty means DefaultFieldManager. Two operators
+	// on one cluster must not share it.
+	FieldManager string
+	// NodePorts is the range node ports are allocated from; the zero value
+	// means DefaultPortRange(). It must lie within the API server's
+	// --service-node-port-range.
+	NodePorts PortRange
+	// Workers is the number of workers per kind; 0 means 2.
+	Workers int
+	// Registry receives the metrics of the controllers, the event loop and
+	// the scheduler; nil means a new registry with the Go and process
+	// collectors.
+	Registry *prometheus.Registry
+	// Logger receives the operator's logs; nil means logrus' standard
+	// logger.
+	Logger *logrus.Logger
+	// EventLoop tunes the event loop; nil means eventloop.DefaultConfig.
+	EventLoop *eventloop.Config
+}
+
+// Operator is a WebApp operator (see the package documentation). Build it
+// with New, then Run it.
+type Operator struct {
+	opts     Options
+	log      *logrus.Logger
+	factory  *generic.Factory
+	webapps  democtl.WebAppController
+	services generic.CacheInterface[*corev1.Service]
+	sched    *kvscheduler.Scheduler
+	bridge   *kubebridge.Bridge
+	loop     *eventloop.Loop
+	registry *prometheus.Registry
+	mux      *http.ServeMux
+}
+
+// New builds the operator; it makes no request to the API server.
+func New(opts Options) (*Operator, error) {
+	if opts.Config == nil {
+		return nil, errors.New("webapp operator: Options.Config is required")
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = DefaultFieldManager
+	}
+	if opts.NodePorts == (PortRange{}) {
+		opts.NodePorts = DefaultPortRange()
+	}
+	if opts.NodePorts.First <= 0 || opts.NodePorts.Last < opts.NodePorts.First || opts.NodePorts.Last > 65535 {
+		return nil, fmt.Errorf("webapp operator: node port range %d-%d is not a range of ports", opts.NodePorts.First, opts.NodePorts.Last)
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.StandardLogger()
+	}
+	o := &Operator{opts: opts, log: opts.Logger, registry: opts.Registry}
+	if o.registry == nil {
+		o.registry = prometheus.NewRegistry()
+		o.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+
+	// Only the objects the operator manages are cached and fed to the
+	// loop: a cluster's other ConfigMaps are none of its business.
+	managed := cache.Options{LabelSelector: labels.Set{kubedescriptor.LabelManagedBy: opts.FieldManager}.String()}
+	f, err := generic.NewFactoryFromConfig(opts.Config, nil, &generic.FactoryOptions{
+		Cache: cache.SharedCacheFactoryOptions{
+			Default: cache.Options{Namespace: opts.Namespace},
+			Kinds:   map[schema.GroupVersionKind]cache.Options{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
+		},
+		Controller: controller.SharedControllerFactoryOptions{Logger: opts.Logger, Registerer: o.registry},
+	})
+	if err != nil {
+		return nil, err
+	}
+	o.factory = f
+	if err := o.buildControllers(); err != nil {
+		return nil, err
+	}
+	if err := o.buildScheduler(); err != nil {
+		return nil, err
+	}
+	if err := o.buildLoop(); err != nil {
+		return nil, err
+	}
+	o.buildMux()
+	return o, nil
+}
+
+func (o *Operator) buildControllers() error {
+	demoFactory, err := demo.NewFactory(o.factory)
+	if err != nil {
+		return err
+	}
+	if o.webapps, err = demoFactory.Demo().V1().WebApp(); err != nil {
+		return err
+	}
+	coreFactory, err := core.NewFactory(o.factory)
+	if err != nil {
+		return err
+	}
+	services, err := coreFactory.Core().V1().Service()
+	if err != nil {
+		return err
+	}
+	o.services = services.Cache()
+	return nil
+}
+
+func (o *Operator) buildScheduler() error {
+	s, err := kvscheduler.New(kvscheduler.Options{Name: "webapp", Logger: o.log, Registerer: o.registry})
+	if err != nil {
+		return err
+	}
+	o.sched = s
+	caches := o.factory.ControllerFactory().SharedCacheFactory()
+	for _, k := range []schema.GroupVersionKind{configMapKind, deploymentKind, serviceKind} {
+		d, err := kubedescriptor.New(k, kubedescriptor.Options{
+			Clients: caches.SharedClientFactory(), Cache: caches,
+			FieldManager: o.opts.FieldManager, Namespace: o.opts.Namespace,
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.RegisterDescriptor(context.Background(), d); err != nil {
+			return err
+		}
+	}
+	return s.RegisterDescriptor(context.Background(), availabilityDescriptor())
+}
+
+func (o *Operator) buildLoop() error {
+	inv := newInventory()
+	p := newPorts(inv, o.opts.NodePorts, o.log)
+	opts := eventloop.Options{
+		Config: o.opts.EventLoop,
+		// The order is the point: each handler reads what the ones before
+		// it know or put into the transaction.
+		Handlers:   []eventloop.EventHandler{inv, p, &config{inv: inv}, &workload{inv: inv}, &availability{inv: inv, ports: p}},
+		Committer:  loopcommit.New(o.sched),
+		Logger:     logrus.NewEntry(o.log),
+		Registerer: o.registry,
+		Name:       "webapp",
+	}
+	o.bridge = kubebridge.New(o.factory.ControllerFactory(), o.log)
+	o.bridge.Configure(&opts)
+	loop, err := eventloop.New(opts)
+	if err != nil {
+		return err
+	}
+	o.loop = loop
+	return nil
+}
+
+func (o *Operator) buildMux() {
+	o.mux = http.NewServeMux()
+	o.mux.Handle("/controller/", o.loop.HTTPHandler())
+	o.mux.Handle("/scheduler/", schedulerhttp.New(o.sched))
+	o.mux.Handle("/metrics", promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{}))
+	o.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := o.loop.Health(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	o.mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, Endpoints)
+	})
+}
+
+// Endpoints describes what Handler serves, one "path  description" per
+// line; the index (/) shows it.
+const Endpoints = `/controller/event-history    every event the loop processed, with each handler's part and the transaction
+/scheduler/status            every object's state; PENDING ones say what they wait for
+/scheduler/txn-history       the scheduler's transactions (format=text for the logs)
+/scheduler/graph?format=dot  the dependency graph (SVG without format=dot, if Graphviz is installed)
+/metrics                     Prometheus metrics of the controllers, the event loop and the scheduler
+/healthz                     the event loop's health
+`
+
+// Handler serves the event history (/controller/), the scheduler
+// (/scheduler/), Prometheus metrics (/metrics), health (/healthz) and an
+// index (/).
+func (o *Operator) Handler() http.Handler { return o.mux }
+
+// Scheduler returns the operator's KV scheduler.
+func (o *Operator) Scheduler() *kvscheduler.Scheduler { return o.sched }
+
+// Loop returns the operator's event loop.
+func (o *Operator) Loop() *eventloop.Loop { return o.loop }
+
+// WebApps returns the WebApp controller, for handlers of one's own.
+func (o *Operator) WebApps() democtl.WebAppController { return o.webapps }
+
+// Registry returns the registry holding the operator's metrics.
+func (o *Operator) Registry() *prometheus.Registry { return o.registry }
+
+// Run starts the operator and blocks until ctx ends, then stops the event
+// loop and the scheduler. It returns an error if the operator cannot start
+// or its event loop aborts. A missing WebApp CRD is not fatal: it is
+// logged, and WebApps are handled once the CRD is installed.
+func (o *Operator) Run(ctx context.Context) error {
+	for _, obj := range []runtime.Object{&demov1.WebApp{}, &corev1.ConfigMap{}, &appsv1.Deployment{}, &corev1.Service{}} {
+		if err := o.bridge.Watch(ctx, obj); err != nil {
+			return err
+		}
+	}
+	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services}
+	// No condition for the generic machinery to set from an error: the
+	// reporter sets Ready itself, since waiting is not an error.
+	democtl.RegisterWebAppStatusHandler(ctx, o.webapps, "", "status", r.status)
+	go o.enqueueOnStatusChange(ctx)
+
+	if err := o.loop.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := o.loop.Stop(stopCtx); err != nil {
+			o.log.WithError(err).Warn("webapp operator: stopping the event loop")
+		}
+		o.sched.Close()
+	}()
+	if err := o.factory.Start(ctx, o.opts.Workers); err != nil {
+		var syncErr *cache.SyncError
+		if !errors.As(err, &syncErr) || ctx.Err() != nil {
+			return err
+		}
+		o.log.WithError(err).Warn("webapp operator: some kinds are not served yet (is the WebApp CRD installed? kubectl apply -f crds/); going on without them")
+	}
+	if err := o.bridge.Start(ctx, o.loop); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-o.loop.Exited():
+		return fmt.Errorf("webapp operator: the event loop stopped: %w", o.loop.Health())
+	}
+}
+
+// enqueueOnStatusChange re-runs the status handler of a WebApp whenever
+// the scheduler changes the state of one of its values.
+func (o *Operator) enqueueOnStatusChange(ctx context.Context) {
+	w := o.sched.WatchValueStatus(ctx, ownsKey)
+	defer w.Close()
+	for st := range w.C() {
+		if ns, name, ok := appOfKey(st.Key); ok {
+			o.webapps.Enqueue(ns, name)
+		}
+	}
+}

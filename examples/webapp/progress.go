@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// printer writes the plain-words account of what happens; several
+// goroutines print through it, one whole message at a time.
+type printer struct {
+	mu  sync.Mutex
+	out io.Writer
+}
+
+func newPrinter(out io.Writer) *printer { return &printer{out: out} }
+
+// say prints one message with a time stamp.
+func (p *printer) say(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05.000"), strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n              "))
+}
+
+// followEvents prints every event the loop processed that changed
+// something: what each handler did and what the scheduler executed. It
+// reads the event history, the same record /controller/event-history
+// serves, so its account and the endpoint agree.
+func (p *printer) followEvents(ctx context.Context, loop *eventloop.Loop, sched *kvscheduler.Scheduler) {
+	var next uint64
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, rec := range loop.History().Range(next, math.MaxUint64) {
+			next = rec.SeqNum + 1
+			if msg := describeEvent(rec, sched); msg != "" {
+				p.say("%s", msg)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// describeEvent puts an event record into words; quiet events (nothing
+// changed) give "".
+func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) string {
+	var b strings.Builder
+	for _, h := range rec.Handlers {
+		switch {
+		case h.Error != nil:
+			fmt.Fprintf(&b, "\n  %s failed: %v", h.Handler, h.Error)
+		case h.Change != "":
+			fmt.Fprintf(&b, "\n  %s: %s", h.Handler, h.Change)
+		}
+	}
+	if txn, ok := rec.Txn.(*kvscheduler.TxnRecord); ok {
+		for _, op := range txn.Executed {
+			verb := strings.ToLower(op.Operation.String()) + "d"
+			switch {
+			case op.Err != nil:
+				fmt.Fprintf(&b, "\n  scheduler: %s %s FAILED: %v", strings.ToLower(op.Operation.String()), op.Key, op.Err)
+			case op.NewState == kvscheduler.Pending:
+				fmt.Fprintf(&b, "\n  scheduler: %s %s, now PENDING again", verb, op.Key)
+			default:
+				fmt.Fprintf(&b, "\n  scheduler: %s %s", verb, op.Key)
+			}
+		}
+		for _, kv := range txn.Values {
+			if st := sched.GetValueStatus(kv.Key); st.State == kvscheduler.Pending && kv.Value != nil {
+				fmt.Fprintf(&b, "\n  scheduler: %s is PENDING, waiting for %s", kv.Key, strings.Join(st.UnmetDependencies, ", "))
+			}
+		}
+	} else if rec.TxnError != nil {
+		fmt.Fprintf(&b, "\n  transaction failed: %v", rec.TxnError)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	head := fmt.Sprintf("event %d: %s", rec.SeqNum, firstLine(rec.Description))
+	if rec.IsFollowUp {
+		head += fmt.Sprintf(" (follow-up of event %d)", rec.FollowUpTo)
+	}
+	return head + b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// followReadiness prints each WebApp's Ready condition when it changes.
+func (p *printer) followReadiness(ctx context.Context, op *operator.Operator) {
+	var mu sync.Mutex
+	last := map[string]string{}
+	op.WebApps().OnChange(ctx, "progress", func(key string, app *demov1.WebApp) (*demov1.WebApp, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if app == nil {
+			if _, ok := last[key]; ok {
+				delete(last, key)
+				p.say("WebApp %s deleted.", key)
+			}
+			return nil, nil
+		}
+		c := operator.Ready.Get(app.Status.Conditions)
+		if c == nil {
+			return nil, nil
+		}
+		msg := fmt.Sprintf("WebApp %s: Ready=%s (%s) %s", key, c.Status, c.Reason, c.Message)
+		if last[key] != msg {
+			last[key] = msg
+			p.say("%s", msg)
+		}
+		return nil, nil
+	})
+}
