@@ -50,7 +50,8 @@ func (a *availability) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.Res
 }
 
 // Update implements eventloop.EventHandler.
-func (a *availability) Update(_ eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	a.inv.observe(ev)
 	var notes []string
 	for _, key := range a.inv.removed {
 		ns, name := splitAppKey(key)

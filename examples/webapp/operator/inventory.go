@@ -26,6 +26,8 @@ type inventory struct {
 	touched []string                    // this event: WebApps to recompute, sorted
 	removed []string                    // this event: WebApps deleted
 	changed *kubebridge.KubeStateChange // this event: the change, if any
+	note    string                      // this event: what the inventory saw
+	last    eventloop.Event             // the event observed last
 }
 
 func newInventory() *inventory {
@@ -71,10 +73,23 @@ func (inv *inventory) Resync(_ eventloop.Event, state any, _ int, _ eventloop.Re
 
 // Update implements eventloop.EventHandler.
 func (inv *inventory) Update(ev eventloop.Event, _ eventloop.UpdateOperations) (string, error) {
-	inv.touched, inv.removed, inv.changed = nil, nil, nil
+	inv.observe(ev)
+	return inv.note, nil
+}
+
+// observe takes in ev once, whichever handler asks first. Every handler
+// calls it at the start of Update, because a deletion visits the handlers
+// in reverse order (eventloop.Reverse), and the inventory, first in line
+// otherwise, would then be the last to hear of it.
+func (inv *inventory) observe(ev eventloop.Event) {
+	if ev == inv.last {
+		return
+	}
+	inv.last = ev
+	inv.touched, inv.removed, inv.changed, inv.note = nil, nil, nil, ""
 	change, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok {
-		return "", nil
+		return
 	}
 	inv.changed = change
 	ns, name := splitAppKey(change.Key)
@@ -95,15 +110,15 @@ func (inv *inventory) Update(ev eventloop.Event, _ eventloop.UpdateOperations) (
 			inv.apps[change.Key] = app
 			if prev != nil && prev.UID == app.UID && prev.Generation == app.Generation &&
 				equality.Semantic.DeepEqual(prev.Labels, app.Labels) {
-				return "", nil // a status update: nothing to recompute
+				return // a status update: nothing to recompute
 			}
 		}
 		// Dependents render this WebApp's address into their configuration.
-		inv.touched = append([]string{change.Key}, inv.dependents(ns, name)...)
+		inv.touched = append(inv.dependents(ns, name), change.Key)
 		slices.Sort(inv.touched)
-		return "touches " + strings.Join(inv.touched, ", "), nil
+		inv.touched = slices.Compact(inv.touched)
+		inv.note = "touches " + strings.Join(inv.touched, ", ")
 	}
-	return "", nil
 }
 
 func (inv *inventory) setLive(key string, obj runtime.Object) {

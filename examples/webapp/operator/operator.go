@@ -263,7 +263,8 @@ func (o *Operator) Run(ctx context.Context) error {
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := o.loop.Stop(stopCtx); err != nil {
+		// The loop may have closed itself already when ctx ended.
+		if err := o.loop.Stop(stopCtx); err != nil && !errors.Is(err, eventloop.ErrClosed) {
 			o.log.WithError(err).Warn("webapp operator: stopping the event loop")
 		}
 		o.sched.Close()

@@ -71,7 +71,8 @@ func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOper
 }
 
 // Update implements eventloop.EventHandler.
-func (p *ports) Update(_ eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	p.inv.observe(ev)
 	var freed, put []string
 	for _, key := range p.inv.removed {
 		if port, ok := p.byApp[key]; ok {

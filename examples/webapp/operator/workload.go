@@ -66,7 +66,8 @@ func (c *config) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOpe
 }
 
 // Update implements eventloop.EventHandler.
-func (c *config) Update(_ eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+func (c *config) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	c.inv.observe(ev)
 	for _, key := range c.inv.removed {
 		ns, name := splitAppKey(key)
 		c.inv.remove(txn, ConfigMapKey(ns, name))
@@ -117,7 +118,8 @@ func (w *workload) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncO
 }
 
 // Update implements eventloop.EventHandler.
-func (w *workload) Update(_ eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+func (w *workload) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	w.inv.observe(ev)
 	for _, key := range w.inv.removed {
 		ns, name := splitAppKey(key)
 		w.inv.remove(txn, DeploymentKey(ns, name))

@@ -144,6 +144,18 @@ func (ev *KubeResync) IsBlocking() bool { return false }
 // Done implements eventloop.Event.
 func (ev *KubeResync) Done(error) {}
 
-// ApplyState implements eventloop.StateCarrier: the snapshot replaces the
-// loop's state.
-func (ev *KubeResync) ApplyState(any) any { return ev.State }
+// ApplyState implements eventloop.StateCarrier: a copy of the snapshot
+// replaces the loop's state. A copy, because later changes update the
+// loop's state in place, while the event itself must stay as it was: its
+// String is read from the event history on other goroutines.
+func (ev *KubeResync) ApplyState(any) any {
+	state := make(State, len(ev.State))
+	for resource, objs := range ev.State {
+		copied := make(map[string]runtime.Object, len(objs))
+		for k, obj := range objs {
+			copied[k] = obj
+		}
+		state[resource] = copied
+	}
+	return state
+}
