@@ -46,6 +46,7 @@ type options struct {
 	pause       time.Duration
 	listen      string
 	namespace   string
+	nodePorts   string
 	logLevel    string
 }
 
@@ -59,6 +60,7 @@ func main() {
 	flag.DurationVar(&o.pause, "pause", 2*time.Second, "pause between sample WebApps")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the event-history, scheduler and metrics endpoints")
 	flag.StringVar(&o.namespace, "namespace", "", "only handle WebApps of this namespace (default: all)")
+	flag.StringVar(&o.nodePorts, "node-ports", "30000-32767", "range node ports are allocated from, within the API server's --service-node-port-range")
 	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
 	flag.Parse()
 
@@ -89,6 +91,10 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	}
 	log.SetLevel(level)
 
+	ports, err := parsePortRange(o.nodePorts)
+	if err != nil {
+		return err
+	}
 	cfg, stopCluster, err := cluster(ctx, o, log, out)
 	if err != nil {
 		return err
@@ -97,7 +103,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 
 	loopCfg := eventloop.DefaultConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, Logger: log, EventLoop: &loopCfg})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: ports, Logger: log, EventLoop: &loopCfg})
 	if err != nil {
 		return err
 	}
@@ -185,4 +191,16 @@ func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (
 		}
 	}
 	return cfg, func() {}, nil
+}
+
+// parsePortRange reads "first-last"; empty means the operator's default.
+func parsePortRange(s string) (operator.PortRange, error) {
+	if s == "" {
+		return operator.PortRange{}, nil
+	}
+	var r operator.PortRange
+	if _, err := fmt.Sscanf(s, "%d-%d", &r.First, &r.Last); err != nil || r.First <= 0 || r.Last < r.First || r.Last > 65535 {
+		return r, fmt.Errorf("--node-ports %q is not a port range such as 30000-32767", s)
+	}
+	return r, nil
 }

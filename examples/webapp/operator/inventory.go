@@ -129,6 +129,16 @@ func (inv *inventory) setLive(key string, obj runtime.Object) {
 	inv.live[key] = obj
 }
 
+// sortedApps lists the WebApps' keys in order.
+func (inv *inventory) sortedApps() []string {
+	keys := make([]string, 0, len(inv.apps))
+	for k := range inv.apps {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // dependents lists the WebApps of namespace that depend on name.
 func (inv *inventory) dependents(namespace, name string) []string {
 	var out []string

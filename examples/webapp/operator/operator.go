@@ -77,6 +77,7 @@ type Operator struct {
 	loop     *eventloop.Loop
 	registry *prometheus.Registry
 	mux      *http.ServeMux
+	notes    *notices
 }
 
 // New builds the operator; it makes no request to the API server.
@@ -99,7 +100,7 @@ func New(opts Options) (*Operator, error) {
 	if opts.Logger == nil {
 		opts.Logger = logrus.StandardLogger()
 	}
-	o := &Operator{opts: opts, log: opts.Logger, registry: opts.Registry}
+	o := &Operator{opts: opts, log: opts.Logger, registry: opts.Registry, notes: &notices{}}
 	if o.registry == nil {
 		o.registry = prometheus.NewRegistry()
 		o.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -176,7 +177,7 @@ func (o *Operator) buildScheduler() error {
 
 func (o *Operator) buildLoop() error {
 	inv := newInventory()
-	p := newPorts(inv, o.opts.NodePorts, o.log)
+	p := newPorts(inv, o.notes, o.opts.NodePorts, o.log)
 	opts := eventloop.Options{
 		Config: o.opts.EventLoop,
 		// The order is the point: each handler reads what the ones before
@@ -251,7 +252,7 @@ func (o *Operator) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services}
+	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services, notes: o.notes}
 	// No condition for the generic machinery to set from an error: the
 	// reporter sets Ready itself, since waiting is not an error.
 	democtl.RegisterWebAppStatusHandler(ctx, o.webapps, "", "status", r.status)

@@ -28,14 +28,15 @@ func DefaultPortRange() PortRange { return PortRange{First: 30000, Last: 32767} 
 // API server's "port already allocated".
 type ports struct {
 	inv   *inventory
+	notes *notices
 	log   logrus.FieldLogger
 	r     PortRange
 	byApp map[string]int32 // "namespace/name" -> node port
 	owner map[int32]string // node port -> "namespace/name"
 }
 
-func newPorts(inv *inventory, r PortRange, log logrus.FieldLogger) *ports {
-	return &ports{inv: inv, r: r, log: log, byApp: map[string]int32{}, owner: map[int32]string{}}
+func newPorts(inv *inventory, notes *notices, r PortRange, log logrus.FieldLogger) *ports {
+	return &ports{inv: inv, notes: notes, r: r, log: log, byApp: map[string]int32{}, owner: map[int32]string{}}
 }
 
 // String implements eventloop.EventHandler.
@@ -53,6 +54,7 @@ func (p *ports) Revert(eventloop.Event) error { return nil }
 // WebApps without one get the lowest free port, in name order.
 func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOperations) error {
 	p.byApp, p.owner = map[string]int32{}, map[int32]string{}
+	p.notes.reset()
 	keys := p.inv.touched // every WebApp, sorted
 	for _, key := range keys {
 		app := p.inv.apps[key]
@@ -75,6 +77,7 @@ func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (stri
 	p.inv.observe(ev)
 	var freed, put []string
 	for _, key := range p.inv.removed {
+		p.notes.clear(key)
 		if port, ok := p.byApp[key]; ok {
 			delete(p.owner, port)
 			delete(p.byApp, key)
@@ -82,6 +85,15 @@ func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (stri
 		}
 		ns, name := splitAppKey(key)
 		p.inv.remove(txn, ServiceKey(ns, name))
+	}
+	if len(freed) > 0 {
+		// WebApps that found the range full get the freed ports.
+		for _, key := range p.inv.sortedApps() {
+			if _, ok := p.byApp[key]; !ok && p.allocate(key) {
+				put = append(put, fmt.Sprintf("%d to %s", p.byApp[key], key))
+				p.putService(txn, p.inv.apps[key])
+			}
+		}
 	}
 	p.inv.forTouched(func(key string, app *demov1.WebApp) {
 		_, had := p.byApp[key]
@@ -125,18 +137,22 @@ func (p *ports) take(key string, port int32) bool {
 }
 
 // allocate makes sure key has a port. When the range is used up the
-// WebApp gets no Service, which its status shows, rather than an error
-// that would make the loop heal (and fail) again and again.
+// WebApp gets no Service and a notice its status shows (it gets a port
+// when one is freed), rather than an error that would make the loop heal,
+// and fail, again and again.
 func (p *ports) allocate(key string) bool {
 	if _, ok := p.byApp[key]; ok {
 		return true
 	}
 	for port := p.r.First; port <= p.r.Last; port++ {
 		if p.take(key, port) {
+			p.notes.clear(key)
 			return true
 		}
 	}
-	p.log.WithField("webapp", key).Warnf("no free node port in %d-%d", p.r.First, p.r.Last)
+	problem := fmt.Sprintf("no free node port in %d-%d for the Service", p.r.First, p.r.Last)
+	p.notes.set(key, problem)
+	p.log.WithField("webapp", key).Warn(problem)
 	return false
 }
 

@@ -40,6 +40,7 @@ type reporter struct {
 	sched    *kvscheduler.Scheduler
 	webapps  generic.CacheInterface[*demov1.WebApp]
 	services generic.CacheInterface[*corev1.Service]
+	notes    *notices
 }
 
 var _ democtl.WebAppStatusHandler = (*reporter)(nil).status
@@ -79,6 +80,9 @@ func (r *reporter) status(app *demov1.WebApp, status demov1.WebAppStatus) (demov
 		default:
 			progressing = append(progressing, fmt.Sprintf("%s %s", obj.kind, st.State))
 		}
+	}
+	if problem := r.notes.get(appKey(ns, name)); problem != "" {
+		failed = append(failed, problem)
 	}
 	status.WaitingFor = nil
 	for dep := range waiting {
