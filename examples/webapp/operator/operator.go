@@ -176,13 +176,9 @@ func (o *Operator) buildScheduler() error {
 }
 
 func (o *Operator) buildLoop() error {
-	inv := newInventory()
-	p := newPorts(inv, o.notes, o.opts.NodePorts, o.log)
 	opts := eventloop.Options{
-		Config: o.opts.EventLoop,
-		// The order is the point: each handler reads what the ones before
-		// it know or put into the transaction.
-		Handlers:   []eventloop.EventHandler{inv, p, &config{inv: inv}, &workload{inv: inv}, &availability{inv: inv, ports: p}},
+		Config:     o.opts.EventLoop,
+		Handlers:   newHandlers(o.notes, o.opts.NodePorts, o.log),
 		Committer:  loopcommit.New(o.sched),
 		Logger:     logrus.NewEntry(o.log),
 		Registerer: o.registry,
@@ -196,6 +192,14 @@ func (o *Operator) buildLoop() error {
 	}
 	o.loop = loop
 	return nil
+}
+
+// newHandlers returns the loop's handlers. The order is the point: each
+// reads what the ones before it know or put into the transaction.
+func newHandlers(notes *notices, r PortRange, log logrus.FieldLogger) []eventloop.EventHandler {
+	inv := newInventory()
+	p := newPorts(inv, notes, r, log)
+	return []eventloop.EventHandler{inv, p, &config{inv: inv}, &workload{inv: inv}, &availability{inv: inv, ports: p}}
 }
 
 func (o *Operator) buildMux() {
