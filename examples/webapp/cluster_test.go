@@ -50,6 +50,9 @@ func TestAgainstAnyCluster(t *testing.T) {
 	if m := message(bad); !strings.Contains(m, "ConfigMap FAILED") || !strings.Contains(m, "not a key!") {
 		t.Errorf("bad: Ready message %q does not say which object failed and why", m)
 	}
+	if err := e.operator.Loop().Health(); err != nil {
+		t.Fatalf("one bad WebApp made the loop unhealthy: %v", err)
+	}
 
 	create("a", nil, "b")
 	create("b", nil, "a")

@@ -33,7 +33,6 @@ import (
 
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
-	"github.com/lariat-dev/lariat/pkg/eventloop"
 )
 
 // options are the command's flags.
@@ -101,7 +100,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	}
 	defer stopCluster()
 
-	loopCfg := eventloop.DefaultConfig()
+	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
 	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: ports, Logger: log, EventLoop: &loopCfg})
 	if err != nil {

@@ -232,7 +232,7 @@ func apiserverArgs(etcdURL string, port int) []string {
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=10.0.0.0/16", // room for tens of thousands of Services in long test runs
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",

@@ -1,6 +1,9 @@
 package kvscheduler
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // guard runs a descriptor callback, turning a panic into an error so that a
 // buggy descriptor fails one operation instead of the process.
@@ -25,9 +28,24 @@ func callDeps(d *regDescriptor, key string, v any) (out []Dependency, err error)
 
 // safeEqual compares with the descriptor's comparator; a panicking
 // comparator means "different", which at worst causes a needless update.
+//
+// The same pointer twice is equal without asking: every transaction plans
+// the whole graph, and most values in it are the very pointers applied
+// before, while comparators of rich values (Kubernetes objects) are costly.
 func safeEqual(d *regDescriptor, key string, a, b any) (eq bool) {
+	if samePointer(a, b) {
+		return true
+	}
 	_ = guard(func() error { eq = d.equivalent(key, a, b); return nil })
 	return eq
+}
+
+// samePointer reports whether a and b hold the same non-nil pointer.
+// Interface comparison cannot be used: it panics on uncomparable values.
+func samePointer(a, b any) bool {
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer && ra.Type() == rb.Type() &&
+		!ra.IsNil() && ra.Pointer() == rb.Pointer()
 }
 
 func retriable(d *regDescriptor, err error) (ok bool) {

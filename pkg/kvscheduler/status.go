@@ -122,11 +122,20 @@ type DependencyStatus struct {
 
 func (s ValueStatus) equal(o ValueStatus) bool {
 	if s.Key != o.Key || s.State != o.State || s.LastOp != o.LastOp || s.Descriptor != o.Descriptor ||
-		s.Derived != o.Derived || s.BaseKey != o.BaseKey || fmt.Sprint(s.Error) != fmt.Sprint(o.Error) {
+		s.Derived != o.Derived || s.BaseKey != o.BaseKey || !sameError(s.Error, o.Error) {
 		return false
 	}
 	// Watchers are told when a dependency becomes met or unmet, not only
 	// when a value changes state.
 	return fmt.Sprint(s.UnmetDependencies, s.InvalidFields, s.Dependencies) ==
 		fmt.Sprint(o.UnmetDependencies, o.InvalidFields, o.Dependencies)
+}
+
+// sameError compares errors by message; it runs for every value of every
+// transaction, so the common case, no error, must not format anything.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
 }

@@ -60,8 +60,20 @@ type Options struct {
 	// Logger receives the operator's logs; nil means logrus' standard
 	// logger.
 	Logger *logrus.Logger
-	// EventLoop tunes the event loop; nil means eventloop.DefaultConfig.
+	// EventLoop tunes the event loop; nil means DefaultEventLoopConfig().
 	EventLoop *eventloop.Config
+}
+
+// DefaultEventLoopConfig returns the event loop configuration the operator
+// uses by default: eventloop.DefaultConfig with periodic healing every
+// minute, a downstream resync in which the scheduler tries again what
+// failed for good (an object the API server refused for lack of room, say)
+// and re-applies what drifted without an event the operator saw.
+func DefaultEventLoopConfig() eventloop.Config {
+	cfg := eventloop.DefaultConfig()
+	cfg.EnablePeriodicHealing = true
+	cfg.PeriodicHealingInterval = eventloop.Duration{Duration: time.Minute}
+	return cfg
 }
 
 // Operator is a WebApp operator (see the package documentation). Build it
@@ -99,6 +111,10 @@ func New(opts Options) (*Operator, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = logrus.StandardLogger()
+	}
+	if opts.EventLoop == nil {
+		cfg := DefaultEventLoopConfig()
+		opts.EventLoop = &cfg
 	}
 	o := &Operator{opts: opts, log: opts.Logger, registry: opts.Registry, notes: &notices{}}
 	if o.registry == nil {
@@ -177,9 +193,11 @@ func (o *Operator) buildScheduler() error {
 
 func (o *Operator) buildLoop() error {
 	opts := eventloop.Options{
-		Config:     o.opts.EventLoop,
-		Handlers:   newHandlers(o.notes, o.opts.NodePorts, o.log),
-		Committer:  loopcommit.New(o.sched),
+		Config:   o.opts.EventLoop,
+		Handlers: newHandlers(o.notes, o.opts.NodePorts, o.log),
+		// An object the API server rejects is that WebApp's problem, shown
+		// in its status; it must not make the loop heal and abort.
+		Committer:  loopcommit.NewWithOptions(o.sched, loopcommit.Options{TolerateFailedValues: true}),
 		Logger:     logrus.NewEntry(o.log),
 		Registerer: o.registry,
 		Name:       "webapp",

@@ -5,6 +5,7 @@ package loopcommit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
@@ -13,13 +14,33 @@ import (
 
 // Committer commits event-loop transactions into a scheduler.
 type Committer struct {
-	s *kvscheduler.Scheduler
+	s    *kvscheduler.Scheduler
+	opts Options
 }
 
 var _ eventloop.Committer = (*Committer)(nil)
 
-// New returns a Committer for s.
+// Options configure a Committer.
+type Options struct {
+	// TolerateFailedValues makes a transaction some of whose operations
+	// failed count as committed, unless it was reverted. The failures stay
+	// visible: as the values' FAILED or RETRYING states, in the record and
+	// the event history, and in the scheduler's own retries. What changes
+	// is that the loop does not start a healing resync for them, which
+	// would fail the same way and then abort the loop: for values that can
+	// fail for reasons no resync fixes, such as objects an API server
+	// rejects, one bad value would otherwise stop everything.
+	TolerateFailedValues bool
+}
+
+// New returns a Committer for s with the default options: every failed
+// operation fails the event's commit.
 func New(s *kvscheduler.Scheduler) *Committer { return &Committer{s: s} }
+
+// NewWithOptions returns a Committer for s.
+func NewWithOptions(s *kvscheduler.Scheduler, opts Options) *Committer {
+	return &Committer{s: s, opts: opts}
+}
 
 // Commit turns txn into a blocking scheduler transaction: the method
 // selects the resync type, values become SetValue calls, and the retry,
@@ -48,6 +69,10 @@ func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, 
 		t.WithRetry(kvscheduler.RetryOptions{Period: r.Delay, MaxAttempts: r.MaxAttempts, ExpBackoff: r.ExpBackoff})
 	}
 	rec, err := t.Commit(ctx)
+	var failed *kvscheduler.TransactionError
+	if c.opts.TolerateFailedValues && errors.As(err, &failed) && !failed.Reverted {
+		err = nil
+	}
 	if rec == nil {
 		// A nil *TxnRecord in an interface would not compare equal to nil.
 		return nil, err

@@ -52,3 +52,40 @@ func TestCommitter(t *testing.T) {
 		t.Fatal("unknown method accepted")
 	}
 }
+
+func TestTolerateFailedValues(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
+		t.Fatal(err)
+	}
+	c := loopcommit.NewWithOptions(s, loopcommit.Options{TolerateFailedValues: true})
+	sb.FailNext("create", "a/1", errors.New("boom"))
+	rec, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update,
+		Values: []eventloop.KeyValue{{Key: "a/1", Value: "v1"}, {Key: "a/2", Value: "v2"}}})
+	if err != nil {
+		t.Fatalf("a failed value failed the commit: %v", err)
+	}
+	if r := rec.(*kvscheduler.TxnRecord); len(r.Errors) == 0 {
+		t.Error("the record does not show the failure")
+	}
+	if st := s.GetValueStatus("a/1"); st.State != kvscheduler.Failed || st.Error == nil {
+		t.Errorf("a/1: %+v, want FAILED with the error", st)
+	}
+	if st := s.GetValueStatus("a/2"); st.State != kvscheduler.Configured {
+		t.Errorf("a/2: %+v", st)
+	}
+	// A reverted transaction still fails: the event asked for all or nothing.
+	sb.FailNext("create", "a/3", errors.New("boom"))
+	_, err = c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update, RevertOnFailure: true,
+		Values: []eventloop.KeyValue{{Key: "a/3", Value: "v3"}}})
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || !te.Reverted {
+		t.Fatalf("want reverted transaction error, got %v", err)
+	}
+}
