@@ -20,6 +20,11 @@ import (
 type printer struct {
 	mu  sync.Mutex
 	out io.Writer
+
+	// later holds status messages until the events before them are
+	// printed: a status changes as soon as a transaction commits, while
+	// its event is read from the history a moment later.
+	later []string
 }
 
 func newPrinter(out io.Writer) *printer { return &printer{out: out} }
@@ -28,7 +33,28 @@ func newPrinter(out io.Writer) *printer { return &printer{out: out} }
 func (p *printer) say(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05.000"), strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n              "))
+	p.print(fmt.Sprintf(format, args...))
+}
+
+func (p *printer) print(msg string) {
+	fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05.000"), strings.ReplaceAll(msg, "\n", "\n              "))
+}
+
+// sayLater queues a message for the next flush (see later).
+func (p *printer) sayLater(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.later = append(p.later, msg)
+}
+
+// flush prints the queued messages.
+func (p *printer) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, msg := range p.later {
+		p.print(msg)
+	}
+	p.later = nil
 }
 
 // followEvents prints every event the loop processed that changed
@@ -46,6 +72,7 @@ func (p *printer) followEvents(ctx context.Context, loop *eventloop.Loop, sched 
 				p.say("%s", msg)
 			}
 		}
+		p.flush()
 		select {
 		case <-ctx.Done():
 			return
@@ -111,7 +138,7 @@ func (p *printer) followReadiness(ctx context.Context, op *operator.Operator) {
 		if app == nil {
 			if _, ok := last[key]; ok {
 				delete(last, key)
-				p.say("WebApp %s deleted.", key)
+				p.sayLater("WebApp " + key + " deleted.")
 			}
 			return nil, nil
 		}
@@ -122,7 +149,7 @@ func (p *printer) followReadiness(ctx context.Context, op *operator.Operator) {
 		msg := fmt.Sprintf("WebApp %s: Ready=%s (%s) %s", key, c.Status, c.Reason, c.Message)
 		if last[key] != msg {
 			last[key] = msg
-			p.say("%s", msg)
+			p.sayLater(msg)
 		}
 		return nil, nil
 	})
