@@ -217,7 +217,12 @@ func (o *Operator) buildLoop() error {
 func newHandlers(notes *notices, r PortRange, log logrus.FieldLogger) []eventloop.EventHandler {
 	inv := newInventory()
 	p := newPorts(inv, notes, r, log)
-	return []eventloop.EventHandler{inv, p, &config{inv: inv}, &workload{inv: inv}, &availability{inv: inv, ports: p}}
+	config := &builder{name: "config-renderer", verb: "rendered", inv: inv, key: ConfigMapKey,
+		build: func(_ eventloop.ResyncOperations, app *demov1.WebApp) runtime.Object {
+			return renderConfigMap(inv, app)
+		}}
+	workload := &builder{name: "workload-builder", verb: "built", inv: inv, key: DeploymentKey, build: buildDeployment}
+	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p}}
 }
 
 func (o *Operator) buildMux() {

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -44,95 +45,29 @@ func childMeta(app *demov1.WebApp) metav1.ObjectMeta {
 
 func selector(app *demov1.WebApp) map[string]string { return map[string]string{LabelApp: app.Name} }
 
-// config renders each WebApp's ConfigMap: its own configuration plus the
-// in-cluster URL of every WebApp it depends on. The URL needs the other
+// renderConfigMap renders a WebApp's ConfigMap: its own configuration plus
+// the in-cluster URL of every WebApp it depends on. The URL needs the other
 // WebApp's port, so a change to one WebApp re-renders its dependents; the
 // inventory lists them in the event's touched WebApps.
-type config struct{ inv *inventory }
-
-// String implements eventloop.EventHandler.
-func (c *config) String() string { return "config-renderer" }
-
-// HandlesEvent implements eventloop.EventHandler.
-func (c *config) HandlesEvent(eventloop.Event) bool { return true }
-
-// Revert implements eventloop.EventHandler.
-func (c *config) Revert(eventloop.Event) error { return nil }
-
-// Resync implements eventloop.EventHandler.
-func (c *config) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOperations) error {
-	c.inv.forTouched(func(_ string, app *demov1.WebApp) { c.render(txn, app) })
-	return nil
-}
-
-// Update implements eventloop.EventHandler.
-func (c *config) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
-	c.inv.observe(ev)
-	for _, key := range c.inv.removed {
-		ns, name := splitAppKey(key)
-		c.inv.remove(txn, ConfigMapKey(ns, name))
-	}
-	var rendered []string
-	c.inv.forTouched(func(key string, app *demov1.WebApp) {
-		c.render(txn, app)
-		rendered = append(rendered, key)
-	})
-	return describe("rendered", rendered), nil
-}
-
-func (c *config) render(txn eventloop.ResyncOperations, app *demov1.WebApp) {
+func renderConfigMap(inv *inventory, app *demov1.WebApp) runtime.Object {
 	data := make(map[string]string, len(app.Spec.Config)+len(app.Spec.DependsOn))
 	for k, v := range app.Spec.Config {
 		data[k] = v
 	}
 	for _, dep := range app.Spec.DependsOn {
-		if other, ok := c.inv.apps[appKey(app.Namespace, dep)]; ok {
+		if other, ok := inv.apps[appKey(app.Namespace, dep)]; ok {
 			data[dep+URLKeySuffix] = fmt.Sprintf("http://%s.%s.svc:%d", dep, app.Namespace, other.Spec.Port)
 		}
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: childMeta(app), Data: data}
 	cm.SetGroupVersionKind(configMapKind)
-	kubedescriptor.DependsOn(cm, dependencyKeys(app)...)
-	c.inv.put(txn, ConfigMapKey(app.Namespace, app.Name), cm)
+	return kubedescriptor.DependsOn(cm, dependencyKeys(app)...)
 }
 
-// workload builds each WebApp's Deployment. It runs after the renderer and
-// reads the ConfigMap the renderer put into the same transaction, to stamp
-// its hash on the pod template: handler order is how one handler builds on
-// another's output.
-type workload struct{ inv *inventory }
-
-// String implements eventloop.EventHandler.
-func (w *workload) String() string { return "workload-builder" }
-
-// HandlesEvent implements eventloop.EventHandler.
-func (w *workload) HandlesEvent(eventloop.Event) bool { return true }
-
-// Revert implements eventloop.EventHandler.
-func (w *workload) Revert(eventloop.Event) error { return nil }
-
-// Resync implements eventloop.EventHandler.
-func (w *workload) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOperations) error {
-	w.inv.forTouched(func(_ string, app *demov1.WebApp) { w.build(txn, app) })
-	return nil
-}
-
-// Update implements eventloop.EventHandler.
-func (w *workload) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
-	w.inv.observe(ev)
-	for _, key := range w.inv.removed {
-		ns, name := splitAppKey(key)
-		w.inv.remove(txn, DeploymentKey(ns, name))
-	}
-	var built []string
-	w.inv.forTouched(func(key string, app *demov1.WebApp) {
-		w.build(txn, app)
-		built = append(built, key)
-	})
-	return describe("built", built), nil
-}
-
-func (w *workload) build(txn eventloop.ResyncOperations, app *demov1.WebApp) {
+// buildDeployment builds a WebApp's Deployment. It reads the ConfigMap the
+// renderer put into the same transaction, to stamp its hash on the pod
+// template: handler order is how one handler builds on another's output.
+func buildDeployment(txn eventloop.ResyncOperations, app *demov1.WebApp) runtime.Object {
 	cmKey := ConfigMapKey(app.Namespace, app.Name)
 	cm, _ := txn.Get(cmKey).(*corev1.ConfigMap)
 	port := app.Spec.Port
@@ -156,8 +91,7 @@ func (w *workload) build(txn eventloop.ResyncOperations, app *demov1.WebApp) {
 		},
 	}
 	d.SetGroupVersionKind(deploymentKind)
-	kubedescriptor.DependsOn(d, append([]string{cmKey}, dependencyKeys(app)...)...)
-	w.inv.put(txn, DeploymentKey(app.Namespace, app.Name), d)
+	return kubedescriptor.DependsOn(d, append([]string{cmKey}, dependencyKeys(app)...)...)
 }
 
 // hashData hashes a ConfigMap's data in key order.
