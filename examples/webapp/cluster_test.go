@@ -28,7 +28,7 @@ func TestAgainstAnyCluster(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	kube := controlplanetest.Clientset(cp.Config())
 	opts := options{kubeconfig: cp.KubeconfigPath(), installCRDs: true, crds: "../../crds",
-		listen: "127.0.0.1:0", logLevel: "error", namespace: ns, nodePorts: "31000-31004"}
+		listen: "127.0.0.1:0", logLevel: "error", namespace: ns, nodePorts: "31000-31004", waitForPods: "false"}
 	e, stop := started(t, opts, &syncBuffer{})
 	ctx := t.Context()
 	create := func(name string, config map[string]string, dependsOn ...string) {

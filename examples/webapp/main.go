@@ -46,6 +46,7 @@ type options struct {
 	listen      string
 	namespace   string
 	nodePorts   string
+	waitForPods string
 	logLevel    string
 }
 
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the event-history, scheduler and metrics endpoints")
 	flag.StringVar(&o.namespace, "namespace", "", "only handle WebApps of this namespace (default: all)")
 	flag.StringVar(&o.nodePorts, "node-ports", "30000-32767", "range node ports are allocated from, within the API server's --service-node-port-range")
+	flag.StringVar(&o.waitForPods, "wait-for-pods", "auto", "true: a WebApp is available once its Deployment reports all replicas available; false: once its objects exist; auto: true unless --local (the local control plane runs no pods)")
 	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
 	flag.Parse()
 
@@ -94,6 +96,14 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	if err != nil {
 		return err
 	}
+	waitForPods := !o.local
+	switch o.waitForPods {
+	case "", "auto":
+	case "true", "false":
+		waitForPods = o.waitForPods == "true"
+	default:
+		return fmt.Errorf("--wait-for-pods is %q, want auto, true or false", o.waitForPods)
+	}
 	cfg, stopCluster, err := cluster(ctx, o, log, out)
 	if err != nil {
 		return err
@@ -102,7 +112,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 
 	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: ports, Logger: log, EventLoop: &loopCfg})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: ports, WaitForPods: waitForPods, Logger: log, EventLoop: &loopCfg})
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,10 @@ import (
 // objects changed or deleted behind the operator's back and asks the
 // scheduler to repair them.
 type availability struct {
-	inv       *inventory
-	ports     *ports
-	available map[string]bool // "namespace/name" -> marker put
+	inv         *inventory
+	ports       *ports
+	waitForPods bool            // see Options.WaitForPods
+	available   map[string]bool // "namespace/name" -> marker put
 }
 
 // marker is the value of an availability marker; the scheduler only needs
@@ -103,8 +104,8 @@ func (a *availability) childKey() string {
 }
 
 // isAvailable reads the server's objects of app: all three exist, the
-// Service has the allocated node port, and the Deployment has its replicas
-// available if a controller manager reports on it.
+// Service has the allocated node port, and, with waitForPods, the
+// Deployment's controller reports as many available replicas as desired.
 func (a *availability) isAvailable(key string, app *demov1.WebApp) bool {
 	ns, name := app.Namespace, app.Name
 	if a.inv.live[ConfigMapKey(ns, name)] == nil {
@@ -116,18 +117,14 @@ func (a *availability) isAvailable(key string, app *demov1.WebApp) bool {
 		return false
 	}
 	d, _ := a.inv.live[DeploymentKey(ns, name)].(*appsv1.Deployment)
-	return d != nil && deploymentAvailable(d)
+	return d != nil && (!a.waitForPods || podsAvailable(d))
 }
 
-// deploymentAvailable tells whether a Deployment's pods are available, as
-// far as the cluster reports: a Deployment no controller has looked at
-// (observedGeneration 0, as on Lariat's bundled control plane, which has
-// no controller manager) is taken as available once it exists.
-func deploymentAvailable(d *appsv1.Deployment) bool {
-	if d.Status.ObservedGeneration == 0 {
-		return true
-	}
-	return d.Status.ObservedGeneration >= d.Generation &&
+// podsAvailable tells whether the Deployment's controller has seen its
+// current generation and reports all replicas available. Without a
+// controller manager (as on Lariat's bundled control plane) it never does.
+func podsAvailable(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration > 0 && d.Status.ObservedGeneration >= d.Generation &&
 		d.Status.AvailableReplicas >= ptr.Deref(d.Spec.Replicas, 1)
 }
 

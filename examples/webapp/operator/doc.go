@@ -23,11 +23,10 @@
 // # Readiness
 //
 // A WebApp is available once the API server shows its ConfigMap, Deployment
-// and Service with the allocated node port, and, when a controller manager
-// reports on the Deployment (status.observedGeneration is set), once the
-// Deployment has as many available replicas as desired. Lariat's bundled
-// control plane runs no controller manager and no kubelet, so there no
-// pods ever run and readiness rests on the objects alone.
+// and Service with the allocated node port and, with Options.WaitForPods,
+// once the Deployment's controller reports all replicas available. Lariat's
+// bundled control plane runs no controller manager and no kubelet, so there
+// no pods ever run and WaitForPods must stay off.
 //
 // Once available, a WebApp stays a satisfied dependency until it is
 // deleted: an outage of its objects shows in its own Ready condition (and

@@ -35,13 +35,17 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, r PortRange, state kubebridge.State) *harness {
+	return newHarnessWaitingForPods(t, r, state, false)
+}
+
+func newHarnessWaitingForPods(t *testing.T, r PortRange, state kubebridge.State, waitForPods bool) *harness {
 	t.Helper()
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
 	h := &harness{t: t, txns: eventlooptest.NewCommitter(), notes: &notices{}}
 	cfg := eventloop.DefaultConfig()
 	cfg.EventLogLevel = logrus.DebugLevel
-	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: newHandlers(h.notes, r, log), Committer: h.txns, Logger: logrus.NewEntry(log)})
+	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: newHandlers(h.notes, r, waitForPods, log), Committer: h.txns, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +196,46 @@ func TestConfigurationChangesReachDependentsAndRollPods(t *testing.T) {
 		if !slices.Contains(deps, AvailableKey("ns", "api")) {
 			t.Errorf("%s depends on %v, not on api's availability", key, deps)
 		}
+	}
+}
+
+// live pushes the object desired at key as if the API server showed it
+// (optionally changed by edit), the way the bridge would.
+func (h *harness) live(resource, key string, edit func(runtime.Object)) {
+	h.t.Helper()
+	obj := h.value(key).DeepCopyObject()
+	if edit != nil {
+		edit(obj)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.push(&kubebridge.KubeStateChange{Resource: resource, Key: m.GetNamespace() + "/" + m.GetName(), NewValue: obj})
+}
+
+func TestAvailabilityWaitsForPodsWhenAsked(t *testing.T) {
+	for _, waitForPods := range []bool{false, true} {
+		t.Run(fmt.Sprint("waitForPods=", waitForPods), func(t *testing.T) {
+			h := newHarnessWaitingForPods(t, DefaultPortRange(), kubebridge.State{webAppResource: {"ns/a": webApp("a", 1)}}, waitForPods)
+			marker := func() bool { return h.txns.State()[AvailableKey("ns", "a")] != nil }
+			h.live(configMapResource, ConfigMapKey("ns", "a"), nil)
+			h.live(serviceResource, ServiceKey("ns", "a"), nil)
+			if marker() {
+				t.Fatal("available without a Deployment")
+			}
+			h.live(deploymentResource, DeploymentKey("ns", "a"), nil) // as created: no status yet
+			if marker() != !waitForPods {
+				t.Fatalf("right after the Deployment's creation: available %v", marker())
+			}
+			h.live(deploymentResource, DeploymentKey("ns", "a"), func(obj runtime.Object) {
+				d := obj.(*appsv1.Deployment)
+				d.Generation = 1
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, AvailableReplicas: 1}
+			})
+			if !marker() {
+				t.Fatal("not available once the Deployment reports its replicas available")
+			}
+		})
 	}
 }

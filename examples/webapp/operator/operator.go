@@ -51,6 +51,12 @@ type Options struct {
 	// means DefaultPortRange(). It must lie within the API server's
 	// --service-node-port-range.
 	NodePorts PortRange
+	// WaitForPods makes a WebApp available only once its Deployment's
+	// controller reports all replicas available; otherwise the objects
+	// existing is enough. Set it on clusters with a controller manager and
+	// nodes; leave it off on Lariat's bundled control plane, where no pod
+	// ever runs.
+	WaitForPods bool
 	// Workers is the number of workers per kind; 0 means 2.
 	Workers int
 	// Registry receives the metrics of the controllers, the event loop and
@@ -194,7 +200,7 @@ func (o *Operator) buildScheduler() error {
 func (o *Operator) buildLoop() error {
 	opts := eventloop.Options{
 		Config:   o.opts.EventLoop,
-		Handlers: newHandlers(o.notes, o.opts.NodePorts, o.log),
+		Handlers: newHandlers(o.notes, o.opts.NodePorts, o.opts.WaitForPods, o.log),
 		// An object the API server rejects is that WebApp's problem, shown
 		// in its status; it must not make the loop heal and abort.
 		Committer:  loopcommit.NewWithOptions(o.sched, loopcommit.Options{TolerateFailedValues: true}),
@@ -214,7 +220,7 @@ func (o *Operator) buildLoop() error {
 
 // newHandlers returns the loop's handlers. The order is the point: each
 // reads what the ones before it know or put into the transaction.
-func newHandlers(notes *notices, r PortRange, log logrus.FieldLogger) []eventloop.EventHandler {
+func newHandlers(notes *notices, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
 	inv := newInventory()
 	p := newPorts(inv, notes, r, log)
 	config := &builder{name: "config-renderer", verb: "rendered", inv: inv, key: ConfigMapKey,
@@ -222,7 +228,7 @@ func newHandlers(notes *notices, r PortRange, log logrus.FieldLogger) []eventloo
 			return renderConfigMap(inv, app)
 		}}
 	workload := &builder{name: "workload-builder", verb: "built", inv: inv, key: DeploymentKey, build: buildDeployment}
-	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p}}
+	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p, waitForPods: waitForPods}}
 }
 
 func (o *Operator) buildMux() {
@@ -279,7 +285,7 @@ func (o *Operator) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services, notes: o.notes}
+	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services, notes: o.notes, waitForPods: o.opts.WaitForPods}
 	// No condition for the generic machinery to set from an error: the
 	// reporter sets Ready itself, since waiting is not an error.
 	democtl.RegisterWebAppStatusHandler(ctx, o.webapps, "", "status", r.status)

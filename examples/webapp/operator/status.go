@@ -41,6 +41,8 @@ type reporter struct {
 	webapps  generic.CacheInterface[*demov1.WebApp]
 	services generic.CacheInterface[*corev1.Service]
 	notes    *notices
+	// waitForPods: see Options.WaitForPods.
+	waitForPods bool
 }
 
 var _ democtl.WebAppStatusHandler = (*reporter)(nil).status
@@ -110,8 +112,11 @@ func (r *reporter) status(app *demov1.WebApp, status demov1.WebAppStatus) (demov
 	case len(progressing) > 0:
 		Ready.False(conds, gen, ReasonProgressing, strings.Join(progressing, "; "))
 	case r.sched.GetValueStatus(AvailableKey(ns, name)).State != kvscheduler.Configured:
-		Ready.False(conds, gen, ReasonProgressing, "objects applied; waiting for the API server to show them"+
-			" (and, where a controller manager runs, for the Deployment's replicas)")
+		msg := "objects applied; waiting for the API server to show them"
+		if r.waitForPods {
+			msg += " and the Deployment's replicas to be available"
+		}
+		Ready.False(conds, gen, ReasonProgressing, msg)
 	default:
 		Ready.True(conds, gen, ReasonAvailable, fmt.Sprintf("ConfigMap, Deployment and Service applied; node port %d", status.NodePort))
 	}
