@@ -54,7 +54,12 @@ func TestAgainstAnyCluster(t *testing.T) {
 		t.Fatalf("one bad WebApp made the loop unhealthy: %v", err)
 	}
 
+	// a waits for a b that does not exist; once b appears (depending on
+	// a), both report the cycle, although nothing in the scheduler changed.
 	create("a", nil, "b")
+	if a := waitReason(t, e, ns, "a", operator.ReasonWaiting); !strings.Contains(message(a), "b (no such WebApp)") {
+		t.Errorf("a: Ready message %q", message(a))
+	}
 	create("b", nil, "a")
 	for _, name := range []string{"a", "b"} {
 		app := waitReason(t, e, ns, name, operator.ReasonCycle)

@@ -212,8 +212,10 @@ func (f *SharedCacheFactory) WaitForCacheSync(ctx context.Context) (map[schema.G
 	for gvk, k := range started {
 		wg.Go(func() {
 			// client-go's WaitForCacheSync logs through klog on every
-			// call; polling HasSynced is all it does otherwise.
-			ok := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+			// call; polling HasSynced is all it does otherwise. The poll
+			// is short because every millisecond of it delays a cold
+			// start, and HasSynced is cheap.
+			ok := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 				return k.informer.HasSynced(), nil
 			}) == nil
 			mu.Lock()

@@ -31,6 +31,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
+	"github.com/lariat-dev/lariat/pkg/relatedresource"
 )
 
 // DefaultFieldManager owns the applied fields of the operator's objects and
@@ -285,6 +286,9 @@ func (o *Operator) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := o.watchDependents(ctx); err != nil {
+		return err
+	}
 	r := &reporter{sched: o.sched, webapps: o.webapps.Cache(), services: o.services, notes: o.notes, waitForPods: o.opts.WaitForPods}
 	// No condition for the generic machinery to set from an error: the
 	// reporter sets Ready itself, since waiting is not an error.
@@ -319,6 +323,36 @@ func (o *Operator) Run(ctx context.Context) error {
 	case <-o.loop.Exited():
 		return fmt.Errorf("webapp operator: the event loop stopped: %w", o.loop.Health())
 	}
+}
+
+// dependsOnIndex indexes WebApps by the "namespace/name" of each WebApp
+// they depend on.
+const dependsOnIndex = "dependsOn"
+
+// watchDependents re-runs the status of the WebApps that depend on a
+// WebApp whenever it changes: their status says whether it exists and
+// whether it closes a cycle, and nothing in the scheduler changes when it
+// merely appears.
+func (o *Operator) watchDependents(ctx context.Context) error {
+	err := o.webapps.Cache().AddIndexer(dependsOnIndex, func(app *demov1.WebApp) ([]string, error) {
+		keys := make([]string, len(app.Spec.DependsOn))
+		for i, dep := range app.Spec.DependsOn {
+			keys[i] = appKey(app.Namespace, dep)
+		}
+		return keys, nil
+	})
+	if err != nil {
+		return err
+	}
+	relatedresource.Watch(ctx, "dependents", func(namespace, name string, _ runtime.Object) ([]relatedresource.Key, error) {
+		dependents, err := o.webapps.Cache().GetByIndex(dependsOnIndex, appKey(namespace, name))
+		keys := make([]relatedresource.Key, len(dependents))
+		for i, app := range dependents {
+			keys[i] = relatedresource.NewKey(app.Namespace, app.Name)
+		}
+		return keys, err
+	}, o.webapps, o.webapps)
+	return nil
 }
 
 // enqueueOnStatusChange re-runs the status handler of a WebApp whenever
