@@ -97,6 +97,8 @@ type ObjectKey struct {
 	Name      string
 }
 
+// String returns "Kind namespace/name" ("Kind name" for cluster-scoped
+// objects), for logs and plans.
 func (k ObjectKey) String() string {
 	if k.Namespace == "" {
 		return fmt.Sprintf("%s %s", k.GVK.Kind, k.Name)

@@ -164,6 +164,8 @@ type SyncError struct {
 	Cause error
 }
 
+// Error names every kind that did not sync, in order, with its last
+// list or watch error.
 func (e *SyncError) Error() string {
 	gvks := make([]schema.GroupVersionKind, 0, len(e.Unsynced))
 	for gvk := range e.Unsynced {

@@ -36,6 +36,7 @@ type HandlerError struct {
 	Err     error
 }
 
+// Error names the handler and its error.
 func (e *HandlerError) Error() string { return "handler " + e.Handler + ": " + e.Err.Error() }
 
 // Unwrap returns the handler's own error.
