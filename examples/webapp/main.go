@@ -104,7 +104,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	default:
 		return fmt.Errorf("--wait-for-pods is %q, want auto, true or false", o.waitForPods)
 	}
-	cfg, stopCluster, err := cluster(ctx, o, log, out)
+	cfg, kubeconfig, stopCluster, err := cluster(ctx, o, log, out)
 	if err != nil {
 		return err
 	}
@@ -146,6 +146,12 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		if err := createSamples(ctx, cfg, op.WebApps(), o.pause, out); err != nil && ctx.Err() == nil {
 			return err
 		}
+		k := "kubectl --kubeconfig " + kubeconfig + " -n " + sampleNamespace
+		out.say("Things to try in another terminal:\n"+
+			"  %s get webapps\n"+
+			"  %s delete deployment api       # deleted behind the operator's back: it is restored\n"+
+			"  %s delete webapp database      # api's objects go, and api waits for database again\n"+
+			"  curl -s '%s/scheduler/status?key=apps/Deployment/%s/api'", k, k, k, url, sampleNamespace)
 	}
 	if started != nil {
 		started(env{config: cfg, url: url, operator: op})
@@ -164,20 +170,21 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	}
 }
 
-// cluster returns the config of the cluster to run against: a local
-// control plane (with a function that stops it) or the kubeconfig's.
-func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (*rest.Config, func(), error) {
+// cluster returns the config of the cluster to run against, the path of
+// its kubeconfig, and a function that stops it: a local control plane, or
+// the kubeconfig's cluster.
+func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (*rest.Config, string, func(), error) {
 	if o.local {
 		out.say("Starting a local control plane (etcd and kube-apiserver %s) and installing the CRDs from %s.", controlplane.KubernetesVersion, o.crds)
 		cp, err := controlplane.Start(ctx, controlplane.Options{CRDDirs: []string{o.crds}, Logger: log})
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		out.say("The API server is ready at %s.\n"+
 			"  kubectl --kubeconfig %s get webapps,deployments,services,configmaps -n %s\n"+
 			"It has no kubelet and no controller manager: Deployments get no pods, and WebApps are\n"+
 			"ready once the API server shows their objects.", cp.URL(), cp.KubeconfigPath(), sampleNamespace)
-		return cp.Config(), func() {
+		return cp.Config(), cp.KubeconfigPath(), func() {
 			out.say("Stopping the control plane.")
 			if err := cp.Stop(); err != nil {
 				out.say("Stopping the control plane failed: %v", err)
@@ -187,19 +194,19 @@ func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (
 		}, nil
 	}
 	if o.kubeconfig == "" {
-		return nil, nil, errors.New("no cluster: pass --kubeconfig (or set KUBECONFIG) to run against a cluster, or --local to start a local control plane")
+		return nil, "", nil, errors.New("no cluster: pass --kubeconfig (or set KUBECONFIG) to run against a cluster, or --local to start a local control plane")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if o.installCRDs {
 		out.say("Installing the CRDs from %s.", o.crds)
 		if err := controlplane.InstallCRDs(ctx, cfg, o.crds); err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 	}
-	return cfg, func() {}, nil
+	return cfg, o.kubeconfig, func() {}, nil
 }
 
 // parsePortRange reads "first-last"; empty means the operator's default.
