@@ -284,6 +284,35 @@ func TestMakeRun(t *testing.T) {
 		}
 	}
 
+	// A changed WebApp changes its objects: a new image and configuration
+	// roll the Deployment (its config hash changes).
+	before, err := kube.AppsV1().Deployments(ns).Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.Spec.Image = "registry.k8s.io/e2e-test-images/agnhost:2.54"
+	api.Spec.Config["LOG_LEVEL"] = "debug"
+	if api, err = e.operator.WebApps().Update(ctx, api); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "api's Deployment and ConfigMap updated", func() error {
+		d, err := kube.AppsV1().Deployments(ns).Get(ctx, "api", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "api", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Spec.Template.Spec.Containers[0].Image != api.Spec.Image || cm.Data["LOG_LEVEL"] != "debug" ||
+			d.Spec.Template.Annotations[operator.AnnotationConfigHash] == before.Spec.Template.Annotations[operator.AnnotationConfigHash] {
+			return fmt.Errorf("image %s, LOG_LEVEL %q, config hash %s (was %s)", d.Spec.Template.Spec.Containers[0].Image,
+				cm.Data["LOG_LEVEL"], d.Spec.Template.Annotations[operator.AnnotationConfigHash], before.Spec.Template.Annotations[operator.AnnotationConfigHash])
+		}
+		return nil
+	})
+	api = waitReason(t, e, ns, "api", operator.ReasonAvailable)
+
 	// A deleted WebApp's objects are pruned; the others stay.
 	if err := e.operator.WebApps().Delete(ctx, ns, "frontend", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
