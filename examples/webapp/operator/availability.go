@@ -63,9 +63,10 @@ func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations
 		}
 	}
 	check := append([]string(nil), a.inv.touched...)
-	if ch := a.inv.changed; ch != nil && ch.Resource != webAppResource {
+	if key := a.inv.child; key != "" {
+		ch := a.inv.changed
 		check = append(check, ch.Key) // a child is named after its WebApp
-		if key := a.childKey(); key != "" && a.inv.isDrift(key) {
+		if a.inv.isDrift(key) {
 			verb := "changed"
 			if ch.NewValue == nil {
 				verb = "deleted"
@@ -86,21 +87,6 @@ func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations
 		notes = append(notes, key+" is available")
 	}
 	return strings.Join(notes, "; "), nil
-}
-
-// childKey is the scheduler key of the object the current event changed.
-func (a *availability) childKey() string {
-	ch := a.inv.changed
-	ns, name := splitAppKey(ch.Key)
-	switch ch.Resource {
-	case configMapResource:
-		return ConfigMapKey(ns, name)
-	case deploymentResource:
-		return DeploymentKey(ns, name)
-	case serviceResource:
-		return ServiceKey(ns, name)
-	}
-	return ""
 }
 
 // isAvailable reads the server's objects of app: all three exist, the

@@ -27,6 +27,7 @@ type inventory struct {
 	removed []string                    // this event: WebApps deleted
 	changed *kubebridge.KubeStateChange // this event: the change, if any
 	note    string                      // this event: what the inventory saw
+	child   string                      // this event: the scheduler key of the child it changed, if any
 	last    eventloop.Event             // the event observed last
 }
 
@@ -86,7 +87,7 @@ func (inv *inventory) observe(ev eventloop.Event) {
 		return
 	}
 	inv.last = ev
-	inv.touched, inv.removed, inv.changed, inv.note = nil, nil, nil, ""
+	inv.touched, inv.removed, inv.changed, inv.note, inv.child = nil, nil, nil, "", ""
 	change, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok {
 		return
@@ -101,27 +102,35 @@ func (inv *inventory) observe(ev eventloop.Event) {
 	case serviceResource:
 		inv.setLive(ServiceKey(ns, name), change.NewValue)
 	case webAppResource:
-		prev, _ := change.PrevValue.(*demov1.WebApp)
-		app, _ := change.NewValue.(*demov1.WebApp)
-		if app == nil {
-			delete(inv.apps, change.Key)
-			inv.removed = []string{change.Key}
-		} else {
-			inv.apps[change.Key] = app
-			if prev != nil && prev.UID == app.UID && prev.Generation == app.Generation &&
-				equality.Semantic.DeepEqual(prev.Labels, app.Labels) {
-				return // a status update: nothing to recompute
-			}
-		}
-		// Dependents render this WebApp's address into their configuration.
-		inv.touched = append(inv.dependents(ns, name), change.Key)
-		slices.Sort(inv.touched)
-		inv.touched = slices.Compact(inv.touched)
-		inv.note = "touches " + strings.Join(inv.touched, ", ")
+		inv.observeWebApp(change, ns, name)
 	}
 }
 
+// observeWebApp takes in the change of a WebApp.
+func (inv *inventory) observeWebApp(change *kubebridge.KubeStateChange, ns, name string) {
+	prev, _ := change.PrevValue.(*demov1.WebApp)
+	app, _ := change.NewValue.(*demov1.WebApp)
+	if app == nil {
+		delete(inv.apps, change.Key)
+		inv.removed = []string{change.Key}
+	} else {
+		inv.apps[change.Key] = app
+		if prev != nil && prev.UID == app.UID && prev.Generation == app.Generation &&
+			equality.Semantic.DeepEqual(prev.Labels, app.Labels) {
+			return // a status update: nothing to recompute
+		}
+	}
+	// Dependents render this WebApp's address into their configuration.
+	inv.touched = append(inv.dependents(ns, name), change.Key)
+	slices.Sort(inv.touched)
+	inv.touched = slices.Compact(inv.touched)
+	inv.note = "touches " + strings.Join(inv.touched, ", ")
+}
+
+// setLive records the live object at a child's key; the event's child is
+// that key.
 func (inv *inventory) setLive(key string, obj runtime.Object) {
+	inv.child = key
 	if obj == nil {
 		delete(inv.live, key)
 		return
