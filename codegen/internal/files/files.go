@@ -30,6 +30,34 @@ func (s Set) Add(files map[string][]byte) error {
 	return nil
 }
 
+// PruneStale marks for deletion every .go file below dir that carries
+// marker (the generator's "Code generated" line) but that the set does not
+// produce: what an earlier run generated for a kind or version that is gone,
+// and that would otherwise no longer compile. Files without the marker are
+// the user's and are left alone.
+func (s Set) PruneStale(dir string, marker []byte) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".go" {
+			return err
+		}
+		if _, ours := s[path]; ours {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, marker) {
+			s[path] = nil
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a first run: nothing to prune
+	}
+	return err
+}
+
 // Write writes the set in path order and returns the paths it changed.
 func (s Set) Write() ([]string, error) {
 	var changed []string

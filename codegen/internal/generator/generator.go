@@ -87,11 +87,7 @@ func Run(opts Options) ([]string, error) {
 	if o.External {
 		for _, g := range groups {
 			guessResources(g)
-			controllers, err := render.Controllers(g, out, header)
-			if err != nil {
-				return nil, err
-			}
-			if err := set.Add(controllers); err != nil {
+			if err := addControllers(set, g, out, header); err != nil {
 				return nil, err
 			}
 		}
@@ -159,11 +155,20 @@ func addGroup(set files.Set, g *model.Group, out render.Output, header []byte) e
 			return err
 		}
 	}
+	return addControllers(set, g, out, header)
+}
+
+// addControllers renders a group's controllers and deletes the ones an
+// earlier run generated for kinds and versions that are gone.
+func addControllers(set files.Set, g *model.Group, out render.Output, header []byte) error {
 	controllers, err := render.Controllers(g, out, header)
 	if err != nil {
 		return err
 	}
-	return set.Add(controllers)
+	if err := set.Add(controllers); err != nil {
+		return err
+	}
+	return set.PruneStale(render.GroupDir(g, out), []byte(render.GeneratedMarker))
 }
 
 // guessResources names the resources of external kinds the way Kubernetes
