@@ -104,6 +104,12 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	default:
 		return fmt.Errorf("--wait-for-pods is %q, want auto, true or false", o.waitForPods)
 	}
+	// Before the control plane starts, so a taken port fails at once.
+	lis, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listen for the HTTP endpoints (choose another --listen): %w", err)
+	}
+	defer lis.Close()
 	cfg, kubeconfig, stopCluster, err := cluster(ctx, o, log, out)
 	if err != nil {
 		return err
@@ -117,10 +123,6 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		return err
 	}
 
-	lis, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return fmt.Errorf("listen for the HTTP endpoints (choose another --listen): %w", err)
-	}
 	srv := &http.Server{Handler: op.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	defer func() {

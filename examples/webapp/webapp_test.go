@@ -389,3 +389,27 @@ func TestMakeRun(t *testing.T) {
 }
 
 func getErr(_ any, err error) error { return err }
+
+// TestBadFlags checks that wrong flags fail at once, with a message that
+// names the flag, before anything is started.
+func TestBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		o    options
+		want string
+	}{
+		{options{listen: "127.0.0.1:0", logLevel: "info"}, "no cluster: pass --kubeconfig"},
+		{options{local: true, listen: "127.0.0.1:0", logLevel: "loud"}, "not a valid logrus Level"},
+		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", nodePorts: "32000-31000"}, "--node-ports"},
+		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", waitForPods: "maybe"}, "--wait-for-pods"},
+		{options{local: true, listen: "256.0.0.1:0", logLevel: "info"}, "choose another --listen"},
+	} {
+		out := &syncBuffer{}
+		err := run(t.Context(), c.o, out, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c.o, err, c.want)
+		}
+		if strings.Contains(out.String(), "Starting a local control plane") {
+			t.Errorf("%+v: started a control plane before failing", c.o)
+		}
+	}
+}
