@@ -94,20 +94,21 @@ func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) stri
 		}
 	}
 	if txn, ok := rec.Txn.(*kvscheduler.TxnRecord); ok {
+		scheduler := fmt.Sprintf("transaction %d", txn.SeqNum)
 		for _, op := range txn.Executed {
 			verb := strings.ToLower(op.Operation.String()) + "d"
 			switch {
 			case op.Err != nil:
-				fmt.Fprintf(&b, "\n  scheduler: %s %s FAILED: %v", strings.ToLower(op.Operation.String()), op.Key, op.Err)
+				fmt.Fprintf(&b, "\n  %s: %s %s FAILED: %v", scheduler, strings.ToLower(op.Operation.String()), op.Key, op.Err)
 			case op.NewState == kvscheduler.Pending:
-				fmt.Fprintf(&b, "\n  scheduler: %s %s, now PENDING again", verb, op.Key)
+				fmt.Fprintf(&b, "\n  %s: %s %s, now PENDING again", scheduler, verb, op.Key)
 			default:
-				fmt.Fprintf(&b, "\n  scheduler: %s %s", verb, op.Key)
+				fmt.Fprintf(&b, "\n  %s: %s %s", scheduler, verb, op.Key)
 			}
 		}
 		for _, kv := range txn.Values {
 			if st := sched.GetValueStatus(kv.Key); st.State == kvscheduler.Pending && kv.Value != nil {
-				fmt.Fprintf(&b, "\n  scheduler: %s is PENDING, waiting for %s", kv.Key, strings.Join(st.UnmetDependencies, ", "))
+				fmt.Fprintf(&b, "\n  %s: %s is PENDING, waiting for %s", scheduler, kv.Key, strings.Join(st.UnmetDependencies, ", "))
 			}
 		}
 	} else if rec.TxnError != nil {
