@@ -34,6 +34,11 @@ import (
 	"github.com/lariat-dev/lariat/pkg/relatedresource"
 )
 
+// DefaultSyncTimeout is the default of Options.SyncTimeout: long enough for
+// a cluster's lists, short enough that one missing CRD does not keep the
+// operator idle for minutes.
+const DefaultSyncTimeout = 10 * time.Second
+
 // DefaultFieldManager owns the applied fields of the operator's objects and
 // labels them (kubedescriptor.LabelManagedBy).
 const DefaultFieldManager = "webapp-operator"
@@ -58,6 +63,11 @@ type Options struct {
 	// nodes; leave it off on Lariat's bundled control plane, where no pod
 	// ever runs.
 	WaitForPods bool
+	// SyncTimeout bounds how long Run waits for the caches before it goes
+	// on without the kinds that have not synced (the WebApp CRD is not
+	// installed, RBAC forbids listing a kind): those are logged, and join
+	// once they can be listed. Zero means DefaultSyncTimeout.
+	SyncTimeout time.Duration
 	// Workers is the number of workers per kind; 0 means 2.
 	Workers int
 	// Registry receives the metrics of the controllers, the event loop and
@@ -116,6 +126,9 @@ func New(opts Options) (*Operator, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
+	}
 	if opts.Logger == nil {
 		opts.Logger = logrus.StandardLogger()
 	}
@@ -134,8 +147,9 @@ func New(opts Options) (*Operator, error) {
 	managed := cache.Options{LabelSelector: labels.Set{kubedescriptor.LabelManagedBy: opts.FieldManager}.String()}
 	f, err := generic.NewFactoryFromConfig(opts.Config, nil, &generic.FactoryOptions{
 		Cache: cache.SharedCacheFactoryOptions{
-			Default: cache.Options{Namespace: opts.Namespace},
-			Kinds:   map[schema.GroupVersionKind]cache.Options{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
+			SyncTimeout: opts.SyncTimeout,
+			Default:     cache.Options{Namespace: opts.Namespace},
+			Kinds:       map[schema.GroupVersionKind]cache.Options{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
 		},
 		Controller: controller.SharedControllerFactoryOptions{Logger: opts.Logger, Registerer: o.registry},
 	})

@@ -1,0 +1,79 @@
+package operator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// TestStartsWithoutTheCRDAndPicksItUpLater runs the operator on a cluster
+// without the WebApp CRD: it says so, runs anyway, and handles WebApps
+// once the CRD is installed.
+func TestStartsWithoutTheCRDAndPicksItUpLater(t *testing.T) {
+	bare := controlplanetest.Start(t, controlplane.Options{})
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.WarnLevel)
+	op, err := operator.New(operator.Options{Config: bare.Config(), Logger: log, SyncTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if rec, ok := op.Loop().History().Get(0); ok && !rec.ProcessingEnd.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no startup resync without the CRD")
+		}
+	}
+	warned := false
+	for _, e := range hook.AllEntries() {
+		if e.Level <= logrus.WarnLevel && e.Data["error"] != nil {
+			warned = warned || strings.Contains(e.Message, "WebApp CRD installed")
+		}
+	}
+	if !warned {
+		t.Errorf("no warning about the missing CRD; logged: %v", hook.AllEntries())
+	}
+
+	if err := controlplane.InstallCRDs(ctx, bare.Config(), "../../../crds"); err != nil {
+		t.Fatal(err)
+	}
+	kube := controlplanetest.Clientset(bare.Config())
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	app := &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "late"},
+		Spec: demov1.WebAppSpec{Image: "nginx", Replicas: ptr.To[int32](1), Port: 80}}
+	// The operator's client finds the kind now that it is served.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err = op.WebApps().Create(ctx, app); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		got, err := op.WebApps().Get(ctx, "late", "web", metav1.GetOptions{})
+		if err == nil && operator.Ready.IsTrue(got.Status.Conditions) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the WebApp created after the CRD was installed did not become ready: %v, %v", got, err)
+		}
+	}
+}
