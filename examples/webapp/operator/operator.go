@@ -321,21 +321,32 @@ func (o *Operator) Run(ctx context.Context) error {
 		}
 		o.sched.Close()
 	}()
-	if err := o.factory.Start(ctx, o.opts.Workers); err != nil {
-		var syncErr *cache.SyncError
-		if !errors.As(err, &syncErr) || ctx.Err() != nil {
-			return err
-		}
-		o.log.WithError(err).Warn("webapp operator: some kinds are not served yet (is the WebApp CRD installed? kubectl apply -f crds/); going on without them")
+	// The informers start first, so that the controllers' wait for their
+	// sync (in the background) and the bridge's overlap: kinds that cannot
+	// sync cost one SyncTimeout, not two.
+	if err := o.factory.ControllerFactory().SharedCacheFactory().Start(ctx); err != nil {
+		return err
 	}
+	controllers := make(chan error, 1)
+	go func() { controllers <- o.factory.Start(ctx, o.opts.Workers) }()
 	if err := o.bridge.Start(ctx, o.loop); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-o.loop.Exited():
-		return fmt.Errorf("webapp operator: the event loop stopped: %w", o.loop.Health())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-o.loop.Exited():
+			return fmt.Errorf("webapp operator: the event loop stopped: %w", o.loop.Health())
+		case err := <-controllers:
+			var syncErr *cache.SyncError
+			if err != nil && (!errors.As(err, &syncErr) || ctx.Err() != nil) {
+				return err
+			}
+			if err != nil {
+				o.log.WithError(err).Warn("webapp operator: some kinds are not served yet (is the WebApp CRD installed? kubectl apply -f crds/); going on without them")
+			}
+		}
 	}
 }
 
