@@ -215,3 +215,43 @@ func TestNonBlockingCommit(t *testing.T) {
 	barrier(t, s)
 	wantSB(t, sb, map[string]any{"a/1": "x"})
 }
+
+// TestSamePointerIsEqualWithoutTheComparator checks that the comparator is
+// not asked about a value that is the very pointer applied before: every
+// transaction plans the whole graph, and rich comparators are costly.
+func TestSamePointerIsEqualWithoutTheComparator(t *testing.T) {
+	type obj struct{ v string }
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	d := sb.Descriptor("o", "o/")
+	calls := map[string]int{}
+	d.ValueComparator = func(key string, a, b any) bool {
+		calls[key]++ // the scheduler calls it from its one goroutine
+		return a.(*obj).v == b.(*obj).v
+	}
+	register(t, s, d)
+	kept := &obj{"a"}
+	ctx := context.Background()
+	if _, err := s.StartNBTransaction().SetValue("o/kept", kept).SetValue("o/other", &obj{"1"}).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The second transaction changes only o/other; o/kept is planned again.
+	if _, err := s.StartNBTransaction().SetValue("o/other", &obj{"2"}).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if calls["o/kept"] != 0 {
+		t.Errorf("the comparator was asked %d times about an unchanged pointer", calls["o/kept"])
+	}
+	if calls["o/other"] == 0 {
+		t.Error("the comparator was never asked about a changed value")
+	}
+	// An equal value in a new pointer still goes to the comparator, and
+	// causes no update.
+	if _, err := s.StartNBTransaction().SetValue("o/kept", &obj{"a"}).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if calls["o/kept"] == 0 {
+		t.Error("a new pointer was not compared")
+	}
+	wantState(t, s, "o/kept", kvscheduler.Configured)
+}
