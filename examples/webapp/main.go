@@ -136,8 +136,12 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	defer cancelOp()
 	out.followReadiness(opCtx, op)
 	go out.followEvents(opCtx, op.Loop(), op.Scheduler())
-	opDone := make(chan error, 1)
-	go func() { opDone <- op.Run(opCtx) }()
+	// The operator stops before the control plane does, whichever way run
+	// returns.
+	var opErr error
+	opExited := make(chan struct{})
+	go func() { opErr = op.Run(opCtx); close(opExited) }()
+	defer func() { cancelOp(); <-opExited }()
 	out.say("The operator is running. Look at:\n"+
 		"  %s/controller/event-history?last=10  the last events the loop processed\n"+
 		"  %s/scheduler/status                  every object and what it waits for\n"+
@@ -166,10 +170,10 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	case <-ctx.Done():
 		out.say("Stopping the operator.")
 		cancelOp()
-		return <-opDone
-	case err := <-opDone:
-		return err
+		<-opExited
+	case <-opExited:
 	}
+	return opErr
 }
 
 // cluster returns the config of the cluster to run against, the path of
