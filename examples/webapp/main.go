@@ -56,7 +56,7 @@ func main() {
 	flag.BoolVar(&o.local, "local", false, "start a local etcd and kube-apiserver (built by `make controlplane`) and run against it")
 	flag.BoolVar(&o.installCRDs, "install-crds", false, "install the CRDs from --crds first (always done with --local)")
 	flag.StringVar(&o.crds, "crds", "crds", "directory of the CRD manifests")
-	flag.BoolVar(&o.samples, "samples", false, "create the sample WebApps in namespace "+sampleNamespace)
+	flag.BoolVar(&o.samples, "samples", false, "create the sample WebApps, in namespace "+sampleNamespace+" or --namespace")
 	flag.DurationVar(&o.pause, "pause", 2*time.Second, "pause between sample WebApps")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the event-history, scheduler and metrics endpoints")
 	flag.StringVar(&o.namespace, "namespace", "", "only handle WebApps of this namespace (default: all)")
@@ -149,15 +149,19 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		"  %s/metrics                           Prometheus metrics", url, url, url, url)
 
 	if o.samples {
-		if err := createSamples(ctx, cfg, op.WebApps(), o.pause, out); err != nil && ctx.Err() == nil {
+		ns := sampleNamespace
+		if o.namespace != "" {
+			ns = o.namespace
+		}
+		if err := createSamples(ctx, cfg, ns, op.WebApps(), o.pause, out); err != nil && ctx.Err() == nil {
 			return err
 		}
-		k := "kubectl --kubeconfig " + kubeconfig + " -n " + sampleNamespace
+		k := "kubectl --kubeconfig " + kubeconfig + " -n " + ns
 		out.say("Things to try in another terminal:\n"+
 			"  %s get webapps\n"+
 			"  %s delete deployment api       # deleted behind the operator's back: it is restored\n"+
 			"  %s delete webapp database      # api's objects go, and api waits for database again\n"+
-			"  curl -s '%s/scheduler/status?key=apps/Deployment/%s/api'", k, k, k, url, sampleNamespace)
+			"  curl -s '%s/scheduler/status?key=apps/Deployment/%s/api'", k, k, k, url, ns)
 	}
 	if started != nil {
 		started(env{config: cfg, url: url, operator: op})

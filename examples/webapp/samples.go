@@ -16,16 +16,17 @@ import (
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 )
 
-// sampleNamespace holds the sample WebApps.
+// sampleNamespace holds the sample WebApps unless --namespace names
+// another.
 const sampleNamespace = "demo"
 
 // samples returns the sample WebApps in the order they are created: a
 // frontend that needs an api that needs a database, created front to back
 // so that the first two visibly wait for what they depend on.
-func samples() []*demov1.WebApp {
+func samples(namespace string) []*demov1.WebApp {
 	app := func(name, image string, replicas, port int32, config map[string]string, dependsOn ...string) *demov1.WebApp {
 		return &demov1.WebApp{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sampleNamespace},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 			Spec: demov1.WebAppSpec{Image: image, Replicas: ptr.To(replicas), Port: port,
 				Config: config, DependsOn: dependsOn},
 		}
@@ -39,16 +40,16 @@ func samples() []*demov1.WebApp {
 
 // createSamples creates the sample namespace and WebApps, pausing between
 // WebApps so that a reader can follow what each one causes.
-func createSamples(ctx context.Context, cfg *rest.Config, webapps democtl.WebAppClient, pause time.Duration, out *printer) error {
+func createSamples(ctx context.Context, cfg *rest.Config, namespace string, webapps democtl.WebAppClient, pause time.Duration, out *printer) error {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sampleNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", sampleNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
-	for _, app := range samples() {
+	for _, app := range samples(namespace) {
 		deps := "depends on nothing"
 		if len(app.Spec.DependsOn) > 0 {
 			deps = fmt.Sprintf("depends on %v", app.Spec.DependsOn)
