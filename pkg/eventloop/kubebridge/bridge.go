@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,9 +38,51 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	loop     *eventloop.Loop
-	kinds    map[string]toolscache.SharedIndexInformer
-	snapshot bool              // the startup resync has been pushed
-	versions map[string]string // resource+key -> resourceVersion the loop was last sent
+	kinds    map[string]*kind
+	snapshot bool                      // the startup resync has been pushed
+	sent     map[string]runtime.Object // resource+key -> object the loop was last sent
+}
+
+// kind is one watched kind.
+type kind struct {
+	informer toolscache.SharedIndexInformer
+	changed  Predicate // nil: every new resourceVersion is a change
+}
+
+// Predicate tells whether an object changed, from the version the loop was
+// last sent (old) to the cached one (new), in a way the loop's handlers
+// care about. Both are non-nil; creations and deletions always reach the
+// loop.
+type Predicate func(old, new runtime.Object) bool
+
+// WatchOption configures a watched kind.
+type WatchOption func(*kind)
+
+// WithPredicate sends a kind's updates to the loop only when changed says
+// so. Updates it holds back are not lost: the next update is compared with
+// what the loop has, and resyncs carry the current objects. The loop's
+// state keeps the older object meanwhile, so handlers must not read the
+// fields the predicate ignores from change events.
+func WithPredicate(changed Predicate) WatchOption {
+	return func(k *kind) { k.changed = changed }
+}
+
+// GenerationChanged is a Predicate for kinds with a status subresource: it
+// ignores updates that change only the status (and the server-maintained
+// metadata), letting through changes of the generation (the spec), labels,
+// annotations, finalizers, owners and the deletion timestamp.
+func GenerationChanged(old, new runtime.Object) bool {
+	o, err1 := meta.Accessor(old)
+	n, err2 := meta.Accessor(new)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return o.GetUID() != n.GetUID() || o.GetGeneration() != n.GetGeneration() ||
+		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+		!equality.Semantic.DeepEqual(o.GetFinalizers(), n.GetFinalizers()) ||
+		!equality.Semantic.DeepEqual(o.GetOwnerReferences(), n.GetOwnerReferences()) ||
+		!equality.Semantic.DeepEqual(o.GetDeletionTimestamp(), n.GetDeletionTimestamp())
 }
 
 // New returns a bridge over factory's kinds. A nil logger means logrus's
@@ -49,10 +92,10 @@ func New(factory *controller.SharedControllerFactory, log logrus.FieldLogger) *B
 		log = logrus.StandardLogger()
 	}
 	return &Bridge{
-		factory:  factory,
-		log:      log,
-		kinds:    map[string]toolscache.SharedIndexInformer{},
-		versions: map[string]string{},
+		factory: factory,
+		log:     log,
+		kinds:   map[string]*kind{},
+		sent:    map[string]runtime.Object{},
 	}
 }
 
@@ -62,31 +105,37 @@ func ResourceName(gvk schema.GroupVersionKind) string { return controller.KindLa
 
 // Watch registers the kind of obj (a typed object, or an unstructured one
 // with apiVersion and kind set) until ctx ends.
-func (b *Bridge) Watch(ctx context.Context, obj runtime.Object) error {
+func (b *Bridge) Watch(ctx context.Context, obj runtime.Object, opts ...WatchOption) error {
 	c, err := b.factory.ForObject(obj)
 	if err != nil {
 		return fmt.Errorf("kubebridge: %w", err)
 	}
-	return b.watch(ctx, c)
+	return b.watch(ctx, c, opts)
 }
 
 // WatchKind registers a kind until ctx ends.
-func (b *Bridge) WatchKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+func (b *Bridge) WatchKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...WatchOption) error {
 	c, err := b.factory.ForKind(gvk)
 	if err != nil {
 		return fmt.Errorf("kubebridge: %w", err)
 	}
-	return b.watch(ctx, c)
+	return b.watch(ctx, c, opts)
 }
 
-func (b *Bridge) watch(ctx context.Context, c controller.SharedController) error {
+func (b *Bridge) watch(ctx context.Context, c controller.SharedController, opts []WatchOption) error {
 	resource := ResourceName(c.GroupVersionKind())
+	k := &kind{informer: c.Informer()}
+	for _, o := range opts {
+		if o != nil {
+			o(k)
+		}
+	}
 	b.mu.Lock()
 	if _, ok := b.kinds[resource]; ok {
 		b.mu.Unlock()
 		return fmt.Errorf("kubebridge: %s is already watched", resource)
 	}
-	b.kinds[resource] = c.Informer()
+	b.kinds[resource] = k
 	b.mu.Unlock()
 	c.RegisterHandler(ctx, HandlerName, controller.SharedHandlerFunc(func(key string, _ runtime.Object) (runtime.Object, error) {
 		return nil, b.onChange(resource, key)
@@ -135,19 +184,19 @@ func (b *Bridge) Resync(ctx context.Context) error {
 	if b.loop == nil {
 		return errors.New("kubebridge: Resync before Start")
 	}
-	state, versions := b.snapshotLocked()
+	state, sent := b.snapshotLocked()
 	if err := b.loop.PushEvent(&KubeResync{State: state}); err != nil {
 		return fmt.Errorf("kubebridge: push resync: %w", err)
 	}
 	// Events pushed earlier are processed before the resync, later ones
-	// after it, so the snapshot's versions are what the loop will know.
-	b.versions = versions
+	// after it, so the snapshot's objects are what the loop will know.
+	b.sent = sent
 	b.snapshot = true
 	return nil
 }
 
 // refreshState gives healing and requested resyncs a fresh snapshot. It runs
-// on the loop goroutine, ahead of events still queued; the versions the loop
+// on the loop goroutine, ahead of events still queued; the objects the loop
 // was sent stay as they are, so every change still arrives as an event and
 // the loop's state converges on the caches' even if a queued older event is
 // applied after the snapshot.
@@ -160,15 +209,15 @@ func (b *Bridge) refreshState() (any, error) {
 
 // snapshotLocked copies every synced kind's cache; kinds still listing are
 // left out, since a partial list would look like deletions.
-func (b *Bridge) snapshotLocked() (State, map[string]string) {
+func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object) {
 	state := State{}
-	versions := map[string]string{}
-	for resource, informer := range b.kinds {
-		if !informer.HasSynced() {
+	sent := map[string]runtime.Object{}
+	for resource, k := range b.kinds {
+		if !k.informer.HasSynced() {
 			continue
 		}
 		objs := map[string]runtime.Object{}
-		for _, item := range informer.GetStore().List() {
+		for _, item := range k.informer.GetStore().List() {
 			obj, ok := item.(runtime.Object)
 			if !ok {
 				continue
@@ -178,11 +227,11 @@ func (b *Bridge) snapshotLocked() (State, map[string]string) {
 				continue
 			}
 			objs[key] = obj
-			versions[versionKey(resource, key)] = resourceVersion(obj)
+			sent[sentKey(resource, key)] = obj
 		}
 		state[resource] = objs
 	}
-	return state, versions
+	return state, sent
 }
 
 // onChange pushes the current cached state of one key. It reads the cache
@@ -196,20 +245,24 @@ func (b *Bridge) onChange(resource, key string) error {
 	if !b.snapshot {
 		return nil // the startup snapshot, taken later from the same cache, includes it
 	}
-	item, exists, err := b.kinds[resource].GetStore().GetByKey(key)
+	k := b.kinds[resource]
+	item, exists, err := k.informer.GetStore().GetByKey(key)
 	if err != nil {
 		return err
 	}
-	vk := versionKey(resource, key)
-	last, known := b.versions[vk]
+	sk := sentKey(resource, key)
+	last, known := b.sent[sk]
 	ev := &KubeStateChange{Resource: resource, Key: key}
 	if exists {
 		obj, ok := item.(runtime.Object)
 		if !ok {
 			return fmt.Errorf("kubebridge: %s %s: cached %T is not a runtime.Object", resource, key, item)
 		}
-		if known && last == resourceVersion(obj) {
+		if known && resourceVersion(last) == resourceVersion(obj) {
 			return nil // a resync or a re-enqueue: nothing new for the loop
+		}
+		if known && k.changed != nil && !k.changed(last, obj) {
+			return nil // nothing the loop cares about; compared again next time
 		}
 		ev.NewValue = obj
 	} else if !known {
@@ -223,14 +276,14 @@ func (b *Bridge) onChange(resource, key string) error {
 		return err
 	}
 	if exists {
-		b.versions[vk] = resourceVersion(ev.NewValue)
+		b.sent[sk] = ev.NewValue
 	} else {
-		delete(b.versions, vk)
+		delete(b.sent, sk)
 	}
 	return nil
 }
 
-func versionKey(resource, key string) string { return resource + "\x00" + key }
+func sentKey(resource, key string) string { return resource + "\x00" + key }
 
 func resourceVersion(obj runtime.Object) string {
 	m, err := meta.Accessor(obj)

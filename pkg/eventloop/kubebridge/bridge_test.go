@@ -14,6 +14,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -124,6 +125,11 @@ func kube(cfg *rest.Config) *kubernetes.Clientset { return controlplanetest.Clie
 // startLoop wires a factory scoped to ns, a bridge watching ConfigMaps and a
 // loop with the given handlers, and starts them all.
 func startLoop(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Config, log *logrus.Logger, handlers ...eventloop.EventHandler) *eventloop.Loop {
+	return startLoopWatching(t, ctx, ns, cfg, log, nil, handlers...)
+}
+
+// startLoopWatching is startLoop with options for the ConfigMap kind.
+func startLoopWatching(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Config, log *logrus.Logger, watchOpts []kubebridge.WatchOption, handlers ...eventloop.EventHandler) *eventloop.Loop {
 	t.Helper()
 	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
 	if err != nil {
@@ -138,7 +144,7 @@ func startLoop(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Conf
 		t.Fatal(err)
 	}
 	bridge := kubebridge.New(factory, log)
-	if err := bridge.Watch(ctx, &corev1.ConfigMap{}); err != nil {
+	if err := bridge.Watch(ctx, &corev1.ConfigMap{}, watchOpts...); err != nil {
 		t.Fatal(err)
 	}
 	opts := eventloop.Options{Handlers: handlers, Logger: logrus.NewEntry(log), Config: cfg}
@@ -297,4 +303,72 @@ func TestFullLoopQueueBackPressuresWithoutLoss(t *testing.T) {
 		t.Fatal("no push was refused: the test did not fill the loop's queue")
 	}
 	t.Logf("%d pushes refused and retried", refused)
+}
+
+// TestPredicateHoldsBackUninterestingUpdates watches ConfigMaps with a
+// predicate that cares only about data["v"]: label changes do not reach
+// the loop, and the next data change arrives with the object the loop had
+// as its previous value.
+func TestPredicateHoldsBackUninterestingUpdates(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	onlyV := kubebridge.WithPredicate(func(old, new runtime.Object) bool {
+		return value(old) != value(new)
+	})
+	_ = startLoopWatching(t, ctx, ns, nil, log, []kubebridge.WatchOption{onlyV}, rec)
+
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFinal(t, map[string]string{ns + "/p": "1"})
+	for i := range 3 {
+		cm.Labels = map[string]string{"round": strconv.Itoa(i)}
+		if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm.Data["v"] = "2"
+	if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFinal(t, map[string]string{ns + "/p": "2"})
+	var changes []seen
+	for _, e := range rec.snapshot() {
+		if !e.resync {
+			changes = append(changes, e)
+		}
+	}
+	want := []seen{{key: ns + "/p", prev: "-", next: "1"}, {key: ns + "/p", prev: "1", next: "2"}}
+	if fmt.Sprint(changes) != fmt.Sprint(want) {
+		t.Fatalf("changes %+v, want only the creation and the data change %+v", changes, want)
+	}
+}
+
+func TestGenerationChanged(t *testing.T) {
+	base := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", UID: "u", Generation: 1, ResourceVersion: "1"}}
+	statusOnly := base.DeepCopy()
+	statusOnly.ResourceVersion = "2"
+	statusOnly.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m"}}
+	if kubebridge.GenerationChanged(base, statusOnly) {
+		t.Error("a new resourceVersion and managed fields count as a change")
+	}
+	for name, edit := range map[string]func(*corev1.ConfigMap){
+		"generation": func(c *corev1.ConfigMap) { c.Generation = 2 },
+		"labels":     func(c *corev1.ConfigMap) { c.Labels = map[string]string{"a": "b"} },
+		"finalizers": func(c *corev1.ConfigMap) { c.Finalizers = []string{"f"} },
+		"deletion":   func(c *corev1.ConfigMap) { now := metav1.Now(); c.DeletionTimestamp = &now },
+		"uid":        func(c *corev1.ConfigMap) { c.UID = "v" },
+	} {
+		changed := base.DeepCopy()
+		edit(changed)
+		if !kubebridge.GenerationChanged(base, changed) {
+			t.Errorf("%s: not a change", name)
+		}
+	}
 }
