@@ -68,7 +68,12 @@ func main() {
 	// Ctrl-C (or SIGTERM) ends ctx; run then stops everything it started.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o, os.Stdout, nil); err != nil {
+	err := run(ctx, o, os.Stdout, nil)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Println("Stopped before everything had started.") // Ctrl-C while starting: a stop, not a failure
+		err = nil
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
