@@ -89,7 +89,7 @@ func TestAgainstAnyCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReason(t, e, ns, "ghost", operator.ReasonAvailable)
-	lonely = waitReason(t, e, ns, "lonely", operator.ReasonAvailable)
+	waitReason(t, e, ns, "lonely", operator.ReasonAvailable)
 	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "lonely", metav1.GetOptions{})
 	if err != nil || cm.Data["ghost.url"] != fmt.Sprintf("http://ghost.%s.svc:80", ns) {
 		t.Fatalf("lonely's ConfigMap %v, %v", cm, err)

@@ -67,13 +67,7 @@ func TestStartsWithoutTheCRDAndPicksItUpLater(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		got, err := op.WebApps().Get(ctx, "late", "web", metav1.GetOptions{})
-		if err == nil && operator.Ready.IsTrue(got.Status.Conditions) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the WebApp created after the CRD was installed did not become ready: %v, %v", got, err)
-		}
+	if _, err := waitForReason(ctx, op.WebApps(), "late", "web", operator.ReasonAvailable, 2*time.Minute); err != nil {
+		t.Fatalf("the WebApp created after the CRD was installed: %v", err)
 	}
 }

@@ -41,14 +41,12 @@ func Example() {
 	}
 	// waitFor polls until the WebApp's Ready condition has the reason.
 	waitFor := func(name, reason string) {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			app, err := op.WebApps().Get(ctx, "example", name, metav1.GetOptions{})
-			if err == nil && operator.Ready.Reason(app.Status.Conditions) == reason {
-				fmt.Printf("%s: %s: %s\n", name, reason, operator.Ready.Message(app.Status.Conditions))
-				return
-			}
+		app, err := waitForReason(ctx, op.WebApps(), "example", name, reason, time.Minute)
+		if err != nil {
+			fmt.Println(err)
+			return
 		}
-		fmt.Println(name, "did not reach", reason)
+		fmt.Printf("%s: %s: %s\n", name, reason, operator.Ready.Message(app.Status.Conditions))
 	}
 
 	if _, err := op.WebApps().Create(ctx, webApp("web", "db")); err != nil {

@@ -2,10 +2,10 @@ package operator
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -65,10 +65,7 @@ func (inv *inventory) Resync(_ eventloop.Event, state any, _ int, _ eventloop.Re
 			inv.live[r.kind(ns, name)] = obj
 		}
 	}
-	for key := range inv.apps {
-		inv.touched = append(inv.touched, key)
-	}
-	slices.Sort(inv.touched)
+	inv.touched = inv.sortedApps()
 	return nil
 }
 
@@ -115,8 +112,7 @@ func (inv *inventory) observeWebApp(change *kubebridge.KubeStateChange, ns, name
 		inv.removed = []string{change.Key}
 	} else {
 		inv.apps[change.Key] = app
-		if prev != nil && prev.UID == app.UID && prev.Generation == app.Generation &&
-			equality.Semantic.DeepEqual(prev.Labels, app.Labels) {
+		if prev != nil && !kubebridge.GenerationChanged(prev, app) {
 			return // a status update: nothing to recompute
 		}
 	}
@@ -139,14 +135,7 @@ func (inv *inventory) setLive(key string, obj runtime.Object) {
 }
 
 // sortedApps lists the WebApps' keys in order.
-func (inv *inventory) sortedApps() []string {
-	keys := make([]string, 0, len(inv.apps))
-	for k := range inv.apps {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func (inv *inventory) sortedApps() []string { return slices.Sorted(maps.Keys(inv.apps)) }
 
 // dependents lists the WebApps of namespace that depend on name.
 func (inv *inventory) dependents(namespace, name string) []string {

@@ -94,18 +94,9 @@ func TestRBACManifestIsEnough(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		web, err1 := webapps.Get(ctx, ns, "web", metav1.GetOptions{})
-		db, err2 := webapps.Get(ctx, ns, "db", metav1.GetOptions{})
-		if err := errors.Join(err1, err2); err != nil {
-			t.Fatal(err)
-		}
-		if operator.Ready.IsTrue(web.Status.Conditions) && operator.Ready.IsTrue(db.Status.Conditions) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready as the service account: web %v, db %v; loop health %v",
-				web.Status.Conditions, db.Status.Conditions, op.Loop().Health())
+	for _, name := range []string{"db", "web"} {
+		if _, err := waitForReason(ctx, webapps, ns, name, operator.ReasonAvailable, time.Minute); err != nil {
+			t.Fatalf("as the service account: %v; loop health %v", err, op.Loop().Health())
 		}
 	}
 	cancel()

@@ -2,13 +2,13 @@ package operator
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
-	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -44,8 +44,6 @@ type reporter struct {
 	// waitForPods: see Options.WaitForPods.
 	waitForPods bool
 }
-
-var _ democtl.WebAppStatusHandler = (*reporter)(nil).status
 
 // status computes the status of app. It never returns an error: waiting
 // is a state, not a failure, and the scheduler's status watch re-runs it
@@ -87,10 +85,9 @@ func (r *reporter) status(app *demov1.WebApp, status demov1.WebAppStatus) (demov
 		failed = append(failed, problem)
 	}
 	status.WaitingFor = nil
-	for dep := range waiting {
-		status.WaitingFor = append(status.WaitingFor, dep)
+	if len(waiting) > 0 {
+		status.WaitingFor = slices.Sorted(maps.Keys(waiting))
 	}
-	slices.Sort(status.WaitingFor)
 	gen := app.Generation
 	conds := &status.Conditions
 	switch {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,9 +52,7 @@ func selector(app *demov1.WebApp) map[string]string { return map[string]string{L
 // inventory lists them in the event's touched WebApps.
 func renderConfigMap(inv *inventory, app *demov1.WebApp) runtime.Object {
 	data := make(map[string]string, len(app.Spec.Config)+len(app.Spec.DependsOn))
-	for k, v := range app.Spec.Config {
-		data[k] = v
-	}
+	maps.Copy(data, app.Spec.Config)
 	for _, dep := range app.Spec.DependsOn {
 		if other, ok := inv.apps[appKey(app.Namespace, dep)]; ok {
 			data[dep+URLKeySuffix] = fmt.Sprintf("http://%s.%s.svc:%d", dep, app.Namespace, other.Spec.Port)
@@ -98,12 +97,7 @@ func buildDeployment(txn eventloop.ResyncOperations, app *demov1.WebApp) runtime
 func hashData(cm *corev1.ConfigMap) string {
 	h := sha256.New()
 	if cm != nil {
-		keys := make([]string, 0, len(cm.Data))
-		for k := range cm.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 			fmt.Fprintf(h, "%s=%s\x00", k, cm.Data[k])
 		}
 	}

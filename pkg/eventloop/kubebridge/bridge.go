@@ -157,7 +157,10 @@ func (b *Bridge) Configure(opts *eventloop.Options) {
 
 // Start waits until the caches of the watched kinds have synced (kinds that
 // cannot sync are logged and join later through change events), then pushes
-// the startup resync to loop. The factory must have been started.
+// the startup resync to loop. The informers must have been started: by the
+// factory's Start, or by its cache factory's Start while the controller
+// factory's Start (which waits for the same sync) runs alongside, so that a
+// kind that cannot sync costs one sync timeout rather than two.
 func (b *Bridge) Start(ctx context.Context, loop *eventloop.Loop) error {
 	b.mu.Lock()
 	b.loop = loop
