@@ -18,10 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,7 +87,10 @@ type Set struct {
 	ID string
 }
 
-// ObjectKey identifies an object in a Plan.
+// ObjectKey identifies an object in a Plan, or a gone owner in Set.OwnerKey.
+// Its version says through which version the object was read or written;
+// Apply compares objects by group, kind, namespace and name only, so an
+// object moved to another version of its kind is still the same object.
 type ObjectKey struct {
 	GVK       schema.GroupVersionKind
 	Namespace string
@@ -144,7 +144,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, err
 	}
 	want := make([]desired, 0, len(objs))
-	kinds := map[schema.GroupVersionKind]bool{}
+	kinds := inventory{}
 	var errs []error
 	for _, obj := range objs {
 		d, err := a.prepare(id, obj)
@@ -153,7 +153,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			continue
 		}
 		want = append(want, d)
-		kinds[d.key.GVK] = true
+		kinds[d.key.GVK.GroupKind()] = true
 	}
 	if len(errs) > 0 {
 		// A set with an object that cannot even be prepared must not
@@ -161,14 +161,14 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, errors.Join(errs...)
 	}
 
-	inventory, err := a.readInventory(ctx, id)
+	held, err := a.readInventory(ctx, id)
 	if err != nil {
 		return plan, err
 	}
 	if !dryRun && len(want) > 0 {
 		// Record new kinds before creating their objects, so a crash in
 		// between cannot leave objects no inventory points at.
-		if err := a.writeInventory(ctx, id, union(inventory, kinds)); err != nil {
+		if err := a.writeInventory(ctx, id, held.union(kinds)); err != nil {
 			return plan, err
 		}
 	}
@@ -189,12 +189,12 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		}
 	}
 
-	keep := map[ObjectKey]bool{}
+	keep := map[objectID]bool{}
 	for _, d := range want {
-		keep[d.key] = true
+		keep[idOf(d.key)] = true
 	}
-	for _, gvk := range sortedKinds(union(inventory, kinds)) {
-		deleted, err := a.prune(ctx, id, gvk, keep, dryRun)
+	for _, gk := range held.union(kinds).kinds() {
+		deleted, err := a.prune(ctx, id, gk, keep, dryRun)
 		plan.Delete = append(plan.Delete, deleted...)
 		if err != nil {
 			errs = append(errs, err)
@@ -223,6 +223,7 @@ type setIdentity struct {
 
 func (a *Applier) identify(set Set) (*setIdentity, error) {
 	id := &setIdentity{id: set.ID, invNamespace: a.opts.InventoryNamespace}
+	var ownerID objectID
 	if set.Owner != nil {
 		m, err := meta.Accessor(set.Owner)
 		if err != nil {
@@ -238,18 +239,26 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 		}
 		id.owner, id.ownerGVK, id.ownerScoped = m, gvk, !c.Namespaced()
 		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
+		ownerID = objectID{gk: gvk.GroupKind(), namespace: m.GetNamespace(), name: m.GetName()}
 		if m.GetNamespace() != "" {
 			id.invNamespace = m.GetNamespace()
 		}
 	} else if k := set.OwnerKey; k != nil {
 		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", k.GVK.GroupVersion(), k.GVK.Kind, k.Namespace, k.Name)
+		ownerID = idOf(*k)
 		if k.Namespace != "" {
 			id.invNamespace = k.Namespace
 		}
 	} else if set.ID == "" {
 		return nil, errors.New("apply: a set needs an owner or an ID")
 	}
-	sum := sha256.Sum256([]byte(id.ownerDesc + "\x00" + set.ID))
+	// The hash leaves the owner's version out: an owner read through
+	// another version is the same owner and must name the same set.
+	var hashed string
+	if ownerID != (objectID{}) {
+		hashed = fmt.Sprintf("%s/%s %s/%s", ownerID.gk.Group, ownerID.gk.Kind, ownerID.namespace, ownerID.name)
+	}
+	sum := sha256.Sum256([]byte(hashed + "\x00" + set.ID))
 	id.hash = hex.EncodeToString(sum[:])[:40]
 	return id, nil
 }
@@ -377,156 +386,6 @@ func sameContent(a, b runtime.Object) bool {
 	ja, errA := strip(a)
 	jb, errB := strip(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
-}
-
-// prune deletes (or, dry-running, lists) the set's objects of one kind that
-// are not kept.
-func (a *Applier) prune(ctx context.Context, id *setIdentity, gvk schema.GroupVersionKind, keep map[ObjectKey]bool, dryRun bool) ([]ObjectKey, error) {
-	c, err := a.clients.ForKind(gvk)
-	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, nil // the kind is gone from the cluster, and its objects with it
-		}
-		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
-	}
-	_, list, err := a.clients.NewObjects(gvk)
-	if err != nil {
-		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
-	}
-	if err := c.List(ctx, metav1.NamespaceAll, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
-		return nil, fmt.Errorf("prune %s: %w", gvk.Kind, err)
-	}
-	var deleted []ObjectKey
-	var errs []error
-	err = meta.EachListItem(list, func(item runtime.Object) error {
-		m, err := meta.Accessor(item)
-		if err != nil {
-			return err
-		}
-		key := ObjectKey{GVK: gvk, Namespace: m.GetNamespace(), Name: m.GetName()}
-		if keep[key] {
-			return nil
-		}
-		deleted = append(deleted, key)
-		if dryRun {
-			return nil
-		}
-		uid := m.GetUID()
-		err = c.Delete(ctx, key.Namespace, key.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
-		}
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return deleted, errors.Join(errs...)
-}
-
-func (a *Applier) inventoryClient() (*client.Client, error) {
-	return a.clients.ForResourceKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap", true)
-}
-
-func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20] }
-
-func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (map[schema.GroupVersionKind]bool, error) {
-	c, err := a.inventoryClient()
-	if err != nil {
-		return nil, err
-	}
-	cm := &corev1.ConfigMap{}
-	err = c.Get(ctx, id.invNamespace, inventoryName(id), cm, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return map[schema.GroupVersionKind]bool{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read inventory: %w", err)
-	}
-	kinds := map[schema.GroupVersionKind]bool{}
-	for _, line := range strings.Split(cm.Data[inventoryKinds], "\n") {
-		if gvk, ok := parseKind(line); ok {
-			kinds[gvk] = true
-		}
-	}
-	return kinds, nil
-}
-
-func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, kinds map[schema.GroupVersionKind]bool) error {
-	c, err := a.inventoryClient()
-	if err != nil {
-		return err
-	}
-	lines := make([]string, 0, len(kinds))
-	for _, gvk := range sortedKinds(kinds) {
-		lines = append(lines, formatKind(gvk))
-	}
-	cm := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: inventoryName(id), Namespace: id.invNamespace,
-			Labels:      map[string]string{LabelInventory: id.hash},
-			Annotations: map[string]string{AnnotationOwner: id.ownerDesc, AnnotationSetID: id.id},
-		},
-		Data: map[string]string{inventoryKinds: strings.Join(lines, "\n")},
-	}
-	body, err := json.Marshal(cm)
-	if err != nil {
-		return err
-	}
-	force := true
-	err = c.Patch(ctx, id.invNamespace, cm.Name, types.ApplyPatchType, body, &corev1.ConfigMap{},
-		metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force})
-	if err != nil {
-		return fmt.Errorf("write inventory: %w", err)
-	}
-	return nil
-}
-
-func (a *Applier) deleteInventory(ctx context.Context, id *setIdentity) error {
-	c, err := a.inventoryClient()
-	if err != nil {
-		return err
-	}
-	err = c.Delete(ctx, id.invNamespace, inventoryName(id), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete inventory: %w", err)
-	}
-	return nil
-}
-
-// formatKind writes a kind as "group/version/Kind" ("/v1/ConfigMap" for the
-// core group), which parseKind reads back.
-func formatKind(gvk schema.GroupVersionKind) string {
-	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
-}
-
-func parseKind(s string) (schema.GroupVersionKind, bool) {
-	parts := strings.Split(strings.TrimSpace(s), "/")
-	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
-		return schema.GroupVersionKind{}, false
-	}
-	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
-}
-
-func union(a, b map[schema.GroupVersionKind]bool) map[schema.GroupVersionKind]bool {
-	out := make(map[schema.GroupVersionKind]bool, len(a)+len(b))
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
-}
-
-func sortedKinds(kinds map[schema.GroupVersionKind]bool) []schema.GroupVersionKind {
-	out := make([]schema.GroupVersionKind, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(formatKind(a), formatKind(b)) })
-	return out
 }
 
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {

@@ -1,0 +1,127 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+)
+
+// inventory is what a set's inventory ConfigMap records: the kinds the set
+// holds, by group and kind only, since a version is just a view of an
+// object and a set may move between versions of one kind.
+type inventory map[schema.GroupKind]bool
+
+func (a *Applier) inventoryClient() (*client.Client, error) {
+	return a.clients.ForResourceKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap", true)
+}
+
+func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20] }
+
+func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, error) {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{}
+	err = c.Get(ctx, id.invNamespace, inventoryName(id), cm, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return inventory{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read inventory: %w", err)
+	}
+	return parseInventory(cm.Data[inventoryKinds]), nil
+}
+
+func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, inv inventory) error {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: inventoryName(id), Namespace: id.invNamespace,
+			Labels:      map[string]string{LabelInventory: id.hash},
+			Annotations: map[string]string{AnnotationOwner: id.ownerDesc, AnnotationSetID: id.id},
+		},
+		Data: map[string]string{inventoryKinds: inv.format()},
+	}
+	body, err := json.Marshal(cm)
+	if err != nil {
+		return err
+	}
+	force := true
+	err = c.Patch(ctx, id.invNamespace, cm.Name, types.ApplyPatchType, body, &corev1.ConfigMap{},
+		metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force})
+	if err != nil {
+		return fmt.Errorf("write inventory: %w", err)
+	}
+	return nil
+}
+
+func (a *Applier) deleteInventory(ctx context.Context, id *setIdentity) error {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return err
+	}
+	err = c.Delete(ctx, id.invNamespace, inventoryName(id), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete inventory: %w", err)
+	}
+	return nil
+}
+
+// format writes one line per kind, "group/Kind" ("/ConfigMap" for the core
+// group), sorted.
+func (inv inventory) format() string {
+	lines := make([]string, 0, len(inv))
+	for _, gk := range inv.kinds() {
+		lines = append(lines, gk.Group+"/"+gk.Kind)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// parseInventory reads what format writes, and also the lines of
+// inventories written before identities dropped the version
+// ("group/version/Kind"), whose version it ignores.
+func parseInventory(data string) inventory {
+	inv := inventory{}
+	for _, line := range strings.Split(data, "\n") {
+		parts := strings.Split(strings.TrimSpace(line), "/")
+		switch {
+		case len(parts) == 2 && parts[1] != "":
+			inv[schema.GroupKind{Group: parts[0], Kind: parts[1]}] = true
+		case len(parts) == 3 && parts[1] != "" && parts[2] != "":
+			inv[schema.GroupKind{Group: parts[0], Kind: parts[2]}] = true
+		}
+	}
+	return inv
+}
+
+// kinds returns the inventory's kinds sorted, so pruning runs in a stable
+// order.
+func (inv inventory) kinds() []schema.GroupKind {
+	return slices.SortedFunc(maps.Keys(inv), func(a, b schema.GroupKind) int {
+		return strings.Compare(a.Group+"/"+a.Kind, b.Group+"/"+b.Kind)
+	})
+}
+
+// union returns the kinds of both inventories.
+func (inv inventory) union(other inventory) inventory {
+	out := make(inventory, len(inv)+len(other))
+	maps.Copy(out, inv)
+	maps.Copy(out, other)
+	return out
+}
