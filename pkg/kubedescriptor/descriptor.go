@@ -44,9 +44,10 @@ type Options struct {
 	Clients *client.SharedClientFactory
 	// Cache, when set, serves Retrieve from the kind's informer instead of
 	// a List request. The caller starts the factory (Start) and waits for
-	// its sync after New has created the informer; a cache that lags
-	// behind makes a resync see an older state, which the next resync
-	// corrects.
+	// its sync after New has created the informer; until the informer has
+	// synced, Retrieve fails (the scheduler then applies none of the
+	// kind's operations). A cache that lags behind makes a resync see an
+	// older state, which the next resync corrects.
 	Cache *cache.SharedCacheFactory
 	// FieldManager owns the applied fields and is the value of
 	// LabelManagedBy; required, and must be a valid label value. Two
@@ -348,6 +349,12 @@ func (k *kind) list() ([]runtime.Object, error) {
 		informer, err := k.opts.Cache.ForKind(k.gvk)
 		if err != nil {
 			return nil, err
+		}
+		// An informer that has not synced holds part of the objects or
+		// none: read as "this is all there is", it would make the
+		// scheduler re-create what exists or forget what it must delete.
+		if !informer.HasSynced() {
+			return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
 		}
 		var out []runtime.Object
 		for _, item := range informer.GetStore().List() {

@@ -54,34 +54,86 @@ func (e KeyError) Error() string { return fmt.Sprintf("%s %s: %v", e.Operation, 
 // Unwrap returns the cause.
 func (e KeyError) Unwrap() error { return e.Err }
 
-// TransactionError is returned by a blocking Commit when operations failed.
+// RetrieveError is the failure of a descriptor's Retrieve during a refresh.
+// While it stands, the scheduler does not know what the southbound holds for
+// that descriptor, so it applies none of its values' operations: acting on
+// the last known state could delete a value that still exists as wanted or
+// create one that is already there.
+type RetrieveError struct {
+	Descriptor string
+	Err        error
+}
+
+// Error implements error.
+func (e *RetrieveError) Error() string {
+	return fmt.Sprintf("retrieve %s: %v", e.Descriptor, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *RetrieveError) Unwrap() error { return e.Err }
+
+// TransactionError is returned by a blocking Commit when operations failed,
+// when a revert could not undo everything, or when a resync could not read
+// the southbound of some descriptor.
 type TransactionError struct {
 	// SeqNum is the sequence number of the transaction.
 	SeqNum uint64
 	// Failed lists every failed operation in the order of execution.
 	Failed []KeyError
-	// Reverted is true when the transaction was reverted.
+	// Reverted is true when the transaction was reverted completely.
 	Reverted bool
+	// RevertFailed lists the undo operations of a revert that failed; the
+	// transaction was then not (fully) reverted, and those values are left
+	// FAILED (or RETRYING) with the retry options of the desired value
+	// they were restored to.
+	RevertFailed []KeyError
+	// Retrieve lists the descriptors whose Retrieve failed during the
+	// resync's refresh; none of their values' operations were applied.
+	Retrieve []*RetrieveError
+}
+
+// OnlyFailedValues reports whether the transaction's only failures are
+// operations of single values, left FAILED or RETRYING where they are: it
+// was not reverted, no undo failed, and every descriptor's state could be
+// read. A committer may tolerate such failures; any other needs a resync.
+func (e *TransactionError) OnlyFailedValues() bool {
+	return !e.Reverted && len(e.RevertFailed) == 0 && len(e.Retrieve) == 0
 }
 
 // Error implements error.
 func (e *TransactionError) Error() string {
-	parts := make([]string, len(e.Failed))
-	for i, f := range e.Failed {
-		parts[i] = f.Error()
+	var parts []string
+	for _, r := range e.Retrieve {
+		parts = append(parts, r.Error())
+	}
+	for _, f := range e.Failed {
+		parts = append(parts, f.Error())
 	}
 	rev := ""
-	if e.Reverted {
+	switch {
+	case e.Reverted:
 		rev = " (reverted)"
+	case len(e.RevertFailed) > 0:
+		undo := make([]string, len(e.RevertFailed))
+		for i, f := range e.RevertFailed {
+			undo[i] = f.Error()
+		}
+		rev = " (not fully reverted: undo failed: " + strings.Join(undo, "; ") + ")"
 	}
 	return fmt.Sprintf("kvscheduler: transaction #%d failed%s: %s", e.SeqNum, rev, strings.Join(parts, "; "))
 }
 
-// Unwrap returns the errors of the failed operations.
+// Unwrap returns the errors of the failed retrieves, operations and undos.
 func (e *TransactionError) Unwrap() []error {
-	errs := make([]error, len(e.Failed))
+	errs := make([]error, 0, len(e.Retrieve)+len(e.Failed)+len(e.RevertFailed))
+	for _, r := range e.Retrieve {
+		errs = append(errs, r)
+	}
 	for i := range e.Failed {
-		errs[i] = e.Failed[i]
+		errs = append(errs, e.Failed[i])
+	}
+	for i := range e.RevertFailed {
+		errs = append(errs, e.RevertFailed[i])
 	}
 	return errs
 }

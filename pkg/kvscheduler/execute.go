@@ -76,7 +76,13 @@ func (s *Scheduler) execute(rec *TxnRecord, ops []op, t *target, revert bool) (d
 		}
 		ro := RecordedOp{Operation: o.kind, Key: o.key, PrevValue: o.prev, NewValue: o.new,
 			Recreate: o.recreate, Derived: o.base != "", PrevState: s.currentState(o.key)}
-		err := s.apply(o)
+		unread := s.unreadFor(o)
+		var err error
+		if unread != nil {
+			err = fmt.Errorf("kvscheduler: not applied: %w", unread)
+		} else {
+			err = s.apply(o)
+		}
 		if err != nil {
 			ro.Err = err
 			ro.NewState = Failed
@@ -84,7 +90,9 @@ func (s *Scheduler) execute(rec *TxnRecord, ops []op, t *target, revert bool) (d
 			rec.Errors = append(rec.Errors, KeyError{Key: o.key, Operation: o.kind, Err: err})
 			failed = append(failed, KeyError{Key: o.key, Operation: o.kind, Err: err})
 			bad[o.key] = true
-			s.refreshKey(o)
+			if unread == nil {
+				s.refreshKey(o)
+			}
 			if revert {
 				return done, applied, failed
 			}
@@ -158,6 +166,24 @@ func (s *Scheduler) depsMet(t *target, k string, bad map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// unreadFor returns the failed Retrieve that forbids o in this transaction:
+// that of o's descriptor or of its base's.
+func (s *Scheduler) unreadFor(o op) *RetrieveError {
+	if len(s.unread) == 0 {
+		return nil
+	}
+	if re := s.unread[o.d.Name]; re != nil {
+		return re
+	}
+	if o.base == "" {
+		return nil
+	}
+	if bd, _ := s.reg.owner(o.base); bd != nil {
+		return s.unread[bd.Name]
+	}
+	return nil
 }
 
 func (s *Scheduler) currentState(k string) ValueState {

@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -49,6 +50,12 @@ func samePointer(a, b any) bool {
 }
 
 func retriable(d *regDescriptor, err error) (ok bool) {
+	// An operation held back by a failed Retrieve waits for a resync that
+	// can read: a retry would act on the same stale view.
+	var re *RetrieveError
+	if errors.As(err, &re) {
+		return false
+	}
 	if d == nil || d.IsRetriableFailure == nil {
 		return true
 	}

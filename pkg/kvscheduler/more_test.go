@@ -54,8 +54,9 @@ func TestRetrieveErrorKeepsView(t *testing.T) {
 	mustSet(t, s, "a/1", "x")
 	sb.FailNext("retrieve", "a", errors.New("unreachable"))
 	rec, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	var re *kvscheduler.RetrieveError
+	if !errors.As(err, &re) || re.Descriptor != "a" {
+		t.Fatalf("commit error %v, want the failed retrieve", err)
 	}
 	if len(rec.Errors) != 1 || !strings.Contains(rec.Errors[0].Error(), "unreachable") {
 		t.Fatalf("errors %v", rec.Errors)

@@ -1,5 +1,10 @@
 package kvscheduler
 
+import (
+	"slices"
+	"strings"
+)
+
 // process runs one job on the worker goroutine.
 func (s *Scheduler) process(j *job) (*TxnRecord, error) {
 	switch j.kind {
@@ -91,6 +96,7 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 	}
 	failedOps := s.converge(rec, t.revert && noResync)
 	reverted := false
+	var revertFailed []KeyError
 	if len(failedOps) > 0 && t.revert && noResync {
 		for k, dv := range undo {
 			if dv == nil {
@@ -99,16 +105,24 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 				s.desired[k] = dv
 			}
 		}
-		reverted = true
 		// Statuses follow the restored desired state; nothing is planned
-		// unless a revert operation failed too.
-		s.converge(rec, false)
+		// unless an undo failed, which gets one more attempt here. What
+		// still fails is not reverted: it stays FAILED with its retry.
+		revertFailed = s.converge(rec, false)
+		reverted = len(revertFailed) == 0
 	}
+	var unread []*RetrieveError
+	for _, re := range s.unread {
+		unread = append(unread, re)
+	}
+	s.unread = nil
+	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
 	s.finish(rec)
-	if len(failedOps) == 0 {
+	if len(failedOps) == 0 && len(unread) == 0 {
 		return rec, nil
 	}
-	return rec, &TransactionError{SeqNum: rec.SeqNum, Failed: failedOps, Reverted: reverted}
+	return rec, &TransactionError{SeqNum: rec.SeqNum, Failed: failedOps, Reverted: reverted,
+		RevertFailed: revertFailed, Retrieve: unread}
 }
 
 func (s *Scheduler) hasUnimplemented() bool {

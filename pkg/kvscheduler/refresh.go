@@ -34,7 +34,14 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 		var got []KVWithMetadata
 		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
 		if err != nil {
-			rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: retrieve %s: %w", d.Name, err))
+			// What the scheduler last believed stays as it was, and no
+			// operation of the descriptor runs on the strength of it.
+			re := &RetrieveError{Descriptor: d.Name, Err: err}
+			if s.unread == nil {
+				s.unread = map[string]*RetrieveError{}
+			}
+			s.unread[d.Name] = re
+			rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: %w", re))
 			continue
 		}
 		seen := make(map[string]bool, len(got))

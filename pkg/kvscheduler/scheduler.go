@@ -33,6 +33,9 @@ type Scheduler struct {
 	seq      uint64
 	retryGen uint64
 	lastTgt  *target
+	// unread holds, during a resync, the descriptors whose Retrieve failed:
+	// their values get no operations until a refresh can read them.
+	unread map[string]*RetrieveError
 
 	// Readable by anyone.
 	smu      sync.RWMutex

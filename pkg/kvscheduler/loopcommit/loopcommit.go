@@ -23,7 +23,9 @@ var _ eventloop.Committer = (*Committer)(nil)
 // Options configure a Committer.
 type Options struct {
 	// TolerateFailedValues makes a transaction some of whose operations
-	// failed count as committed, unless it was reverted. The failures stay
+	// failed count as committed, unless it was reverted (or a revert
+	// failed) or a resync could not read the southbound: those always
+	// fail the commit, so that the loop heals. The failures stay
 	// visible: as the values' FAILED or RETRYING states, in the record and
 	// the event history, and in the scheduler's own retries. What changes
 	// is that the loop does not start a healing resync for them, which
@@ -70,7 +72,7 @@ func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, 
 	}
 	rec, err := t.Commit(ctx)
 	var failed *kvscheduler.TransactionError
-	if c.opts.TolerateFailedValues && errors.As(err, &failed) && !failed.Reverted {
+	if c.opts.TolerateFailedValues && errors.As(err, &failed) && failed.OnlyFailedValues() {
 		err = nil
 	}
 	if rec == nil {

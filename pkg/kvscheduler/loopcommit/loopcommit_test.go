@@ -89,3 +89,26 @@ func TestTolerateFailedValues(t *testing.T) {
 		t.Fatalf("want reverted transaction error, got %v", err)
 	}
 }
+
+// A resync that could not read the southbound always fails the commit, even
+// when failed values are tolerated: the loop must heal, not carry on as if the
+// view were complete.
+func TestFailedRetrieveIsNeverTolerated(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
+		t.Fatal(err)
+	}
+	c := loopcommit.NewWithOptions(s, loopcommit.Options{TolerateFailedValues: true})
+	boom := errors.New("list refused")
+	sb.FailNext("retrieve", "a", boom)
+	_, err = c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.DownstreamResync})
+	if !errors.Is(err, boom) {
+		t.Fatalf("commit error %v, want the failed retrieve", err)
+	}
+}

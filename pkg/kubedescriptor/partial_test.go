@@ -1,0 +1,55 @@
+package kubedescriptor_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestUnsyncedCacheIsNoView: a descriptor whose informer has not synced
+// cannot say what exists. Its Retrieve fails, so a resync reports the kind by
+// name and writes nothing, instead of reading "no objects".
+func TestUnsyncedCacheIsNoView(t *testing.T) {
+	ctx := t.Context()
+	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := controlplanetest.Namespace(t, cp.Config())
+	// Never started: its informer never syncs, like one whose list RBAC
+	// forbids or whose conversion webhook is down.
+	caches := cache.NewSharedCacheFactory(clients, nil)
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, Cache: caches,
+		FieldManager: fieldManager, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterDescriptor(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	key := kubedescriptor.KeyFor(configMapKind, ns, "web-config")
+	commit(t, s.StartNBTransaction().SetValue(key, configMap(ns)))
+
+	rec, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	var re *kvscheduler.RetrieveError
+	if !errors.As(err, &re) || re.Descriptor != d.Name || !strings.Contains(err.Error(), "not synced") {
+		t.Fatalf("resync over an unsynced cache: error %v, want a failed retrieve saying the cache has not synced", err)
+	}
+	if ops := executed(rec); len(ops) != 0 {
+		t.Fatalf("resync over an unsynced cache executed %v", ops)
+	}
+	if st := s.GetValueStatus(key); st.State != kvscheduler.Configured {
+		t.Fatalf("value after the failed refresh: %+v", st)
+	}
+}
