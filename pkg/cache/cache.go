@@ -3,11 +3,17 @@
 // first time a kind is asked for and started by Start, which may be called
 // again for kinds registered later.
 //
-// Informers here are lean by default: managedFields and the
-// kubectl.kubernetes.io/last-applied-configuration annotation are dropped
-// before objects are stored, which for objects written by server-side apply
-// or kubectl apply roughly halves the cache's memory. A kind opts out with
-// Options.KeepAllMetadata.
+// Informers here are lean by default: managedFields are dropped before
+// objects are stored, which for objects written by server-side apply roughly
+// halves the cache's memory. That costs nothing on write-back: an Update
+// that omits managedFields leaves the server's unchanged. A kind opts out
+// with Options.KeepAllMetadata.
+//
+// The kubectl.kubernetes.io/last-applied-configuration annotation is kept by
+// default, because an Update of an object read from the cache (copy, modify,
+// update) would delete it from the server, and later kubectl apply runs could
+// no longer remove fields. Options.StripLastApplied drops it too, for kinds
+// the operator never writes with Update.
 package cache
 
 import (
@@ -42,8 +48,16 @@ type Options struct {
 	// transform unless KeepAllMetadata is set.
 	Transform cache.TransformFunc
 	// KeepAllMetadata stores objects as the API server sent them, with
-	// managedFields and the last-applied-configuration annotation.
+	// managedFields (and the last-applied annotation, even when
+	// StripLastApplied is set).
 	KeepAllMetadata bool
+	// StripLastApplied also drops the last-applied-configuration
+	// annotation, which kubectl apply makes as large as the object. Set it
+	// only for kinds this operator never writes with Update: an Update of
+	// an object read from such a cache deletes the annotation from the
+	// server, and later kubectl apply runs can no longer remove fields.
+	// Patches and server-side apply are safe.
+	StripLastApplied bool
 }
 
 // merge returns o with its zero fields taken from defaults.
@@ -67,6 +81,7 @@ func (o Options) merge(defaults Options) Options {
 		o.Transform = defaults.Transform
 	}
 	o.KeepAllMetadata = o.KeepAllMetadata || defaults.KeepAllMetadata
+	o.StripLastApplied = o.StripLastApplied || defaults.StripLastApplied
 	return o
 }
 
@@ -124,20 +139,27 @@ func (o Options) apply(lo *metav1.ListOptions) {
 }
 
 func (o Options) transform() cache.TransformFunc {
-	switch {
-	case o.KeepAllMetadata:
+	if o.KeepAllMetadata {
 		return o.Transform
-	case o.Transform == nil:
-		return StripMetadata
-	default:
-		user := o.Transform
-		return func(obj any) (any, error) {
-			obj, err := StripMetadata(obj)
-			if err != nil {
+	}
+	steps := []cache.TransformFunc{StripMetadata}
+	if o.StripLastApplied {
+		steps = append(steps, StripLastApplied)
+	}
+	if o.Transform != nil {
+		steps = append(steps, o.Transform)
+	}
+	if len(steps) == 1 {
+		return steps[0]
+	}
+	return func(obj any) (any, error) {
+		for _, step := range steps {
+			var err error
+			if obj, err = step(obj); err != nil {
 				return nil, err
 			}
-			return user(obj)
 		}
+		return obj, nil
 	}
 }
 
@@ -145,16 +167,29 @@ func (o Options) transform() cache.TransformFunc {
 // applied object in.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// StripMetadata is the default transform: it drops managedFields and the
-// last-applied-configuration annotation, which controllers rarely read and
-// which are often larger than the rest of the object. Objects it does not
-// recognize (such as deletion tombstones) pass unchanged.
+// StripMetadata is the default transform: it drops managedFields, which
+// controllers rarely read and which are often larger than the rest of the
+// object. Dropping them is safe for objects written back with Update: the
+// API server keeps an object's managedFields when an update omits them.
+// Objects it does not recognize (such as deletion tombstones) pass
+// unchanged.
 func StripMetadata(obj any) (any, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return obj, nil
 	}
 	m.SetManagedFields(nil)
+	return obj, nil
+}
+
+// StripLastApplied drops the last-applied-configuration annotation; see
+// Options.StripLastApplied for when that is safe. Objects it does not
+// recognize pass unchanged.
+func StripLastApplied(obj any) (any, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil
+	}
 	if annotations := m.GetAnnotations(); annotations != nil {
 		if _, ok := annotations[LastAppliedAnnotation]; ok {
 			delete(annotations, LastAppliedAnnotation)

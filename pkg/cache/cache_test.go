@@ -103,30 +103,39 @@ func TestLeanByDefaultWithOptOut(t *testing.T) {
 	full := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
 		Kinds: map[schema.GroupVersionKind]cache.Options{configMapGVK: {KeepAllMetadata: true}},
 	})
-	leanInformer, err := lean.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
+	leaner := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
+		Kinds: map[schema.GroupVersionKind]cache.Options{configMapGVK: {StripLastApplied: true}},
+	})
+	informers := map[*cache.SharedCacheFactory]toolscache.SharedIndexInformer{}
+	for _, f := range []*cache.SharedCacheFactory{lean, full, leaner} {
+		informer, err := f.ForKind(configMapGVK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		informers[f] = informer
+		startAndSync(t, f)
 	}
-	fullInformer, err := full.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startAndSync(t, lean)
-	startAndSync(t, full)
 
-	cm := cachedConfigMap(t, leanInformer, ns, "applied")
+	cm := cachedConfigMap(t, informers[lean], ns, "applied")
 	if len(cm.ManagedFields) != 0 {
 		t.Errorf("lean cache kept managedFields: %v", cm.ManagedFields)
 	}
-	if _, ok := cm.Annotations[cache.LastAppliedAnnotation]; ok {
-		t.Error("lean cache kept the last-applied annotation")
+	if cm.Annotations[cache.LastAppliedAnnotation] == "" {
+		t.Error("lean cache dropped the last-applied annotation, which an Update would then delete")
 	}
 	if cm.Annotations["keep"] != "me" || cm.Data["k"] != "v" {
-		t.Errorf("lean cache dropped more than metadata noise: %v %v", cm.Annotations, cm.Data)
+		t.Errorf("lean cache dropped more than managedFields: %v %v", cm.Annotations, cm.Data)
 	}
-	cm = cachedConfigMap(t, fullInformer, ns, "applied")
+	cm = cachedConfigMap(t, informers[full], ns, "applied")
 	if len(cm.ManagedFields) == 0 || cm.Annotations[cache.LastAppliedAnnotation] == "" {
 		t.Error("KeepAllMetadata did not keep managedFields and the annotation")
+	}
+	cm = cachedConfigMap(t, informers[leaner], ns, "applied")
+	if _, ok := cm.Annotations[cache.LastAppliedAnnotation]; ok || len(cm.ManagedFields) != 0 {
+		t.Errorf("StripLastApplied kept the annotation or managedFields: %v, %d managed fields", cm.Annotations, len(cm.ManagedFields))
+	}
+	if cm.Annotations["keep"] != "me" {
+		t.Errorf("StripLastApplied dropped other annotations: %v", cm.Annotations)
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
-// An informer scoped to one namespace and label, whose store keeps neither
-// managedFields nor the last-applied annotation that kubectl apply writes.
+// An informer scoped to one namespace and label, whose store keeps no
+// managedFields. The last-applied annotation that kubectl apply writes is
+// kept, so an object copied from the cache and written back with Update
+// does not lose it on the server.
 func ExampleSharedCacheFactory() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -53,9 +55,10 @@ func ExampleSharedCacheFactory() {
 	}
 	for _, obj := range informer.GetStore().List() {
 		cm := obj.(*corev1.ConfigMap)
-		fmt.Println(cm.Name, "managedFields:", len(cm.ManagedFields), "annotations:", len(cm.Annotations))
+		_, lastApplied := cm.Annotations[cache.LastAppliedAnnotation]
+		fmt.Println(cm.Name, "managedFields:", len(cm.ManagedFields), "last-applied kept:", lastApplied)
 	}
-	// Output: cache-example managedFields: 0 annotations: 0
+	// Output: cache-example managedFields: 0 last-applied kept: true
 }
 
 // A kind whose CRD is not installed cannot sync. WaitForCacheSync names it
