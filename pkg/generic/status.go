@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,8 +52,14 @@ type GeneratingHandler[T RuntimeMetaObject, S any] func(obj T, status S) ([]runt
 // ends: on a copy of the object, then it sets cond (when not empty) from
 // the handler's error, sets observedGeneration where the status has one, and
 // writes the status with UpdateStatus only when it really changed (so the
-// update does not trigger another round). Conflicts are retried quietly by
-// the controller.
+// update does not trigger another round).
+//
+// When the handler fails, the status it returned is dropped: what is written
+// is the status the object had, with only cond set False from the error, so
+// that "return FooStatus{}, err" does not wipe the other fields and
+// conditions. An error made only of API conflicts is routine (the handler or
+// the write raced another writer): it writes nothing, leaves cond as it is
+// and is retried quietly with the object as it then is.
 func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, name string, handler StatusHandler[T, S]) {
 	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
 		var zero T
@@ -68,13 +75,24 @@ func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c St
 	})
 }
 
-// saveStatus records err in cond and writes status if it differs from obj's.
-// It returns the stored object (or the zero T when nothing was written) and
+// saveStatus records err in cond and writes the status if it differs from
+// obj's: the handler's status when err is nil, the stored one otherwise. It
+// returns the stored object (or the zero T when nothing was written) and
 // the handler's error joined with the write's.
 func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, obj, copied T, status S, err error) (T, error) {
 	var zero T
-	if errors.Is(err, controller.ErrIgnore) {
+	if errors.Is(err, controller.ErrIgnore) || (err != nil && onlyConflicts(err)) {
 		return zero, err
+	}
+	target := copied
+	if err != nil {
+		// The handler's copy and status may be half-changed (or zero):
+		// start again from the object as stored.
+		stored, ok := obj.DeepCopyObject().(T)
+		if !ok {
+			return zero, errors.Join(err, fmt.Errorf("DeepCopyObject of %T returned another type", obj))
+		}
+		target, status = stored, access.Get(stored)
 	}
 	if cond != "" && access.Conditions != nil {
 		cond.SetError(access.Conditions(&status), obj.GetGeneration(), "", err)
@@ -85,12 +103,34 @@ func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusControl
 	if equality.Semantic.DeepEqual(access.Get(obj), status) {
 		return zero, err
 	}
-	access.Set(copied, status)
-	updated, updateErr := c.UpdateStatus(ctx, copied)
+	access.Set(target, status)
+	updated, updateErr := c.UpdateStatus(ctx, target)
 	if updateErr != nil {
 		return zero, errors.Join(err, updateErr)
 	}
 	return updated, err
+}
+
+// onlyConflicts reports whether every cause in err's tree is an API
+// conflict. apierrors.IsConflict alone is not enough: it finds a conflict
+// anywhere in a joined error, next to a real failure.
+func onlyConflicts(err error) bool {
+	if status, ok := err.(apierrors.APIStatus); ok {
+		return status.Status().Reason == metav1.StatusReasonConflict
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, cause := range errs {
+			if !onlyConflicts(cause) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return onlyConflicts(e.Unwrap())
+	}
+	return false
 }
 
 // GeneratingHandlerOptions configure RegisterGeneratingHandler.
@@ -109,8 +149,12 @@ type GeneratingHandlerOptions struct {
 // of children no longer returned, including whole kinds). The set of
 // children is named after the handler, so two generating handlers of one
 // owner do not prune each other's. When the owner is deleted its children are
-// pruned. cond (when not empty) reflects the handler's and the apply's
-// error; the status is written as by RegisterStatusHandler.
+// pruned; an owner that only left a filtered cache (label, field or
+// namespace) keeps them. cond (when not empty) reflects the handler's and the apply's
+// error; the status is written as by RegisterStatusHandler. When the apply
+// fails, the handler's status is dropped too, as when the handler fails: it
+// was computed before the apply and may describe children that do not exist
+// as described, so the stored status stays, with cond False.
 func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], applier *apply.Applier, access StatusAccess[T, S], cond condition.Cond, name string, handler GeneratingHandler[T, S], opts *GeneratingHandlerOptions) {
 	if opts == nil {
 		opts = &GeneratingHandlerOptions{}
@@ -133,8 +177,16 @@ func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, 
 			if err != nil {
 				return zero, err
 			}
+			// Gone from the cache is not gone from the cluster when
+			// the cache is filtered: the applier confirms with the
+			// API server before pruning, and an owner that merely
+			// stopped matching leaves nothing to do.
 			owner := &apply.ObjectKey{GVK: gvk, Namespace: namespace, Name: objName}
-			return zero, run(key, apply.Set{OwnerKey: owner, ID: name}, nil)
+			err = run(key, apply.Set{OwnerKey: owner, ID: name}, nil)
+			if errors.Is(err, apply.ErrOwnerExists) {
+				return zero, nil
+			}
+			return zero, err
 		}
 		if obj.GetDeletionTimestamp() != nil {
 			return zero, nil // children go when it is gone
