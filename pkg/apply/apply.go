@@ -46,6 +46,16 @@ const (
 	inventoryKinds = "kinds"
 )
 
+// ErrOwnerExists is returned (wrapped) by Apply and DryRun of a whole set
+// named by Set.OwnerKey with no objects when the owner still exists on the
+// API server and is not being deleted. Such a call means "the owner is
+// gone, prune its children"; a cache filtered by label, field or namespace
+// also loses objects that merely stopped matching, so the absence is
+// confirmed with a live read before anything is deleted, and nothing is
+// when the owner is still there. Callers reacting to a cache's delete event
+// should treat this error as "nothing to do".
+var ErrOwnerExists = errors.New("the owner still exists")
+
 // Options configure an Applier.
 type Options struct {
 	// FieldManager owns the applied fields; required.
@@ -81,7 +91,9 @@ type Set struct {
 	// set together with ID.
 	Owner runtime.Object
 	// OwnerKey identifies the owner when its object is gone, to prune its
-	// sets after it was deleted; it is ignored when Owner is set.
+	// sets after it was deleted; it is ignored when Owner is set. Apply
+	// with OwnerKey and no objects prunes only once a live read confirms
+	// the owner is gone or being deleted (see ErrOwnerExists).
 	OwnerKey *ObjectKey
 	// ID tells apart several sets of one owner (or names an ownerless set).
 	ID string
@@ -117,8 +129,11 @@ type Plan struct {
 // Apply makes the set hold exactly objs: each is server-side applied (forcing
 // ownership of the fields it sets), then objects of the set that are not in
 // objs are deleted. Apply with no objects prunes the whole set and its
-// inventory, which is what to do when the owner goes away. Errors of single
-// objects are joined; the rest of the set is still applied.
+// inventory, which is what to do when the owner goes away; when the set is
+// named by Set.OwnerKey (the owner object is no longer at hand), the owner's
+// absence is first confirmed with the API server, and a live owner that is
+// not being deleted keeps everything and gives ErrOwnerExists. Errors of
+// single objects are joined; the rest of the set is still applied.
 func (a *Applier) Apply(ctx context.Context, set Set, objs ...runtime.Object) error {
 	_, err := a.run(ctx, set, objs, false)
 	return err
@@ -142,6 +157,11 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	id, err := a.identify(set)
 	if err != nil {
 		return plan, err
+	}
+	if set.Owner == nil && set.OwnerKey != nil && len(objs) == 0 {
+		if err := a.confirmOwnerGone(ctx, *set.OwnerKey, set.ID); err != nil {
+			return plan, err
+		}
 	}
 	want := make([]desired, 0, len(objs))
 	kinds := inventory{}
@@ -208,6 +228,38 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 	// Kinds that no longer hold anything leave the inventory.
 	return plan, a.writeInventory(ctx, id, kinds)
+}
+
+// confirmOwnerGone reads the owner from the API server, through its kind's
+// preferred version, and fails with ErrOwnerExists when it is there and not
+// being deleted: only then may a whole set be pruned on the owner's account.
+func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID string) error {
+	c, err := a.clients.ForKind(key.GVK.GroupKind().WithVersion(""))
+	if meta.IsNoMatchError(err) {
+		return nil // the owner's kind is no longer served, so no owner is left
+	}
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	owner, _, err := a.clients.NewObjects(c.GroupVersionKind())
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	err = c.Get(ctx, key.Namespace, key.Name, owner, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	m, err := meta.Accessor(owner)
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	if m.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	return fmt.Errorf("apply: set %q of %s not pruned: %w", setID, key, ErrOwnerExists)
 }
 
 // setIdentity is everything derived from a Set.
