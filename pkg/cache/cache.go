@@ -60,29 +60,62 @@ type Options struct {
 	StripLastApplied bool
 }
 
-// merge returns o with its zero fields taken from defaults.
-func (o Options) merge(defaults Options) Options {
-	if o.Namespace == "" {
-		o.Namespace = defaults.Namespace
+// KindOptions override the default Options for one kind. Fields are
+// pointers so that a kind can say "not this": a set field replaces the
+// default's value even with an empty one, a nil field takes the default's.
+// With k8s.io/utils/ptr, Namespace: ptr.To("") watches all namespaces
+// although the default names one, LabelSelector: ptr.To("") drops the
+// default's selector, Resync: ptr.To(time.Duration(0)) turns resync off, and
+// StripLastApplied: ptr.To(false) keeps what the default strips.
+type KindOptions struct {
+	// Namespace limits the informer to one namespace; "" means all.
+	Namespace *string
+	// LabelSelector and FieldSelector limit which objects are listed and
+	// watched, in the API's selector syntax; "" selects everything.
+	LabelSelector *string
+	FieldSelector *string
+	// Resync is how often every cached object is handed to handlers again;
+	// zero means never.
+	Resync *time.Duration
+	// Indexers are added to the default's (an index of the same name
+	// replaces the default's).
+	Indexers cache.Indexers
+	// Transform replaces the default's transform when not nil. A kind that
+	// wants none of the default's sets a function that returns its
+	// argument.
+	Transform cache.TransformFunc
+	// KeepAllMetadata and StripLastApplied are Options' flags of the same
+	// name, for this kind.
+	KeepAllMetadata  *bool
+	StripLastApplied *bool
+}
+
+// over returns defaults with o's set fields in their place.
+func (o KindOptions) over(defaults Options) Options {
+	out := defaults
+	setIf(&out.Namespace, o.Namespace)
+	setIf(&out.LabelSelector, o.LabelSelector)
+	setIf(&out.FieldSelector, o.FieldSelector)
+	setIf(&out.Resync, o.Resync)
+	setIf(&out.KeepAllMetadata, o.KeepAllMetadata)
+	setIf(&out.StripLastApplied, o.StripLastApplied)
+	if len(o.Indexers) > 0 {
+		out.Indexers = maps.Clone(defaults.Indexers)
+		if out.Indexers == nil {
+			out.Indexers = cache.Indexers{}
+		}
+		maps.Copy(out.Indexers, o.Indexers)
 	}
-	if o.LabelSelector == "" {
-		o.LabelSelector = defaults.LabelSelector
+	if o.Transform != nil {
+		out.Transform = o.Transform
 	}
-	if o.FieldSelector == "" {
-		o.FieldSelector = defaults.FieldSelector
+	return out
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
 	}
-	if o.Resync == 0 {
-		o.Resync = defaults.Resync
-	}
-	if o.Indexers == nil {
-		o.Indexers = defaults.Indexers
-	}
-	if o.Transform == nil {
-		o.Transform = defaults.Transform
-	}
-	o.KeepAllMetadata = o.KeepAllMetadata || defaults.KeepAllMetadata
-	o.StripLastApplied = o.StripLastApplied || defaults.StripLastApplied
-	return o
 }
 
 // ClientFunc returns the client an informer lists and watches with. It is

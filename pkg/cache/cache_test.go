@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -101,10 +102,10 @@ func TestLeanByDefaultWithOptOut(t *testing.T) {
 
 	lean := newCacheFactory(t, cp.Config(), nil)
 	full := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Kinds: map[schema.GroupVersionKind]cache.Options{configMapGVK: {KeepAllMetadata: true}},
+		Kinds: map[schema.GroupVersionKind]cache.KindOptions{configMapGVK: {KeepAllMetadata: ptr.To(true)}},
 	})
 	leaner := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Kinds: map[schema.GroupVersionKind]cache.Options{configMapGVK: {StripLastApplied: true}},
+		Kinds: map[schema.GroupVersionKind]cache.KindOptions{configMapGVK: {StripLastApplied: ptr.To(true)}},
 	})
 	informers := map[*cache.SharedCacheFactory]toolscache.SharedIndexInformer{}
 	for _, f := range []*cache.SharedCacheFactory{lean, full, leaner} {
@@ -152,8 +153,8 @@ func TestScopingIndexersAndTransforms(t *testing.T) {
 	}}
 	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
 		Default: cache.Options{Namespace: ns},
-		Kinds: map[schema.GroupVersionKind]cache.Options{configMapGVK: {
-			LabelSelector: "color in (blue,red)",
+		Kinds: map[schema.GroupVersionKind]cache.KindOptions{configMapGVK: {
+			LabelSelector: ptr.To("color in (blue,red)"),
 			Indexers:      byColor,
 			Transform: func(obj any) (any, error) {
 				if cm, ok := obj.(*corev1.ConfigMap); ok {
@@ -318,5 +319,45 @@ func TestSyncTimeoutWithoutDeadline(t *testing.T) {
 	_, err := f.WaitForCacheSync(ctx) // no deadline: the factory's timeout applies
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "Gadget") {
 		t.Fatalf("want a timeout naming Gadget, got %v", err)
+	}
+}
+
+// TestKindOptionsCanSayNotThis overrides every narrowing default with an
+// empty value for one kind: all namespaces, no label selector, and the
+// last-applied annotation kept although the default strips it.
+func TestKindOptionsCanSayNotThis(t *testing.T) {
+	a := controlplanetest.Namespace(t, cp.Config())
+	b := controlplanetest.Namespace(t, cp.Config())
+	applyConfigMap(t, a, "in-a", map[string]string{"team": "x"})
+	applyConfigMap(t, b, "in-b", nil)
+
+	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
+		Default: cache.Options{Namespace: a, LabelSelector: "team=x", StripLastApplied: true},
+		Kinds: map[schema.GroupVersionKind]cache.KindOptions{configMapGVK: {
+			Namespace: ptr.To(metav1.NamespaceAll), LabelSelector: ptr.To(""), StripLastApplied: ptr.To(false),
+		}},
+	})
+	cms, err := f.ForKind(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := f.ForKind(secretGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAndSync(t, f)
+
+	cm := cachedConfigMap(t, cms, a, "in-a")
+	if cm.Annotations[cache.LastAppliedAnnotation] == "" {
+		t.Error("the kind's StripLastApplied false did not override the default's true")
+	}
+	if _, ok, _ := cms.GetStore().GetByKey(b + "/in-b"); !ok {
+		t.Errorf("the kind's all-namespaces, no-selector options did not override the default: cached %v", cms.GetStore().ListKeys())
+	}
+	// The other kind keeps the defaults.
+	for _, key := range secrets.GetStore().ListKeys() {
+		if !strings.HasPrefix(key, a+"/") {
+			t.Errorf("a kind without options left the default namespace: %s", key)
+		}
 	}
 }

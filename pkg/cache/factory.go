@@ -25,9 +25,10 @@ const DefaultSyncTimeout = 2 * time.Minute
 // is a working default: all namespaces, no resync, lean informers.
 type SharedCacheFactoryOptions struct {
 	// Default applies to every kind; Kinds overrides it per kind, field by
-	// field (a zero field in a kind's options takes the default's value).
+	// field: each field a kind's options set replaces the default's, even
+	// with an empty value (see KindOptions).
 	Default Options
-	Kinds   map[schema.GroupVersionKind]Options
+	Kinds   map[schema.GroupVersionKind]KindOptions
 	// SyncTimeout bounds WaitForCacheSync when its context has no deadline;
 	// zero means DefaultSyncTimeout.
 	SyncTimeout time.Duration
@@ -118,7 +119,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}
-	informer, err := NewInformer(obj, list, getClient, f.opts.Kinds[gvk].merge(f.opts.Default))
+	informer, err := NewInformer(obj, list, getClient, f.opts.Kinds[gvk].over(f.opts.Default))
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/generated/controllers/core"
 	corectl "github.com/lariat-dev/lariat/generated/controllers/core/v1"
@@ -28,8 +29,8 @@ func ExampleRegisterGeneratingHandler() {
 	defer cancel()
 	// Only labelled namespaces are cached, so the handler sees no others.
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
-		Cache: cache.SharedCacheFactoryOptions{Kinds: map[schema.GroupVersionKind]cache.Options{
-			corev1.SchemeGroupVersion.WithKind("Namespace"): {LabelSelector: "team"},
+		Cache: cache.SharedCacheFactoryOptions{Kinds: map[schema.GroupVersionKind]cache.KindOptions{
+			corev1.SchemeGroupVersion.WithKind("Namespace"): {LabelSelector: ptr.To("team")},
 		}},
 	})
 	if err != nil {

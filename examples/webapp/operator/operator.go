@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/generated/controllers/core"
@@ -144,12 +145,12 @@ func New(opts Options) (*Operator, error) {
 
 	// Only the objects the operator manages are cached and fed to the
 	// loop: a cluster's other ConfigMaps are none of its business.
-	managed := cache.Options{LabelSelector: labels.Set{kubedescriptor.LabelManagedBy: opts.FieldManager}.String()}
+	managed := cache.KindOptions{LabelSelector: ptr.To(labels.Set{kubedescriptor.LabelManagedBy: opts.FieldManager}.String())}
 	f, err := generic.NewFactoryFromConfig(opts.Config, nil, &generic.FactoryOptions{
 		Cache: cache.SharedCacheFactoryOptions{
 			SyncTimeout: opts.SyncTimeout,
 			Default:     cache.Options{Namespace: opts.Namespace},
-			Kinds:       map[schema.GroupVersionKind]cache.Options{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
+			Kinds:       map[schema.GroupVersionKind]cache.KindOptions{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
 		},
 		Controller: controller.SharedControllerFactoryOptions{Logger: opts.Logger, Registerer: o.registry},
 	})
