@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,6 +64,14 @@ type Options struct {
 	// InventoryNamespace holds the inventory ConfigMaps of sets whose owner
 	// is cluster-scoped or absent. Empty means "default".
 	InventoryNamespace string
+	// PruneNamespaces are the namespaces pruning may list in when a set's
+	// inventory does not say where the objects of a namespaced kind are
+	// (inventories written before Lariat recorded namespaces): for an
+	// operator whose RBAC covers only these namespaces, like wrangler's
+	// WithListerNamespace. Empty means all namespaces. Kinds whose
+	// namespaces the inventory records are listed in those namespaces
+	// only, whatever this says.
+	PruneNamespaces []string
 }
 
 // Applier applies desired sets through a client factory. It is safe for
@@ -80,6 +89,7 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 	if opts.InventoryNamespace == "" {
 		opts.InventoryNamespace = metav1.NamespaceDefault
 	}
+	opts.PruneNamespaces = slices.Clone(opts.PruneNamespaces)
 	return &Applier{clients: clients, opts: opts}, nil
 }
 
@@ -173,7 +183,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			continue
 		}
 		want = append(want, d)
-		kinds[d.key.GVK.GroupKind()] = true
+		kinds.add(d.key.GVK.GroupKind(), d.key.Namespace)
 	}
 	if len(errs) > 0 {
 		// A set with an object that cannot even be prepared must not
@@ -213,8 +223,9 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	for _, d := range want {
 		keep[idOf(d.key)] = true
 	}
-	for _, gk := range held.union(kinds).kinds() {
-		deleted, err := a.prune(ctx, id, gk, keep, dryRun)
+	all := held.union(kinds)
+	for _, gk := range all.kinds() {
+		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun)
 		plan.Delete = append(plan.Delete, deleted...)
 		if err != nil {
 			errs = append(errs, err)
@@ -226,7 +237,8 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	if len(want) == 0 {
 		return plan, a.deleteInventory(ctx, id)
 	}
-	// Kinds that no longer hold anything leave the inventory.
+	// Kinds and namespaces that no longer hold anything leave the
+	// inventory.
 	return plan, a.writeInventory(ctx, id, kinds)
 }
 

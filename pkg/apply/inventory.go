@@ -18,9 +18,21 @@ import (
 )
 
 // inventory is what a set's inventory ConfigMap records: the kinds the set
-// holds, by group and kind only, since a version is just a view of an
-// object and a set may move between versions of one kind.
-type inventory map[schema.GroupKind]bool
+// holds, by group and kind only (a version is just a view of an object, and
+// a set may move between versions of one kind), and for each kind the
+// namespaces its objects are in, so pruning lists only there and works with
+// RBAC that covers only those namespaces. The namespace "" stands for
+// cluster-scoped objects, and for "anywhere" where an old inventory did not
+// record namespaces.
+type inventory map[schema.GroupKind]map[string]bool
+
+// add records that the set holds an object of gk in namespace.
+func (inv inventory) add(gk schema.GroupKind, namespace string) {
+	if inv[gk] == nil {
+		inv[gk] = map[string]bool{}
+	}
+	inv[gk][namespace] = true
+}
 
 func (a *Applier) inventoryClient() (*client.Client, error) {
 	return a.clients.ForResourceKind(corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap", true)
@@ -84,27 +96,48 @@ func (a *Applier) deleteInventory(ctx context.Context, id *setIdentity) error {
 }
 
 // format writes one line per kind, "group/Kind" ("/ConfigMap" for the core
-// group), sorted.
+// group) followed by the kind's namespaces separated by spaces (none for
+// cluster-scoped kinds), sorted.
 func (inv inventory) format() string {
 	lines := make([]string, 0, len(inv))
 	for _, gk := range inv.kinds() {
-		lines = append(lines, gk.Group+"/"+gk.Kind)
+		fields := []string{gk.Group + "/" + gk.Kind}
+		for _, ns := range slices.Sorted(maps.Keys(inv[gk])) {
+			if ns != "" {
+				fields = append(fields, ns)
+			}
+		}
+		lines = append(lines, strings.Join(fields, " "))
 	}
 	return strings.Join(lines, "\n")
 }
 
-// parseInventory reads what format writes, and also the lines of
-// inventories written before identities dropped the version
-// ("group/version/Kind"), whose version it ignores.
+// parseInventory reads what format writes, and the lines of inventories
+// written before identities dropped the version ("group/version/Kind",
+// whose version it ignores) and before namespaces were recorded (such
+// kinds are recorded as being anywhere).
 func parseInventory(data string) inventory {
 	inv := inventory{}
 	for _, line := range strings.Split(data, "\n") {
-		parts := strings.Split(strings.TrimSpace(line), "/")
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		parts := strings.Split(fields[0], "/")
+		var gk schema.GroupKind
 		switch {
 		case len(parts) == 2 && parts[1] != "":
-			inv[schema.GroupKind{Group: parts[0], Kind: parts[1]}] = true
+			gk = schema.GroupKind{Group: parts[0], Kind: parts[1]}
 		case len(parts) == 3 && parts[1] != "" && parts[2] != "":
-			inv[schema.GroupKind{Group: parts[0], Kind: parts[2]}] = true
+			gk = schema.GroupKind{Group: parts[0], Kind: parts[2]}
+		default:
+			continue
+		}
+		if len(fields) == 1 {
+			inv.add(gk, "")
+		}
+		for _, ns := range fields[1:] {
+			inv.add(gk, ns)
 		}
 	}
 	return inv
@@ -118,10 +151,15 @@ func (inv inventory) kinds() []schema.GroupKind {
 	})
 }
 
-// union returns the kinds of both inventories.
+// union returns the kinds and namespaces of both inventories.
 func (inv inventory) union(other inventory) inventory {
 	out := make(inventory, len(inv)+len(other))
-	maps.Copy(out, inv)
-	maps.Copy(out, other)
+	for _, from := range []inventory{inv, other} {
+		for gk, namespaces := range from {
+			for ns := range namespaces {
+				out.add(gk, ns)
+			}
+		}
+	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,9 +29,9 @@ func idOf(k ObjectKey) objectID {
 }
 
 // prune deletes (or, dry-running, lists) the set's objects of one kind that
-// are not kept. It lists the kind once, through its preferred served
-// version.
-func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKind, keep map[objectID]bool, dryRun bool) ([]ObjectKey, error) {
+// are not kept. It lists the kind through its preferred served version, in
+// each of the namespaces the inventory records for it.
+func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool, keep map[objectID]bool, dryRun bool) ([]ObjectKey, error) {
 	c, err := a.clients.ForKind(gk.WithVersion(""))
 	if err != nil {
 		if meta.IsNoMatchError(err) {
@@ -38,27 +40,36 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		return nil, fmt.Errorf("prune %s: %w", gk, err)
 	}
 	gvk := c.GroupVersionKind()
-	_, list, err := a.clients.NewObjects(gvk)
-	if err != nil {
-		return nil, fmt.Errorf("prune %s: %w", gk, err)
-	}
-	if err := c.List(ctx, metav1.NamespaceAll, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
-		return nil, fmt.Errorf("prune %s: %w", gk, err)
+	var items []runtime.Object
+	for _, ns := range a.listNamespaces(c.Namespaced(), recorded) {
+		_, list, err := a.clients.NewObjects(gvk)
+		if err != nil {
+			return nil, fmt.Errorf("prune %s: %w", gk, err)
+		}
+		if err := c.List(ctx, ns, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
+			return nil, fmt.Errorf("prune %s: %w", gk, err)
+		}
+		listed, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, fmt.Errorf("prune %s: %w", gk, err)
+		}
+		items = append(items, listed...)
 	}
 	var deleted []ObjectKey
 	var errs []error
-	err = meta.EachListItem(list, func(item runtime.Object) error {
+	for _, item := range items {
 		m, err := meta.Accessor(item)
 		if err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("prune %s: %w", gk, err))
+			continue
 		}
 		key := ObjectKey{GVK: gvk, Namespace: m.GetNamespace(), Name: m.GetName()}
 		if keep[idOf(key)] {
-			return nil
+			continue
 		}
 		deleted = append(deleted, key)
 		if dryRun {
-			return nil
+			continue
 		}
 		// The UID precondition spares an object recreated under the
 		// same name since the list.
@@ -69,10 +80,30 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
 		}
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// listNamespaces says where to list a kind for pruning: cluster-scoped kinds
+// once, cluster-wide; namespaced kinds in the namespaces recorded for them,
+// or, where the inventory does not know (""), in Options.PruneNamespaces or
+// else across all namespaces.
+func (a *Applier) listNamespaces(namespaced bool, recorded map[string]bool) []string {
+	if !namespaced {
+		return []string{metav1.NamespaceAll}
+	}
+	if recorded[""] || len(recorded) == 0 {
+		if len(a.opts.PruneNamespaces) == 0 {
+			return []string{metav1.NamespaceAll}
+		}
+		namespaces := slices.Clone(a.opts.PruneNamespaces)
+		for ns := range recorded {
+			if ns != "" {
+				namespaces = append(namespaces, ns)
+			}
+		}
+		slices.Sort(namespaces)
+		return slices.Compact(namespaces)
+	}
+	return slices.Sorted(maps.Keys(recorded))
 }
