@@ -317,16 +317,25 @@ func (e *quietError) Unwrap() error { return e.err }
 
 // onlyRoutine reports whether every cause in err's tree is an API conflict
 // or marked with RetryQuietly, so that one handler's routine retry does not
-// hide another's real error.
+// hide another's real error. It walks the tree itself: errors.As (and so
+// apierrors.IsConflict) would find a routine cause anywhere in a joined
+// error, even next to a real failure. A RetryQuietly mark covers all it
+// wraps: the handler said so.
 func onlyRoutine(err error) bool {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			if !onlyRoutine(e) {
+	switch e := err.(type) {
+	case *quietError:
+		return true
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, cause := range errs {
+			if !onlyRoutine(cause) {
 				return false
 			}
 		}
-		return len(joined.Unwrap()) > 0
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return onlyRoutine(e.Unwrap())
 	}
-	var quiet *quietError
-	return apierrors.IsConflict(err) || errors.As(err, &quiet)
+	// A leaf: IsConflict looks at it alone.
+	return apierrors.IsConflict(err)
 }

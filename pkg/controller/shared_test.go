@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -101,6 +102,12 @@ func TestOnlyRoutine(t *testing.T) {
 		{other, false},
 		{&HandlerError{Handler: "a", Err: RetryQuietly(other)}, true},
 		{errors.Join(&HandlerError{Handler: "a", Err: RetryQuietly(other)}, &HandlerError{Handler: "b", Err: other}), false},
+		// One handler's error that joins a real cause with routine ones,
+		// directly or under a wrapper, is not routine.
+		{&HandlerError{Handler: "a", Err: errors.Join(other, conflict)}, false},
+		{&HandlerError{Handler: "a", Err: fmt.Errorf("sync: %w", errors.Join(RetryQuietly(other), other))}, false},
+		{&HandlerError{Handler: "a", Err: fmt.Errorf("sync: %w", errors.Join(RetryQuietly(other), conflict))}, true},
+		{fmt.Errorf("%w and %w", conflict, conflict), true},
 	}
 	for i, c := range cases {
 		if got := onlyRoutine(c.err); got != c.want {
