@@ -1,7 +1,8 @@
 // Package testkinds holds the custom resource definitions that Lariat's own
-// tests install: Widget (installed at start, with a status subresource), and
-// Gizmo kinds in groups unique to each call (installed while running). Gadget
-// is a kind that is never installed.
+// tests install: Widget (installed at start, with a status subresource whose
+// conditions have metav1.Condition's schema and limits), and Gizmo kinds in
+// groups unique to each call (installed while running). Gadget is a kind that
+// is never installed.
 package testkinds
 
 import (

@@ -12,9 +12,14 @@
 // observed generation differ, and move LastTransitionTime only when the
 // status changes (both via apimachinery's meta.SetStatusCondition), so a
 // status handler that sets the same condition again writes nothing new.
+// Messages are cut to what the API server accepts (TruncateMessage), so a
+// long error cannot make every status write fail.
 package condition
 
 import (
+	"strings"
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -32,7 +37,8 @@ const (
 
 // Set sets the condition's status, reason and message for the object's
 // generation, adding the condition if it is missing. It reports whether
-// anything changed.
+// anything changed. A message the API server would reject is cut to fit
+// (see TruncateMessage).
 func (c Cond) Set(conds *[]metav1.Condition, status metav1.ConditionStatus, generation int64, reason, message string) bool {
 	if reason == "" {
 		switch status {
@@ -49,7 +55,7 @@ func (c Cond) Set(conds *[]metav1.Condition, status metav1.ConditionStatus, gene
 		Status:             status,
 		ObservedGeneration: generation,
 		Reason:             reason,
-		Message:            message,
+		Message:            TruncateMessage(message),
 	})
 }
 
@@ -118,4 +124,31 @@ func (c Cond) Message(conds []metav1.Condition) string {
 // Remove deletes the condition; it reports whether it was there.
 func (c Cond) Remove(conds *[]metav1.Condition) bool {
 	return meta.RemoveStatusCondition(conds, string(c))
+}
+
+// MaxMessageLength is the longest message the API server accepts in a
+// metav1.Condition (32 KiB, counted in bytes by built-in kinds and in
+// characters by CRD schemas; a byte limit satisfies both).
+const MaxMessageLength = 32768
+
+// TruncatedMarker ends a condition message that was cut to fit
+// MaxMessageLength, so a reader knows there was more.
+const TruncatedMarker = "… (truncated)"
+
+// TruncateMessage makes message fit a condition: valid UTF-8 (the API
+// server would otherwise turn each invalid byte into a three-byte
+// replacement character and could push it over the limit) of at most
+// MaxMessageLength bytes, cut on a character boundary and ended with
+// TruncatedMarker when it was longer. Set applies it, so one long error
+// (a whole response body, say) cannot make every status write fail.
+func TruncateMessage(message string) string {
+	message = strings.ToValidUTF8(message, string(utf8.RuneError))
+	if len(message) <= MaxMessageLength {
+		return message
+	}
+	cut := MaxMessageLength - len(TruncatedMarker)
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:cut] + TruncatedMarker
 }

@@ -8,14 +8,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/lariat-dev/lariat/internal/testkinds"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/condition"
@@ -260,5 +263,83 @@ func TestStatusWriteConflictIsRetried(t *testing.T) {
 		if s.Status != metav1.ConditionTrue {
 			t.Errorf("Generated flapped to %s (%q)", s.Status, s.Message)
 		}
+	}
+}
+
+// widgetStatus is the status of the test kind Widget, read from and written
+// to its unstructured objects.
+type widgetStatus struct {
+	Ready      bool               `json:"ready,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+func widgetStatusAccess(t *testing.T) generic.StatusAccess[*unstructured.Unstructured, widgetStatus] {
+	return generic.StatusAccess[*unstructured.Unstructured, widgetStatus]{
+		Get: func(u *unstructured.Unstructured) widgetStatus {
+			var st widgetStatus
+			m, _, err := unstructured.NestedMap(u.Object, "status")
+			if err == nil {
+				err = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+			}
+			if err != nil {
+				t.Errorf("read the status of %s: %v", u.GetName(), err)
+			}
+			return st
+		},
+		Set: func(u *unstructured.Unstructured, st widgetStatus) {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+			if err != nil {
+				t.Errorf("write the status of %s: %v", u.GetName(), err)
+			}
+			u.Object["status"] = m
+		},
+		Conditions: func(st *widgetStatus) *[]metav1.Condition { return &st.Conditions },
+	}
+}
+
+// A handler error longer than the API server accepts in a condition message
+// (32 KiB for a CRD with metav1.Condition's schema) must not make every
+// status write fail: the message is cut, on a UTF-8 boundary, and marked.
+func TestHugeErrorMessageIsTruncatedInTheCondition(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	f := newFactory(t, cp.Config(), ns)
+	widgets, err := generic.NewController[*unstructured.Unstructured, *unstructured.UnstructuredList](testkinds.WidgetGVK, "widgets", true, f.ControllerFactory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	access := widgetStatusAccess(t)
+	w, err := widgets.Create(t.Context(), testkinds.Widget(ns, "w", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	access.Set(w, widgetStatus{Ready: true})
+	if _, err := widgets.UpdateStatus(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	// 100 KiB of two-byte runes: a cut at an odd byte splits one.
+	huge := strings.Repeat("é", 50*1024)
+	generic.RegisterStatusHandler(t.Context(), widgets, access, generated, "status", func(*unstructured.Unstructured, widgetStatus) (widgetStatus, error) {
+		return widgetStatus{}, errors.New(huge)
+	})
+	start(t, f)
+	var st widgetStatus
+	eventually(t, "condition False", func() bool {
+		w, err := widgets.Get(t.Context(), ns, "w", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = access.Get(w)
+		return generated.IsFalse(st.Conditions)
+	})
+	msg := generated.Message(st.Conditions)
+	if len(msg) > condition.MaxMessageLength || !utf8.ValidString(msg) {
+		t.Errorf("message of %d bytes, valid UTF-8 %v", len(msg), utf8.ValidString(msg))
+	}
+	body, ok := strings.CutSuffix(msg, condition.TruncatedMarker)
+	if !ok || !strings.HasPrefix(huge, body) || len(body) < condition.MaxMessageLength-len(condition.TruncatedMarker)-utf8.UTFMax {
+		t.Errorf("message is not a marked prefix of the error: %d bytes, ends %q", len(msg), msg[max(0, len(msg)-40):])
+	}
+	if !st.Ready {
+		t.Error("the stored status (ready) was not kept")
 	}
 }
