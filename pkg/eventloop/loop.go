@@ -63,6 +63,15 @@ type Options struct {
 	// bridge can re-read its source instead of replaying its last copy. An
 	// error fails the resync like a handler error.
 	RefreshState func() (any, error)
+
+	// StartupWaitingFor, when set, is asked when the startup resync
+	// deadline passes. If it names what the startup resync waits for (a
+	// bridge's kinds whose caches have not synced), the loop does not
+	// abort: Health reports the overdue resync with those names until it
+	// arrives, events stay held, and the question is asked again every
+	// deadline period. The startup resync must not be pushed without its
+	// input: handlers would take what is missing as deleted.
+	StartupWaitingFor func() []string
 }
 
 // LoopState is the phase of a Loop.
@@ -114,16 +123,17 @@ type Status struct {
 // Loop is a serialized event loop. Create it with New, start it with Start,
 // and end it with Stop (graceful, with a Shutdown event) or Close.
 type Loop struct {
-	cfg       Config
-	handlers  []EventHandler
-	names     []string // handler names, read once
-	committer Committer
-	log       *logrus.Entry
-	clock     clock.Clock
-	isStartup func(Event) bool
-	onResync  func(context.Context) error
-	refresh   func() (any, error)
-	retry     RetryOptions
+	cfg        Config
+	handlers   []EventHandler
+	names      []string // handler names, read once
+	committer  Committer
+	log        *logrus.Entry
+	clock      clock.Clock
+	isStartup  func(Event) bool
+	onResync   func(context.Context) error
+	refresh    func() (any, error)
+	waitingFor func() []string
+	retry      RetryOptions
 
 	q    *queue
 	hist *History
@@ -145,6 +155,7 @@ type Loop struct {
 	statusMu   sync.Mutex
 	state      LoopState
 	abortErr   error
+	overdue    error // the startup resync is late, waiting for its input
 	healingDue time.Time
 	unhealthy  chan struct{}
 
@@ -176,14 +187,15 @@ func New(opts Options) (*Loop, error) {
 		return nil, err
 	}
 	l := &Loop{
-		cfg:       cfg,
-		handlers:  append([]EventHandler(nil), opts.Handlers...),
-		committer: opts.Committer,
-		log:       opts.Logger,
-		clock:     opts.Clock,
-		isStartup: opts.IsStartupResync,
-		onResync:  opts.OnResyncRequest,
-		refresh:   opts.RefreshState,
+		cfg:        cfg,
+		handlers:   append([]EventHandler(nil), opts.Handlers...),
+		committer:  opts.Committer,
+		log:        opts.Logger,
+		clock:      opts.Clock,
+		isStartup:  opts.IsStartupResync,
+		onResync:   opts.OnResyncRequest,
+		refresh:    opts.RefreshState,
+		waitingFor: opts.StartupWaitingFor,
 		retry: RetryOptions{
 			Enabled:     cfg.EnableRetry,
 			Delay:       cfg.DelayRetry.Duration,
@@ -433,6 +445,8 @@ func (l *Loop) Health() error {
 	l.statusMu.Lock()
 	defer l.statusMu.Unlock()
 	switch l.state {
+	case StateStarting:
+		return l.overdue
 	case StateAborted:
 		return l.abortErr
 	case StateStopped:
@@ -476,5 +490,8 @@ func (l *Loop) RequestResync(ctx context.Context) error {
 func (l *Loop) setState(s LoopState) {
 	l.statusMu.Lock()
 	l.state = s
+	if s != StateStarting {
+		l.overdue = nil
+	}
 	l.statusMu.Unlock()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -884,5 +885,48 @@ func TestStartTwiceAndNilContexts(t *testing.T) {
 	//nolint:staticcheck // a nil context is the bad input under test
 	if err := ev.Wait(nil); err == nil {
 		t.Fatal("Wait(nil) succeeded")
+	}
+}
+
+// A startup resync held back for a known reason (a bridge waiting for a kind
+// to sync) does not abort the loop at the deadline: health names the reason,
+// held events wait, and the resync is processed when it comes.
+func TestStartupDeadlineWhileWaitingForInput(t *testing.T) {
+	waiting := []string{"v1/Secret"}
+	var mu sync.Mutex
+	e := newEnv(t, []string{"a"},
+		withConfig(func(c *eventloop.Config) { c.StartupResyncDeadline.Duration = 10 * time.Second }),
+		func(o *eventloop.Options) {
+			o.StartupWaitingFor = func() []string { mu.Lock(); defer mu.Unlock(); return waiting }
+		})
+	held := el.NewUpdate("held")
+	e.push(held)
+	e.start()
+	e.clock.Step(10 * time.Second)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		err := e.loop.Health()
+		if errors.Is(err, eventloop.ErrStartupResyncDeadline) && strings.Contains(fmt.Sprint(err), "v1/Secret") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health %v, want the startup deadline naming v1/Secret", err)
+		}
+	}
+	if s := e.loop.Status(); s.State != eventloop.StateStarting {
+		t.Fatalf("state %v, want still starting", s.State)
+	}
+	mu.Lock()
+	waiting = nil
+	mu.Unlock()
+	startup := el.NewResync("startup")
+	e.push(startup)
+	if err := wait(t, startup); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, held); err != nil {
+		t.Fatalf("held event: %v", err)
+	}
+	if err := e.loop.Health(); err != nil {
+		t.Fatalf("health after the startup resync: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package eventloop
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -183,6 +184,18 @@ func (l *Loop) onStartupDeadline() {
 	l.timers.startup = nil
 	if l.ready {
 		return
+	}
+	if l.waitingFor != nil {
+		if waiting := l.waitingFor(); len(waiting) > 0 {
+			err := fmt.Errorf("%w: no startup resync within %v: waiting for %s", ErrStartupResyncDeadline,
+				l.cfg.StartupResyncDeadline.Duration, strings.Join(waiting, ", "))
+			l.log.WithError(err).Error("eventloop: the startup resync is late; waiting for its input, events stay held")
+			l.statusMu.Lock()
+			l.overdue = err
+			l.statusMu.Unlock()
+			l.timers.startup = l.clock.NewTimer(l.cfg.StartupResyncDeadline.Duration)
+			return
+		}
 	}
 	l.abort(fmt.Errorf("%w: no startup resync within %v", ErrStartupResyncDeadline, l.cfg.StartupResyncDeadline.Duration))
 }

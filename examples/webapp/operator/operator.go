@@ -336,15 +336,22 @@ func (o *Operator) Run(ctx context.Context) error {
 	}
 	controllers := make(chan error, 1)
 	go func() { controllers <- o.factory.Start(ctx, o.opts.Workers) }()
-	if err := o.bridge.Start(ctx, o.loop); err != nil {
-		return err
-	}
+	// The bridge holds the loop's startup resync until every kind it
+	// watches has synced (a WebApp kind that cannot be listed must not
+	// look like "no WebApps", which would delete every child); the
+	// controllers and endpoints run meanwhile.
+	bridge := make(chan error, 1)
+	go func() { bridge <- o.bridge.Start(ctx, o.loop) }()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-o.loop.Exited():
 			return fmt.Errorf("webapp operator: the event loop stopped: %w", o.loop.Health())
+		case err := <-bridge:
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
 		case err := <-controllers:
 			var syncErr *cache.SyncError
 			if err != nil && (!errors.As(err, &syncErr) || ctx.Err() != nil) {

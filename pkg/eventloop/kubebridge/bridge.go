@@ -9,7 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -144,9 +147,11 @@ func (b *Bridge) watch(ctx context.Context, c controller.SharedController, opts 
 }
 
 // Configure sets the loop options the bridge depends on: only a KubeResync
-// may be the startup resync, and POST /controller/resync and healing
-// resyncs re-read the caches.
+// may be the startup resync, POST /controller/resync and healing resyncs
+// re-read the caches, and a startup resync that is late because kinds have
+// not synced makes the loop report them instead of aborting.
 func (b *Bridge) Configure(opts *eventloop.Options) {
+	opts.StartupWaitingFor = b.Unsynced
 	opts.IsStartupResync = func(ev eventloop.Event) bool {
 		_, ok := ev.(*KubeResync)
 		return ok
@@ -155,12 +160,24 @@ func (b *Bridge) Configure(opts *eventloop.Options) {
 	opts.RefreshState = b.refreshState
 }
 
-// Start waits until the caches of the watched kinds have synced (kinds that
-// cannot sync are logged and join later through change events), then pushes
-// the startup resync to loop. The informers must have been started: by the
-// factory's Start, or by its cache factory's Start while the controller
-// factory's Start (which waits for the same sync) runs alongside, so that a
-// kind that cannot sync costs one sync timeout rather than two.
+// unsyncedReportInterval is how often Start repeats which kinds it still
+// waits for.
+const unsyncedReportInterval = 30 * time.Second
+
+// Start waits until the caches of the watched kinds have synced, then
+// pushes the startup resync to loop. A kind that has not synced is never
+// handed to the loop as empty (its handlers would read "no objects" and
+// the scheduler would delete what was derived from them): Start keeps
+// waiting for it, names it in a warning once the factory's sync timeout has
+// passed and again every 30 s, and returns when the resync is pushed, ctx
+// ends, or the loop stops. The rest of the operator (controllers of other
+// kinds, HTTP endpoints) runs meanwhile; the loop reports the wait as its
+// startup resync deadline.
+//
+// The informers must have been started: by the factory's Start, or by its
+// cache factory's Start while the controller factory's Start (which waits
+// for the same sync) runs alongside, so that a kind that cannot sync costs
+// one sync timeout rather than two.
 func (b *Bridge) Start(ctx context.Context, loop *eventloop.Loop) error {
 	b.mu.Lock()
 	b.loop = loop
@@ -170,14 +187,54 @@ func (b *Bridge) Start(ctx context.Context, loop *eventloop.Loop) error {
 		if !errors.As(err, &syncErr) || ctx.Err() != nil {
 			return fmt.Errorf("kubebridge: %w", err)
 		}
-		b.log.WithError(err).Warn("kubebridge: starting without the kinds that have not synced; their objects arrive as changes once they do")
 	}
-	return b.Resync(ctx)
+	ticker := time.NewTicker(5 * time.Millisecond)
+	defer ticker.Stop()
+	var reported time.Time
+	for {
+		unsynced := b.Unsynced()
+		if len(unsynced) == 0 {
+			return b.Resync(ctx)
+		}
+		if time.Since(reported) >= unsyncedReportInterval {
+			reported = time.Now()
+			b.log.WithField("kinds", strings.Join(unsynced, ", ")).Warn(
+				"kubebridge: holding the startup resync until these kinds have synced (" + strings.Join(unsynced, ", ") +
+					"): a kind that is not listed yet must not look empty")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kubebridge: kinds not synced (%s): %w", strings.Join(unsynced, ", "), ctx.Err())
+		case <-loop.Exited():
+			return fmt.Errorf("kubebridge: the loop stopped while kinds were not synced (%s)", strings.Join(unsynced, ", "))
+		case <-ticker.C:
+		}
+	}
 }
 
-// Resync pushes a KubeResync with a snapshot of every watched kind whose
-// cache has synced. The first call is the loop's startup resync. It does not
-// wait for room in the loop's queue: a full queue is an error.
+// Unsynced names the watched kinds (as ResourceName does) whose caches have
+// not synced, sorted; the bridge hands the loop no state until it is empty.
+func (b *Bridge) Unsynced() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.unsyncedLocked()
+}
+
+func (b *Bridge) unsyncedLocked() []string {
+	var out []string
+	for resource, k := range b.kinds {
+		if !k.informer.HasSynced() {
+			out = append(out, resource)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Resync pushes a KubeResync with a snapshot of every watched kind. The
+// first call is the loop's startup resync. It fails, pushing nothing, while
+// a watched kind has not synced, and does not wait for room in the loop's
+// queue: a full queue is an error.
 func (b *Bridge) Resync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -187,7 +244,10 @@ func (b *Bridge) Resync(ctx context.Context) error {
 	if b.loop == nil {
 		return errors.New("kubebridge: Resync before Start")
 	}
-	state, sent := b.snapshotLocked()
+	state, sent, err := b.snapshotLocked()
+	if err != nil {
+		return err
+	}
 	if err := b.loop.PushEvent(&KubeResync{State: state}); err != nil {
 		return fmt.Errorf("kubebridge: push resync: %w", err)
 	}
@@ -206,19 +266,22 @@ func (b *Bridge) Resync(ctx context.Context) error {
 func (b *Bridge) refreshState() (any, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	state, _ := b.snapshotLocked()
+	state, _, err := b.snapshotLocked()
+	if err != nil {
+		return nil, err
+	}
 	return state, nil
 }
 
-// snapshotLocked copies every synced kind's cache; kinds still listing are
-// left out, since a partial list would look like deletions.
-func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object) {
+// snapshotLocked copies every watched kind's cache. It fails while a kind
+// has not synced: a partial list would look like deletions.
+func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object, error) {
+	if unsynced := b.unsyncedLocked(); len(unsynced) > 0 {
+		return nil, nil, fmt.Errorf("kubebridge: no snapshot while kinds have not synced: %s", strings.Join(unsynced, ", "))
+	}
 	state := State{}
 	sent := map[string]runtime.Object{}
 	for resource, k := range b.kinds {
-		if !k.informer.HasSynced() {
-			continue
-		}
 		objs := map[string]runtime.Object{}
 		for _, item := range k.informer.GetStore().List() {
 			obj, ok := item.(runtime.Object)
@@ -234,7 +297,7 @@ func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object) {
 		}
 		state[resource] = objs
 	}
-	return state, sent
+	return state, sent, nil
 }
 
 // onChange pushes the current cached state of one key. It reads the cache
