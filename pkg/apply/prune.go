@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/client"
 )
 
 // objectID is an object's identity: group, kind, namespace and name. The
@@ -32,29 +34,14 @@ func idOf(k ObjectKey) objectID {
 // are not kept. It lists the kind through its preferred served version, in
 // each of the namespaces the inventory records for it.
 func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool, keep map[objectID]bool, dryRun bool) ([]ObjectKey, error) {
-	c, err := a.clients.ForKind(gk.WithVersion(""))
+	c, items, err := a.listSet(ctx, id, gk, recorded)
 	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, nil // the kind is gone from the cluster, and its objects with it
-		}
 		return nil, fmt.Errorf("prune %s: %w", gk, err)
 	}
-	gvk := c.GroupVersionKind()
-	var items []runtime.Object
-	for _, ns := range a.listNamespaces(c.Namespaced(), recorded) {
-		_, list, err := a.clients.NewObjects(gvk)
-		if err != nil {
-			return nil, fmt.Errorf("prune %s: %w", gk, err)
-		}
-		if err := c.List(ctx, ns, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
-			return nil, fmt.Errorf("prune %s: %w", gk, err)
-		}
-		listed, err := meta.ExtractList(list)
-		if err != nil {
-			return nil, fmt.Errorf("prune %s: %w", gk, err)
-		}
-		items = append(items, listed...)
+	if c == nil {
+		return nil, nil // the kind is gone from the cluster, and its objects with it
 	}
+	gvk := c.GroupVersionKind()
 	var deleted []ObjectKey
 	var errs []error
 	for _, item := range items {
@@ -82,6 +69,51 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// listSet lists the set's objects of gk, through the kind's preferred
+// served version, where the inventory says they are. It returns a nil client
+// when the kind is not served: its objects went with it (a CRD's objects are
+// deleted with the CRD). A listing that answers NotFound means the mapping
+// used is stale (the CRD was deleted, or moved versions): discovery is re-read
+// for the kind (rate limited) and the kind mapped again, once.
+func (a *Applier) listSet(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool) (*client.Client, []runtime.Object, error) {
+	for retried := false; ; retried = true {
+		c, err := a.clients.ForKind(gk.WithVersion(""))
+		if meta.IsNoMatchError(err) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var items []runtime.Object
+		for _, ns := range a.listNamespaces(c.Namespaced(), recorded) {
+			var listed []runtime.Object
+			listed, err = a.listIn(ctx, c, ns, id)
+			if err != nil {
+				break
+			}
+			items = append(items, listed...)
+		}
+		if err == nil {
+			return c, items, nil
+		}
+		if retried || !apierrors.IsNotFound(err) || !a.clients.Rediscover(gk) {
+			return nil, nil, err
+		}
+	}
+}
+
+// listIn lists the set's objects that c serves in namespace.
+func (a *Applier) listIn(ctx context.Context, c *client.Client, namespace string, id *setIdentity) ([]runtime.Object, error) {
+	_, list, err := a.clients.NewObjects(c.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.List(ctx, namespace, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
+		return nil, err
+	}
+	return meta.ExtractList(list)
 }
 
 // listNamespaces says where to list a kind for pruning: cluster-scoped kinds

@@ -1,7 +1,9 @@
 // Package client is Lariat's REST client for one Kubernetes resource and the
 // SharedClientFactory that creates those clients lazily, one per resource,
 // mapping kinds to resources through a discovery REST mapper that refreshes
-// when it misses, so CRDs installed after start are found.
+// when it misses, so CRDs installed after start are found, and that
+// Rediscover refreshes when a request finds a mapped resource gone (a deleted
+// CRD); refreshes are rate limited per kind.
 //
 // client-go's typed clientsets need a generated package per group and its
 // dynamic client returns only unstructured objects; this client serves any

@@ -49,6 +49,10 @@ type SharedClientFactory struct {
 	timeout    time.Duration
 	jsonOnly   bool
 
+	// limits rate-limits discovery re-reads per kind, for the mapper's
+	// misses and for Rediscover.
+	limits *refreshLimits
+
 	mu      sync.Mutex
 	clients map[schema.GroupVersionResource]*Client
 }
@@ -80,6 +84,7 @@ func NewSharedClientFactory(cfg *rest.Config, opts *SharedClientFactoryOptions) 
 		timeout:    opts.Timeout,
 		jsonOnly:   opts.JSONOnly,
 		clients:    map[schema.GroupVersionResource]*Client{},
+		limits:     newRefreshLimits(RediscoverInterval, RediscoverBurst),
 	}
 	if f.scheme == nil {
 		f.scheme = scheme.Scheme
@@ -97,7 +102,10 @@ func NewSharedClientFactory(cfg *rest.Config, opts *SharedClientFactoryOptions) 
 		if err != nil {
 			return nil, fmt.Errorf("client factory: %w", err)
 		}
-		f.mapper = &refreshingMapper{restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))}
+		f.mapper = &refreshingMapper{
+			ResettableRESTMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+			limits:               f.limits,
+		}
 	}
 	return f, nil
 }
@@ -119,6 +127,7 @@ func (f *SharedClientFactory) ForObject(obj runtime.Object) (*Client, error) {
 }
 
 // ForKind returns the client for a kind, looking up its resource and scope.
+// An empty version means the kind's preferred served version.
 func (f *SharedClientFactory) ForKind(gvk schema.GroupVersionKind) (*Client, error) {
 	mapping, err := f.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -141,7 +150,9 @@ func (f *SharedClientFactory) ForResource(gvr schema.GroupVersionResource, names
 func (f *SharedClientFactory) ForResourceKind(gvr schema.GroupVersionResource, kind string, namespaced bool) (*Client, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if c, ok := f.clients[gvr]; ok {
+	// A cached client made for another kind or scope of the resource (a
+	// CRD recreated differently) is replaced, not handed out.
+	if c, ok := f.clients[gvr]; ok && c.gvk.Kind == kind && c.namespaced == namespaced {
 		return c, nil
 	}
 	cfg := f.restConfigFor(gvr.GroupVersion().WithKind(kind))
