@@ -7,8 +7,24 @@
 //
 // A set is identified by its owner (optional) and a set ID. Its objects carry
 // a label with the set's hash, so they can be found with a label selector; an
-// inventory ConfigMap records which kinds the set has ever held, so pruning
-// knows where to look even for kinds the caller no longer mentions.
+// inventory ConfigMap records which kinds the set has ever held and in which
+// namespaces, so pruning knows where to look even for kinds the caller no
+// longer mentions, and lists only in those namespaces: an operator whose RBAC
+// covers only its own namespaces can apply and prune.
+//
+// An object's identity is its group, kind, namespace and name, never its
+// version: a set may move a child from one served version of its kind to
+// another (autoscaling/v1 to autoscaling/v2), and an owner read through
+// either version names the same set. Pruning lists each kind through its
+// preferred served version. A kind that is no longer served (its CRD
+// deleted, and its objects with it) is pruned as empty and leaves the
+// inventory, even when the factory's discovery still maps it: a listing that
+// answers NotFound re-reads discovery for the kind (rate limited) first.
+//
+// Nothing is pruned on incomplete information: a whole set is pruned for a
+// gone owner (Set.OwnerKey, no objects) only after a live read confirms the
+// owner is gone or being deleted, since a filtered cache also loses objects
+// that merely stopped matching (see ErrOwnerExists).
 package apply
 
 import (
