@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -51,5 +54,31 @@ func TestUnsyncedCacheIsNoView(t *testing.T) {
 	}
 	if st := s.GetValueStatus(key); st.State != kvscheduler.Configured {
 		t.Fatalf("value after the failed refresh: %+v", st)
+	}
+}
+
+// TestResyncLeavesUnmanagedObjects: a full resync that names nothing deletes
+// what the scheduler manages (its label, its field manager) and nothing else.
+func TestResyncLeavesUnmanagedObjects(t *testing.T) {
+	s, kube, ns := setup(t)
+	ctx := t.Context()
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: ns,
+		Labels: map[string]string{kubedescriptor.LabelManagedBy: "someone-else"}}}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	plain := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns}}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, plain, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s.StartNBTransaction().SetValue(kubedescriptor.KeyFor(configMapKind, ns, "web-config"), configMap(ns)))
+	rec := commit(t, s.StartNBTransaction().WithResync(kvscheduler.FullResync))
+	if ops := executed(rec); len(ops) != 1 || ops[0] != "DELETE "+kubedescriptor.KeyFor(configMapKind, ns, "web-config") {
+		t.Fatalf("full resync without values executed %v, want only the managed object's delete", ops)
+	}
+	for _, name := range []string{"foreign", "plain"} {
+		if _, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }
