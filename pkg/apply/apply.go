@@ -207,7 +207,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, errors.Join(errs...)
 	}
 
-	held, err := a.readInventory(ctx, id)
+	held, legacyInventory, err := a.readInventory(ctx, id)
 	if err != nil {
 		return plan, err
 	}
@@ -250,8 +250,14 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	if len(errs) > 0 || dryRun {
 		return plan, errors.Join(errs...)
 	}
+	if legacyInventory {
+		// Its kinds are in the new inventory (written above) or pruned.
+		if err := a.deleteInventory(ctx, id.invNamespace, legacyInventoryName(id)); err != nil {
+			return plan, err
+		}
+	}
 	if len(want) == 0 {
-		return plan, a.deleteInventory(ctx, id)
+		return plan, a.deleteInventory(ctx, id.invNamespace, inventoryName(id))
 	}
 	// Kinds and namespaces that no longer hold anything leave the
 	// inventory.
@@ -293,6 +299,7 @@ func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID str
 // setIdentity is everything derived from a Set.
 type setIdentity struct {
 	hash         string
+	legacyHash   string // the hash of sets with an owner before it left the owner's version out
 	owner        metav1.Object
 	ownerGVK     schema.GroupVersionKind
 	ownerScoped  bool // the owner is cluster-scoped
@@ -337,10 +344,28 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 	var hashed string
 	if ownerID != (objectID{}) {
 		hashed = fmt.Sprintf("%s/%s %s/%s", ownerID.gk.Group, ownerID.gk.Kind, ownerID.namespace, ownerID.name)
+		// Sets written before hashed the owner with the version it was
+		// read through; Apply takes them over (see readInventory).
+		id.legacyHash = setHash(id.ownerDesc, set.ID)
 	}
-	sum := sha256.Sum256([]byte(hashed + "\x00" + set.ID))
-	id.hash = hex.EncodeToString(sum[:])[:40]
+	id.hash = setHash(hashed, set.ID)
 	return id, nil
+}
+
+func setHash(ownerDesc, setID string) string {
+	sum := sha256.Sum256([]byte(ownerDesc + "\x00" + setID))
+	return hex.EncodeToString(sum[:])[:40]
+}
+
+// selector selects the set's objects: those labelled with its hash, and
+// with its legacy hash, so objects written before the hash left the owner's
+// version out are pruned or taken over rather than orphaned. (A legacy hash
+// cannot equal another set's hash: their inputs differ in shape.)
+func (id *setIdentity) selector() string {
+	if id.legacyHash == "" {
+		return LabelSet + "=" + id.hash
+	}
+	return fmt.Sprintf("%s in (%s,%s)", LabelSet, id.hash, id.legacyHash)
 }
 
 // prepare turns obj into an apply body carrying the set's label, annotations

@@ -40,20 +40,44 @@ func (a *Applier) inventoryClient() (*client.Client, error) {
 
 func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20] }
 
-func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, error) {
+func legacyInventoryName(id *setIdentity) string { return "lariat-set-" + id.legacyHash[:20] }
+
+// readInventory reads the set's inventory. When there is none and the set
+// has a legacy hash, it reads the inventory written under that hash, and
+// says so: the set is being taken over, and that inventory is deleted once
+// the set was applied and pruned.
+func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inv inventory, legacy bool, err error) {
+	inv, err = a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id))
+	if inv != nil || err != nil || id.legacyHash == "" {
+		return orEmpty(inv), false, err
+	}
+	inv, err = a.readInventoryNamed(ctx, id.invNamespace, legacyInventoryName(id))
+	return orEmpty(inv), inv != nil, err
+}
+
+// readInventoryNamed returns nil (and no error) when the ConfigMap does not
+// exist.
+func (a *Applier) readInventoryNamed(ctx context.Context, namespace, name string) (inventory, error) {
 	c, err := a.inventoryClient()
 	if err != nil {
 		return nil, err
 	}
 	cm := &corev1.ConfigMap{}
-	err = c.Get(ctx, id.invNamespace, inventoryName(id), cm, metav1.GetOptions{})
+	err = c.Get(ctx, namespace, name, cm, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return inventory{}, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
 	return parseInventory(cm.Data[inventoryKinds]), nil
+}
+
+func orEmpty(inv inventory) inventory {
+	if inv == nil {
+		return inventory{}
+	}
+	return inv
 }
 
 func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, inv inventory) error {
@@ -83,12 +107,12 @@ func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, inv inven
 	return nil
 }
 
-func (a *Applier) deleteInventory(ctx context.Context, id *setIdentity) error {
+func (a *Applier) deleteInventory(ctx context.Context, namespace, name string) error {
 	c, err := a.inventoryClient()
 	if err != nil {
 		return err
 	}
-	err = c.Delete(ctx, id.invNamespace, inventoryName(id), metav1.DeleteOptions{})
+	err = c.Delete(ctx, namespace, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete inventory: %w", err)
 	}

@@ -110,7 +110,7 @@ func (a *Applier) listIn(ctx context.Context, c *client.Client, namespace string
 	if err != nil {
 		return nil, err
 	}
-	if err := c.List(ctx, namespace, list, metav1.ListOptions{LabelSelector: LabelSet + "=" + id.hash}); err != nil {
+	if err := c.List(ctx, namespace, list, metav1.ListOptions{LabelSelector: id.selector()}); err != nil {
 		return nil, err
 	}
 	return meta.ExtractList(list)
