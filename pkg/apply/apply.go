@@ -270,7 +270,12 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID string) error {
 	c, err := a.clients.ForKind(key.GVK.GroupKind().WithVersion(""))
 	if meta.IsNoMatchError(err) {
-		return nil // the owner's kind is no longer served, so no owner is left
+		// The owner's kind is no longer served, so no owner is left;
+		// unless discovery of its group failed.
+		if err := a.confirmNotServed(ctx, key.GVK.GroupKind()); err != nil {
+			return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)

@@ -76,12 +76,14 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 // when the kind is not served: its objects went with it (a CRD's objects are
 // deleted with the CRD). A listing that answers NotFound means the mapping
 // used is stale (the CRD was deleted, or moved versions): discovery is re-read
-// for the kind (rate limited) and the kind mapped again, once.
+// for the kind (rate limited) and the kind mapped again, once. A kind the
+// mapper does not know counts as not served only when a live discovery read
+// that did not fail for its group agrees.
 func (a *Applier) listSet(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool) (*client.Client, []runtime.Object, error) {
 	for retried := false; ; retried = true {
 		c, err := a.clients.ForKind(gk.WithVersion(""))
 		if meta.IsNoMatchError(err) {
-			return nil, nil, nil
+			return nil, nil, a.confirmNotServed(ctx, gk)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -114,6 +116,21 @@ func (a *Applier) listIn(ctx context.Context, c *client.Client, namespace string
 		return nil, err
 	}
 	return meta.ExtractList(list)
+}
+
+// confirmNotServed checks with a live discovery read that a kind the
+// mapper does not know is really not served: the mapper also answers NoMatch
+// for the kinds of a group whose discovery failed, whose objects may well
+// exist.
+func (a *Applier) confirmNotServed(ctx context.Context, gk schema.GroupKind) error {
+	served, err := a.clients.Served(ctx, gk)
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %s is still served: %w", gk, err)
+	}
+	if served {
+		return fmt.Errorf("%s is served but not mapped yet", gk)
+	}
+	return nil
 }
 
 // listNamespaces says where to list a kind for pruning: cluster-scoped kinds
