@@ -66,6 +66,35 @@ type Options struct {
 	// Every change then costs a server-side dry-run apply first, which is
 	// why it is off by default.
 	RecreateOnImmutable bool
+	// PropagationPolicy is how deletes treat the object's dependents; nil
+	// means background, so a Job's pods or a Deployment's ReplicaSets go
+	// with it (some kinds, such as batch/v1 Jobs, would otherwise orphan
+	// them).
+	PropagationPolicy *metav1.DeletionPropagation
+	// Adopt lets a value take over an existing object that this field
+	// manager did not create (no LabelManagedBy of its own). Without it,
+	// such a value fails with a *NotManagedError and the object is left
+	// as it is: a forced apply would silently take over fields another
+	// owner set.
+	Adopt bool
+}
+
+// NotManagedError is the failure of a value whose object exists but was
+// not created by the descriptor's field manager (and Options.Adopt is off).
+type NotManagedError struct {
+	// Key is the value's key; ManagedBy the object's LabelManagedBy
+	// ("" when absent) and FieldManager the descriptor's.
+	Key, ManagedBy, FieldManager string
+}
+
+// Error says whose the object is.
+func (e *NotManagedError) Error() string {
+	by := "nobody's label"
+	if e.ManagedBy != "" {
+		by = "the label of " + e.ManagedBy
+	}
+	return fmt.Sprintf("kubedescriptor: %s exists and is not managed by %s (it carries %s); "+
+		"delete it, label it %s=%s, or set Options.Adopt to take it over", e.Key, e.FieldManager, by, LabelManagedBy, e.FieldManager)
 }
 
 // kind is the state of one descriptor.
@@ -106,7 +135,7 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 	var recreate func(key string, _, value any, _ any) bool
 	if opts.RecreateOnImmutable {
 		recreate = func(key string, _, value any, _ any) bool {
-			err := k.patch(key, value, true)
+			_, err := k.patch(key, value, true)
 			return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
 		}
 	}
@@ -117,8 +146,8 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 		KeySelector:        func(key string) bool { return strings.HasPrefix(key, prefix) },
 		ValueComparator:    func(_ string, oldValue, newValue any) bool { return Equivalent(oldValue, newValue) },
 		Validate:           k.validate,
-		Create:             func(key string, value any) (any, error) { return nil, k.patch(key, value, false) },
-		Update:             func(key string, _, value any, _ any) (any, error) { return nil, k.patch(key, value, false) },
+		Create:             k.create,
+		Update:             func(key string, _, value any, _ any) (any, error) { return k.patch(key, value, false) },
 		Delete:             k.delete,
 		Retrieve:           k.retrieve,
 		Dependencies:       func(_ string, value any) []kvscheduler.Dependency { return dependencies(value) },
@@ -239,32 +268,71 @@ func (k *kind) context() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), k.opts.Timeout)
 }
 
+// create applies a value the scheduler believes does not exist. An object
+// of that name that this field manager did not create is not taken over
+// (unless Options.Adopt): the cache cannot tell, since it holds only
+// managed objects, so the server is asked.
+func (k *kind) create(key string, value any) (any, error) {
+	if !k.opts.Adopt {
+		ref, err := ParseKey(key)
+		if err != nil {
+			return nil, err
+		}
+		c, err := k.opts.Clients.ForKind(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		live, _, err := k.opts.Clients.NewObjects(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := k.context()
+		err = c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{})
+		cancel()
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			m, err := meta.Accessor(live)
+			if err != nil {
+				return nil, err
+			}
+			if by := m.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager {
+				return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
+			}
+		}
+	}
+	return k.patch(key, value, false)
+}
+
 // patch server-side applies value with the descriptor's field manager,
 // forcing ownership of the fields it sets, as pkg/apply does; dryRun only
-// asks the server whether it would accept the apply.
-func (k *kind) patch(key string, value any, dryRun bool) error {
+// asks the server whether it would accept the apply. It returns the
+// object's UID, the value's metadata, which deletes use as a precondition.
+func (k *kind) patch(key string, value any, dryRun bool) (any, error) {
 	obj, ok := value.(runtime.Object)
 	if !ok || isNil(value) {
-		return fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
+		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
 	}
 	gvk, err := k.opts.Clients.GVKForObject(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := k.opts.Clients.ForKind(gvk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u, err := toUnstructured(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u.SetGroupVersionKind(gvk)
 	switch {
 	case c.Namespaced() && u.GetNamespace() == "":
-		return fmt.Errorf("kubedescriptor: %s is namespaced but %s has no namespace", gvk.Kind, key)
+		return nil, fmt.Errorf("kubedescriptor: %s is namespaced but %s has no namespace", gvk.Kind, key)
 	case !c.Namespaced() && u.GetNamespace() != "":
-		return fmt.Errorf("kubedescriptor: %s is cluster-scoped but %s has a namespace", gvk.Kind, key)
+		return nil, fmt.Errorf("kubedescriptor: %s is cluster-scoped but %s has a namespace", gvk.Kind, key)
 	}
 	lbls := u.GetLabels()
 	if lbls == nil {
@@ -274,11 +342,11 @@ func (k *kind) patch(key string, value any, dryRun bool) error {
 	u.SetLabels(lbls)
 	body, err := json.Marshal(u.Object)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	result, _, err := k.opts.Clients.NewObjects(gvk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := k.context()
 	defer cancel()
@@ -287,11 +355,26 @@ func (k *kind) patch(key string, value any, dryRun bool) error {
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	return c.Patch(ctx, u.GetNamespace(), u.GetName(), types.ApplyPatchType, body, result, opts)
+	if err := c.Patch(ctx, u.GetNamespace(), u.GetName(), types.ApplyPatchType, body, result, opts); err != nil {
+		return nil, err
+	}
+	return uidOf(result), nil
 }
 
-// delete deletes the object; an object already gone is what was wanted.
-func (k *kind) delete(key string, _ any, _ any) error {
+// uidOf returns obj's UID, or nil when it has none.
+func uidOf(obj runtime.Object) any {
+	if m, err := meta.Accessor(obj); err == nil && m.GetUID() != "" {
+		return m.GetUID()
+	}
+	return nil
+}
+
+// delete deletes the object the scheduler knows, with its dependents in
+// the background (or Options.PropagationPolicy). The delete is conditional
+// on the UID the object had when it was applied or retrieved: an object
+// replaced since, under the same name, is someone else's and stays. An
+// object already gone is what was wanted.
+func (k *kind) delete(key string, _ any, md any) error {
 	ref, err := ParseKey(key)
 	if err != nil {
 		return err
@@ -302,8 +385,38 @@ func (k *kind) delete(key string, _ any, _ any) error {
 	}
 	ctx, cancel := k.context()
 	defer cancel()
-	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
+	uid, _ := md.(types.UID)
+	if uid == "" {
+		// Known without a UID (restored by a revert, say): read it, and
+		// leave alone an object that is not this manager's.
+		live, _, err := k.opts.Clients.NewObjects(k.gvk)
+		if err != nil {
+			return err
+		}
+		if err := c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+		m, err := meta.Accessor(live)
+		if err != nil {
+			return err
+		}
+		if m.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
+			return nil
+		}
+		uid = m.GetUID()
+	}
+	policy := metav1.DeletePropagationBackground
+	if k.opts.PropagationPolicy != nil {
+		policy = *k.opts.PropagationPolicy
+	}
+	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// Gone, or replaced by another object of the same name: either
+		// way the one this value stood for no longer exists.
 		return nil
 	}
 	return err
@@ -338,7 +451,7 @@ func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.K
 		if want, ok := desired[key]; ok && Equivalent(obj, want) {
 			value = want
 		}
-		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value})
+		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)})
 	}
 	return out, nil
 }
