@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -49,8 +51,7 @@ type SharedCacheFactory struct {
 }
 
 type kindInformer struct {
-	informer cache.SharedIndexInformer
-	started  bool
+	informer *restartableInformer
 
 	mu      sync.Mutex
 	lastErr error // the last list/watch failure, for sync errors
@@ -119,7 +120,12 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}
-	informer, err := NewInformer(obj, list, getClient, f.opts.Kinds[gvk].over(f.opts.Default))
+	opts := f.opts.Kinds[gvk].over(f.opts.Default)
+	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
+		o := opts
+		o.Indexers = indexers
+		return NewInformer(obj, list, getClient, o)
+	}, opts.Indexers)
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}
@@ -138,21 +144,31 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	return informer, nil
 }
 
-// Start runs every informer created since the last Start until ctx ends. It
-// returns at once; use WaitForCacheSync to wait for the initial lists.
+// Start runs every informer that is not running until ctx ends: those
+// created since the last Start, and those whose last Start's context has
+// ended. It returns at once; use WaitForCacheSync to wait for the lists.
+//
+// A factory can be started again after its context ended (a replica that
+// regains leadership): each informer is then rebuilt (client-go informers
+// run once) with its handlers, indexers and transform, its store starting
+// from what the stopped informer held, so that its first list gives handlers
+// an update for every object that still exists and a delete for every object
+// deleted while it was stopped. Informers handed out earlier keep working:
+// they always read the running informer.
 func (f *SharedCacheFactory) Start(ctx context.Context) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for _, k := range f.kinds {
-		if !k.started {
-			k.started = true
-			go k.informer.RunWithContext(ctx)
+	f.mu.Lock()
+	kinds := maps.Clone(f.kinds)
+	f.mu.Unlock()
+	var errs []error
+	for gvk, k := range kinds {
+		if _, err := k.informer.start(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("start informer for %s: %w", gvk, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // SyncError is returned by WaitForCacheSync when some kinds have not synced;
@@ -203,7 +219,7 @@ func (f *SharedCacheFactory) WaitForCacheSync(ctx context.Context) (map[schema.G
 	f.mu.Lock()
 	started := map[schema.GroupVersionKind]*kindInformer{}
 	for gvk, k := range f.kinds {
-		if k.started {
+		if k.informer.running() {
 			started[gvk] = k
 		}
 	}

@@ -76,6 +76,10 @@ type Controller interface {
 	// Start runs workers until ctx ends. It returns at once: workers begin
 	// when the informer has synced, and keys enqueued before then are kept.
 	// The informer itself must be started by the caller (the factory does).
+	// After ctx ends, Start may be called again with a new context; the
+	// new run handles every cached key and every key cached when the last
+	// run stopped. A stopped controller's event handler leaves the
+	// informer until then.
 	Start(ctx context.Context, workers int) error
 }
 
@@ -88,8 +92,11 @@ type controller struct {
 	log      logrus.FieldLogger
 
 	startLock sync.Mutex
-	queue     *workqueue.Queue[string]
-	startKeys []startKey // keys enqueued before Start
+	queue     *workqueue.Queue[string] // the running queue; nil while stopped
+	runCtx    context.Context          // the context of queue's run
+	ran       bool                     // Start has run workers before
+	startKeys []startKey               // keys enqueued while stopped
+	reg       cache.ResourceEventHandlerRegistration
 }
 
 type startKey struct {
@@ -115,7 +122,18 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		c.log = logrus.StandardLogger()
 	}
 	c.log = c.log.WithField("gvk", c.gvk)
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	reg, err := informer.AddEventHandler(c.eventHandler())
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", name, err)
+	}
+	c.reg = reg
+	return c, nil
+}
+
+// eventHandler turns informer events into keys: adds of the initial list
+// and periodic resyncs at low priority, real changes at high priority.
+func (c *controller) eventHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList {
 				c.enqueueObject(obj, workqueue.Low)
@@ -131,11 +149,7 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 			}
 		},
 		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High) },
-	})
-	if err != nil {
-		return nil, fmt.Errorf("controller %s: %w", name, err)
 	}
-	return c, nil
 }
 
 func resourceVersion(obj any) string {
@@ -181,6 +195,9 @@ func joinKey(namespace, name string) string {
 func (c *controller) add(k startKey) {
 	c.startLock.Lock()
 	q := c.queue
+	if q != nil && c.runCtx.Err() != nil {
+		q = nil // stopping: a shut-down queue would drop the key
+	}
 	if q == nil {
 		c.startKeys = append(c.startKeys, k)
 	}
@@ -204,8 +221,19 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 	}
 	c.startLock.Lock()
 	defer c.startLock.Unlock()
-	if c.queue != nil {
+	if c.queue != nil && c.runCtx.Err() == nil {
 		return nil
+	}
+	if c.reg == nil {
+		// Removed when the last run stopped.
+		reg, err := c.informer.AddEventHandler(c.eventHandler())
+		if err != nil {
+			return fmt.Errorf("controller %s: %w", c.name, err)
+		}
+		c.reg = reg
+	}
+	if old := c.queue; old != nil {
+		old.ShutDown() // its run is ending; its keys are in the store
 	}
 	queue := workqueue.New(workqueue.Options[string]{
 		RateLimiter: c.opts.RateLimiter,
@@ -215,55 +243,90 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 		addTo(queue, k)
 	}
 	c.startKeys = nil
-	c.queue = queue
-	go func() {
-		defer queue.ShutDown()
-		// Keys are looked up in the informer's store, so workers wait for
-		// it to be filled; a kind that never syncs holds only its own
-		// workers, never another kind's.
-		// A short poll: sync is a one-time wait and every millisecond of
-		// it delays the first handler call of a cold start.
-		err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
-			return c.informer.HasSynced(), nil
-		})
-		if err != nil {
-			return
-		}
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for c.processNext() {
-				}
-			})
-		}
-		<-ctx.Done()
-		queue.ShutDown()
-		wg.Wait()
-	}()
+	restart := c.ran
+	c.queue, c.runCtx, c.ran = queue, ctx, true
+	go c.run(ctx, queue, workers, restart)
 	return nil
 }
 
+// run serves queue with workers until ctx ends. A restart first queues
+// every cached key, since keys queued when the last run stopped were
+// dropped with its queue.
+func (c *controller) run(ctx context.Context, queue *workqueue.Queue[string], workers int, restart bool) {
+	defer c.stopped(queue)
+	// Keys are looked up in the informer's store, so workers wait for it to
+	// be filled; a kind that never syncs holds only its own workers, never
+	// another kind's. A short poll: sync is a one-time wait and every
+	// millisecond of it delays the first handler call of a cold start.
+	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return c.informer.HasSynced(), nil
+	})
+	if err != nil {
+		return
+	}
+	if restart {
+		for _, key := range c.informer.GetStore().ListKeys() {
+			queue.AddWithPriority(key, workqueue.Low)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNext(queue) {
+			}
+		})
+	}
+	<-ctx.Done()
+	queue.ShutDown()
+	wg.Wait()
+}
+
+// stopped ends a run: unless a new run has begun, the controller's event
+// handler leaves the informer (which may outlive the controller), and every
+// cached key is kept for the next run, so that an object deleted before it
+// is handled as gone.
+func (c *controller) stopped(queue *workqueue.Queue[string]) {
+	queue.ShutDown()
+	c.startLock.Lock()
+	if c.queue != queue {
+		c.startLock.Unlock()
+		return
+	}
+	c.queue = nil
+	reg := c.reg
+	c.reg = nil
+	c.startLock.Unlock()
+	for _, key := range c.informer.GetStore().ListKeys() {
+		c.add(startKey{key: key, priority: workqueue.Low})
+	}
+	if reg != nil {
+		if err := c.informer.RemoveEventHandler(reg); err != nil {
+			c.log.WithError(err).Warn("cannot remove the stopped controller's event handler")
+		}
+	}
+}
+
 // processNext handles one key; it returns false when the queue shut down.
-func (c *controller) processNext() bool {
-	key, shutdown := c.queue.Get()
+func (c *controller) processNext(queue *workqueue.Queue[string]) bool {
+	key, shutdown := queue.Get()
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(key)
+	defer queue.Done(key)
 	err := c.handle(key)
 	switch {
 	case err == nil || errors.Is(err, ErrIgnore):
-		c.queue.Forget(key)
+		queue.Forget(key)
 	case onlyRoutine(err):
 		// Someone else changed the object first (the retry sees the new
 		// version), or the handler asked for a quiet retry. Routine, not
 		// worth an error line.
 		c.log.WithField("key", key).Debugf("retrying: %v", err)
-		c.queue.AddRateLimited(key)
+		queue.AddRateLimited(key)
 	default:
-		c.log.WithField("key", key).WithField("retries", c.queue.NumRequeues(key)).
+		c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
 			Errorf("handler failed, retrying: %v", err)
-		c.queue.AddRateLimited(key)
+		queue.AddRateLimited(key)
 	}
 	return true
 }

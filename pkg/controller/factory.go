@@ -60,7 +60,6 @@ type SharedControllerFactory struct {
 
 	mu          sync.Mutex
 	controllers map[schema.GroupVersionKind]*sharedController
-	started     map[schema.GroupVersionKind]bool
 }
 
 // NewSharedControllerFactoryFromConfig builds the client, cache and
@@ -84,7 +83,6 @@ func NewSharedControllerFactory(caches *cache.SharedCacheFactory, opts *SharedCo
 	f := &SharedControllerFactory{
 		caches:      caches,
 		controllers: map[schema.GroupVersionKind]*sharedController{},
-		started:     map[schema.GroupVersionKind]bool{},
 	}
 	if opts != nil {
 		f.opts = *opts
@@ -182,22 +180,29 @@ func (f *SharedControllerFactory) rateLimiter(gvk schema.GroupVersionKind) clien
 	return workqueue.NewItemExponentialJitterRateLimiter[string](b.Base, b.Max, 0.1)
 }
 
-// Start starts every informer and controller created since the last Start,
-// each controller with defaultWorkers workers unless KindWorkers says
-// otherwise, then waits for the informers to sync. A kind that does not sync
-// (its CRD is missing, RBAC forbids listing it) is reported in the returned
-// *cache.SyncError but does not hold up the others, which are running when
-// Start returns; it starts on its own once it syncs. Start may be called
-// again for kinds asked for later.
+// Start starts every informer and controller that is not running (those
+// created since the last Start, and those whose last Start's context has
+// ended), each controller with defaultWorkers workers unless KindWorkers
+// says otherwise, then waits for the informers to sync. A kind that does not
+// sync (its CRD is missing, RBAC forbids listing it) is reported in the
+// returned *cache.SyncError but does not hold up the others, which are
+// running when Start returns; it starts on its own once it syncs. Start may
+// be called again for kinds asked for later.
+//
+// After ctx ends the factory can be started again with a new context (a
+// replica that regains leadership): informers list again, handlers
+// registered with a context that has not ended are kept, and every cached
+// key, and every key cached when the last run stopped, is handled again,
+// so that changes and deletions made while stopped reach the handlers.
 func (f *SharedControllerFactory) Start(ctx context.Context, defaultWorkers int) error {
 	if defaultWorkers < 1 {
 		defaultWorkers = 1
 	}
+	if err := f.caches.Start(ctx); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	for gvk, c := range f.controllers {
-		if f.started[gvk] {
-			continue
-		}
 		workers := defaultWorkers
 		if w, ok := f.opts.KindWorkers[gvk]; ok && w > 0 {
 			workers = w
@@ -206,12 +211,8 @@ func (f *SharedControllerFactory) Start(ctx context.Context, defaultWorkers int)
 			f.mu.Unlock()
 			return err
 		}
-		f.started[gvk] = true
 	}
 	f.mu.Unlock()
-	if err := f.caches.Start(ctx); err != nil {
-		return err
-	}
 	_, err := f.caches.WaitForCacheSync(ctx)
 	return err
 }

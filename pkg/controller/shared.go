@@ -72,10 +72,11 @@ func (s *sharedController) RegisterHandler(ctx context.Context, name string, han
 	id := s.handlers.add(name, handler)
 	context.AfterFunc(ctx, func() { s.handlers.remove(id) })
 	s.startLock.Lock()
-	started := s.queue != nil
+	running := s.queue != nil && s.runCtx.Err() == nil
 	s.startLock.Unlock()
-	if started {
-		// The new handler has seen none of the existing objects.
+	if running {
+		// The new handler has seen none of the existing objects. (A
+		// stopped controller handles every key when it starts again.)
 		for _, key := range s.informer.GetStore().ListKeys() {
 			s.add(startKey{key: key, priority: workqueue.Low})
 		}

@@ -181,7 +181,8 @@ func (f *Factory) ControllerFactory() *controller.SharedControllerFactory {
 // Start starts the informers and controllers created so far, with workers
 // workers per kind unless the options say otherwise, and waits for the
 // informers to sync; see controller.SharedControllerFactory.Start. It may be
-// called again for kinds created later.
+// called again for kinds created later, and, after ctx ended, with a new
+// context to run everything again (a replica that regains leadership).
 func (f *Factory) Start(ctx context.Context, workers int) error {
 	f.seal()
 	return f.controllers.Start(ctx, workers)

@@ -1,0 +1,357 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+)
+
+// restartableInformer is the informer a SharedCacheFactory hands out: a
+// client-go SharedIndexInformer that can be run again after the context of
+// its last run ended. client-go informers run once, so each run after the
+// first builds a new one behind the same value, and re-wires into it what
+// was given to the old one: live event handlers, indexers (also those added
+// later), the transform and the watch error handler.
+//
+// The new informer's store starts as a copy of the old one's, so reads
+// never see an empty cache, and its first list is reconciled against that
+// copy the way client-go reconciles a re-list: handlers get an update for
+// each object that still exists, a delete for each that went away while the
+// informer was stopped, and an add for each that is new.
+type restartableInformer struct {
+	build func(indexers cache.Indexers) (cache.SharedIndexInformer, error)
+
+	// runMu serializes runs; mu guards the fields below and is never held
+	// while waiting, since handlers of the old informer may call back in.
+	runMu sync.Mutex
+
+	mu           sync.Mutex
+	current      cache.SharedIndexInformer
+	ran          bool            // current has been run
+	runCtx       context.Context // the context of current's run
+	done         chan struct{}   // closed when current's run returned
+	handlers     map[*registration]struct{}
+	transform    cache.TransformFunc // set through SetTransform, if any
+	errorHandler cache.WatchErrorHandlerWithContext
+	store        *storeProxy
+}
+
+var _ cache.SharedIndexInformer = (*restartableInformer)(nil)
+
+func newRestartableInformer(build func(cache.Indexers) (cache.SharedIndexInformer, error), indexers cache.Indexers) (*restartableInformer, error) {
+	informer, err := build(indexers)
+	if err != nil {
+		return nil, err
+	}
+	i := &restartableInformer{build: build, current: informer, handlers: map[*registration]struct{}{}}
+	i.store = &storeProxy{i}
+	return i, nil
+}
+
+// registration is a handler added to a restartableInformer; inner is its
+// registration with the informer in (nil while it waits for a run).
+type registration struct {
+	owner   *restartableInformer
+	handler cache.ResourceEventHandler
+	options cache.HandlerOptions
+	in      cache.SharedIndexInformer
+	inner   cache.ResourceEventHandlerRegistration
+}
+
+// HasSynced reports whether the handler's informer is running and has
+// delivered its initial list to the handler.
+func (r *registration) HasSynced() bool {
+	r.owner.mu.Lock()
+	defer r.owner.mu.Unlock()
+	return r.inner != nil && r.owner.liveLocked() && r.inner.HasSynced()
+}
+
+// HasSyncedChecker is the checker of the handler's registration with the
+// informer currently running; after a restart, ask again.
+func (r *registration) HasSyncedChecker() cache.DoneChecker {
+	r.owner.mu.Lock()
+	defer r.owner.mu.Unlock()
+	if r.inner == nil {
+		return neverDone{}
+	}
+	return r.inner.HasSyncedChecker()
+}
+
+type neverDone struct{}
+
+func (neverDone) Name() string                  { return "handler not added to a running informer" }
+func (neverDone) Done() <-chan struct{}         { return nil }
+func (i *restartableInformer) liveLocked() bool { return i.ran && i.runCtx.Err() == nil }
+
+// running reports whether the informer was run and its context has not
+// ended.
+func (i *restartableInformer) running() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.liveLocked()
+}
+
+func (i *restartableInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandlerWithOptions(handler, cache.HandlerOptions{})
+}
+
+func (i *restartableInformer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandlerWithOptions(handler, cache.HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions adds handler to the running informer, or keeps
+// it for the next run when the last run's context has ended. It stays
+// registered across restarts until RemoveEventHandler.
+func (i *restartableInformer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	r := &registration{owner: i, handler: handler, options: options}
+	if !i.current.IsStopped() {
+		inner, err := i.current.AddEventHandlerWithOptions(handler, options)
+		switch {
+		case err == nil:
+			r.in, r.inner = i.current, inner
+		case !i.current.IsStopped():
+			return nil, err
+		}
+		// Stopped meanwhile: the handler waits for the next run.
+	}
+	i.handlers[r] = struct{}{}
+	return r, nil
+}
+
+// RemoveEventHandler removes a handler added to this informer. Like
+// client-go's, it is idempotent and does not wait for events in flight.
+func (i *restartableInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+	r, ok := handle.(*registration)
+	if !ok || r.owner != i {
+		return errors.New("cache: handler registration of another informer")
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.handlers, r)
+	if r.inner == nil {
+		return nil
+	}
+	in, inner := r.in, r.inner
+	r.in, r.inner = nil, nil
+	return in.RemoveEventHandler(inner)
+}
+
+// handlerCount is how many handlers are registered, for tests of leaks.
+func (i *restartableInformer) handlerCount() int {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return len(i.handlers)
+}
+
+func (i *restartableInformer) cur() cache.SharedIndexInformer {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.current
+}
+
+// GetStore returns a store that always reads the current run's informer.
+func (i *restartableInformer) GetStore() cache.Store { return i.store }
+
+// GetIndexer returns an indexer that always reads the current run's
+// informer, so views built on it keep working across restarts.
+func (i *restartableInformer) GetIndexer() cache.Indexer { return i.store }
+
+// GetController returns the current informer's (client-go's is a dummy).
+func (i *restartableInformer) GetController() cache.Controller { return i.cur().GetController() }
+
+// Run runs the informer until stopCh is closed; see RunWithContext.
+func (i *restartableInformer) Run(stopCh <-chan struct{}) {
+	i.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+// RunWithContext runs the informer until ctx ends, and returns then. It
+// does nothing while an earlier run's context is still live.
+func (i *restartableInformer) RunWithContext(ctx context.Context) {
+	done, err := i.start(ctx)
+	if err != nil || done == nil {
+		return
+	}
+	<-done
+}
+
+// start runs the informer in the background until ctx ends, building a new
+// client-go informer when an earlier run's context has ended. It returns
+// the channel closed when the run ends, or nil when a run with a live
+// context is under way.
+func (i *restartableInformer) start(ctx context.Context) (<-chan struct{}, error) {
+	i.runMu.Lock()
+	defer i.runMu.Unlock()
+	i.mu.Lock()
+	if i.liveLocked() {
+		i.mu.Unlock()
+		return nil, nil
+	}
+	ran, done := i.ran, i.done
+	i.mu.Unlock()
+	if ran {
+		// client-go stops delivering to handlers only when its run
+		// returns; waiting keeps the old informer from writing to the
+		// store being copied or to handlers being moved.
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if err := i.rebuild(); err != nil {
+			return nil, err
+		}
+	}
+	i.mu.Lock()
+	i.ran, i.runCtx = true, ctx
+	run := make(chan struct{})
+	i.done = run
+	informer := i.current
+	i.mu.Unlock()
+	go func() {
+		defer close(run)
+		informer.RunWithContext(ctx)
+	}()
+	return run, nil
+}
+
+// rebuild replaces the stopped informer with a new one seeded with its
+// objects, with every handler, indexer, transform and error handler moved.
+func (i *restartableInformer) rebuild() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	old := i.current.GetIndexer()
+	next, err := i.build(old.GetIndexers())
+	if err != nil {
+		return err
+	}
+	if i.transform != nil {
+		if err := next.SetTransform(i.transform); err != nil {
+			return err
+		}
+	}
+	if i.errorHandler != nil {
+		if err := next.SetWatchErrorHandlerWithContext(i.errorHandler); err != nil {
+			return err
+		}
+	}
+	if err := next.GetIndexer().Replace(old.List(), old.LastStoreSyncResourceVersion()); err != nil {
+		return err
+	}
+	for r := range i.handlers {
+		inner, err := next.AddEventHandlerWithOptions(r.handler, r.options)
+		if err != nil {
+			return err
+		}
+		r.in, r.inner = next, inner
+	}
+	i.current = next
+	return nil
+}
+
+// HasSynced reports whether the informer is running and has listed; an
+// informer whose run ended is not synced, since nothing keeps it current.
+func (i *restartableInformer) HasSynced() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.liveLocked() && i.current.HasSynced()
+}
+
+// HasSyncedChecker is the current run's checker; after a restart, ask
+// again.
+func (i *restartableInformer) HasSyncedChecker() cache.DoneChecker {
+	return i.cur().HasSyncedChecker()
+}
+
+// LastSyncResourceVersion is the current run's.
+func (i *restartableInformer) LastSyncResourceVersion() string {
+	return i.cur().LastSyncResourceVersion()
+}
+
+// SetWatchErrorHandler sets the watch error handler of this and every
+// later run; like client-go's, it fails once the informer has run.
+func (i *restartableInformer) SetWatchErrorHandler(handler cache.WatchErrorHandler) error {
+	return i.SetWatchErrorHandlerWithContext(func(_ context.Context, r *cache.Reflector, err error) { handler(r, err) })
+}
+
+// SetWatchErrorHandlerWithContext is SetWatchErrorHandler with a context.
+func (i *restartableInformer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandlerWithContext) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if err := i.current.SetWatchErrorHandlerWithContext(handler); err != nil {
+		return err
+	}
+	i.errorHandler = handler
+	return nil
+}
+
+// SetTransform replaces the transform of this and every later run; like
+// client-go's, it fails once the informer has run.
+func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if err := i.current.SetTransform(handler); err != nil {
+		return err
+	}
+	i.transform = handler
+	return nil
+}
+
+// IsStopped reports whether the current run has stopped. Unlike client-go's
+// informers, a stopped one runs again on the next Start of its factory, and
+// handlers can still be added: they are kept for that run.
+func (i *restartableInformer) IsStopped() bool { return i.cur().IsStopped() }
+
+// AddIndexers adds indexers to this and every later run's store.
+func (i *restartableInformer) AddIndexers(indexers cache.Indexers) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.current.IsStopped() {
+		// client-go refuses once stopped; the store itself does not, and
+		// the next run copies its indexers.
+		return i.current.GetIndexer().AddIndexers(indexers)
+	}
+	return i.current.AddIndexers(indexers)
+}
+
+// storeProxy is the store and indexer of whichever informer runs now.
+type storeProxy struct{ i *restartableInformer }
+
+func (s *storeProxy) idx() cache.Indexer { return s.i.cur().GetIndexer() }
+
+func (s *storeProxy) Add(obj any) error    { return s.idx().Add(obj) }
+func (s *storeProxy) Update(obj any) error { return s.idx().Update(obj) }
+func (s *storeProxy) Delete(obj any) error { return s.idx().Delete(obj) }
+func (s *storeProxy) List() []any          { return s.idx().List() }
+func (s *storeProxy) ListKeys() []string   { return s.idx().ListKeys() }
+func (s *storeProxy) Get(obj any) (any, bool, error) {
+	return s.idx().Get(obj)
+}
+func (s *storeProxy) GetByKey(key string) (any, bool, error) { return s.idx().GetByKey(key) }
+func (s *storeProxy) Replace(list []any, rv string) error    { return s.idx().Replace(list, rv) }
+func (s *storeProxy) Resync() error                          { return s.idx().Resync() }
+func (s *storeProxy) LastStoreSyncResourceVersion() string {
+	return s.idx().LastStoreSyncResourceVersion()
+}
+func (s *storeProxy) Bookmark(rv string) { s.idx().Bookmark(rv) }
+func (s *storeProxy) Index(indexName string, obj any) ([]any, error) {
+	return s.idx().Index(indexName, obj)
+}
+func (s *storeProxy) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	return s.idx().IndexKeys(indexName, indexedValue)
+}
+func (s *storeProxy) ListIndexFuncValues(indexName string) []string {
+	return s.idx().ListIndexFuncValues(indexName)
+}
+func (s *storeProxy) ByIndex(indexName, indexedValue string) ([]any, error) {
+	return s.idx().ByIndex(indexName, indexedValue)
+}
+func (s *storeProxy) GetIndexers() cache.Indexers { return s.idx().GetIndexers() }
+
+// AddIndexers goes through the informer, which keeps indexers across runs.
+func (s *storeProxy) AddIndexers(indexers cache.Indexers) error { return s.i.AddIndexers(indexers) }
