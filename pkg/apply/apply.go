@@ -111,10 +111,10 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 
 // Set names one desired set: the objects an owner's handler generates.
 type Set struct {
-	// Owner, when set, becomes the owner reference of every object where
-	// that is legal (same namespace, or a cluster-scoped owner), gives its
-	// namespace to namespaced objects that have none, and identifies the
-	// set together with ID.
+	// Owner, when set, is added to the owner references of every object
+	// where that is legal (same namespace, or a cluster-scoped owner),
+	// gives its namespace to namespaced objects that have none, and
+	// identifies the set together with ID.
 	Owner runtime.Object
 	// OwnerKey identifies the owner when its object is gone, to prune its
 	// sets after it was deleted; it is ignored when Owner is set. Apply
@@ -418,13 +418,18 @@ func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) 
 		annotations[AnnotationOwner] = id.ownerDesc
 		// Kubernetes only honours owner references to cluster-scoped
 		// owners or owners in the object's own namespace.
+		// The set's reference joins the ones the object carries (the
+		// caller meant those too), replacing one with the same UID.
 		if id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
-			u.SetOwnerReferences([]metav1.OwnerReference{{
+			refs := slices.DeleteFunc(u.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
+				return ref.UID == id.owner.GetUID()
+			})
+			u.SetOwnerReferences(append(refs, metav1.OwnerReference{
 				APIVersion: id.ownerGVK.GroupVersion().String(),
 				Kind:       id.ownerGVK.Kind,
 				Name:       id.owner.GetName(),
 				UID:        id.owner.GetUID(),
-			}})
+			}))
 		}
 	}
 	u.SetAnnotations(annotations)

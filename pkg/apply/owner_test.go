@@ -70,3 +70,30 @@ func TestOwnerKeyPruneConfirmsOwnerGone(t *testing.T) {
 		t.Fatalf("the child of a deleted owner was not pruned: %v", err)
 	}
 }
+
+// The set's owner reference is added to the ones the desired object carries;
+// those are what the caller meant to write too, and are kept.
+func TestOwnerReferenceAddsToGivenOnes(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	ctx := t.Context()
+	other, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm("other-owner", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := cm("child", "1")
+	child.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: other.Name, UID: other.UID}}
+	if err := a.Apply(ctx, apply.Set{Owner: owner, ID: "refs"}, child); err != nil {
+		t.Fatal(err)
+	}
+	got, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "child", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]bool{}
+	for _, ref := range got.OwnerReferences {
+		uids[string(ref.UID)] = true
+	}
+	if len(got.OwnerReferences) != 2 || !uids[string(owner.UID)] || !uids[string(other.UID)] {
+		t.Fatalf("owner references %+v, want the given one and the set owner's", got.OwnerReferences)
+	}
+}
