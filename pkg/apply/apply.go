@@ -29,8 +29,6 @@ package apply
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -262,115 +260,6 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	// Kinds and namespaces that no longer hold anything leave the
 	// inventory.
 	return plan, a.writeInventory(ctx, id, kinds)
-}
-
-// confirmOwnerGone reads the owner from the API server, through its kind's
-// preferred version, and fails with ErrOwnerExists when it is there and not
-// being deleted: only then may a whole set be pruned on the owner's account.
-func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID string) error {
-	c, err := a.clients.ForKind(key.GVK.GroupKind().WithVersion(""))
-	if meta.IsNoMatchError(err) {
-		// The owner's kind is no longer served, so no owner is left;
-		// unless discovery of its group failed.
-		if err := a.confirmNotServed(ctx, key.GVK.GroupKind()); err != nil {
-			return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-	}
-	owner, _, err := a.clients.NewObjects(c.GroupVersionKind())
-	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-	}
-	err = c.Get(ctx, key.Namespace, key.Name, owner, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-	}
-	m, err := meta.Accessor(owner)
-	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-	}
-	if m.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	return fmt.Errorf("apply: set %q of %s not pruned: %w", setID, key, ErrOwnerExists)
-}
-
-// setIdentity is everything derived from a Set.
-type setIdentity struct {
-	hash         string
-	legacyHash   string // the hash of sets with an owner before it left the owner's version out
-	owner        metav1.Object
-	ownerGVK     schema.GroupVersionKind
-	ownerScoped  bool // the owner is cluster-scoped
-	ownerDesc    string
-	id           string
-	invNamespace string
-}
-
-func (a *Applier) identify(set Set) (*setIdentity, error) {
-	id := &setIdentity{id: set.ID, invNamespace: a.opts.InventoryNamespace}
-	var ownerID objectID
-	if set.Owner != nil {
-		m, err := meta.Accessor(set.Owner)
-		if err != nil {
-			return nil, fmt.Errorf("apply: owner: %w", err)
-		}
-		gvk, err := a.clients.GVKForObject(set.Owner)
-		if err != nil {
-			return nil, fmt.Errorf("apply: owner: %w", err)
-		}
-		c, err := a.clients.ForKind(gvk)
-		if err != nil {
-			return nil, fmt.Errorf("apply: owner: %w", err)
-		}
-		id.owner, id.ownerGVK, id.ownerScoped = m, gvk, !c.Namespaced()
-		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
-		ownerID = objectID{gk: gvk.GroupKind(), namespace: m.GetNamespace(), name: m.GetName()}
-		if m.GetNamespace() != "" {
-			id.invNamespace = m.GetNamespace()
-		}
-	} else if k := set.OwnerKey; k != nil {
-		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", k.GVK.GroupVersion(), k.GVK.Kind, k.Namespace, k.Name)
-		ownerID = idOf(*k)
-		if k.Namespace != "" {
-			id.invNamespace = k.Namespace
-		}
-	} else if set.ID == "" {
-		return nil, errors.New("apply: a set needs an owner or an ID")
-	}
-	// The hash leaves the owner's version out: an owner read through
-	// another version is the same owner and must name the same set.
-	var hashed string
-	if ownerID != (objectID{}) {
-		hashed = fmt.Sprintf("%s/%s %s/%s", ownerID.gk.Group, ownerID.gk.Kind, ownerID.namespace, ownerID.name)
-		// Sets written before hashed the owner with the version it was
-		// read through; Apply takes them over (see readInventory).
-		id.legacyHash = setHash(id.ownerDesc, set.ID)
-	}
-	id.hash = setHash(hashed, set.ID)
-	return id, nil
-}
-
-func setHash(ownerDesc, setID string) string {
-	sum := sha256.Sum256([]byte(ownerDesc + "\x00" + setID))
-	return hex.EncodeToString(sum[:])[:40]
-}
-
-// selector selects the set's objects: those labelled with its hash, and
-// with its legacy hash, so objects written before the hash left the owner's
-// version out are pruned or taken over rather than orphaned. (A legacy hash
-// cannot equal another set's hash: their inputs differ in shape.)
-func (id *setIdentity) selector() string {
-	if id.legacyHash == "" {
-		return LabelSet + "=" + id.hash
-	}
-	return fmt.Sprintf("%s in (%s,%s)", LabelSet, id.hash, id.legacyHash)
 }
 
 // prepare turns obj into an apply body carrying the set's label, annotations
