@@ -83,3 +83,28 @@ func TestRediscoveryIsRateLimitedPerKind(t *testing.T) {
 		t.Fatal("Rediscover kept the cached client of the kind")
 	}
 }
+
+// A cached client is handed out only for the kind and scope it was made
+// for: a CRD recreated with another scope gets a client of that scope.
+func TestCachedClientMatchesScope(t *testing.T) {
+	f, err := client.NewSharedClientFactory(cp.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := testkinds.GadgetGVK.GroupVersion().WithResource("gadgets")
+	namespaced, err := f.ForResourceKind(gvr, "Gadget", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := f.ForResourceKind(gvr, "Gadget", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !namespaced.Namespaced() || cluster.Namespaced() {
+		t.Fatalf("asked for a cluster-scoped client after a namespaced one, got namespaced=%v", cluster.Namespaced())
+	}
+	again, err := f.ForResourceKind(gvr, "Gadget", false)
+	if err != nil || again != cluster {
+		t.Fatalf("the same request did not get the cached client: %v", err)
+	}
+}
