@@ -76,7 +76,8 @@ type Options struct {
 	// FieldManager owns the applied fields; required.
 	FieldManager string
 	// InventoryNamespace holds the inventory ConfigMaps of sets whose owner
-	// is cluster-scoped or absent. Empty means "default".
+	// is cluster-scoped or absent. Empty means "default"; an operator whose
+	// RBAC covers only its own namespaces names one of them here.
 	InventoryNamespace string
 	// PruneNamespaces are the namespaces pruning may list in when a set's
 	// inventory does not say where the objects of a namespaced kind are
