@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -140,13 +141,64 @@ func (c *Client) Watch(ctx context.Context, namespace string, opts metav1.ListOp
 	if err != nil {
 		return nil, err
 	}
-	gvk := c.gvk
-	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-		if e.Type != watch.Error && e.Object != nil {
-			e.Object.GetObjectKind().SetGroupVersionKind(gvk)
+	return newKindWatch(ctx, w, c.gvk), nil
+}
+
+// kindWatch stamps a kind on each event's object. Unlike watch.Filter, whose
+// goroutine blocks forever on an event nobody reads, its goroutine ends when
+// the watch is stopped or its context ends, whether or not anyone reads.
+type kindWatch struct {
+	in   watch.Interface
+	gvk  schema.GroupVersionKind
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func newKindWatch(ctx context.Context, in watch.Interface, gvk schema.GroupVersionKind) *kindWatch {
+	w := &kindWatch{in: in, gvk: gvk, out: make(chan watch.Event), stop: make(chan struct{})}
+	go w.loop(ctx)
+	return w
+}
+
+func (w *kindWatch) loop(ctx context.Context) {
+	defer close(w.out)
+	defer w.in.Stop()
+	for {
+		var e watch.Event
+		var ok bool
+		select {
+		case e, ok = <-w.in.ResultChan():
+			if !ok {
+				return
+			}
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
 		}
-		return e, true
-	}), nil
+		if e.Type != watch.Error && e.Object != nil {
+			e.Object.GetObjectKind().SetGroupVersionKind(w.gvk)
+		}
+		select {
+		case w.out <- e:
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ResultChan returns the events, closed when the watch ends.
+func (w *kindWatch) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop ends the watch and its goroutine; it may be called more than once.
+func (w *kindWatch) Stop() {
+	w.once.Do(func() {
+		close(w.stop)
+		w.in.Stop()
+	})
 }
 
 // Create creates obj in namespace and reads the stored object into result.
