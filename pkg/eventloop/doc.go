@@ -69,5 +69,8 @@
 // kubebridge); handlers receive it in Resync. The loop keeps its own copy, so
 // handlers see state consistent with the sequence of events they processed.
 // Resyncs that bring no state of their own (healing, requested) ask
-// Options.RefreshState for a fresh copy when it is set.
+// Options.RefreshState for a fresh copy when it is set. Such a copy can be
+// newer than updates still queued; an update that finds, when applied, that
+// the state has overtaken it (SupersedableEvent) reaches no handler, so the
+// state handlers see never goes back in time.
 package eventloop

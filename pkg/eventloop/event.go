@@ -55,6 +55,25 @@ type StateCarrier interface {
 	ApplyState(prev any) any
 }
 
+// SupersedableEvent is implemented by StateCarrier events that can find,
+// when their state is applied, that the input state already holds what they
+// bring or something newer. That happens when a resync re-read the source
+// after they were pushed and was processed before them: Options.RefreshState
+// reads the source when the loop gets to the resync, not when it was
+// queued, and healing resyncs overtake queued events. Applying such an
+// event would take the input state back in time (a handler would see x=7,
+// then 7->6, then 6->7), so the loop calls no handler for it and commits
+// nothing; it is still recorded in the history and its Done is called.
+// Only Update events are skipped: a resync always reaches the handlers,
+// since a resync transaction without their values would remove them all.
+type SupersedableEvent interface {
+	StateCarrier
+	// Superseded reports, once ApplyState has run, whether the input state
+	// was already newer than the event, which ApplyState then left as it
+	// was.
+	Superseded() bool
+}
+
 // EventMethodType tells how handlers react to an event.
 type EventMethodType int
 

@@ -68,11 +68,15 @@ func (l *Loop) process(it queued) {
 	}
 
 	// 2. Input caches: the opaque input state and external configuration.
+	// An event the input state has already overtaken reaches no handler.
+	superseded := false
 	if sc, ok := ev.(StateCarrier); ok {
 		if err := l.applyState(sc); err != nil {
 			// Handlers still run (on the previous state); the error fails
 			// the event, which schedules a healing resync.
 			r.stateErr = fmt.Errorf("applying input state: %w", err)
+		} else if s, ok := sc.(SupersedableEvent); ok && r.method == Update {
+			superseded = s.Superseded()
 		}
 	} else if r.method == FullResync && l.refresh != nil {
 		if err := l.refreshState(); err != nil {
@@ -82,7 +86,11 @@ func (l *Loop) process(it queued) {
 	extKeys := l.ext.applyEvent(ev)
 
 	// 3-4. Handlers interested in the event, in the right order.
-	l.selectHandlers(ev, reverse)
+	if superseded {
+		l.selected, l.selErr = l.selected[:0], l.selErr[:0]
+	} else {
+		l.selectHandlers(ev, reverse)
+	}
 	sel := l.selected
 
 	// 5-6. Announce the event.

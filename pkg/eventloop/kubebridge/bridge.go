@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -44,6 +45,10 @@ type Bridge struct {
 	kinds    map[string]*kind
 	snapshot bool                      // the startup resync has been pushed
 	sent     map[string]runtime.Object // resource+key -> object the loop was last sent
+
+	// Positions order what the bridge hands the loop (see order.go).
+	pos     uint64        // of the last cache read handed to the loop; under mu
+	applied atomic.Uint64 // of the snapshot the loop's state was last replaced with
 }
 
 // kind is one watched kind.
@@ -248,37 +253,42 @@ func (b *Bridge) Resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.loop.PushEvent(&KubeResync{State: state}); err != nil {
+	if err := b.loop.PushEvent(&KubeResync{State: state, from: b, pos: b.pos}); err != nil {
 		return fmt.Errorf("kubebridge: push resync: %w", err)
 	}
 	// Events pushed earlier are processed before the resync, later ones
-	// after it, so the snapshot's objects are what the loop will know.
+	// after it, so the snapshot's objects are what the loop will know;
+	// unless a resync that re-reads the caches overtakes it, and then that
+	// newer snapshot is (order.go).
 	b.sent = sent
 	b.snapshot = true
 	return nil
 }
 
 // refreshState gives healing and requested resyncs a fresh snapshot. It runs
-// on the loop goroutine, ahead of events still queued; the objects the loop
-// was sent stay as they are, so every change still arrives as an event and
-// the loop's state converges on the caches' even if a queued older event is
-// applied after the snapshot.
+// on the loop goroutine, when the loop gets to the resync, so the snapshot
+// is newer than the changes still queued: they are superseded (see
+// order.go), and the snapshot is what the loop was last sent.
 func (b *Bridge) refreshState() (any, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	state, _, err := b.snapshotLocked()
+	state, sent, err := b.snapshotLocked()
 	if err != nil {
 		return nil, err
 	}
+	b.applied.Store(b.pos)
+	b.sent = sent
 	return state, nil
 }
 
-// snapshotLocked copies every watched kind's cache. It fails while a kind
-// has not synced: a partial list would look like deletions.
+// snapshotLocked copies every watched kind's cache, at the next position.
+// It fails while a kind has not synced: a partial list would look like
+// deletions.
 func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object, error) {
 	if unsynced := b.unsyncedLocked(); len(unsynced) > 0 {
 		return nil, nil, fmt.Errorf("kubebridge: no snapshot while kinds have not synced: %s", strings.Join(unsynced, ", "))
 	}
+	b.pos++
 	state := State{}
 	sent := map[string]runtime.Object{}
 	for resource, k := range b.kinds {
@@ -318,7 +328,7 @@ func (b *Bridge) onChange(resource, key string) error {
 	}
 	sk := sentKey(resource, key)
 	last, known := b.sent[sk]
-	ev := &KubeStateChange{Resource: resource, Key: key}
+	ev := &KubeStateChange{Resource: resource, Key: key, from: b}
 	if exists {
 		obj, ok := item.(runtime.Object)
 		if !ok {
@@ -334,6 +344,8 @@ func (b *Bridge) onChange(resource, key string) error {
 	} else if !known {
 		return nil // created and deleted before the loop heard of it
 	}
+	b.pos++
+	ev.pos = b.pos
 	if err := b.loop.PushEvent(ev); err != nil {
 		err = fmt.Errorf("kubebridge: push %s %s: %w", resource, key, err)
 		if errors.Is(err, eventloop.ErrQueueFull) {

@@ -33,7 +33,9 @@ func (s State) Len() int {
 
 // KubeStateChange is one object's change, pushed when the informer layer
 // handles its key. Rapid changes to one key may arrive as one event (the
-// work queue coalesces them); the last state always arrives.
+// work queue coalesces them); the last state always arrives. A change the
+// loop's state has already overtaken (a resync re-read the caches after it
+// was pushed) is superseded: it reaches no handler (see order.go).
 type KubeStateChange struct {
 	// Resource names the kind, "group/version/Kind" ("v1/ConfigMap" for
 	// the core group).
@@ -46,6 +48,10 @@ type KubeStateChange struct {
 	PrevValue runtime.Object
 	// NewValue is the object now, nil when it was deleted.
 	NewValue runtime.Object
+
+	from       *Bridge // nil for events the bridge did not push: never superseded
+	pos        uint64  // the bridge's position of the cache read
+	superseded bool
 }
 
 // GetName implements eventloop.Event.
@@ -60,8 +66,16 @@ func (ev *KubeStateChange) String() string {
 	case ev.PrevValue == nil:
 		verb = "created"
 	}
+	if ev.superseded {
+		return fmt.Sprintf("Kubernetes State Change: %s %s: superseded by a newer snapshot, not handled", ev.Resource, ev.Key)
+	}
 	return fmt.Sprintf("Kubernetes State Change: %s %s %s", ev.Resource, ev.Key, verb)
 }
+
+// Superseded implements eventloop.SupersedableEvent: once the loop has
+// applied the event, it reports whether a snapshot newer than the event
+// had already replaced the loop's state, so the event changed nothing.
+func (ev *KubeStateChange) Superseded() bool { return ev.superseded }
 
 // Method implements eventloop.Event.
 func (ev *KubeStateChange) Method() eventloop.EventMethodType { return eventloop.Update }
@@ -88,7 +102,8 @@ func (ev *KubeStateChange) Direction() eventloop.UpdateDirectionType {
 }
 
 // ApplyState implements eventloop.StateCarrier: it records the previous
-// value from the loop's state and updates that state.
+// value from the loop's state and updates that state, unless the state is
+// already newer than the event.
 func (ev *KubeStateChange) ApplyState(prev any) any {
 	state, _ := prev.(State)
 	if state == nil {
@@ -96,6 +111,10 @@ func (ev *KubeStateChange) ApplyState(prev any) any {
 	}
 	objs := state[ev.Resource]
 	ev.PrevValue = objs[ev.Key]
+	if ev.from.overtaken(ev.pos) {
+		ev.superseded = true
+		return state
+	}
 	if ev.NewValue == nil {
 		delete(objs, ev.Key)
 		return state
@@ -112,8 +131,14 @@ func (ev *KubeStateChange) ApplyState(prev any) any {
 // informer caches. The first one is the loop's startup resync; later ones
 // come from POST /controller/resync and healing.
 type KubeResync struct {
-	// State is the snapshot; it becomes the loop's state.
+	// State is the snapshot; it becomes the loop's state, unless the loop's
+	// state is already newer (a healing resync re-read the caches after
+	// this snapshot was taken): then the handlers get that newer state.
 	State State
+
+	from  *Bridge // nil for events the bridge did not push: always applied
+	pos   uint64  // the bridge's position of the snapshot
+	stale bool    // the loop's state was newer; State was not applied
 }
 
 // GetName implements eventloop.Event.
@@ -132,6 +157,9 @@ func (ev *KubeResync) String() string {
 	for _, r := range resources {
 		fmt.Fprintf(&b, "\n  %s: %d objects", r, len(ev.State[r]))
 	}
+	if ev.stale {
+		b.WriteString("\n  (older than the loop's state, which was kept)")
+	}
 	return b.String()
 }
 
@@ -147,8 +175,16 @@ func (ev *KubeResync) Done(error) {}
 // ApplyState implements eventloop.StateCarrier: a copy of the snapshot
 // replaces the loop's state. A copy, because later changes update the
 // loop's state in place, while the event itself must stay as it was: its
-// String is read from the event history on other goroutines.
-func (ev *KubeResync) ApplyState(any) any {
+// String is read from the event history on other goroutines. A snapshot
+// older than the loop's state leaves it as it is.
+func (ev *KubeResync) ApplyState(prev any) any {
+	if st, ok := prev.(State); ok && ev.from.overtaken(ev.pos) {
+		ev.stale = true
+		return st
+	}
+	if ev.from != nil {
+		ev.from.applied.Store(ev.pos)
+	}
 	state := make(State, len(ev.State))
 	for resource, objs := range ev.State {
 		copied := make(map[string]runtime.Object, len(objs))
