@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // SharedClientFactoryOptions configure NewSharedClientFactory. The zero value
@@ -63,14 +64,28 @@ type SharedClientFactory struct {
 // When cfg sets neither QPS nor a RateLimiter, client-side rate limiting is
 // off: client-go's default of 5 requests per second throttles any operator
 // that manages more than a few objects, and API Priority and Fairness already
-// protects the server.
+// protects the server. With QPS (and Burst) set, one token bucket limits
+// every request of the factory (every resource, discovery included) to QPS
+// in total; a RateLimiter in cfg is shared the same way.
 func NewSharedClientFactory(cfg *rest.Config, opts *SharedClientFactoryOptions) (*SharedClientFactory, error) {
 	if opts == nil {
 		opts = &SharedClientFactoryOptions{}
 	}
 	config := rest.CopyConfig(cfg)
-	if config.QPS == 0 && config.RateLimiter == nil {
+	switch {
+	case config.RateLimiter != nil:
+	case config.QPS == 0:
 		config.QPS = -1
+	case config.QPS > 0:
+		// client-go gives every REST client made from a config without a
+		// RateLimiter a token bucket of its own, which would let a factory
+		// with N resources send N times QPS. One limiter, shared by every
+		// copy of the config, bounds the factory as a whole.
+		burst := config.Burst
+		if burst <= 0 {
+			burst = rest.DefaultBurst
+		}
+		config.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(config.QPS, burst)
 	}
 	httpClient, err := rest.HTTPClientFor(config)
 	if err != nil {
