@@ -29,6 +29,7 @@ import (
 //	periodicHealingInterval:       30s
 //	delayAfterErrorHealing:        5s
 //	maxAfterErrorHealingDelay:     5m      (not in Contiv: cap of the healing backoff)
+//	maxFailedHealings:             5       (not in Contiv, where one failed healing is fatal)
 //	recordEventHistory:            true
 //	eventHistoryAgeLimit:          1440    (minutes; or a duration string such as "24h")
 //	permanentlyRecordedInitPeriod: 60      (minutes; or a duration string)
@@ -59,6 +60,11 @@ type Config struct {
 	// MaxAfterErrorHealingDelay.
 	DelayAfterErrorHealing    Duration `json:"delayAfterErrorHealing"`
 	MaxAfterErrorHealingDelay Duration `json:"maxAfterErrorHealingDelay"`
+	// MaxFailedHealings is how many after-error healings in a row may fail
+	// (each failure schedules the next, with the growing delay) before the
+	// loop aborts. Contiv aborts on the first; a failure that outlasts a
+	// few minutes of healing (an API server that is down) should not.
+	MaxFailedHealings int `json:"maxFailedHealings"`
 
 	// RecordEventHistory keeps a record of every processed event. Records
 	// whose processing ended more than EventHistoryAgeLimit ago are trimmed
@@ -96,6 +102,7 @@ func DefaultConfig() Config {
 		PeriodicHealingInterval:       Duration{30 * time.Second},
 		DelayAfterErrorHealing:        Duration{5 * time.Second},
 		MaxAfterErrorHealingDelay:     Duration{5 * time.Minute},
+		MaxFailedHealings:             5,
 		RecordEventHistory:            true,
 		EventHistoryAgeLimit:          Minutes{24 * time.Hour},
 		PermanentlyRecordedInitPeriod: Minutes{time.Hour},
@@ -145,6 +152,7 @@ func (c *Config) Validate() error {
 	check(!c.EnablePeriodicHealing || c.PeriodicHealingInterval.Duration > 0, "periodicHealingInterval must be positive")
 	check(c.DelayAfterErrorHealing.Duration >= 0, "delayAfterErrorHealing must not be negative")
 	check(c.MaxAfterErrorHealingDelay.Duration >= c.DelayAfterErrorHealing.Duration, "maxAfterErrorHealingDelay must be at least delayAfterErrorHealing")
+	check(c.MaxFailedHealings >= 1, "maxFailedHealings must be at least 1")
 	check(c.EventHistoryAgeLimit.Duration >= 0, "eventHistoryAgeLimit must not be negative")
 	check(c.PermanentlyRecordedInitPeriod.Duration >= 0, "permanentlyRecordedInitPeriod must not be negative")
 	check(!c.RecordEventHistory || c.EventHistoryMaxRecords > 0, "eventHistoryMaxRecords must be positive")

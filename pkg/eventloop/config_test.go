@@ -28,6 +28,7 @@ func TestDefaultConfigMatchesSeed(t *testing.T) {
 		PeriodicHealingInterval:       eventloop.Duration{Duration: 30 * time.Second},
 		DelayAfterErrorHealing:        eventloop.Duration{Duration: 5 * time.Second},
 		MaxAfterErrorHealingDelay:     eventloop.Duration{Duration: 5 * time.Minute},
+		MaxFailedHealings:             5,
 		RecordEventHistory:            true,
 		EventHistoryAgeLimit:          eventloop.Minutes{Duration: 1440 * time.Minute},
 		PermanentlyRecordedInitPeriod: eventloop.Minutes{Duration: 60 * time.Minute},
@@ -109,6 +110,7 @@ func TestInvalidConfig(t *testing.T) {
 		"eventLogLevel: loud",                     // no such level
 		"externalSourcePrecedence: [a, a]",        // duplicate
 		"maxAfterErrorHealingDelay: 1s",           // below delayAfterErrorHealing
+		"maxFailedHealings: 0",                    // no healing at all
 		"eventHistoryAgeLimit: 99999999999999999", // overflows
 	} {
 		if _, err := eventloop.ParseConfig([]byte(yml)); err == nil {

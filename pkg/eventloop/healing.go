@@ -11,7 +11,8 @@ type healing struct {
 	timer   clock.Timer // armed while a healing is pending
 	cause   error       // the error the pending healing is to heal
 	next    time.Duration
-	lastRun time.Time // when the last after-error healing was processed
+	lastRun time.Time // when the last after-error healing started
+	failed  int       // after-error healings that failed in a row
 }
 
 // scheduleHealing arms an after-error healing resync, unless one is already
@@ -56,8 +57,10 @@ func (l *Loop) onHealingTimer() {
 	l.statusMu.Lock()
 	l.healingDue = time.Time{}
 	l.statusMu.Unlock()
-	l.process(queued{ev: &HealingResync{Type: AfterError, Error: cause}})
+	// Recorded before processing: a healing that fails schedules the next
+	// one from within process, which must see this run as the last one.
 	l.heal.lastRun = l.clock.Now()
+	l.process(queued{ev: &HealingResync{Type: AfterError, Error: cause}})
 }
 
 // onPeriodicTimer runs a periodic healing (a DownstreamResync).
@@ -66,4 +69,13 @@ func (l *Loop) onPeriodicTimer() {
 	// time (and an abort during processing finds it to stop).
 	l.timers.periodic = l.clock.NewTimer(l.cfg.PeriodicHealingInterval.Duration)
 	l.process(queued{ev: &HealingResync{Type: Periodic}})
+}
+
+// setFailedHealings records the count of after-error healings that failed in
+// a row, for Status.
+func (l *Loop) setFailedHealings(n int) {
+	l.heal.failed = n
+	l.statusMu.Lock()
+	l.failedHealings = n
+	l.statusMu.Unlock()
 }

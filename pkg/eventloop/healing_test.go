@@ -2,6 +2,7 @@ package eventloop_test
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,26 +110,61 @@ func TestAfterErrorHealingBackoff(t *testing.T) {
 	}
 }
 
-func TestFailedHealingIsFatal(t *testing.T) {
-	e := newEnv(t, []string{"a"})
+// TestFailedHealingsBackOffBeforeTheyAreFatal: a failed after-error healing
+// schedules the next one with a longer delay and is counted; only
+// MaxFailedHealings failures in a row abort the loop, and a healing that
+// works resets the count.
+func TestFailedHealingsBackOffBeforeTheyAreFatal(t *testing.T) {
+	e := newEnv(t, []string{"a"}, withConfig(func(c *eventloop.Config) { c.MaxFailedHealings = 3 }))
 	failingOn(e.h("a"), "fail")
 	broken := errors.New("still broken")
+	var healingWorks atomic.Bool
 	e.h("a").OnResync = func(ev eventloop.Event, state any, count int, txn eventloop.ResyncOperations) error {
-		if _, ok := ev.(*eventloop.HealingResync); ok {
+		if _, ok := ev.(*eventloop.HealingResync); ok && !healingWorks.Load() {
 			return broken
 		}
 		return nil
 	}
 	e.startRunning()
+	cfg := eventloop.DefaultConfig()
+	runFailingHealings := func(n int) {
+		t.Helper()
+		delay := cfg.DelayAfterErrorHealing.Duration
+		for i := 1; i <= n; i++ {
+			waitFor(t, "the next healing to be scheduled", func() bool { return !e.loop.Status().HealingDue.IsZero() })
+			due := e.loop.Status().HealingDue
+			if got := due.Sub(e.clock.Now()); got != delay {
+				t.Fatalf("healing %d due in %v, want %v", i, got, delay)
+			}
+			e.clock.Step(delay)
+			waitFor(t, "the failed healing to be counted", func() bool { return e.loop.Status().FailedHealings == i })
+			delay = min(2*delay, cfg.MaxAfterErrorHealingDelay.Duration)
+		}
+	}
+
 	if err := e.run(el.NewUpdate("fail")); err == nil {
 		t.Fatal("failing event succeeded")
 	}
-	e.clock.Step(eventloop.DefaultConfig().DelayAfterErrorHealing.Duration)
+	runFailingHealings(2)
+	if err := e.loop.Health(); err != nil {
+		t.Fatalf("aborted after 2 failed healings of 3 allowed: %v", err)
+	}
+	// A healing that works resets the count.
+	healingWorks.Store(true)
+	e.clock.Step(e.loop.Status().HealingDue.Sub(e.clock.Now()))
+	waitFor(t, "the count to reset", func() bool { return e.loop.Status().FailedHealings == 0 && e.loop.Status().HealingDue.IsZero() })
+
+	healingWorks.Store(false)
+	e.clock.Step(cfg.MaxAfterErrorHealingDelay.Duration + time.Second) // a quiet period: the delay starts again
+	if err := e.run(el.NewUpdate("fail")); err == nil {
+		t.Fatal("failing event succeeded")
+	}
+	runFailingHealings(3)
 	waitFor(t, "abort", func() bool { return e.loop.Health() != nil })
 	err := e.loop.Health()
 	var fe *eventloop.FatalError
-	if !errors.Is(err, eventloop.ErrAborted) || !errors.As(err, &fe) || !errors.Is(err, broken) {
-		t.Fatalf("Health() = %v, want a fatal abort caused by the healing error", err)
+	if !errors.Is(err, eventloop.ErrAborted) || !errors.As(err, &fe) || !errors.Is(err, broken) || !strings.Contains(err.Error(), "3 times") {
+		t.Fatalf("Health() = %v, want a fatal abort after 3 failed healings caused by the healing error", err)
 	}
 	if err := e.loop.PushEvent(el.NewUpdate("late")); !errors.Is(err, eventloop.ErrAborted) {
 		t.Fatalf("push after abort: %v", err)

@@ -118,6 +118,9 @@ type Status struct {
 	// HealingDue is when the pending after-error healing runs; zero when
 	// none is pending.
 	HealingDue time.Time
+	// FailedHealings counts the after-error healings that failed in a row;
+	// the loop aborts when it reaches Config.MaxFailedHealings.
+	FailedHealings int
 }
 
 // Loop is a serialized event loop. Create it with New, start it with Start,
@@ -157,7 +160,9 @@ type Loop struct {
 	abortErr   error
 	overdue    error // the startup resync is late, waiting for its input
 	healingDue time.Time
-	unhealthy  chan struct{}
+	// failedHealings mirrors heal.failed for Status.
+	failedHealings int
+	unhealthy      chan struct{}
 
 	// Owned by the loop goroutine (or by Close when the loop never started).
 	seq         uint64
@@ -468,7 +473,7 @@ func (l *Loop) Exited() <-chan struct{} { return l.exited }
 // Status returns a snapshot of the loop.
 func (l *Loop) Status() Status {
 	l.statusMu.Lock()
-	s := Status{State: l.state, Err: l.abortErr, HealingDue: l.healingDue}
+	s := Status{State: l.state, Err: l.abortErr, HealingDue: l.healingDue, FailedHealings: l.failedHealings}
 	l.statusMu.Unlock()
 	s.Processed = l.processed.Load()
 	s.QueueLength = l.q.Len()

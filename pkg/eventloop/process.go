@@ -278,9 +278,17 @@ func (l *Loop) finalize(r *eventRun) {
 		l.abort(evErr)
 	case l.needsHealing(r, evErr):
 		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
-			l.abort(NewFatalError(fmt.Errorf("after-error healing failed: %w (it was healing: %v)", evErr, h.Error)))
-		} else {
-			l.scheduleHealing(evErr)
+			l.setFailedHealings(l.heal.failed + 1)
+			if l.heal.failed >= l.cfg.MaxFailedHealings {
+				l.abort(NewFatalError(fmt.Errorf("after-error healing failed %d times in a row, the last time with: %w (it was healing: %v)",
+					l.heal.failed, evErr, h.Error)))
+				break
+			}
+		}
+		l.scheduleHealing(evErr)
+	case evErr == nil:
+		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
+			l.setFailedHealings(0)
 		}
 	}
 	r.doneDue = true

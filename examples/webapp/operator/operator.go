@@ -219,7 +219,7 @@ func (o *Operator) buildLoop() error {
 		Handlers: newHandlers(o.notes, o.opts.NodePorts, o.opts.WaitForPods, o.log),
 		// An object the API server rejects is that WebApp's problem, shown
 		// in its status; it must not make the loop heal and abort.
-		Committer:  loopcommit.NewWithOptions(o.sched, loopcommit.Options{TolerateFailedValues: true}),
+		Committer:  loopcommit.New(o.sched),
 		Logger:     logrus.NewEntry(o.log),
 		Registerer: o.registry,
 		Name:       "webapp",

@@ -22,21 +22,20 @@ var _ eventloop.Committer = (*Committer)(nil)
 
 // Options configure a Committer.
 type Options struct {
-	// TolerateFailedValues makes a transaction some of whose operations
-	// failed count as committed, unless it was reverted (or a revert
-	// failed) or a resync could not read the southbound: those always
-	// fail the commit, so that the loop heals. The failures stay
-	// visible: as the values' FAILED or RETRYING states, in the record and
-	// the event history, and in the scheduler's own retries. What changes
-	// is that the loop does not start a healing resync for them, which
-	// would fail the same way and then abort the loop: for values that can
-	// fail for reasons no resync fixes, such as objects an API server
-	// rejects, one bad value would otherwise stop everything.
-	TolerateFailedValues bool
+	// FailOnFailedValues makes every failed operation fail the commit, so
+	// that the loop starts a healing resync for it (Contiv's behaviour).
+	// By default a transaction some of whose operations failed counts as
+	// committed, unless it was reverted (or a revert failed) or a resync
+	// could not read the southbound. The failures stay visible: as the
+	// values' FAILED or RETRYING states, in the record and the event
+	// history, and in the scheduler's own retries. Failing the commit for
+	// them would start healings that fail the same way and, for values no
+	// resync can fix (objects an API server rejects), end the loop.
+	FailOnFailedValues bool
 }
 
-// New returns a Committer for s with the default options: every failed
-// operation fails the event's commit.
+// New returns a Committer for s with the default options: failed values
+// stay on their values and do not fail the commit.
 func New(s *kvscheduler.Scheduler) *Committer { return &Committer{s: s} }
 
 // NewWithOptions returns a Committer for s.
@@ -72,7 +71,7 @@ func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, 
 	}
 	rec, err := t.Commit(ctx)
 	var failed *kvscheduler.TransactionError
-	if c.opts.TolerateFailedValues && errors.As(err, &failed) && failed.OnlyFailedValues() {
+	if !c.opts.FailOnFailedValues && errors.As(err, &failed) && failed.OnlyFailedValues() {
 		err = nil
 	}
 	if rec == nil {

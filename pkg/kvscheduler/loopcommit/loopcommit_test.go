@@ -53,7 +53,10 @@ func TestCommitter(t *testing.T) {
 	}
 }
 
-func TestTolerateFailedValues(t *testing.T) {
+// TestFailedValuesAreToleratedByDefault: one value the southbound refuses for
+// good stays FAILED on that value, and the commit (so the loop) goes on; only
+// FailOnFailedValues makes it fail the commit.
+func TestFailedValuesAreToleratedByDefault(t *testing.T) {
 	ctx := context.Background()
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
@@ -64,7 +67,7 @@ func TestTolerateFailedValues(t *testing.T) {
 	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
 		t.Fatal(err)
 	}
-	c := loopcommit.NewWithOptions(s, loopcommit.Options{TolerateFailedValues: true})
+	c := loopcommit.New(s)
 	sb.FailNext("create", "a/1", errors.New("boom"))
 	rec, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update,
 		Values: []eventloop.KeyValue{{Key: "a/1", Value: "v1"}, {Key: "a/2", Value: "v2"}}})
@@ -88,10 +91,17 @@ func TestTolerateFailedValues(t *testing.T) {
 	if !errors.As(err, &te) || !te.Reverted {
 		t.Fatalf("want reverted transaction error, got %v", err)
 	}
+	strict := loopcommit.NewWithOptions(s, loopcommit.Options{FailOnFailedValues: true})
+	sb.FailNext("create", "a/4", errors.New("boom"))
+	_, err = strict.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update,
+		Values: []eventloop.KeyValue{{Key: "a/4", Value: "v4"}}})
+	if !errors.As(err, &te) || te.Reverted {
+		t.Fatalf("FailOnFailedValues: want the failed value's error, got %v", err)
+	}
 }
 
-// A resync that could not read the southbound always fails the commit, even
-// when failed values are tolerated: the loop must heal, not carry on as if the
+// A resync that could not read the southbound always fails the commit, although
+// failed values are tolerated: the loop must heal, not carry on as if the
 // view were complete.
 func TestFailedRetrieveIsNeverTolerated(t *testing.T) {
 	ctx := context.Background()
@@ -104,7 +114,7 @@ func TestFailedRetrieveIsNeverTolerated(t *testing.T) {
 	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
 		t.Fatal(err)
 	}
-	c := loopcommit.NewWithOptions(s, loopcommit.Options{TolerateFailedValues: true})
+	c := loopcommit.New(s)
 	boom := errors.New("list refused")
 	sb.FailNext("retrieve", "a", boom)
 	_, err = c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.DownstreamResync})
