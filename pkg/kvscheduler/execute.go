@@ -292,7 +292,9 @@ func (s *Scheduler) markFailed(o op, err error, seq uint64) {
 		f = &failure{}
 		s.failed[o.key] = f
 	}
-	f.op, f.err, f.seq, f.blocked, f.retrying, f.exhausted = o.kind, err, seq, true, false, false
+	// gen 0 disowns a retry armed for an earlier failure: the new failure
+	// gets a retry of its own (or none, once exhausted).
+	f.op, f.err, f.seq, f.blocked, f.retrying, f.exhausted, f.gen = o.kind, err, seq, true, false, false, 0
 	f.attempts++
 	// A failed pure delete has no value; a failed re-create keeps the value
 	// it was heading to, so that it stays blocked until changed.

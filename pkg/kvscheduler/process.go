@@ -58,7 +58,19 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert
 	rec.Values = t.values
 	if t.resync != NoResync {
-		clear(s.failed)
+		// A resync attempts every failed value again, but keeps the
+		// failures: a value that fails again goes on counting its attempts
+		// (and its backoff) instead of starting over with every healing.
+		for _, f := range s.failed {
+			f.blocked = false
+		}
+		defer func() {
+			for k, f := range s.failed {
+				if !f.blocked {
+					delete(s.failed, k) // not attempted again: nothing left to retry
+				}
+			}
+		}()
 	}
 	if t.resync == FullResync || t.resync == DownstreamResync {
 		s.refresh(rec)

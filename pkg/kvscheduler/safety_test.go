@@ -106,3 +106,26 @@ func TestFailedRevertIsReported(t *testing.T) {
 		t.Fatalf("a/1 status %+v, want RETRYING with the undo's error", st)
 	}
 }
+
+// A resync attempts failed values again but does not forget their failures:
+// the attempt counts and their backoff go on, so that MaxAttempts still ends
+// the retries of a value that every healing fails again.
+func TestResyncKeepsRetryCounts(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	refused := errors.New("refused for good")
+	sb.FailNext("create", "a/1", refused, refused)
+	_, err := s.StartNBTransaction().SetValue("a/1", "v1").
+		WithRetry(kvscheduler.RetryOptions{Period: 3600e9, MaxAttempts: 1}).Commit(context.Background())
+	if err == nil {
+		t.Fatal("create did not fail")
+	}
+	wantState(t, s, "a/1", kvscheduler.Retrying)
+	// A healing resync tries again; that was the one retry allowed.
+	_, _ = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background())
+	if st := wantState(t, s, "a/1", kvscheduler.Failed); !errors.Is(st.Error, refused) {
+		t.Fatalf("a/1 status %+v", st)
+	}
+	wantOps(t, sb, "create a/1", "create a/1")
+}
