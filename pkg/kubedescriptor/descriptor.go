@@ -99,8 +99,9 @@ func (e *NotManagedError) Error() string {
 
 // kind is the state of one descriptor.
 type kind struct {
-	gvk  schema.GroupVersionKind
-	opts Options
+	gvk     schema.GroupVersionKind
+	opts    Options
+	applied appliedStates
 }
 
 // New returns the descriptor for the objects of kind gvk. It is named
@@ -144,10 +145,10 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 		Name:               "kube:" + strings.TrimSuffix(prefix, "/"),
 		NBKeyPrefix:        prefix,
 		KeySelector:        func(key string) bool { return strings.HasPrefix(key, prefix) },
-		ValueComparator:    func(_ string, oldValue, newValue any) bool { return Equivalent(oldValue, newValue) },
+		ValueComparator:    k.equal,
 		Validate:           k.validate,
 		Create:             k.create,
-		Update:             func(key string, _, value any, _ any) (any, error) { return k.patch(key, value, false) },
+		Update:             func(key string, _, value any, _ any) (any, error) { return k.apply(key, value) },
 		Delete:             k.delete,
 		Retrieve:           k.retrieve,
 		Dependencies:       func(_ string, value any) []kvscheduler.Dependency { return dependencies(value) },
@@ -303,14 +304,26 @@ func (k *kind) create(key string, value any) (any, error) {
 			}
 		}
 	}
-	return k.patch(key, value, false)
+	return k.apply(key, value)
+}
+
+// apply applies value and remembers what the server made of it, for drift
+// (see appliedState). Its metadata is the object's UID, which deletes use
+// as a precondition.
+func (k *kind) apply(key string, value any) (any, error) {
+	result, err := k.patch(key, value, false)
+	if err != nil {
+		return nil, err
+	}
+	k.applied.put(key, newAppliedState(result, value, k.opts.FieldManager))
+	return uidOf(result), nil
 }
 
 // patch server-side applies value with the descriptor's field manager,
 // forcing ownership of the fields it sets, as pkg/apply does; dryRun only
-// asks the server whether it would accept the apply. It returns the
-// object's UID, the value's metadata, which deletes use as a precondition.
-func (k *kind) patch(key string, value any, dryRun bool) (any, error) {
+// asks the server what the apply would store. It returns the object the
+// server stored (or would store).
+func (k *kind) patch(key string, value any, dryRun bool) (runtime.Object, error) {
 	obj, ok := value.(runtime.Object)
 	if !ok || isNil(value) {
 		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
@@ -323,23 +336,16 @@ func (k *kind) patch(key string, value any, dryRun bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := toUnstructured(obj)
+	u, err := k.applyBody(obj, gvk)
 	if err != nil {
 		return nil, err
 	}
-	u.SetGroupVersionKind(gvk)
 	switch {
 	case c.Namespaced() && u.GetNamespace() == "":
 		return nil, fmt.Errorf("kubedescriptor: %s is namespaced but %s has no namespace", gvk.Kind, key)
 	case !c.Namespaced() && u.GetNamespace() != "":
 		return nil, fmt.Errorf("kubedescriptor: %s is cluster-scoped but %s has a namespace", gvk.Kind, key)
 	}
-	lbls := u.GetLabels()
-	if lbls == nil {
-		lbls = map[string]string{}
-	}
-	lbls[LabelManagedBy] = k.opts.FieldManager
-	u.SetLabels(lbls)
 	body, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, err
@@ -358,7 +364,48 @@ func (k *kind) patch(key string, value any, dryRun bool) (any, error) {
 	if err := c.Patch(ctx, u.GetNamespace(), u.GetName(), types.ApplyPatchType, body, result, opts); err != nil {
 		return nil, err
 	}
-	return uidOf(result), nil
+	return result, nil
+}
+
+// applyBody is what patch sends for obj: the object without what the
+// server maintains, with the management label.
+func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u.SetGroupVersionKind(gvk)
+	lbls := u.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[LabelManagedBy] = k.opts.FieldManager
+	u.SetLabels(lbls)
+	return u, nil
+}
+
+// equal is the descriptor's value comparator. A live object (one with a
+// resourceVersion, as Retrieve reports it) equals a desired value when it
+// has not drifted from what applying that value stores (actualValue); two
+// desired values are compared with Equivalent.
+func (k *kind) equal(key string, a, b any) bool {
+	switch la, lb := isLive(a), isLive(b); {
+	case la && !lb:
+		_, inSync := k.actualValue(key, a.(runtime.Object), b)
+		return inSync
+	case lb && !la:
+		_, inSync := k.actualValue(key, b.(runtime.Object), a)
+		return inSync
+	}
+	return Equivalent(a, b)
+}
+
+func isLive(v any) bool {
+	if _, ok := v.(runtime.Object); !ok || isNil(v) {
+		return false
+	}
+	m, err := meta.Accessor(v)
+	return err == nil && m.GetResourceVersion() != ""
 }
 
 // uidOf returns obj's UID, or nil when it has none.
@@ -414,22 +461,21 @@ func (k *kind) delete(key string, _ any, md any) error {
 	}
 	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		// Gone, or replaced by another object of the same name: either
 		// way the one this value stood for no longer exists.
+		k.applied.put(key, nil)
 		return nil
 	}
 	return err
 }
 
 // retrieve reports the objects of the kind that carry the management
-// label: the scheduler compares them with the desired values (Equivalent)
-// and re-applies or deletes what drifted.
-//
-// A live object equivalent to its desired value is reported as that
-// desired value. Otherwise the scheduler would keep the live object as the
-// actual value, and a later desired value that drops a field would still
-// be a subset of it, so the change would never be applied.
+// label. An object that still holds what the descriptor applied (see
+// actualValue) is reported as the value that was applied, so the scheduler
+// compares desired values with desired values; one that drifted is
+// reported as the live object, which equals no desired value, so it is
+// re-applied. Objects without a desired value are deleted.
 func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 	objs, err := k.list()
 	if err != nil {
@@ -448,8 +494,8 @@ func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.K
 		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
 		key := KeyFor(k.gvk, m.GetNamespace(), m.GetName())
 		var value any = obj
-		if want, ok := desired[key]; ok && Equivalent(obj, want) {
-			value = want
+		if want, ok := desired[key]; ok {
+			value, _ = k.actualValue(key, obj, want)
 		}
 		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)})
 	}
@@ -504,6 +550,35 @@ func (k *kind) list() ([]runtime.Object, error) {
 		return nil, err
 	}
 	return meta.ExtractList(list)
+}
+
+// actualValue is what Retrieve reports for a live object with a desired
+// value, and whether the object is in sync: the value last applied while the object's owned fields hold what
+// that apply stored, the live object once they do not. Without a record of
+// the apply (after a restart, or for an object re-created behind the
+// scheduler's back) a server-side dry run of the desired value stands in
+// for it, once per object; if even that fails, the schema-less Equivalent
+// decides.
+func (k *kind) actualValue(key string, live runtime.Object, want any) (value any, inSync bool) {
+	uid, _ := uidOf(live).(types.UID)
+	st := k.applied.get(key)
+	if st == nil || st.uid != uid {
+		st = nil
+		if result, err := k.patch(key, want, true); err == nil {
+			st = newAppliedState(result, want, k.opts.FieldManager)
+		}
+		if st == nil || st.uid != uid {
+			if Equivalent(live, want) {
+				return want, true
+			}
+			return live, false
+		}
+		k.applied.put(key, st)
+	}
+	if st.drifted(live) {
+		return live, false
+	}
+	return st.value, true
 }
 
 // toUnstructured converts obj into an apply body. Typed objects carry zero

@@ -20,15 +20,25 @@
 // A value is a runtime.Object of the descriptor's kind, typed (for example
 // *corev1.ConfigMap) or *unstructured.Unstructured. Create and Update
 // server-side apply it with the descriptor's field manager (forcing
-// conflicts) and add the LabelManagedBy label; Delete deletes it, an object
-// already gone counting as deleted. Retrieve lists the objects carrying the
-// label, so a downstream resync re-creates what was deleted behind the
-// scheduler's back and re-applies what was changed, and deletes labelled
-// objects no longer desired.
+// conflicts) and add the LabelManagedBy label; Create first refuses an
+// existing object that does not carry the label (NotManagedError) unless
+// Options.Adopt. Delete deletes the object with the UID it was applied or
+// retrieved with, in the background (Options.PropagationPolicy); an object
+// already gone, or replaced by another of the same name, counts as deleted.
+// Retrieve lists the objects carrying the label, so a downstream resync
+// re-creates what was deleted behind the scheduler's back and re-applies what
+// was changed, and deletes labelled objects no longer desired.
 //
-// Values are compared with Equivalent: against a live object only on the
-// fields the desired value sets, so defaults the API server fills in,
-// server-owned metadata and status do not make a value look changed.
+// Drift is judged on the fields the descriptor's field manager owns: after
+// every apply the descriptor keeps what the server stored in those fields
+// (the managedFields entry of its Apply, with their values), and a live
+// object whose owned fields hold anything else has drifted, zero values
+// included (a desired `replicas: 0` scaled up out of band is repaired).
+// Defaults the server fills in are part of what it stored, and fields other
+// managers own (an injected env entry, an annotation) are not looked at, so
+// neither causes a re-apply. Objects found without such a record (after a
+// restart) are checked against a server-side dry run of their desired
+// value, once each. Two desired values are compared with Equivalent.
 //
 // # Dependencies
 //
@@ -41,7 +51,8 @@
 // # Limitations
 //
 // A resync does not notice fields added behind the scheduler's back that
-// the desired value does not set, and zero scalars in a desired value count
-// as unset when compared with a live object (see Equivalent). Changes to immutable fields fail unless
-// Options.RecreateOnImmutable is set.
+// the desired value does not set (they are another manager's). A field
+// owned whole as an empty map or list when applied is checked for presence
+// only. Changes to immutable fields fail unless Options.RecreateOnImmutable
+// is set.
 package kubedescriptor
