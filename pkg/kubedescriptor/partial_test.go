@@ -27,26 +27,14 @@ func TestUnsyncedCacheIsNoView(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	// Never started: its informer never syncs, like one whose list RBAC
 	// forbids or whose conversion webhook is down.
-	caches := cache.NewSharedCacheFactory(clients, nil)
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, Cache: caches,
-		FieldManager: fieldManager, Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterDescriptor(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	s := scheduler(t, configMapKind, kubedescriptor.Options{Cache: cache.NewSharedCacheFactory(clients, nil), Namespace: ns})
+	d := "kube:core/ConfigMap"
 	key := kubedescriptor.KeyFor(configMapKind, ns, "web-config")
 	commit(t, s.StartNBTransaction().SetValue(key, configMap(ns)))
 
 	rec, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
 	var re *kvscheduler.RetrieveError
-	if !errors.As(err, &re) || re.Descriptor != d.Name || !strings.Contains(err.Error(), "not synced") {
+	if !errors.As(err, &re) || re.Descriptor != d || !strings.Contains(err.Error(), "not synced") {
 		t.Fatalf("resync over an unsynced cache: error %v, want a failed retrieve saying the cache has not synced", err)
 	}
 	if ops := executed(rec); len(ops) != 0 {
