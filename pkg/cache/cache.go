@@ -14,6 +14,11 @@
 // update) would delete it from the server, and later kubectl apply runs could
 // no longer remove fields. Options.StripLastApplied drops it too, for kinds
 // the operator never writes with Update.
+//
+// A factory can be started again after its context ended, and its
+// informers are back within about a second of the API server answering
+// again, however often it restarted (see SharedCacheFactory.Start and
+// KindHealth).
 package cache
 
 import (
@@ -125,24 +130,56 @@ type ClientFunc func() (*client.Client, error)
 
 // NewInformer returns an informer for objects like obj (list is the matching
 // list type) that lists and watches through the client getClient returns.
+//
+// Lists and watches that fail because the API server is away (connection
+// refused, 503, 429, timeouts) are retried within a second or so, instead
+// of behind client-go's reflector backoff.
 func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (cache.SharedIndexInformer, error) {
+	return newInformer(obj, list, getClient, opts, nil)
+}
+
+// newInformer is NewInformer recording failures in h, when not nil, whose
+// watches also end at once when their connection breaks and rebuild the
+// informer when they are too old.
+func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h *kindHealth) (cache.SharedIndexInformer, error) {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			c, err := getClient()
-			if err != nil {
-				return nil, err
-			}
-			result := list.DeepCopyObject()
 			opts.apply(&lo)
-			return result, c.List(ctx, opts.Namespace, result, lo)
+			return retryTransient(ctx, h, "list", func() (runtime.Object, error) {
+				c, err := getClient()
+				if err != nil {
+					return nil, &clientError{err}
+				}
+				result := list.DeepCopyObject()
+				return result, c.List(ctx, opts.Namespace, result, lo)
+			})
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			c, err := getClient()
-			if err != nil {
-				return nil, err
-			}
 			opts.apply(&lo)
-			return c.Watch(ctx, opts.Namespace, lo)
+			w, err := retryTransient(ctx, h, "watch", func() (watch.Interface, error) {
+				c, err := getClient()
+				if err != nil {
+					return nil, &clientError{err}
+				}
+				return c.Watch(ctx, opts.Namespace, lo)
+			})
+			if err != nil || h == nil {
+				return w, err
+			}
+			// A broken stream resumes as a plain watch from the last
+			// resourceVersion seen; a stream of initial events (watch-list)
+			// only once they have all arrived.
+			resume := func(ctx context.Context, resourceVersion string) (watch.Interface, error) {
+				c, err := getClient()
+				if err != nil {
+					return nil, &clientError{err}
+				}
+				o := lo
+				o.ResourceVersion, o.SendInitialEvents, o.ResourceVersionMatch = resourceVersion, nil, ""
+				return c.Watch(ctx, opts.Namespace, o)
+			}
+			initialEvents := lo.SendInitialEvents != nil && *lo.SendInitialEvents
+			return newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, resume), nil
 		},
 	}
 	// client-go keeps the map it is given and adds later indexers to it:

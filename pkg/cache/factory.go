@@ -34,9 +34,13 @@ type SharedCacheFactoryOptions struct {
 	// SyncTimeout bounds WaitForCacheSync when its context has no deadline;
 	// zero means DefaultSyncTimeout.
 	SyncTimeout time.Duration
-	// Logger receives list and watch failures, with the kind. Nil means
-	// logrus's standard logger.
+	// Logger receives list and watch failures, with the kind, at most one
+	// line per kind every 10 s. Nil means logrus's standard logger.
 	Logger logrus.FieldLogger
+	// UnhealthyAfter is how long a kind may fail to list or watch before
+	// it is logged as unable to, by name; zero means
+	// DefaultUnhealthyAfter. WatchHealth reports every kind's state.
+	UnhealthyAfter time.Duration
 }
 
 // SharedCacheFactory keeps one informer per kind. Informers are created by
@@ -52,9 +56,7 @@ type SharedCacheFactory struct {
 
 type kindInformer struct {
 	informer *restartableInformer
-
-	mu      sync.Mutex
-	lastErr error // the last list/watch failure, for sync errors
+	health   *kindHealth
 }
 
 // NewSharedCacheFactory returns a factory whose informers list and watch
@@ -66,6 +68,9 @@ func NewSharedCacheFactory(clients *client.SharedClientFactory, opts *SharedCach
 	}
 	if f.opts.SyncTimeout <= 0 {
 		f.opts.SyncTimeout = DefaultSyncTimeout
+	}
+	if f.opts.UnhealthyAfter <= 0 {
+		f.opts.UnhealthyAfter = DefaultUnhealthyAfter
 	}
 	f.log = f.opts.Logger
 	if f.log == nil {
@@ -121,21 +126,21 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}
 	opts := f.opts.Kinds[gvk].over(f.opts.Default)
+	health := &kindHealth{log: f.log.WithField("gvk", gvk.String()), unhealthyAfter: f.opts.UnhealthyAfter}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts
 		o.Indexers = indexers
-		return NewInformer(obj, list, getClient, o)
+		return newInformer(obj, list, getClient, o, health)
 	}, opts.Indexers)
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
 	}
-	k := &kindInformer{informer: informer}
-	log := f.log.WithField("gvk", gvk.String())
+	health.relist = informer.relist
+	k := &kindInformer{informer: informer, health: health}
+	// Failures are counted and logged where the list or watch is made;
+	// the reflector's report only keeps the last one for sync errors.
 	err = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		k.mu.Lock()
-		k.lastErr = err
-		k.mu.Unlock()
-		log.WithError(err).Warn("list/watch failed; retrying")
+		health.setLastErr(err)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
@@ -252,10 +257,7 @@ func (f *SharedCacheFactory) WaitForCacheSync(ctx context.Context) (map[schema.G
 		if syncErr == nil {
 			syncErr = &SyncError{Unsynced: map[schema.GroupVersionKind]error{}, Cause: context.Cause(ctx)}
 		}
-		k := started[gvk]
-		k.mu.Lock()
-		syncErr.Unsynced[gvk] = k.lastErr
-		k.mu.Unlock()
+		syncErr.Unsynced[gvk] = started[gvk].health.snapshot().LastError
 	}
 	if syncErr != nil {
 		return synced, syncErr
@@ -270,6 +272,19 @@ func (f *SharedCacheFactory) Informers() map[schema.GroupVersionKind]cache.Share
 	out := make(map[schema.GroupVersionKind]cache.SharedIndexInformer, len(f.kinds))
 	for gvk, k := range f.kinds {
 		out[gvk] = k.informer
+	}
+	return out
+}
+
+// WatchHealth reports, per kind, how its informer has fared with the API
+// server: failures counted, the last error, and since when it has been
+// failing (zero while it lists and watches).
+func (f *SharedCacheFactory) WatchHealth() map[schema.GroupVersionKind]KindHealth {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[schema.GroupVersionKind]KindHealth, len(f.kinds))
+	for gvk, k := range f.kinds {
+		out[gvk] = k.health.snapshot()
 	}
 	return out
 }

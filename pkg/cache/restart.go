@@ -31,9 +31,10 @@ type restartableInformer struct {
 
 	mu           sync.Mutex
 	current      cache.SharedIndexInformer
-	ran          bool            // current has been run
-	runCtx       context.Context // the context of current's run
-	done         chan struct{}   // closed when current's run returned
+	ran          bool               // current has been run
+	runCtx       context.Context    // the context of current's run
+	stopRun      context.CancelFunc // ends current's run alone, for relist
+	done         chan struct{}      // closed when current's run returned
 	handlers     map[*registration]struct{}
 	transform    cache.TransformFunc // set through SetTransform, if any
 	errorHandler cache.WatchErrorHandlerWithContext
@@ -207,17 +208,60 @@ func (i *restartableInformer) start(ctx context.Context) (<-chan struct{}, error
 			return nil, err
 		}
 	}
+	return i.runLocked(ctx), nil
+}
+
+// runLocked runs the current informer until ctx ends or relist stops it;
+// runMu must be held.
+func (i *restartableInformer) runLocked(ctx context.Context) <-chan struct{} {
+	runCtx, stop := context.WithCancel(ctx)
 	i.mu.Lock()
-	i.ran, i.runCtx = true, ctx
+	i.ran, i.runCtx, i.stopRun = true, ctx, stop
 	run := make(chan struct{})
 	i.done = run
 	informer := i.current
 	i.mu.Unlock()
 	go func() {
 		defer close(run)
-		informer.RunWithContext(ctx)
+		defer stop()
+		informer.RunWithContext(runCtx)
 	}()
-	return run, nil
+	return run
+}
+
+// relist stops the running informer and runs a rebuilt one, which lists at
+// once. It is for a watch that the API server no longer serves (too old a
+// resource version): client-go would list again too, but only after its
+// reflector backoff, which grows to tens of seconds when the server
+// restarts repeatedly. Handlers see what they would on client-go's re-list:
+// updates, deletes for objects gone, adds for new ones.
+func (i *restartableInformer) relist() error {
+	i.runMu.Lock()
+	defer i.runMu.Unlock()
+	i.mu.Lock()
+	if !i.liveLocked() {
+		i.mu.Unlock()
+		return nil
+	}
+	ctx, stop, done := i.runCtx, i.stopRun, i.done
+	i.mu.Unlock()
+	stop()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil
+	}
+	if err := i.rebuild(); err != nil {
+		// Not running any more: the next Start tries again.
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		i.mu.Lock()
+		i.runCtx = ended
+		i.mu.Unlock()
+		return err
+	}
+	i.runLocked(ctx)
+	return nil
 }
 
 // rebuild replaces the stopped informer with a new one seeded with its

@@ -113,17 +113,37 @@ func (q *queueMetrics) Retried()               { q.retries.Inc() }
 // scraped so the hot path pays nothing.
 type cachedObjects struct{ caches *cache.SharedCacheFactory }
 
-var cachedObjectsDesc = prometheus.NewDesc("lariat_cache_objects", "Objects held in the informer cache, per kind.", []string{"gvk"}, nil)
+var (
+	cachedObjectsDesc = prometheus.NewDesc("lariat_cache_objects", "Objects held in the informer cache, per kind.", []string{"gvk"}, nil)
+	listWatchErrsDesc = prometheus.NewDesc("lariat_cache_list_watch_errors_total",
+		"Failed lists and watches, and watch streams that ended with an error, per kind.", []string{"gvk"}, nil)
+	failingDesc = prometheus.NewDesc("lariat_cache_list_watch_failing_seconds",
+		"How long a kind has been failing to list or watch (its cache going stale); 0 while it works.", []string{"gvk"}, nil)
+)
 
-func (c cachedObjects) Describe(ch chan<- *prometheus.Desc) { ch <- cachedObjectsDesc }
+func (c cachedObjects) Describe(ch chan<- *prometheus.Desc) {
+	ch <- cachedObjectsDesc
+	ch <- listWatchErrsDesc
+	ch <- failingDesc
+}
 
 func (c cachedObjects) Collect(ch chan<- prometheus.Metric) {
-	for gvk, informer := range c.caches.Informers() {
-		metric, err := prometheus.NewConstMetric(cachedObjectsDesc, prometheus.GaugeValue,
-			float64(len(informer.GetStore().ListKeys())), KindLabel(gvk))
+	send := func(m prometheus.Metric, err error) {
 		if err == nil {
-			ch <- metric
+			ch <- m
 		}
+	}
+	for gvk, informer := range c.caches.Informers() {
+		send(prometheus.NewConstMetric(cachedObjectsDesc, prometheus.GaugeValue,
+			float64(len(informer.GetStore().ListKeys())), KindLabel(gvk)))
+	}
+	for gvk, h := range c.caches.WatchHealth() {
+		send(prometheus.NewConstMetric(listWatchErrsDesc, prometheus.CounterValue, float64(h.Errors), KindLabel(gvk)))
+		failing := 0.0
+		if !h.FailingSince.IsZero() {
+			failing = time.Since(h.FailingSince).Seconds()
+		}
+		send(prometheus.NewConstMetric(failingDesc, prometheus.GaugeValue, failing, KindLabel(gvk)))
 	}
 }
 
