@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -82,7 +83,10 @@ func (p *printer) followEvents(ctx context.Context, loop *eventloop.Loop, sched 
 }
 
 // describeEvent puts an event record into words; quiet events (nothing
-// changed) give "".
+// changed) give "". The event history keeps only a summary of each
+// transaction; the details (which values wait, for what) come from the
+// scheduler's own record, read by the summary's sequence number while the
+// scheduler keeps it.
 func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) string {
 	var b strings.Builder
 	for _, h := range rec.Handlers {
@@ -93,23 +97,28 @@ func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) stri
 			fmt.Fprintf(&b, "\n  %s: %s", h.Handler, h.Change)
 		}
 	}
-	if txn, ok := rec.Txn.(*kvscheduler.TxnRecord); ok {
+	if txn := schedulerRecord(rec, sched); txn != nil {
 		scheduler := fmt.Sprintf("transaction %d", txn.SeqNum)
 		for _, op := range txn.Executed {
-			verb := strings.ToLower(op.Operation.String()) + "d"
-			switch {
-			case op.Err != nil:
-				fmt.Fprintf(&b, "\n  %s: %s %s FAILED: %v", scheduler, strings.ToLower(op.Operation.String()), op.Key, op.Err)
-			case op.NewState == kvscheduler.Pending:
-				fmt.Fprintf(&b, "\n  %s: %s %s, now PENDING again", scheduler, verb, op.Key)
-			default:
-				fmt.Fprintf(&b, "\n  %s: %s %s", scheduler, verb, op.Key)
-			}
+			describeOp(&b, scheduler, op.Operation.String(), op.Key, op.NewState.String(), op.Err)
 		}
 		for _, kv := range txn.Values {
 			if st := sched.GetValueStatus(kv.Key); st.State == kvscheduler.Pending && kv.Value != nil {
 				fmt.Fprintf(&b, "\n  %s: %s is PENDING, waiting for %s", scheduler, kv.Key, strings.Join(st.UnmetDependencies, ", "))
 			}
+		}
+	} else if rec.Txn != nil && len(rec.Txn.Ops) > 0 {
+		// The scheduler no longer keeps the record: what the summary says.
+		scheduler := fmt.Sprintf("transaction %d", rec.Txn.SeqNum)
+		for _, op := range rec.Txn.Ops {
+			var err error
+			if op.Error != "" {
+				err = errors.New(op.Error)
+			}
+			describeOp(&b, scheduler, op.Operation, op.Key, op.State, err)
+		}
+		if rec.Txn.OmittedOps > 0 {
+			fmt.Fprintf(&b, "\n  %s: and %d more operations", scheduler, rec.Txn.OmittedOps)
 		}
 	} else if rec.TxnError != nil {
 		fmt.Fprintf(&b, "\n  transaction failed: %v", rec.TxnError)
@@ -122,6 +131,30 @@ func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) stri
 		head += fmt.Sprintf(" (follow-up of event %d)", rec.FollowUpTo)
 	}
 	return head + b.String()
+}
+
+// schedulerRecord returns the scheduler's record of the event's
+// transaction, or nil when the event committed nothing or the scheduler's
+// history no longer has it.
+func schedulerRecord(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) *kvscheduler.TxnRecord {
+	if rec.Txn == nil || rec.Txn.SeqNum == 0 {
+		return nil
+	}
+	txn, _ := sched.GetRecordedTransaction(rec.Txn.SeqNum)
+	return txn
+}
+
+// describeOp puts one executed operation into words.
+func describeOp(b *strings.Builder, scheduler, op, key, state string, err error) {
+	op = strings.ToLower(op)
+	switch {
+	case err != nil:
+		fmt.Fprintf(b, "\n  %s: %s %s FAILED: %v", scheduler, op, key, err)
+	case state == kvscheduler.Pending.String():
+		fmt.Fprintf(b, "\n  %s: %sd %s, now PENDING again", scheduler, op, key)
+	default:
+		fmt.Fprintf(b, "\n  %s: %sd %s", scheduler, op, key)
+	}
 }
 
 func firstLine(s string) string {

@@ -165,11 +165,13 @@ func checkChildren(t *testing.T, kube kubernetes.Interface, app *demov1.WebApp, 
 }
 
 // executedIn returns the sequence number of the first event whose
-// transaction executed op on key, or -1.
-func executedIn(records []eventloop.EventRecord, op kvscheduler.Operation, key string) int {
+// transaction executed op on key, or -1. It reads each event's
+// transaction from the scheduler's history by the sequence number the
+// event history keeps.
+func executedIn(records []eventloop.EventRecord, sched *kvscheduler.Scheduler, op kvscheduler.Operation, key string) int {
 	for _, r := range records {
-		txn, ok := r.Txn.(*kvscheduler.TxnRecord)
-		if !ok {
+		txn := schedulerRecord(r, sched)
+		if txn == nil {
 			continue
 		}
 		for _, o := range txn.Executed {
@@ -250,11 +252,11 @@ func TestMakeRun(t *testing.T) {
 		what string
 		seq  int
 	}{
-		{"database's marker", executedIn(records, kvscheduler.OpCreate, operator.AvailableKey(ns, "database"))},
-		{"api's ConfigMap", executedIn(records, kvscheduler.OpCreate, operator.ConfigMapKey(ns, "api"))},
-		{"api's Deployment", executedIn(records, kvscheduler.OpCreate, operator.DeploymentKey(ns, "api"))},
-		{"api's marker", executedIn(records, kvscheduler.OpCreate, operator.AvailableKey(ns, "api"))},
-		{"frontend's ConfigMap", executedIn(records, kvscheduler.OpCreate, operator.ConfigMapKey(ns, "frontend"))},
+		{"database's marker", executedIn(records, e.operator.Scheduler(), kvscheduler.OpCreate, operator.AvailableKey(ns, "database"))},
+		{"api's ConfigMap", executedIn(records, e.operator.Scheduler(), kvscheduler.OpCreate, operator.ConfigMapKey(ns, "api"))},
+		{"api's Deployment", executedIn(records, e.operator.Scheduler(), kvscheduler.OpCreate, operator.DeploymentKey(ns, "api"))},
+		{"api's marker", executedIn(records, e.operator.Scheduler(), kvscheduler.OpCreate, operator.AvailableKey(ns, "api"))},
+		{"frontend's ConfigMap", executedIn(records, e.operator.Scheduler(), kvscheduler.OpCreate, operator.ConfigMapKey(ns, "frontend"))},
 	}
 	for i, o := range order {
 		if o.seq < 0 || i > 0 && o.seq < order[i-1].seq {

@@ -60,7 +60,10 @@
 // Contiv, at Config.EventLogLevel; the boxes are only built when that level is
 // enabled. Processed events are recorded in a bounded History served over HTTP
 // (see Loop.HTTPHandler), and counted in Prometheus metrics registered with
-// the Registerer given in Options.
+// the Registerer given in Options. The history keeps of each transaction a
+// TxnSummary cut to MaxTxnSummaryBytes, never the committer's record or the
+// transaction's values: those stay with the committer, within its own
+// history bounds, reachable by the summary's sequence number.
 //
 // # Input state
 //

@@ -3,6 +3,7 @@ package eventloop
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,8 +24,11 @@ type EventRecord struct {
 	// TxnError is the error of the commit (or of merging external
 	// configuration into it).
 	TxnError error
-	// Txn is the record of the transaction returned by the Committer.
-	Txn any
+	// Txn summarizes the committed transaction (nil when nothing was
+	// committed): the committer's sequence number of its full record and
+	// the executed operations, cut to MaxTxnSummaryBytes. The history keeps
+	// no reference to the values of the transaction.
+	Txn *TxnSummary
 }
 
 // HandlerRecord is the record of one handler call.
@@ -35,8 +39,7 @@ type HandlerRecord struct {
 	Error   error  // the error returned (nil on success)
 }
 
-// MarshalJSON encodes the record with errors as strings and the transaction
-// record as JSON when it can be marshalled (as text otherwise).
+// MarshalJSON encodes the record with errors as strings.
 func (r EventRecord) MarshalJSON() ([]byte, error) {
 	type handler struct {
 		Handler string `json:"handler"`
@@ -55,7 +58,7 @@ func (r EventRecord) MarshalJSON() ([]byte, error) {
 		Method          EventMethodType `json:"method"`
 		Handlers        []handler       `json:"handlers,omitempty"`
 		TxnError        string          `json:"txnError,omitempty"`
-		Txn             json.RawMessage `json:"txn,omitempty"`
+		Txn             *TxnSummary     `json:"txn,omitempty"`
 	}{
 		SeqNum:          r.SeqNum,
 		ProcessingStart: r.ProcessingStart,
@@ -64,6 +67,7 @@ func (r EventRecord) MarshalJSON() ([]byte, error) {
 		Name:            r.Name,
 		Description:     r.Description,
 		Method:          r.Method,
+		Txn:             r.Txn,
 	}
 	if r.IsFollowUp {
 		parent := r.FollowUpTo
@@ -78,13 +82,6 @@ func (r EventRecord) MarshalJSON() ([]byte, error) {
 	}
 	if r.TxnError != nil {
 		out.TxnError = r.TxnError.Error()
-	}
-	if r.Txn != nil {
-		b, err := json.Marshal(r.Txn)
-		if err != nil {
-			b, _ = json.Marshal(fmt.Sprint(r.Txn))
-		}
-		out.Txn = b
 	}
 	return json.Marshal(out)
 }
@@ -231,6 +228,11 @@ func (h *History) collectLocked(keep func(r *EventRecord) (take, more bool)) []E
 				r.describe()
 				c := r.EventRecord
 				c.Handlers = append([]HandlerRecord(nil), r.Handlers...)
+				if c.Txn != nil {
+					txn := *c.Txn
+					txn.Ops = slices.Clone(txn.Ops)
+					c.Txn = &txn
+				}
 				out = append(out, c)
 			}
 			if !more {

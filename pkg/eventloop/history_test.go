@@ -129,14 +129,16 @@ func TestHistoryHTTP(t *testing.T) {
 			Handler, Change, Error string
 		} `json:"handlers"`
 		Txn struct {
-			Values []struct{ Key string }
+			SeqNum uint64 `json:"seqNum"`
+			Ops    []struct{ Operation, Key string }
 		} `json:"txn"`
 	}
 	if err := json.Unmarshal([]byte(res.body), &rec); err != nil {
 		t.Fatal(err)
 	}
 	if rec.SeqNum != 2 || rec.Name != "e2" || rec.Method != "Update" || len(rec.Handlers) != 2 ||
-		rec.Handlers[0].Change != "changed e2" || rec.Handlers[1].Error != "b failed" || len(rec.Txn.Values) != 1 {
+		rec.Handlers[0].Change != "changed e2" || rec.Handlers[1].Error != "b failed" ||
+		rec.Txn.SeqNum != 3 || len(rec.Txn.Ops) != 1 || rec.Txn.Ops[0].Operation != "PUT" || rec.Txn.Ops[0].Key != "key-e2" {
 		t.Fatalf("record #2: %s", res.body)
 	}
 	res = get(h, http.MethodGet, path+"?seq-num=3")

@@ -173,9 +173,9 @@ func (l *Loop) commit(r *eventRun, extKeys []string) {
 		if l.retry.Enabled {
 			req.Retry = l.retry
 		}
-		var record any
-		record, err = l.callCommitter(req)
-		r.rec.Txn = record
+		var summary TxnSummary
+		summary, err = l.callCommitter(req)
+		r.rec.Txn = summary.bounded()
 		if err != nil {
 			r.commitErr = &CommitError{Err: err}
 		}
@@ -416,7 +416,7 @@ func (l *Loop) callRevert(idx int, ev Event) (err error) {
 	return l.handlers[idx].Revert(ev)
 }
 
-func (l *Loop) callCommitter(req TxnRequest) (record any, err error) {
+func (l *Loop) callCommitter(req TxnRequest) (summary TxnSummary, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &PanicError{Value: p, Stack: debug.Stack()}

@@ -47,21 +47,27 @@ type TxnRequest struct {
 func (r TxnRequest) IsResync() bool { return r.Method.IsResync() }
 
 // Committer applies the transactions of events, once per event, from the
-// loop goroutine. A KV scheduler implements it; eventlooptest has a recording
-// implementation for tests.
+// loop goroutine. A KV scheduler implements it (through loopcommit);
+// eventlooptest has a recording implementation for tests.
 type Committer interface {
-	// Commit applies txn. ctx is cancelled when the loop closes. record
-	// describes the executed transaction for the event history; it should be
-	// JSON-marshalable (otherwise its fmt representation is used), and may be
-	// nil. The request's Values may be retained.
-	Commit(ctx context.Context, txn TxnRequest) (record any, err error)
+	// Commit applies txn. ctx is cancelled when the loop closes. The
+	// summary is what the event history keeps of the transaction: a
+	// reference to the committer's own record (its sequence number) and
+	// the executed operations without values; the loop cuts it to
+	// MaxTxnSummaryBytes and keeps no other reference to what Commit
+	// returns, so the committer's record of a resync (every desired value)
+	// lives only as long as the committer keeps it. The request's Values
+	// may be retained.
+	Commit(ctx context.Context, txn TxnRequest) (summary TxnSummary, err error)
 }
 
 // CommitterFunc adapts a function to Committer.
-type CommitterFunc func(ctx context.Context, txn TxnRequest) (any, error)
+type CommitterFunc func(ctx context.Context, txn TxnRequest) (TxnSummary, error)
 
 // Commit calls f.
-func (f CommitterFunc) Commit(ctx context.Context, txn TxnRequest) (any, error) { return f(ctx, txn) }
+func (f CommitterFunc) Commit(ctx context.Context, txn TxnRequest) (TxnSummary, error) {
+	return f(ctx, txn)
+}
 
 // indexThreshold is the size from which a transaction indexes its keys in a
 // map; below it a linear scan is cheaper than hashing and allocating.

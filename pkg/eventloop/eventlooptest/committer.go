@@ -2,6 +2,7 @@ package eventlooptest
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 
@@ -23,30 +24,38 @@ func NewCommitter() *Committer {
 	return &Committer{state: make(map[string]any)}
 }
 
-// TxnRecord is the record Commit returns for the event history.
-type TxnRecord struct {
-	SeqNum      uint64                    `json:"seqNum"`                // of the event
-	Method      eventloop.EventMethodType `json:"method"`                // update or kind of resync
-	Description string                    `json:"description,omitempty"` // from the request
-	Values      []eventloop.KeyValue      `json:"values,omitempty"`      // as requested
-	Error       string                    `json:"error,omitempty"`       // set when FailWith failed it
-}
-
 // Commit records txn, asks the failure function (see FailWith) whether it
 // fails, and otherwise applies it: a FullResync or UpstreamResync replaces
 // the whole state, a DownstreamResync changes nothing, an update puts and
-// deletes.
-func (c *Committer) Commit(_ context.Context, txn eventloop.TxnRequest) (any, error) {
+// deletes. The summary's SeqNum is the transaction's position in Txns,
+// from 1; its operations are the requested PUTs and DELETEs.
+func (c *Committer) Commit(_ context.Context, txn eventloop.TxnRequest) (eventloop.TxnSummary, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	txn.Values = append([]eventloop.KeyValue(nil), txn.Values...)
 	c.txns = append(c.txns, txn)
-	rec := TxnRecord{SeqNum: txn.SeqNum, Method: txn.Method, Description: txn.Description, Values: txn.Values}
+	sum := eventloop.TxnSummary{
+		SeqNum: uint64(len(c.txns)),
+		Text:   fmt.Sprintf("%s of %d values", txn.Method, len(txn.Values)),
+		Ops:    make([]eventloop.TxnOp, 0, len(txn.Values)),
+	}
+	var failed error
 	if c.fail != nil {
-		if err := c.fail(txn); err != nil {
-			rec.Error = err.Error()
-			return rec, err
+		failed = c.fail(txn)
+	}
+	for _, kv := range txn.Values {
+		op := eventloop.TxnOp{Operation: "PUT", Key: kv.Key}
+		if kv.Value == nil {
+			op.Operation = "DELETE"
 		}
+		if failed != nil {
+			op.Error = failed.Error()
+			sum.FailedOps++
+		}
+		sum.Ops = append(sum.Ops, op)
+	}
+	if failed != nil {
+		return sum, failed
 	}
 	switch txn.Method {
 	case eventloop.FullResync, eventloop.UpstreamResync:
@@ -65,7 +74,7 @@ func (c *Committer) Commit(_ context.Context, txn eventloop.TxnRequest) (any, er
 			}
 		}
 	}
-	return rec, nil
+	return sum, nil
 }
 
 // FailWith makes Commit fail when fail returns an error (nil restores

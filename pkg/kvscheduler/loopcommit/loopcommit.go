@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
 )
 
 // Committer commits event-loop transactions into a scheduler.
@@ -45,9 +47,13 @@ func NewWithOptions(s *kvscheduler.Scheduler, opts Options) *Committer {
 
 // Commit turns txn into a blocking scheduler transaction: the method
 // selects the resync type, values become SetValue calls, and the retry,
-// revert and description options carry over. The record is the scheduler's
-// *kvscheduler.TxnRecord.
-func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, error) {
+// revert and description options carry over. The summary names the
+// scheduler's transaction (its sequence number, and where schedulerhttp
+// serves its record) and lists the executed operations without values:
+// the event history keeps it far longer than the scheduler keeps its
+// *kvscheduler.TxnRecord, which holds every value of the transaction. Read
+// the full record with Scheduler.GetRecordedTransaction(summary.SeqNum).
+func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (eventloop.TxnSummary, error) {
 	t := c.s.StartNBTransaction().WithDescription(txn.Description)
 	switch txn.Method {
 	case eventloop.Update:
@@ -58,7 +64,7 @@ func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, 
 	case eventloop.DownstreamResync:
 		t.WithResync(kvscheduler.DownstreamResync)
 	default:
-		return nil, fmt.Errorf("loopcommit: unknown event method %v", txn.Method)
+		return eventloop.TxnSummary{}, fmt.Errorf("loopcommit: unknown event method %v", txn.Method)
 	}
 	for _, kv := range txn.Values {
 		t.SetValue(kv.Key, kv.Value)
@@ -74,9 +80,44 @@ func (c *Committer) Commit(ctx context.Context, txn eventloop.TxnRequest) (any, 
 	if !c.opts.FailOnFailedValues && errors.As(err, &failed) && failed.OnlyFailedValues() {
 		err = nil
 	}
+	return Summarize(rec), err
+}
+
+// Summarize returns the summary of a scheduler transaction that the event
+// history keeps: its sequence number, a reference to its record in
+// schedulerhttp's transaction history, and its executed operations with
+// their resulting states and errors, without values. It reads only as many
+// operations as eventloop.MaxTxnSummaryBytes can hold, so summarizing a
+// resync that executed thousands of operations stays cheap. A nil record
+// (a transaction that was not started) gives an empty summary.
+func Summarize(rec *kvscheduler.TxnRecord) eventloop.TxnSummary {
 	if rec == nil {
-		// A nil *TxnRecord in an interface would not compare equal to nil.
-		return nil, err
+		return eventloop.TxnSummary{}
 	}
-	return rec, err
+	kind := rec.Type.String()
+	if rec.Resync != kvscheduler.NoResync {
+		kind = rec.Resync.String() + " resync"
+	}
+	sum := eventloop.TxnSummary{
+		SeqNum: rec.SeqNum,
+		Ref:    schedulerhttp.TxnHistoryPath + "?seq-num=" + strconv.FormatUint(rec.SeqNum, 10),
+		Text:   fmt.Sprintf("%s, %d values requested, %d operations executed", kind, len(rec.Values), len(rec.Executed)),
+	}
+	budget := eventloop.MaxTxnSummaryBytes
+	for _, op := range rec.Executed {
+		if op.Err != nil {
+			sum.FailedOps++
+		}
+		if budget <= 0 {
+			sum.OmittedOps++
+			continue
+		}
+		o := eventloop.TxnOp{Operation: op.Operation.String(), Key: op.Key, State: op.NewState.String()}
+		if op.Err != nil {
+			o.Error = op.Err.Error()
+		}
+		budget -= len(o.Key) + len(o.Error) + 64
+		sum.Ops = append(sum.Ops, o)
+	}
+	return sum
 }

@@ -28,9 +28,12 @@ func TestCommitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rec.(*kvscheduler.TxnRecord)
-	if r.Resync != kvscheduler.FullResync || r.Description != "startup" {
-		t.Fatalf("record %+v", r)
+	r, kept := s.GetRecordedTransaction(rec.SeqNum)
+	if !kept || r.Resync != kvscheduler.FullResync || r.Description != "startup" {
+		t.Fatalf("summary %+v, scheduler's record %+v", rec, r)
+	}
+	if rec.Ref != "/scheduler/txn-history?seq-num=1" || len(rec.Ops) != 2 || rec.Ops[0] != (eventloop.TxnOp{Operation: "CREATE", Key: "a/1", State: "CONFIGURED"}) {
+		t.Fatalf("summary %+v", rec)
 	}
 	if got := sb.Values(); len(got) != 2 {
 		t.Fatalf("southbound %v", got)
@@ -74,8 +77,8 @@ func TestFailedValuesAreToleratedByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failed value failed the commit: %v", err)
 	}
-	if r := rec.(*kvscheduler.TxnRecord); len(r.Errors) == 0 {
-		t.Error("the record does not show the failure")
+	if rec.FailedOps != 1 || len(rec.Ops) != 2 || rec.Ops[0].Key != "a/1" || rec.Ops[0].State != "FAILED" || rec.Ops[0].Error == "" {
+		t.Errorf("the summary does not show the failure: %+v", rec)
 	}
 	if st := s.GetValueStatus("a/1"); st.State != kvscheduler.Failed || st.Error == nil {
 		t.Errorf("a/1: %+v, want FAILED with the error", st)
