@@ -21,13 +21,37 @@ import (
 type availability struct {
 	inv         *inventory
 	ports       *ports
+	states      valueStates     // the scheduler's view; nil in handler tests
 	waitForPods bool            // see Options.WaitForPods
 	available   map[string]bool // "namespace/name" -> marker put
 }
 
-// marker is the value of an availability marker; the scheduler only needs
-// it to exist, the text is for people reading its history.
-type marker string
+// valueStates reads the scheduler's state of a value; *kvscheduler.Scheduler
+// implements it, from any goroutine.
+type valueStates interface {
+	GetValueStatus(key string) kvscheduler.ValueStatus
+}
+
+// marker is the value of an availability marker. It depends on the
+// markers of the WebApp's own dependencies, so that the scheduler
+// withdraws it, and with it every dependent's objects, transitively, as
+// soon as a dependency stops being available: a WebApp is only available
+// while everything it depends on is.
+type marker struct {
+	// DependsOn are the keys of the markers of the WebApp's dependencies.
+	DependsOn []string
+}
+
+// String is what the scheduler's history shows.
+func (m marker) String() string {
+	if len(m.DependsOn) == 0 {
+		return "available"
+	}
+	return "available while " + strings.Join(m.DependsOn, ", ") + " are"
+}
+
+// markerOf returns the marker of app.
+func markerOf(app *demov1.WebApp) marker { return marker{DependsOn: dependencyKeys(app)} }
 
 // String implements eventloop.EventHandler.
 func (a *availability) String() string { return "availability" }
@@ -44,7 +68,7 @@ func (a *availability) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.Res
 	a.inv.forTouched(func(key string, app *demov1.WebApp) {
 		if a.isAvailable(key, app) {
 			a.available[key] = true
-			txn.Put(AvailableKey(app.Namespace, app.Name), marker("available"))
+			txn.Put(AvailableKey(app.Namespace, app.Name), markerOf(app))
 		}
 	})
 	return nil
@@ -66,7 +90,8 @@ func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations
 	if key := a.inv.child; key != "" {
 		ch := a.inv.changed
 		check = append(check, ch.Key) // a child is named after its WebApp
-		if a.inv.isDrift(key) {
+		switch a.cause(key) {
+		case foreign:
 			verb := "changed"
 			if ch.NewValue == nil {
 				verb = "deleted"
@@ -75,18 +100,71 @@ func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations
 				return "", err
 			}
 			notes = append(notes, fmt.Sprintf("%s %s behind the operator's back: repair", key, verb))
+		case withdrawn:
+			// The scheduler deleted the object because a dependency of the
+			// WebApp went: the WebApp is no longer available, and must be
+			// seen available again (its objects back) before its
+			// dependents are released.
+			if a.available[ch.Key] && ch.NewValue == nil {
+				ns, name := splitAppKey(ch.Key)
+				delete(a.available, ch.Key)
+				txn.Delete(AvailableKey(ns, name))
+				notes = append(notes, fmt.Sprintf("%s deleted by the scheduler: %s waits for its dependencies", key, ch.Key))
+			}
 		}
 	}
 	for _, key := range check {
 		app, ok := a.inv.apps[key]
-		if !ok || a.available[key] || !a.isAvailable(key, app) {
-			continue
+		switch {
+		case !ok:
+		case a.available[key]:
+			// Its dependencies may have changed; the marker follows them
+			// (an equal marker is no change for the scheduler).
+			txn.Put(AvailableKey(app.Namespace, app.Name), markerOf(app))
+		case a.isAvailable(key, app):
+			a.available[key] = true
+			txn.Put(AvailableKey(app.Namespace, app.Name), markerOf(app))
+			notes = append(notes, key+" is available")
 		}
-		a.available[key] = true
-		txn.Put(AvailableKey(app.Namespace, app.Name), marker("available"))
-		notes = append(notes, key+" is available")
 	}
 	return strings.Join(notes, "; "), nil
+}
+
+// changeCause says who changed a child.
+type changeCause int
+
+const (
+	// own: the scheduler itself (or nothing differs from what it applied).
+	own changeCause = iota
+	// withdrawn: the scheduler deleted the object because the WebApp's
+	// dependencies are unmet (its value is PENDING).
+	withdrawn
+	// foreign: someone else, behind the operator's back.
+	foreign
+)
+
+// cause tells who made the change of the child at key that the event
+// reports. The scheduler's own writes and deletes are told from foreign
+// ones by its state of the value: only a value the scheduler holds as
+// CONFIGURED is expected to exist as it was applied. A PENDING value's
+// object was deleted by the scheduler for want of dependencies; a value
+// that is FAILED or RETRYING is the scheduler's to retry, and one it no
+// longer knows was withdrawn by the handlers. Without a scheduler (the
+// handler tests) every difference counts as foreign.
+func (a *availability) cause(key string) changeCause {
+	if a.states != nil {
+		switch a.states.GetValueStatus(key).State {
+		case kvscheduler.Configured:
+		case kvscheduler.Pending:
+			return withdrawn
+		default:
+			return own
+		}
+	}
+	if a.inv.isDrift(key) {
+		return foreign
+	}
+	return own
 }
 
 // isAvailable reads the server's objects of app: all three exist, the
@@ -152,5 +230,16 @@ func availabilityDescriptor() *kvscheduler.Descriptor {
 		KeySelector: func(key string) bool { return strings.HasPrefix(key, AvailablePrefix) },
 		Create:      func(string, any) (any, error) { return nil, nil },
 		Delete:      func(string, any, any) error { return nil },
+		// A new dependency list is an update, not a re-create, which would
+		// take down the objects of every WebApp depending on this one.
+		Update: func(string, any, any, any) (any, error) { return nil, nil },
+		Dependencies: func(_ string, v any) []kvscheduler.Dependency {
+			m, _ := v.(marker)
+			deps := make([]kvscheduler.Dependency, len(m.DependsOn))
+			for i, k := range m.DependsOn {
+				deps[i] = kvscheduler.Dependency{Key: k}
+			}
+			return deps
+		},
 	}
 }

@@ -28,9 +28,10 @@
 // bundled control plane runs no controller manager and no kubelet, so there
 // no pods ever run and WaitForPods must stay off.
 //
-// Once available, a WebApp stays a satisfied dependency until it is
-// deleted: an outage of its objects shows in its own Ready condition (and
-// the objects are repaired), but does not tear down the WebApps that depend
-// on it. Deleting a WebApp does: its dependents' objects are deleted and
-// wait, PENDING, until it is back.
+// Once available, a WebApp stays a satisfied dependency while it exists
+// and its own dependencies are available: an outage of its objects shows
+// in its own Ready condition (and the objects are repaired), but does not
+// tear down the WebApps that depend on it. Deleting a WebApp does, down the
+// whole chain: every WebApp depending on it, directly or not, has its
+// objects deleted and waits, PENDING, until it is back.
 package operator

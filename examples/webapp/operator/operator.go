@@ -216,7 +216,7 @@ func (o *Operator) buildScheduler() error {
 func (o *Operator) buildLoop() error {
 	opts := eventloop.Options{
 		Config:   o.opts.EventLoop,
-		Handlers: newHandlers(o.notes, o.opts.NodePorts, o.opts.WaitForPods, o.log),
+		Handlers: newHandlers(o.notes, o.sched, o.opts.NodePorts, o.opts.WaitForPods, o.log),
 		// An object the API server rejects is that WebApp's problem, shown
 		// in its status; it must not make the loop heal and abort.
 		Committer:  loopcommit.New(o.sched),
@@ -236,7 +236,9 @@ func (o *Operator) buildLoop() error {
 
 // newHandlers returns the loop's handlers. The order is the point: each
 // reads what the ones before it know or put into the transaction.
-func newHandlers(notes *notices, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
+// states is the scheduler's view of the values (nil in handler tests,
+// which have no scheduler).
+func newHandlers(notes *notices, states valueStates, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
 	inv := newInventory()
 	p := newPorts(inv, notes, r, log)
 	config := &builder{name: "config-renderer", verb: "rendered", inv: inv, key: ConfigMapKey,
@@ -244,7 +246,7 @@ func newHandlers(notes *notices, r PortRange, waitForPods bool, log logrus.Field
 			return renderConfigMap(inv, app)
 		}}
 	workload := &builder{name: "workload-builder", verb: "built", inv: inv, key: DeploymentKey, build: buildDeployment}
-	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p, waitForPods: waitForPods}}
+	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p, states: states, waitForPods: waitForPods}}
 }
 
 func (o *Operator) buildMux() {
