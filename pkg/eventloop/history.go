@@ -16,7 +16,7 @@ type EventRecord struct {
 	IsFollowUp      bool      // pushed by a handler through PushFollowUp
 	FollowUpTo      uint64    // sequence number of the parent, for follow-ups
 	Name            string    // Event.GetName
-	Description     string    // Event.String, computed on first read
+	Description     string    // Event.String, computed once per event
 	Method          EventMethodType
 	// Handlers lists the handler calls in order: Update/Resync calls first,
 	// then Revert calls (Revert set).
@@ -86,12 +86,15 @@ func (r EventRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// record is a stored EventRecord whose description is computed on first
-// read: calling String for every event would cost more than the rest of
-// processing a cheap event, and most records are never read.
+// record is a stored EventRecord. Its description is computed once, when
+// the NEW EVENT box is printed or else when the event is finalized, and
+// the event is then dropped: the history must not keep events, which can
+// carry much more than their description (a Kubernetes resync carries every
+// watched object, a change its old and new object) for as long as it keeps
+// their records.
 type record struct {
 	EventRecord
-	event Event
+	event Event // until described
 }
 
 func (r *record) describe() {
@@ -225,7 +228,6 @@ func (h *History) collectLocked(keep func(r *EventRecord) (take, more bool)) []E
 		for _, r := range rs {
 			take, more := keep(&r.EventRecord)
 			if take {
-				r.describe()
 				c := r.EventRecord
 				c.Handlers = append([]HandlerRecord(nil), r.Handlers...)
 				if c.Txn != nil {

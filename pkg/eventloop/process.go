@@ -266,6 +266,7 @@ func (l *Loop) finalize(r *eventRun) {
 	if l.boxesEnabled() {
 		l.logFinalizedEvent(rec)
 	}
+	rec.describe() // the history keeps the description, not the event
 	if l.cfg.RecordEventHistory {
 		l.spare = l.hist.add(rec)
 	} else {
