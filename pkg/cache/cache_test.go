@@ -274,7 +274,7 @@ func TestUnsyncableKindsAreNamedAndDoNotBlockOthers(t *testing.T) {
 		t.Fatalf("Unsynced = %v", syncErr.Unsynced)
 	}
 	msg := err.Error()
-	for _, want := range []string{"/v1, Kind=Secret", "late.lariat.dev/v1, Kind=Gadget", "forbidden"} {
+	for _, want := range []string{"v1/Secret", "late.lariat.dev/v1/Gadget", "forbidden"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("sync error does not mention %q:\n%s", want, msg)
 		}

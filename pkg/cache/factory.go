@@ -23,6 +23,14 @@ import (
 // deadline and the factory sets no SyncTimeout.
 const DefaultSyncTimeout = 2 * time.Minute
 
+// KindLabel names a kind as group/version/Kind ("apps/v1/Deployment",
+// "v1/ConfigMap"), the way Lariat's log lines, errors and metrics name it,
+// so that a kind found in one can be searched for in the others
+// (schema.GroupVersionKind's String gives "/v1, Kind=ConfigMap").
+func KindLabel(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + "/" + gvk.Kind
+}
+
 // SharedCacheFactoryOptions configure NewSharedCacheFactory. The zero value
 // is a working default: all namespaces, no resync, lean informers.
 type SharedCacheFactoryOptions struct {
@@ -123,17 +131,17 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	}
 	obj, list, err := f.clients.NewObjects(gvk)
 	if err != nil {
-		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	opts := f.opts.Kinds[gvk].over(f.opts.Default)
-	health := &kindHealth{log: f.log.WithField("gvk", gvk.String()), unhealthyAfter: f.opts.UnhealthyAfter}
+	health := &kindHealth{log: f.log.WithField("gvk", KindLabel(gvk)), unhealthyAfter: f.opts.UnhealthyAfter}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts
 		o.Indexers = indexers
 		return newInformer(obj, list, getClient, o, health)
 	}, opts.Indexers)
 	if err != nil {
-		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	health.relist = informer.relist
 	k := &kindInformer{informer: informer, health: health}
@@ -143,7 +151,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		health.setLastErr(err)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("informer for %s: %w", gvk, err)
+		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	f.kinds[gvk] = k
 	return informer, nil
@@ -170,7 +178,7 @@ func (f *SharedCacheFactory) Start(ctx context.Context) error {
 	var errs []error
 	for gvk, k := range kinds {
 		if _, err := k.informer.start(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("start informer for %s: %w", gvk, err))
+			errs = append(errs, fmt.Errorf("start informer for %s: %w", KindLabel(gvk), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -193,11 +201,11 @@ func (e *SyncError) Error() string {
 	for gvk := range e.Unsynced {
 		gvks = append(gvks, gvk)
 	}
-	slices.SortFunc(gvks, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(gvks, func(a, b schema.GroupVersionKind) int { return strings.Compare(KindLabel(a), KindLabel(b)) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "caches not synced (%v):", e.Cause)
 	for _, gvk := range gvks {
-		fmt.Fprintf(&b, " %s", gvk)
+		fmt.Fprintf(&b, " %s", KindLabel(gvk))
 		if err := e.Unsynced[gvk]; err != nil {
 			fmt.Fprintf(&b, " (last error: %v)", err)
 		}

@@ -148,7 +148,7 @@ func (c cachedObjects) Collect(ch chan<- prometheus.Metric) {
 }
 
 // KindLabel names a kind in metrics, logs and event-loop resources as
-// group/version/Kind ("apps/v1/Deployment", "v1/ConfigMap").
-func KindLabel(gvk schema.GroupVersionKind) string {
-	return gvk.GroupVersion().String() + "/" + gvk.Kind
-}
+// group/version/Kind ("apps/v1/Deployment", "v1/ConfigMap"). It is
+// cache.KindLabel, which the caches' own log lines and errors use, so that
+// every layer names a kind alike.
+func KindLabel(gvk schema.GroupVersionKind) string { return cache.KindLabel(gvk) }
