@@ -60,6 +60,13 @@ type Options struct {
 	Namespace string
 	// Timeout bounds each request; zero or less means DefaultTimeout.
 	Timeout time.Duration
+	// Context is the lifetime of the descriptor's requests: when it ends,
+	// the requests in flight are cancelled and new ones fail at once.
+	// Descriptor callbacks get no context of their own, so pass the
+	// scheduler's Context(): Close then ends a request the API server does
+	// not answer instead of waiting for it (up to Timeout). Nil means
+	// requests are bounded by Timeout alone.
+	Context context.Context
 	// RecreateOnImmutable makes a change the server rejects because it
 	// touches an immutable field (a Deployment's selector, the data of an
 	// immutable ConfigMap) a delete and create instead of a failed update.
@@ -265,8 +272,13 @@ func retriable(err error) bool {
 	return !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err)
 }
 
+// context bounds one request by Timeout and by Options.Context.
 func (k *kind) context() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), k.opts.Timeout)
+	parent := k.opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, k.opts.Timeout)
 }
 
 // create applies a value the scheduler believes does not exist. An object

@@ -10,6 +10,12 @@ import (
 var (
 	// ErrClosed is returned by operations on a closed scheduler.
 	ErrClosed = errors.New("kvscheduler: scheduler closed")
+
+	// ErrCloseTimeout is wrapped by the error of Close when a descriptor
+	// call did not return within Options.CloseTimeout; the error names the
+	// call. The scheduler's goroutine is then abandoned where it hangs.
+	ErrCloseTimeout = errors.New("kvscheduler: close timed out")
+
 	// ErrInvalidDescriptor is wrapped by registration errors.
 	ErrInvalidDescriptor = errors.New("kvscheduler: invalid descriptor")
 	// ErrAmbiguousKey is the status error of a key claimed by two

@@ -201,7 +201,9 @@ func (s *Scheduler) apply(o op) error {
 	switch o.kind {
 	case OpCreate:
 		var md any
+		returned := s.calling(d, "Create", o.key)
 		err := guard(func() (err error) { md, err = d.Create(o.key, o.new); return err })
+		returned()
 		if err != nil {
 			return err
 		}
@@ -214,14 +216,19 @@ func (s *Scheduler) apply(o op) error {
 		if d.Delete == nil {
 			return fmt.Errorf("kvscheduler: descriptor %q cannot delete values", d.Name)
 		}
-		if err := guard(func() error { return d.Delete(o.key, a.value, a.metadata) }); err != nil {
+		returned := s.calling(d, "Delete", o.key)
+		err := guard(func() error { return d.Delete(o.key, a.value, a.metadata) })
+		returned()
+		if err != nil {
 			return err
 		}
 		s.setActual(o.key, nil)
 	case OpUpdate:
 		a := s.actual[o.key]
 		var md any
+		returned := s.calling(d, "Update", o.key)
 		err := guard(func() (err error) { md, err = d.Update(o.key, a.value, o.new, a.metadata); return err })
+		returned()
 		if err != nil {
 			return err
 		}

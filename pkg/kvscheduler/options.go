@@ -30,7 +30,15 @@ type Options struct {
 	// HistoryTrimPeriod is how often records are trimmed by age even when no
 	// transaction runs; 0 means one minute.
 	HistoryTrimPeriod time.Duration
+	// CloseTimeout bounds how long Close waits for the descriptor call in
+	// progress; 0 means DefaultCloseTimeout. Descriptors should follow
+	// Scheduler.Context, which Close cancels first, so that their calls
+	// end well within it.
+	CloseTimeout time.Duration
 }
+
+// DefaultCloseTimeout is the default of Options.CloseTimeout.
+const DefaultCloseTimeout = 10 * time.Second
 
 func (o *Options) defaults() {
 	if o.TxnLogLevel == logrus.PanicLevel {
@@ -44,6 +52,9 @@ func (o *Options) defaults() {
 	}
 	if o.HistoryMaxAge == 0 {
 		o.HistoryMaxAge = time.Hour
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = DefaultCloseTimeout
 	}
 	if o.HistoryTrimPeriod == 0 {
 		o.HistoryTrimPeriod = time.Minute

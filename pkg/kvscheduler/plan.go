@@ -126,6 +126,7 @@ func (s *Scheduler) needsRecreate(d *regDescriptor, k string, a *actualVal, v an
 	if d.UpdateWithRecreate == nil {
 		return false
 	}
+	defer s.calling(d, "UpdateWithRecreate", k)()
 	_ = guard(func() error { re = d.UpdateWithRecreate(k, a.value, v, a.metadata); return nil })
 	return re
 }

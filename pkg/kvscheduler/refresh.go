@@ -32,7 +32,9 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 			}
 		}
 		var got []KVWithMetadata
+		returned := s.calling(d, "Retrieve", "")
 		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
+		returned()
 		if err != nil {
 			// What the scheduler last believed stays as it was, and no
 			// operation of the descriptor runs on the strength of it.
@@ -142,7 +144,10 @@ func (s *Scheduler) refreshKey(o op) {
 		correlate = []KVWithMetadata{{Key: o.key, Value: dv.value, Origin: FromNB}}
 	}
 	var got []KVWithMetadata
-	if err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err }); err != nil {
+	returned := s.calling(d, "Retrieve", "")
+	err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
+	returned()
+	if err != nil {
 		return
 	}
 	prev := s.actual[o.key]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/utils/clock"
 )
@@ -49,6 +50,11 @@ type Scheduler struct {
 
 	hist      history
 	trimTimer clock.Timer
+
+	ctx    context.Context // cancelled when Close begins
+	cancel context.CancelFunc
+	cur    *job                     // the job the worker runs; under qmu
+	call   atomic.Pointer[descCall] // the descriptor call in progress
 }
 
 // desiredVal is a value requested by the northbound. Like actualVal, it is
@@ -106,6 +112,15 @@ type job struct {
 	keys []string
 	gen  uint64
 	done chan jobResult
+	once sync.Once // done receives one result: the worker's, or Close's
+}
+
+// finish hands the job its result, unless it already has one.
+func (j *job) finish(r jobResult) {
+	if j.done == nil {
+		return
+	}
+	j.once.Do(func() { j.done <- r })
 }
 
 type jobResult struct {
@@ -128,46 +143,12 @@ func New(opts Options) (*Scheduler, error) {
 		lastOp: map[string]Operation{}, statuses: map[string]*ValueStatus{}, mdMaps: map[string]*metadataMap{},
 		watches: map[*Watch]struct{}{},
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
 	s.scheduleTrim()
 	s.wg.Add(1)
 	go s.run()
 	return s, nil
-}
-
-// Close stops the scheduler: queued work is dropped, blocked Commits
-// return ErrClosed, watches are closed and timers stopped.
-func (s *Scheduler) Close() error {
-	s.qmu.Lock()
-	if s.closed {
-		s.qmu.Unlock()
-		return nil
-	}
-	s.closed = true
-	pending := s.queue
-	s.queue = nil
-	if s.trimTimer != nil {
-		s.trimTimer.Stop()
-	}
-	for t := range s.timers {
-		t.Stop()
-	}
-	s.qmu.Unlock()
-	close(s.quit)
-	s.wg.Wait()
-	for _, j := range pending {
-		if j.done != nil {
-			j.done <- jobResult{err: ErrClosed}
-		}
-	}
-	s.smu.Lock()
-	ws := s.watches
-	s.watches = map[*Watch]struct{}{}
-	s.smu.Unlock()
-	for w := range ws {
-		w.Close()
-	}
-	return nil
 }
 
 func (s *Scheduler) enqueue(j *job) error {
@@ -201,11 +182,13 @@ func (s *Scheduler) run() {
 			j := s.queue[0]
 			s.queue[0] = nil
 			s.queue = s.queue[1:]
+			s.cur = j
 			s.qmu.Unlock()
 			rec, err := s.process(j)
-			if j.done != nil {
-				j.done <- jobResult{rec: rec, err: err}
-			}
+			s.qmu.Lock()
+			s.cur = nil
+			s.qmu.Unlock()
+			j.finish(jobResult{rec: rec, err: err})
 		}
 	}
 }

@@ -21,6 +21,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	cut   bool
 	conns map[net.Conn]struct{}
+	stall chan struct{} // non-nil while stalled; Resume closes it
+	held  chan struct{} // closed when a stall first holds bytes back
 }
 
 // NewProxy starts a proxy to the API server cfg points at and returns it with
@@ -40,6 +42,7 @@ func NewProxy(t testing.TB, cfg *rest.Config) (*Proxy, *rest.Config) {
 	t.Cleanup(func() {
 		l.Close()
 		p.Cut()
+		p.Resume()
 	})
 	proxied := rest.CopyConfig(cfg)
 	// The serving certificate is for 127.0.0.1, which the proxy's address
@@ -83,7 +86,7 @@ func (p *Proxy) forward(client net.Conn) {
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		_, _ = io.Copy(dst, stallingReader{p, src})
 		done <- struct{}{}
 	}
 	go pipe(server, client)
@@ -106,6 +109,56 @@ func (p *Proxy) Cut() {
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+// Stall holds back every byte through the proxy, in both directions, until
+// Resume: connections stay open, and requests in flight or sent meanwhile
+// get no answer (a hung API server, or a network that drops packets). The
+// returned channel is closed once the stall has held back some bytes, that
+// is once a request is stuck.
+func (p *Proxy) Stall() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stall == nil {
+		p.stall, p.held = make(chan struct{}), make(chan struct{})
+	}
+	return p.held
+}
+
+// Resume forwards what Stall held back, and lets bytes through again.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stall != nil {
+		close(p.stall)
+		p.stall, p.held = nil, nil
+	}
+}
+
+// stallingReader waits, after each read, while the proxy is stalled.
+type stallingReader struct {
+	p   *Proxy
+	src net.Conn
+}
+
+func (r stallingReader) Read(b []byte) (int, error) {
+	n, err := r.src.Read(b)
+	if n > 0 {
+		r.p.mu.Lock()
+		stall, held := r.p.stall, r.p.held
+		if stall != nil {
+			select {
+			case <-held:
+			default:
+				close(held)
+			}
+		}
+		r.p.mu.Unlock()
+		if stall != nil {
+			<-stall
+		}
+	}
+	return n, err
 }
 
 // Restore lets connections through again.

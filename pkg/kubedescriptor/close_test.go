@@ -1,0 +1,71 @@
+package kubedescriptor_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestCloseCancelsTheRequestInFlight closes the scheduler while a Create is
+// stuck in a request the API server does not answer (a stalled proxy): the
+// request follows the scheduler's Context, so it ends when Close begins and
+// Close returns at once, without waiting for the request's own timeout or
+// abandoning the call.
+func TestCloseCancelsTheRequestInFlight(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
+	clients, err := client.NewSharedClientFactory(proxied, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	// A request timeout far beyond the test's: only the context ends it.
+	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
+		Namespace: ns, Timeout: time.Hour, Context: s.Context()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "v"}}
+	}
+	// One value through the proxy first, so that discovery is done.
+	commit(t, s.StartNBTransaction().SetValue(kubedescriptor.KeyFor(configMapKind, ns, "first"), cm("first")))
+
+	held := proxy.Stall()
+	committed := make(chan error, 1)
+	stuck := kubedescriptor.KeyFor(configMapKind, ns, "stuck")
+	go func() {
+		_, err := s.StartNBTransaction().SetValue(stuck, cm("stuck")).Commit(t.Context())
+		committed <- err
+	}()
+	<-held // the Create's request is on its way and will get no answer
+
+	began := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close after %v: %v", time.Since(began), err)
+	}
+	if err := <-committed; err != nil && !errors.Is(err, kvscheduler.ErrClosed) {
+		var te *kvscheduler.TransactionError
+		if !errors.As(err, &te) {
+			t.Fatalf("Commit of the stuck value: %v", err)
+		}
+	}
+	if st := s.GetValueStatus(stuck); st.State == kvscheduler.Configured {
+		t.Fatalf("%s is CONFIGURED, though its request never reached the API server", stuck)
+	}
+}

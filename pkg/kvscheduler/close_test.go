@@ -1,0 +1,95 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestCloseIsBoundedWhenADescriptorHangs closes a scheduler whose
+// descriptor's Create never returns (it ignores the scheduler's context):
+// Close gives up on the worker after CloseTimeout and says which call hung,
+// and the transaction waiting for it ends too.
+func TestCloseIsBoundedWhenADescriptorHangs(t *testing.T) {
+	s, err := kvscheduler.New(kvscheduler.Options{CloseTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := make(chan struct{})
+	defer close(never) // lets the abandoned goroutine end with the test
+	entered := make(chan struct{})
+	register(t, s, &kvscheduler.Descriptor{
+		Name:        "stuck",
+		NBKeyPrefix: "stuck/",
+		KeySelector: func(k string) bool { return strings.HasPrefix(k, "stuck/") },
+		Create: func(string, any) (any, error) {
+			close(entered)
+			<-never
+			return nil, nil
+		},
+		Delete: func(string, any, any) error { return nil },
+	})
+	committed := make(chan error, 1)
+	go func() {
+		_, err := s.StartNBTransaction().SetValue("stuck/a", "v").Commit(context.Background())
+		committed <- err
+	}()
+	<-entered
+
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if !errors.Is(err, kvscheduler.ErrCloseTimeout) || !strings.Contains(err.Error(), `"stuck"`) ||
+			!strings.Contains(err.Error(), "Create") || !strings.Contains(err.Error(), "stuck/a") {
+			t.Fatalf("Close: %v, want ErrCloseTimeout naming the Create of stuck/a by descriptor \"stuck\"", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return while a descriptor call hung")
+	}
+	select {
+	case err := <-committed:
+		if !errors.Is(err, kvscheduler.ErrClosed) {
+			t.Fatalf("Commit of the hung transaction: %v, want ErrClosed", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Commit of the hung transaction still waits after Close returned")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestContextIsCancelledOnClose checks that a descriptor call that follows
+// the scheduler's Context ends when Close begins, so Close returns without
+// abandoning anything.
+func TestContextIsCancelledOnClose(t *testing.T) {
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := s.Context()
+	entered := make(chan struct{})
+	register(t, s, &kvscheduler.Descriptor{
+		Name:        "waits",
+		NBKeyPrefix: "waits/",
+		KeySelector: func(k string) bool { return strings.HasPrefix(k, "waits/") },
+		Create: func(string, any) (any, error) {
+			close(entered)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	})
+	go func() { _, _ = s.StartNBTransaction().SetValue("waits/a", "v").Commit(context.Background()) }()
+	<-entered
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the scheduler's context is not cancelled after Close")
+	}
+}
