@@ -158,6 +158,7 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 		Update:             func(key string, _, value any, _ any) (any, error) { return k.apply(key, value) },
 		Delete:             k.delete,
 		Retrieve:           k.retrieve,
+		RetrieveKeys:       k.retrieveKeys,
 		Dependencies:       func(_ string, value any) []kvscheduler.Dependency { return dependencies(value) },
 		IsRetriableFailure: retriable,
 	}, nil

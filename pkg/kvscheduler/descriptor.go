@@ -111,6 +111,13 @@ type Descriptor struct {
 	// correlate are the values the northbound wants, to help the descriptor
 	// recognise them (e.g. to fill defaults).
 	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	// RetrieveKeys reads only the values of keys (all claimed by this
+	// descriptor) from the southbound, for a scoped downstream resync
+	// (Txn.WithResyncKeys); a key it does not return does not exist.
+	// correlate holds the desired values among keys. Optional: without it
+	// a scoped resync calls Retrieve and keeps the values of keys, which is
+	// correct but costs as much as reading everything.
+	RetrieveKeys func(keys []string, correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// IsRetriableFailure tells whether a failed operation should be retried.
 	// Defaults to true.
 	IsRetriableFailure func(err error) bool

@@ -57,22 +57,40 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 	rec := s.newRecord(NBTransaction)
 	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert
 	rec.Values = t.values
+	var scope map[string]bool // the keys of a scoped resync
+	if len(t.resyncKeys) > 0 {
+		scope = make(map[string]bool, len(t.resyncKeys))
+		for _, k := range t.resyncKeys {
+			if !scope[k] {
+				scope[k] = true
+				rec.ResyncKeys = append(rec.ResyncKeys, k)
+			}
+		}
+	}
 	if t.resync != NoResync {
-		// A resync attempts every failed value again, but keeps the
-		// failures: a value that fails again goes on counting its attempts
-		// (and its backoff) instead of starting over with every healing.
-		for _, f := range s.failed {
-			f.blocked = false
+		// A resync attempts every failed value (of its scope) again, but
+		// keeps the failures: a value that fails again goes on counting
+		// its attempts (and its backoff) instead of starting over with
+		// every healing.
+		unblocked := make([]string, 0, len(s.failed))
+		for k, f := range s.failed {
+			if scope == nil || scope[k] {
+				f.blocked = false
+				unblocked = append(unblocked, k)
+			}
 		}
 		defer func() {
-			for k, f := range s.failed {
-				if !f.blocked {
+			for _, k := range unblocked {
+				if f := s.failed[k]; f != nil && !f.blocked {
 					delete(s.failed, k) // not attempted again: nothing left to retry
 				}
 			}
 		}()
 	}
-	if t.resync == FullResync || t.resync == DownstreamResync {
+	switch {
+	case scope != nil:
+		s.refreshKeys(rec, rec.ResyncKeys)
+	case t.resync == FullResync || t.resync == DownstreamResync:
 		s.refresh(rec)
 	}
 	var undo map[string]*desiredVal

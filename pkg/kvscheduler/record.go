@@ -51,9 +51,12 @@ type RecordedOp struct {
 // TxnRecord is the record of one processed transaction. Treat it as
 // read-only: it is shared with the history.
 type TxnRecord struct {
-	SeqNum      uint64
-	Type        TxnType
-	Resync      ResyncType
+	SeqNum uint64
+	Type   TxnType
+	Resync ResyncType
+	// ResyncKeys are the keys a scoped downstream resync was limited to
+	// (Txn.WithResyncKeys); empty for a resync of everything.
+	ResyncKeys  []string
 	Description string
 	Revert      bool
 	Start, Stop time.Time
@@ -114,6 +117,9 @@ func (r *TxnRecord) writeHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "      - seq-num: %d\n      - type: %s\n", r.SeqNum, kind)
 	if r.Description != "" {
 		fmt.Fprintf(b, "      - Description: %s\n", r.Description)
+	}
+	if len(r.ResyncKeys) > 0 {
+		fmt.Fprintf(b, "      - resync keys: %s\n", strings.Join(r.ResyncKeys, ", "))
 	}
 	if r.Revert {
 		b.WriteString("      - revert: on\n")

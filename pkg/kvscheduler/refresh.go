@@ -36,14 +36,7 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
 		returned()
 		if err != nil {
-			// What the scheduler last believed stays as it was, and no
-			// operation of the descriptor runs on the strength of it.
-			re := &RetrieveError{Descriptor: d.Name, Err: err}
-			if s.unread == nil {
-				s.unread = map[string]*RetrieveError{}
-			}
-			s.unread[d.Name] = re
-			rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: %w", re))
+			s.markUnread(rec, d, err)
 			continue
 		}
 		seen := make(map[string]bool, len(got))
@@ -52,23 +45,7 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 				continue
 			}
 			seen[kv.Key] = true
-			origin := kv.Origin
-			prev := s.actual[kv.Key]
-			if origin == UnknownOrigin {
-				switch {
-				case prev != nil && !prev.implicit:
-					origin = prev.origin
-				case s.desired[kv.Key] != nil || d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
-					origin = FromNB
-				default:
-					origin = FromSB
-				}
-			}
-			a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: origin, d: d}
-			if prev != nil {
-				a.base = prev.base
-			}
-			s.setActual(kv.Key, a)
+			s.setRetrieved(d, kv)
 		}
 		for k, a := range s.actual {
 			if a.d == d && !a.implicit && !seen[k] {
@@ -82,6 +59,18 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 	}
 	s.linkRetrievedDerived()
 	s.announce(missing)
+}
+
+// markUnread records that d's Retrieve failed: what the scheduler last
+// believed stays as it was, and no operation of the descriptor runs in this
+// transaction on the strength of it.
+func (s *Scheduler) markUnread(rec *TxnRecord, d *regDescriptor, err error) {
+	re := &RetrieveError{Descriptor: d.Name, Err: err}
+	if s.unread == nil {
+		s.unread = map[string]*RetrieveError{}
+	}
+	s.unread[d.Name] = re
+	rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: %w", re))
 }
 
 // announce publishes intermediate statuses (MISSING values found by a
@@ -109,27 +98,55 @@ func (s *Scheduler) announce(sts []ValueStatus) {
 // existing values, so that they are removed with their base rather than as
 // obsolete values.
 func (s *Scheduler) linkRetrievedDerived() {
-	for k, a := range s.actual {
-		if a.implicit || a.d == nil || a.d.DerivedValues == nil {
-			continue
-		}
-		derived, err := callDerived(a.d, k, a.value)
-		if err != nil {
-			continue
-		}
-		for _, kv := range derived {
-			if c := s.actual[kv.Key]; c != nil && !c.implicit && c.base == "" {
-				// Replaced, not modified: published snapshots (DumpValues)
-				// share the values with readers.
-				nc := *c
-				nc.base = k
-				if c.origin == FromSB || a.origin == FromNB {
-					nc.origin = a.origin
-				}
-				s.actual[kv.Key] = &nc
+	for k := range s.actual {
+		s.linkDerivedOf(k)
+	}
+}
+
+// linkDerivedOf marks the retrieved values derived from the value at k.
+func (s *Scheduler) linkDerivedOf(k string) {
+	a := s.actual[k]
+	if a == nil || a.implicit || a.d == nil || a.d.DerivedValues == nil {
+		return
+	}
+	derived, err := callDerived(a.d, k, a.value)
+	if err != nil {
+		return
+	}
+	for _, kv := range derived {
+		if c := s.actual[kv.Key]; c != nil && !c.implicit && c.base == "" {
+			// Replaced, not modified: published snapshots (DumpValues)
+			// share the values with readers.
+			nc := *c
+			nc.base = k
+			if c.origin == FromSB || a.origin == FromNB {
+				nc.origin = a.origin
 			}
+			s.actual[kv.Key] = &nc
 		}
 	}
+}
+
+// setRetrieved records kv, read from the southbound by d's Retrieve, as
+// the actual value of its key, deciding its origin when d did not.
+func (s *Scheduler) setRetrieved(d *regDescriptor, kv KVWithMetadata) {
+	origin := kv.Origin
+	prev := s.actual[kv.Key]
+	if origin == UnknownOrigin {
+		switch {
+		case prev != nil && !prev.implicit:
+			origin = prev.origin
+		case s.desired[kv.Key] != nil || d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
+			origin = FromNB
+		default:
+			origin = FromSB
+		}
+	}
+	a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: origin, d: d}
+	if prev != nil {
+		a.base = prev.base
+	}
+	s.setActual(kv.Key, a)
 }
 
 // refreshKey re-reads one value after its operation failed, so that the

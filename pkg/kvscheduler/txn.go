@@ -66,6 +66,7 @@ type Txn struct {
 	index       map[string]int
 	description string
 	resync      ResyncType
+	resyncKeys  []string
 	revert      bool
 	retry       RetryOptions
 	nonBlocking bool
@@ -93,6 +94,22 @@ func (t *Txn) WithDescription(d string) *Txn { t.description = d; return t }
 // WithResync makes the transaction a resync of the given type.
 func (t *Txn) WithResync(r ResyncType) *Txn { t.resync = r; return t }
 
+// WithResyncKeys limits a DownstreamResync to the values of keys, to
+// repair a few values in proportion to them rather than to everything the
+// scheduler holds: only their descriptors are asked, for them only
+// (Descriptor.RetrieveKeys, else Retrieve with the result filtered), and
+// only their failed operations are attempted again; the failures and
+// retries of other values are left as they are. A key the southbound does
+// not report is taken as gone and re-created if desired. As with a whole
+// downstream resync, a failed read makes Commit return a
+// *TransactionError naming the descriptor, and none of that descriptor's
+// operations run in the transaction. Commit rejects keys with any other
+// resync type.
+func (t *Txn) WithResyncKeys(keys ...string) *Txn {
+	t.resyncKeys = append(t.resyncKeys, keys...)
+	return t
+}
+
 // WithRevert undoes the applied operations, in reverse order, if any
 // operation fails, and restores the previous desired values. Resyncs are
 // always best effort: the option is ignored for them.
@@ -116,6 +133,14 @@ func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	}
 	if t.resync < NoResync || t.resync > DownstreamResync {
 		return nil, fmt.Errorf("kvscheduler: invalid resync type %d", t.resync)
+	}
+	if len(t.resyncKeys) > 0 && t.resync != DownstreamResync {
+		return nil, fmt.Errorf("kvscheduler: resync keys need a %s resync, not %s", DownstreamResync, t.resync)
+	}
+	for _, k := range t.resyncKeys {
+		if k == "" {
+			return nil, ErrEmptyKey
+		}
 	}
 	j := &job{kind: jobTxn, txn: t}
 	if !t.nonBlocking {

@@ -22,6 +22,7 @@ type availability struct {
 	inv         *inventory
 	ports       *ports
 	states      valueStates     // the scheduler's view; nil in handler tests
+	repair      repairer        // nil in handler tests
 	waitForPods bool            // see Options.WaitForPods
 	available   map[string]bool // "namespace/name" -> marker put
 }
@@ -31,6 +32,11 @@ type availability struct {
 type valueStates interface {
 	GetValueStatus(key string) kvscheduler.ValueStatus
 }
+
+// repairer re-reads the values of keys from the cluster and re-applies
+// what differs from the desired state: a downstream resync scoped to
+// those keys. It returns the scheduler transaction's sequence number.
+type repairer func(keys []string) (seq uint64, err error)
 
 // marker is the value of an availability marker. It depends on the
 // markers of the WebApp's own dependencies, so that the scheduler
@@ -77,6 +83,9 @@ func (a *availability) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.Res
 // Update implements eventloop.EventHandler.
 func (a *availability) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
 	a.inv.observe(ev)
+	if r, ok := ev.(*Repair); ok {
+		return a.runRepair(r)
+	}
 	var notes []string
 	for _, key := range a.inv.removed {
 		ns, name := splitAppKey(key)
@@ -192,10 +201,28 @@ func podsAvailable(d *appsv1.Deployment) bool {
 		d.Status.AvailableReplicas >= ptr.Deref(d.Spec.Replicas, 1)
 }
 
+// runRepair repairs the object of r, and nothing else: the scheduler reads
+// back that one object (from the informer cache) and re-applies it if it
+// differs from the desired state, so that a repair costs in proportion to
+// the damage rather than to every object the operator manages.
+func (a *availability) runRepair(r *Repair) (string, error) {
+	if a.repair == nil {
+		return "no scheduler to repair " + r.Key, nil
+	}
+	seq, err := a.repair([]string{r.Key})
+	if err != nil {
+		return "", fmt.Errorf("repairing %s: %w", r.Key, err)
+	}
+	return fmt.Sprintf("repaired %s (scheduler transaction %d)", r.Key, seq), nil
+}
+
 // Repair is the follow-up event the availability handler pushes when an
-// object was changed or deleted behind the operator's back: a downstream
-// resync, in which the scheduler reads the objects back and re-applies
-// what differs from the desired state.
+// object was changed or deleted behind the operator's back. Handling it,
+// the availability handler asks the scheduler for a downstream resync
+// scoped to that object's key (kvscheduler.Txn.WithResyncKeys), in which
+// the scheduler reads the object back and re-applies it if it differs
+// from the desired state. The event itself changes no value, so the loop
+// commits no transaction of its own for it.
 type Repair struct {
 	// Key is the scheduler key of the object that drifted.
 	Key string
@@ -203,7 +230,7 @@ type Repair struct {
 	Reason string
 }
 
-var _ eventloop.Event = (*Repair)(nil)
+var _ eventloop.UpdateEvent = (*Repair)(nil)
 
 // GetName implements eventloop.Event.
 func (r *Repair) GetName() string { return "Repair" }
@@ -211,11 +238,20 @@ func (r *Repair) GetName() string { return "Repair" }
 // String implements eventloop.Event.
 func (r *Repair) String() string { return fmt.Sprintf("Repair (%s %s)", r.Key, r.Reason) }
 
-// Method implements eventloop.Event.
-func (r *Repair) Method() eventloop.EventMethodType { return eventloop.DownstreamResync }
+// Method implements eventloop.Event: an update, as the repair is the
+// availability handler's, scoped to one key; a DownstreamResync event
+// would re-read every object of every kind.
+func (r *Repair) Method() eventloop.EventMethodType { return eventloop.Update }
 
 // IsBlocking implements eventloop.Event.
 func (r *Repair) IsBlocking() bool { return false }
+
+// TransactionType implements eventloop.UpdateEvent: a repair that fails
+// (the cluster could not be read) makes the loop heal.
+func (r *Repair) TransactionType() eventloop.UpdateTransactionType { return eventloop.BestEffort }
+
+// Direction implements eventloop.UpdateEvent.
+func (r *Repair) Direction() eventloop.UpdateDirectionType { return eventloop.Forward }
 
 // Done implements eventloop.Event.
 func (r *Repair) Done(error) {}

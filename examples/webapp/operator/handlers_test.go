@@ -45,7 +45,7 @@ func newHarnessWaitingForPods(t *testing.T, r PortRange, state kubebridge.State,
 	h := &harness{t: t, txns: eventlooptest.NewCommitter(), notes: &notices{}}
 	cfg := eventloop.DefaultConfig()
 	cfg.EventLogLevel = logrus.DebugLevel
-	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: newHandlers(h.notes, nil, r, waitForPods, log), Committer: h.txns, Logger: logrus.NewEntry(log)})
+	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: newHandlers(h.notes, nil, nil, r, waitForPods, log), Committer: h.txns, Logger: logrus.NewEntry(log)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +109,9 @@ type Operator struct {
 	registry *prometheus.Registry
 	mux      *http.ServeMux
 	notes    *notices
+	// runCtx is Run's context, set before the loop starts: the loop's
+	// handlers commit repairs to the scheduler under it.
+	runCtx context.Context
 }
 
 // New builds the operator; it makes no request to the API server.
@@ -216,7 +220,7 @@ func (o *Operator) buildScheduler() error {
 func (o *Operator) buildLoop() error {
 	opts := eventloop.Options{
 		Config:   o.opts.EventLoop,
-		Handlers: newHandlers(o.notes, o.sched, o.opts.NodePorts, o.opts.WaitForPods, o.log),
+		Handlers: newHandlers(o.notes, o.sched, o.repair, o.opts.NodePorts, o.opts.WaitForPods, o.log),
 		// An object the API server rejects is that WebApp's problem, shown
 		// in its status; it must not make the loop heal and abort.
 		Committer:  loopcommit.New(o.sched),
@@ -236,9 +240,9 @@ func (o *Operator) buildLoop() error {
 
 // newHandlers returns the loop's handlers. The order is the point: each
 // reads what the ones before it know or put into the transaction.
-// states is the scheduler's view of the values (nil in handler tests,
-// which have no scheduler).
-func newHandlers(notes *notices, states valueStates, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
+// states is the scheduler's view of the values and repair its scoped
+// repair (both nil in handler tests, which have no scheduler).
+func newHandlers(notes *notices, states valueStates, repair repairer, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
 	inv := newInventory()
 	p := newPorts(inv, notes, r, log)
 	config := &builder{name: "config-renderer", verb: "rendered", inv: inv, key: ConfigMapKey,
@@ -246,7 +250,28 @@ func newHandlers(notes *notices, states valueStates, r PortRange, waitForPods bo
 			return renderConfigMap(inv, app)
 		}}
 	workload := &builder{name: "workload-builder", verb: "built", inv: inv, key: DeploymentKey, build: buildDeployment}
-	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p, states: states, waitForPods: waitForPods}}
+	return []eventloop.EventHandler{inv, p, config, workload, &availability{inv: inv, ports: p, states: states, repair: repair, waitForPods: waitForPods}}
+}
+
+// repair is the availability handler's repairer: a downstream resync of
+// the scheduler scoped to keys. Values that fail again stay FAILED or
+// RETRYING with their retries (as with loopcommit's default); a repair
+// that could not read the cluster is an error, which makes the loop heal.
+func (o *Operator) repair(keys []string) (uint64, error) {
+	if o.runCtx == nil {
+		return 0, errors.New("webapp operator: repair before Run")
+	}
+	rec, err := o.sched.StartNBTransaction().WithDescription("repair " + strings.Join(keys, ", ")).
+		WithResync(kvscheduler.DownstreamResync).WithResyncKeys(keys...).Commit(o.runCtx)
+	var seq uint64
+	if rec != nil {
+		seq = rec.SeqNum
+	}
+	var failed *kvscheduler.TransactionError
+	if errors.As(err, &failed) && failed.OnlyFailedValues() {
+		err = nil
+	}
+	return seq, err
 }
 
 func (o *Operator) buildMux() {
@@ -298,6 +323,7 @@ func (o *Operator) Registry() *prometheus.Registry { return o.registry }
 // or its event loop aborts. A missing WebApp CRD is not fatal: it is
 // logged, and WebApps are handled once the CRD is installed.
 func (o *Operator) Run(ctx context.Context) error {
+	o.runCtx = ctx
 	// The status handler's own writes are not news to the loop: WebApp
 	// updates reach it only when more than the status changed. The
 	// children's updates all do, the Deployment's status included.

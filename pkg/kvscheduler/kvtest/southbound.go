@@ -197,5 +197,27 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 			return out, nil
 		},
+		// Reads the given keys only, recording a "retrieve" op per key
+		// (Key is the value's key), so that tests can count what a scoped
+		// resync read. Failures injected for "retrieve" of name apply.
+		RetrieveKeys: func(keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+			sb.mu.Lock()
+			defer sb.mu.Unlock()
+			if err := sb.injected("retrieve", name); err != nil {
+				return nil, err
+			}
+			var out []kvscheduler.KVWithMetadata
+			for _, k := range keys {
+				sb.ops = append(sb.ops, Op{name, "retrieve", k, nil})
+				if e, ok := sb.values[k]; ok && strings.HasPrefix(k, prefix) {
+					o := kvscheduler.UnknownOrigin
+					if e.sbOwned {
+						o = kvscheduler.FromSB
+					}
+					out = append(out, kvscheduler.KVWithMetadata{Key: k, Value: e.value, Metadata: e.metadata, Origin: o})
+				}
+			}
+			return out, nil
+		},
 	}
 }

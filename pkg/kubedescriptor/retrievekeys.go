@@ -1,0 +1,112 @@
+package kubedescriptor
+
+import (
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// retrieveKeys is Retrieve limited to keys, for a scoped downstream resync
+// (kvscheduler.Txn.WithResyncKeys): it reads (and, from a cache, copies)
+// only those objects, so repairing a few objects costs in proportion to
+// them, not to every object of the kind. It reports them as Retrieve
+// would: an object without the management label, or outside Namespace,
+// is not reported.
+func (k *kind) retrieveKeys(keys []string, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	desired := make(map[string]any, len(correlate))
+	for _, kv := range correlate {
+		desired[kv.Key] = kv.Value
+	}
+	out := make([]kvscheduler.KVWithMetadata, 0, len(keys))
+	for _, key := range keys {
+		obj, err := k.get(key)
+		if err != nil {
+			return nil, err
+		}
+		if obj == nil {
+			continue
+		}
+		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+		var value any = obj
+		if want, ok := desired[key]; ok {
+			value, _ = k.actualValue(key, obj, want)
+		}
+		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)})
+	}
+	return out, nil
+}
+
+// get reads the managed object at key, nil if there is none; like list,
+// from the cache when there is one (which must have synced).
+func (k *kind) get(key string) (runtime.Object, error) {
+	ref, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
+	var obj runtime.Object
+	if k.opts.Cache != nil {
+		informer, err := k.opts.Cache.ForKind(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		if !informer.HasSynced() {
+			return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
+		}
+		storeKey := ref.Name
+		if ref.Namespace != "" {
+			storeKey = ref.Namespace + "/" + ref.Name
+		}
+		item, exists, err := informer.GetStore().GetByKey(storeKey)
+		if err != nil {
+			return nil, err
+		}
+		if !exists {
+			return nil, nil
+		}
+		o, ok := item.(runtime.Object)
+		if !ok {
+			return nil, nil
+		}
+		obj = o
+	} else {
+		c, err := k.opts.Clients.ForKind(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		live, _, err := k.opts.Clients.NewObjects(k.gvk)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := k.context()
+		err = c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{})
+		cancel()
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		obj = live
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if !selector.Matches(labels.Set(m.GetLabels())) ||
+		k.opts.Namespace != "" && m.GetNamespace() != "" && m.GetNamespace() != k.opts.Namespace {
+		return nil, nil
+	}
+	if k.opts.Cache != nil {
+		// The store's objects are shared with every reader of the cache
+		// and must not be changed.
+		obj = obj.DeepCopyObject()
+	}
+	return obj, nil
+}
