@@ -272,7 +272,7 @@ func (c *controller) run(ctx context.Context, queue *workqueue.Queue[string], wo
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for c.processNext(queue) {
+			for c.processNext(ctx, queue) {
 			}
 		})
 	}
@@ -307,7 +307,10 @@ func (c *controller) stopped(queue *workqueue.Queue[string]) {
 }
 
 // processNext handles one key; it returns false when the queue shut down.
-func (c *controller) processNext(queue *workqueue.Queue[string]) bool {
+// ctx is the run's: once it ended, an error that is its cancellation (a
+// request the handler made with the context it was registered with) is the
+// stop, not a failure worth an error line.
+func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[string]) bool {
 	key, shutdown := queue.Get()
 	if shutdown {
 		return false
@@ -317,6 +320,9 @@ func (c *controller) processNext(queue *workqueue.Queue[string]) bool {
 	switch {
 	case err == nil || errors.Is(err, ErrIgnore):
 		queue.Forget(key)
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		c.log.WithField("key", key).Debugf("stopping: %v", err)
+		queue.AddRateLimited(key) // as after any error; the next run re-queues every cached key anyway
 	case onlyRoutine(err):
 		// Someone else changed the object first (the retry sees the new
 		// version), or the handler asked for a quiet retry. Routine, not

@@ -151,6 +151,7 @@ type Loop struct {
 	stopFlag  atomic.Bool
 	readyFlag atomic.Bool
 	processed atomic.Uint64
+	startCtx  context.Context // Start's; when it ends the loop closes itself
 	ctx       context.Context // cancelled on close
 	txnCtx    context.Context // ctx marked as "inside the loop"
 	cancel    context.CancelFunc
@@ -266,6 +267,7 @@ func (l *Loop) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	l.started = true
+	l.startCtx = ctx
 	l.ctx, l.cancel = context.WithCancel(ctx)
 	l.txnCtx = context.WithValue(l.ctx, loopCtxKey{}, l)
 	l.hist.setStart(l.clock.Now())
@@ -389,6 +391,13 @@ func (l *Loop) pushFollowUp(t *txn, ev Event) error {
 // events already queued, waits until it has been processed (or ctx ends),
 // then closes the loop. It returns the Shutdown event's error, or the error
 // that prevented pushing it. It must not be called from a handler.
+//
+// Once Start's context has ended, the loop closes itself without a
+// Shutdown event (see Start): Stop then only waits for the loop goroutine
+// to exit and returns nil, so `defer loop.Stop(ctx)` with Start's ctx is
+// quiet however the two interleave. To give handlers their Shutdown event
+// when the operator stops, start the loop with a context that outlives
+// the signal (context.WithoutCancel) and call Stop with a bounded one.
 func (l *Loop) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("eventloop: Stop called with a nil context")
@@ -398,9 +407,10 @@ func (l *Loop) Stop(ctx context.Context) error {
 	}
 	l.lifeMu.Lock()
 	running := l.started && !l.closing
+	startCtx := l.startCtx
 	l.lifeMu.Unlock()
 	var err error
-	if running {
+	if running && startCtx.Err() == nil {
 		ev := &Shutdown{}
 		if err = l.push(nil, ev); err == nil {
 			err = ev.Wait(ctx)
@@ -414,6 +424,11 @@ func (l *Loop) Stop(ctx context.Context) error {
 				err = ctx.Err()
 			}
 		}
+	}
+	if running && startCtx.Err() != nil {
+		// Start's context ended meanwhile: the loop closed, or is closing,
+		// without the Shutdown event, as it was told to.
+		err = nil
 	}
 	l.Close()
 	return err

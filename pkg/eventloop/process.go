@@ -1,6 +1,7 @@
 package eventloop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -277,6 +278,16 @@ func (l *Loop) finalize(r *eventRun) {
 	switch {
 	case r.fatal != nil:
 		l.abort(evErr)
+	case evErr != nil && l.stopping(r):
+		// No healing would run: this is the loop's last event.
+		entry := l.log.WithError(evErr).WithField("event", rec.Name)
+		if errors.Is(evErr, context.Canceled) {
+			// The closing itself cut the event short (its transaction
+			// context was cancelled): expected, not a failure.
+			entry.Debug("eventloop: event cut short by the closing of the loop")
+		} else {
+			entry.Warn("eventloop: event failed while the loop was stopping; it will not be healed")
+		}
 	case l.needsHealing(r, evErr):
 		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
 			l.setFailedHealings(l.heal.failed + 1)
@@ -295,6 +306,12 @@ func (l *Loop) finalize(r *eventRun) {
 	r.doneDue = true
 	l.processed.Add(1)
 	l.callDone(ev, evErr)
+}
+
+// stopping reports whether the loop stops after r: r is a Shutdown, or
+// the loop is being closed (Close, or the end of Start's context).
+func (l *Loop) stopping(r *eventRun) bool {
+	return r.it.kind == kindShutdown || l.stopFlag.Load() || l.ctx.Err() != nil
 }
 
 // needsHealing decides whether a failed event leaves the system in a state

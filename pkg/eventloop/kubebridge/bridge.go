@@ -314,7 +314,8 @@ func (b *Bridge) snapshotLocked() (State, map[string]runtime.Object, error) {
 // under the bridge's lock rather than using the object the controller
 // passed, so an event never carries an object older than the last snapshot.
 // An error (the loop's queue is full) makes the controller retry the key
-// with backoff: the change is delayed, never dropped.
+// with backoff: the change is delayed, never dropped. A closed loop is not
+// an error: the change has nowhere to go.
 func (b *Bridge) onChange(resource, key string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -348,8 +349,15 @@ func (b *Bridge) onChange(resource, key string) error {
 	ev.pos = b.pos
 	if err := b.loop.PushEvent(ev); err != nil {
 		err = fmt.Errorf("kubebridge: push %s %s: %w", resource, key, err)
-		if errors.Is(err, eventloop.ErrQueueFull) {
+		switch {
+		case errors.Is(err, eventloop.ErrQueueFull):
 			return controller.RetryQuietly(err) // back-pressure, not a failure
+		case errors.Is(err, eventloop.ErrClosed):
+			// The loop was stopped (Stop, Close, or the end of its
+			// context) while the controllers still run: nothing will
+			// take the change, and a retry could not change that.
+			b.log.WithError(err).Debug("kubebridge: change dropped: the loop is closed")
+			return nil
 		}
 		return err
 	}
