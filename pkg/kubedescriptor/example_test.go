@@ -38,7 +38,9 @@ func Example() {
 	}
 	defer s.Close()
 	for _, obj := range []runtime.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}} {
-		d, err := kubedescriptor.ForObject(obj, kubedescriptor.Options{Clients: clients, FieldManager: "example", Namespace: ns})
+		// Requests follow the scheduler's Context: Close cancels them.
+		d, err := kubedescriptor.ForObject(obj, kubedescriptor.Options{Clients: clients, FieldManager: "example", Namespace: ns,
+			Context: s.Context()})
 		if err != nil {
 			fmt.Println(err)
 			return

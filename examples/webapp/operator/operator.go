@@ -206,6 +206,8 @@ func (o *Operator) buildScheduler() error {
 		d, err := kubedescriptor.New(k, kubedescriptor.Options{
 			Clients: caches.SharedClientFactory(), Cache: caches,
 			FieldManager: o.opts.FieldManager, Namespace: o.opts.Namespace,
+			// Closing the scheduler cancels the requests in flight.
+			Context: s.Context(),
 		})
 		if err != nil {
 			return err
@@ -350,11 +352,15 @@ func (o *Operator) Run(ctx context.Context) error {
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		// The loop may have closed itself already when ctx ended.
-		if err := o.loop.Stop(stopCtx); err != nil && !errors.Is(err, eventloop.ErrClosed) {
+		// The loop closed itself when ctx ended (Stop then returns nil);
+		// the scheduler it committed to is closed after it, which
+		// cancels the descriptors' requests in flight.
+		if err := o.loop.Stop(stopCtx); err != nil {
 			o.log.WithError(err).Warn("webapp operator: stopping the event loop")
 		}
-		o.sched.Close()
+		if err := o.sched.Close(); err != nil {
+			o.log.WithError(err).Warn("webapp operator: closing the scheduler")
+		}
 	}()
 	// The informers start first, so that the controllers' wait for their
 	// sync (in the background) and the bridge's overlap: kinds that cannot
