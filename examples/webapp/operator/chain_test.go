@@ -65,7 +65,7 @@ func TestDeletingTheRootOfAChainTakesEveryDependentDown(t *testing.T) {
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
 	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
-		NodePorts: operator.PortRange{First: 32200, Last: 32299}})
+		NodePorts: operator.PortRange{First: 32400, Last: 32499}})
 	if err != nil {
 		t.Fatal(err)
 	}

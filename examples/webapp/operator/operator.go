@@ -270,7 +270,10 @@ func (o *Operator) repair(keys []string) (uint64, error) {
 		seq = rec.SeqNum
 	}
 	var failed *kvscheduler.TransactionError
-	if errors.As(err, &failed) && failed.OnlyFailedValues() {
+	if errors.As(err, &failed) && failed.OnlyFailedValues() || o.runCtx.Err() != nil {
+		// Failed values keep their retries; a repair cut short by the
+		// operator stopping is no failure of the loop's (it would log
+		// one while shutting down).
 		err = nil
 	}
 	return seq, err

@@ -31,7 +31,7 @@ func TestRepairsAreScopedToTheDamage(t *testing.T) {
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
 	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
-		NodePorts: operator.PortRange{First: 32300, Last: 32399}})
+		NodePorts: operator.PortRange{First: 32500, Last: 32599}})
 	if err != nil {
 		t.Fatal(err)
 	}
