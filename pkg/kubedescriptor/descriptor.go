@@ -288,36 +288,43 @@ func (k *kind) context() (context.Context, context.CancelFunc) {
 // managed objects, so the server is asked.
 func (k *kind) create(key string, value any) (any, error) {
 	if !k.opts.Adopt {
-		ref, err := ParseKey(key)
+		live, err := k.getLive(key)
 		if err != nil {
 			return nil, err
 		}
-		c, err := k.opts.Clients.ForKind(k.gvk)
-		if err != nil {
-			return nil, err
-		}
-		live, _, err := k.opts.Clients.NewObjects(k.gvk)
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := k.context()
-		err = c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{})
-		cancel()
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		default:
-			m, err := meta.Accessor(live)
-			if err != nil {
-				return nil, err
-			}
-			if by := m.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager {
+		if live != nil {
+			if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager {
 				return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
 			}
 		}
 	}
 	return k.apply(key, value)
+}
+
+// getLive reads the object at key from the API server; nil when there is
+// none.
+func (k *kind) getLive(key string) (metav1.Object, error) {
+	ref, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	live, _, err := k.opts.Clients.NewObjects(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := k.context()
+	defer cancel()
+	if err := c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return meta.Accessor(live)
 }
 
 // apply applies value and remembers what the server made of it, for drift
@@ -449,24 +456,11 @@ func (k *kind) delete(key string, _ any, md any) error {
 	if uid == "" {
 		// Known without a UID (restored by a revert, say): read it, and
 		// leave alone an object that is not this manager's.
-		live, _, err := k.opts.Clients.NewObjects(k.gvk)
-		if err != nil {
+		live, err := k.getLive(key)
+		if err != nil || live == nil || live.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
 			return err
 		}
-		if err := c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return err
-		}
-		m, err := meta.Accessor(live)
-		if err != nil {
-			return err
-		}
-		if m.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
-			return nil
-		}
-		uid = m.GetUID()
+		uid = live.GetUID()
 	}
 	policy := metav1.DeletePropagationBackground
 	if k.opts.PropagationPolicy != nil {
@@ -494,25 +488,36 @@ func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.K
 	if err != nil {
 		return nil, err
 	}
-	desired := make(map[string]any, len(correlate))
-	for _, kv := range correlate {
-		desired[kv.Key] = kv.Value
-	}
+	desired := correlated(correlate)
 	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
 	for _, obj := range objs {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
-		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
-		key := KeyFor(k.gvk, m.GetNamespace(), m.GetName())
-		var value any = obj
-		if want, ok := desired[key]; ok {
-			value, _ = k.actualValue(key, obj, want)
-		}
-		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)})
+		out = append(out, k.report(KeyFor(k.gvk, m.GetNamespace(), m.GetName()), obj, desired))
 	}
 	return out, nil
+}
+
+// report is what Retrieve says of the live object at key: the value last
+// applied while it has not drifted (see actualValue), else the object.
+func (k *kind) report(key string, obj runtime.Object, desired map[string]any) kvscheduler.KVWithMetadata {
+	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+	var value any = obj
+	if want, ok := desired[key]; ok {
+		value, _ = k.actualValue(key, obj, want)
+	}
+	return kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)}
+}
+
+// correlated maps the keys of the values Retrieve is given to those values.
+func correlated(correlate []kvscheduler.KVWithMetadata) map[string]any {
+	desired := make(map[string]any, len(correlate))
+	for _, kv := range correlate {
+		desired[kv.Key] = kv.Value
+	}
+	return desired
 }
 
 func (k *kind) list() ([]runtime.Object, error) {

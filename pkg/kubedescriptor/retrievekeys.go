@@ -3,9 +3,7 @@ package kubedescriptor
 import (
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -19,25 +17,16 @@ import (
 // would: an object without the management label, or outside Namespace,
 // is not reported.
 func (k *kind) retrieveKeys(keys []string, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
-	desired := make(map[string]any, len(correlate))
-	for _, kv := range correlate {
-		desired[kv.Key] = kv.Value
-	}
+	desired := correlated(correlate)
 	out := make([]kvscheduler.KVWithMetadata, 0, len(keys))
 	for _, key := range keys {
 		obj, err := k.get(key)
 		if err != nil {
 			return nil, err
 		}
-		if obj == nil {
-			continue
+		if obj != nil {
+			out = append(out, k.report(key, obj, desired))
 		}
-		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
-		var value any = obj
-		if want, ok := desired[key]; ok {
-			value, _ = k.actualValue(key, obj, want)
-		}
-		out = append(out, kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)})
 	}
 	return out, nil
 }
@@ -76,24 +65,15 @@ func (k *kind) get(key string) (runtime.Object, error) {
 		}
 		obj = o
 	} else {
-		c, err := k.opts.Clients.ForKind(k.gvk)
-		if err != nil {
+		live, err := k.getLive(key)
+		if err != nil || live == nil {
 			return nil, err
 		}
-		live, _, err := k.opts.Clients.NewObjects(k.gvk)
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := k.context()
-		err = c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{})
-		cancel()
-		if apierrors.IsNotFound(err) {
+		o, ok := live.(runtime.Object)
+		if !ok {
 			return nil, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		obj = live
+		obj = o
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
