@@ -64,15 +64,8 @@ func TestDeletingTheRootOfAChainTakesEveryDependentDown(t *testing.T) {
 	kube := controlplanetest.Clientset(cp.Config())
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
+	op, _ := startOperator(t, operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
 		NodePorts: operator.PortRange{First: 32400, Last: 32499}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- op.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
 
 	root := func() *demov1.WebApp {
 		return &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "database", Namespace: ns},

@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,27 @@ var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
 	controlplanetest.Main(m, controlplane.Options{CRDDirs: []string{"../../../crds"}}, &cp)
+}
+
+// startOperator builds an operator from opts and runs it until the test
+// ends or stop is called; stop returns what Run returned.
+func startOperator(t *testing.T, opts operator.Options) (op *operator.Operator, stop func() error) {
+	t.Helper()
+	op, err := operator.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return op, stop
 }
 
 // waitForReason polls the API server until the WebApp's Ready condition

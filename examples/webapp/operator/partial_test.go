@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -93,22 +92,15 @@ func TestRestartWithoutListingWebAppsDeletesNothing(t *testing.T) {
 	}
 	asOperator := rest.CopyConfig(cp.Config())
 	asOperator.Impersonate = rest.ImpersonationConfig{UserName: user}
-	run := func(log *logrus.Logger) (*operator.Operator, context.CancelFunc, chan error) {
+	run := func(log *logrus.Logger) (*operator.Operator, func() error) {
 		t.Helper()
-		op, err := operator.New(operator.Options{Config: asOperator, Logger: log, Namespace: ns, SyncTimeout: time.Second,
+		return startOperator(t, operator.Options{Config: asOperator, Logger: log, Namespace: ns, SyncTimeout: time.Second,
 			NodePorts: operator.PortRange{First: 32100, Last: 32199}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- op.Run(runCtx) }()
-		return op, cancel, done
 	}
 
 	quiet := logrus.New()
 	quiet.SetLevel(logrus.ErrorLevel)
-	_, stop, done := run(quiet)
+	_, stop := run(quiet)
 	demoFactory, err := demo.NewFactoryFromConfig(cp.Config())
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +126,7 @@ func TestRestartWithoutListingWebAppsDeletesNothing(t *testing.T) {
 	if len(before) != 6 {
 		t.Fatalf("children before the restart: %v", before)
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -143,8 +134,7 @@ func TestRestartWithoutListingWebAppsDeletesNothing(t *testing.T) {
 	setWebAppVerbs("get")
 	log, hook := logtest.NewNullLogger()
 	log.SetLevel(logrus.WarnLevel)
-	op, stop, done := run(log)
-	defer func() { stop(); <-done }()
+	op, _ := run(log)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		held := false
 		for _, e := range hook.AllEntries() {

@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -30,15 +29,8 @@ func TestRepairsAreScopedToTheDamage(t *testing.T) {
 	kube := controlplanetest.Clientset(cp.Config())
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
+	op, _ := startOperator(t, operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
 		NodePorts: operator.PortRange{First: 32500, Last: 32599}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- op.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
 	for i := range apps {
 		app := &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%02d", i), Namespace: ns},
 			Spec: demov1.WebAppSpec{Image: "nginx", Replicas: ptr.To[int32](1), Port: 80}}
