@@ -11,17 +11,25 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
-func TestCommitter(t *testing.T) {
-	ctx := context.Background()
+// newScheduler returns a scheduler with one in-memory descriptor for keys
+// "a/...", closed when the test ends.
+func newScheduler(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbound) {
+	t.Helper()
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
 	sb := kvtest.New()
-	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
+	if err := s.RegisterDescriptor(context.Background(), sb.Descriptor("a", "a/")); err != nil {
 		t.Fatal(err)
 	}
+	return s, sb
+}
+
+func TestCommitter(t *testing.T) {
+	ctx := context.Background()
+	s, sb := newScheduler(t)
 	c := loopcommit.New(s)
 	rec, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.FullResync, Description: "startup",
 		Values: []eventloop.KeyValue{{Key: "a/1", Value: "v1"}, {Key: "a/2", Value: "v2"}}})
@@ -61,15 +69,7 @@ func TestCommitter(t *testing.T) {
 // FailOnFailedValues makes it fail the commit.
 func TestFailedValuesAreToleratedByDefault(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
-	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
-		t.Fatal(err)
-	}
+	s, sb := newScheduler(t)
 	c := loopcommit.New(s)
 	sb.FailNext("create", "a/1", errors.New("boom"))
 	rec, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.Update,
@@ -108,19 +108,11 @@ func TestFailedValuesAreToleratedByDefault(t *testing.T) {
 // view were complete.
 func TestFailedRetrieveIsNeverTolerated(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
-	if err := s.RegisterDescriptor(ctx, sb.Descriptor("a", "a/")); err != nil {
-		t.Fatal(err)
-	}
+	s, sb := newScheduler(t)
 	c := loopcommit.New(s)
 	boom := errors.New("list refused")
 	sb.FailNext("retrieve", "a", boom)
-	_, err = c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.DownstreamResync})
+	_, err := c.Commit(ctx, eventloop.TxnRequest{Method: eventloop.DownstreamResync})
 	if !errors.Is(err, boom) {
 		t.Fatalf("commit error %v, want the failed retrieve", err)
 	}
