@@ -165,7 +165,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		out.say("Things to try in another terminal:\n"+
 			"  %s get webapps\n"+
 			"  %s delete deployment api       # deleted behind the operator's back: it is restored\n"+
-			"  %s delete webapp database      # api's objects go, and api waits for database again\n"+
+			"  %s delete webapp database      # api's and frontend's objects go; both wait for it again\n"+
 			"  curl -s '%s/scheduler/status?key=apps/Deployment/%s/api'", k, k, k, url, ns)
 	}
 	if started != nil {
