@@ -137,6 +137,24 @@ func (t *timeline) waitSeen(tb testing.TB, want map[string]string) {
 	}
 }
 
+// expectSaw creates a marker ConfigMap after everything else and waits
+// until the handler has seen it, so that every event queued before it has
+// been processed; then it checks that the handler saw want, followed by the
+// marker's creation, and that every change started from what it last saw.
+func (t *timeline) expectSaw(tb testing.TB, w configMapWriter, ns string, want ...string) {
+	tb.Helper()
+	w.create("marker", "1")
+	t.waitSeen(tb, map[string]string{ns + "/marker": "1"})
+	want = append(want, "marker -->1")
+	lines, mismatch := t.snapshot()
+	if !slices.Equal(lines, want) {
+		tb.Errorf("the handler saw:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	for _, m := range mismatch {
+		tb.Error(m)
+	}
+}
+
 // waitQueued waits until n events wait in the loop's queue: the bridge has
 // pushed what the test just changed.
 func waitQueued(tb testing.TB, loop *eventloop.Loop, n int) {
@@ -223,19 +241,7 @@ func TestRefreshedSnapshotSupersedesOlderQueuedChanges(t *testing.T) {
 	waitQueued(t, loop, 6)
 	close(tl.open)
 	tl.waitSeen(t, map[string]string{ns + "/x": "8", ns + "/d": "-", ns + "/c": "1"})
-	// A marker pushed after everything else: once it is seen, every
-	// queued event has been processed.
-	w.create("marker", "1")
-	tl.waitSeen(t, map[string]string{ns + "/marker": "1"})
-
-	lines, mismatch := tl.snapshot()
-	want := []string{"resync d=1 x=5", "x 5->6", "resync c=1 x=8", "marker -->1"}
-	if !slices.Equal(lines, want) {
-		t.Errorf("the handler saw:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
-	}
-	for _, m := range mismatch {
-		t.Error(m)
-	}
+	tl.expectSaw(t, w, ns, "resync d=1 x=5", "x 5->6", "resync c=1 x=8")
 }
 
 // TestStaleSnapshotDoesNotReplaceANewerOne: a resync that overtakes queued
@@ -271,17 +277,7 @@ func TestStaleSnapshotDoesNotReplaceANewerOne(t *testing.T) {
 	w.set("x", "7")
 	waitQueued(t, loop, 3)
 	close(tl.open)
-	w.create("marker", "1")
-	tl.waitSeen(t, map[string]string{ns + "/marker": "1"})
-
-	lines, mismatch := tl.snapshot()
-	want := []string{"resync x=5", "resync x=7", "resync x=7", "marker -->1"}
-	if !slices.Equal(lines, want) {
-		t.Errorf("the handler saw:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
-	}
-	for _, m := range mismatch {
-		t.Error(m)
-	}
+	tl.expectSaw(t, w, ns, "resync x=5", "resync x=7", "resync x=7")
 }
 
 // TestHandlersNeverSeeAnObjectGoBackInTime: under a stream of updates to

@@ -133,6 +133,12 @@ func TestKindThatCannotSyncHoldsTheStartupResync(t *testing.T) {
 	if got := rec.states(); len(got) != 0 {
 		t.Fatalf("handlers saw a resync while Secrets could not be listed: %v", got)
 	}
+	// Before, Start pushed the resync and returned right after the warning.
+	select {
+	case err := <-started:
+		t.Fatalf("bridge.Start returned (%v) while Secrets could not be listed", err)
+	default:
+	}
 	if err := bridge.Resync(ctx); err == nil || !strings.Contains(err.Error(), "Secret") {
 		t.Fatalf("a requested resync with an unsynced kind: %v, want an error naming it", err)
 	}
