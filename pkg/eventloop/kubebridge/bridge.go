@@ -169,6 +169,12 @@ func (b *Bridge) Configure(opts *eventloop.Options) {
 // waits for.
 const unsyncedReportInterval = 30 * time.Second
 
+// unsyncedPollInterval is how often Start checks, once the factory's sync
+// timeout has passed, whether the late kinds have synced: as often as
+// client-go's WaitForCacheSync, since a kind that cannot be listed (RBAC, a
+// CRD not installed) can keep Start waiting for the operator's lifetime.
+const unsyncedPollInterval = 100 * time.Millisecond
+
 // Start waits until the caches of the watched kinds have synced, then
 // pushes the startup resync to loop. A kind that has not synced is never
 // handed to the loop as empty (its handlers would read "no objects" and
@@ -193,7 +199,7 @@ func (b *Bridge) Start(ctx context.Context, loop *eventloop.Loop) error {
 			return fmt.Errorf("kubebridge: %w", err)
 		}
 	}
-	ticker := time.NewTicker(5 * time.Millisecond)
+	ticker := time.NewTicker(unsyncedPollInterval)
 	defer ticker.Stop()
 	var reported time.Time
 	for {
