@@ -210,10 +210,11 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	if err != nil {
 		return plan, err
 	}
+	all := held.union(kinds)
 	if !dryRun && len(want) > 0 {
 		// Record new kinds before creating their objects, so a crash in
 		// between cannot leave objects no inventory points at.
-		if err := a.writeInventory(ctx, id, held.union(kinds)); err != nil {
+		if err := a.writeInventory(ctx, id, all); err != nil {
 			return plan, err
 		}
 	}
@@ -238,7 +239,6 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	for _, d := range want {
 		keep[idOf(d.key)] = true
 	}
-	all := held.union(kinds)
 	for _, gk := range all.kinds() {
 		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun)
 		plan.Delete = append(plan.Delete, deleted...)

@@ -3,7 +3,6 @@ package apply_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,17 +38,10 @@ func TestRemovedCRDDoesNotBreakSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the API server no longer serves the kind.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waitDiscovery(t, gvr.String()+" to be no longer served", func() bool {
 		_, err := kube.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still served a minute after its CRD was deleted: %v", gvr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return apierrors.IsNotFound(err)
+	})
 
 	if err := a.Apply(ctx, set, cm("a", "2")); err != nil {
 		t.Fatalf("apply after the CRD of a kind in the set was deleted: %v", err)
