@@ -576,22 +576,30 @@ func (k *kind) list() ([]runtime.Object, error) {
 // the apply (after a restart, or for an object re-created behind the
 // scheduler's back) a server-side dry run of the desired value stands in
 // for it, once per object; if even that fails, the schema-less Equivalent
-// decides.
+// decides, and the dry run is not repeated (by the next Retrieve or
+// comparison) until the live object changes.
 func (k *kind) actualValue(key string, live runtime.Object, want any) (value any, inSync bool) {
-	uid, _ := uidOf(live).(types.UID)
+	m, err := meta.Accessor(live)
+	if err != nil {
+		return live, false
+	}
+	uid, rv := m.GetUID(), m.GetResourceVersion()
 	st := k.applied.get(key)
-	if st == nil || st.uid != uid {
+	if st == nil || st.uid != uid || st.noRecordAt != "" && st.noRecordAt != rv {
 		st = nil
 		if result, err := k.patch(key, want, true); err == nil {
 			st = newAppliedState(result, want, k.opts.FieldManager)
 		}
 		if st == nil || st.uid != uid {
-			if Equivalent(live, want) {
-				return want, true
-			}
-			return live, false
+			st = &appliedState{uid: uid, noRecordAt: rv}
 		}
 		k.applied.put(key, st)
+	}
+	if st.noRecordAt != "" {
+		if Equivalent(live, want) {
+			return want, true
+		}
+		return live, false
 	}
 	if st.drifted(live) {
 		return live, false

@@ -1,14 +1,18 @@
 package kubedescriptor_test
 
 import (
+	"net/http"
+	"sync/atomic"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -118,3 +122,56 @@ func TestDriftIsJudgedOnOwnedFields(t *testing.T) {
 		t.Fatalf("replicas changed after a restart: resync executed %v, want one update", ops)
 	}
 }
+
+// TestFailedDryRunIsNotRepeated: when the dry run that stands in for a
+// missing apply record fails (the desired value is invalid), it is not
+// asked again by every resync while the live object stays as it is.
+func TestFailedDryRunIsNotRepeated(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	key := kubedescriptor.KeyFor(configMapKind, ns, "cfg")
+	cm := func(dataKey string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{dataKey: "v"}}
+	}
+	commit(t, scheduler(t, configMapKind, kubedescriptor.Options{}).StartNBTransaction().SetValue(key, cm("good")))
+
+	// A restarted operator whose desired value the server rejects.
+	var dryRuns atomic.Int32
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPatch && req.URL.Query().Get("dryRun") != "" {
+				dryRuns.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	clients, err := client.NewSharedClientFactory(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartNBTransaction().SetValue(key, cm("bad key!")).Commit(t.Context()); err == nil {
+		t.Fatal("the server accepted an invalid data key")
+	}
+	for range 3 {
+		_, _ = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(t.Context())
+	}
+	if n := dryRuns.Load(); n != 1 {
+		t.Fatalf("3 resyncs of an unchanged object sent %d dry runs, want 1", n)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -41,6 +41,11 @@ type appliedState struct {
 	value any            // the desired value that was applied
 	owned map[string]any // FieldsV1 of the field manager's Apply entry
 	proj  map[string]any // the stored object restricted to owned
+	// noRecordAt, when set, marks a state without an apply: a dry run
+	// could not stand in for one for the live object at this
+	// resourceVersion, so it is not asked again until the object changes
+	// (see actualValue).
+	noRecordAt string
 }
 
 // appliedStates is a descriptor's memory of its applies, by key.
