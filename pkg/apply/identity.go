@@ -17,37 +17,43 @@ import (
 // preferred version, and fails with ErrOwnerExists when it is there and not
 // being deleted: only then may a whole set be pruned on the owner's account.
 func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID string) error {
+	live, err := a.ownerLive(ctx, key)
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	if live {
+		return fmt.Errorf("apply: set %q of %s not pruned: %w", setID, key, ErrOwnerExists)
+	}
+	return nil
+}
+
+// ownerLive reports whether the owner exists and is not being deleted.
+func (a *Applier) ownerLive(ctx context.Context, key ObjectKey) (bool, error) {
 	c, err := a.clients.ForKind(key.GVK.GroupKind().WithVersion(""))
 	if meta.IsNoMatchError(err) {
 		// The owner's kind is no longer served, so no owner is left;
 		// unless discovery of its group failed.
-		if err := a.confirmNotServed(ctx, key.GVK.GroupKind()); err != nil {
-			return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
-		}
-		return nil
+		return false, a.confirmNotServed(ctx, key.GVK.GroupKind())
 	}
 	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+		return false, err
 	}
 	owner, _, err := a.clients.NewObjects(c.GroupVersionKind())
 	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+		return false, err
 	}
 	err = c.Get(ctx, key.Namespace, key.Name, owner, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+		return false, err
 	}
 	m, err := meta.Accessor(owner)
 	if err != nil {
-		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+		return false, err
 	}
-	if m.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	return fmt.Errorf("apply: set %q of %s not pruned: %w", setID, key, ErrOwnerExists)
+	return m.GetDeletionTimestamp() == nil, nil
 }
 
 // setIdentity is everything derived from a Set.
