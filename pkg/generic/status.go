@@ -66,9 +66,9 @@ func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c St
 		if obj == zero || obj.GetDeletionTimestamp() != nil {
 			return zero, nil
 		}
-		copied, ok := obj.DeepCopyObject().(T)
-		if !ok {
-			return zero, fmt.Errorf("status handler %s: DeepCopyObject of %T returned another type", name, obj)
+		copied, err := deepCopy(obj)
+		if err != nil {
+			return zero, fmt.Errorf("status handler %s: %w", name, err)
 		}
 		status, err := handler(copied, access.Get(copied))
 		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
@@ -88,9 +88,9 @@ func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusControl
 	if err != nil {
 		// The handler's copy and status may be half-changed (or zero):
 		// start again from the object as stored.
-		stored, ok := obj.DeepCopyObject().(T)
-		if !ok {
-			return zero, errors.Join(err, fmt.Errorf("DeepCopyObject of %T returned another type", obj))
+		stored, copyErr := deepCopy(obj)
+		if copyErr != nil {
+			return zero, errors.Join(err, copyErr)
 		}
 		target, status = stored, access.Get(stored)
 	}
@@ -109,6 +109,17 @@ func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusControl
 		return zero, errors.Join(err, updateErr)
 	}
 	return updated, err
+}
+
+// deepCopy copies obj, failing rather than panicking when its DeepCopyObject
+// returns another type.
+func deepCopy[T RuntimeMetaObject](obj T) (T, error) {
+	copied, ok := obj.DeepCopyObject().(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("DeepCopyObject of %T returned another type", obj)
+	}
+	return copied, nil
 }
 
 // onlyConflicts reports whether every cause in err's tree is an API
@@ -191,9 +202,9 @@ func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, 
 		if obj.GetDeletionTimestamp() != nil {
 			return zero, nil // children go when it is gone
 		}
-		copied, ok := obj.DeepCopyObject().(T)
-		if !ok {
-			return zero, fmt.Errorf("generating handler %s: DeepCopyObject of %T returned another type", name, obj)
+		copied, err := deepCopy(obj)
+		if err != nil {
+			return zero, fmt.Errorf("generating handler %s: %w", name, err)
 		}
 		children, status, err := handler(copied, access.Get(copied))
 		if err == nil {
