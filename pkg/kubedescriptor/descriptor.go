@@ -406,16 +406,17 @@ func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unst
 
 // equal is the descriptor's value comparator. A live object (one with a
 // resourceVersion, as Retrieve reports it) equals a desired value when it
-// has not drifted from what applying that value stores (actualValue); two
-// desired values are compared with Equivalent.
+// has not drifted from what applying that value stores (actualValue) and
+// that value is the desired one; two desired values are compared with
+// Equivalent.
 func (k *kind) equal(key string, a, b any) bool {
 	switch la, lb := isLive(a), isLive(b); {
 	case la && !lb:
-		_, inSync := k.actualValue(key, a.(runtime.Object), b)
-		return inSync
+		v, inSync := k.actualValue(key, a.(runtime.Object), b)
+		return inSync && Equivalent(v, b)
 	case lb && !la:
-		_, inSync := k.actualValue(key, b.(runtime.Object), a)
-		return inSync
+		v, inSync := k.actualValue(key, b.(runtime.Object), a)
+		return inSync && Equivalent(a, v)
 	}
 	return Equivalent(a, b)
 }

@@ -1,6 +1,7 @@
 package kubedescriptor_test
 
 import (
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -136,31 +138,12 @@ func TestFailedDryRunIsNotRepeated(t *testing.T) {
 
 	// A restarted operator whose desired value the server rejects.
 	var dryRuns atomic.Int32
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodPatch && req.URL.Query().Get("dryRun") != "" {
-				dryRuns.Add(1)
-			}
-			return rt.RoundTrip(req)
-		})
+	s := schedulerVia(t, configMapKind, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPatch && req.URL.Query().Get("dryRun") != "" {
+			dryRuns.Add(1)
+		}
+		return next.RoundTrip(req)
 	})
-	clients, err := client.NewSharedClientFactory(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.StartNBTransaction().SetValue(key, cm("bad key!")).Commit(t.Context()); err == nil {
 		t.Fatal("the server accepted an invalid data key")
 	}
@@ -170,6 +153,52 @@ func TestFailedDryRunIsNotRepeated(t *testing.T) {
 	if n := dryRuns.Load(); n != 1 {
 		t.Fatalf("3 resyncs of an unchanged object sent %d dry runs, want 1", n)
 	}
+}
+
+// TestLiveObjectIsComparedWithTheNewValue: an object the scheduler holds as
+// read from the cluster (its delete failed) is not in sync with a new desired
+// value just because it still holds what an earlier value applied.
+func TestLiveObjectIsComparedWithTheNewValue(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	kube := controlplanetest.Clientset(cp.Config())
+	key := kubedescriptor.KeyFor(configMapKind, ns, "cfg")
+	cm := func(v string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{"k": v}}
+	}
+	s := schedulerVia(t, configMapKind, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodDelete {
+			return nil, errors.New("deletes are down")
+		}
+		return next.RoundTrip(req)
+	})
+	commit(t, s.StartNBTransaction().SetValue(key, cm("1")))
+	if _, err := s.StartNBTransaction().SetValue(key, nil).Commit(t.Context()); err == nil {
+		t.Fatal("the delete succeeded")
+	}
+	// The resync reads the object back (as a live object: it has no
+	// desired value) and fails to delete it again.
+	_, _ = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(t.Context())
+
+	commit(t, s.StartNBTransaction().SetValue(key, cm("2")))
+	live, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), "cfg", metav1.GetOptions{})
+	if err != nil || live.Data["k"] != "2" {
+		t.Fatalf("after the value changed to k=2 the object holds %v (%v)", live.Data, err)
+	}
+}
+
+// schedulerVia is scheduler for gvk with every request going through rt
+// (next is the real transport).
+func schedulerVia(t *testing.T, gvk schema.GroupVersionKind, rt func(next http.RoundTripper, req *http.Request) (*http.Response, error)) *kvscheduler.Scheduler {
+	t.Helper()
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) { return rt(next, req) })
+	})
+	clients, err := client.NewSharedClientFactory(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scheduler(t, gvk, kubedescriptor.Options{Clients: clients})
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

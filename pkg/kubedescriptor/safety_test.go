@@ -22,14 +22,17 @@ import (
 var jobKind = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 
 // scheduler returns a scheduler with one descriptor of gvk built from opts
-// (Clients and FieldManager filled in).
+// (FieldManager filled in, and Clients unless set).
 func scheduler(t *testing.T, gvk schema.GroupVersionKind, opts kubedescriptor.Options) *kvscheduler.Scheduler {
 	t.Helper()
-	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
-	if err != nil {
-		t.Fatal(err)
+	if opts.Clients == nil {
+		clients, err := client.NewSharedClientFactory(cp.Config(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Clients = clients
 	}
-	opts.Clients, opts.FieldManager = clients, fieldManager
+	opts.FieldManager = fieldManager
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)
