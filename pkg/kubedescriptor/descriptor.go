@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -521,28 +522,43 @@ func correlated(correlate []kvscheduler.KVWithMetadata) map[string]any {
 	return desired
 }
 
+// syncedStore returns the store of the kind's informer (Options.Cache),
+// or an error while it has not synced: an informer that has not synced
+// holds part of the objects or none, and read as "this is all there is"
+// it would make the scheduler re-create what exists or forget what it
+// must delete.
+func (k *kind) syncedStore() (toolscache.Store, error) {
+	informer, err := k.opts.Cache.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	if !informer.HasSynced() {
+		return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
+	}
+	return informer.GetStore(), nil
+}
+
+// manages tells whether m is one of the descriptor's objects: it carries
+// the management label and is in Options.Namespace (when set).
+func (k *kind) manages(m metav1.Object) bool {
+	return m.GetLabels()[LabelManagedBy] == k.opts.FieldManager &&
+		(k.opts.Namespace == "" || m.GetNamespace() == "" || m.GetNamespace() == k.opts.Namespace)
+}
+
 func (k *kind) list() ([]runtime.Object, error) {
 	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
 	if k.opts.Cache != nil {
-		informer, err := k.opts.Cache.ForKind(k.gvk)
+		store, err := k.syncedStore()
 		if err != nil {
 			return nil, err
 		}
-		// An informer that has not synced holds part of the objects or
-		// none: read as "this is all there is", it would make the
-		// scheduler re-create what exists or forget what it must delete.
-		if !informer.HasSynced() {
-			return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
-		}
 		var out []runtime.Object
-		for _, item := range informer.GetStore().List() {
+		for _, item := range store.List() {
 			obj, ok := item.(runtime.Object)
 			if !ok {
 				continue
 			}
-			m, err := meta.Accessor(obj)
-			if err != nil || !selector.Matches(labels.Set(m.GetLabels())) ||
-				k.opts.Namespace != "" && m.GetNamespace() != "" && m.GetNamespace() != k.opts.Namespace {
+			if m, err := meta.Accessor(obj); err != nil || !k.manages(m) {
 				continue
 			}
 			// The store's objects are shared with every reader of the

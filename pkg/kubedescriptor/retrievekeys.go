@@ -1,10 +1,7 @@
 package kubedescriptor
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -38,21 +35,17 @@ func (k *kind) get(key string) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
 	var obj runtime.Object
 	if k.opts.Cache != nil {
-		informer, err := k.opts.Cache.ForKind(k.gvk)
+		store, err := k.syncedStore()
 		if err != nil {
 			return nil, err
-		}
-		if !informer.HasSynced() {
-			return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
 		}
 		storeKey := ref.Name
 		if ref.Namespace != "" {
 			storeKey = ref.Namespace + "/" + ref.Name
 		}
-		item, exists, err := informer.GetStore().GetByKey(storeKey)
+		item, exists, err := store.GetByKey(storeKey)
 		if err != nil {
 			return nil, err
 		}
@@ -79,8 +72,7 @@ func (k *kind) get(key string) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !selector.Matches(labels.Set(m.GetLabels())) ||
-		k.opts.Namespace != "" && m.GetNamespace() != "" && m.GetNamespace() != k.opts.Namespace {
+	if !k.manages(m) {
 		return nil, nil
 	}
 	if k.opts.Cache != nil {
