@@ -77,6 +77,15 @@ func TestStartAgainRelistsAndKeepsHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
+	// Until the first run has stopped it could itself deliver the changes
+	// below, and the test would pass without the restart's re-list.
+	deadline := time.Now().Add(30 * time.Second)
+	for !informer.IsStopped() {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run did not stop after its context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	if err := kube(t).CoreV1().ConfigMaps(ns).Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -85,7 +94,7 @@ func TestStartAgainRelistsAndKeepsHandlers(t *testing.T) {
 	startAndSync(t, f)
 	applyConfigMap(t, ns, "after", nil)
 
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for !(ev.saw("doomed", "delete") && ev.saw("while-stopped", "add") && ev.saw("after", "add")) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the restart the handler was told %v; want doomed deleted, while-stopped and after added", ev.got)
