@@ -87,6 +87,12 @@ func TestStatusHandlerWritesOnlyOnChange(t *testing.T) {
 		c := getCond()
 		return c != nil && c.Status == metav1.ConditionTrue
 	})
+	// The handler reads the cache: until it holds the write, a round
+	// would rightly write True again (and conflict).
+	eventually(t, "condition True in the cache", func() bool {
+		svc, err := svcs.Cache().Get(ns, "web")
+		return err == nil && generated.IsTrue(svc.Status.Conditions)
+	})
 
 	// Same result again: no status write.
 	puts := counter.count("PUT")
