@@ -24,11 +24,7 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 		var correlate []KVWithMetadata
 		for k, dv := range s.desired {
 			if o, _ := s.reg.owner(k); o == d {
-				kv := KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB}
-				if a := s.actual[k]; a != nil {
-					kv.Metadata = a.metadata
-				}
-				correlate = append(correlate, kv)
+				correlate = append(correlate, s.correlation(k, dv))
 			}
 		}
 		var got []KVWithMetadata
@@ -49,16 +45,34 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 		}
 		for k, a := range s.actual {
 			if a.d == d && !a.implicit && !seen[k] {
-				if a.origin == FromNB {
-					missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
-						Descriptor: d.Name, Derived: a.base != "", BaseKey: a.base})
-				}
-				s.setActual(k, nil)
+				missing = s.unsetUnreported(k, a, missing)
 			}
 		}
 	}
 	s.linkRetrievedDerived()
 	s.announce(missing)
+}
+
+// correlation is the desired value dv at k as Retrieve is given it, with
+// the metadata of the actual value.
+func (s *Scheduler) correlation(k string, dv *desiredVal) KVWithMetadata {
+	kv := KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB}
+	if a := s.actual[k]; a != nil {
+		kv.Metadata = a.metadata
+	}
+	return kv
+}
+
+// unsetUnreported forgets the actual value a at k, which its descriptor's
+// Retrieve no longer reports; a value of the northbound is added to
+// missing, to be announced as MISSING.
+func (s *Scheduler) unsetUnreported(k string, a *actualVal, missing []ValueStatus) []ValueStatus {
+	if a.origin == FromNB {
+		missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
+			Descriptor: a.d.Name, Derived: a.base != "", BaseKey: a.base})
+	}
+	s.setActual(k, nil)
+	return missing
 }
 
 // markUnread records that d's Retrieve failed: what the scheduler last

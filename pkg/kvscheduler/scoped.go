@@ -33,11 +33,7 @@ func (s *Scheduler) refreshKeys(rec *TxnRecord, keys []string) {
 		var correlate []KVWithMetadata
 		for _, k := range ks {
 			if dv := s.desired[k]; dv != nil {
-				kv := KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB}
-				if a := s.actual[k]; a != nil {
-					kv.Metadata = a.metadata
-				}
-				correlate = append(correlate, kv)
+				correlate = append(correlate, s.correlation(k, dv))
 			}
 		}
 		var got []KVWithMetadata
@@ -76,11 +72,7 @@ func (s *Scheduler) refreshKeys(rec *TxnRecord, keys []string) {
 			if seen[k] || a == nil || a.d != d || a.implicit {
 				continue
 			}
-			if a.origin == FromNB {
-				missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
-					Descriptor: d.Name, Derived: a.base != "", BaseKey: a.base})
-			}
-			s.setActual(k, nil)
+			missing = s.unsetUnreported(k, a, missing)
 		}
 		for k := range seen {
 			s.linkDerivedOf(k)
