@@ -143,13 +143,6 @@ func (i *restartableInformer) RemoveEventHandler(handle cache.ResourceEventHandl
 	return in.RemoveEventHandler(inner)
 }
 
-// handlerCount is how many handlers are registered, for tests of leaks.
-func (i *restartableInformer) handlerCount() int {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return len(i.handlers)
-}
-
 func (i *restartableInformer) cur() cache.SharedIndexInformer {
 	i.mu.Lock()
 	defer i.mu.Unlock()
