@@ -167,17 +167,14 @@ func (s *Scheduler) setRetrieved(d *regDescriptor, kv KVWithMetadata) {
 // scheduler knows what the failure left behind.
 func (s *Scheduler) refreshKey(o op) {
 	d := o.d
-	if d == nil || d.Retrieve == nil {
+	if d == nil || d.Retrieve == nil && d.RetrieveKeys == nil {
 		return
 	}
 	var correlate []KVWithMetadata
 	if dv := s.desired[o.key]; dv != nil {
 		correlate = []KVWithMetadata{{Key: o.key, Value: dv.value, Origin: FromNB}}
 	}
-	var got []KVWithMetadata
-	returned := s.calling(d, "Retrieve", "")
-	err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
-	returned()
+	got, err := s.retrieveKeys(d, []string{o.key}, correlate)
 	if err != nil {
 		return
 	}

@@ -36,21 +36,7 @@ func (s *Scheduler) refreshKeys(rec *TxnRecord, keys []string) {
 				correlate = append(correlate, s.correlation(k, dv))
 			}
 		}
-		var got []KVWithMetadata
-		op := "Retrieve"
-		if d.RetrieveKeys != nil {
-			op = "RetrieveKeys"
-		}
-		returned := s.calling(d, op, ks[0])
-		err := guard(func() (err error) {
-			if d.RetrieveKeys != nil {
-				got, err = d.RetrieveKeys(ks, correlate)
-			} else {
-				got, err = d.Retrieve(correlate)
-			}
-			return err
-		})
-		returned()
+		got, err := s.retrieveKeys(d, ks, correlate)
 		if err != nil {
 			s.markUnread(rec, d, err)
 			continue
@@ -79,4 +65,23 @@ func (s *Scheduler) refreshKeys(rec *TxnRecord, keys []string) {
 		}
 	}
 	s.announce(missing)
+}
+
+// retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,
+// without it, with d.Retrieve, which returns other keys too.
+func (s *Scheduler) retrieveKeys(d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
+	op := "Retrieve"
+	if d.RetrieveKeys != nil {
+		op = "RetrieveKeys"
+	}
+	defer s.calling(d, op, keys[0])()
+	err = guard(func() (err error) {
+		if d.RetrieveKeys != nil {
+			got, err = d.RetrieveKeys(keys, correlate)
+		} else {
+			got, err = d.Retrieve(correlate)
+		}
+		return err
+	})
+	return got, err
 }

@@ -123,3 +123,23 @@ func TestScopedResyncKeysNeedADownstreamResync(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedOperationRereadsOnlyItsKey: after an operation fails, the
+// scheduler reads back what it left behind through RetrieveKeys (that one
+// key), not by reading every value of the descriptor.
+func TestFailedOperationRereadsOnlyItsKey(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	for i := range 50 {
+		mustSet(t, s, fmt.Sprintf("a/%d", i), "v")
+	}
+	sb.ResetOps()
+	sb.FailNext("update", "a/1", errors.New("southbound down"))
+	if _, err := s.StartNBTransaction().SetValue("a/1", "w").Commit(context.Background()); err == nil {
+		t.Fatal("the update did not fail")
+	}
+	if got := retrieved(sb); !slices.Equal(got, []string{"a/1"}) {
+		t.Errorf("after the failed update the scheduler read %v, want only a/1", got)
+	}
+}
