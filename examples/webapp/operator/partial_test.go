@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -171,19 +172,7 @@ func TestRestartWithoutListingWebAppsDeletesNothing(t *testing.T) {
 			t.Errorf("%s: %s (%v), want CONFIGURED", key, st.State, st.Error)
 		}
 	}
-	if after := childUIDs(t, kube, ns); !mapsEqual(before, after) {
+	if after := childUIDs(t, kube, ns); !maps.Equal(before, after) {
 		t.Fatalf("children re-created: before %v, after %v", before, after)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
