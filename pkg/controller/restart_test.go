@@ -38,6 +38,9 @@ func TestStartAgainAfterContextEnded(t *testing.T) {
 		return a != nil && b != nil
 	})
 	cancel()
+	// Until the first term's informer has stopped it could itself deliver
+	// the changes below, and the test would pass without the restart.
+	eventually(t, 30*time.Second, "the first term's informer stopped", c.Informer().IsStopped)
 
 	// While stopped: a change and a deletion the handler must catch up on.
 	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
