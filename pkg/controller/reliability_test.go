@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,21 +135,8 @@ type configMapWriter interface {
 // writeRetrying sets data.v of a configmap, retrying while the API server is
 // away or another write got in first.
 func writeRetrying(ctx context.Context, cms configMapWriter, name, value string) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			cm.Data = map[string]string{"v": value}
-			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-		}
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("write %s=%s: %w", name, value, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var failures atomic.Int64
+	return writeCounting(ctx, cms, name, value, &failures)
 }
 
 // waitCompacted waits until a watch from resourceVersion is refused as too
