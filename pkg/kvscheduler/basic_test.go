@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,7 +35,9 @@ func TestDerivedValuesAndMetadata(t *testing.T) {
 		t.Fatalf("metadata %v %v", md, ok)
 	}
 	mustSet(t, s, "if/a", nil)
-	wantOps(t, sb, "delete route/1", "delete addr/a", "delete if/a")
+	// The derived values go first, in key order; the route goes with the
+	// property it depends on, before the interface.
+	wantOps(t, sb, "delete addr/a", "delete route/1", "delete if/a")
 	wantState(t, s, "if/a", kvscheduler.NonExistent)
 	wantState(t, s, "addr/a", kvscheduler.NonExistent)
 	if st := wantState(t, s, "route/1", kvscheduler.Pending); !reflect.DeepEqual(st.UnmetDependencies, []string{"prop/up/a"}) {
@@ -59,7 +62,8 @@ func TestPendingUntilDependencyAppears(t *testing.T) {
 	wantOps(t, sb, "create a/1", "create b/1", "create b/2")
 	wantState(t, s, "b/1", kvscheduler.Configured)
 	mustSet(t, s, "a/1", nil)
-	wantOps(t, sb, "delete b/2", "delete b/1", "delete a/1")
+	// Dependents go first, in key order.
+	wantOps(t, sb, "delete b/1", "delete b/2", "delete a/1")
 	wantState(t, s, "b/1", kvscheduler.Pending)
 	wantState(t, s, "b/2", kvscheduler.Pending)
 }
@@ -132,11 +136,15 @@ func TestFailedDeleteOfDerivedValue(t *testing.T) {
 	if !errors.As(err, &te) || te.Failed[0].Key != "addr/a" || te.Failed[0].Operation != kvscheduler.OpDelete {
 		t.Fatalf("error %v", err)
 	}
-	// Best effort: the base goes, the derived value is FAILED until repaired.
-	wantOps(t, sb, "delete addr/a", "delete if/a")
+	// The base is not deleted under a derived value that still exists:
+	// both are FAILED until repaired.
+	wantOps(t, sb, "delete addr/a")
 	st := wantState(t, s, "addr/a", kvscheduler.Failed)
 	if st.LastOp != kvscheduler.OpDelete || st.Error == nil {
 		t.Fatalf("status %+v", st)
+	}
+	if st := wantState(t, s, "if/a", kvscheduler.Failed); !strings.Contains(fmt.Sprint(st.Error), "addr/a") {
+		t.Fatalf("base status %+v", st)
 	}
 	mustSet(t, s)
 	wantOps(t, sb)
@@ -183,7 +191,7 @@ func TestValidationAndFix(t *testing.T) {
 		return nil
 	}
 	register(t, s, a)
-	mustSet(t, s, "a/1", "bad")
+	wantInvalid(t, set(t, s, "a/1", "bad"), "a/1")
 	st := wantState(t, s, "a/1", kvscheduler.Invalid)
 	if !reflect.DeepEqual(st.InvalidFields, []string{"name"}) {
 		t.Fatalf("fields %v", st.InvalidFields)

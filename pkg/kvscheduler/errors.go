@@ -96,6 +96,13 @@ type TransactionError struct {
 	// Retrieve lists the descriptors whose Retrieve failed during the
 	// resync's refresh; none of their values' operations were applied.
 	Retrieve []*RetrieveError
+	// Invalid lists the values of the transaction (and their derived
+	// values) left INVALID, with the validation error.
+	Invalid []KeyError
+	// NotApplied lists the keys whose operations did not run because
+	// Canceled, the context of the Commit, ended first.
+	NotApplied []string
+	Canceled   error
 }
 
 // OnlyFailedValues reports whether the transaction's only failures are
@@ -103,7 +110,7 @@ type TransactionError struct {
 // was not reverted, no undo failed, and every descriptor's state could be
 // read. A committer may tolerate such failures; any other needs a resync.
 func (e *TransactionError) OnlyFailedValues() bool {
-	return !e.Reverted && len(e.RevertFailed) == 0 && len(e.Retrieve) == 0
+	return !e.Reverted && len(e.RevertFailed) == 0 && len(e.Retrieve) == 0 && e.Canceled == nil
 }
 
 // Error implements error.
@@ -114,6 +121,12 @@ func (e *TransactionError) Error() string {
 	}
 	for _, f := range e.Failed {
 		parts = append(parts, f.Error())
+	}
+	for _, f := range e.Invalid {
+		parts = append(parts, "invalid "+f.Key+": "+f.Err.Error())
+	}
+	if e.Canceled != nil {
+		parts = append(parts, fmt.Sprintf("stopped (%v) before %s", e.Canceled, strings.Join(e.NotApplied, ", ")))
 	}
 	rev := ""
 	switch {
@@ -140,6 +153,12 @@ func (e *TransactionError) Unwrap() []error {
 	}
 	for i := range e.RevertFailed {
 		errs = append(errs, e.RevertFailed[i])
+	}
+	for i := range e.Invalid {
+		errs = append(errs, e.Invalid[i])
+	}
+	if e.Canceled != nil {
+		errs = append(errs, e.Canceled)
 	}
 	return errs
 }

@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,6 +46,23 @@ func mustSet(t testing.TB, s *kvscheduler.Scheduler, kvs ...any) {
 	t.Helper()
 	if err := set(t, s, kvs...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// wantInvalid checks that err is the *TransactionError of a commit that
+// left exactly keys INVALID, and nothing else failed.
+func wantInvalid(t testing.TB, err error, keys ...string) {
+	t.Helper()
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || len(te.Failed) > 0 {
+		t.Fatalf("error %v, want one naming the invalid values %v", err, keys)
+	}
+	var got []string
+	for _, ke := range te.Invalid {
+		got = append(got, ke.Key)
+	}
+	if !reflect.DeepEqual(got, keys) || !te.OnlyFailedValues() {
+		t.Fatalf("invalid %v, want %v (%v)", got, keys, err)
 	}
 }
 

@@ -22,13 +22,19 @@ type history struct {
 	cur map[string]*ValueStatus
 }
 
-func (h *history) add(r *TxnRecord, cur map[string]*ValueStatus, now time.Time) {
+func (h *history) add(r *TxnRecord, changes []statusChange, now time.Time) {
 	if h.maxCount < 0 {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.cur = cur
+	for _, c := range changes {
+		if c.after == nil {
+			delete(h.cur, c.key)
+		} else {
+			h.cur[c.key] = c.after
+		}
+	}
 	h.recs = append(h.recs, r)
 	if over := len(h.recs) - h.maxCount; over > 0 {
 		clear(h.recs[:over])
@@ -129,8 +135,7 @@ type GraphSnapshot struct {
 // found by a refresh) are not part of any snapshot.
 //
 // For this, each record keeps the statuses its transaction changed, before
-// and after it (references to the published statuses, or compact copies
-// when the transaction changed few of many values). Like the statuses
+// and after it (references to the published statuses). Like the statuses
 // returned by ValueStatuses, the snapshot's slices are shared and must not
 // be modified.
 func (s *Scheduler) GraphSnapshot(t time.Time) (GraphSnapshot, error) {
@@ -176,17 +181,13 @@ func (s *Scheduler) snapshot(pick func([]*TxnRecord) (int, error)) (GraphSnapsho
 		s.hist.mu.Unlock()
 		return GraphSnapshot{}, err
 	}
-	// Only the undone records are needed after unlocking; the slice itself
-	// may be trimmed (cleared) by add, so they are copied.
-	later := slices.Clone(recs[i+1:])
-	target := recs[i]
-	s.hist.mu.Unlock()
-
 	// Only the keys changed by later records differ from cur; the others
-	// are read from cur directly.
+	// are read from cur directly. cur changes with every record, so it is
+	// read under the lock.
+	target := recs[i]
 	past := make(map[string]*ValueStatus)
-	for j := len(later) - 1; j >= 0; j-- {
-		for _, c := range later[j].changes {
+	for j := len(recs) - 1; j > i; j-- {
+		for _, c := range recs[j].changes {
 			past[c.key] = c.before
 		}
 	}
@@ -196,6 +197,7 @@ func (s *Scheduler) snapshot(pick func([]*TxnRecord) (int, error)) (GraphSnapsho
 			vals = append(vals, *st)
 		}
 	}
+	s.hist.mu.Unlock()
 	for _, st := range past {
 		if st != nil {
 			vals = append(vals, *st)

@@ -92,7 +92,7 @@ func TestEmptyDependencyIsInvalid(t *testing.T) {
 	a := sb.Descriptor("a", "a/")
 	a.Dependencies = func(string, any) []kvscheduler.Dependency { return []kvscheduler.Dependency{{Label: "oops"}} }
 	register(t, s, a)
-	mustSet(t, s, "a/1", "x")
+	wantInvalid(t, set(t, s, "a/1", "x"), "a/1")
 	if st := wantState(t, s, "a/1", kvscheduler.Invalid); st.Error == nil {
 		t.Fatal("no error")
 	}

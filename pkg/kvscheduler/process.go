@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"context"
 	"slices"
 	"strings"
 )
@@ -9,54 +10,124 @@ import (
 func (s *Scheduler) process(j *job) (*TxnRecord, error) {
 	switch j.kind {
 	case jobRegister:
-		if err := s.reg.check(j.desc); err != nil {
-			return nil, err
-		}
-		waiting := s.hasUnimplemented()
-		rd := s.reg.add(j.desc)
-		if j.desc.WithMetadata {
-			s.smu.Lock()
-			s.mdMaps[j.desc.Name] = rd.md
-			s.smu.Unlock()
-		}
-		if !waiting {
-			return nil, nil
-		}
-		rec := s.newRecord(DescriptorRegistration)
-		rec.Description = "registered descriptor " + j.desc.Name
-		s.converge(rec, false)
-		s.finish(rec)
-		return rec, nil
+		return s.register(j.desc)
 	case jobNotify:
-		rec := s.newRecord(SBNotification)
-		rec.Values = []KeyValuePair{{Key: j.kv.Key, Value: j.kv.Value}}
-		s.applyNotification(j.kv)
-		s.converge(rec, false)
-		s.finish(rec)
-		return rec, nil
+		return s.notify(j.kv)
 	case jobRetry:
-		rec := s.newRecord(RetryFailedOps)
-		for _, k := range j.keys {
-			if f := s.failed[k]; f != nil && f.gen == j.gen && f.blocked {
-				f.blocked, f.retrying = false, false
-				rec.RetryOf = appendUnique(rec.RetryOf, f.seq)
-			}
-		}
-		if len(rec.RetryOf) == 0 {
-			s.seq-- // nothing left to retry: do not burn a sequence number
-			return nil, nil
-		}
-		s.converge(rec, false)
-		s.finish(rec)
-		return rec, nil
+		return s.retryFailed(j)
 	}
-	return s.processTxn(j.txn)
+	return s.processTxn(j)
 }
 
-func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
+func (s *Scheduler) newWalker(rec *TxnRecord, ctx context.Context) *walker {
+	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum, ctx: ctx, applied: map[string]bool{}}
+}
+
+// newNode adds a node for key, owned by the descriptor claiming it.
+func (s *Scheduler) newNode(key string) *node {
+	n := s.g.add(key)
+	n.d, n.dErr = s.reg.owner(key)
+	return n
+}
+
+func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
+	if err := s.reg.check(d); err != nil {
+		return nil, err
+	}
+	rd := s.reg.add(d)
+	if d.WithMetadata {
+		s.smu.Lock()
+		s.mdMaps[d.Name] = rd.md
+		s.smu.Unlock()
+	}
+	// Values whose owner changes (typically UNIMPLEMENTED values the new
+	// descriptor claims) are applied again.
+	var redo []string
+	for k, n := range s.g.nodes {
+		nd, err := s.reg.owner(k)
+		if nd == n.d && (err == nil) == (n.dErr == nil) {
+			continue
+		}
+		n.d, n.dErr = nd, err
+		if n.base == "" && n.last != nil && !n.exists() {
+			redo = append(redo, k)
+		}
+	}
+	if len(redo) == 0 {
+		return nil, nil
+	}
+	slices.Sort(redo)
+	rec := s.newRecord(DescriptorRegistration)
+	rec.Description = "registered descriptor " + d.Name
+	w := s.newWalker(rec, nil)
+	for _, k := range redo {
+		n := s.g.nodes[k]
+		w.applied[k] = true
+		w.run(frame{kind: fApply, key: k, value: n.last.value, last: n.last, origin: n.origin})
+	}
+	s.finish(w)
+	return rec, nil
+}
+
+// notify applies a change the southbound made on its own. Notifications
+// for values the northbound manages are ignored, as in the reference: the
+// scheduler's view of those comes from its own operations and resyncs.
+func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
+	if n := s.g.nodes[kv.Key]; n != nil && n.origin == FromNB && (n.want != nil || n.last != nil || n.exists()) {
+		return nil, nil
+	}
+	rec := s.newRecord(SBNotification)
+	rec.Values = []KeyValuePair{{Key: kv.Key, Value: kv.Value}}
+	w := s.newWalker(rec, nil)
+	w.applied[kv.Key] = true
+	w.run(frame{kind: fApply, key: kv.Key, value: kv.Value, origin: FromSB,
+		last: &update{value: kv.Value, seq: rec.SeqNum}})
+	if n := s.g.nodes[kv.Key]; n != nil && n.exists() {
+		s.setMetadata(n, kv.Metadata)
+	}
+	s.finish(w)
+	return rec, nil
+}
+
+// retryFailed re-applies the requests of the bases of values whose retry
+// is due; values changed since (or retried by a resync) are left out.
+func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
+	rec := s.newRecord(RetryFailedOps)
+	w := s.newWalker(rec, nil)
+	w.retry, w.unblock = true, map[string]bool{}
+	var bases []string
+	for _, k := range j.keys {
+		n := s.g.nodes[k]
+		if n == nil || n.retryGen != j.gen || !n.blocked {
+			continue
+		}
+		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
+		b := s.g.baseKey(n)
+		w.unblock[k], w.unblock[b] = true, true
+		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
+			bases = append(bases, b)
+		}
+	}
+	if len(bases) == 0 {
+		s.seq-- // nothing left to retry: do not burn a sequence number
+		return nil, nil
+	}
+	slices.Sort(bases)
+	for _, b := range bases {
+		n := s.g.nodes[b]
+		w.applied[b] = true
+		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
+	}
+	s.finish(w)
+	return rec, nil
+}
+
+func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
+	t := j.txn
 	rec := s.newRecord(NBTransaction)
-	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert
+	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert && t.resync == NoResync
 	rec.Values = t.values
+	w := s.newWalker(rec, j.ctx)
 	var scope map[string]bool // the keys of a scoped resync
 	if len(t.resyncKeys) > 0 {
 		scope = make(map[string]bool, len(t.resyncKeys))
@@ -72,101 +143,211 @@ func (s *Scheduler) processTxn(t *Txn) (*TxnRecord, error) {
 		// keeps the failures: a value that fails again goes on counting
 		// its attempts (and its backoff) instead of starting over with
 		// every healing.
-		unblocked := make([]string, 0, len(s.failed))
-		for k, f := range s.failed {
-			if scope == nil || scope[k] {
-				f.blocked = false
-				unblocked = append(unblocked, k)
-			}
-		}
-		defer func() {
-			for _, k := range unblocked {
-				if f := s.failed[k]; f != nil && !f.blocked {
-					delete(s.failed, k) // not attempted again: nothing left to retry
-				}
-			}
-		}()
+		w.unblockAll, w.unblock = scope == nil, scope
+		s.resyncCount++
 	}
 	switch {
 	case scope != nil:
-		s.refreshKeys(rec, rec.ResyncKeys)
+		s.refreshKeys(w, rec.ResyncKeys)
 	case t.resync == FullResync || t.resync == DownstreamResync:
-		s.refresh(rec)
+		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
-	var undo map[string]*desiredVal
-	newDesired := func(v any) *desiredVal {
-		return &desiredVal{value: v, retry: t.retry, seq: rec.SeqNum}
+	values := s.txnValues(t, scope, rec.SeqNum)
+	type undo struct {
+		key  string
+		prev *update
 	}
-	noResync := false
-	switch t.resync {
-	case DownstreamResync:
-	case FullResync, UpstreamResync:
-		s.desired = make(map[string]*desiredVal, len(t.values))
-		for _, kv := range t.values {
-			if kv.Value != nil {
-				s.desired[kv.Key] = newDesired(kv.Value)
-			}
+	var undos []undo
+	w.later = make(map[string]bool, len(values))
+	for _, v := range values {
+		w.later[v.key] = true
+	}
+	for i, v := range values {
+		delete(w.later, v.key)
+		if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
+			w.canceled = w.ctx.Err()
 		}
-	default:
-		noResync = true
-		// Only a revert needs the previous desired values.
-		if t.revert {
-			undo = make(map[string]*desiredVal, len(t.values))
+		if w.canceled != nil {
+			for _, r := range values[i:] {
+				rec.NotApplied = append(rec.NotApplied, r.key)
+			}
+			break
 		}
-		for _, kv := range t.values {
-			if undo != nil {
-				undo[kv.Key] = s.desired[kv.Key]
+		if rec.Revert {
+			var prev *update
+			if n := s.g.nodes[v.key]; n != nil {
+				prev = n.last
 			}
-			if kv.Value == nil {
-				delete(s.desired, kv.Key)
-				continue
-			}
-			s.desired[kv.Key] = newDesired(kv.Value)
+			undos = append(undos, undo{v.key, prev})
+		}
+		w.applied[v.key] = true
+		w.run(frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB})
+		if w.topErr && rec.Revert {
+			break
 		}
 	}
-	failedOps := s.converge(rec, t.revert && noResync)
-	reverted := false
 	var revertFailed []KeyError
-	if len(failedOps) > 0 && t.revert && noResync {
-		for k, dv := range undo {
-			if dv == nil {
-				delete(s.desired, k)
-			} else {
-				s.desired[k] = dv
+	reverted := false
+	revertFrom := -1
+	if w.topErr && rec.Revert {
+		// The failed values are read back first, so that the undo starts
+		// from what the southbound holds; then the previous requests are
+		// applied again, last first.
+		s.refreshFailed(w)
+		revertFrom = len(w.rec.Errors)
+		w.reverting = true
+		// What failed to be deleted is still there, as it was before the
+		// transaction: available again, and so are its dependents.
+		for _, n := range w.failedNs {
+			if s.g.nodes[n.key] == n && n.lastOp == OpDelete && n.exists() && !n.avail {
+				n.avail = true
+				w.availChanged(n)
+				for _, m := range slices.Backward(s.g.dependents(n)) {
+					w.push(frame{kind: fDepUpdate, n: m})
+				}
+				w.run(frame{kind: fDepUpdate, n: n})
 			}
 		}
-		// Statuses follow the restored desired state; nothing is planned
-		// unless an undo failed, which gets one more attempt here. What
-		// still fails is not reverted: it stays FAILED with its retry.
-		revertFailed = s.converge(rec, false)
+		w.failedNs = nil
+		for _, u := range slices.Backward(undos) {
+			last := &update{seq: rec.SeqNum, revert: true}
+			if u.prev != nil {
+				c := *u.prev
+				c.revert = true
+				last = &c
+			}
+			w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
+		}
+		for _, e := range w.rec.Errors[revertFrom:] {
+			if ke, ok := e.(KeyError); ok {
+				revertFailed = append(revertFailed, ke)
+			}
+		}
 		reverted = len(revertFailed) == 0
 	}
+	s.refreshFailed(w)
 	var unread []*RetrieveError
 	for _, re := range s.unread {
 		unread = append(unread, re)
 	}
 	s.unread = nil
 	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
-	s.finish(rec)
-	if len(failedOps) == 0 && len(unread) == 0 {
+	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: reverted, RevertFailed: revertFailed, Retrieve: unread,
+		Invalid: s.invalidOf(w), NotApplied: rec.NotApplied, Canceled: w.canceled}
+	for i, e := range rec.Errors {
+		if ke, ok := e.(KeyError); ok && (revertFrom < 0 || i < revertFrom) {
+			terr.Failed = append(terr.Failed, ke)
+		}
+	}
+	s.finish(w)
+	if len(terr.Failed)+len(terr.RevertFailed)+len(terr.Retrieve)+len(terr.Invalid)+len(terr.NotApplied) == 0 && terr.Canceled == nil {
 		return rec, nil
 	}
-	return rec, &TransactionError{SeqNum: rec.SeqNum, Failed: failedOps, Reverted: reverted,
-		RevertFailed: revertFailed, Retrieve: unread}
+	return rec, terr
 }
 
-func (s *Scheduler) hasUnimplemented() bool {
-	for k := range s.desired {
-		if d, err := s.reg.owner(k); d == nil && err == nil {
-			return true
+// txnValue is one value a transaction applies, with its request.
+type txnValue struct {
+	key   string
+	value any
+	last  *update
+}
+
+// txnValues lists what a transaction applies, in the reference's order:
+// sorted by key, then deletes, re-creates, creates and updates. A full or
+// upstream resync deletes the northbound values it does not name; a
+// downstream resync applies the last requests again.
+func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnValue {
+	var out []txnValue
+	req := func(v any) *update { return &update{value: v, seq: seq, retry: t.retry, revert: t.revert} }
+	switch t.resync {
+	case NoResync, FullResync, UpstreamResync:
+		named := make(map[string]bool, len(t.values))
+		for _, kv := range t.values {
+			named[kv.Key] = true
+			out = append(out, txnValue{kv.Key, kv.Value, req(kv.Value)})
+		}
+		if t.resync != NoResync {
+			for k, n := range s.g.nodes {
+				if !named[k] && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
+					out = append(out, txnValue{k, nil, req(nil)})
+				}
+			}
+		}
+	case DownstreamResync:
+		add := func(n *node) {
+			if n != nil && n.base == "" && n.origin == FromNB && n.last != nil && (n.last.value != nil || n.exists()) {
+				out = append(out, txnValue{n.key, n.last.value, n.last})
+			}
+		}
+		if scope == nil {
+			for _, n := range s.g.nodes {
+				add(n)
+				// Values of the northbound's kinds nobody requested
+				// (DISCOVERED) go, as with a full resync.
+				if n.base == "" && n.origin == FromNB && n.last == nil && n.exists() {
+					out = append(out, txnValue{n.key, nil, req(nil)})
+				}
+			}
+			break
+		}
+		seen := map[string]bool{}
+		for k := range scope {
+			if n := s.g.nodes[k]; n != nil {
+				if b := s.g.baseKey(n); !seen[b] {
+					seen[b] = true
+					add(s.g.nodes[b])
+				}
+			}
 		}
 	}
-	for _, a := range s.actual {
-		if a.d == nil && !a.implicit {
-			return true
+	slices.SortFunc(out, func(a, b txnValue) int { return strings.Compare(a.key, b.key) })
+	group := func(v txnValue) int {
+		n := s.g.nodes[v.key]
+		switch {
+		case v.value == nil:
+			return 0
+		case n == nil || !n.exists():
+			return 2
+		case n.d != nil && !n.implicit() && !safeEqual(n.d, n.key, n.sb, v.value) &&
+			(n.d.Update == nil || n.d.UpdateWithRecreate != nil && (&walker{s: s}).needsRecreate(n, v.value)):
+			return 1
+		}
+		return 3
+	}
+	groups := make([]int, len(out))
+	for i, v := range out {
+		groups[i] = group(v)
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return groups[a] - groups[b] })
+	sorted := make([]txnValue, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+// invalidOf names the values the transaction left INVALID.
+func (s *Scheduler) invalidOf(w *walker) []KeyError {
+	var out []KeyError
+	for k := range w.applied {
+		if n := s.g.nodes[k]; n != nil && n.state == Invalid {
+			out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
+		}
+		if n := s.g.nodes[k]; n != nil {
+			for _, c := range n.derived {
+				if cn := s.g.nodes[c]; cn != nil && cn.state == Invalid {
+					out = append(out, KeyError{Key: c, Operation: OpCreate, Err: cn.err})
+				}
+			}
 		}
 	}
-	return false
+	slices.SortFunc(out, func(a, b KeyError) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
@@ -174,23 +355,36 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 	return &TxnRecord{SeqNum: s.seq, Type: t, Start: s.opts.Clock.Now()}
 }
 
-// finish publishes statuses, schedules retries and records the transaction.
-func (s *Scheduler) finish(rec *TxnRecord) {
-	s.scheduleRetries(rec)
-	rec.changes = s.publishStatuses()
+// finish schedules retries, drops the nodes nothing refers to any more,
+// publishes statuses and records the transaction.
+func (s *Scheduler) finish(w *walker) {
+	rec := w.rec
+	s.scheduleRetries(w)
+	rec.changes = s.publish(true)
 	rec.Stop = s.opts.Clock.Now()
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 		l.Log(s.opts.TxnLogLevel, rec)
 	}
-	s.hist.add(rec, s.recStatuses, s.opts.Clock.Now())
+	s.hist.add(rec, rec.changes, s.opts.Clock.Now())
+}
+
+// setMetadata records n's metadata, in the descriptor's map too.
+func (s *Scheduler) setMetadata(n *node, md any) {
+	n.metadata = md
+	if n.d != nil && n.d.WithMetadata {
+		n.d.md.put(n.d.label(n.key), md)
+	}
+}
+
+func (s *Scheduler) dirty(k string) {
+	s.dirtyPub[k] = struct{}{}
+	s.dirtyRec[k] = struct{}{}
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
+	if slices.Contains(xs, x) {
+		return xs
 	}
 	return append(xs, x)
 }

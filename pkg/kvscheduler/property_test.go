@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
@@ -156,7 +157,7 @@ func TestPropertyFailuresHealedByDownstreamResync(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			keys := 3 + r.IntN(8)
-			s := newSched(t, kvscheduler.Options{HistoryMaxCount: -1})
+			s := newSched(t, kvscheduler.Options{HistoryMaxCount: 100})
 			sb := kvtest.New()
 			a := withDeps(sb.Descriptor("a", "a/"))
 			if seed%2 == 0 {
@@ -203,10 +204,12 @@ func TestPropertyFailuresHealedByDownstreamResync(t *testing.T) {
 				}
 				sb.ClearFailures()
 				if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background()); err != nil {
+					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) { t.Log(r) }
 					t.Fatalf("step %d: resync: %v", i, err)
 				}
 				want := expectedSB(desired)
 				if got := sb.Values(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) { t.Log(r) }
 					t.Fatalf("step %d:\n got  %v\n want %v", i, got, want)
 				}
 			}

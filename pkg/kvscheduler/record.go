@@ -46,6 +46,21 @@ type RecordedOp struct {
 	Revert bool
 	// Derived marks operations on derived values.
 	Derived bool
+	// Property marks derived values without a descriptor: they exist with
+	// their base, without operations of their own.
+	Property bool
+	// NOOP marks operations that changed nothing in the southbound: a
+	// value left PENDING, INVALID or UNIMPLEMENTED, an equal value whose
+	// state changed, the delete of a value that did not exist.
+	NOOP bool
+	// Retry marks operations of a retry transaction; Attempt is the
+	// number of the attempt (1 for the first retry) and RetryFor the
+	// transaction in which the value first failed.
+	Retry    bool
+	Attempt  int
+	RetryFor uint64
+	// PrevErr is the error the value had before the operation.
+	PrevErr error
 }
 
 // TxnRecord is the record of one processed transaction. Treat it as
@@ -70,6 +85,9 @@ type TxnRecord struct {
 	Executed []RecordedOp
 	// Errors are refresh errors and failed operations.
 	Errors []error
+	// NotApplied are the keys whose operations did not run because the
+	// context of the Commit ended.
+	NotApplied []string
 
 	// changes are the statuses this transaction changed, with those they
 	// replaced, so that past graphs can be rebuilt (see GraphSnapshot).
@@ -155,6 +173,15 @@ func writeOpList(b *strings.Builder, ops []RecordedOp) {
 		if op.Derived {
 			flags = append(flags, "DERIVED")
 		}
+		if op.Property {
+			flags = append(flags, "PROPERTY")
+		}
+		if op.NOOP {
+			flags = append(flags, "NOOP")
+		}
+		if op.Retry {
+			flags = append(flags, fmt.Sprintf("RETRY #%d of txn %d", op.Attempt, op.RetryFor))
+		}
 		fl := ""
 		if len(flags) > 0 {
 			fl = " [" + strings.Join(flags, " ") + "]"
@@ -170,6 +197,9 @@ func writeOpList(b *strings.Builder, ops []RecordedOp) {
 		}
 		if op.PrevState != op.NewState {
 			fmt.Fprintf(b, "          - state: %s -> %s\n", op.PrevState, op.NewState)
+		}
+		if op.PrevErr != nil {
+			fmt.Fprintf(b, "          - prev-error: %v\n", op.PrevErr)
 		}
 		if op.Err != nil {
 			fmt.Fprintf(b, "          - error: %v\n", op.Err)

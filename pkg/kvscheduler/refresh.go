@@ -1,30 +1,47 @@
 package kvscheduler
 
 import (
+	"errors"
 	"fmt"
-	"maps"
+	"slices"
 	"strings"
 )
 
-// refresh replaces the actual state of every descriptor with Retrieve by
-// what the southbound reports, in retrieve-dependency order. Values of
-// descriptors without Retrieve are assumed unchanged.
-func (s *Scheduler) refresh(rec *TxnRecord) {
+// refresh reads back every descriptor with Retrieve, in retrieve-dependency
+// order (a full or downstream resync). Retrieve returns base values; their
+// derived values are rebuilt from them. The first full resync correlates
+// against the transaction's values (without metadata), later ones against
+// the values in the graph (with their metadata).
+func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	order, err := s.reg.retrieveOrder(nil)
 	if err != nil {
-		rec.Errors = append(rec.Errors, err)
+		w.rec.Errors = append(w.rec.Errors, err)
 		return
 	}
-	var missing []ValueStatus
+	byDesc := map[*regDescriptor][]*node{}
+	for _, n := range s.g.nodes {
+		if n.d != nil && n.base == "" {
+			byDesc[n.d] = append(byDesc[n.d], n)
+		}
+	}
+	var missing []string
 	for _, desc := range order {
 		d := s.reg.byName[desc.Name]
 		if d.Retrieve == nil {
 			continue
 		}
 		var correlate []KVWithMetadata
-		for k, dv := range s.desired {
-			if o, _ := s.reg.owner(k); o == d {
-				correlate = append(correlate, s.correlation(k, dv))
+		if first {
+			for _, kv := range txnValues {
+				if kv.Value != nil && d.KeySelector(kv.Key) {
+					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
+				}
+			}
+		} else {
+			for _, n := range byDesc[d] {
+				if n.avail {
+					correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
+				}
 			}
 		}
 		var got []KVWithMetadata
@@ -32,46 +49,169 @@ func (s *Scheduler) refresh(rec *TxnRecord) {
 		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
 		returned()
 		if err != nil {
-			s.markUnread(rec, d, err)
+			s.markUnread(w.rec, d, err)
 			continue
 		}
 		seen := make(map[string]bool, len(got))
 		for _, kv := range got {
-			if kv.Key == "" || kv.Value == nil {
-				continue
+			if s.retrievedOK(w, d, kv, seen) {
+				s.refreshValue(w, d, kv, seen)
 			}
-			seen[kv.Key] = true
-			s.setRetrieved(d, kv)
 		}
-		for k, a := range s.actual {
-			if a.d == d && !a.implicit && !seen[k] {
-				missing = s.unsetUnreported(k, a, missing)
+		for _, n := range byDesc[d] {
+			if !seen[n.key] && s.g.nodes[n.key] == n {
+				missing = s.unreported(w, n, missing)
 			}
 		}
 	}
-	s.linkRetrievedDerived()
 	s.announce(missing)
 }
 
-// correlation is the desired value dv at k as Retrieve is given it, with
-// the metadata of the actual value.
-func (s *Scheduler) correlation(k string, dv *desiredVal) KVWithMetadata {
-	kv := KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB}
-	if a := s.actual[k]; a != nil {
-		kv.Metadata = a.metadata
+// retrievedOK checks a retrieved value: a key of the descriptor, read once,
+// with a value.
+func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool) bool {
+	var why string
+	switch {
+	case kv.Key == "":
+		why = "empty key"
+	case kv.Value == nil:
+		why = "nil value"
+	case seen[kv.Key]:
+		why = "retrieved twice"
+	case !d.KeySelector(kv.Key):
+		why = "key not selected by the descriptor"
 	}
-	return kv
+	if why == "" {
+		return true
+	}
+	w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: retrieve %s: %q skipped: %s", d.Name, kv.Key, why))
+	return false
 }
 
-// unsetUnreported forgets the actual value a at k, which its descriptor's
-// Retrieve no longer reports; a value of the northbound is added to
-// missing, to be announced as MISSING.
-func (s *Scheduler) unsetUnreported(k string, a *actualVal, missing []ValueStatus) []ValueStatus {
-	if a.origin == FromNB {
-		missing = append(missing, ValueStatus{Key: k, State: Missing, LastOp: s.lastOp[k],
-			Descriptor: a.d.Name, Derived: a.base != "", BaseKey: a.base})
+// refreshValue records kv, read from the southbound by d, as the value of
+// its key, and rebuilds its derived values from it.
+func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool) {
+	n := s.g.nodes[kv.Key]
+	if n == nil {
+		n = s.newNode(kv.Key)
 	}
-	s.setActual(k, nil)
+	seen[kv.Key] = true
+	if n.base == "" {
+		switch {
+		case kv.Origin != UnknownOrigin:
+			n.origin = kv.Origin
+		case n.want != nil || n.last != nil:
+			// As requested.
+		case d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
+			n.origin = FromNB
+		default:
+			n.origin = FromSB
+		}
+	}
+	s.found(w, n, kv.Value)
+	s.setMetadata(n, kv.Metadata)
+	if n.want == nil && n.last == nil && n.base == "" {
+		if n.origin == FromSB {
+			n.want, n.state = kv.Value, Obtained
+		} else {
+			n.state = Discovered
+		}
+	}
+	// The derived values exist with their base, as derived from what was
+	// read (their own descriptors, if any, do not retrieve them); values
+	// the base no longer derives are gone.
+	stack := []*node{n}
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var keys []string
+		if b.d != nil && b.d.DerivedValues != nil {
+			kvs, err := callDerived(b.d, b.key, b.sb)
+			if err == nil {
+				for _, c := range kvs {
+					if c.Key == "" || c.Value == nil || c.Key == b.key {
+						continue
+					}
+					cn := s.g.nodes[c.Key]
+					if cn == nil {
+						cn = s.newNode(c.Key)
+					}
+					cn.base, cn.origin = b.key, b.origin
+					seen[c.Key] = true
+					s.found(w, cn, c.Value)
+					if cn.want == nil && cn.state == NonExistent {
+						cn.state = Discovered
+						if cn.origin == FromSB {
+							cn.want, cn.state = c.Value, Obtained
+						}
+					}
+					keys = append(keys, c.Key)
+					stack = append(stack, cn)
+				}
+			}
+		}
+		for _, k := range b.derived {
+			if !slices.Contains(keys, k) {
+				if cn := s.g.nodes[k]; cn != nil {
+					s.gone(w, cn)
+				}
+			}
+		}
+		slices.Sort(keys)
+		b.derived = keys
+	}
+}
+
+// found records that the southbound holds v at n. A value whose delete
+// failed stays unavailable (its dependents are not created while it waits
+// for its retry), unless the transaction attempts it again (a resync).
+func (s *Scheduler) found(w *walker, n *node, v any) {
+	n.sb = v
+	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !w.unblocks(n)) {
+		n.avail = true
+		w.availChanged(n)
+	}
+	s.dirty(n.key)
+}
+
+// gone records that n (and its derived values) are not in the southbound.
+func (s *Scheduler) gone(w *walker, n *node) {
+	for _, k := range n.derived {
+		if c := s.g.nodes[k]; c != nil && c.base == n.key {
+			s.gone(w, c)
+		}
+	}
+	n.sb = nil
+	if n.avail {
+		n.avail = false
+		w.availChanged(n)
+	}
+	s.setMetadata(n, nil)
+	if n.want == nil || n.origin == FromSB {
+		// Nothing wants it (or the southbound owned it): dropped from
+		// the graph.
+		n.want, n.last, n.state = nil, nil, Removed
+	}
+	s.dirty(n.key)
+}
+
+// unreported handles a value of the graph that the descriptor's Retrieve
+// no longer reports: gone, and MISSING if it was configured (to be created
+// again by the resync), or forgotten if nobody requested it. Its dependents
+// are left as they are: the resync re-creates what they need.
+func (s *Scheduler) unreported(w *walker, n *node, missing []string) []string {
+	if !n.exists() && !n.avail {
+		return missing
+	}
+	configured := n.state == Configured
+	s.gone(w, n)
+	if n.origin == FromNB && n.last != nil && configured {
+		n.state = Missing
+		if n.last.value == nil {
+			n.state = Removed
+		}
+		missing = append(missing, n.key)
+	}
 	return missing
 }
 
@@ -87,118 +227,132 @@ func (s *Scheduler) markUnread(rec *TxnRecord, d *regDescriptor, err error) {
 	rec.Errors = append(rec.Errors, fmt.Errorf("kvscheduler: %w", re))
 }
 
-// announce publishes intermediate statuses (MISSING values found by a
-// refresh) before the transaction repairs them.
-func (s *Scheduler) announce(sts []ValueStatus) {
-	if len(sts) == 0 {
-		return
+// unreadFor returns the failed Retrieve that forbids operations on n in
+// this transaction: that of its descriptor or of its base's.
+func (s *Scheduler) unreadFor(n *node) *RetrieveError {
+	if len(s.unread) == 0 {
+		return nil
 	}
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	// The published map is shared with the history (as the statuses after
-	// the last record), so it is replaced rather than modified. Refreshes
-	// finding missing values are rare enough for the copy not to matter.
-	s.statuses = maps.Clone(s.statuses)
-	for i := range sts {
-		st := sts[i]
-		s.statuses[st.Key] = &sts[i]
-		for w := range s.watches {
-			w.push(st)
-		}
+	if re := s.unread[n.d.Name]; re != nil {
+		return re
 	}
+	if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.d != nil {
+		return s.unread[b.d.Name]
+	}
+	return nil
 }
 
-// linkRetrievedDerived marks retrieved values that are derived from other
-// existing values, so that they are removed with their base rather than as
-// obsolete values.
-func (s *Scheduler) linkRetrievedDerived() {
-	for k := range s.actual {
-		s.linkDerivedOf(k)
-	}
+// refreshKeys is the refresh of a scoped downstream resync
+// (Txn.WithResyncKeys): it re-reads the values of keys only, asking each
+// of their descriptors once, in retrieve-dependency order. Its cost is in
+// proportion to the keys, not to the values the scheduler holds, as long
+// as the descriptors implement RetrieveKeys. Keys no descriptor claims, or
+// whose descriptor cannot retrieve, stay as the scheduler believes them.
+func (s *Scheduler) refreshKeys(w *walker, keys []string) {
+	missing := s.readBack(w, keys, func(d *regDescriptor, err error) { s.markUnread(w.rec, d, err) }, true)
+	s.announce(missing)
 }
 
-// linkDerivedOf marks the retrieved values derived from the value at k.
-func (s *Scheduler) linkDerivedOf(k string) {
-	a := s.actual[k]
-	if a == nil || a.implicit || a.d == nil || a.d.DerivedValues == nil {
-		return
-	}
-	derived, err := callDerived(a.d, k, a.value)
-	if err != nil {
-		return
-	}
-	for _, kv := range derived {
-		if c := s.actual[kv.Key]; c != nil && !c.implicit && c.base == "" {
-			// Replaced, not modified: published snapshots (DumpValues)
-			// share the values with readers.
-			nc := *c
-			nc.base = k
-			if c.origin == FromSB || a.origin == FromNB {
-				nc.origin = a.origin
-			}
-			s.actual[kv.Key] = &nc
-		}
-	}
-}
-
-// setRetrieved records kv, read from the southbound by d's Retrieve, as
-// the actual value of its key, deciding its origin when d did not.
-func (s *Scheduler) setRetrieved(d *regDescriptor, kv KVWithMetadata) {
-	origin := kv.Origin
-	prev := s.actual[kv.Key]
-	if origin == UnknownOrigin {
-		switch {
-		case prev != nil && !prev.implicit:
-			origin = prev.origin
-		case s.desired[kv.Key] != nil || d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
-			origin = FromNB
-		default:
-			origin = FromSB
-		}
-	}
-	a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: origin, d: d}
-	if prev != nil {
-		a.base = prev.base
-	}
-	s.setActual(kv.Key, a)
-}
-
-// refreshKey re-reads one value after its operation failed, so that the
-// scheduler knows what the failure left behind.
-func (s *Scheduler) refreshKey(o op) {
-	d := o.d
-	if d == nil || d.Retrieve == nil && d.RetrieveKeys == nil {
-		return
-	}
-	var correlate []KVWithMetadata
-	if dv := s.desired[o.key]; dv != nil {
-		correlate = []KVWithMetadata{{Key: o.key, Value: dv.value, Origin: FromNB}}
-	}
-	got, err := s.retrieveKeys(d, []string{o.key}, correlate)
-	if err != nil {
-		return
-	}
-	prev := s.actual[o.key]
-	for _, kv := range got {
-		if kv.Key != o.key || kv.Value == nil {
+// refreshFailed reads back, after failed operations, the bases of the
+// failed values: one read per descriptor, so that retries start from what
+// the southbound really holds (the base included).
+func (s *Scheduler) refreshFailed(w *walker) {
+	var keys []string
+	for _, n := range w.failedNs {
+		if w.refreshed[n] || s.g.nodes[n.key] != n {
 			continue
 		}
-		a := &actualVal{value: kv.Value, metadata: kv.Metadata, origin: FromNB, base: o.base, d: d}
-		if prev != nil {
-			a.origin, a.base = prev.origin, prev.base
+		if w.refreshed == nil {
+			w.refreshed = map[*node]bool{}
 		}
-		s.setActual(o.key, a)
-		return
+		w.refreshed[n] = true
+		var re *RetrieveError
+		if n.err != nil && errors.As(n.err, &re) {
+			continue // not attempted: nothing changed
+		}
+		if b := s.g.baseKey(n); !slices.Contains(keys, b) {
+			keys = append(keys, b)
+		}
 	}
-	s.setActual(o.key, nil)
+	if len(keys) > 0 {
+		// A failed read leaves the values as the scheduler believes them;
+		// the retry or the next resync reads again.
+		s.readBack(w, keys, func(*regDescriptor, error) {}, false)
+	}
 }
 
-// applyNotification records a change made by the southbound itself.
-func (s *Scheduler) applyNotification(kv KVWithMetadata) {
-	if kv.Value == nil {
-		s.setActual(kv.Key, nil)
-		return
+// readBack reads the values of keys, one call per descriptor, and records
+// what it finds; it returns the configured values found missing.
+func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor, error), announce bool) []string {
+	byDesc := map[*regDescriptor][]string{}
+	for _, k := range keys {
+		d, err := s.reg.owner(k)
+		if err != nil || d == nil || d.Retrieve == nil && d.RetrieveKeys == nil {
+			continue
+		}
+		byDesc[d] = append(byDesc[d], k)
 	}
-	d, _ := s.reg.owner(kv.Key)
-	s.setActual(kv.Key, &actualVal{value: kv.Value, metadata: kv.Metadata, origin: FromSB, d: d})
+	if len(byDesc) == 0 {
+		return nil
+	}
+	order, err := s.reg.retrieveOrder(nil)
+	if err != nil {
+		w.rec.Errors = append(w.rec.Errors, err)
+		return nil
+	}
+	var missing []string
+	for _, desc := range order {
+		d := s.reg.byName[desc.Name]
+		ks := byDesc[d]
+		if len(ks) == 0 {
+			continue
+		}
+		var correlate []KVWithMetadata
+		for _, k := range ks {
+			if n := s.g.nodes[k]; n != nil && n.want != nil {
+				correlate = append(correlate, KVWithMetadata{Key: k, Value: n.want, Metadata: n.metadata, Origin: n.origin})
+			}
+		}
+		got, err := s.retrieveKeys(d, ks, correlate)
+		if err != nil {
+			onErr(d, err)
+			continue
+		}
+		seen := make(map[string]bool, len(ks))
+		for _, kv := range got {
+			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen[kv.Key] {
+				continue // not asked for: left alone
+			}
+			s.refreshValue(w, d, kv, seen)
+		}
+		for _, k := range ks {
+			if n := s.g.nodes[k]; n != nil && !seen[k] && n.d == d {
+				if announce {
+					missing = s.unreported(w, n, missing)
+				} else if n.exists() || n.avail {
+					s.gone(w, n)
+				}
+			}
+		}
+	}
+	return missing
+}
+
+// retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,
+// without it, with d.Retrieve, which returns other keys too.
+func (s *Scheduler) retrieveKeys(d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
+	op := "Retrieve"
+	if d.RetrieveKeys != nil {
+		op = "RetrieveKeys"
+	}
+	defer s.calling(d, op, keys[0])()
+	err = guard(func() (err error) {
+		if d.RetrieveKeys != nil {
+			got, err = d.RetrieveKeys(keys, correlate)
+		} else {
+			got, err = d.Retrieve(correlate)
+		}
+		return err
+	})
+	return got, err
 }

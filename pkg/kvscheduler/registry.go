@@ -10,7 +10,6 @@ import (
 type registry struct {
 	byName map[string]*regDescriptor
 	order  []*regDescriptor // registration order
-	cache  map[string]keyOwner
 }
 
 type regDescriptor struct {
@@ -18,15 +17,8 @@ type regDescriptor struct {
 	md *metadataMap
 }
 
-// keyOwner caches the descriptor lookup for a key; err is set when two
-// descriptors claim the key.
-type keyOwner struct {
-	d   *regDescriptor
-	err error
-}
-
 func newRegistry() *registry {
-	return &registry{byName: map[string]*regDescriptor{}, cache: map[string]keyOwner{}}
+	return &registry{byName: map[string]*regDescriptor{}}
 }
 
 func (r *registry) check(d *Descriptor) error {
@@ -61,28 +53,23 @@ func (r *registry) add(d *Descriptor) *regDescriptor {
 	rd := &regDescriptor{Descriptor: d, md: newMetadataMap()}
 	r.byName[d.Name] = rd
 	r.order = append(r.order, rd)
-	clear(r.cache)
 	return rd
 }
 
-// owner finds the descriptor claiming key.
+// owner finds the descriptor claiming key; it is looked up once per node
+// (and again when a descriptor is registered), so it is not cached.
 func (r *registry) owner(key string) (*regDescriptor, error) {
-	if o, ok := r.cache[key]; ok {
-		return o.d, o.err
-	}
-	var o keyOwner
+	var found *regDescriptor
 	for _, d := range r.order {
 		if !d.KeySelector(key) {
 			continue
 		}
-		if o.d != nil {
-			o = keyOwner{err: fmt.Errorf("%w: %q by %q and %q", ErrAmbiguousKey, key, o.d.Name, d.Name)}
-			break
+		if found != nil {
+			return nil, fmt.Errorf("%w: %q by %q and %q", ErrAmbiguousKey, key, found.Name, d.Name)
 		}
-		o.d = d
+		found = d
 	}
-	r.cache[key] = o
-	return o.d, o.err
+	return found, nil
 }
 
 // retrieveOrder returns the descriptors (with extra, if not nil) ordered so

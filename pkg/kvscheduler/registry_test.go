@@ -41,7 +41,7 @@ func TestAmbiguousKey(t *testing.T) {
 	d2 := sb.Descriptor("two", "")
 	d2.KeySelector = func(k string) bool { return strings.HasSuffix(k, "/1") }
 	register(t, s, d1, d2)
-	mustSet(t, s, "dup/1", "x", "dup/2", "x")
+	wantInvalid(t, set(t, s, "dup/1", "x", "dup/2", "x"), "dup/1")
 	st := wantState(t, s, "dup/1", kvscheduler.Invalid)
 	if !errors.Is(st.Error, kvscheduler.ErrAmbiguousKey) {
 		t.Fatalf("error %v", st.Error)
@@ -84,7 +84,7 @@ func TestTypedDescriptor(t *testing.T) {
 		Delete: func(string, iface, any) error { return nil },
 	}.Build()
 	register(t, s, d)
-	mustSet(t, s, "if/a", iface{Name: "a", MTU: 1500}, "if/b", iface{MTU: -1}, "if/c", "not an iface")
+	wantInvalid(t, set(t, s, "if/a", iface{Name: "a", MTU: 1500}, "if/b", iface{MTU: -1}, "if/c", "not an iface"), "if/b", "if/c")
 	wantState(t, s, "if/a", kvscheduler.Configured)
 	if st := wantState(t, s, "if/b", kvscheduler.Invalid); st.InvalidFields[0] != "MTU" {
 		t.Fatalf("fields %v", st.InvalidFields)

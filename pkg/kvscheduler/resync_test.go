@@ -45,7 +45,7 @@ func TestFullResyncNonEmptySouthbound(t *testing.T) {
 	wantState(t, s, "a/1", kvscheduler.Configured)
 	// The southbound-owned value is left alone by later resyncs too.
 	resync(t, s, kvscheduler.FullResync, "a/1", "v1")
-	wantOps(t, sb, "delete a/3", "delete a/2")
+	wantOps(t, sb, "delete a/2", "delete a/3")
 	wantSB(t, sb, map[string]any{"a/1": "v1", "a/sb": "owned"})
 }
 

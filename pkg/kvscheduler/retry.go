@@ -7,29 +7,35 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// scheduleRetries arms a timer for every value that failed in rec and may
-// still be retried; the others become FAILED until their value changes.
-func (s *Scheduler) scheduleRetries(rec *TxnRecord) {
+// scheduleRetries arms a timer for every value that failed in the
+// transaction and may still be retried, with the retry options of the
+// request of its base; the others stay FAILED until their value changes
+// or a resync.
+func (s *Scheduler) scheduleRetries(w *walker) {
 	groups := map[time.Duration][]string{}
-	for k, f := range s.failed {
-		if f.seq != rec.SeqNum || !f.blocked || f.retrying || f.exhausted {
+	seen := map[*node]bool{}
+	for _, n := range w.failedNs {
+		if seen[n] || s.g.nodes[n.key] != n || !n.blocked || n.txnSeq != w.seq || !n.txnFail {
 			continue
 		}
-		o := f.retryOpts
-		if !o.Enabled || !retriable(f.d, f.err) || (o.MaxAttempts > 0 && f.attempts > o.MaxAttempts) {
-			f.exhausted = true
+		seen[n] = true
+		var o RetryOptions
+		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
+			o = b.last.retry
+		}
+		if !o.Enabled || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
 			continue
 		}
-		f.retrying = true
-		d := o.delay(f.attempts)
-		groups[d] = append(groups[d], k)
+		d := o.delay(n.attempt)
+		groups[d] = append(groups[d], n.key)
 	}
 	for d, keys := range groups {
 		sort.Strings(keys)
 		s.retryGen++
 		gen := s.retryGen
 		for _, k := range keys {
-			s.failed[k].gen = gen
+			s.g.nodes[k].retryGen = gen
+			s.dirty(k)
 		}
 		s.armRetry(d, &job{kind: jobRetry, keys: keys, gen: gen})
 	}

@@ -25,28 +25,24 @@ type Scheduler struct {
 	timers map[clock.Timer]struct{} // pending retries
 
 	// Owned by the worker goroutine.
-	reg      *registry
-	desired  map[string]*desiredVal
-	actual   map[string]*actualVal
-	implicit map[string][]string // base -> implicit children in actual
-	failed   map[string]*failure
-	lastOp   map[string]Operation
-	seq      uint64
-	retryGen uint64
-	lastTgt  *target
+	reg         *registry
+	g           *graph
+	seq         uint64
+	retryGen    uint64
+	resyncCount int
 	// unread holds, during a resync, the descriptors whose Retrieve failed:
 	// their values get no operations until a refresh can read them.
 	unread map[string]*RetrieveError
+	// dirtyPub and dirtyRec are the keys whose status may have changed
+	// since they were last published, and recorded in the history.
+	dirtyPub, dirtyRec map[string]struct{}
 
 	// Readable by anyone.
 	smu      sync.RWMutex
-	statuses map[string]*ValueStatus // replaced, never modified once published
-	// recStatuses are the statuses published with the last record (without
-	// the intermediate ones of refreshes); owned by the run loop.
-	recStatuses map[string]*ValueStatus
-	mdMaps      map[string]*metadataMap
-	watches     map[*Watch]struct{}
-	views       valueViews // published with the statuses, for DumpValues
+	statuses map[string]*ValueStatus // entries replaced, never modified once published
+	mdMaps   map[string]*metadataMap
+	watches  map[*Watch]struct{}
+	views    map[string]*pubValue // published with the statuses, for DumpValues
 
 	hist      history
 	trimTimer clock.Timer
@@ -55,44 +51,6 @@ type Scheduler struct {
 	cancel context.CancelFunc
 	cur    *job                     // the job the worker runs; under qmu
 	call   atomic.Pointer[descCall] // the descriptor call in progress
-}
-
-// desiredVal is a value requested by the northbound. Like actualVal, it is
-// replaced, never modified, because DumpValues shares it with readers.
-type desiredVal struct {
-	value any
-	retry RetryOptions
-	seq   uint64
-}
-
-// actualVal is a value as the scheduler believes it exists in the
-// southbound. Implicit values (properties and values derived from
-// southbound-owned ones) exist with their base, without operations. It is
-// never modified once in the actual map, but replaced: DumpValues reads
-// published ones from other goroutines.
-type actualVal struct {
-	value    any
-	metadata any
-	origin   Origin
-	base     string
-	d        *regDescriptor
-	implicit bool
-}
-
-// failure remembers a failed operation; a blocked key is left as it is
-// until its value changes, a resync, or its retry.
-type failure struct {
-	op        Operation
-	err       error
-	value     any
-	attempts  int
-	blocked   bool
-	retrying  bool
-	gen       uint64
-	seq       uint64
-	exhausted bool
-	retryOpts RetryOptions
-	d         *regDescriptor
 }
 
 type jobKind int
@@ -106,6 +64,7 @@ const (
 
 type job struct {
 	kind jobKind
+	ctx  context.Context // of a blocking Commit: operations stop when it ends
 	txn  *Txn
 	desc *Descriptor
 	kv   KVWithMetadata
@@ -138,13 +97,13 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
-		reg: newRegistry(), desired: map[string]*desiredVal{}, actual: map[string]*actualVal{},
-		implicit: map[string][]string{}, timers: map[clock.Timer]struct{}{}, failed: map[string]*failure{},
-		lastOp: map[string]Operation{}, statuses: map[string]*ValueStatus{}, mdMaps: map[string]*metadataMap{},
-		watches: map[*Watch]struct{}{},
+		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
+		dirtyPub: map[string]struct{}{}, dirtyRec: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
+		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
+	s.hist.cur = map[string]*ValueStatus{}
 	s.scheduleTrim()
 	s.wg.Add(1)
 	go s.run()

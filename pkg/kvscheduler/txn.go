@@ -123,8 +123,11 @@ func (t *Txn) NonBlocking() *Txn { t.nonBlocking = true; return t }
 
 // Commit queues the transaction and, unless non-blocking, waits until it is
 // executed. It returns the transaction's record and, if operations failed,
-// a *TransactionError. A cancelled ctx stops the waiting, not the
-// transaction.
+// a *TransactionError. When ctx of a blocking Commit ends, Commit returns
+// at once and the transaction stops before its next operation: the
+// operations not run are named in TxnRecord.NotApplied and by the error
+// (which wraps ctx's error), and their values stay as they were in the
+// southbound; a resync completes them.
 func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	for _, kv := range t.values {
 		if kv.Key == "" {
@@ -145,6 +148,7 @@ func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	j := &job{kind: jobTxn, txn: t}
 	if !t.nonBlocking {
 		j.done = make(chan jobResult, 1)
+		j.ctx = ctx
 	}
 	if err := t.s.enqueue(j); err != nil {
 		return nil, err

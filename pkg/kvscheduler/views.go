@@ -2,8 +2,7 @@ package kvscheduler
 
 import (
 	"fmt"
-	"maps"
-	"sort"
+		"sort"
 	"strings"
 )
 
@@ -38,45 +37,6 @@ func (v View) String() string {
 	return fmt.Sprintf("View(%d)", int(v))
 }
 
-// valueViews is a snapshot of the values published with the statuses.
-// The maps are shallow copies, replaced and never modified once published;
-// the values they point to are never modified either (see actualVal). A
-// shallow copy costs a fraction of a copy of every value, which matters
-// because it is taken by every transaction.
-type valueViews struct {
-	desired map[string]*desiredVal
-	actual  map[string]*actualVal
-	// other holds the values of the graph that are not in actual when
-	// they differ from the desired ones: derived values not created yet.
-	other map[string]KVWithMetadata
-}
-
-// snapshotViews copies the desired and actual maps for DumpValues. It runs
-// on the worker goroutine, which owns the maps; readers get the copy
-// because they must not wait for (or deadlock with) the worker.
-func (s *Scheduler) snapshotViews(t *target, statuses map[string]*ValueStatus) valueViews {
-	v := valueViews{desired: maps.Clone(s.desired), actual: maps.Clone(s.actual)}
-	for k, st := range statuses {
-		if s.actual[k] != nil || !st.Derived {
-			continue
-		}
-		n := t.nodes[k]
-		if n == nil {
-			n = t.pending[k]
-		}
-		if n == nil {
-			// A derived value rejected before it joined the graph: its
-			// value is not kept, and a dump has nothing to show.
-			continue
-		}
-		if v.other == nil {
-			v.other = map[string]KVWithMetadata{}
-		}
-		v.other[k] = KVWithMetadata{Key: k, Value: n.value, Origin: n.origin}
-	}
-	return v
-}
-
 // DumpValues returns the values of view, limited to those handled by
 // descriptor and whose keys start with keyPrefix (empty strings select
 // everything), sorted by key. The values are those of the last completed
@@ -89,45 +49,26 @@ func (s *Scheduler) DumpValues(descriptor, keyPrefix string, view View) []KVWith
 	}
 	var out []KVWithMetadata
 	s.smu.RLock()
-	v := s.views
-	// The descriptor of a desired value is the one of its status: the
-	// registry belongs to the worker goroutine.
-	nb := func(k string, dv *desiredVal) {
-		if st := s.statuses[k]; descriptor == "" || st != nil && st.Descriptor == descriptor {
-			out = append(out, KVWithMetadata{Key: k, Value: dv.value, Origin: FromNB})
+	for k, v := range s.views {
+		if !strings.HasPrefix(k, keyPrefix) || descriptor != "" && v.desc != descriptor {
+			continue
 		}
-	}
-	sb := func(k string, a *actualVal) {
-		if descriptor == "" || a.d != nil && a.d.Name == descriptor {
-			out = append(out, KVWithMetadata{Key: k, Value: a.value, Metadata: a.metadata, Origin: a.origin})
-		}
-	}
-	switch view {
-	case NBView:
-		for k, dv := range v.desired {
-			if strings.HasPrefix(k, keyPrefix) {
-				nb(k, dv)
+		switch view {
+		case NBView:
+			if v.nb != nil {
+				out = append(out, KVWithMetadata{Key: k, Value: v.nb, Origin: FromNB})
 			}
-		}
-	case SBView:
-		for k, a := range v.actual {
-			if strings.HasPrefix(k, keyPrefix) {
-				sb(k, a)
+		case SBView:
+			if v.sb != nil {
+				out = append(out, KVWithMetadata{Key: k, Value: v.sb, Metadata: v.metadata, Origin: v.origin})
 			}
-		}
-	default:
-		for k, st := range s.statuses {
-			if !strings.HasPrefix(k, keyPrefix) {
-				continue
-			}
-			if a := v.actual[k]; a != nil {
-				sb(k, a)
-			} else if kv, ok := v.other[k]; ok {
-				if descriptor == "" || st.Descriptor == descriptor {
-					out = append(out, kv)
+		default:
+			if v.cached != nil {
+				kv := KVWithMetadata{Key: k, Value: v.cached, Origin: v.origin}
+				if v.sb != nil {
+					kv.Metadata = v.metadata
 				}
-			} else if dv := v.desired[k]; dv != nil {
-				nb(k, dv)
+				out = append(out, kv)
 			}
 		}
 	}

@@ -1,0 +1,298 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// node is one key of the scheduler's graph: what is wanted for it, what the
+// scheduler believes the southbound holds, and its state. Nodes live from
+// the first time a key is requested, retrieved or notified until it is
+// neither wanted nor in the southbound; a transaction touches only the
+// nodes its values reach (their derived values and dependents), which is
+// what makes its cost proportional to the change.
+type node struct {
+	key string
+	// d is the descriptor claiming the key (nil: a property, or a key no
+	// descriptor handles yet); dErr is set when two descriptors claim it.
+	d    *regDescriptor
+	dErr error
+
+	// want is the value the key should have: the last one requested by the
+	// northbound, derived from the base, or notified; nil when it should
+	// not exist. It stays while the value waits (PENDING, INVALID).
+	want   any
+	origin Origin
+	base   string // the base of a derived value
+	// last is the last request for a base value (or, for a derived one,
+	// its base's), which retries re-apply; nil for values only retrieved.
+	last *update
+
+	// sb is the value in the southbound as the scheduler believes it (as
+	// applied or retrieved); nil when absent. avail tells whether it
+	// satisfies dependencies: false while it is being removed and after a
+	// failed delete, even though the value may still exist.
+	sb       any
+	metadata any
+	avail    bool
+	deleting bool // its delete is under way (dependents and derived first)
+
+	// deps are the dependencies of want, computed when want is set (and
+	// indexed in the graph); depErr is set when Dependencies failed.
+	deps   []Dependency
+	depErr error
+	// derived are the keys of the derived values of the value, sorted.
+	derived []string
+
+	state  ValueState
+	lastOp Operation
+	err    error
+	fields []string // of an INVALID value
+
+	// A failed operation blocks the value until its want changes, a resync
+	// or its retry (failed holds the want it failed with).
+	blocked  bool
+	failed   any
+	attempt  int    // failures in a row
+	failSeq  uint64 // transaction of the first of them (RetryFor)
+	retryGen uint64 // the armed retry, if any
+	// txnSeq is the transaction in which the value last failed or was
+	// applied: a value that failed in a transaction is not applied again
+	// in it (except by a revert).
+	txnSeq  uint64
+	txnFail bool
+}
+
+// update is a request for a base value: the transaction that made it,
+// with its retry options. A nil value requests a delete.
+type update struct {
+	value  any
+	seq    uint64
+	retry  RetryOptions
+	revert bool
+}
+
+// exists tells whether the node's value is in the southbound.
+func (n *node) exists() bool { return n.sb != nil }
+
+// implicit values have no operations of their own: properties (derived
+// values without a descriptor) and values owned by the southbound.
+func (n *node) implicit() bool { return n.d == nil || n.origin == FromSB }
+
+// baseKey is the key whose request governs the value: its base for a
+// derived value, itself otherwise.
+func (g *graph) baseKey(n *node) string {
+	for i := 0; n.base != "" && i < 64; i++ {
+		b := g.nodes[n.base]
+		if b == nil {
+			return n.base
+		}
+		n = b
+	}
+	return n.key
+}
+
+// graph holds the nodes and the indexes that find, for a value, what
+// satisfies its dependencies and, for a provider, who depends on it,
+// without scanning the graph.
+type graph struct {
+	nodes map[string]*node
+	// exact maps a key to the nodes with a dependency on exactly that key.
+	exact map[string]map[*node]struct{}
+	// prefixes holds, per key prefix used by any-of dependencies, the
+	// nodes depending on it and the nodes whose keys have it.
+	prefixes map[string]*prefixEntry
+	// selectors are the nodes with any-of dependencies given by selector
+	// functions; those cannot be indexed, so they are checked one by one.
+	selectors map[*node]struct{}
+}
+
+type prefixEntry struct {
+	dependents map[*node]struct{}
+	members    map[*node]struct{}
+}
+
+func newGraph() *graph {
+	return &graph{nodes: map[string]*node{}, exact: map[string]map[*node]struct{}{},
+		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}}
+}
+
+// add inserts a new node for key.
+func (g *graph) add(key string) *node {
+	n := &node{key: key}
+	g.nodes[key] = n
+	g.eachPrefixOf(key, func(e *prefixEntry) { e.members[n] = struct{}{} })
+	return n
+}
+
+// remove drops n and its dependencies from the graph.
+func (g *graph) remove(n *node) {
+	g.setDeps(n, nil)
+	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
+	delete(g.nodes, n.key)
+}
+
+// eachPrefixOf calls f for every indexed prefix that key has: one lookup
+// per prefix length, whatever the number of nodes.
+func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
+	if len(g.prefixes) == 0 {
+		return
+	}
+	for i := 0; i <= len(key); i++ {
+		if e := g.prefixes[key[:i]]; e != nil {
+			f(e)
+		}
+	}
+}
+
+// setDeps replaces the indexed dependencies of n.
+func (g *graph) setDeps(n *node, deps []Dependency) {
+	old := n.deps
+	for _, dep := range old {
+		g.unindex(n, dep)
+	}
+	n.deps = deps
+	for _, dep := range deps {
+		g.index(n, dep)
+	}
+	// Prefixes nobody depends on any more are dropped only now, so that a
+	// value keeping its prefix does not make the index rebuild it.
+	for _, dep := range old {
+		for _, p := range dep.AnyOf.KeyPrefixes {
+			if e := g.prefixes[p]; e != nil && len(e.dependents) == 0 {
+				delete(g.prefixes, p)
+			}
+		}
+	}
+}
+
+func (g *graph) index(n *node, dep Dependency) {
+	if dep.Key != "" {
+		m := g.exact[dep.Key]
+		if m == nil {
+			m = map[*node]struct{}{}
+			g.exact[dep.Key] = m
+		}
+		m[n] = struct{}{}
+		return
+	}
+	for _, p := range dep.AnyOf.KeyPrefixes {
+		e := g.prefixes[p]
+		if e == nil {
+			// A new prefix is filled once from all nodes; prefixes are few
+			// and long-lived compared with transactions.
+			e = &prefixEntry{dependents: map[*node]struct{}{}, members: map[*node]struct{}{}}
+			for k, m := range g.nodes {
+				if strings.HasPrefix(k, p) {
+					e.members[m] = struct{}{}
+				}
+			}
+			g.prefixes[p] = e
+		}
+		e.dependents[n] = struct{}{}
+	}
+	if dep.AnyOf.KeySelector != nil {
+		g.selectors[n] = struct{}{}
+	}
+}
+
+func (g *graph) unindex(n *node, dep Dependency) {
+	if dep.Key != "" {
+		if m := g.exact[dep.Key]; m != nil {
+			delete(m, n)
+			if len(m) == 0 {
+				delete(g.exact, dep.Key)
+			}
+		}
+		return
+	}
+	for _, p := range dep.AnyOf.KeyPrefixes {
+		if e := g.prefixes[p]; e != nil {
+			delete(e.dependents, n)
+		}
+	}
+	if dep.AnyOf.KeySelector != nil {
+		delete(g.selectors, n)
+	}
+}
+
+// dependents returns the nodes with a dependency that p's key satisfies
+// (and p's derived values, which depend on their base), sorted by key.
+func (g *graph) dependents(p *node) []*node {
+	var out []*node
+	for n := range g.exact[p.key] {
+		out = append(out, n)
+	}
+	g.eachPrefixOf(p.key, func(e *prefixEntry) {
+		for n := range e.dependents {
+			out = append(out, n)
+		}
+	})
+	for n := range g.selectors {
+		for _, dep := range n.deps {
+			if dep.AnyOf.KeySelector != nil && dep.matches(p.key) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	out = slices.Compact(out)
+	if i := slices.Index(out, p); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return out
+}
+
+// providers calls f for every node that can satisfy dep, until f returns
+// false. A value can depend on its own key (a cycle of one), not match
+// its own any-of dependency.
+func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
+	if dep.Key != "" {
+		if p := g.nodes[dep.Key]; p != nil {
+			f(p)
+		}
+		return
+	}
+	for _, pre := range dep.AnyOf.KeyPrefixes {
+		if e := g.prefixes[pre]; e != nil {
+			for p := range e.members {
+				if p != n && !f(p) {
+					return
+				}
+			}
+		}
+	}
+	if dep.AnyOf.KeySelector != nil {
+		for k, p := range g.nodes {
+			if p != n && dep.AnyOf.KeySelector(k) && !f(p) {
+				return
+			}
+		}
+	}
+}
+
+// sortedKeys returns the keys of nodes, sorted.
+func sortedKeys(nodes []*node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.key
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkDeps rejects dependencies that nothing could ever satisfy: a
+// descriptor bug that would otherwise leave the value PENDING forever.
+func checkDeps(deps []Dependency) error {
+	for i, d := range deps {
+		if d.Key == "" && len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector == nil {
+			return fmt.Errorf("kvscheduler: dependency %d (%q) has neither Key nor AnyOf", i, d.Label)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package kvscheduler
+
+import "slices"
+
+// Statuses, values and history are published incrementally: a transaction
+// marks the keys it touches (and the dependents whose dependencies it
+// met or unmet) dirty, and only those are recomputed, compared and
+// replaced. Published statuses and values are never modified, only
+// replaced, so readers holding one are never affected.
+
+// pubValue is what DumpValues shows of a key, published with its status.
+type pubValue struct {
+	nb       any // the desired value, if the northbound requested one
+	sb       any // the value in the southbound, if any
+	metadata any
+	origin   Origin
+	desc     string
+	cached   any // as applied, else as waiting
+}
+
+// publish recomputes the statuses and values of the dirty keys, drops the
+// nodes nothing refers to any more, notifies watchers of the changed
+// statuses and returns the statuses changed since the last record.
+func (s *Scheduler) publish(record bool) []statusChange {
+	w := &walker{s: s, g: s.g, seq: s.seq}
+	type entry struct {
+		key string
+		st  *ValueStatus
+		v   *pubValue
+	}
+	entries := make([]entry, 0, len(s.dirtyPub))
+	for k := range s.dirtyPub {
+		n := s.g.nodes[k]
+		if n != nil && n.want == nil && !n.exists() && !n.avail && !n.blocked {
+			s.g.remove(n)
+			n = nil
+		}
+		if n == nil {
+			entries = append(entries, entry{key: k})
+			continue
+		}
+		entries = append(entries, entry{key: k, st: w.status(n), v: value(n)})
+	}
+	clear(s.dirtyPub)
+	s.smu.Lock()
+	watched := len(s.watches) > 0
+	var changed []ValueStatus
+	for _, e := range entries {
+		old := s.statuses[e.key]
+		switch {
+		case e.st == nil:
+			if old == nil {
+				continue
+			}
+			delete(s.statuses, e.key)
+			delete(s.views, e.key)
+			if watched {
+				changed = append(changed, ValueStatus{Key: e.key, State: Removed, LastOp: old.LastOp,
+					Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
+			}
+		default:
+			s.views[e.key] = e.v
+			if old != nil && old.sameRecorded(e.st) {
+				continue
+			}
+			s.statuses[e.key] = e.st
+			if watched {
+				changed = append(changed, *e.st)
+			}
+		}
+	}
+	for w := range s.watches {
+		for _, st := range changed {
+			w.push(st)
+		}
+	}
+	s.smu.Unlock()
+	if !record {
+		return nil
+	}
+	return s.diffRecorded()
+}
+
+// diffRecorded lists the statuses that differ from those recorded with
+// the previous record. It compares against the recorded statuses rather
+// than the published ones because a refresh may have published
+// intermediate statuses in between, which no record describes.
+func (s *Scheduler) diffRecorded() []statusChange {
+	if s.opts.HistoryMaxCount < 0 {
+		clear(s.dirtyRec)
+		return nil
+	}
+	var changes []statusChange
+	s.smu.RLock()
+	for k := range s.dirtyRec {
+		after := s.statuses[k]
+		before := s.hist.cur[k] // written only by this goroutine
+		if before == after || before != nil && after != nil && before.sameRecorded(after) {
+			continue
+		}
+		changes = append(changes, statusChange{key: k, before: before, after: after})
+	}
+	s.smu.RUnlock()
+	clear(s.dirtyRec)
+	return changes
+}
+
+// announce publishes intermediate statuses (MISSING values found by a
+// refresh) before the transaction repairs them.
+func (s *Scheduler) announce(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	w := &walker{s: s, g: s.g, seq: s.seq}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for _, k := range keys {
+		n := s.g.nodes[k]
+		if n == nil {
+			continue
+		}
+		st := w.status(n)
+		s.statuses[k] = st
+		for wt := range s.watches {
+			wt.push(*st)
+		}
+	}
+}
+
+// status builds the status of n.
+func (w *walker) status(n *node) *ValueStatus {
+	st := &ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
+		Derived: n.base != "", BaseKey: n.base}
+	if n.d != nil {
+		st.Descriptor = n.d.Name
+	}
+	if n.blocked {
+		st.State = Failed
+		if n.retryGen != 0 {
+			st.State = Retrying
+		}
+	}
+	if st.State == Pending {
+		st.UnmetDependencies = w.unmet(n)
+	}
+	// Dependencies are known for values whose dependencies the scheduler
+	// checks: not for values kept as they are (southbound-owned, blocked
+	// after a failure) nor for values rejected before the check.
+	if !n.implicit() && !n.blocked && n.state != Invalid && n.state != Unimplemented && n.state != Discovered {
+		st.Dependencies = w.depStatuses(n)
+	}
+	return st
+}
+
+// value builds what DumpValues shows of n.
+func value(n *node) *pubValue {
+	v := &pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
+	if n.d != nil {
+		v.desc = n.d.Name
+	}
+	if n.base == "" && n.origin == FromNB && n.last != nil {
+		v.nb = n.last.value
+	}
+	if v.cached == nil {
+		v.cached = n.want
+	}
+	if v.origin == UnknownOrigin {
+		v.origin = FromNB
+	}
+	return v
+}
+
+// sameRecorded is a cheaper equal for the history and the watchers: it
+// runs for every changed key, so it avoids formatting.
+func (s *ValueStatus) sameRecorded(o *ValueStatus) bool {
+	if s.Key != o.Key || s.State != o.State || s.LastOp != o.LastOp || s.Descriptor != o.Descriptor ||
+		s.Derived != o.Derived || s.BaseKey != o.BaseKey ||
+		!slices.Equal(s.UnmetDependencies, o.UnmetDependencies) || !slices.Equal(s.InvalidFields, o.InvalidFields) ||
+		len(s.Dependencies) != len(o.Dependencies) {
+		return false
+	}
+	// Errors are compared by text: comparing interfaces panics when the
+	// dynamic type is not comparable.
+	if !sameError(s.Error, o.Error) {
+		return false
+	}
+	for i, d := range s.Dependencies {
+		e := o.Dependencies[i]
+		if d.Label != e.Label || d.Key != e.Key || d.Met != e.Met || !slices.Equal(d.Keys, e.Keys) {
+			return false
+		}
+	}
+	return true
+}

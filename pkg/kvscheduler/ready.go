@@ -1,0 +1,141 @@
+package kvscheduler
+
+import "slices"
+
+// ready tells whether n can be created now: it is owned by the southbound
+// (never checked), or its base exists and every dependency has a provider
+// that exists. A value in a dependency cycle is ready when the cycle as a
+// whole can be created: its members count as providers for each other.
+func (w *walker) ready(n *node) bool {
+	if n.origin == FromSB {
+		return true
+	}
+	if n.depErr != nil || !w.baseAvail(n, nil) {
+		return false
+	}
+	if w.depsMet(n, nil) {
+		return true
+	}
+	return w.readyInCycle(n)
+}
+
+func (w *walker) baseAvail(n *node, region map[*node]bool) bool {
+	if n.base == "" {
+		return true
+	}
+	b := w.g.nodes[n.base]
+	return b != nil && (b.avail || region[b])
+}
+
+// depsMet tells whether every dependency of n has a provider that exists
+// (or, with region, that is about to be created with n).
+func (w *walker) depsMet(n *node, region map[*node]bool) bool {
+	for _, dep := range n.deps {
+		if !w.depMet(n, dep, region) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *walker) depMet(n *node, dep Dependency, region map[*node]bool) bool {
+	met := false
+	w.g.providers(n, dep, func(p *node) bool {
+		met = p.avail || region[p]
+		return !met
+	})
+	return met
+}
+
+// candidate tells whether p, which does not exist, could be created in
+// this transaction as a member of a cycle.
+func (w *walker) candidate(p *node) bool {
+	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr == nil && p.depErr == nil && !p.blocked &&
+		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !(p.txnSeq == w.seq && p.txnFail) &&
+		!w.later[p.key]
+}
+
+// readyInCycle collects the values n waits for that could be created
+// themselves (following unmet dependencies only), and keeps the largest
+// subset whose members all have their dependencies met within it or by
+// existing values. n is ready if it stays: the cycles it belongs to are
+// then created together, as the reference treats a strongly connected
+// component as one value. The cost is the number of values n waits for,
+// not the size of the graph.
+func (w *walker) readyInCycle(n *node) bool {
+	region := map[*node]bool{n: true}
+	queue := []*node{n}
+	for len(queue) > 0 {
+		m := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if m.base != "" {
+			if b := w.g.nodes[m.base]; b != nil && !b.avail && !region[b] && w.candidate(b) {
+				region[b] = true
+				queue = append(queue, b)
+			}
+		}
+		for _, dep := range m.deps {
+			if w.depMet(m, dep, nil) {
+				continue
+			}
+			w.g.providers(m, dep, func(p *node) bool {
+				if !region[p] && w.candidate(p) {
+					region[p] = true
+					queue = append(queue, p)
+				}
+				return true
+			})
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for m, in := range region {
+			if in && !(w.baseAvail(m, region) && w.depsMet(m, region)) {
+				region[m] = false
+				changed = true
+			}
+		}
+	}
+	return region[n]
+}
+
+// unmet lists the labels of the dependencies of n that no existing value
+// satisfies, with its base if that does not exist.
+func (w *walker) unmet(n *node) []string {
+	var out []string
+	if !w.baseAvail(n, nil) {
+		out = append(out, n.base)
+	}
+	for _, dep := range n.deps {
+		if !w.depMet(n, dep, nil) {
+			out = append(out, dep.name())
+		}
+	}
+	return out
+}
+
+// depStatuses describes the declared dependencies of n: met or not, and
+// what satisfies them (any-of: the matching values that exist when met,
+// the matching values that wait themselves when not).
+func (w *walker) depStatuses(n *node) []DependencyStatus {
+	if len(n.deps) == 0 {
+		return nil
+	}
+	out := make([]DependencyStatus, len(n.deps))
+	for i, dep := range n.deps {
+		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: w.depMet(n, dep, nil)}
+		if dep.Key != "" {
+			ds.Keys = []string{dep.Key}
+		} else {
+			w.g.providers(n, dep, func(p *node) bool {
+				if ds.Met && p.avail || !ds.Met && p.want != nil {
+					ds.Keys = append(ds.Keys, p.key)
+				}
+				return true
+			})
+			slices.Sort(ds.Keys)
+		}
+		out[i] = ds
+	}
+	return out
+}

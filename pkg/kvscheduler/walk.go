@@ -1,0 +1,619 @@
+package kvscheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// The walk applies values in the reference's order (see the package
+// comment): a value's change is a small tree of operations (obsolete
+// derived values, the value, the dependents its create made ready, its new
+// derived values), walked depth first. The tree is kept on an explicit
+// stack rather than in recursive calls, so that long dependency chains
+// cost no stack depth.
+
+type frameKind uint8
+
+const (
+	fApply      frameKind = iota // apply a requested value to a key
+	fDepUpdate                   // re-check a dependent after its provider changed
+	fFinishDel                   // delete the value itself, after its dependents and derived values
+	fFinishUpd                   // update the value, after its obsolete derived values went
+	fCreate                      // create the value again, after the delete of a re-create
+)
+
+type delReason uint8
+
+const (
+	delRemove   delReason = iota // no longer wanted
+	delPending                   // a dependency went away, or the new value's are unmet
+	delInvalid                   // the new value is invalid
+	delRecreate                  // re-created: a create follows
+)
+
+type frame struct {
+	kind    frameKind
+	key     string
+	value   any
+	base    string
+	origin  Origin
+	last    *update // for a top-level value: the request
+	n       *node
+	reason  delReason
+	derived []KeyValuePair // fFinishUpd: the new derived values
+	equal   bool           // fFinishUpd: the value did not change
+	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
+}
+
+// walker executes one transaction.
+type walker struct {
+	s   *Scheduler
+	g   *graph
+	rec *TxnRecord
+	seq uint64
+	ctx context.Context
+
+	stack []frame
+	// applied are the keys set by the transaction itself: only their
+	// failures fail (and revert) it; failures of values reached by cascade
+	// are recorded on those values.
+	applied  map[string]bool
+	topErr   bool
+	failedNs []*node
+	// reverting marks the undo of a transaction: values failed in it are
+	// applied again.
+	reverting bool
+	// unblock are the keys whose failed values this transaction attempts
+	// again (a retry, a resync); all when unblockAll.
+	unblock    map[string]bool
+	unblockAll bool
+	retry      bool
+	canceled   error
+	// later are the values of the transaction not applied yet.
+	later map[string]bool
+	// refreshed are the failed values already read back.
+	refreshed map[*node]bool
+}
+
+func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
+
+// run applies one top-level value and everything it reaches.
+func (w *walker) run(f frame) {
+	w.push(f)
+	for len(w.stack) > 0 {
+		f := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		switch f.kind {
+		case fApply:
+			w.applyValue(f)
+		case fDepUpdate:
+			w.depUpdate(f.n)
+		case fFinishDel:
+			w.finishDelete(f)
+		case fFinishUpd:
+			w.finishUpdate(f)
+		case fCreate:
+			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n {
+				w.create(f.n, true)
+			}
+		}
+	}
+}
+
+func (w *walker) applyValue(f frame) {
+	n := w.g.nodes[f.key]
+	if n == nil {
+		if f.value == nil {
+			return
+		}
+		n = w.s.newNode(f.key)
+	}
+	if n.txnSeq == w.seq && n.txnFail && !w.reverting {
+		return // failed in this transaction already
+	}
+	if f.base != "" || f.last != nil {
+		n.base, n.origin = f.base, f.origin
+	}
+	if f.last != nil {
+		n.last = f.last
+	}
+	if n.blocked {
+		same := n.failed != nil && f.value != nil && w.equal(n, n.failed, f.value) || n.failed == nil && f.value == nil
+		if same && !w.unblocks(n) {
+			return // left as it is until its value changes, a resync or its retry
+		}
+		n.blocked, n.retryGen = false, 0
+		if !same {
+			n.attempt = 0
+		}
+	}
+	if (n.want == nil) != (f.value == nil) {
+		w.availChanged(n) // any-of dependents list the values that wait
+	}
+	n.want = f.value
+	w.s.dirty(n.key)
+	switch {
+	case f.value == nil:
+		w.delete(n, delRemove, false)
+	case n.exists():
+		w.update(n)
+	default:
+		w.create(n, false)
+	}
+}
+
+// depUpdate re-checks a dependent: created if it waited and is now ready,
+// deleted into PENDING if it exists and no longer is.
+func (w *walker) depUpdate(n *node) {
+	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+		return
+	}
+	w.s.dirty(n.key)
+	switch {
+	case n.avail && !w.ready(n):
+		// Even a value blocked after a failure goes: it must not outlive
+		// what it depends on.
+		w.delete(n, delPending, true)
+	case n.blocked && !w.unblocks(n):
+		// A failed value is created again by its retry or a resync.
+	case w.later[n.key]:
+		// Set by the transaction further on: created with its new value
+		// then, not with the one it waited with.
+	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
+		if w.ready(n) {
+			n.blocked, n.retryGen = false, 0
+			w.create(n, false)
+		}
+	}
+}
+
+// unblocks tells whether the transaction attempts n again although it
+// failed: a retry of it (or its base), a resync, a revert.
+func (w *walker) unblocks(n *node) bool {
+	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)]
+}
+
+// newOp starts the record of an operation on n.
+func (w *walker) newOp(kind Operation, n *node) RecordedOp {
+	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: n.state,
+		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
+		Retry: w.retry}
+	if w.retry {
+		ro.Attempt, ro.RetryFor = n.attempt+1, n.failSeq
+	}
+	return ro
+}
+
+func (w *walker) record(n *node, ro RecordedOp) {
+	ro.NewState = n.state
+	w.rec.Executed = append(w.rec.Executed, ro)
+}
+
+// create applies n.want to a key that does not exist in the southbound.
+func (w *walker) create(n *node, recreate bool) {
+	ro := w.newOp(OpCreate, n)
+	ro.Recreate = recreate
+	if st, err, fields := w.check(n); st != 0 {
+		w.reject(n, st, err, fields, ro)
+		return
+	}
+	w.setDeps(n)
+	if n.depErr != nil {
+		w.reject(n, Invalid, n.depErr, nil, ro)
+		return
+	}
+	if !w.ready(n) {
+		n.state = Pending
+		ro.NOOP = true
+		w.record(n, ro)
+		return
+	}
+	if !n.implicit() {
+		if w.hold(n, OpCreate, ro) {
+			return
+		}
+		var md any
+		returned := w.s.calling(n.d, "Create", n.key)
+		err := guard(func() (err error) { md, err = n.d.Create(n.key, n.want); return err })
+		returned()
+		if err != nil {
+			w.fail(n, OpCreate, err, ro)
+			return
+		}
+		w.s.setMetadata(n, md)
+	}
+	n.sb = n.want
+	n.avail = true
+	n.state, n.lastOp, n.err, n.fields = w.okState(n), OpCreate, nil, nil
+	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	w.record(n, ro)
+	derived := w.derivedOf(n)
+	w.pushDerived(n, derived)
+	w.availChanged(n)
+	for _, m := range slices.Backward(w.g.dependents(n)) {
+		w.push(frame{kind: fDepUpdate, n: m})
+	}
+}
+
+func (w *walker) okState(n *node) ValueState {
+	if n.origin == FromSB {
+		return Obtained
+	}
+	return Configured
+}
+
+// check rejects a value the scheduler cannot apply: no descriptor, a key
+// claimed twice, a descriptor that cannot create, a failed validation.
+func (w *walker) check(n *node) (ValueState, error, []string) {
+	switch {
+	case n.dErr != nil:
+		return Invalid, n.dErr, nil
+	case n.d == nil:
+		if n.base == "" && n.origin != FromSB {
+			return Unimplemented, nil, nil
+		}
+		return 0, nil, nil // a property, or a southbound value
+	case n.origin == FromSB:
+		return 0, nil, nil
+	case n.d.Create == nil:
+		return Invalid, fmt.Errorf("kvscheduler: descriptor %q cannot create values", n.d.Name), nil
+	case n.d.Validate == nil:
+		return 0, nil, nil
+	}
+	err := guard(func() error { return n.d.Validate(n.key, n.want) })
+	if err == nil {
+		return 0, nil, nil
+	}
+	var ive *InvalidValueError
+	if errors.As(err, &ive) {
+		return Invalid, err, ive.Fields
+	}
+	return Invalid, err, nil
+}
+
+// reject leaves n waiting as INVALID or UNIMPLEMENTED (a NOOP).
+func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro RecordedOp) {
+	n.state, n.err, n.fields = st, err, fields
+	w.setDeps(n)
+	ro.NOOP = true
+	ro.Err = err
+	w.record(n, ro)
+}
+
+// setDeps computes (once per wanted value) and indexes n's dependencies.
+func (w *walker) setDeps(n *node) {
+	var deps []Dependency
+	var err error
+	if n.d != nil && n.d.Dependencies != nil && n.origin != FromSB {
+		deps, err = callDeps(n.d, n.key, n.want)
+		if err == nil {
+			err = checkDeps(deps)
+		}
+		if err != nil {
+			deps = nil
+		}
+	}
+	n.depErr = err
+	w.g.setDeps(n, deps)
+}
+
+// update applies n.want to a key that exists in the southbound.
+func (w *walker) update(n *node) {
+	ro := w.newOp(OpUpdate, n)
+	if st, err, fields := w.check(n); st != 0 {
+		// The old value goes; the new one waits to be fixed.
+		n.state, n.err, n.fields = st, err, fields
+		w.delete(n, delInvalid, false)
+		return
+	}
+	equal := w.equal(n, n.sb, n.want)
+	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
+		w.push(frame{kind: fCreate, n: n})
+		w.delete(n, delRecreate, false)
+		return
+	}
+	derived := w.derivedOf(n)
+	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
+	// Obsolete derived values are deleted before their base changes.
+	for _, k := range slices.Backward(n.derived) {
+		if !hasKey(derived, k) {
+			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+		}
+	}
+}
+
+func hasKey(kvs []KeyValuePair, k string) bool {
+	for _, kv := range kvs {
+		if kv.Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walker) finishUpdate(f frame) {
+	n := f.n
+	if w.g.nodes[n.key] != n || !n.exists() {
+		return
+	}
+	ro := f.op
+	w.setDeps(n)
+	if n.depErr != nil {
+		n.state, n.err = Invalid, n.depErr
+		w.delete(n, delInvalid, false)
+		return
+	}
+	if !w.ready(n) {
+		// The old value goes; the new one waits for its dependencies.
+		w.delete(n, delPending, false)
+		return
+	}
+	if !f.equal && !n.implicit() {
+		if w.hold(n, OpUpdate, ro) {
+			return
+		}
+		var md any
+		returned := w.s.calling(n.d, "Update", n.key)
+		err := guard(func() (err error) { md, err = n.d.Update(n.key, n.sb, n.want, n.metadata); return err })
+		returned()
+		if err != nil {
+			w.fail(n, OpUpdate, err, ro)
+			return
+		}
+		w.s.setMetadata(n, md)
+	}
+	wasAvail := n.avail
+	prevState := n.state
+	n.sb, n.avail = n.want, true
+	n.state, n.err, n.fields = w.okState(n), nil, nil
+	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	if !f.equal {
+		n.lastOp = OpUpdate
+	}
+	// An equal value is recorded only when its state changed, except that
+	// a discovered value found as wanted is simply in sync.
+	if !f.equal || prevState != n.state && prevState != Discovered {
+		ro.NOOP = f.equal
+		w.record(n, ro)
+	}
+	w.pushDerived(n, f.derived)
+	if !wasAvail {
+		w.availChanged(n)
+		for _, m := range slices.Backward(w.g.dependents(n)) {
+			w.push(frame{kind: fDepUpdate, n: m})
+		}
+	}
+}
+
+// delete removes n's value from the southbound: first its derived values,
+// then the values that depend on it (into PENDING), then the value.
+func (w *walker) delete(n *node, reason delReason, dep bool) {
+	if !n.exists() && !n.avail {
+		w.deleteAbsent(n, reason)
+		return
+	}
+	ro := w.newOp(OpDelete, n)
+	ro.Recreate = reason == delRecreate
+	n.deleting = true
+	if n.avail {
+		n.avail = false // dependents stop counting on it
+		w.availChanged(n)
+	}
+	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro})
+	for _, m := range slices.Backward(w.g.dependents(n)) {
+		w.push(frame{kind: fDepUpdate, n: m})
+	}
+	for _, k := range slices.Backward(n.derived) {
+		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+	}
+}
+
+// deleteAbsent handles the delete of a value that is not in the
+// southbound (pending, invalid, never created): nothing to do but its
+// state.
+func (w *walker) deleteAbsent(n *node, reason delReason) {
+	switch reason {
+	case delRemove:
+		if n.state == Pending || n.state == Invalid || n.state == Unimplemented {
+			ro := w.newOp(OpDelete, n)
+			ro.NOOP = true
+			n.state, n.err, n.fields = Removed, nil, nil
+			w.record(n, ro)
+		}
+		n.state = Removed
+	case delPending:
+		n.state = Pending
+	case delInvalid:
+		// The state was set by the caller.
+	case delRecreate:
+		// The create follows.
+	}
+}
+
+func (w *walker) finishDelete(f frame) {
+	n := f.n
+	ro := f.op
+	n.deleting = false
+	if !n.implicit() {
+		if blocker := w.stillNeeded(n); blocker != "" {
+			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
+			return
+		}
+		if w.hold(n, OpDelete, ro) {
+			return
+		}
+		if n.d.Delete == nil {
+			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: descriptor %q cannot delete values", n.d.Name), ro)
+			return
+		}
+		returned := w.s.calling(n.d, "Delete", n.key)
+		err := guard(func() error { return n.d.Delete(n.key, n.sb, n.metadata) })
+		returned()
+		if err != nil {
+			w.fail(n, OpDelete, err, ro)
+			return
+		}
+	}
+	n.sb, n.derived = nil, nil
+	// A failure of the value is superseded: it is gone now.
+	n.blocked, n.retryGen, n.attempt = false, 0, 0
+	w.s.setMetadata(n, nil)
+	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
+	switch f.reason {
+	case delRemove:
+		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
+	case delPending, delRecreate:
+		n.state, n.err, n.fields = Pending, nil, nil
+	case delInvalid:
+		// INVALID, with the error set by the caller.
+	}
+	w.record(n, ro)
+}
+
+// stillNeeded names a value that depends on n (or derives from it) and is
+// still in the southbound, its own delete having failed: n must not be
+// deleted under it.
+func (w *walker) stillNeeded(n *node) string {
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && !c.implicit() {
+			return k
+		}
+	}
+	for _, m := range w.g.dependents(n) {
+		// A dependent whose own delete is in progress is in a cycle with
+		// n (its delete led here): members of a cycle go together.
+		if !m.exists() || m.implicit() || m.deleting {
+			continue
+		}
+		for _, dep := range m.deps {
+			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
+				return m.key
+			}
+		}
+	}
+	return ""
+}
+
+// hold refuses an operation while the descriptor (or its base's) could not
+// be read in this transaction's refresh, or once the transaction's context
+// has ended.
+func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
+	if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
+		w.canceled = w.ctx.Err()
+	}
+	if w.canceled != nil {
+		w.stack = w.stack[:0]
+		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
+		return true
+	}
+	if re := w.s.unreadFor(n); re != nil {
+		w.fail(n, kind, fmt.Errorf("kvscheduler: not applied: %w", re), ro)
+		return true
+	}
+	return false
+}
+
+// fail records a failed operation: n is left as the southbound holds it
+// (refreshed after the transaction) and blocked until its retry.
+func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
+	if n.attempt == 0 {
+		n.failSeq = w.seq
+	}
+	n.attempt++
+	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	n.txnSeq, n.txnFail = w.seq, true
+	n.state = Failed
+	if kind != OpUpdate && n.avail {
+		n.avail = false
+		w.availChanged(n)
+	}
+	ro.Err = err
+	w.record(n, ro)
+	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
+	w.failedNs = append(w.failedNs, n)
+	if w.applied[w.g.baseKey(n)] {
+		w.topErr = true
+	}
+}
+
+// availChanged marks the statuses of n's dependents (whose dependencies
+// are met or not) as changed.
+func (w *walker) availChanged(n *node) {
+	for _, m := range w.g.dependents(n) {
+		w.s.dirty(m.key)
+	}
+}
+
+// derivedOf returns the derived values of n.want, sorted by key.
+func (w *walker) derivedOf(n *node) []KeyValuePair {
+	if n.d == nil || n.d.DerivedValues == nil {
+		return nil
+	}
+	kvs, err := callDerived(n.d, n.key, n.want)
+	if err != nil {
+		return nil
+	}
+	out := kvs[:0:0]
+	for _, kv := range kvs {
+		if kv.Key != "" && kv.Value != nil && kv.Key != n.key {
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b KeyValuePair) int { return cmpString(a.Key, b.Key) })
+	return out
+}
+
+// pushDerived applies the derived values of n right after it, in key
+// order. Obsolete ones were deleted before (see update); those whose
+// delete failed stay listed, so that the retry of n deletes them again.
+func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	keys := make([]string, 0, len(derived))
+	for _, kv := range derived {
+		keys = append(keys, kv.Key)
+	}
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.exists() && !hasKey(derived, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	n.derived = keys
+	for _, kv := range slices.Backward(derived) {
+		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
+	}
+}
+
+func deepEqual(a, b any) (eq bool) {
+	_ = guard(func() error { eq = reflect.DeepEqual(a, b); return nil })
+	return eq
+}
+
+func (w *walker) equal(n *node, a, b any) bool {
+	if n.d == nil {
+		return samePointer(a, b) || deepEqual(a, b)
+	}
+	return safeEqual(n.d, n.key, a, b)
+}
+
+// needsRecreate asks whether changing n to v takes a delete and a create.
+func (w *walker) needsRecreate(n *node, v any) (re bool) {
+	if n.d.UpdateWithRecreate == nil {
+		return false
+	}
+	defer w.s.calling(n.d, "UpdateWithRecreate", n.key)()
+	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
+	return re
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
