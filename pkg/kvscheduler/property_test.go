@@ -204,12 +204,16 @@ func TestPropertyFailuresHealedByDownstreamResync(t *testing.T) {
 				}
 				sb.ClearFailures()
 				if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background()); err != nil {
-					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) { t.Log(r) }
+					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+						t.Log(r)
+					}
 					t.Fatalf("step %d: resync: %v", i, err)
 				}
 				want := expectedSB(desired)
 				if got := sb.Values(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
-					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) { t.Log(r) }
+					for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+						t.Log(r)
+					}
 					t.Fatalf("step %d:\n got  %v\n want %v", i, got, want)
 				}
 			}

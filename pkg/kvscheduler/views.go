@@ -2,7 +2,7 @@ package kvscheduler
 
 import (
 	"fmt"
-		"sort"
+	"sort"
 	"strings"
 )
 

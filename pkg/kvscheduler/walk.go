@@ -18,11 +18,11 @@ import (
 type frameKind uint8
 
 const (
-	fApply      frameKind = iota // apply a requested value to a key
-	fDepUpdate                   // re-check a dependent after its provider changed
-	fFinishDel                   // delete the value itself, after its dependents and derived values
-	fFinishUpd                   // update the value, after its obsolete derived values went
-	fCreate                      // create the value again, after the delete of a re-create
+	fApply     frameKind = iota // apply a requested value to a key
+	fDepUpdate                  // re-check a dependent after its provider changed
+	fFinishDel                  // delete the value itself, after its dependents and derived values
+	fFinishUpd                  // update the value, after its obsolete derived values went
+	fCreate                     // create the value again, after the delete of a re-create
 )
 
 type delReason uint8
