@@ -304,3 +304,33 @@ func TestHistoryDescribesEachEventOnce(t *testing.T) {
 		t.Fatalf("String called %d times, want once", calls)
 	}
 }
+
+// TestHistoryHTTPTimeBoundsOutOfRange: a time that parses as int64 Unix
+// seconds but lies outside what time.Time and JSON can represent (years 1
+// to 9999) wraps around in time.Unix and so selects nothing, or
+// everything; it is answered with a 400 naming the parameter instead.
+func TestHistoryHTTPTimeBoundsOutOfRange(t *testing.T) {
+	e := historyEnv(t)
+	h := e.loop.HTTPHandler()
+	for _, c := range []struct{ query, param string }{
+		{"?until=9223372036854775000", "until"},
+		{"?since=-9223372036854775808", "since"},
+		{"?since=0&until=9223372036854775807", "until"},
+		{"?until=253402300800", "until"},
+		{"?since=-62135596801", "since"},
+		{"?since=99999999999999999999", "since"},
+	} {
+		res := get(h, http.MethodGet, "/controller/event-history"+c.query)
+		var body struct{ Error string }
+		if res.status != http.StatusBadRequest || json.Unmarshal([]byte(res.body), &body) != nil ||
+			!strings.Contains(body.Error, "parameter "+c.param) {
+			t.Errorf("%s: %d %s, want 400 with an error naming parameter %s", c.query, res.status, res.body, c.param)
+		}
+	}
+	// The bounds of the range itself are accepted.
+	res := get(h, http.MethodGet, "/controller/event-history?since=-62135596800&until=253402300799")
+	if res.status != http.StatusOK {
+		t.Fatalf("widest window: %d %s", res.status, res.body)
+	}
+	eq(t, "widest window", seqsOf(t, res.body), []uint64{0, 1, 2, 3, 4})
+}

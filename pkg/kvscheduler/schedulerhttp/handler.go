@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lariat-dev/lariat/internal/historyquery"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -90,7 +91,9 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 // (sequence numbers, inclusive, either may be left out); first=N (the N
 // oldest kept records); last=N (the N newest). Every parameter present is
 // checked, even if a preceding one wins, so that a typo is not silently
-// ignored. format=text returns the transaction logs (TxnRecord.String)
+// ignored. Times (here and in graph and graph-snapshot) must lie in years 1
+// to 9999 (Unix seconds -62135596800 to 253402300799): beyond them they
+// would wrap around, so they get a 400 naming the parameter. format=text returns the transaction logs (TxnRecord.String)
 // instead of JSON.
 //
 // GET /scheduler/key-timeline?key=K: the values requested for K, notified
@@ -224,27 +227,19 @@ func oneOf(r *http.Request, name string, choices ...string) (string, error) {
 }
 
 func uintParam(r *http.Request, name string) (uint64, bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return 0, false, nil
-	}
-	v, err := strconv.ParseUint(q.Get(name), 10, 64)
+	v, ok, err := historyquery.Uint(r.URL.Query(), name)
 	if err != nil {
-		return 0, true, badParam{fmt.Errorf("parameter %s: want a non-negative integer, got %q", name, q.Get(name))}
+		return 0, true, badParam{err}
 	}
-	return v, true, nil
+	return v, ok, nil
 }
 
 func timeParam(r *http.Request, name string) (time.Time, bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return time.Time{}, false, nil
-	}
-	sec, err := strconv.ParseInt(q.Get(name), 10, 64)
+	t, ok, err := historyquery.UnixTime(r.URL.Query(), name)
 	if err != nil {
-		return time.Time{}, true, badParam{fmt.Errorf("parameter %s: want Unix seconds, got %q", name, q.Get(name))}
+		return time.Time{}, true, badParam{err}
 	}
-	return time.Unix(sec, 0), true, nil
+	return t, ok, nil
 }
 
 func boolParam(r *http.Request, name string) (bool, error) {
@@ -264,67 +259,33 @@ func (h *handler) txnHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	hq, err := historyquery.Parse(r.URL.Query())
+	if err != nil {
+		return badParam{err}
+	}
 	var recs []*kvscheduler.TxnRecord
 	single := false
-	seq, hasSeq, err := uintParam(r, "seq-num")
-	if err != nil {
-		return err
-	}
-	since, hasSince, err := timeParam(r, "since")
-	if err != nil {
-		return err
-	}
-	until, hasUntil, err := timeParam(r, "until")
-	if err != nil {
-		return err
-	}
-	from, hasFrom, err := uintParam(r, "from")
-	if err != nil {
-		return err
-	}
-	to, hasTo, err := uintParam(r, "to")
-	if err != nil {
-		return err
-	}
-	first, hasFirst, err := uintParam(r, "first")
-	if err != nil {
-		return err
-	}
-	last, hasLast, err := uintParam(r, "last")
-	if err != nil {
-		return err
-	}
-	switch {
-	case hasSeq:
-		rec, found := h.s.GetRecordedTransaction(seq)
+	switch hq.Kind {
+	case historyquery.One:
+		rec, found := h.s.GetRecordedTransaction(hq.SeqNum)
 		if !found {
-			return notFound{fmt.Errorf("transaction #%d is not recorded", seq)}
+			return notFound{fmt.Errorf("transaction #%d is not recorded", hq.SeqNum)}
 		}
 		recs, single = []*kvscheduler.TxnRecord{rec}, true
-	case hasSince || hasUntil:
-		if hasUntil {
-			if hasSince && until.Before(since) {
-				return badParam{fmt.Errorf("until (%d) is before since (%d)", until.Unix(), since.Unix())}
-			}
-			// until is inclusive at the precision of the parameter.
-			until = until.Add(time.Second - 1)
-		}
-		recs = h.s.TransactionHistory(since, until)
-	case hasFrom || hasTo:
-		if hasFrom && hasTo && to < from {
-			return badParam{fmt.Errorf("to (%d) is before from (%d)", to, from)}
-		}
+	case historyquery.Window:
+		recs = h.s.TransactionHistory(hq.Since, hq.Until)
+	case historyquery.Range:
 		for _, rec := range h.s.TransactionHistory(time.Time{}, time.Time{}) {
-			if rec.SeqNum >= from && (!hasTo || rec.SeqNum <= to) {
+			if rec.SeqNum >= hq.From && rec.SeqNum <= hq.To {
 				recs = append(recs, rec)
 			}
 		}
-	case hasFirst:
+	case historyquery.First:
 		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
-		recs = recs[:min(uint64(len(recs)), first)]
-	case hasLast:
+		recs = recs[:min(uint64(len(recs)), hq.N)]
+	case historyquery.Last:
 		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
-		recs = recs[uint64(len(recs))-min(uint64(len(recs)), last):]
+		recs = recs[uint64(len(recs))-min(uint64(len(recs)), hq.N):]
 	default:
 		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
 	}

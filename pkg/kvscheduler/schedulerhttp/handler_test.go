@@ -726,3 +726,29 @@ func TestStatusLabeledDependencies(t *testing.T) {
 		t.Errorf("any-of dependency on an invalid value = %+v", w)
 	}
 }
+
+// TestTimeBoundsOutOfRange: a time that parses as int64 Unix seconds but
+// lies outside what time.Time and JSON can represent (years 1 to 9999)
+// wraps around in time.Unix and so selects nothing, or everything; it is
+// answered with a 400 naming the parameter instead.
+func TestTimeBoundsOutOfRange(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct{ query, param string }{
+		{"/scheduler/txn-history?until=9223372036854775000", "until"},
+		{"/scheduler/txn-history?since=-9223372036854775808", "since"},
+		{"/scheduler/txn-history?since=0&until=9223372036854775807", "until"},
+		{"/scheduler/txn-history?until=253402300800", "until"},
+		{"/scheduler/txn-history?since=-62135596801", "since"},
+		{"/scheduler/txn-history?since=99999999999999999999", "since"},
+		{"/scheduler/graph-snapshot?time=9223372036854775000", "time"},
+		{"/scheduler/graph?format=dot&time=-9223372036854775808", "time"},
+	} {
+		t.Run(c.query, func(t *testing.T) { f.wantError(t, "GET", c.query, 400, "parameter "+c.param) })
+	}
+	// The bounds of the range itself are accepted.
+	var all []schedulerhttp.TxnJSON
+	f.getJSON(t, "GET", "/scheduler/txn-history?since=-62135596800&until=253402300799", 200, &all)
+	if len(all) != 1 {
+		t.Errorf("widest window = %+v", all)
+	}
+}
