@@ -3,7 +3,6 @@ package eventloop
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/lariat-dev/lariat/internal/historyquery"
 	"github.com/lariat-dev/lariat/internal/httpjson"
@@ -11,13 +10,18 @@ import (
 
 // Paths served by the handler returned by Loop.HTTPHandler.
 const (
+	// EventHistoryPath serves the records of processed events (GET).
 	EventHistoryPath = "/controller/event-history"
-	ResyncPath       = "/controller/resync"
+	// ResyncPath requests a resync (POST).
+	ResyncPath = "/controller/resync"
 )
 
 // HTTPHandler returns the loop's REST API, to be mounted by the user, e.g.
-// mux.Handle("/controller/", loop.HTTPHandler()). Requests are matched by
-// path suffix, so the API may also be mounted below a prefix.
+// mux.Handle("/controller/", loop.HTTPHandler()). Requests are routed by
+// method and whole path, so a wrong method gets 405 (with Allow); to serve
+// the API below a prefix, strip it, e.g.
+// mux.Handle("/debug/controller/", http.StripPrefix("/debug", loop.HTTPHandler())).
+// Errors are answered as JSON {"error": "..."}.
 //
 // GET /controller/event-history returns records of processed events as JSON.
 // Its parameters are considered in this precedence (as in Contiv), the first
@@ -38,33 +42,22 @@ const (
 //
 // POST /controller/resync requests a resync (see Loop.RequestResync) and
 // answers 202; it answers 503 when the request cannot be queued.
-func (l *Loop) HTTPHandler() http.Handler { return httpHandler{l} }
+func (l *Loop) HTTPHandler() http.Handler {
+	h := httpHandler{l}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+EventHistoryPath, h.history)
+	mux.HandleFunc("POST "+ResyncPath, h.resync)
+	return httpjson.Mux(mux)
+}
 
 type httpHandler struct{ l *Loop }
 
-func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case strings.HasSuffix(r.URL.Path, EventHistoryPath):
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method))
-			return
-		}
-		h.history(w, r)
-	case strings.HasSuffix(r.URL.Path, ResyncPath):
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method))
-			return
-		}
-		if err := h.l.RequestResync(r.Context()); err != nil {
-			writeError(w, http.StatusServiceUnavailable, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]string{"status": "resync requested"})
-	default:
-		writeError(w, http.StatusNotFound, fmt.Errorf("no such resource: %s", r.URL.Path))
+func (h httpHandler) resync(w http.ResponseWriter, r *http.Request) {
+	if err := h.l.RequestResync(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
 	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "resync requested"})
 }
 
 func (h httpHandler) history(w http.ResponseWriter, r *http.Request) {

@@ -499,9 +499,12 @@ func TestGraphSVGRendering(t *testing.T) {
 func TestUnknownPath(t *testing.T) {
 	f := newFixture(t)
 	f.wantError(t, "GET", "/scheduler/nope", 404, "no such resource")
-	// Mounted below a prefix, with a trailing slash.
+	f.wantError(t, "GET", "/scheduler", 404, "no such resource")
+	// Paths are matched whole (see TestMountedBelowPrefix); a trailing
+	// slash is ignored.
+	f.wantError(t, "GET", "/api/scheduler/status", 404, "StripPrefix")
 	var all []schedulerhttp.StatusJSON
-	f.getJSON(t, "GET", "/api/scheduler/status/", 200, &all)
+	f.getJSON(t, "GET", "/scheduler/status/", 200, &all)
 }
 
 func TestValuesThatDoNotMarshal(t *testing.T) {
