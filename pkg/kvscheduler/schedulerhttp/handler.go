@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,16 +48,6 @@ func WithLookPath(lookPath func(file string) (string, error)) Option {
 	}
 }
 
-// WithResyncRetry sets the retry options given to the transaction of
-// POST /scheduler/downstream-resync?retry=true. The default retries three
-// times with exponential backoff from one second, because an unbounded
-// retry of a resync requested by hand would outlive its purpose. The
-// scheduler currently retries with the options of the transaction that set
-// each value instead (see ResyncResult).
-func WithResyncRetry(o kvscheduler.RetryOptions) Option {
-	return func(h *handler) { h.resyncRetry = o }
-}
-
 // WithRenderTimeout bounds how long dot may take to render the SVG graph
 // (default ten seconds), so that a huge graph cannot hold a request forever.
 func WithRenderTimeout(d time.Duration) Option {
@@ -72,7 +61,6 @@ func WithRenderTimeout(d time.Duration) Option {
 type handler struct {
 	s             *kvscheduler.Scheduler
 	lookPath      func(string) (string, error)
-	resyncRetry   kvscheduler.RetryOptions
 	renderTimeout time.Duration
 	// routes dispatches the requests by method and path.
 	routes http.Handler
@@ -122,9 +110,10 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 //
 // POST /scheduler/downstream-resync: commits an empty downstream resync
 // and returns its record as a ResyncResult (200 even when operations
-// failed: the failures are in the record; 503 if the scheduler is closed).
-// retry=true passes WithResyncRetry's options to the transaction; see
-// ResyncResult for why the scheduler may not retry anyway.
+// failed: the failures are in the record, and notRetrying lists those the
+// scheduler will not retry; 503 if the scheduler is closed). It takes no
+// parameter: retry= gets a 400, because the scheduler retries a value with
+// the retry options of the transaction that set it (see ResyncResult).
 //
 // GET /scheduler/graph: the current values as a graph, with their
 // dependencies (met: solid, unmet: dashed red) and derivations (dotted,
@@ -146,7 +135,6 @@ func New(s *kvscheduler.Scheduler, opts ...Option) http.Handler {
 	h := &handler{
 		s:             s,
 		lookPath:      exec.LookPath,
-		resyncRetry:   kvscheduler.RetryOptions{Period: time.Second, MaxAttempts: 3, ExpBackoff: true},
 		renderTimeout: 10 * time.Second,
 	}
 	for _, o := range opts {
@@ -237,16 +225,4 @@ func timeParam(r *http.Request, name string) (time.Time, bool, error) {
 		return time.Time{}, true, badParam{err}
 	}
 	return t, ok, nil
-}
-
-func boolParam(r *http.Request, name string) (bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return false, nil
-	}
-	v, err := strconv.ParseBool(q.Get(name))
-	if err != nil {
-		return false, badParam{fmt.Errorf("parameter %s: want true/false or 1/0, got %q", name, q.Get(name))}
-	}
-	return v, nil
 }

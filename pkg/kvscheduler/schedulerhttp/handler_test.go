@@ -401,19 +401,23 @@ func TestDownstreamResyncRepairsDrift(t *testing.T) {
 	if st := f.s.GetValueStatus("link/eth0"); st.State != kvscheduler.Configured {
 		t.Errorf("status = %+v", st)
 	}
-	f.getJSON(t, "POST", "/scheduler/downstream-resync?retry=1", 200, &rec)
-	if rec.SeqNum != 3 {
-		t.Errorf("retry resync = %+v", rec)
+	// The scheduler retries a value with the options of the transaction
+	// that set it, so a resync cannot ask for retries: the parameter it
+	// once had is refused rather than ignored, and nothing is committed.
+	for _, v := range []string{"true", "1", "false", "maybe", ""} {
+		f.wantError(t, "POST", "/scheduler/downstream-resync?retry="+v, 400, "parameter retry is not supported")
 	}
-	f.wantError(t, "POST", "/scheduler/downstream-resync?retry=maybe", 400, "retry")
+	if recs := f.s.TransactionHistory(time.Time{}, time.Time{}); len(recs) != 2 {
+		t.Errorf("%d transactions after refused resyncs, want 2", len(recs))
+	}
 
-	// A failed re-create is reported; with retry=true, the answer says
-	// that the scheduler does not retry it (the value was set without
-	// retry options, which are the ones the scheduler applies).
+	// A failed re-create is reported, and the answer says that the
+	// scheduler does not retry it (the value was set without retry
+	// options, which are the ones the scheduler applies).
 	f.sb.Remove("link/eth0")
 	f.sb.FailNext("create", "link/eth0", errors.New("boom"))
 	var failed schedulerhttp.ResyncResult
-	f.getJSON(t, "POST", "/scheduler/downstream-resync?retry=true", 200, &failed)
+	f.getJSON(t, "POST", "/scheduler/downstream-resync", 200, &failed)
 	if len(failed.Errors) != 1 || !strings.Contains(failed.Errors[0], "boom") ||
 		len(failed.NotRetrying) != 1 || failed.NotRetrying[0] != "link/eth0" {
 		t.Errorf("failed resync = %+v", failed)
@@ -542,7 +546,7 @@ func TestDownstreamResyncValueWithRetry(t *testing.T) {
 	f.sb.Remove("link/eth1")
 	f.sb.FailNext("create", "link/eth1", errors.New("boom"))
 	var res schedulerhttp.ResyncResult
-	f.getJSON(t, "POST", "/scheduler/downstream-resync?retry=true", 200, &res)
+	f.getJSON(t, "POST", "/scheduler/downstream-resync", 200, &res)
 	if len(res.Errors) != 1 || len(res.NotRetrying) != 0 {
 		t.Errorf("resync = %+v", res)
 	}

@@ -8,16 +8,17 @@ import (
 )
 
 func (h *handler) downstreamResync(w http.ResponseWriter, r *http.Request) error {
-	retry, err := boolParam(r, "retry")
-	if err != nil {
-		return err
+	// The scheduler retries a failed value with the retry options of the
+	// transaction that set it, whatever the transaction that failed it:
+	// options given to the resync would have no effect, so the parameter
+	// that asked for them is refused rather than silently ignored.
+	if r.URL.Query().Has("retry") {
+		return badParam{errors.New("parameter retry is not supported: the scheduler retries a failed value " +
+			"with the retry options of the transaction that set it (Txn.WithRetry), not with the resync's; " +
+			"notRetrying in the answer lists the failed values it will not retry")}
 	}
-	txn := h.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).
-		WithDescription("downstream resync requested over REST")
-	if retry {
-		txn = txn.WithRetry(h.resyncRetry)
-	}
-	rec, err := txn.Commit(r.Context())
+	rec, err := h.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).
+		WithDescription("downstream resync requested over REST").Commit(r.Context())
 	if rec == nil {
 		if err == nil {
 			err = errors.New("the scheduler returned no transaction record")
@@ -26,22 +27,18 @@ func (h *handler) downstreamResync(w http.ResponseWriter, r *http.Request) error
 		return nil
 	}
 	// Failed operations are in the record; the resync itself happened.
-	out := ResyncResult{TxnJSON: encodeTxn(rec)}
-	if retry {
-		out.NotRetrying = notRetrying(h.s, rec)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ResyncResult{TxnJSON: encodeTxn(rec), NotRetrying: notRetrying(h.s, rec)})
 	return nil
 }
 
 // ResyncResult is the answer of POST /scheduler/downstream-resync: the
 // record of the resync.
 //
-// NotRetrying lists, when retry=true was asked, the keys whose operations
-// failed in the resync and are not RETRYING now. The scheduler applies the
-// retry options of the transaction that last set each value, not those of
-// the resync, so retry=true cannot make it retry them; the list tells the
-// caller instead of leaving it to believe they will be retried.
+// NotRetrying lists the keys whose operations failed in the resync and are
+// not RETRYING now. The scheduler retries a value with the retry options
+// of the transaction that last set it, so the values set without them stay
+// failed until the next change or resync; the list tells the caller which
+// failures will not repair themselves.
 type ResyncResult struct {
 	TxnJSON
 	NotRetrying []string `json:"notRetrying,omitempty"`
