@@ -20,6 +20,7 @@ func Mux(mux *http.ServeMux) http.Handler { return muxHandler{mux} }
 
 type muxHandler struct{ mux *http.ServeMux }
 
+// ServeHTTP routes r through the mux, translating the mux's own errors.
 func (m muxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
 		r2 := new(http.Request)
@@ -59,10 +60,12 @@ type errorWriter struct {
 	code int
 }
 
+// WriteHeader keeps the first status instead of sending it.
 func (w *errorWriter) WriteHeader(code int) {
 	if w.code == 0 {
 		w.code = code
 	}
 }
 
+// Write drops the plain-text body.
 func (w *errorWriter) Write(b []byte) (int, error) { return len(b), nil }

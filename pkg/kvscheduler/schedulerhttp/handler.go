@@ -164,6 +164,7 @@ type badParam struct{ error }
 // notFound marks errors answered with 404.
 type notFound struct{ error }
 
+// ServeHTTP routes the request to its endpoint (see New).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A nil scheduler is a wiring mistake; answer it instead of panicking.
 	if h.s == nil {
