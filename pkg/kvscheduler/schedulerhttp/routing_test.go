@@ -77,3 +77,14 @@ func TestMountedBelowPrefix(t *testing.T) {
 		t.Errorf("unprefixed path: %d", code)
 	}
 }
+
+func TestUnknownPath(t *testing.T) {
+	f := newFixture(t)
+	f.wantError(t, "GET", "/scheduler/nope", 404, "no such resource")
+	f.wantError(t, "GET", "/scheduler", 404, "no such resource")
+	// Paths are matched whole (see TestMountedBelowPrefix); a trailing
+	// slash is ignored.
+	f.wantError(t, "GET", "/api/scheduler/status", 404, "StripPrefix")
+	var all []schedulerhttp.StatusJSON
+	f.getJSON(t, "GET", "/scheduler/status/", 200, &all)
+}
