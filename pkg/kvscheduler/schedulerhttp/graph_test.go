@@ -2,7 +2,6 @@ package schedulerhttp_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
 )
 
@@ -73,12 +71,7 @@ func TestGraphSVGRendering(t *testing.T) {
 
 func TestGraphEdges(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
+	s, sb := newScheduler(t)
 	ifd := sb.Descriptor("if", "if/")
 	ifd.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
 		return []kvscheduler.KeyValuePair{{Key: "addr/" + strings.TrimPrefix(key, "if/"), Value: v}}
@@ -92,16 +85,11 @@ func TestGraphEdges(t *testing.T) {
 			{Key: "if/b"},
 		}
 	}
-	for _, d := range []*kvscheduler.Descriptor{ifd, sb.Descriptor("addr", "addr/"), route} {
-		if err := s.RegisterDescriptor(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, s, ifd, sb.Descriptor("addr", "addr/"), route)
 	if _, err := s.StartNBTransaction().SetValue("if/a", "x").SetValue("route/1", "r").Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{s: s, sb: sb, srv: httptest.NewServer(schedulerhttp.Handler(s))}
-	defer f.srv.Close()
+	f := serve(t, s, sb)
 	code, _, body := f.do(t, "GET", "/scheduler/graph?format=dot")
 	if code != 200 {
 		t.Fatalf("dot: %d %s", code, body)

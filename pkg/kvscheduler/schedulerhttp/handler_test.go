@@ -26,26 +26,44 @@ type fixture struct {
 func newFixture(t *testing.T, opts ...schedulerhttp.Option) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	sb := kvtest.New()
+	s, sb := newScheduler(t)
 	routes := sb.Descriptor("route", "route/")
 	routes.Dependencies = func(_ string, v any) []kvscheduler.Dependency {
 		via, _ := v.(string)
 		return []kvscheduler.Dependency{{Key: "link/" + via}}
 	}
-	for _, d := range []*kvscheduler.Descriptor{sb.Descriptor("link", "link/"), routes} {
-		if err := s.RegisterDescriptor(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, s, sb.Descriptor("link", "link/"), routes)
 	if _, err := s.StartNBTransaction().SetValue("link/eth0", "up").SetValue("route/r1", "eth0").
 		SetValue("route/r2", "eth9").WithDescription("setup").Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, s, sb, opts...)
+}
+
+// newScheduler starts a scheduler, closed when the test ends, and an
+// in-memory southbound for its descriptors.
+func newScheduler(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbound) {
+	t.Helper()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, kvtest.New()
+}
+
+// register registers descs with s.
+func register(t *testing.T, s *kvscheduler.Scheduler, descs ...*kvscheduler.Descriptor) {
+	t.Helper()
+	for _, d := range descs {
+		if err := s.RegisterDescriptor(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serve serves s's API on a test server, closed when the test ends.
+func serve(t *testing.T, s *kvscheduler.Scheduler, sb *kvtest.Southbound, opts ...schedulerhttp.Option) *fixture {
 	srv := httptest.NewServer(schedulerhttp.New(s, opts...))
 	t.Cleanup(srv.Close)
 	return &fixture{s: s, sb: sb, srv: srv}
@@ -109,20 +127,12 @@ func mustJSON(t *testing.T, v any) []byte {
 
 func TestValuesThatDoNotMarshal(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
-	if err := s.RegisterDescriptor(ctx, sb.Descriptor("ch", "ch/")); err != nil {
-		t.Fatal(err)
-	}
+	s, sb := newScheduler(t)
+	register(t, s, sb.Descriptor("ch", "ch/"))
 	if _, err := s.StartNBTransaction().SetValue("ch/1", make(chan int)).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{s: s, sb: sb, srv: httptest.NewServer(schedulerhttp.Handler(s))}
-	defer f.srv.Close()
+	f := serve(t, s, sb)
 	var all []schedulerhttp.TxnJSON
 	f.getJSON(t, "GET", "/scheduler/txn-history", 200, &all)
 	if v, ok := all[0].Values[0].Value.(string); !ok || !strings.HasPrefix(v, "0x") {

@@ -3,12 +3,10 @@ package schedulerhttp_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
 )
 
@@ -49,29 +47,18 @@ func TestStatusExplainsPending(t *testing.T) {
 
 func TestStatusPendingChainAndAnyOf(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
+	s, sb := newScheduler(t)
 	a := sb.Descriptor("a", "a/")
 	a.Dependencies = func(string, any) []kvscheduler.Dependency {
 		return []kvscheduler.Dependency{{Key: "b/1"}, {AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{"c/"}}}}
 	}
 	b := sb.Descriptor("b", "b/")
 	b.Dependencies = func(string, any) []kvscheduler.Dependency { return []kvscheduler.Dependency{{Key: "d/1"}} }
-	for _, d := range []*kvscheduler.Descriptor{a, b} {
-		if err := s.RegisterDescriptor(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, s, a, b)
 	if _, err := s.StartNBTransaction().SetValue("a/1", "x").SetValue("b/1", "y").Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(schedulerhttp.Handler(s))
-	defer srv.Close()
-	f := &fixture{s: s, sb: sb, srv: srv}
+	f := serve(t, s, sb)
 	var st schedulerhttp.StatusJSON
 	f.getJSON(t, "GET", "/scheduler/status?key=a/1", 200, &st)
 	if st.State != "PENDING" || len(st.WaitingFor) != 2 {
@@ -89,12 +76,7 @@ func TestStatusPendingChainAndAnyOf(t *testing.T) {
 
 func TestStatusLabeledDependencies(t *testing.T) {
 	ctx := context.Background()
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sb := kvtest.New()
+	s, sb := newScheduler(t)
 	a := sb.Descriptor("a", "a/")
 	a.Dependencies = func(string, any) []kvscheduler.Dependency {
 		return []kvscheduler.Dependency{
@@ -107,14 +89,9 @@ func TestStatusLabeledDependencies(t *testing.T) {
 	c.Dependencies = func(string, any) []kvscheduler.Dependency { return []kvscheduler.Dependency{{Key: "x/1"}} }
 	d := sb.Descriptor("d", "d/")
 	d.Validate = func(string, any) error { return errors.New("never valid") }
-	for _, desc := range []*kvscheduler.Descriptor{a, sb.Descriptor("b", "b/"), c, d} {
-		if err := s.RegisterDescriptor(ctx, desc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, s, a, sb.Descriptor("b", "b/"), c, d)
 	_, _ = s.StartNBTransaction().SetValue("a/1", "x").SetValue("c/1", "y").SetValue("d/1", "z").Commit(ctx)
-	f := &fixture{s: s, sb: sb, srv: httptest.NewServer(schedulerhttp.Handler(s))}
-	defer f.srv.Close()
+	f := serve(t, s, sb)
 	var st schedulerhttp.StatusJSON
 	f.getJSON(t, "GET", "/scheduler/status?key=a/1", 200, &st)
 	if st.State != "PENDING" || len(st.WaitingFor) != 3 {
