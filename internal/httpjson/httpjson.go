@@ -1,5 +1,6 @@
 // Package httpjson writes the JSON replies of Lariat's introspection
-// endpoints (event history, scheduler), so they answer and fail alike.
+// endpoints (event history, scheduler) and routes their requests (Mux), so
+// they answer and fail alike.
 package httpjson
 
 import (

@@ -207,7 +207,7 @@ func TestResyncRequestHTTP(t *testing.T) {
 	if res := get(h2, http.MethodPost, "/controller/resync"); res.status != http.StatusAccepted || requested.Load() != 1 {
 		t.Fatalf("POST resync with OnResyncRequest: %d, %d requests", res.status, requested.Load())
 	}
-	if res := get(h2, http.MethodPost, "/api/controller/resync"); res.status != http.StatusServiceUnavailable || !strings.Contains(res.body, refuse.Error()) {
+	if res := get(h2, http.MethodPost, "/controller/resync"); res.status != http.StatusServiceUnavailable || !strings.Contains(res.body, refuse.Error()) {
 		t.Fatalf("POST resync refused: %d %s", res.status, res.body)
 	}
 }
@@ -302,5 +302,81 @@ func TestHistoryDescribesEachEventOnce(t *testing.T) {
 	e.loop.History().Records()
 	if calls != 1 {
 		t.Fatalf("String called %d times, want once", calls)
+	}
+}
+
+// TestHistoryHTTPTimeBoundsOutOfRange: a time that parses as int64 Unix
+// seconds but lies outside what time.Time and JSON can represent (years 1
+// to 9999) wraps around in time.Unix and so selects nothing, or
+// everything; it is answered with a 400 naming the parameter instead.
+func TestHistoryHTTPTimeBoundsOutOfRange(t *testing.T) {
+	e := historyEnv(t)
+	h := e.loop.HTTPHandler()
+	for _, c := range []struct{ query, param string }{
+		{"?until=9223372036854775000", "until"},
+		{"?since=-9223372036854775808", "since"},
+		{"?since=0&until=9223372036854775807", "until"},
+		{"?until=253402300800", "until"},
+		{"?since=-62135596801", "since"},
+		{"?since=99999999999999999999", "since"},
+	} {
+		res := get(h, http.MethodGet, "/controller/event-history"+c.query)
+		var body struct{ Error string }
+		if res.status != http.StatusBadRequest || json.Unmarshal([]byte(res.body), &body) != nil ||
+			!strings.Contains(body.Error, "parameter "+c.param) {
+			t.Errorf("%s: %d %s, want 400 with an error naming parameter %s", c.query, res.status, res.body, c.param)
+		}
+	}
+	// The bounds of the range itself are accepted.
+	res := get(h, http.MethodGet, "/controller/event-history?since=-62135596800&until=253402300799")
+	if res.status != http.StatusOK {
+		t.Fatalf("widest window: %d %s", res.status, res.body)
+	}
+	eq(t, "widest window", seqsOf(t, res.body), []uint64{0, 1, 2, 3, 4})
+}
+
+// TestHTTPRouting: each path serves one method, the others get 405 with
+// Allow and a JSON error; the paths are matched whole, so the API is
+// mounted below a prefix with http.StripPrefix.
+func TestHTTPRouting(t *testing.T) {
+	e := historyEnv(t)
+	h := e.loop.HTTPHandler()
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/controller/event-history", "GET, HEAD"},
+		{http.MethodDelete, "/controller/event-history", "GET, HEAD"},
+		{http.MethodGet, "/controller/resync", "POST"},
+		{http.MethodPut, "/controller/resync", "POST"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+		var body struct{ Error string }
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != c.allow ||
+			json.Unmarshal(rec.Body.Bytes(), &body) != nil || !strings.Contains(body.Error, c.method) {
+			t.Errorf("%s %s: %d Allow=%q %s, want 405 Allow=%q with a JSON error", c.method, c.path, rec.Code,
+				rec.Header().Get("Allow"), rec.Body, c.allow)
+		}
+	}
+	if res := get(h, http.MethodHead, "/controller/event-history"); res.status != http.StatusOK {
+		t.Errorf("HEAD history: %d", res.status)
+	}
+	// Paths are matched whole: below a prefix, the API is not found
+	// unless the prefix is stripped.
+	if res := get(h, http.MethodGet, "/debug/controller/event-history"); res.status != http.StatusNotFound ||
+		!strings.Contains(res.body, "StripPrefix") {
+		t.Errorf("unstripped prefix: %d %s", res.status, res.body)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/controller/", http.StripPrefix("/debug", h))
+	res := get(mux, http.MethodGet, "/debug/controller/event-history?last=2")
+	if res.status != http.StatusOK {
+		t.Fatalf("mounted below /debug: %d %s", res.status, res.body)
+	}
+	eq(t, "mounted below /debug", seqsOf(t, res.body), []uint64{3, 4})
+	if res := get(mux, http.MethodGet, "/debug/controller/event-history/?since=-9223372036854775808"); res.status != http.StatusBadRequest ||
+		!strings.Contains(res.body, "parameter since") {
+		t.Errorf("mounted, out-of-range since: %d %s", res.status, res.body)
+	}
+	if res := get(mux, http.MethodPost, "/debug/controller/event-history"); res.status != http.StatusMethodNotAllowed {
+		t.Errorf("mounted, POST history: %d %s", res.status, res.body)
 	}
 }

@@ -3,22 +3,25 @@ package eventloop
 import (
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
 
+	"github.com/lariat-dev/lariat/internal/historyquery"
 	"github.com/lariat-dev/lariat/internal/httpjson"
 )
 
 // Paths served by the handler returned by Loop.HTTPHandler.
 const (
+	// EventHistoryPath serves the records of processed events (GET).
 	EventHistoryPath = "/controller/event-history"
-	ResyncPath       = "/controller/resync"
+	// ResyncPath requests a resync (POST).
+	ResyncPath = "/controller/resync"
 )
 
 // HTTPHandler returns the loop's REST API, to be mounted by the user, e.g.
-// mux.Handle("/controller/", loop.HTTPHandler()). Requests are matched by
-// path suffix, so the API may also be mounted below a prefix.
+// mux.Handle("/controller/", loop.HTTPHandler()). Requests are routed by
+// method and whole path, so a wrong method gets 405 (with Allow); to serve
+// the API below a prefix, strip it, e.g.
+// mux.Handle("/debug/controller/", http.StripPrefix("/debug", loop.HTTPHandler())).
+// Errors are answered as JSON {"error": "..."}.
 //
 // GET /controller/event-history returns records of processed events as JSON.
 // Its parameters are considered in this precedence (as in Contiv), the first
@@ -30,38 +33,31 @@ const (
 //	first=N           the N oldest records
 //	last=N            the N latest records
 //
-// Without parameters it returns every record. Invalid parameters get a 400
-// with {"error": "..."}.
+// Without parameters it returns every record. Every parameter present is
+// checked, even one a preceding parameter overrides, so that a typo is not
+// silently ignored. Invalid parameters get a 400 with {"error": "..."},
+// naming the parameter; so do times outside years 1 to 9999 (Unix seconds
+// -62135596800 to 253402300799), which would otherwise wrap around and
+// select nothing or everything.
 //
 // POST /controller/resync requests a resync (see Loop.RequestResync) and
 // answers 202; it answers 503 when the request cannot be queued.
-func (l *Loop) HTTPHandler() http.Handler { return httpHandler{l} }
+func (l *Loop) HTTPHandler() http.Handler {
+	h := httpHandler{l}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+EventHistoryPath, h.history)
+	mux.HandleFunc("POST "+ResyncPath, h.resync)
+	return httpjson.Mux(mux)
+}
 
 type httpHandler struct{ l *Loop }
 
-func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case strings.HasSuffix(r.URL.Path, EventHistoryPath):
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method))
-			return
-		}
-		h.history(w, r)
-	case strings.HasSuffix(r.URL.Path, ResyncPath):
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method))
-			return
-		}
-		if err := h.l.RequestResync(r.Context()); err != nil {
-			writeError(w, http.StatusServiceUnavailable, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]string{"status": "resync requested"})
-	default:
-		writeError(w, http.StatusNotFound, fmt.Errorf("no such resource: %s", r.URL.Path))
+func (h httpHandler) resync(w http.ResponseWriter, r *http.Request) {
+	if err := h.l.RequestResync(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
 	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "resync requested"})
 }
 
 func (h httpHandler) history(w http.ResponseWriter, r *http.Request) {
@@ -70,102 +66,30 @@ func (h httpHandler) history(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("event history is not recorded (recordEventHistory is off)"))
 		return
 	}
-	q := r.URL.Query()
-	uintParam := func(name string) (v uint64, ok bool, err error) {
-		if !q.Has(name) {
-			return 0, false, nil
-		}
-		v, err = strconv.ParseUint(q.Get(name), 10, 64)
-		if err != nil {
-			return 0, true, fmt.Errorf("parameter %s: want a non-negative integer, got %q", name, q.Get(name))
-		}
-		return v, true, nil
-	}
-	timeParam := func(name string) (t time.Time, ok bool, err error) {
-		if !q.Has(name) {
-			return time.Time{}, false, nil
-		}
-		sec, err := strconv.ParseInt(q.Get(name), 10, 64)
-		if err != nil {
-			return time.Time{}, true, fmt.Errorf("parameter %s: want Unix seconds, got %q", name, q.Get(name))
-		}
-		return time.Unix(sec, 0), true, nil
-	}
-	bad := func(err error) { writeError(w, http.StatusBadRequest, err) }
-
-	if seq, ok, err := uintParam("seq-num"); err != nil {
-		bad(err)
+	hq, err := historyquery.Parse(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
 		return
-	} else if ok {
-		rec, found := hist.Get(seq)
+	}
+	switch hq.Kind {
+	case historyquery.One:
+		rec, found := hist.Get(hq.SeqNum)
 		if !found {
-			writeError(w, http.StatusNotFound, fmt.Errorf("event #%d is not recorded", seq))
+			writeError(w, http.StatusNotFound, fmt.Errorf("event #%d is not recorded", hq.SeqNum))
 			return
 		}
 		writeJSON(w, http.StatusOK, rec)
-		return
+	case historyquery.Window:
+		writeJSON(w, http.StatusOK, hist.Window(hq.Since, hq.Until))
+	case historyquery.Range:
+		writeJSON(w, http.StatusOK, hist.Range(hq.From, hq.To))
+	case historyquery.First:
+		writeJSON(w, http.StatusOK, hist.First(int(min(hq.N, 1<<31))))
+	case historyquery.Last:
+		writeJSON(w, http.StatusOK, hist.Last(int(min(hq.N, 1<<31))))
+	default:
+		writeJSON(w, http.StatusOK, hist.Records())
 	}
-
-	since, hasSince, err := timeParam("since")
-	if err != nil {
-		bad(err)
-		return
-	}
-	until, hasUntil, err := timeParam("until")
-	if err != nil {
-		bad(err)
-		return
-	}
-	if hasSince || hasUntil {
-		if hasSince && hasUntil && until.Before(since) {
-			bad(fmt.Errorf("until (%d) is before since (%d)", until.Unix(), since.Unix()))
-			return
-		}
-		if hasUntil {
-			// until is inclusive at the precision of the parameter.
-			until = until.Add(time.Second - 1)
-		}
-		writeJSON(w, http.StatusOK, hist.Window(since, until))
-		return
-	}
-
-	from, hasFrom, err := uintParam("from")
-	if err != nil {
-		bad(err)
-		return
-	}
-	to, hasTo, err := uintParam("to")
-	if err != nil {
-		bad(err)
-		return
-	}
-	if hasFrom || hasTo {
-		if !hasTo {
-			to = ^uint64(0)
-		}
-		if to < from {
-			bad(fmt.Errorf("to (%d) is below from (%d)", to, from))
-			return
-		}
-		writeJSON(w, http.StatusOK, hist.Range(from, to))
-		return
-	}
-
-	for _, p := range []struct {
-		name string
-		get  func(int) []EventRecord
-	}{{"first", hist.First}, {"last", hist.Last}} {
-		n, ok, err := uintParam(p.name)
-		if err != nil {
-			bad(err)
-			return
-		}
-		if ok {
-			writeJSON(w, http.StatusOK, p.get(int(min(n, 1<<31))))
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, hist.Records())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }

@@ -9,6 +9,9 @@
 //	GET  /scheduler/graph              the value graph as DOT or SVG, now or at time=T
 //	GET  /scheduler/graph-snapshot     the value statuses at a past point
 //
+// Each path serves the one method listed (GET includes HEAD); the paths are
+// matched whole, so the API is mounted below a prefix with http.StripPrefix.
+//
 // The package only uses the scheduler's exported, concurrency-safe read
 // API and its transactions, so it can be mounted on any server next to a
 // running scheduler. Past statuses come from the scheduler's graph

@@ -204,3 +204,43 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
 	_, _ = w.Write(svg)
 	return nil
 }
+
+// snapshotError maps a point the scheduler's history does not cover to
+// 404: the request is well-formed, the data is just not kept.
+func snapshotError(err error) error {
+	if errors.Is(err, kvscheduler.ErrOutsideHistory) {
+		return notFound{err}
+	}
+	return err
+}
+
+func (h *handler) graphSnapshot(w http.ResponseWriter, r *http.Request) error {
+	t, byTime, err := timeParam(r, "time")
+	if err != nil {
+		return err
+	}
+	seq, bySeq, err := uintParam(r, "seq-num")
+	if err != nil {
+		return err
+	}
+	var snap kvscheduler.GraphSnapshot
+	switch {
+	case byTime && bySeq:
+		return badParam{errors.New("parameters time and seq-num are exclusive")}
+	case byTime:
+		snap, err = h.s.GraphSnapshot(t)
+	case bySeq:
+		snap, err = h.s.GraphSnapshotAt(seq)
+	default:
+		return badParam{errors.New("parameter time (Unix seconds) or seq-num is required")}
+	}
+	if err != nil {
+		return snapshotError(err)
+	}
+	out := GraphSnapshotJSON{SeqNum: snap.SeqNum, Time: snap.Time, Values: make([]StatusJSON, 0, len(snap.Values))}
+	for _, st := range snap.Values {
+		out.Values = append(out.Values, encodeStatus(st))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

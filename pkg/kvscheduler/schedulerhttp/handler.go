@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lariat-dev/lariat/internal/historyquery"
+	"github.com/lariat-dev/lariat/internal/httpjson"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
-// Paths served by the handler. Requests are matched by path suffix, as by
-// the event loop's handler, so the API may be mounted below a prefix.
+// Paths served by the handler, each with one method (GET, which includes
+// HEAD, or POST for DownstreamResyncPath); a wrong method gets 405. The
+// paths are matched whole: to serve the API below a prefix, strip it, e.g.
+// mux.Handle("/debug/scheduler/", http.StripPrefix("/debug", New(s))).
 const (
 	// TxnHistoryPath serves the recorded transactions.
 	TxnHistoryPath = "/scheduler/txn-history"
@@ -46,16 +48,6 @@ func WithLookPath(lookPath func(file string) (string, error)) Option {
 	}
 }
 
-// WithResyncRetry sets the retry options given to the transaction of
-// POST /scheduler/downstream-resync?retry=true. The default retries three
-// times with exponential backoff from one second, because an unbounded
-// retry of a resync requested by hand would outlive its purpose. The
-// scheduler currently retries with the options of the transaction that set
-// each value instead (see ResyncResult).
-func WithResyncRetry(o kvscheduler.RetryOptions) Option {
-	return func(h *handler) { h.resyncRetry = o }
-}
-
 // WithRenderTimeout bounds how long dot may take to render the SVG graph
 // (default ten seconds), so that a huge graph cannot hold a request forever.
 func WithRenderTimeout(d time.Duration) Option {
@@ -69,18 +61,21 @@ func WithRenderTimeout(d time.Duration) Option {
 type handler struct {
 	s             *kvscheduler.Scheduler
 	lookPath      func(string) (string, error)
-	resyncRetry   kvscheduler.RetryOptions
 	renderTimeout time.Duration
+	// routes dispatches the requests by method and path.
+	routes http.Handler
 }
 
 // Handler returns the scheduler's REST API with the default options, to be
-// mounted by the user, e.g. mux.Handle("/scheduler/", schedulerhttp.Handler(s)).
+// mounted by the user, e.g. mux.Handle("/scheduler/", schedulerhttp.Handler(s));
+// below a prefix, with http.StripPrefix (see the paths).
 func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 
 // New returns the scheduler's REST API. Every error is answered as JSON
 // {"error": "..."}: 400 for invalid parameters, 404 for unknown keys,
-// transactions and paths, 405 for a wrong method, 501 for what cannot be
-// served (see the endpoints).
+// transactions and paths, 405 for a wrong method (with Allow), 501 for what
+// cannot be served (see the endpoints). Requests are routed by method and
+// whole path (see the paths); a trailing slash is ignored.
 //
 // GET /scheduler/txn-history: the recorded transactions as a JSON array of
 // TxnJSON. seq-num=N selects one record (a single object; 404 if not
@@ -90,8 +85,10 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 // (sequence numbers, inclusive, either may be left out); first=N (the N
 // oldest kept records); last=N (the N newest). Every parameter present is
 // checked, even if a preceding one wins, so that a typo is not silently
-// ignored. format=text returns the transaction logs (TxnRecord.String)
-// instead of JSON.
+// ignored. Times (here and in graph and graph-snapshot) must lie in years 1
+// to 9999 (Unix seconds -62135596800 to 253402300799): beyond them they
+// would wrap around, so they get a 400 naming the parameter. format=text
+// returns the transaction logs (TxnRecord.String) instead of JSON.
 //
 // GET /scheduler/key-timeline?key=K: the values requested for K, notified
 // for it and the operations executed on it in the recorded transactions,
@@ -113,9 +110,10 @@ func Handler(s *kvscheduler.Scheduler) http.Handler { return New(s) }
 //
 // POST /scheduler/downstream-resync: commits an empty downstream resync
 // and returns its record as a ResyncResult (200 even when operations
-// failed: the failures are in the record; 503 if the scheduler is closed).
-// retry=true passes WithResyncRetry's options to the transaction; see
-// ResyncResult for why the scheduler may not retry anyway.
+// failed: the failures are in the record, and notRetrying lists those the
+// scheduler will not retry; 503 if the scheduler is closed). It takes no
+// parameter: retry= gets a 400, because the scheduler retries a value with
+// the retry options of the transaction that set it (see ResyncResult).
 //
 // GET /scheduler/graph: the current values as a graph, with their
 // dependencies (met: solid, unmet: dashed red) and derivations (dotted,
@@ -137,7 +135,6 @@ func New(s *kvscheduler.Scheduler, opts ...Option) http.Handler {
 	h := &handler{
 		s:             s,
 		lookPath:      exec.LookPath,
-		resyncRetry:   kvscheduler.RetryOptions{Period: time.Second, MaxAttempts: 3, ExpBackoff: true},
 		renderTimeout: 10 * time.Second,
 	}
 	for _, o := range opts {
@@ -145,6 +142,19 @@ func New(s *kvscheduler.Scheduler, opts ...Option) http.Handler {
 			o(h)
 		}
 	}
+	mux := http.NewServeMux()
+	for pattern, serve := range map[string]func(http.ResponseWriter, *http.Request) error{
+		"GET " + TxnHistoryPath:        h.txnHistory,
+		"GET " + KeyTimelinePath:       h.keyTimeline,
+		"GET " + StatusPath:            h.status,
+		"GET " + DumpPath:              h.dump,
+		"POST " + DownstreamResyncPath: h.downstreamResync,
+		"GET " + GraphPath:             h.graph,
+		"GET " + GraphSnapshotPath:     h.graphSnapshot,
+	} {
+		mux.Handle(pattern, endpoint(serve))
+	}
+	h.routes = httpjson.Mux(mux)
 	return h
 }
 
@@ -154,56 +164,35 @@ type badParam struct{ error }
 // notFound marks errors answered with 404.
 type notFound struct{ error }
 
+// ServeHTTP routes the request to its endpoint (see New).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A nil scheduler is a wiring mistake; answer it instead of panicking.
 	if h.s == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("no KV scheduler is attached to this handler"))
 		return
 	}
-	type route struct {
-		path  string
-		post  bool
-		serve func(http.ResponseWriter, *http.Request) error
-	}
-	routes := []route{
-		{TxnHistoryPath, false, h.txnHistory},
-		{KeyTimelinePath, false, h.keyTimeline},
-		{StatusPath, false, h.status},
-		{DumpPath, false, h.dump},
-		{DownstreamResyncPath, true, h.downstreamResync},
-		{GraphPath, false, h.graph},
-		{GraphSnapshotPath, false, h.graphSnapshot},
-	}
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	for _, rt := range routes {
-		if !strings.HasSuffix(path, rt.path) {
-			continue
-		}
-		allowed := r.Method == http.MethodGet || r.Method == http.MethodHead
-		allow := "GET, HEAD"
-		if rt.post {
-			allowed, allow = r.Method == http.MethodPost, "POST"
-		}
-		if !allowed {
-			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s", r.Method, rt.path))
+	h.routes.ServeHTTP(w, r)
+}
+
+// endpoint answers the error an endpoint returns with the status its type
+// says.
+func endpoint(serve func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := serve(w, r)
+		if err == nil {
 			return
 		}
-		if err := rt.serve(w, r); err != nil {
-			var bp badParam
-			var nf notFound
-			switch {
-			case errors.As(err, &bp):
-				writeError(w, http.StatusBadRequest, err)
-			case errors.As(err, &nf):
-				writeError(w, http.StatusNotFound, err)
-			default:
-				writeError(w, http.StatusInternalServerError, err)
-			}
+		var bp badParam
+		var nf notFound
+		switch {
+		case errors.As(err, &bp):
+			writeError(w, http.StatusBadRequest, err)
+		case errors.As(err, &nf):
+			writeError(w, http.StatusNotFound, err)
+		default:
+			writeError(w, http.StatusInternalServerError, err)
 		}
-		return
-	}
-	writeError(w, http.StatusNotFound, fmt.Errorf("no such resource: %s", r.URL.Path))
+	})
 }
 
 // oneOf returns the value of a parameter restricted to choices (the first
@@ -224,557 +213,17 @@ func oneOf(r *http.Request, name string, choices ...string) (string, error) {
 }
 
 func uintParam(r *http.Request, name string) (uint64, bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return 0, false, nil
-	}
-	v, err := strconv.ParseUint(q.Get(name), 10, 64)
+	v, ok, err := historyquery.Uint(r.URL.Query(), name)
 	if err != nil {
-		return 0, true, badParam{fmt.Errorf("parameter %s: want a non-negative integer, got %q", name, q.Get(name))}
+		return 0, true, badParam{err}
 	}
-	return v, true, nil
+	return v, ok, nil
 }
 
 func timeParam(r *http.Request, name string) (time.Time, bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return time.Time{}, false, nil
-	}
-	sec, err := strconv.ParseInt(q.Get(name), 10, 64)
+	t, ok, err := historyquery.UnixTime(r.URL.Query(), name)
 	if err != nil {
-		return time.Time{}, true, badParam{fmt.Errorf("parameter %s: want Unix seconds, got %q", name, q.Get(name))}
+		return time.Time{}, true, badParam{err}
 	}
-	return time.Unix(sec, 0), true, nil
-}
-
-func boolParam(r *http.Request, name string) (bool, error) {
-	q := r.URL.Query()
-	if !q.Has(name) {
-		return false, nil
-	}
-	v, err := strconv.ParseBool(q.Get(name))
-	if err != nil {
-		return false, badParam{fmt.Errorf("parameter %s: want true/false or 1/0, got %q", name, q.Get(name))}
-	}
-	return v, nil
-}
-
-func (h *handler) txnHistory(w http.ResponseWriter, r *http.Request) error {
-	format, err := oneOf(r, "format", "json", "text")
-	if err != nil {
-		return err
-	}
-	var recs []*kvscheduler.TxnRecord
-	single := false
-	seq, hasSeq, err := uintParam(r, "seq-num")
-	if err != nil {
-		return err
-	}
-	since, hasSince, err := timeParam(r, "since")
-	if err != nil {
-		return err
-	}
-	until, hasUntil, err := timeParam(r, "until")
-	if err != nil {
-		return err
-	}
-	from, hasFrom, err := uintParam(r, "from")
-	if err != nil {
-		return err
-	}
-	to, hasTo, err := uintParam(r, "to")
-	if err != nil {
-		return err
-	}
-	first, hasFirst, err := uintParam(r, "first")
-	if err != nil {
-		return err
-	}
-	last, hasLast, err := uintParam(r, "last")
-	if err != nil {
-		return err
-	}
-	switch {
-	case hasSeq:
-		rec, found := h.s.GetRecordedTransaction(seq)
-		if !found {
-			return notFound{fmt.Errorf("transaction #%d is not recorded", seq)}
-		}
-		recs, single = []*kvscheduler.TxnRecord{rec}, true
-	case hasSince || hasUntil:
-		if hasUntil {
-			if hasSince && until.Before(since) {
-				return badParam{fmt.Errorf("until (%d) is before since (%d)", until.Unix(), since.Unix())}
-			}
-			// until is inclusive at the precision of the parameter.
-			until = until.Add(time.Second - 1)
-		}
-		recs = h.s.TransactionHistory(since, until)
-	case hasFrom || hasTo:
-		if hasFrom && hasTo && to < from {
-			return badParam{fmt.Errorf("to (%d) is before from (%d)", to, from)}
-		}
-		for _, rec := range h.s.TransactionHistory(time.Time{}, time.Time{}) {
-			if rec.SeqNum >= from && (!hasTo || rec.SeqNum <= to) {
-				recs = append(recs, rec)
-			}
-		}
-	case hasFirst:
-		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
-		recs = recs[:min(uint64(len(recs)), first)]
-	case hasLast:
-		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
-		recs = recs[uint64(len(recs))-min(uint64(len(recs)), last):]
-	default:
-		recs = h.s.TransactionHistory(time.Time{}, time.Time{})
-	}
-	if format == "text" {
-		var b strings.Builder
-		for _, rec := range recs {
-			b.WriteString(rec.String())
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(b.String()))
-		return nil
-	}
-	if single {
-		writeJSON(w, http.StatusOK, encodeTxn(recs[0]))
-		return nil
-	}
-	out := make([]TxnJSON, 0, len(recs))
-	for _, rec := range recs {
-		out = append(out, encodeTxn(rec))
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-// The events of a key's timeline.
-const (
-	// EventRequested is a value (or, with Removed, a deletion) requested by
-	// a northbound transaction; what happened to it is in the following
-	// executed events, or in the status if it is still waiting.
-	EventRequested = "requested"
-	// EventNotified is a value (or, with Removed, a removal) notified by
-	// the southbound.
-	EventNotified = "notified"
-	// EventExecuted is an operation executed on the key.
-	EventExecuted = "executed"
-)
-
-// TimelineEntry is one event of a key in a recorded transaction.
-type TimelineEntry struct {
-	SeqNum     uint64    `json:"seqNum"`
-	TxnType    string    `json:"txnType"`
-	ResyncType string    `json:"resyncType,omitempty"`
-	Time       time.Time `json:"time"`
-	// Event is EventRequested, EventNotified or EventExecuted.
-	Event string `json:"event"`
-	// Value is the requested or notified value.
-	Value any `json:"value,omitempty"`
-	// Removed marks a requested deletion or a notified removal.
-	Removed bool `json:"removed,omitempty"`
-	// OpJSON is the executed operation.
-	*OpJSON
-}
-
-// KeyTimeline is the answer of GET /scheduler/key-timeline. It is built
-// from the recorded transactions, so it only reaches back as far as the
-// history is kept, and it does not show changes that a refresh (Retrieve)
-// found, because records do not list them.
-type KeyTimeline struct {
-	Key      string          `json:"key"`
-	Current  StatusJSON      `json:"current"`
-	Timeline []TimelineEntry `json:"timeline"`
-}
-
-func (h *handler) keyTimeline(w http.ResponseWriter, r *http.Request) error {
-	key := r.URL.Query().Get("key")
-	if key == "" {
-		return badParam{errors.New("parameter key is required")}
-	}
-	out := KeyTimeline{Key: key, Current: h.explain(h.s.GetValueStatus(key)), Timeline: []TimelineEntry{}}
-	for _, rec := range h.s.TransactionHistory(time.Time{}, time.Time{}) {
-		base := TimelineEntry{SeqNum: rec.SeqNum, TxnType: rec.Type.String(), Time: rec.Stop}
-		if rec.Resync != kvscheduler.NoResync {
-			base.ResyncType = rec.Resync.String()
-		}
-		// A downstream resync ignores its values: they were not requested.
-		if rec.Resync != kvscheduler.DownstreamResync {
-			for _, kv := range rec.Values {
-				if kv.Key != key {
-					continue
-				}
-				e := base
-				e.Event, e.Value, e.Removed = EventRequested, jsonValue(kv.Value), kv.Value == nil
-				if rec.Type == kvscheduler.SBNotification {
-					e.Event = EventNotified
-				}
-				out.Timeline = append(out.Timeline, e)
-			}
-		}
-		for _, op := range rec.Executed {
-			if op.Key != key {
-				continue
-			}
-			e := base
-			oj := encodeOp(op)
-			e.Event, e.OpJSON = EventExecuted, &oj
-			out.Timeline = append(out.Timeline, e)
-		}
-	}
-	if len(out.Timeline) == 0 && out.Current.State == kvscheduler.NonExistent.String() {
-		return notFound{fmt.Errorf("key %q is unknown and not in the recorded transactions", key)}
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-func (h *handler) status(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if q.Has("key") && q.Has("descriptor") {
-		return badParam{errors.New("parameters key and descriptor are exclusive")}
-	}
-	if q.Has("key") {
-		key := q.Get("key")
-		if key == "" {
-			return badParam{errors.New("parameter key must not be empty")}
-		}
-		st := h.s.GetValueStatus(key)
-		if st.State == kvscheduler.NonExistent {
-			return notFound{fmt.Errorf("key %q is unknown to the scheduler", key)}
-		}
-		writeJSON(w, http.StatusOK, h.explain(st))
-		return nil
-	}
-	var sts []kvscheduler.ValueStatus
-	if q.Has("descriptor") {
-		desc := q.Get("descriptor")
-		if desc == "" {
-			return badParam{errors.New("parameter descriptor must not be empty")}
-		}
-		// The scheduler has no lookup by descriptor: filter all statuses.
-		for _, st := range h.s.ValueStatuses(nil) {
-			if st.Descriptor == desc {
-				sts = append(sts, st)
-			}
-		}
-	} else {
-		sts = h.s.ValueStatuses(nil)
-	}
-	out := make([]StatusJSON, 0, len(sts))
-	for _, st := range sts {
-		out = append(out, h.explain(st))
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-// anyOfPrefix starts the name the scheduler gives an unlabeled any-of
-// dependency.
-const anyOfPrefix = "any-of"
-
-// explain encodes st and, for a PENDING value, resolves what it waits for.
-// The status's dependency list tells labeled dependencies from keys and
-// names the candidates of any-of dependencies; a name it does not describe
-// (the base of a derived value) is resolved from the name alone.
-func (h *handler) explain(st kvscheduler.ValueStatus) StatusJSON {
-	out := encodeStatus(st)
-	if st.State != kvscheduler.Pending {
-		return out
-	}
-	described := make(map[string]kvscheduler.DependencyStatus, len(st.Dependencies))
-	for _, d := range st.Dependencies {
-		if !d.Met {
-			described[d.Label] = d
-		}
-	}
-	for _, dep := range st.UnmetDependencies {
-		if d, ok := described[dep]; ok {
-			out.WaitingFor = append(out.WaitingFor, h.resolveDescribed(d))
-			continue
-		}
-		out.WaitingFor = append(out.WaitingFor, h.resolveDependency(dep))
-	}
-	return out
-}
-
-// resolveDescribed explains an unmet dependency from its description.
-func (h *handler) resolveDescribed(dep kvscheduler.DependencyStatus) DependencyJSON {
-	d := DependencyJSON{Dependency: dep.Label}
-	if dep.Key != "" {
-		ds := h.s.GetValueStatus(dep.Key)
-		d.Key, d.State, d.Error = dep.Key, ds.State.String(), errString(ds.Error)
-		if ds.State == kvscheduler.Pending {
-			d.UnmetDependencies = ds.UnmetDependencies
-		}
-		return d
-	}
-	seen := map[string]bool{}
-	for _, k := range dep.Keys {
-		seen[k] = true
-		d.Candidates = append(d.Candidates, KeyStateJSON{Key: k, State: h.s.GetValueStatus(k).State.String()})
-	}
-	// Only an unlabeled any-of dependency carries its prefixes in its name;
-	// with them, values that never joined the graph (INVALID, FAILED, ...)
-	// are shown too, since they explain why nothing matches.
-	if strings.HasPrefix(dep.Label, anyOfPrefix) {
-		byName := h.resolveDependency(dep.Label)
-		d.AnyOfPrefixes = byName.AnyOfPrefixes
-		for _, c := range byName.Candidates {
-			if !seen[c.Key] {
-				d.Candidates = append(d.Candidates, c)
-			}
-		}
-		sort.Slice(d.Candidates, func(i, j int) bool { return d.Candidates[i].Key < d.Candidates[j].Key })
-	}
-	return d
-}
-
-func (h *handler) resolveDependency(dep string) DependencyJSON {
-	d := DependencyJSON{Dependency: dep}
-	// A key equal to the any-of name is taken as a key: it is the more
-	// specific reading.
-	if ds := h.s.GetValueStatus(dep); ds.State != kvscheduler.NonExistent || !strings.HasPrefix(dep, anyOfPrefix) {
-		d.Key, d.State, d.Error = dep, ds.State.String(), errString(ds.Error)
-		if ds.State == kvscheduler.Pending {
-			d.UnmetDependencies = ds.UnmetDependencies
-		}
-		return d
-	}
-	prefixes := strings.Split(strings.TrimPrefix(dep, anyOfPrefix), "|")
-	d.AnyOfPrefixes = prefixes
-	for _, st := range h.s.ValueStatuses(func(k string) bool {
-		for _, p := range prefixes {
-			if strings.HasPrefix(k, p) {
-				return true
-			}
-		}
-		return false
-	}) {
-		d.Candidates = append(d.Candidates, KeyStateJSON{Key: st.Key, State: st.State.String()})
-	}
-	return d
-}
-
-// DumpEntry is one value in GET /scheduler/dump: the value of the
-// requested view with the key's current status.
-//
-// ValueSeqNum is the last recorded transaction that created, updated or
-// notified the key, to tell how old the value is; it is empty when that
-// happened before the kept history or in a refresh, which records do not
-// list.
-type DumpEntry struct {
-	StatusJSON
-	// Value is the value in the view; empty for a cached value whose value
-	// the scheduler does not keep (a derived value rejected before it
-	// joined the graph).
-	Value any `json:"value,omitempty"`
-	// Metadata is the value's metadata, for values that exist.
-	Metadata any `json:"metadata,omitempty"`
-	// Origin is "NB" or "SB": who owns the value.
-	Origin      string `json:"origin,omitempty"`
-	ValueSeqNum uint64 `json:"valueSeqNum,omitempty"`
-}
-
-// DumpView is the answer of GET /scheduler/dump.
-type DumpView struct {
-	// View is "cached", "NB" or "SB".
-	View   string      `json:"view"`
-	Values []DumpEntry `json:"values"`
-	// Metadata is the metadata map (label to metadata) of the requested
-	// descriptor, if it keeps one.
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
-
-func (h *handler) dump(w http.ResponseWriter, r *http.Request) error {
-	view, err := oneOf(r, "view", "cached", "NB", "SB", "internal")
-	if err != nil {
-		return err
-	}
-	if view == "internal" {
-		view = "cached"
-	}
-	kview := map[string]kvscheduler.View{"cached": kvscheduler.CachedView, "NB": kvscheduler.NBView,
-		"SB": kvscheduler.SBView}[view]
-	q := r.URL.Query()
-	desc, prefix := q.Get("descriptor"), q.Get("key-prefix")
-	kvs := h.s.DumpValues(desc, prefix, kview)
-	last := lastValues(h.s.TransactionHistory(time.Time{}, time.Time{}))
-	out := DumpView{View: view, Values: []DumpEntry{}}
-	entry := func(st kvscheduler.ValueStatus, kv *kvscheduler.KVWithMetadata) DumpEntry {
-		e := DumpEntry{StatusJSON: h.explain(st)}
-		if kv != nil {
-			e.Value, e.Metadata, e.Origin = jsonValue(kv.Value), jsonValue(kv.Metadata), originName(kv.Origin)
-		}
-		e.ValueSeqNum = last[st.Key]
-		return e
-	}
-	if kview == kvscheduler.CachedView {
-		// Every status is listed, even one without a value, because the
-		// cached view is the one that explains the statuses.
-		byKey := make(map[string]*kvscheduler.KVWithMetadata, len(kvs))
-		for i := range kvs {
-			byKey[kvs[i].Key] = &kvs[i]
-		}
-		for _, st := range h.s.ValueStatuses(func(k string) bool { return strings.HasPrefix(k, prefix) }) {
-			if desc != "" && st.Descriptor != desc {
-				continue
-			}
-			out.Values = append(out.Values, entry(st, byKey[st.Key]))
-		}
-	} else {
-		for i := range kvs {
-			out.Values = append(out.Values, entry(h.s.GetValueStatus(kvs[i].Key), &kvs[i]))
-		}
-	}
-	if desc != "" {
-		if mm, ok := h.s.MetadataMap(desc); ok {
-			out.Metadata = map[string]any{}
-			for _, l := range mm.Labels() {
-				if md, ok := mm.Get(l); ok {
-					out.Metadata[l] = jsonValue(md)
-				}
-			}
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-// originName names an origin in JSON; an unknown origin is left out.
-func originName(o kvscheduler.Origin) string {
-	switch o {
-	case kvscheduler.FromNB:
-		return "NB"
-	case kvscheduler.FromSB:
-		return "SB"
-	}
-	return ""
-}
-
-// lastValues replays the southbound notifications and executed
-// operations of recs (oldest first): the transaction that last created,
-// updated or notified each key, unless it was deleted since.
-func lastValues(recs []*kvscheduler.TxnRecord) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, rec := range recs {
-		if rec.Type == kvscheduler.SBNotification {
-			for _, kv := range rec.Values {
-				if kv.Value == nil {
-					delete(out, kv.Key)
-				} else {
-					out[kv.Key] = rec.SeqNum
-				}
-			}
-		}
-		for _, op := range rec.Executed {
-			if op.Err != nil {
-				continue
-			}
-			switch op.Operation {
-			case kvscheduler.OpCreate, kvscheduler.OpUpdate:
-				out[op.Key] = rec.SeqNum
-			case kvscheduler.OpDelete:
-				delete(out, op.Key)
-			}
-		}
-	}
-	return out
-}
-
-func (h *handler) downstreamResync(w http.ResponseWriter, r *http.Request) error {
-	retry, err := boolParam(r, "retry")
-	if err != nil {
-		return err
-	}
-	txn := h.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).
-		WithDescription("downstream resync requested over REST")
-	if retry {
-		txn = txn.WithRetry(h.resyncRetry)
-	}
-	rec, err := txn.Commit(r.Context())
-	if rec == nil {
-		if err == nil {
-			err = errors.New("the scheduler returned no transaction record")
-		}
-		writeError(w, http.StatusServiceUnavailable, err)
-		return nil
-	}
-	// Failed operations are in the record; the resync itself happened.
-	out := ResyncResult{TxnJSON: encodeTxn(rec)}
-	if retry {
-		out.NotRetrying = notRetrying(h.s, rec)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-// ResyncResult is the answer of POST /scheduler/downstream-resync: the
-// record of the resync.
-//
-// NotRetrying lists, when retry=true was asked, the keys whose operations
-// failed in the resync and are not RETRYING now. The scheduler applies the
-// retry options of the transaction that last set each value, not those of
-// the resync, so retry=true cannot make it retry them; the list tells the
-// caller instead of leaving it to believe they will be retried.
-type ResyncResult struct {
-	TxnJSON
-	NotRetrying []string `json:"notRetrying,omitempty"`
-}
-
-func notRetrying(s *kvscheduler.Scheduler, rec *kvscheduler.TxnRecord) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, op := range rec.Executed {
-		if op.Err == nil || seen[op.Key] {
-			continue
-		}
-		seen[op.Key] = true
-		if s.GetValueStatus(op.Key).State != kvscheduler.Retrying {
-			out = append(out, op.Key)
-		}
-	}
-	return out
-}
-
-// snapshotError maps a point the scheduler's history does not cover to
-// 404: the request is well-formed, the data is just not kept.
-func snapshotError(err error) error {
-	if errors.Is(err, kvscheduler.ErrOutsideHistory) {
-		return notFound{err}
-	}
-	return err
-}
-
-func (h *handler) graphSnapshot(w http.ResponseWriter, r *http.Request) error {
-	t, byTime, err := timeParam(r, "time")
-	if err != nil {
-		return err
-	}
-	seq, bySeq, err := uintParam(r, "seq-num")
-	if err != nil {
-		return err
-	}
-	var snap kvscheduler.GraphSnapshot
-	switch {
-	case byTime && bySeq:
-		return badParam{errors.New("parameters time and seq-num are exclusive")}
-	case byTime:
-		snap, err = h.s.GraphSnapshot(t)
-	case bySeq:
-		snap, err = h.s.GraphSnapshotAt(seq)
-	default:
-		return badParam{errors.New("parameter time (Unix seconds) or seq-num is required")}
-	}
-	if err != nil {
-		return snapshotError(err)
-	}
-	out := GraphSnapshotJSON{SeqNum: snap.SeqNum, Time: snap.Time, Values: make([]StatusJSON, 0, len(snap.Values))}
-	for _, st := range snap.Values {
-		out.Values = append(out.Values, encodeStatus(st))
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return t, ok, nil
 }
