@@ -120,8 +120,8 @@ func lastValues(recs []*kvscheduler.TxnRecord) map[string]uint64 {
 			}
 		}
 		for _, op := range rec.Executed {
-			if op.Err != nil {
-				continue
+			if op.Err != nil || op.NOOP {
+				continue // the value was not applied
 			}
 			switch op.Operation {
 			case kvscheduler.OpCreate, kvscheduler.OpUpdate:

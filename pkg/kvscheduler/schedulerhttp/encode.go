@@ -55,6 +55,14 @@ type OpJSON struct {
 	Recreate  bool   `json:"recreate,omitempty"`
 	Revert    bool   `json:"revert,omitempty"`
 	Derived   bool   `json:"derived,omitempty"`
+	// Property, NOOP, Retry, Attempt, RetryFor and PrevError are those of
+	// kvscheduler.RecordedOp.
+	Property  bool   `json:"property,omitempty"`
+	NOOP      bool   `json:"noop,omitempty"`
+	Retry     bool   `json:"retry,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
+	RetryFor  uint64 `json:"retryFor,omitempty"`
+	PrevError string `json:"prevError,omitempty"`
 }
 
 // StatusJSON is the JSON form of a kvscheduler.ValueStatus. WaitingFor is
@@ -167,6 +175,8 @@ func encodeOp(o kvscheduler.RecordedOp) OpJSON {
 		PrevValue: jsonValue(o.PrevValue), NewValue: jsonValue(o.NewValue),
 		PrevState: o.PrevState.String(), NewState: o.NewState.String(),
 		Error: errString(o.Err), Recreate: o.Recreate, Revert: o.Revert, Derived: o.Derived,
+		Property: o.Property, NOOP: o.NOOP, Retry: o.Retry, Attempt: o.Attempt, RetryFor: o.RetryFor,
+		PrevError: errString(o.PrevErr),
 	}
 }
 

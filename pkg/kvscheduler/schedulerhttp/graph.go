@@ -166,7 +166,8 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
 		}
 		highlight = map[string]bool{}
 		for _, op := range rec.Executed {
-			highlight[op.Key] = true
+			// A value left waiting (NOOP) did not change in the southbound.
+			highlight[op.Key] = highlight[op.Key] || !op.NOOP
 		}
 		title += fmt.Sprintf(", changed by transaction #%d highlighted", seq)
 	}

@@ -14,7 +14,7 @@ func TestTxnHistory(t *testing.T) {
 	f := newFixture(t)
 	var all []schedulerhttp.TxnJSON
 	f.getJSON(t, "GET", "/scheduler/txn-history", 200, &all)
-	if len(all) != 1 || all[0].SeqNum != 1 || all[0].Description != "setup" || len(all[0].Executed) != 2 {
+	if len(all) != 1 || all[0].SeqNum != 1 || all[0].Description != "setup" || len(all[0].Executed) != 3 {
 		t.Fatalf("history = %+v", all)
 	}
 	if all[0].Executed[0].Operation != "CREATE" || all[0].Executed[0].NewState != "CONFIGURED" {
@@ -190,10 +190,11 @@ func TestKeyTimeline(t *testing.T) {
 		}
 	}
 
-	// A pending value was requested but nothing was executed yet.
+	// A pending value was requested; its create was a NOOP (it waits).
 	var pending schedulerhttp.KeyTimeline
 	f.getJSON(t, "GET", "/scheduler/key-timeline?key=route/r2", 200, &pending)
-	if len(pending.Timeline) != 1 || pending.Timeline[0].Event != "requested" || pending.Current.State != "PENDING" {
+	if len(pending.Timeline) != 2 || pending.Timeline[0].Event != "requested" || pending.Current.State != "PENDING" ||
+		!pending.Timeline[1].NOOP || pending.Timeline[1].NewState != "PENDING" {
 		t.Errorf("pending timeline = %+v", pending)
 	}
 
@@ -207,12 +208,13 @@ func TestKeyTimeline(t *testing.T) {
 	}
 	var notified schedulerhttp.KeyTimeline
 	f.getJSON(t, "GET", "/scheduler/key-timeline?key=link/eth9", 200, &notified)
-	if len(notified.Timeline) != 1 || notified.Timeline[0].Event != "notified" || notified.Current.State != "OBTAINED" {
+	if len(notified.Timeline) != 2 || notified.Timeline[0].Event != "notified" || notified.Current.State != "OBTAINED" {
 		t.Errorf("notified timeline = %+v", notified)
 	}
 	var created schedulerhttp.KeyTimeline
 	f.getJSON(t, "GET", "/scheduler/key-timeline?key=route/r2", 200, &created)
-	if n := len(created.Timeline); n != 2 || created.Timeline[1].Operation != "CREATE" || created.Current.State != "CONFIGURED" {
+	if n := len(created.Timeline); n != 3 || created.Timeline[2].Operation != "CREATE" || created.Timeline[2].NOOP ||
+		created.Current.State != "CONFIGURED" {
 		t.Errorf("route/r2 timeline = %+v", created)
 	}
 	var d schedulerhttp.DumpView
