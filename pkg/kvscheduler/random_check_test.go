@@ -1,0 +1,197 @@
+package kvscheduler_test
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// This file holds the checks of TestRandomGraphs (random_test.go): rule 2
+// inside the wrapped descriptor callbacks, rule 3 after every transaction.
+
+// harness holds the model and watches the descriptor calls.
+type harness struct {
+	sb *kvtest.Southbound
+
+	mu        sync.Mutex
+	desired   map[string]rval
+	failedDel map[string]bool // keys whose last operation was a failed delete
+	step      string
+	violation *propFailure
+}
+
+func (h *harness) violate(kind, format string, args ...any) {
+	if h.violation == nil && !ignored(kind) {
+		h.violation = &propFailure{kind: kind, msg: fmt.Sprintf(format, args...), step: h.step}
+	}
+}
+
+func sbBases(sb map[string]any) map[string]rval {
+	out := map[string]rval{}
+	for k, v := range sb {
+		if rv, ok := v.(rval); ok {
+			out[k] = rv
+		}
+	}
+	return out
+}
+
+// checkWrite checks rule 2 for a Create or Update of k to v.
+func (h *harness) checkWrite(op, k string, v any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.sb.Values()
+	have := present(cur)
+	if b := baseOf(k); b != "" {
+		if !have[b] {
+			kind := "order-derived"
+			if newDepGraph(h.desired, sbBases(cur)).scc(k)[b] {
+				kind += "/cycle" // a cycle through the derived value
+			}
+			h.violate(kind, "%s of derived %s while its base %s is not in the southbound (southbound %v)", op, k, b, sortedKeys(cur))
+		}
+		return
+	}
+	rv := v.(rval)
+	var scc map[string]bool
+	for _, d := range rv.Deps {
+		if depMet(d, have) {
+			continue
+		}
+		if scc == nil {
+			scc = newDepGraph(h.desired, sbBases(cur), map[string]rval{k: rv}).scc(k)
+		}
+		if depMet(d, scc) {
+			continue
+		}
+		h.violate("order-"+op+"/"+depClass(d), "%s %s %s while its dependency %s is not in the southbound (southbound %v)", op, k, formatVal(rv), d, sortedKeys(cur))
+		return
+	}
+}
+
+// checkDelete checks rule 2 for a Delete of k.
+func (h *harness) checkDelete(k string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.sb.Values()
+	have := present(cur)
+	after := present(cur)
+	delete(after, k)
+	if rv, ok := cur[k].(rval); ok {
+		for _, kv := range rv.derived(k) {
+			delete(after, kv.Key)
+		}
+	}
+	var scc map[string]bool
+	for _, y := range sortedKeys(cur) {
+		if y == k {
+			continue
+		}
+		if baseOf(y) == k {
+			h.violate("order-delete-base", "delete %s while its derived value %s is in the southbound", k, y)
+			return
+		}
+		rv, ok := cur[y].(rval)
+		if !ok {
+			continue
+		}
+		for _, d := range rv.Deps {
+			if !depMet(d, have) || depMet(d, after) {
+				continue
+			}
+			if scc == nil {
+				scc = newDepGraph(h.desired, sbBases(cur)).scc(k)
+			}
+			if scc[y] {
+				continue
+			}
+			h.violate("order-delete/"+depClass(d), "delete %s while %s %s in the southbound depends on it (%s) (southbound %v)", k, y, formatVal(rv), d, sortedKeys(cur))
+			return
+		}
+	}
+}
+
+func (h *harness) noted(k string, deleteFailed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if deleteFailed {
+		h.failedDel[k] = true
+	} else {
+		delete(h.failedDel, k)
+	}
+}
+
+// wrap makes d's callbacks check rule 2 before calling the southbound.
+func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
+	create, update, del := d.Create, d.Update, d.Delete
+	d.Create = func(k string, v any) (any, error) {
+		h.checkWrite("create", k, v)
+		md, err := create(k, v)
+		if err == nil {
+			h.noted(k, false)
+		}
+		return md, err
+	}
+	if update != nil {
+		d.Update = func(k string, old, v any, md any) (any, error) {
+			h.checkWrite("update", k, v)
+			return update(k, old, v, md)
+		}
+	}
+	d.Delete = func(k string, v any, md any) error {
+		h.checkDelete(k)
+		err := del(k, v, md)
+		h.noted(k, err != nil)
+		return err
+	}
+	return d
+}
+
+// checkAfterTxn checks rule 3.
+func (h *harness) checkAfterTxn() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := h.sb.Values()
+	want := wantSouthbound(h.desired)
+	// Values left by failed deletes, and what they (transitively) need.
+	keep := map[string]bool{}
+	var stack []string
+	for k := range h.failedDel {
+		if _, ok := cur[k]; ok {
+			keep[k] = true
+			stack = append(stack, k)
+		}
+	}
+	have := present(cur)
+	for len(stack) > 0 {
+		k := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var next []string
+		if b := baseOf(k); b != "" {
+			next = append(next, b)
+		}
+		if rv, ok := cur[k].(rval); ok {
+			for _, d := range rv.Deps {
+				for _, x := range depTargets(d, have) {
+					if have[x] {
+						next = append(next, x, baseOf(x))
+					}
+				}
+			}
+		}
+		for _, x := range next {
+			if _, ok := cur[x]; ok && !keep[x] {
+				keep[x] = true
+				stack = append(stack, x)
+			}
+		}
+	}
+	for _, k := range sortedKeys(cur) {
+		if _, ok := want[k]; !ok && !keep[k] {
+			h.violate("extra", "%s is in the southbound but neither desired with its dependencies met nor kept by a failed delete (southbound %v, want %v)", k, sortedKeys(cur), sortedKeys(want))
+			return
+		}
+	}
+}

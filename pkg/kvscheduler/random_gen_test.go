@@ -1,0 +1,194 @@
+package kvscheduler_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// genScenario draws a random scenario: 3 to 8 base keys in two groups
+// (for AnyOf prefixes), 6 to 15 transactions of 1 to 4 changes, some full
+// and downstream resyncs, and at most 6 injected failures.
+func genScenario(r *rand.Rand) scenario {
+	n := 3 + r.IntN(6)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("a/g%d/%d", i%2, i)
+	}
+	derivedKey := func(kind string) string {
+		return fmt.Sprintf("%s/%s/%d", kind, keys[r.IntN(n)][2:], r.IntN(2))
+	}
+	dep := func() string {
+		switch x := r.IntN(100); {
+		case x < 60:
+			return keys[r.IntN(n)]
+		case x < 72:
+			return derivedKey("d")
+		case x < 80:
+			return derivedKey("p")
+		case x < 92:
+			return fmt.Sprintf("any:a/g%d/", r.IntN(2))
+		case x < 96:
+			return fmt.Sprintf("any:d/g%d/", r.IntN(2))
+		default:
+			return "any:p/"
+		}
+	}
+	val := func() *rval {
+		v := &rval{Ver: r.IntN(3)}
+		for range r.IntN(3) {
+			v.Deps = append(v.Deps, dep())
+		}
+		for j := range 2 {
+			if r.IntN(10) < 3 {
+				v.Derived = append(v.Derived, j)
+			}
+		}
+		if r.IntN(10) < 3 {
+			v.Props = append(v.Props, 0)
+		}
+		return v
+	}
+	sc := scenario{NoUpdate: r.IntN(4) == 0, NoDerivedRetrieve: r.IntN(2) == 0}
+	fails := 0
+	for range 6 + r.IntN(10) {
+		var tx rtxn
+		switch x := r.IntN(10); {
+		case x == 0:
+			tx.Resync = kvscheduler.FullResync
+		case x == 1:
+			tx.Resync = kvscheduler.DownstreamResync
+		}
+		if tx.Resync != kvscheduler.DownstreamResync {
+			for range 1 + r.IntN(4) {
+				k := keys[r.IntN(n)]
+				if r.IntN(5) == 0 {
+					tx.Set = append(tx.Set, rset{Key: k})
+				} else {
+					tx.Set = append(tx.Set, rset{Key: k, Val: val()})
+				}
+			}
+		}
+		for fails < 6 && r.IntN(10) < 3 {
+			fails++
+			k := keys[r.IntN(n)]
+			if r.IntN(3) == 0 {
+				k = derivedKey("d")
+			}
+			tx.Fail = append(tx.Fail, rfail{Op: []string{"create", "update", "delete"}[r.IntN(3)], Key: k})
+		}
+		sc.Txns = append(sc.Txns, tx)
+	}
+	return sc
+}
+
+// shrink reduces sc to a smaller scenario that fails with the same kind of
+// failure: it drops transactions, then failures and changes, then
+// dependencies, derived values and properties, then simplifies options,
+// repeating while anything helps. Every candidate is run once (a flaky
+// candidate is simply not kept).
+func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
+	try := func(c scenario) bool {
+		if g := runScenario(c); g != nil && g.kind == f.kind {
+			sc, f = c, g
+			return true
+		}
+		return false
+	}
+	for progress := true; progress; {
+		progress = false
+		for i := len(sc.Txns) - 1; i >= 0; i-- {
+			if i < len(sc.Txns) {
+				c := sc
+				c.Txns = slices.Delete(slices.Clone(sc.Txns), i, i+1)
+				progress = try(c) || progress
+			}
+		}
+		for i := 0; i < len(sc.Txns); i++ {
+			for j := len(sc.Txns[i].Fail) - 1; j >= 0; j-- {
+				c := cloneScenario(sc)
+				c.Txns[i].Fail = slices.Delete(c.Txns[i].Fail, j, j+1)
+				progress = try(c) || progress
+			}
+			for j := len(sc.Txns[i].Set) - 1; j >= 0; j-- {
+				c := cloneScenario(sc)
+				c.Txns[i].Set = slices.Delete(c.Txns[i].Set, j, j+1)
+				progress = try(c) || progress
+			}
+			if sc.Txns[i].Resync != kvscheduler.NoResync && sc.Txns[i].Resync != kvscheduler.DownstreamResync {
+				c := cloneScenario(sc)
+				c.Txns[i].Resync = kvscheduler.NoResync
+				progress = try(c) || progress
+			}
+		}
+		for i := 0; i < len(sc.Txns); i++ {
+			for j := 0; j < len(sc.Txns[i].Set); j++ {
+				if sc.Txns[i].Set[j].Val == nil {
+					continue
+				}
+				for _, field := range []int{0, 1, 2, 3} {
+					for x := 0; ; x++ {
+						c := cloneScenario(sc)
+						v := c.Txns[i].Set[j].Val
+						var ok bool
+						switch field {
+						case 0:
+							if ok = x < len(v.Deps); ok {
+								v.Deps = slices.Delete(v.Deps, x, x+1)
+							}
+						case 1:
+							if ok = x < len(v.Derived); ok {
+								v.Derived = slices.Delete(v.Derived, x, x+1)
+							}
+						case 2:
+							if ok = x < len(v.Props); ok {
+								v.Props = slices.Delete(v.Props, x, x+1)
+							}
+						case 3:
+							if ok = x == 0 && v.Ver != 0; ok {
+								v.Ver = 0
+							}
+						}
+						if !ok {
+							break
+						}
+						if try(c) {
+							progress = true
+							x-- // the next element moved to x
+						}
+					}
+				}
+			}
+		}
+		if sc.NoUpdate {
+			c := sc
+			c.NoUpdate = false
+			progress = try(c) || progress
+		}
+		if sc.NoDerivedRetrieve {
+			c := sc
+			c.NoDerivedRetrieve = false
+			progress = try(c) || progress
+		}
+	}
+	return sc, f
+}
+
+func cloneScenario(sc scenario) scenario {
+	c := sc
+	c.Txns = make([]rtxn, len(sc.Txns))
+	for i, tx := range sc.Txns {
+		c.Txns[i] = rtxn{Resync: tx.Resync, Fail: slices.Clone(tx.Fail), Set: make([]rset, len(tx.Set))}
+		for j, s := range tx.Set {
+			c.Txns[i].Set[j].Key = s.Key
+			if s.Val != nil {
+				v := *s.Val
+				v.Deps, v.Derived, v.Props = slices.Clone(v.Deps), slices.Clone(v.Derived), slices.Clone(v.Props)
+				c.Txns[i].Set[j].Val = &v
+			}
+		}
+	}
+	return c
+}
