@@ -40,10 +40,17 @@ type node struct {
 
 	// deps are the dependencies of want, computed when want is set (and
 	// indexed in the graph); depErr is set when Dependencies failed.
+	// sbDeps are those of the value in the southbound when it differs
+	// (after a failure): they decide what must not be deleted under it.
 	deps   []Dependency
+	sbDeps []Dependency
 	depErr error
 	// derived are the keys of the derived values of the value, sorted.
 	derived []string
+	// removedDerived are derived values deleted while the value in the
+	// southbound (not changed yet) still derives them: a read-back of the
+	// value must not take them as existing.
+	removedDerived []string
 
 	state  ValueState
 	lastOp Operation
@@ -62,6 +69,10 @@ type node struct {
 	// in it (except by a revert).
 	txnSeq  uint64
 	txnFail bool
+	// waitsOn names the dependent whose failed delete keeps this value
+	// from being deleted (with delReason, the delete to do once it goes).
+	waitsOn   string
+	delReason delReason
 }
 
 // update is a request for a base value: the transaction that made it,
@@ -128,7 +139,7 @@ func (g *graph) add(key string) *node {
 
 // remove drops n and its dependencies from the graph.
 func (g *graph) remove(n *node) {
-	g.setDeps(n, nil)
+	g.setDeps(n, nil, nil)
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
 	delete(g.nodes, n.key)
 }
@@ -146,14 +157,18 @@ func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
 	}
 }
 
-// setDeps replaces the indexed dependencies of n.
-func (g *graph) setDeps(n *node, deps []Dependency) {
-	old := n.deps
+// setDeps replaces the indexed dependencies of n: those of the value it
+// wants and, when different, those of the value in the southbound.
+func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
+	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
 	for _, dep := range old {
 		g.unindex(n, dep)
 	}
-	n.deps = deps
+	n.deps, n.sbDeps = deps, sbDeps
 	for _, dep := range deps {
+		g.index(n, dep)
+	}
+	for _, dep := range sbDeps {
 		g.index(n, dep)
 	}
 	// Prefixes nobody depends on any more are dropped only now, so that a
@@ -241,16 +256,11 @@ func (g *graph) dependents(p *node) []*node {
 		return nil
 	}
 	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
-	out = slices.Compact(out)
-	if i := slices.Index(out, p); i >= 0 {
-		out = slices.Delete(out, i, i+1)
-	}
-	return out
+	return slices.Compact(out)
 }
 
 // providers calls f for every node that can satisfy dep, until f returns
-// false. A value can depend on its own key (a cycle of one), not match
-// its own any-of dependency.
+// false. A value can satisfy its own dependency (a cycle of one).
 func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 	if dep.Key != "" {
 		if p := g.nodes[dep.Key]; p != nil {
@@ -261,7 +271,7 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 	for _, pre := range dep.AnyOf.KeyPrefixes {
 		if e := g.prefixes[pre]; e != nil {
 			for p := range e.members {
-				if p != n && !f(p) {
+				if !f(p) {
 					return
 				}
 			}
@@ -269,7 +279,7 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 	}
 	if dep.AnyOf.KeySelector != nil {
 		for k, p := range g.nodes {
-			if p != n && dep.AnyOf.KeySelector(k) && !f(p) {
+			if dep.AnyOf.KeySelector(k) && !f(p) {
 				return
 			}
 		}

@@ -146,12 +146,14 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		w.unblockAll, w.unblock = scope == nil, scope
 		s.resyncCount++
 	}
+	w.resyncing = true
 	switch {
 	case scope != nil:
 		s.refreshKeys(w, rec.ResyncKeys)
 	case t.resync == FullResync || t.resync == DownstreamResync:
 		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
+	w.resyncing = false
 	values := s.txnValues(t, scope, rec.SeqNum)
 	type undo struct {
 		key  string

@@ -93,37 +93,71 @@ func depTargets(d string, nodes map[string]bool) []string {
 	return []string{d}
 }
 
-// wantSouthbound computes what the southbound must hold once retries settled:
-// the greatest fixed point of "a base value exists iff every dependency is
-// met by an existing key; a derived value or property exists iff its base
-// exists", starting from every desired value and its derived values. A
-// cycle whose external dependencies are met therefore exists as a whole
-// (also a cycle through a derived value: a depends on d/b/0, b depends on
-// a). Properties are left out of the result: they are not in the southbound.
+// wantSouthbound computes what the southbound must hold once retries settled,
+// with the reference's rule that a value's derived values exist only after
+// it: a base value exists iff every dependency is met by an existing key,
+// where its cycle's members count (a cycle whose external dependencies are
+// met exists as a whole) but derived values and properties count only once
+// their base exists on its own. So it is computed in rounds: each round
+// takes the greatest fixed point over the desired values, with the derived
+// values of the bases of the previous round, until the bases stop growing.
+// A cycle through a derived value (a depends on d/b/0, b depends on a) is
+// therefore not created from nothing, as in the reference; it can come to
+// exist step by step (b and d/b/0 exist, then a is changed to depend on
+// d/b/0), and such values are in mostSouthbound, which counts derived
+// values in cycles too. Properties are left out of the result: they are
+// not in the southbound.
 func wantSouthbound(desired map[string]rval) map[string]any {
-	alive := map[string]bool{}
-	for k, v := range desired {
-		alive[k] = true
-		for _, kv := range v.derived(k) {
-			alive[kv.Key] = true
+	return fixedPoint(desired, false)
+}
+
+// mostSouthbound is the most the southbound may hold: the greatest fixed
+// point in which derived values count for cycles too.
+func mostSouthbound(desired map[string]rval) map[string]any {
+	return fixedPoint(desired, true)
+}
+
+func fixedPoint(desired map[string]rval, viaDerived bool) map[string]any {
+	var alive map[string]bool
+	established := map[string]bool{}
+	for {
+		alive = map[string]bool{}
+		for k := range desired {
+			alive[k] = true
 		}
-	}
-	for changed := true; changed; {
-		changed = false
 		for k, v := range desired {
-			if !alive[k] {
-				continue
-			}
-			for _, d := range v.Deps {
-				if !depMet(d, alive) {
-					alive[k] = false
-					for _, kv := range v.derived(k) {
-						alive[kv.Key] = false
-					}
-					changed = true
-					break
+			if established[k] || viaDerived {
+				for _, kv := range v.derived(k) {
+					alive[kv.Key] = true
 				}
 			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for k, v := range desired {
+				if !alive[k] {
+					continue
+				}
+				for _, d := range v.Deps {
+					if !depMet(d, alive) {
+						alive[k] = false
+						for _, kv := range v.derived(k) {
+							alive[kv.Key] = alive[kv.Key] && !viaDerived
+						}
+						changed = true
+						break
+					}
+				}
+			}
+		}
+		grew := false
+		for k := range desired {
+			if alive[k] && !established[k] {
+				established[k], grew = true, true
+			}
+		}
+		if !grew || viaDerived {
+			break
 		}
 	}
 	out := map[string]any{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -95,7 +96,8 @@ var (
 	kvSeed  = flag.Uint64("kvseed", 0, "run only this seed of TestRandomGraphs")
 	// -kvignore=order-derived,extra hides classes of failures already
 	// known, to look for the ones they mask.
-	kvIgnore = flag.String("kvignore", "", "comma-separated failure classes TestRandomGraphs does not report")
+	kvIgnore  = flag.String("kvignore", "", "comma-separated failure classes TestRandomGraphs does not report")
+	kvHistory = flag.Bool("kvhistory", false, "print the scheduler's transaction records with a failure")
 )
 
 func ignored(kind string) bool {
@@ -200,7 +202,7 @@ func (c *retryClock) pending() int {
 var errInjected = errors.New("injected failure")
 
 // runScenario runs sc and returns the first violation.
-func runScenario(sc scenario) *propFailure {
+func runScenario(sc scenario) (res *propFailure) {
 	ctx := context.Background()
 	clk := &retryClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1000, 0))}
 	s, err := kvscheduler.New(kvscheduler.Options{Clock: clk, HistoryTrimPeriod: trimPeriod, HistoryMaxCount: 64, HistoryMaxAge: trimPeriod})
@@ -208,6 +210,16 @@ func runScenario(sc scenario) *propFailure {
 		return &propFailure{kind: "setup", msg: err.Error()}
 	}
 	defer s.Close()
+	if *kvHistory {
+		// The scheduler's records explain a failure of a reproducer.
+		defer func() {
+			if res != nil {
+				for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+					res.msg += "\n" + r.String()
+				}
+			}
+		}()
+	}
 	sb := kvtest.New()
 	h := &harness{sb: sb, desired: map[string]rval{}, failedDel: map[string]bool{}}
 	a := h.wrap(sb.Descriptor("a", "a/"))
@@ -296,9 +308,28 @@ func runScenario(sc scenario) *propFailure {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.step = "settled"
-	if got, want := sb.Values(), wantSouthbound(h.desired); !reflect.DeepEqual(got, want) {
+	got, least, most := sb.Values(), wantSouthbound(h.desired), mostSouthbound(h.desired)
+	// Between the least and the most (cycles through derived values exist
+	// or not, depending on the order they came in), and consistent.
+	want := maps.Clone(least)
+	for k := range got {
+		if v, ok := most[k]; ok {
+			want[k] = v
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
 		if kind := settledClass(got, want, h.desired); !ignored(kind) {
 			return &propFailure{kind: kind, step: h.step, msg: diffSB(got, want)}
+		}
+	}
+	have := present(got)
+	for _, k := range sortedKeys(got) {
+		if v, ok := got[k].(rval); ok {
+			for _, d := range v.Deps {
+				if !depMet(d, have) && !ignored("settled/unmet") {
+					return &propFailure{kind: "settled/unmet", step: h.step, msg: fmt.Sprintf("%s is in the southbound without its dependency %s", k, d)}
+				}
+			}
 		}
 	}
 	return nil

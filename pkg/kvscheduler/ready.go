@@ -55,23 +55,31 @@ func (w *walker) candidate(p *node) bool {
 		!w.later[p.key]
 }
 
-// readyInCycle collects the values n waits for that could be created
-// themselves (following unmet dependencies only), and keeps the largest
-// subset whose members all have their dependencies met within it or by
-// existing values. n is ready if it stays: the cycles it belongs to are
-// then created together, as the reference treats a strongly connected
-// component as one value. The cost is the number of values n waits for,
-// not the size of the graph.
+// readyInCycle tells whether n is in a dependency cycle that can be
+// created as a whole: it collects the values n waits for that wait
+// themselves (following unmet dependencies only), keeps those that wait,
+// directly or not, for n (its strongly connected component), and then the
+// largest subset whose members have every dependency met within it or by
+// existing values. n is ready if it stays: the cycle is created together,
+// as the reference treats a strongly connected component as one value.
+// The cost is the number of values n waits for, not the size of the graph.
 func (w *walker) readyInCycle(n *node) bool {
-	region := map[*node]bool{n: true}
+	waitsFor := map[*node][]*node{} // m -> the waiting values m waits for
+	seen := map[*node]bool{n: true}
 	queue := []*node{n}
+	add := func(m, p *node) {
+		waitsFor[m] = append(waitsFor[m], p)
+		if !seen[p] {
+			seen[p] = true
+			queue = append(queue, p)
+		}
+	}
 	for len(queue) > 0 {
 		m := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		if m.base != "" {
-			if b := w.g.nodes[m.base]; b != nil && !b.avail && !region[b] && w.candidate(b) {
-				region[b] = true
-				queue = append(queue, b)
+			if b := w.g.nodes[m.base]; b != nil && !b.avail && w.candidate(b) {
+				add(m, b)
 			}
 		}
 		for _, dep := range m.deps {
@@ -79,13 +87,34 @@ func (w *walker) readyInCycle(n *node) bool {
 				continue
 			}
 			w.g.providers(m, dep, func(p *node) bool {
-				if !region[p] && w.candidate(p) {
-					region[p] = true
-					queue = append(queue, p)
+				if w.candidate(p) || p == n {
+					add(m, p)
 				}
 				return true
 			})
 		}
+	}
+	// The component: the values from which n is reached.
+	waitedBy := map[*node][]*node{}
+	for m, ps := range waitsFor {
+		for _, p := range ps {
+			waitedBy[p] = append(waitedBy[p], m)
+		}
+	}
+	region := map[*node]bool{}
+	stack := []*node{n}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, m := range waitedBy[p] {
+			if !region[m] {
+				region[m] = true
+				stack = append(stack, m)
+			}
+		}
+	}
+	if !region[n] {
+		return false // n is in no cycle
 	}
 	for changed := true; changed; {
 		changed = false

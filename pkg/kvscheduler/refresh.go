@@ -20,7 +20,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	}
 	byDesc := map[*regDescriptor][]*node{}
 	for _, n := range s.g.nodes {
-		if n.d != nil && n.base == "" {
+		if n.d != nil {
 			byDesc[n.d] = append(byDesc[n.d], n)
 		}
 	}
@@ -39,7 +39,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		} else {
 			for _, n := range byDesc[d] {
-				if n.avail {
+				if n.avail && n.base == "" {
 					correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
 				}
 			}
@@ -129,16 +129,23 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || c.Key == b.key {
+					if c.Key == "" || c.Value == nil || c.Key == b.key || slices.Contains(b.removedDerived, c.Key) {
 						continue
 					}
 					cn := s.g.nodes[c.Key]
+					known := cn != nil && !cn.exists()
 					if cn == nil {
 						cn = s.newNode(c.Key)
 					}
 					cn.base, cn.origin = b.key, b.origin
 					seen[c.Key] = true
-					s.found(w, cn, c.Value)
+					// A derived value its own descriptor reads back is
+					// known from that read; the others exist with their
+					// base, unless the scheduler knows they do not (their
+					// create failed, or they wait).
+					if !retrieves(cn.d) && !known {
+						s.found(w, cn, c.Value)
+					}
 					if cn.want == nil && cn.state == NonExistent {
 						cn.state = Discovered
 						if cn.origin == FromSB {
@@ -151,10 +158,18 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			}
 		}
 		for _, k := range b.derived {
-			if !slices.Contains(keys, k) {
-				if cn := s.g.nodes[k]; cn != nil {
-					s.gone(w, cn)
+			if slices.Contains(keys, k) {
+				continue
+			}
+			// An obsolete derived value is unavailable; if it was there
+			// (its delete failed), it stays listed so that the base's
+			// next change deletes it. Its own read, if any, tells.
+			if cn := s.g.nodes[k]; cn != nil && cn.base == b.key && cn.exists() {
+				if cn.avail {
+					cn.avail = false
+					w.availChanged(cn)
 				}
+				keys = append(keys, k)
 			}
 		}
 		slices.Sort(keys)
@@ -162,12 +177,17 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 }
 
+func retrieves(d *regDescriptor) bool {
+	return d != nil && (d.Retrieve != nil || d.RetrieveKeys != nil)
+}
+
 // found records that the southbound holds v at n. A value whose delete
 // failed stays unavailable (its dependents are not created while it waits
 // for its retry), unless the transaction attempts it again (a resync).
 func (s *Scheduler) found(w *walker, n *node, v any) {
 	n.sb = v
-	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !w.unblocks(n)) {
+	w.syncSBDeps(n)
+	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
 		w.availChanged(n)
 	}
@@ -270,8 +290,10 @@ func (s *Scheduler) refreshFailed(w *walker) {
 		if n.err != nil && errors.As(n.err, &re) {
 			continue // not attempted: nothing changed
 		}
-		if b := s.g.baseKey(n); !slices.Contains(keys, b) {
-			keys = append(keys, b)
+		for _, k := range []string{n.key, s.g.baseKey(n)} {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	if len(keys) > 0 {

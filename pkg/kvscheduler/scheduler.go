@@ -36,6 +36,8 @@ type Scheduler struct {
 	// dirtyPub and dirtyRec are the keys whose status may have changed
 	// since they were last published, and recorded in the history.
 	dirtyPub, dirtyRec map[string]struct{}
+	// waiters are, per key, the values whose delete waits for it to go.
+	waiters map[string][]*node
 
 	// Readable by anyone.
 	smu      sync.RWMutex
@@ -99,7 +101,8 @@ func New(opts Options) (*Scheduler, error) {
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
 		dirtyPub: map[string]struct{}{}, dirtyRec: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
-		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
+		waiters: map[string][]*node{},
+		mdMaps:  map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge

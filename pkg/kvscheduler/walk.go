@@ -23,6 +23,7 @@ const (
 	fFinishDel                  // delete the value itself, after its dependents and derived values
 	fFinishUpd                  // update the value, after its obsolete derived values went
 	fCreate                     // create the value again, after the delete of a re-create
+	fRedelete                   // delete again a value that waited for a dependent to go
 )
 
 type delReason uint8
@@ -74,6 +75,9 @@ type walker struct {
 	canceled   error
 	// later are the values of the transaction not applied yet.
 	later map[string]bool
+	// resyncing is set during the refresh of a resync, which attempts
+	// failed values again.
+	resyncing bool
 	// refreshed are the failed values already read back.
 	refreshed map[*node]bool
 }
@@ -98,6 +102,12 @@ func (w *walker) run(f frame) {
 		case fCreate:
 			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n {
 				w.create(f.n, true)
+			}
+		case fRedelete:
+			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
+				n.blocked, n.retryGen, n.waitsOn = false, 0, ""
+				w.s.dirty(n.key)
+				w.delete(n, n.delReason, true)
 			}
 		}
 	}
@@ -225,7 +235,7 @@ func (w *walker) create(n *node, recreate bool) {
 		}
 		w.s.setMetadata(n, md)
 	}
-	n.sb = n.want
+	n.sb, n.removedDerived = n.want, nil
 	n.avail = true
 	n.state, n.lastOp, n.err, n.fields = w.okState(n), OpCreate, nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
@@ -297,7 +307,28 @@ func (w *walker) setDeps(n *node) {
 		}
 	}
 	n.depErr = err
-	w.g.setDeps(n, deps)
+	w.g.setDeps(n, deps, w.sbDeps(n))
+}
+
+// sbDeps returns the dependencies of the value in the southbound, when it
+// is not the wanted one.
+func (w *walker) sbDeps(n *node) []Dependency {
+	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB || n.want != nil && w.equal(n, n.sb, n.want) {
+		return nil
+	}
+	deps, err := callDeps(n.d, n.key, n.sb)
+	if err != nil {
+		return nil
+	}
+	return deps
+}
+
+// syncSBDeps re-indexes the dependencies of the value in the southbound
+// after it changed.
+func (w *walker) syncSBDeps(n *node) {
+	if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+		w.g.setDeps(n, n.deps, sb)
+	}
 }
 
 // update applies n.want to a key that exists in the southbound.
@@ -367,7 +398,8 @@ func (w *walker) finishUpdate(f frame) {
 	}
 	wasAvail := n.avail
 	prevState := n.state
-	n.sb, n.avail = n.want, true
+	n.sb, n.avail, n.removedDerived = n.want, true, nil
+	w.syncSBDeps(n)
 	n.state, n.err, n.fields = w.okState(n), nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
 	if !f.equal {
@@ -380,6 +412,7 @@ func (w *walker) finishUpdate(f frame) {
 		w.record(n, ro)
 	}
 	w.pushDerived(n, f.derived)
+	w.releaseWaiters(n) // it may depend on other values now
 	if !wasAvail {
 		w.availChanged(n)
 		for _, m := range slices.Backward(w.g.dependents(n)) {
@@ -437,11 +470,21 @@ func (w *walker) finishDelete(f frame) {
 	n := f.n
 	ro := f.op
 	n.deleting = false
-	if !n.implicit() {
+	if !n.exists() || w.g.nodes[n.key] != n {
+		return // deleted meanwhile (by a delete that waited for a dependent)
+	}
+	// What the southbound removed itself is gone, whatever needs it;
+	// anything else (properties too) stays while a value needing it does.
+	if n.origin != FromSB {
 		if blocker := w.stillNeeded(n); blocker != "" {
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
+			// Deleted as soon as the blocker goes (or by its retry).
+			n.waitsOn, n.delReason = blocker, f.reason
+			w.s.waiters[blocker] = append(w.s.waiters[blocker], n)
 			return
 		}
+	}
+	if !n.implicit() {
 		if w.hold(n, OpDelete, ro) {
 			return
 		}
@@ -457,9 +500,14 @@ func (w *walker) finishDelete(f frame) {
 			return
 		}
 	}
-	n.sb, n.derived = nil, nil
+	n.sb, n.derived, n.removedDerived = nil, nil, nil
+	w.syncSBDeps(n)
+	if b := w.g.nodes[n.base]; b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
+		b.removedDerived = append(b.removedDerived, n.key)
+	}
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.attempt = false, 0, 0
+	n.blocked, n.retryGen, n.attempt, n.waitsOn = false, 0, 0, ""
+	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
 	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
 	switch f.reason {
@@ -473,22 +521,39 @@ func (w *walker) finishDelete(f frame) {
 	w.record(n, ro)
 }
 
+// releaseWaiters deletes again, right after n, the values whose delete
+// waited for n to go, now that n is gone or changed.
+func (w *walker) releaseWaiters(n *node) {
+	ws := w.s.waiters[n.key]
+	if len(ws) == 0 {
+		return
+	}
+	delete(w.s.waiters, n.key)
+	for _, p := range slices.Backward(ws) {
+		w.push(frame{kind: fRedelete, n: p, key: n.key})
+	}
+}
+
 // stillNeeded names a value that depends on n (or derives from it) and is
 // still in the southbound, its own delete having failed: n must not be
 // deleted under it.
 func (w *walker) stillNeeded(n *node) string {
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && !c.implicit() {
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB {
 			return k
 		}
 	}
 	for _, m := range w.g.dependents(n) {
 		// A dependent whose own delete is in progress is in a cycle with
 		// n (its delete led here): members of a cycle go together.
-		if !m.exists() || m.implicit() || m.deleting {
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting {
 			continue
 		}
-		for _, dep := range m.deps {
+		deps := m.deps
+		if m.sbDeps != nil {
+			deps = m.sbDeps
+		}
+		for _, dep := range deps {
 			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
 				return m.key
 			}
@@ -531,6 +596,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		w.availChanged(n)
 	}
 	ro.Err = err
+	w.syncSBDeps(n)
 	w.record(n, ro)
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
 	w.failedNs = append(w.failedNs, n)
