@@ -205,9 +205,8 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 				n.avail = true
 				w.availChanged(n)
 				for _, m := range slices.Backward(s.g.dependents(n)) {
-					w.push(frame{kind: fDepUpdate, n: m})
+					w.run(frame{kind: fDepUpdate, n: m})
 				}
-				w.run(frame{kind: fDepUpdate, n: n})
 			}
 		}
 		w.failedNs = nil

@@ -46,6 +46,7 @@ type frame struct {
 	reason  delReason
 	derived []KeyValuePair // fFinishUpd: the new derived values
 	equal   bool           // fFinishUpd: the value did not change
+	waited  bool           // fFinishDel: the delete waited for a dependent to go
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
 }
 
@@ -87,7 +88,15 @@ func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
+	// Every frame applies or checks one value; a walk that exceeds this
+	// bound is a bug, reported rather than left to spin.
+	budget := 64 * (len(w.g.nodes) + 64)
 	for len(w.stack) > 0 {
+		if budget--; budget < 0 {
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", f.key, len(w.stack)))
+			w.stack = w.stack[:0]
+			break
+		}
 		f := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
 		switch f.kind {
@@ -121,14 +130,14 @@ func (w *walker) applyValue(f frame) {
 		}
 		n = w.s.newNode(f.key)
 	}
+	if f.last != nil {
+		n.last = f.last // requested, even if not applied now: its retry applies it
+	}
 	if n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return // failed in this transaction already
 	}
 	if f.base != "" || f.last != nil {
 		n.base, n.origin = f.base, f.origin
-	}
-	if f.last != nil {
-		n.last = f.last
 	}
 	if n.blocked {
 		same := n.failed != nil && f.value != nil && w.equal(n, n.failed, f.value) || n.failed == nil && f.value == nil
@@ -166,7 +175,12 @@ func (w *walker) depUpdate(n *node) {
 	case n.avail && !w.ready(n):
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
-		w.delete(n, delPending, true)
+		w.delete(n, delPending, false)
+	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
+		// A delete that failed, attempted again with what it depends on
+		// (members of a cycle go together).
+		n.blocked, n.retryGen = false, 0
+		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
 	case w.later[n.key]:
@@ -423,7 +437,8 @@ func (w *walker) finishUpdate(f frame) {
 
 // delete removes n's value from the southbound: first its derived values,
 // then the values that depend on it (into PENDING), then the value.
-func (w *walker) delete(n *node, reason delReason, dep bool) {
+// waited marks the delete of a value that waited for a dependent to go.
+func (w *walker) delete(n *node, reason delReason, waited bool) {
 	if !n.exists() && !n.avail {
 		w.deleteAbsent(n, reason)
 		return
@@ -435,7 +450,7 @@ func (w *walker) delete(n *node, reason delReason, dep bool) {
 		n.avail = false // dependents stop counting on it
 		w.availChanged(n)
 	}
-	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro})
+	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
 	for _, m := range slices.Backward(w.g.dependents(n)) {
 		w.push(frame{kind: fDepUpdate, n: m})
 	}
@@ -497,6 +512,7 @@ func (w *walker) finishDelete(f frame) {
 		returned()
 		if err != nil {
 			w.fail(n, OpDelete, err, ro)
+			n.delReason = f.reason
 			return
 		}
 	}
@@ -513,12 +529,38 @@ func (w *walker) finishDelete(f frame) {
 	switch f.reason {
 	case delRemove:
 		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
-	case delPending, delRecreate:
+	case delPending:
+		n.state, n.err, n.fields = Pending, nil, nil
+		if f.waited {
+			// What it waits for may have come back while its delete
+			// waited for a dependent: then it is created right away.
+			w.push(frame{kind: fDepUpdate, n: n})
+		}
+	case delRecreate:
 		n.state, n.err, n.fields = Pending, nil, nil
 	case delInvalid:
 		// INVALID, with the error set by the caller.
 	}
 	w.record(n, ro)
+}
+
+// waitsFor tells whether m, which depends on n, has a delete that waits
+// for n to go because n depends on m too: they are in a cycle and go
+// together (m right after n, see releaseWaiters).
+func (w *walker) waitsFor(m, n *node) bool {
+	if m.waitsOn != n.key {
+		return false
+	}
+	deps := n.deps
+	if n.sbDeps != nil {
+		deps = n.sbDeps
+	}
+	for _, dep := range deps {
+		if dep.matches(m.key) {
+			return true
+		}
+	}
+	return m.base == n.key
 }
 
 // releaseWaiters deletes again, right after n, the values whose delete
@@ -546,7 +588,7 @@ func (w *walker) stillNeeded(n *node) string {
 	for _, m := range w.g.dependents(n) {
 		// A dependent whose own delete is in progress is in a cycle with
 		// n (its delete led here): members of a cycle go together.
-		if m == n || !m.exists() || m.origin == FromSB || m.deleting {
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting || w.waitsFor(m, n) {
 			continue
 		}
 		deps := m.deps
