@@ -100,6 +100,9 @@ func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) stri
 	if txn := schedulerRecord(rec, sched); txn != nil {
 		scheduler := fmt.Sprintf("transaction %d", txn.SeqNum)
 		for _, op := range txn.Executed {
+			if op.NOOP {
+				continue // a value left waiting: said below
+			}
 			describeOp(&b, scheduler, op.Operation.String(), op.Key, op.NewState.String(), op.Err)
 		}
 		for _, kv := range txn.Values {

@@ -175,7 +175,7 @@ func executedIn(records []eventloop.EventRecord, sched *kvscheduler.Scheduler, o
 			continue
 		}
 		for _, o := range txn.Executed {
-			if o.Key == key && o.Operation == op && o.Err == nil {
+			if o.Key == key && o.Operation == op && o.Err == nil && !o.NOOP {
 				return int(r.SeqNum)
 			}
 		}

@@ -17,7 +17,9 @@ type harness struct {
 
 	mu        sync.Mutex
 	desired   map[string]rval
-	failedDel map[string]bool // keys whose last operation was a failed delete
+	// failedDel are the keys whose last operation was a failed delete or
+	// update: the value left in the southbound waits for its retry.
+	failedDel map[string]bool
 	step      string
 	violation *propFailure
 }
@@ -137,7 +139,9 @@ func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 	if update != nil {
 		d.Update = func(k string, old, v any, md any) (any, error) {
 			h.checkWrite("update", k, v)
-			return update(k, old, v, md)
+			md, err := update(k, old, v, md)
+			h.noted(k, err != nil)
+			return md, err
 		}
 	}
 	d.Delete = func(k string, v any, md any) error {

@@ -48,10 +48,11 @@ import (
 //     value stored there) has a dependency that is met now and would not
 //     be without k (and k's properties), unless it is in k's SCC.
 //  3. After every transaction (NB transactions and each round of retries),
-//     every key in the southbound is in wantSouthbound(desired) or was
-//     left there by a delete that failed (its last delete failed and it was
-//     not written since), or is a dependency (transitively) of such a
-//     value still in the southbound: deleting those would break rule 2.
+//     every key in the southbound is in mostSouthbound(desired) or was
+//     left there by a delete or an update that failed (and it was not
+//     written since; its retry deletes or changes it), or is a dependency
+//     (transitively) of such a value still in the southbound: deleting
+//     those would break rule 2.
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
 // unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass); -kvseed=S runs

@@ -331,8 +331,8 @@ func (w *walker) sbDeps(n *node) []Dependency {
 		return nil
 	}
 	deps, err := callDeps(n.d, n.key, n.sb)
-	if err != nil {
-		return nil
+	if err != nil || deps == nil {
+		return []Dependency{} // non-nil: the value in the southbound needs nothing
 	}
 	return deps
 }

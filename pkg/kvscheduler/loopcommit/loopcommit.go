@@ -98,13 +98,21 @@ func Summarize(rec *kvscheduler.TxnRecord) eventloop.TxnSummary {
 	if rec.Resync != kvscheduler.NoResync {
 		kind = rec.Resync.String() + " resync"
 	}
+	// Values left waiting (NOOP) changed nothing in the southbound: the
+	// summary is about what was done.
+	ops := make([]kvscheduler.RecordedOp, 0, len(rec.Executed))
+	for _, op := range rec.Executed {
+		if !op.NOOP {
+			ops = append(ops, op)
+		}
+	}
 	sum := eventloop.TxnSummary{
 		SeqNum: rec.SeqNum,
 		Ref:    schedulerhttp.TxnHistoryPath + "?seq-num=" + strconv.FormatUint(rec.SeqNum, 10),
-		Text:   fmt.Sprintf("%s, %d values requested, %d operations executed", kind, len(rec.Values), len(rec.Executed)),
+		Text:   fmt.Sprintf("%s, %d values requested, %d operations executed", kind, len(rec.Values), len(ops)),
 	}
 	budget := eventloop.MaxTxnSummaryBytes
-	for _, op := range rec.Executed {
+	for _, op := range ops {
 		if op.Err != nil {
 			sum.FailedOps++
 		}
