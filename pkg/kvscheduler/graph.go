@@ -37,6 +37,7 @@ type node struct {
 	metadata any
 	avail    bool
 	deleting bool // its delete is under way (dependents and derived first)
+	updating bool // its update is under way (obsolete derived values first)
 
 	// deps are the dependencies of want, computed when want is set (and
 	// indexed in the graph); depErr is set when Dependencies failed.

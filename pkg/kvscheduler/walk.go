@@ -170,6 +170,9 @@ func (w *walker) depUpdate(n *node) {
 	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
+	if n.updating {
+		return // its update, under way, checks its new dependencies
+	}
 	w.s.dirty(n.key)
 	switch {
 	case n.avail && !w.ready(n):
@@ -361,6 +364,7 @@ func (w *walker) update(n *node) {
 		return
 	}
 	derived := w.derivedOf(n)
+	n.updating = true
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
 	// Obsolete derived values are deleted before their base changes.
 	for _, k := range slices.Backward(n.derived) {
@@ -381,10 +385,20 @@ func hasKey(kvs []KeyValuePair, k string) bool {
 
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
+	n.updating = false
 	if w.g.nodes[n.key] != n || !n.exists() {
 		return
 	}
 	ro := f.op
+	// A property exists with the value that derives it: while one the
+	// new value drops is still needed (its delete failed), the value is
+	// not changed under it.
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) {
+			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
+			return
+		}
+	}
 	w.setDeps(n)
 	if n.depErr != nil {
 		n.state, n.err = Invalid, n.depErr
@@ -538,6 +552,9 @@ func (w *walker) finishDelete(f frame) {
 		}
 	case delRecreate:
 		n.state, n.err, n.fields = Pending, nil, nil
+		if f.waited {
+			w.push(frame{kind: fCreate, n: n}) // the create of the re-create
+		}
 	case delInvalid:
 		// INVALID, with the error set by the caller.
 	}
@@ -594,6 +611,10 @@ func (w *walker) stillNeeded(n *node) string {
 		deps := m.deps
 		if m.sbDeps != nil {
 			deps = m.sbDeps
+		}
+		if m.updating && m.d != nil && m.d.Dependencies != nil {
+			// Changed right after: what its new value needs counts.
+			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {
 			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
