@@ -190,6 +190,13 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
 		w.availChanged(n)
+		if !w.resyncing {
+			// Values waiting for it can be created (a resync applies
+			// everything anyway).
+			for _, m := range slices.Backward(s.g.dependents(n)) {
+				w.push(frame{kind: fDepUpdate, n: m})
+			}
+		}
 	}
 	s.dirty(n.key)
 }
@@ -300,6 +307,7 @@ func (s *Scheduler) refreshFailed(w *walker) {
 		// A failed read leaves the values as the scheduler believes them;
 		// the retry or the next resync reads again.
 		s.readBack(w, keys, func(*regDescriptor, error) {}, false)
+		w.drain("the values read back")
 	}
 }
 

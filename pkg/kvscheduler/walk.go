@@ -88,12 +88,17 @@ func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
+	w.drain(f.key)
+}
+
+// drain runs the frames on the stack.
+func (w *walker) drain(from string) {
 	// Every frame applies or checks one value; a walk that exceeds this
 	// bound is a bug, reported rather than left to spin.
 	budget := 64 * (len(w.g.nodes) + 64)
 	for len(w.stack) > 0 {
 		if budget--; budget < 0 {
-			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", f.key, len(w.stack)))
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)))
 			w.stack = w.stack[:0]
 			break
 		}
@@ -144,7 +149,7 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.retryGen = false, 0
+		n.blocked, n.retryGen, n.waitsOn = false, 0, ""
 		if !same {
 			n.attempt = 0
 		}
@@ -651,7 +656,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.failSeq = w.seq
 	}
 	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	n.blocked, n.failed, n.err, n.lastOp, n.retryGen, n.waitsOn = true, n.want, err, kind, 0, ""
 	n.txnSeq, n.txnFail = w.seq, true
 	n.state = Failed
 	if kind != OpUpdate && n.avail {
