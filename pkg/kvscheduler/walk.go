@@ -566,23 +566,37 @@ func (w *walker) finishDelete(f frame) {
 	w.record(n, ro)
 }
 
-// waitsFor tells whether m, which depends on n, has a delete that waits
-// for n to go because n depends on m too: they are in a cycle and go
-// together (m right after n, see releaseWaiters).
+// waitsFor tells whether m, which depends on n, has a delete that waits,
+// through a chain of deletes waiting for their dependents, for n to go:
+// then n depends on m too, they are in a cycle and go together (m after
+// n, see releaseWaiters).
 func (w *walker) waitsFor(m, n *node) bool {
-	if m.waitsOn != n.key {
-		return false
+	for i := 0; m.waitsOn != "" && i < 1024; i++ {
+		x := w.g.nodes[m.waitsOn]
+		if x == nil || !w.needs(x, m) {
+			return false // the wait is stale
+		}
+		if x == n {
+			return true
+		}
+		m = x
 	}
-	deps := n.deps
-	if n.sbDeps != nil {
-		deps = n.sbDeps
+	return false
+}
+
+// needs tells whether x, as in the southbound, depends on (or derives
+// from) m.
+func (w *walker) needs(x, m *node) bool {
+	deps := x.deps
+	if x.sbDeps != nil {
+		deps = x.sbDeps
 	}
 	for _, dep := range deps {
 		if dep.matches(m.key) {
 			return true
 		}
 	}
-	return m.base == n.key
+	return x.base == m.key && x.want != nil // derived from m's value, not left over
 }
 
 // releaseWaiters deletes again, right after n, the values whose delete
