@@ -175,9 +175,6 @@ func (w *walker) depUpdate(n *node) {
 	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
-	if n.updating {
-		return // its update, under way, checks its new dependencies
-	}
 	w.s.dirty(n.key)
 	switch {
 	case n.avail && !w.ready(n):
@@ -391,7 +388,13 @@ func hasKey(kvs []KeyValuePair, k string) bool {
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
 	n.updating = false
-	if w.g.nodes[n.key] != n || !n.exists() {
+	if w.g.nodes[n.key] != n || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+		return
+	}
+	if !n.exists() {
+		// Deleted meanwhile (its obsolete derived values took what it
+		// depended on): the new value is created instead, if it can be.
+		w.create(n, false)
 		return
 	}
 	ro := f.op
@@ -617,7 +620,7 @@ func (w *walker) releaseWaiters(n *node) {
 // deleted under it.
 func (w *walker) stillNeeded(n *node) string {
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB {
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && !c.deleting {
 			return k
 		}
 	}
