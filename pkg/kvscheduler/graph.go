@@ -110,8 +110,9 @@ func (g *graph) baseKey(n *node) string {
 // without scanning the graph.
 type graph struct {
 	nodes map[string]*node
-	// exact maps a key to the nodes with a dependency on exactly that key.
-	exact map[string]map[*node]struct{}
+	// exact maps a key to the nodes with a dependency on exactly that key
+	// (a slice: a key has few dependents, and a map per key costs more).
+	exact map[string][]*node
 	// prefixes holds, per key prefix used by any-of dependencies, the
 	// nodes depending on it and the nodes whose keys have it.
 	prefixes map[string]*prefixEntry
@@ -126,7 +127,7 @@ type prefixEntry struct {
 }
 
 func newGraph() *graph {
-	return &graph{nodes: map[string]*node{}, exact: map[string]map[*node]struct{}{},
+	return &graph{nodes: map[string]*node{}, exact: map[string][]*node{},
 		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}}
 }
 
@@ -185,12 +186,9 @@ func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
 
 func (g *graph) index(n *node, dep Dependency) {
 	if dep.Key != "" {
-		m := g.exact[dep.Key]
-		if m == nil {
-			m = map[*node]struct{}{}
-			g.exact[dep.Key] = m
+		if ns := g.exact[dep.Key]; !slices.Contains(ns, n) {
+			g.exact[dep.Key] = append(ns, n)
 		}
-		m[n] = struct{}{}
 		return
 	}
 	for _, p := range dep.AnyOf.KeyPrefixes {
@@ -215,10 +213,13 @@ func (g *graph) index(n *node, dep Dependency) {
 
 func (g *graph) unindex(n *node, dep Dependency) {
 	if dep.Key != "" {
-		if m := g.exact[dep.Key]; m != nil {
-			delete(m, n)
-			if len(m) == 0 {
+		ns := g.exact[dep.Key]
+		if i := slices.Index(ns, n); i >= 0 {
+			ns = slices.Delete(ns, i, i+1)
+			if len(ns) == 0 {
 				delete(g.exact, dep.Key)
+			} else {
+				g.exact[dep.Key] = ns
 			}
 		}
 		return
@@ -236,10 +237,7 @@ func (g *graph) unindex(n *node, dep Dependency) {
 // dependents returns the nodes with a dependency that p's key satisfies
 // (and p's derived values, which depend on their base), sorted by key.
 func (g *graph) dependents(p *node) []*node {
-	var out []*node
-	for n := range g.exact[p.key] {
-		out = append(out, n)
-	}
+	out := slices.Clone(g.exact[p.key])
 	g.eachPrefixOf(p.key, func(e *prefixEntry) {
 		for n := range e.dependents {
 			out = append(out, n)

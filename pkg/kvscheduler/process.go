@@ -155,6 +155,8 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	w.resyncing = false
 	values := s.txnValues(t, scope, rec.SeqNum)
+	s.reserve(len(values))
+	rec.Executed = make([]RecordedOp, 0, min(len(values), 1<<16))
 	type undo struct {
 		key  string
 		prev *update
@@ -349,6 +351,31 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	}
 	slices.SortFunc(out, func(a, b KeyError) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// reserve makes room for about n new values (and as many derived ones)
+// in maps that would otherwise grow step by step in a first large
+// transaction. Maps cannot grow in place: only empty ones are replaced.
+func (s *Scheduler) reserve(n int) {
+	if n < 256 {
+		return
+	}
+	if len(s.g.nodes) == 0 {
+		s.g.nodes = make(map[string]*node, 2*n)
+	}
+	if len(s.dirtyPub) == 0 {
+		s.dirtyPub, s.dirtyRec = make(map[string]struct{}, 2*n), make(map[string]struct{}, 2*n)
+	}
+	s.smu.Lock()
+	if len(s.statuses) == 0 {
+		s.statuses, s.views = make(map[string]*ValueStatus, 2*n), make(map[string]*pubValue, 2*n)
+	}
+	s.smu.Unlock()
+	s.hist.mu.Lock()
+	if len(s.hist.cur) == 0 {
+		s.hist.cur = make(map[string]*ValueStatus, 2*n)
+	}
+	s.hist.mu.Unlock()
 }
 
 func (s *Scheduler) newRecord(t TxnType) *TxnRecord {

@@ -41,7 +41,7 @@ func (s *Scheduler) publish(record bool) []statusChange {
 		}
 		entries = append(entries, entry{key: k, st: w.status(n), v: value(n)})
 	}
-	clear(s.dirtyPub)
+	s.dirtyPub = emptied(s.dirtyPub)
 	s.smu.Lock()
 	watched := len(s.watches) > 0
 	var changed []ValueStatus
@@ -87,7 +87,7 @@ func (s *Scheduler) publish(record bool) []statusChange {
 // intermediate statuses in between, which no record describes.
 func (s *Scheduler) diffRecorded() []statusChange {
 	if s.opts.HistoryMaxCount < 0 {
-		clear(s.dirtyRec)
+		s.dirtyRec = emptied(s.dirtyRec)
 		return nil
 	}
 	var changes []statusChange
@@ -101,8 +101,19 @@ func (s *Scheduler) diffRecorded() []statusChange {
 		changes = append(changes, statusChange{key: k, before: before, after: after})
 	}
 	s.smu.RUnlock()
-	clear(s.dirtyRec)
+	s.dirtyRec = emptied(s.dirtyRec)
 	return changes
+}
+
+// emptied returns m empty. A map keeps the room it once grew to, and
+// ranging over it costs that room: after a large transaction, the next
+// small ones would pay for it, so a large map is replaced.
+func emptied(m map[string]struct{}) map[string]struct{} {
+	if len(m) >= 256 {
+		return map[string]struct{}{}
+	}
+	clear(m)
+	return m
 }
 
 // announce publishes intermediate statuses (MISSING values found by a
