@@ -64,6 +64,9 @@ func (w *walker) candidate(p *node) bool {
 // as the reference treats a strongly connected component as one value.
 // The cost is the number of values n waits for, not the size of the graph.
 func (w *walker) readyInCycle(n *node) bool {
+	if !w.inWaitingCycle(n) {
+		return false
+	}
 	waitsFor := map[*node][]*node{} // m -> the waiting values m waits for
 	seen := map[*node]bool{n: true}
 	queue := []*node{n}
@@ -126,6 +129,93 @@ func (w *walker) readyInCycle(n *node) bool {
 		}
 	}
 	return region[n]
+}
+
+// waitsOn calls f for every value that m waits for and that waits itself
+// (or is n), until f returns false.
+func (w *walker) waitsOn(m, n *node, f func(p *node) bool) {
+	if m.base != "" {
+		if b := w.g.nodes[m.base]; b != nil && !b.avail && (b == n || w.candidate(b)) && !f(b) {
+			return
+		}
+	}
+	for _, dep := range m.deps {
+		if w.depMet(m, dep, nil) {
+			continue
+		}
+		stop := false
+		w.g.providers(m, dep, func(p *node) bool {
+			if (p == n || w.candidate(p)) && !f(p) {
+				stop = true
+			}
+			return !stop
+		})
+		if stop {
+			return
+		}
+	}
+}
+
+// inWaitingCycle tells whether n waits, through values that wait
+// themselves, for itself. It searches from n both ways (what n waits for,
+// and what waits for n) one step at a time and stops as soon as either
+// side runs out: a long chain of values waiting one for the next (built
+// in the worst order) then costs the shorter side, not the whole chain
+// for every value of it.
+func (w *walker) inWaitingCycle(n *node) bool {
+	fwd, bwd := []*node{n}, []*node{n}
+	seenF, seenB := map[*node]bool{n: true}, map[*node]bool{n: true}
+	found := false
+	for !found {
+		if len(fwd) == 0 || len(bwd) == 0 {
+			return false
+		}
+		m := fwd[len(fwd)-1]
+		fwd = fwd[:len(fwd)-1]
+		w.waitsOn(m, n, func(p *node) bool {
+			if p == n {
+				found = true
+				return false
+			}
+			if !seenF[p] {
+				seenF[p] = true
+				fwd = append(fwd, p)
+			}
+			return true
+		})
+		if found {
+			break
+		}
+		m = bwd[len(bwd)-1]
+		bwd = bwd[:len(bwd)-1]
+		var waiting []*node
+		for _, k := range m.derived {
+			if c := w.g.nodes[k]; c != nil {
+				waiting = append(waiting, c)
+			}
+		}
+		for _, x := range append(waiting, w.g.dependents(m)...) {
+			if x != n && !w.candidate(x) || seenB[x] && x != n {
+				continue
+			}
+			w.waitsOn(x, n, func(p *node) bool {
+				if p == m {
+					if x == n {
+						found = true
+					} else {
+						seenB[x] = true
+						bwd = append(bwd, x)
+					}
+					return false
+				}
+				return true
+			})
+			if found {
+				break
+			}
+		}
+	}
+	return true
 }
 
 // unmet lists the labels of the dependencies of n that no existing value
