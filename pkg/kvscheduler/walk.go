@@ -121,6 +121,11 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				n.blocked, n.retryGen, n.waitsOn = false, 0, ""
 				w.s.dirty(n.key)
+				if n.base == "" && n.last != nil && !w.sameRequest(n, n.last.value, n.want) {
+					// Requested again since: that request is applied.
+					w.push(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
+					break
+				}
 				w.delete(n, n.delReason, true)
 			}
 		}
@@ -735,6 +740,14 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	for _, kv := range slices.Backward(derived) {
 		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
 	}
+}
+
+// sameRequest tells whether two requested values (nil: none) are the same.
+func (w *walker) sameRequest(n *node, a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return w.equal(n, a, b)
 }
 
 func deepEqual(a, b any) (eq bool) {
