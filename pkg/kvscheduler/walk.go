@@ -121,6 +121,16 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				n.blocked, n.retryGen, n.waitsOn = false, 0, ""
 				w.s.dirty(n.key)
+				if n.lastOp == OpUpdate {
+					// An update that waited for a property to go: its
+					// request is applied (a base's latest one).
+					fa := frame{kind: fApply, key: n.key, value: n.want, base: n.base, origin: n.origin}
+					if n.base == "" && n.last != nil {
+						fa.value, fa.last = n.last.value, n.last
+					}
+					w.push(fa)
+					break
+				}
 				if n.base == "" && n.last != nil && !w.sameRequest(n, n.last.value, n.want) {
 					// Requested again since: that request is applied.
 					w.push(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
@@ -409,6 +419,8 @@ func (w *walker) finishUpdate(f frame) {
 	for _, k := range n.derived {
 		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
+			n.waitsOn = k
+			w.s.waiters[k] = append(w.s.waiters[k], n)
 			return
 		}
 	}
