@@ -96,11 +96,13 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	w := s.newWalker(rec, nil)
 	w.retry, w.unblock = true, map[string]bool{}
 	var bases []string
+	var failed []*node
 	for _, k := range j.keys {
 		n := s.g.nodes[k]
 		if n == nil || n.retryGen != j.gen || !n.blocked {
 			continue
 		}
+		failed = append(failed, n)
 		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
 		b := s.g.baseKey(n)
 		w.unblock[k], w.unblock[b] = true, true
@@ -108,7 +110,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 			bases = append(bases, b)
 		}
 	}
-	if len(bases) == 0 {
+	if len(failed) == 0 {
 		s.seq-- // nothing left to retry: do not burn a sequence number
 		return nil, nil
 	}
@@ -117,6 +119,14 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		n := s.g.nodes[b]
 		w.applied[b] = true
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
+	}
+	// A derived value its base no longer reaches (left over by a delete
+	// that failed when the base changed or went) is retried on its own.
+	for _, n := range failed {
+		if s.g.nodes[n.key] == n && n.blocked && n.retryGen == j.gen {
+			w.applied[n.key] = true
+			w.run(frame{kind: fApply, key: n.key, value: n.want, base: n.base, origin: n.origin})
+		}
 	}
 	s.finish(w)
 	return rec, nil

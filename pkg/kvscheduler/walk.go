@@ -119,7 +119,9 @@ func (w *walker) drain(from string) {
 			}
 		case fRedelete:
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
-				n.blocked, n.retryGen, n.waitsOn = false, 0, ""
+				// What it waited for is resolved: attempted again, even in
+				// the transaction it failed in.
+				n.blocked, n.retryGen, n.waitsOn, n.txnFail = false, 0, "", false
 				w.s.dirty(n.key)
 				if n.lastOp == OpUpdate {
 					// An update that waited for a property to go: its
@@ -636,8 +638,14 @@ func (w *walker) releaseWaiters(n *node) {
 // still in the southbound, its own delete having failed: n must not be
 // deleted under it.
 func (w *walker) stillNeeded(n *node) string {
+	var ofSB []KeyValuePair // what the value in the southbound derives
+	if len(n.derived) > 0 && n.d != nil && n.d.DerivedValues != nil {
+		ofSB, _ = callDerived(n.d, n.key, n.sb)
+	}
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && !c.deleting {
+		// A derived value left over from an earlier value of n (its
+		// delete failed when n changed) does not need n any more.
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && !c.deleting && hasKey(ofSB, k) {
 			return k
 		}
 	}
