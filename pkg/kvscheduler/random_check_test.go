@@ -15,8 +15,8 @@ import (
 type harness struct {
 	sb *kvtest.Southbound
 
-	mu        sync.Mutex
-	desired   map[string]rval
+	mu      sync.Mutex
+	desired map[string]rval
 	// failedDel are the keys whose last operation was a failed delete or
 	// update: the value left in the southbound waits for its retry.
 	failedDel map[string]bool
