@@ -228,7 +228,7 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
 		Retry: w.retry}
 	if w.retry {
-		ro.Attempt, ro.RetryFor = n.attempt+1, n.failSeq
+		ro.Attempt, ro.RetryFor = n.attempt, n.failSeq
 	}
 	return ro
 }
