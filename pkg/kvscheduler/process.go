@@ -14,7 +14,13 @@ func (s *Scheduler) process(j *job) (*TxnRecord, error) {
 	case jobNotify:
 		return s.notify(j.kv)
 	case jobRetry:
-		return s.retryFailed(j)
+		var rec *TxnRecord
+		for _, due := range s.dueRetries() {
+			if r, _ := s.retryFailed(due); r != nil {
+				rec = r
+			}
+		}
+		return rec, nil
 	}
 	return s.processTxn(j)
 }

@@ -1,6 +1,8 @@
 package kvscheduler
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,14 +51,29 @@ func (s *Scheduler) armRetry(d time.Duration, j *job) {
 	}
 	var t clock.Timer
 	// The callback may run under a fake clock's lock while armRetry holds
-	// qmu: it must not take qmu synchronously.
+	// qmu: it must not take qmu synchronously. It records the due retry at
+	// once, though, so that retries due together are run in the order they
+	// were armed (see retryDue), not in the order goroutines happen to run.
 	t = s.opts.Clock.AfterFunc(d, func() {
+		s.rmu.Lock()
+		s.retryDue = append(s.retryDue, j)
+		s.rmu.Unlock()
 		go func() {
 			s.qmu.Lock()
 			delete(s.timers, t)
 			s.qmu.Unlock()
-			_ = s.enqueue(j) // fails only when closed: nothing to retry then
+			_ = s.enqueue(&job{kind: jobRetry}) // fails only when closed: nothing to retry then
 		}()
 	})
 	s.timers[t] = struct{}{}
+}
+
+// dueRetries takes the retries whose time has come, oldest armed first.
+func (s *Scheduler) dueRetries() []*job {
+	s.rmu.Lock()
+	due := s.retryDue
+	s.retryDue = nil
+	s.rmu.Unlock()
+	slices.SortFunc(due, func(a, b *job) int { return cmp.Compare(a.gen, b.gen) })
+	return due
 }

@@ -23,6 +23,9 @@ type Scheduler struct {
 	quit   chan struct{}
 	wg     sync.WaitGroup
 	timers map[clock.Timer]struct{} // pending retries
+	// retryDue are the retries whose timer fired, not run yet.
+	rmu      sync.Mutex
+	retryDue []*job
 
 	// Owned by the worker goroutine.
 	reg         *registry
