@@ -14,13 +14,7 @@ func (s *Scheduler) process(j *job) (*TxnRecord, error) {
 	case jobNotify:
 		return s.notify(j.kv)
 	case jobRetry:
-		var rec *TxnRecord
-		for _, due := range s.dueRetries() {
-			if r, _ := s.retryFailed(due); r != nil {
-				rec = r
-			}
-		}
-		return rec, nil
+		return s.retryFailed(j)
 	}
 	return s.processTxn(j)
 }

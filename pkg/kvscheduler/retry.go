@@ -54,17 +54,19 @@ func (s *Scheduler) armRetry(d time.Duration, j *job) {
 	// qmu: it must not take qmu synchronously. It records the due retry at
 	// once, though, so that retries due together are run in the order they
 	// were armed (see retryDue), not in the order goroutines happen to run.
+	// The worker runs due retries before the next queued job, so a
+	// transaction committed after the clock passed a retry's time sees it
+	// done.
 	t = s.opts.Clock.AfterFunc(d, func() {
 		s.rmu.Lock()
 		s.retryDue = append(s.retryDue, j)
 		s.rmu.Unlock()
-		go func() {
-			s.qmu.Lock()
-			delete(s.timers, t)
-			s.qmu.Unlock()
-			_ = s.enqueue(&job{kind: jobRetry}) // fails only when closed: nothing to retry then
-		}()
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
 	})
+	j.timer = t
 	s.timers[t] = struct{}{}
 }
 
@@ -74,6 +76,14 @@ func (s *Scheduler) dueRetries() []*job {
 	due := s.retryDue
 	s.retryDue = nil
 	s.rmu.Unlock()
+	if len(due) == 0 {
+		return nil
+	}
+	s.qmu.Lock()
+	for _, j := range due {
+		delete(s.timers, j.timer)
+	}
+	s.qmu.Unlock()
 	slices.SortFunc(due, func(a, b *job) int { return cmp.Compare(a.gen, b.gen) })
 	return due
 }

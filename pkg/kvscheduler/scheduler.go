@@ -75,8 +75,10 @@ type job struct {
 	kv   KVWithMetadata
 	keys []string
 	gen  uint64
-	done chan jobResult
-	once sync.Once // done receives one result: the worker's, or Close's
+	// timer is the timer of a retry.
+	timer clock.Timer
+	done  chan jobResult
+	once  sync.Once // done receives one result: the worker's, or Close's
 }
 
 // finish hands the job its result, unless it already has one.
@@ -139,6 +141,19 @@ func (s *Scheduler) run() {
 		case <-s.signal:
 		}
 		for {
+			// Retries whose time has come go before queued jobs.
+			if due := s.dueRetries(); len(due) > 0 {
+				s.qmu.Lock()
+				closed := s.closed
+				s.qmu.Unlock()
+				if closed {
+					break
+				}
+				for _, j := range due {
+					_, _ = s.retryFailed(j)
+				}
+				continue
+			}
 			s.qmu.Lock()
 			if len(s.queue) == 0 || s.closed {
 				s.qmu.Unlock()
