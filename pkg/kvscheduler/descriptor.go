@@ -107,9 +107,14 @@ type Descriptor struct {
 	// UpdateWithRecreate tells whether a change must be applied by delete and
 	// create instead of Update.
 	UpdateWithRecreate func(key string, oldValue, newValue any, metadata any) bool
-	// Retrieve reads the values of this descriptor from the southbound.
-	// correlate are the values the northbound wants, to help the descriptor
-	// recognise them (e.g. to fill defaults).
+	// Retrieve reads the values of this descriptor from the southbound:
+	// base values only. The scheduler derives their derived values
+	// (DerivedValues) as it does for requested values; a derived value is
+	// known from its base's read unless its own descriptor has Retrieve,
+	// whose read then tells whether it exists. correlate helps the
+	// descriptor recognise the values (e.g. to fill defaults): in the first
+	// full resync, the values the transaction requests (no metadata); later,
+	// the values the scheduler believes exist, with their metadata.
 	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// RetrieveKeys reads only the values of keys (all claimed by this
 	// descriptor) from the southbound, for a scoped downstream resync

@@ -4,32 +4,52 @@
 // value is only created once everything it depends on exists.
 //
 // It is the generalization of the VPP-Agent KV scheduler to plain Go values:
-// transactions are simulated (planned) and then executed, values with unmet
-// dependencies wait as PENDING, failed operations are retried with backoff,
-// and resyncs reconcile the scheduler's view with the southbound. The package
-// holds no package-level state: several schedulers can run in one process.
+// values with unmet dependencies wait as PENDING, failed operations are
+// retried with backoff, and resyncs reconcile the scheduler's view with the
+// southbound. The package holds no package-level state: several schedulers
+// can run in one process.
 //
 // # Model
 //
-// The scheduler keeps the desired values (last requested by the
-// northbound), the actual values (what it believes exists in the
-// southbound) and the failed operations. A transaction changes the desired
-// values; the simulation then computes the target: the desired values that
-// are valid, implemented and whose dependencies are met, with their derived
-// values, plus everything the southbound owns. Dependencies are resolved as
-// a greatest fixed point, so a cycle of values is created as a whole once
-// its external dependencies are met. The plan is the difference between
-// the target and the actual values: deletes (dependents first),
-// re-creates, creates and updates (dependencies first). The simulation only
-// references values; it never copies the graph.
+// The scheduler keeps a graph of keys from one transaction to the next.
+// Each key holds the value wanted for it (requested by the northbound,
+// derived from its base, or notified by the southbound), the value the
+// scheduler believes the southbound holds, and its state. A transaction
+// walks only the values it sets and what they reach, in the reference's
+// order:
 //
-// A failed operation refreshes its value (Retrieve) and blocks it: it is
-// left as it is until its value changes, a resync, or its retry, which uses
-// the retry options of the transaction that last set the value (or its
-// base). Dependents of a value that failed to be created wait as PENDING.
-// With best effort (the default), a failed delete of a derived value does
-// not stop the deletion of its base; the derived value is FAILED until a
-// retry or resync removes it.
+//   - its values are taken sorted by key: deletes, then re-creates,
+//     creates and updates;
+//   - a value's change is applied depth first: its obsolete derived values
+//     are deleted before it is updated; it is created or updated before its
+//     new derived values, which follow it in key order; the values its
+//     create made ready (PENDING dependents) are created right after it;
+//   - a delete makes the value unavailable, deletes its derived values,
+//     then the values that depend on it (into PENDING), then the value.
+//
+// A value is never deleted while a value that depends on it, or derives
+// from it, still exists in the southbound (its delete failed): the delete
+// fails, naming that value, and goes through as soon as it is gone (or with
+// the retry). A cycle of values is created as a whole once its external
+// dependencies are met; a cycle through a derived value is not, since a
+// derived value exists only after its base.
+//
+// A failed operation blocks its value until the value changes, a resync,
+// or its retry, which applies the last request of its base again with the
+// retry options of the transaction that made it. After failures, the bases
+// of the failed values are read back (one read per descriptor). A value
+// whose delete failed counts as absent for its dependents until it is
+// deleted or requested again.
+//
+// # Cost
+//
+// A transaction costs what it reaches: the values it sets, their derived
+// values and the dependents whose dependencies they meet or unmet, each
+// with a few map lookups (dependents are indexed by exact key and by
+// any-of prefix; any-of selectors are checked one by one). Statuses,
+// value dumps and the history are updated for the keys it touched only.
+// Resyncs read and walk everything, and a value waiting on values that
+// wait themselves searches them for a cycle.
 //
 // # Concurrency
 //

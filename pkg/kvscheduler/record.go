@@ -79,8 +79,6 @@ type TxnRecord struct {
 	Values []KeyValuePair
 	// RetryOf lists the transactions whose failures this one retries.
 	RetryOf []uint64
-	// Planned is the plan from the simulation, before execution.
-	Planned []RecordedOp
 	// Executed are the operations actually executed, in order.
 	Executed []RecordedOp
 	// Errors are refresh errors and failed operations.
@@ -107,7 +105,6 @@ type statusChange struct {
 func (r *TxnRecord) String() string {
 	var b strings.Builder
 	r.writeHeader(&b)
-	writeOps(&b, "planned operations", r.Planned)
 	b.WriteString("o" + strings.Repeat("-", 118) + "o\n")
 	fmt.Fprintf(&b, "  * executed operations (%s - %s, duration = %s):\n", r.Start, r.Stop, r.Stop.Sub(r.Start))
 	writeOpList(&b, r.Executed)
@@ -151,11 +148,6 @@ func (r *TxnRecord) writeHeader(b *strings.Builder) {
 			fmt.Fprintf(b, "          - key: %s\n            value: %s\n", kv.Key, fmtValue(kv.Value))
 		}
 	}
-}
-
-func writeOps(b *strings.Builder, title string, ops []RecordedOp) {
-	fmt.Fprintf(b, "  * %s:\n", title)
-	writeOpList(b, ops)
 }
 
 func writeOpList(b *strings.Builder, ops []RecordedOp) {
@@ -212,15 +204,4 @@ func fmtValue(v any) string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("{ %+v }", v)
-}
-
-// planStringer prints the first part of a record (before execution) lazily.
-type planStringer struct{ r *TxnRecord }
-
-// String is called by logrus only when the level is enabled.
-func (p planStringer) String() string {
-	var b strings.Builder
-	p.r.writeHeader(&b)
-	writeOps(&b, "planned operations", p.r.Planned)
-	return b.String()
 }

@@ -128,7 +128,7 @@ func TestHistoryBoundedAndLogged(t *testing.T) {
 		t.Fatalf("record %+v", r)
 	}
 	out := buf.String()
-	for _, want := range []string{"Transaction #5", "planned operations", "executed operations", "UPDATE", "a/1"} {
+	for _, want := range []string{"Transaction #5", "executed operations", "UPDATE", "a/1"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("log lacks %q:\n%s", want, out)
 		}

@@ -23,7 +23,6 @@ type TxnJSON struct {
 	Stop        time.Time `json:"stop"`
 	Values      []KVJSON  `json:"values,omitempty"`
 	RetryOf     []uint64  `json:"retryOf,omitempty"`
-	Planned     []OpJSON  `json:"planned"`
 	Executed    []OpJSON  `json:"executed"`
 	Errors      []string  `json:"errors,omitempty"`
 }
@@ -184,7 +183,7 @@ func encodeTxn(r *kvscheduler.TxnRecord) TxnJSON {
 	t := TxnJSON{
 		SeqNum: r.SeqNum, TxnType: r.Type.String(), Description: r.Description, Revert: r.Revert,
 		Start: r.Start, Stop: r.Stop, RetryOf: r.RetryOf,
-		Planned: encodeOps(r.Planned), Executed: encodeOps(r.Executed), Errors: errStrings(r.Errors),
+		Executed: encodeOps(r.Executed), Errors: errStrings(r.Errors),
 	}
 	if r.Resync != kvscheduler.NoResync {
 		t.ResyncType = r.Resync.String()
