@@ -46,6 +46,10 @@ type node struct {
 	deps   []Dependency
 	sbDeps []Dependency
 	depErr error
+	// depsFor and derivedFor are the wanted values deps and derivedKVs
+	// were computed from: the same value again is not asked again.
+	depsFor, derivedFor any
+	derivedKVs          []KeyValuePair
 	// derived are the keys of the derived values of the value, sorted.
 	derived []string
 	// removedDerived are derived values deleted while the value in the

@@ -41,6 +41,18 @@ func safeEqual(d *regDescriptor, key string, a, b any) (eq bool) {
 	return eq
 }
 
+// identical reports whether a and b are the same value without asking a
+// comparator: the same pointer, or equal values of a comparable type.
+func identical(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if t := reflect.TypeOf(a); t == reflect.TypeOf(b) && t.Comparable() {
+		return a == b
+	}
+	return samePointer(a, b)
+}
+
 // samePointer reports whether a and b hold the same non-nil pointer.
 // Interface comparison cannot be used: it panics on uncomparable values.
 func samePointer(a, b any) bool {

@@ -156,6 +156,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		w.unblockAll, w.unblock = scope == nil, scope
 		s.resyncCount++
 	}
+	if t.resync != NoResync {
+		s.reserve(max(len(t.values), len(s.g.nodes)))
+	}
 	w.resyncing = true
 	switch {
 	case scope != nil:
@@ -373,8 +376,8 @@ func (s *Scheduler) reserve(n int) {
 	if len(s.g.nodes) == 0 {
 		s.g.nodes = make(map[string]*node, 2*n)
 	}
-	if len(s.dirtyPub) == 0 {
-		s.dirtyPub, s.dirtyRec = make(map[string]struct{}, 2*n), make(map[string]struct{}, 2*n)
+	if len(s.dirtyKeys) == 0 {
+		s.dirtyKeys = make(map[string]struct{}, 2*n)
 	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {
@@ -398,7 +401,7 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 func (s *Scheduler) finish(w *walker) {
 	rec := w.rec
 	s.scheduleRetries(w)
-	rec.changes = s.publish(true)
+	rec.changes = s.publish()
 	rec.Stop = s.opts.Clock.Now()
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
@@ -416,8 +419,7 @@ func (s *Scheduler) setMetadata(n *node, md any) {
 }
 
 func (s *Scheduler) dirty(k string) {
-	s.dirtyPub[k] = struct{}{}
-	s.dirtyRec[k] = struct{}{}
+	s.dirtyKeys[k] = struct{}{}
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

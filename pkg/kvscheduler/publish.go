@@ -20,16 +20,19 @@ type pubValue struct {
 
 // publish recomputes the statuses and values of the dirty keys, drops the
 // nodes nothing refers to any more, notifies watchers of the changed
-// statuses and returns the statuses changed since the last record.
-func (s *Scheduler) publish(record bool) []statusChange {
+// statuses and returns the statuses changed since the last record, for the
+// history (it compares with the recorded statuses rather than the
+// published ones because a refresh may have published intermediate
+// statuses in between, which no record describes).
+func (s *Scheduler) publish() []statusChange {
 	w := &walker{s: s, g: s.g, seq: s.seq}
 	type entry struct {
 		key string
 		st  *ValueStatus
 		v   *pubValue
 	}
-	entries := make([]entry, 0, len(s.dirtyPub))
-	for k := range s.dirtyPub {
+	entries := make([]entry, 0, len(s.dirtyKeys))
+	for k := range s.dirtyKeys {
 		n := s.g.nodes[k]
 		if n != nil && n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.g.remove(n)
@@ -41,32 +44,42 @@ func (s *Scheduler) publish(record bool) []statusChange {
 		}
 		entries = append(entries, entry{key: k, st: w.status(n), v: value(n)})
 	}
-	s.dirtyPub = emptied(s.dirtyPub)
+	s.dirtyKeys = emptied(s.dirtyKeys)
+	recorded := s.opts.HistoryMaxCount >= 0
+	var changes []statusChange
 	s.smu.Lock()
 	watched := len(s.watches) > 0
 	var changed []ValueStatus
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		old := s.statuses[e.key]
 		switch {
 		case e.st == nil:
-			if old == nil {
-				continue
-			}
-			delete(s.statuses, e.key)
-			delete(s.views, e.key)
-			if watched {
-				changed = append(changed, ValueStatus{Key: e.key, State: Removed, LastOp: old.LastOp,
-					Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
+			if old != nil {
+				delete(s.statuses, e.key)
+				delete(s.views, e.key)
+				if watched {
+					changed = append(changed, ValueStatus{Key: e.key, State: Removed, LastOp: old.LastOp,
+						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
+				}
 			}
 		default:
 			s.views[e.key] = e.v
 			if old != nil && old.sameRecorded(e.st) {
-				continue
+				e.st = old // unchanged: the published one stays
+			} else {
+				s.statuses[e.key] = e.st
+				if watched {
+					changed = append(changed, *e.st)
+				}
 			}
-			s.statuses[e.key] = e.st
-			if watched {
-				changed = append(changed, *e.st)
-			}
+		}
+		if !recorded {
+			continue
+		}
+		before := s.hist.cur[e.key] // written only by this goroutine
+		if before != e.st && (before == nil || e.st == nil || !before.sameRecorded(e.st)) {
+			changes = append(changes, statusChange{key: e.key, before: before, after: e.st})
 		}
 	}
 	for w := range s.watches {
@@ -75,33 +88,6 @@ func (s *Scheduler) publish(record bool) []statusChange {
 		}
 	}
 	s.smu.Unlock()
-	if !record {
-		return nil
-	}
-	return s.diffRecorded()
-}
-
-// diffRecorded lists the statuses that differ from those recorded with
-// the previous record. It compares against the recorded statuses rather
-// than the published ones because a refresh may have published
-// intermediate statuses in between, which no record describes.
-func (s *Scheduler) diffRecorded() []statusChange {
-	if s.opts.HistoryMaxCount < 0 {
-		s.dirtyRec = emptied(s.dirtyRec)
-		return nil
-	}
-	var changes []statusChange
-	s.smu.RLock()
-	for k := range s.dirtyRec {
-		after := s.statuses[k]
-		before := s.hist.cur[k] // written only by this goroutine
-		if before == after || before != nil && after != nil && before.sameRecorded(after) {
-			continue
-		}
-		changes = append(changes, statusChange{key: k, before: before, after: after})
-	}
-	s.smu.RUnlock()
-	s.dirtyRec = emptied(s.dirtyRec)
 	return changes
 }
 

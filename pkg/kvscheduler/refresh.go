@@ -185,8 +185,11 @@ func retrieves(d *regDescriptor) bool {
 // failed stays unavailable (its dependents are not created while it waits
 // for its retry), unless the transaction attempts it again (a resync).
 func (s *Scheduler) found(w *walker, n *node, v any) {
-	n.sb = v
-	w.syncSBDeps(n)
+	if !identical(n.sb, v) {
+		n.sb = v
+		w.syncSBDeps(n)
+		s.dirty(n.key)
+	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
 		w.availChanged(n)
@@ -197,8 +200,8 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 				w.push(frame{kind: fDepUpdate, n: m})
 			}
 		}
+		s.dirty(n.key)
 	}
-	s.dirty(n.key)
 }
 
 // gone records that n (and its derived values) are not in the southbound.

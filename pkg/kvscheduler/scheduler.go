@@ -36,9 +36,9 @@ type Scheduler struct {
 	// unread holds, during a resync, the descriptors whose Retrieve failed:
 	// their values get no operations until a refresh can read them.
 	unread map[string]*RetrieveError
-	// dirtyPub and dirtyRec are the keys whose status may have changed
-	// since they were last published, and recorded in the history.
-	dirtyPub, dirtyRec map[string]struct{}
+	// dirty are the keys whose status may have changed since they were
+	// last published.
+	dirtyKeys map[string]struct{}
 	// waiters are, per key, the values whose delete waits for it to go.
 	waiters map[string][]*node
 
@@ -105,7 +105,7 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
-		dirtyPub: map[string]struct{}{}, dirtyRec: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
+		dirtyKeys: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
 		waiters: map[string][]*node{},
 		mdMaps:  map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}

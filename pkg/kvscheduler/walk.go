@@ -331,6 +331,14 @@ func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro R
 
 // setDeps computes (once per wanted value) and indexes n's dependencies.
 func (w *walker) setDeps(n *node) {
+	if n.depsFor != nil && identical(n.depsFor, n.want) {
+		// The same value as before: same dependencies.
+		if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+			w.g.setDeps(n, n.deps, sb)
+		}
+		return
+	}
+	n.depsFor = n.want
 	var deps []Dependency
 	var err error
 	if n.d != nil && n.d.Dependencies != nil && n.origin != FromSB {
@@ -728,10 +736,14 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 	if n.d == nil || n.d.DerivedValues == nil {
 		return nil
 	}
+	if n.derivedFor != nil && identical(n.derivedFor, n.want) {
+		return n.derivedKVs // the same value as before derives the same
+	}
 	kvs, err := callDerived(n.d, n.key, n.want)
 	if err != nil {
 		return nil
 	}
+	defer func() { n.derivedFor = n.want }()
 	out := kvs[:0:0]
 	for _, kv := range kvs {
 		if kv.Key != "" && kv.Value != nil && kv.Key != n.key {
@@ -739,6 +751,7 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 		}
 	}
 	slices.SortFunc(out, func(a, b KeyValuePair) int { return cmpString(a.Key, b.Key) })
+	n.derivedKVs = out
 	return out
 }
 
