@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -31,7 +32,10 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		d := o.delay(n.attempt)
 		groups[d] = append(groups[d], n.key)
 	}
-	for d, keys := range groups {
+	// In order of delay, so that retries due together run in the same
+	// order every time (see dueRetries).
+	for _, d := range slices.Sorted(maps.Keys(groups)) {
+		keys := groups[d]
 		sort.Strings(keys)
 		s.retryGen++
 		gen := s.retryGen
