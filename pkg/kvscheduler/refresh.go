@@ -133,7 +133,7 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 						continue
 					}
 					cn := s.g.nodes[c.Key]
-					known := cn != nil && !cn.exists()
+					known := cn != nil && (!cn.exists() || cn.blocked)
 					if cn == nil {
 						cn = s.newNode(c.Key)
 					}
@@ -141,8 +141,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 					seen[c.Key] = true
 					// A derived value its own descriptor reads back is
 					// known from that read; the others exist with their
-					// base, unless the scheduler knows they do not (their
-					// create failed, or they wait).
+					// base, unless the scheduler knows better: they do not
+					// exist (they wait, or their create failed) or an
+					// operation on them failed (the southbound holds what
+					// was there before).
 					if !retrieves(cn.d) && !known {
 						s.found(w, cn, c.Value)
 					}
