@@ -596,6 +596,44 @@ func (w *walker) finishDelete(f frame) {
 	w.record(n, ro)
 }
 
+// reaches tells whether n, as the southbound holds it, needs m, directly
+// or through what it needs: its dependencies (of the values in the
+// southbound) and its base.
+func (w *walker) reaches(n, m *node) bool {
+	seen := map[*node]bool{n: true}
+	stack := []*node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var next []*node
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil {
+			next = append(next, b)
+		}
+		deps := x.deps
+		if x.sbDeps != nil {
+			deps = x.sbDeps
+		}
+		for _, dep := range deps {
+			w.g.providers(x, dep, func(p *node) bool {
+				if p.exists() {
+					next = append(next, p)
+				}
+				return true
+			})
+		}
+		for _, p := range next {
+			if p == m {
+				return true
+			}
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false
+}
+
 // waitsFor tells whether m, which depends on n, has a delete that waits,
 // through a chain of deletes waiting for their dependents, for n to go:
 // then n depends on m too, they are in a cycle and go together (m after
@@ -653,14 +691,16 @@ func (w *walker) stillNeeded(n *node) string {
 	for _, k := range n.derived {
 		// A derived value left over from an earlier value of n (its
 		// delete failed when n changed) does not need n any more.
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && !c.deleting && hasKey(ofSB, k) {
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
+			!(c.deleting && w.reaches(n, c)) {
 			return k
 		}
 	}
 	for _, m := range w.g.dependents(n) {
-		// A dependent whose own delete is in progress is in a cycle with
-		// n (its delete led here): members of a cycle go together.
-		if m == n || !m.exists() || m.origin == FromSB || m.deleting || w.waitsFor(m, n) {
+		// A dependent whose own delete is in progress (it led here) and
+		// that n needs in turn is in a cycle with n: members of a cycle go
+		// together.
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting && w.reaches(n, m) || w.waitsFor(m, n) {
 			continue
 		}
 		deps := m.deps
