@@ -114,7 +114,8 @@ func (w *walker) drain(from string) {
 		case fFinishUpd:
 			w.finishUpdate(f)
 		case fCreate:
-			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n {
+			// Not if a cascade created it meanwhile.
+			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n && !f.n.exists() {
 				w.create(f.n, true)
 			}
 		case fRedelete:
@@ -386,6 +387,7 @@ func (w *walker) update(n *node) {
 	}
 	equal := w.equal(n, n.sb, n.want)
 	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
+		w.setDeps(n) // what the new value waits for, while the old one goes
 		w.push(frame{kind: fCreate, n: n})
 		w.delete(n, delRecreate, false)
 		return
