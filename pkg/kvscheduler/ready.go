@@ -48,8 +48,14 @@ func (w *walker) depMet(n *node, dep Dependency, region map[*node]bool) bool {
 }
 
 // candidate tells whether p, which does not exist, could be created in
-// this transaction as a member of a cycle.
+// this transaction as a member of a cycle. A derived value exists only
+// after its base: it is no member of a cycle its base waits for.
 func (w *walker) candidate(p *node) bool {
+	if p.base != "" {
+		if b := w.g.nodes[p.base]; b == nil || !b.avail {
+			return false
+		}
+	}
 	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr == nil && p.depErr == nil && !p.blocked &&
 		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !(p.txnSeq == w.seq && p.txnFail) &&
 		!w.later[p.key]

@@ -755,6 +755,15 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.avail = false
 		w.availChanged(n)
 	}
+	if kind == OpCreate {
+		// Members of its cycle created before it counted on it: they go
+		// back to waiting until it exists.
+		for _, m := range slices.Backward(w.g.dependents(n)) {
+			if m.avail {
+				w.push(frame{kind: fDepUpdate, n: m})
+			}
+		}
+	}
 	ro.Err = err
 	w.syncSBDeps(n)
 	w.record(n, ro)
