@@ -429,7 +429,8 @@ func (w *walker) finishUpdate(f frame) {
 	// new value drops is still needed (its delete failed), the value is
 	// not changed under it.
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) {
+		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) &&
+			!w.neededOnlyByWaiter(c, n) {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
 			n.waitsOn = k
 			w.s.waiters[k] = append(w.s.waiters[k], n)
@@ -667,6 +668,14 @@ func (w *walker) needs(x, m *node) bool {
 		}
 	}
 	return x.base == m.key && x.want != nil // derived from m's value, not left over
+}
+
+// neededOnlyByWaiter tells whether property c is kept only by a value whose
+// own delete waits for n (c's base) to change: a cycle that n's update
+// breaks, after which that value goes (see releaseWaiters).
+func (w *walker) neededOnlyByWaiter(c, n *node) bool {
+	m := w.g.nodes[c.waitsOn]
+	return m != nil && m.waitsOn == n.key && m.want == nil
 }
 
 // releaseWaiters deletes again, right after n, the values whose delete
