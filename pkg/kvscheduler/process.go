@@ -206,12 +206,16 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	var revertFailed []KeyError
 	reverted := false
 	revertFrom := -1
+	var invalid []KeyError
 	if w.topErr && rec.Revert {
 		// The failed values are read back first, so that the undo starts
 		// from what the southbound holds; then the previous requests are
 		// applied again, last first.
 		s.refreshFailed(w)
 		revertFrom = len(w.rec.Errors)
+		// The invalid values are named as the transaction left them,
+		// before the undo removes them.
+		invalid = s.invalidOf(w)
 		w.reverting = true
 		// What failed to be deleted is still there, as it was before the
 		// transaction: available again, and so are its dependents.
@@ -242,6 +246,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		reverted = len(revertFailed) == 0
 	}
 	s.refreshFailed(w)
+	if revertFrom < 0 {
+		invalid = s.invalidOf(w)
+	}
 	var unread []*RetrieveError
 	for _, re := range s.unread {
 		unread = append(unread, re)
@@ -249,7 +256,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	s.unread = nil
 	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
 	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: reverted, RevertFailed: revertFailed, Retrieve: unread,
-		Invalid: s.invalidOf(w), NotApplied: rec.NotApplied, Canceled: w.canceled}
+		Invalid: invalid, NotApplied: rec.NotApplied, Canceled: w.canceled}
 	for i, e := range rec.Errors {
 		if ke, ok := e.(KeyError); ok && (revertFrom < 0 || i < revertFrom) {
 			terr.Failed = append(terr.Failed, ke)

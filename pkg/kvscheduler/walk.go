@@ -323,6 +323,9 @@ func (w *walker) check(n *node) (ValueState, error, []string) {
 // reject leaves n waiting as INVALID or UNIMPLEMENTED (a NOOP).
 func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro RecordedOp) {
 	n.state, n.err, n.fields = st, err, fields
+	if st == Invalid {
+		w.invalidated(n)
+	}
 	w.setDeps(n)
 	ro.NOOP = true
 	ro.Err = err
@@ -381,6 +384,9 @@ func (w *walker) update(n *node) {
 	if st, err, fields := w.check(n); st != 0 {
 		// The old value goes; the new one waits to be fixed.
 		n.state, n.err, n.fields = st, err, fields
+		if st == Invalid {
+			w.invalidated(n)
+		}
 		w.delete(n, delInvalid, false)
 		return
 	}
@@ -437,6 +443,7 @@ func (w *walker) finishUpdate(f frame) {
 	w.setDeps(n)
 	if n.depErr != nil {
 		n.state, n.err = Invalid, n.depErr
+		w.invalidated(n)
 		w.delete(n, delInvalid, false)
 		return
 	}
@@ -718,6 +725,16 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	w.record(n, ro)
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
 	w.failedNs = append(w.failedNs, n)
+	if w.applied[w.g.baseKey(n)] {
+		w.topErr = true
+	}
+}
+
+// invalidated notes that n was left INVALID: as in the reference, whose
+// create and update return the validation error, a value of the
+// transaction (or one derived from it) that is invalid fails the
+// transaction, and so makes a transaction with revert revert.
+func (w *walker) invalidated(n *node) {
 	if w.applied[w.g.baseKey(n)] {
 		w.topErr = true
 	}
