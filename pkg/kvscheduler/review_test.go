@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // B.5/B.6: an INVALID value of a transaction with revert fails it like a
@@ -33,4 +35,45 @@ func TestRevertOnInvalidValue(t *testing.T) {
 	}
 	wantSB(t, sb, map[string]any{"a/1": "old"})
 	wantState(t, s, "a/1", kvscheduler.Configured)
+}
+
+// B.5 markFailedValue: a value that fails in a transaction with revert
+// (outside the revert itself) is FAILED, never RETRYING, even when it was
+// reached by cascade and its own request enabled retries.
+func TestCascadeFailureInRevertTxnIsNotRetried(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"), withDeps(sb.Descriptor("b", "b/")))
+	ctx := context.Background()
+	if _, err := s.StartNBTransaction().SetValue("b/1", "x|a/1").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.FailNext("create", "b/1", errors.New("boom"))
+	_, err := s.StartNBTransaction().SetValue("a/1", "x").WithRevert().Commit(ctx)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	wantState(t, s, "b/1", kvscheduler.Failed)
+}
+
+// B.7: an upstream resync does not read the southbound.
+func TestUpstreamResyncDoesNotRetrieve(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	d := sb.Descriptor("a", "a/")
+	reads := 0
+	retrieve := d.Retrieve
+	d.Retrieve = func(c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		reads++
+		return retrieve(c)
+	}
+	d.RetrieveKeys = nil
+	register(t, s, d)
+	sb.Set("a/9", "x", false)
+	resync(t, s, kvscheduler.UpstreamResync, "a/1", "x")
+	if reads != 0 {
+		t.Fatalf("%d reads", reads)
+	}
+	wantSB(t, sb, map[string]any{"a/1": "x", "a/9": "x"})
 }

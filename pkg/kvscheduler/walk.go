@@ -81,6 +81,9 @@ type walker struct {
 	resyncing bool
 	// refreshed are the failed values already read back.
 	refreshed map[*node]bool
+	// noRetry are the values that failed in a transaction with revert,
+	// outside its undo: FAILED, never RETRYING, as in the reference.
+	noRetry map[*node]bool
 }
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
@@ -721,6 +724,14 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		w.availChanged(n)
 	}
 	ro.Err = err
+	if w.rec.Revert && !w.reverting {
+		if w.noRetry == nil {
+			w.noRetry = map[*node]bool{}
+		}
+		w.noRetry[n] = true
+	} else {
+		delete(w.noRetry, n) // a failed undo may be retried
+	}
 	w.syncSBDeps(n)
 	w.record(n, ro)
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
