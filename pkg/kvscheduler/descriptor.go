@@ -9,8 +9,11 @@ import (
 type Origin int
 
 const (
-	// UnknownOrigin lets the scheduler decide: a retrieved value whose key has
-	// the descriptor's NB key prefix is treated as northbound-owned.
+	// UnknownOrigin lets the scheduler decide the origin of a retrieved
+	// value: as requested if the northbound requested the key, else that of
+	// its correlate entry (in the first full resync, the transaction's
+	// values, which are northbound-owned), else northbound-owned if its key
+	// has the descriptor's NB key prefix, else owned by the southbound.
 	UnknownOrigin Origin = iota
 	// FromNB marks values requested by the northbound.
 	FromNB

@@ -77,3 +77,24 @@ func TestUpstreamResyncDoesNotRetrieve(t *testing.T) {
 	}
 	wantSB(t, sb, map[string]any{"a/1": "x", "a/9": "x"})
 }
+
+// B.7 origin heuristics: in the first full resync, a retrieved value of
+// unknown origin that the transaction requests takes the origin of its
+// correlate entry (northbound), not the southbound's.
+func TestFirstResyncOriginFromCorrelate(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	d := sb.Descriptor("a", "a/")
+	d.NBKeyPrefix = ""
+	register(t, s, d)
+	sb.Set("a/1", "x", false)
+	txn := s.StartNBTransaction().WithResync(kvscheduler.FullResync).SetValue("a/1", "x")
+	rec, err := txn.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Executed) != 0 {
+		t.Fatalf("executed %+v, want nothing (the value is in sync)", rec.Executed)
+	}
+	wantState(t, s, "a/1", kvscheduler.Configured)
+}
