@@ -98,3 +98,20 @@ func TestFirstResyncOriginFromCorrelate(t *testing.T) {
 	}
 	wantState(t, s, "a/1", kvscheduler.Configured)
 }
+
+// B.8 (unimplemented values): a value applied when a descriptor for it
+// registers is checked against the dependencies and derived values that
+// descriptor gives it, not those of the time it had none.
+func TestUnimplementedValueGetsItsDescriptorsDependencies(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	mustSet(t, s, "a/1", "x|c/1")
+	wantState(t, s, "a/1", kvscheduler.Unimplemented)
+	register(t, s, withDeps(sb.Descriptor("a", "a/")))
+	barrier(t, s)
+	wantOps(t, sb)
+	st := wantState(t, s, "a/1", kvscheduler.Pending)
+	if len(st.UnmetDependencies) != 1 || st.UnmetDependencies[0] != "c/1" {
+		t.Fatalf("unmet %v, want [c/1]", st.UnmetDependencies)
+	}
+}
