@@ -115,9 +115,10 @@ type Descriptor struct {
 	// (DerivedValues) as it does for requested values; a derived value is
 	// known from its base's read unless its own descriptor has Retrieve,
 	// whose read then tells whether it exists. correlate helps the
-	// descriptor recognise the values (e.g. to fill defaults): in the first
-	// full resync, the values the transaction requests (no metadata); later,
-	// the values the scheduler believes exist, with their metadata.
+	// descriptor recognise the values (e.g. to fill defaults): in a full
+	// resync that is the scheduler's first resync of any type, the values
+	// the transaction requests (no metadata); otherwise the values the
+	// scheduler believes exist, with their metadata.
 	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// RetrieveKeys reads only the values of keys (all claimed by this
 	// descriptor) from the southbound, for a scoped downstream resync
