@@ -357,18 +357,29 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 	return sorted
 }
 
-// invalidOf names the values the transaction left INVALID.
+// invalidOf names the values the transaction left INVALID: its values and
+// their derived values, at any depth.
 func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	var out []KeyError
+	seen := map[string]bool{}
+	var stack []string
 	for k := range w.applied {
-		if n := s.g.nodes[k]; n != nil && n.state == Invalid {
+		stack = append(stack, k)
+	}
+	for len(stack) > 0 {
+		k := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := s.g.nodes[k]
+		if n == nil || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if n.state == Invalid {
 			out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
 		}
-		if n := s.g.nodes[k]; n != nil {
-			for _, c := range n.derived {
-				if cn := s.g.nodes[c]; cn != nil && cn.state == Invalid {
-					out = append(out, KeyError{Key: c, Operation: OpCreate, Err: cn.err})
-				}
+		for _, c := range n.derived {
+			if cn := s.g.nodes[c]; cn != nil && cn.base == k {
+				stack = append(stack, c)
 			}
 		}
 	}

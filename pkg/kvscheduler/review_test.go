@@ -115,3 +115,22 @@ func TestUnimplementedValueGetsItsDescriptorsDependencies(t *testing.T) {
 		t.Fatalf("unmet %v, want [c/1]", st.UnmetDependencies)
 	}
 }
+
+// Rule 7: Commit names the INVALID values the transaction leaves, values
+// derived from derived values included.
+func TestCommitNamesInvalidValuesDerivedTwice(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	a.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "b/" + k, Value: v}}
+	}
+	b := sb.Descriptor("b", "b/")
+	b.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "c/" + k, Value: v}}
+	}
+	c := sb.Descriptor("c", "c/")
+	c.Validate = func(string, any) error { return errors.New("never valid") }
+	register(t, s, a, b, c)
+	wantInvalid(t, set(t, s, "a/1", "x"), "c/b/a/1")
+}
