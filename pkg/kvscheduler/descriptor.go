@@ -14,6 +14,9 @@ const (
 	// its correlate entry (in the first full resync, the transaction's
 	// values, which are northbound-owned), else northbound-owned if its key
 	// has the descriptor's NB key prefix, else owned by the southbound.
+	// Unlike the reference, the key's history is not consulted: a value
+	// the northbound deleted and that reappears is the southbound's unless
+	// its key has the NB key prefix.
 	UnknownOrigin Origin = iota
 	// FromNB marks values requested by the northbound.
 	FromNB
