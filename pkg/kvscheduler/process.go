@@ -197,6 +197,11 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			var prev *update
 			if n := s.g.nodes[v.key]; n != nil {
 				prev = n.last
+				if prev == nil && n.base == "" && n.origin == FromSB && n.want != nil {
+					// A value obtained from the southbound by a refresh: its
+					// value is re-applied (as the reference does), not deleted.
+					prev = &update{value: n.want, seq: rec.SeqNum}
+				}
 			}
 			undos = append(undos, undo{v.key, prev})
 		}

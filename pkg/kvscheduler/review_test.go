@@ -134,3 +134,23 @@ func TestCommitNamesInvalidValuesDerivedTwice(t *testing.T) {
 	register(t, s, a, b, c)
 	wantInvalid(t, set(t, s, "a/1", "x"), "c/b/a/1")
 }
+
+// B.6: a revert re-applies the value each key had before the transaction,
+// a value obtained from the southbound (by a resync) included: it is not
+// deleted from the southbound.
+func TestRevertRestoresAnObtainedValue(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	sb.Set("a/sb", "theirs", true)
+	resync(t, s, kvscheduler.FullResync, "a/z", "old")
+	wantState(t, s, "a/sb", kvscheduler.Obtained)
+	sb.ResetOps()
+	sb.FailNext("update", "a/z", errors.New("boom"))
+	_, err := s.StartNBTransaction().SetValue("a/sb", "mine").SetValue("a/z", "new").WithRevert().Commit(context.Background())
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || !te.Reverted {
+		t.Fatalf("error %v, want a reverted transaction", err)
+	}
+	wantSB(t, sb, map[string]any{"a/sb": "theirs", "a/z": "old"})
+}

@@ -123,8 +123,11 @@ func (t *Txn) WithResyncKeys(keys ...string) *Txn {
 }
 
 // WithRevert undoes the applied operations, in reverse order, if any
-// operation fails, and restores the previous desired values. Resyncs are
-// always best effort: the option is ignored for them.
+// operation fails or a value is left INVALID, and restores the previous
+// desired values. A value the southbound owned (OBTAINED) that the
+// transaction took over is restored with its value, then as the
+// northbound's (as in the reference). Resyncs are always best effort: the
+// option is ignored for them.
 func (t *Txn) WithRevert() *Txn { t.revert = true; return t }
 
 // WithRetry retries failed operations of the values set by this transaction.
