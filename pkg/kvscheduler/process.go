@@ -109,6 +109,12 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
 		b := s.g.baseKey(n)
 		w.unblock[k], w.unblock[b] = true, true
+		if m := w.retryOf[b]; n.attempt > m.attempt {
+			if w.retryOf == nil {
+				w.retryOf = map[string]retryMark{}
+			}
+			w.retryOf[b] = retryMark{attempt: n.attempt, seq: n.failSeq}
+		}
 		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
 			bases = append(bases, b)
 		}

@@ -154,3 +154,35 @@ func TestRevertRestoresAnObtainedValue(t *testing.T) {
 	}
 	wantSB(t, sb, map[string]any{"a/sb": "theirs", "a/z": "old"})
 }
+
+// Rule 7 / B.8: every operation of a retry transaction carries the attempt
+// and the transaction being retried, not only the value that failed (here
+// the property created with the retried value).
+func TestRetryOpsAllCarryAttemptAndRetryFor(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	a.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "prop/" + k, Value: true}}
+	}
+	register(t, s, a)
+	sb.FailNext("create", "a/1", errors.New("boom"))
+	rec, err := s.StartNBTransaction().SetValue("a/1", "y").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(context.Background())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	eventually(t, "the retry timer", func() bool { return clk.HasWaiters() })
+	clk.Step(time.Second)
+	eventually(t, "the retry", func() bool { return retries(s) == 1 })
+	for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+		if r.Type != kvscheduler.RetryFailedOps {
+			continue
+		}
+		for _, op := range r.Executed {
+			if !op.Retry || op.Attempt != 1 || op.RetryFor != rec.SeqNum {
+				t.Fatalf("retry op %+v, want attempt 1 of txn %d", op, rec.SeqNum)
+			}
+		}
+	}
+}

@@ -84,6 +84,16 @@ type walker struct {
 	// noRetry are the values that failed in a transaction with revert,
 	// outside its undo: FAILED, never RETRYING, as in the reference.
 	noRetry map[*node]bool
+	// retryOf holds, in a retry, the attempt and the original transaction
+	// of the failed values of each retried base, for the operations on
+	// values that did not fail themselves.
+	retryOf map[string]retryMark
+}
+
+// retryMark is the attempt of a retry and the transaction it retries.
+type retryMark struct {
+	attempt int
+	seq     uint64
 }
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
@@ -232,6 +242,10 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 		Retry: w.retry}
 	if w.retry {
 		ro.Attempt, ro.RetryFor = n.attempt, n.failSeq
+		if n.attempt == 0 {
+			m := w.retryOf[w.g.baseKey(n)]
+			ro.Attempt, ro.RetryFor = m.attempt, m.seq
+		}
 	}
 	return ro
 }
