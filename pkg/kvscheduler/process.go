@@ -372,25 +372,25 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 // their derived values, at any depth.
 func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	var out []KeyError
-	seen := map[string]bool{}
+	// A derived value has one base, so following derived values whose base
+	// is the value visits each at most once: no set of visited keys.
 	var stack []string
 	for k := range w.applied {
-		stack = append(stack, k)
-	}
-	for len(stack) > 0 {
-		k := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := s.g.nodes[k]
-		if n == nil || seen[k] {
-			continue
-		}
-		seen[k] = true
-		if n.state == Invalid {
-			out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
-		}
-		for _, c := range n.derived {
-			if cn := s.g.nodes[c]; cn != nil && cn.base == k {
-				stack = append(stack, c)
+		stack = append(stack[:0], k)
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			n := s.g.nodes[k]
+			if n == nil {
+				continue
+			}
+			if n.state == Invalid {
+				out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
+			}
+			for _, c := range n.derived {
+				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.applied[c] {
+					stack = append(stack, c)
+				}
 			}
 		}
 	}
