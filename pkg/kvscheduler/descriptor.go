@@ -9,8 +9,14 @@ import (
 type Origin int
 
 const (
-	// UnknownOrigin lets the scheduler decide: a retrieved value whose key has
-	// the descriptor's NB key prefix is treated as northbound-owned.
+	// UnknownOrigin lets the scheduler decide the origin of a retrieved
+	// value: as requested if the northbound requested the key, else that of
+	// its correlate entry (in the first full resync, the transaction's
+	// values, which are northbound-owned), else northbound-owned if its key
+	// has the descriptor's NB key prefix, else owned by the southbound.
+	// Unlike the reference, the key's history is not consulted: a value
+	// the northbound deleted and that reappears is the southbound's unless
+	// its key has the NB key prefix.
 	UnknownOrigin Origin = iota
 	// FromNB marks values requested by the northbound.
 	FromNB
@@ -112,9 +118,10 @@ type Descriptor struct {
 	// (DerivedValues) as it does for requested values; a derived value is
 	// known from its base's read unless its own descriptor has Retrieve,
 	// whose read then tells whether it exists. correlate helps the
-	// descriptor recognise the values (e.g. to fill defaults): in the first
-	// full resync, the values the transaction requests (no metadata); later,
-	// the values the scheduler believes exist, with their metadata.
+	// descriptor recognise the values (e.g. to fill defaults): in a full
+	// resync that is the scheduler's first resync of any type, the values
+	// the transaction requests (no metadata); otherwise the values the
+	// scheduler believes exist, with their metadata.
 	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// RetrieveKeys reads only the values of keys (all claimed by this
 	// descriptor) from the southbound, for a scoped downstream resync

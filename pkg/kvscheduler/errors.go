@@ -97,7 +97,10 @@ type TransactionError struct {
 	// resync's refresh; none of their values' operations were applied.
 	Retrieve []*RetrieveError
 	// Invalid lists the values of the transaction (and their derived
-	// values) left INVALID, with the validation error.
+	// values) left INVALID, with the validation error. An INVALID value
+	// fails a transaction with revert like a failed operation: it is then
+	// reverted, and Invalid names the values as the transaction left them
+	// before its undo.
 	Invalid []KeyError
 	// NotApplied lists the keys whose operations did not run because
 	// Canceled, the context of the Commit, ended first.

@@ -49,6 +49,9 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 			continue
 		}
 		n.d, n.dErr = nd, err
+		// Dependencies and derived values come from the descriptor: those
+		// cached for the value are computed again.
+		n.depsFor, n.derivedFor, n.derivedKVs = nil, nil, nil
 		if n.base == "" && n.last != nil && !n.exists() {
 			redo = append(redo, k)
 		}
@@ -106,6 +109,12 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
 		b := s.g.baseKey(n)
 		w.unblock[k], w.unblock[b] = true, true
+		if m := w.retryOf[b]; n.attempt > m.attempt {
+			if w.retryOf == nil {
+				w.retryOf = map[string]retryMark{}
+			}
+			w.retryOf[b] = retryMark{attempt: n.attempt, seq: n.failSeq}
+		}
 		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
 			bases = append(bases, b)
 		}
@@ -194,6 +203,11 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			var prev *update
 			if n := s.g.nodes[v.key]; n != nil {
 				prev = n.last
+				if prev == nil && n.base == "" && n.origin == FromSB && n.want != nil {
+					// A value obtained from the southbound by a refresh: its
+					// value is re-applied (as the reference does), not deleted.
+					prev = &update{value: n.want, seq: rec.SeqNum}
+				}
 			}
 			undos = append(undos, undo{v.key, prev})
 		}
@@ -206,12 +220,16 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	var revertFailed []KeyError
 	reverted := false
 	revertFrom := -1
+	var invalid []KeyError
 	if w.topErr && rec.Revert {
 		// The failed values are read back first, so that the undo starts
 		// from what the southbound holds; then the previous requests are
 		// applied again, last first.
 		s.refreshFailed(w)
 		revertFrom = len(w.rec.Errors)
+		// The invalid values are named as the transaction left them,
+		// before the undo removes them.
+		invalid = s.invalidOf(w)
 		w.reverting = true
 		// What failed to be deleted is still there, as it was before the
 		// transaction: available again, and so are its dependents.
@@ -242,6 +260,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		reverted = len(revertFailed) == 0
 	}
 	s.refreshFailed(w)
+	if revertFrom < 0 {
+		invalid = s.invalidOf(w)
+	}
 	var unread []*RetrieveError
 	for _, re := range s.unread {
 		unread = append(unread, re)
@@ -249,7 +270,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	s.unread = nil
 	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
 	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: reverted, RevertFailed: revertFailed, Retrieve: unread,
-		Invalid: s.invalidOf(w), NotApplied: rec.NotApplied, Canceled: w.canceled}
+		Invalid: invalid, NotApplied: rec.NotApplied, Canceled: w.canceled}
 	for i, e := range rec.Errors {
 		if ke, ok := e.(KeyError); ok && (revertFrom < 0 || i < revertFrom) {
 			terr.Failed = append(terr.Failed, ke)
@@ -347,17 +368,28 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 	return sorted
 }
 
-// invalidOf names the values the transaction left INVALID.
+// invalidOf names the values the transaction left INVALID: its values and
+// their derived values, at any depth.
 func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	var out []KeyError
+	// A derived value has one base, so following derived values whose base
+	// is the value visits each at most once: no set of visited keys.
+	var stack []string
 	for k := range w.applied {
-		if n := s.g.nodes[k]; n != nil && n.state == Invalid {
-			out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
-		}
-		if n := s.g.nodes[k]; n != nil {
+		stack = append(stack[:0], k)
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			n := s.g.nodes[k]
+			if n == nil {
+				continue
+			}
+			if n.state == Invalid {
+				out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
+			}
 			for _, c := range n.derived {
-				if cn := s.g.nodes[c]; cn != nil && cn.state == Invalid {
-					out = append(out, KeyError{Key: c, Operation: OpCreate, Err: cn.err})
+				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.applied[c] {
+					stack = append(stack, c)
 				}
 			}
 		}

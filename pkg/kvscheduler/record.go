@@ -55,7 +55,8 @@ type RecordedOp struct {
 	NOOP bool
 	// Retry marks operations of a retry transaction; Attempt is the
 	// number of the attempt (1 for the first retry) and RetryFor the
-	// transaction in which the value first failed.
+	// transaction in which the value first failed (for a value retried
+	// with a failed one, its derived value or base, those of that one).
 	Retry    bool
 	Attempt  int
 	RetryFor uint64

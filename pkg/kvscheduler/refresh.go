@@ -53,9 +53,10 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			continue
 		}
 		seen := make(map[string]bool, len(got))
+		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
 			if s.retrievedOK(w, d, kv, seen) {
-				s.refreshValue(w, d, kv, seen)
+				s.refreshValue(w, d, kv, seen, corr)
 			}
 		}
 		for _, n := range byDesc[d] {
@@ -89,8 +90,11 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 }
 
 // refreshValue records kv, read from the southbound by d, as the value of
-// its key, and rebuilds its derived values from it.
-func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool) {
+// its key, and rebuilds its derived values from it. The origin of a value
+// retrieved without one is, in this order: as requested, that of its
+// correlate entry (in the first full resync, the transaction's values are
+// the northbound's), the descriptor's NBKeyPrefix, else the southbound.
+func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool, correlate *correlation) {
 	n := s.g.nodes[kv.Key]
 	if n == nil {
 		n = s.newNode(kv.Key)
@@ -102,6 +106,8 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			n.origin = kv.Origin
 		case n.want != nil || n.last != nil:
 			// As requested.
+		case correlate.origin(kv.Key) != UnknownOrigin:
+			n.origin = correlate.origin(kv.Key)
 		case d.NBKeyPrefix != "" && strings.HasPrefix(kv.Key, d.NBKeyPrefix):
 			n.origin = FromNB
 		default:
@@ -177,6 +183,27 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		slices.Sort(keys)
 		b.derived = keys
 	}
+}
+
+// correlation finds the origins of the correlate entries given to a
+// Retrieve; the index is built only if a retrieved value needs it.
+type correlation struct {
+	kvs     []KVWithMetadata
+	origins map[string]Origin
+}
+
+// origin returns the origin of key's correlate entry, if any.
+func (c *correlation) origin(key string) Origin {
+	if c == nil || len(c.kvs) == 0 {
+		return UnknownOrigin
+	}
+	if c.origins == nil {
+		c.origins = make(map[string]Origin, len(c.kvs))
+		for _, kv := range c.kvs {
+			c.origins[kv.Key] = kv.Origin
+		}
+	}
+	return c.origins[key]
 }
 
 func retrieves(d *regDescriptor) bool {
@@ -354,11 +381,12 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			continue
 		}
 		seen := make(map[string]bool, len(ks))
+		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
 			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen[kv.Key] {
 				continue // not asked for: left alone
 			}
-			s.refreshValue(w, d, kv, seen)
+			s.refreshValue(w, d, kv, seen, corr)
 		}
 		for _, k := range ks {
 			if n := s.g.nodes[k]; n != nil && !seen[k] && n.d == d {

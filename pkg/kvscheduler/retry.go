@@ -13,7 +13,8 @@ import (
 // scheduleRetries arms a timer for every value that failed in the
 // transaction and may still be retried, with the retry options of the
 // request of its base; the others stay FAILED until their value changes
-// or a resync.
+// or a resync. Values that failed in a transaction with revert (not in its
+// undo) are not retried, as in the reference.
 func (s *Scheduler) scheduleRetries(w *walker) {
 	groups := map[time.Duration][]string{}
 	seen := map[*node]bool{}
@@ -26,7 +27,7 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
 			o = b.last.retry
 		}
-		if !o.Enabled || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
+		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
 			continue
 		}
 		d := o.delay(n.attempt)

@@ -194,6 +194,10 @@ func (s *Scheduler) RegisterDescriptor(ctx context.Context, d *Descriptor) error
 // changed (value != nil) or removed (value == nil) a value on its own. The
 // value is owned by the southbound and satisfies dependencies. The
 // notification is processed asynchronously, in order with transactions.
+// It is ignored for a key the northbound manages (requested, or applied
+// from a request). Unlike the reference, which ignores notifications for
+// keys no descriptor claims, such a key is accepted: it then only
+// satisfies the dependencies of other values.
 func (s *Scheduler) PushSBNotification(key string, value any, metadata any) error {
 	if key == "" {
 		return ErrEmptyKey

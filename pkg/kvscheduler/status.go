@@ -28,7 +28,12 @@ const (
 	Pending
 	// Invalid: the descriptor rejected the value in Validate.
 	Invalid
-	// Failed: the last operation failed and will not be retried.
+	// Failed: the last operation failed and no retry is scheduled: retries
+	// are disabled or ran out, the error is not retriable, or the value
+	// failed in a transaction with revert. The value is attempted again
+	// when it is requested with a different value, by a resync, and, for
+	// a delete that failed because a value depending on it still exists,
+	// as soon as that value is gone.
 	Failed
 	// Retrying: the last operation failed and a retry is scheduled.
 	Retrying

@@ -34,13 +34,25 @@ func (r ResyncType) String() string {
 
 // RetryOptions configure retries of the failed operations of values set by
 // a transaction.
+//
+// Attempts are counted per value, as failures in a row: the count starts
+// over when the value is applied successfully or requested with a
+// different value. Unlike the reference, a resync that attempts a failed
+// value again (and fails) goes on counting rather than starting over, so
+// MaxAttempts and the backoff also bound values every resync fails again.
+// The failed values of one transaction whose retries are due together
+// (same delay) are retried in one RetryFailedOps transaction, whatever
+// transaction they first failed in (TxnRecord.RetryOf lists those); the
+// reference groups them by original transaction too. Values that fail in
+// a transaction with revert (outside its undo) are not retried.
 type RetryOptions struct {
 	Enabled bool
 	// Period is the delay before the first retry (default one second).
 	Period time.Duration
 	// MaxAttempts is the number of retries; 0 means unlimited.
 	MaxAttempts int
-	// ExpBackoff doubles the delay with every attempt.
+	// ExpBackoff doubles the delay with every attempt, up to about an hour
+	// (the doubling stops once the delay reaches an hour).
 	ExpBackoff bool
 }
 
@@ -111,8 +123,11 @@ func (t *Txn) WithResyncKeys(keys ...string) *Txn {
 }
 
 // WithRevert undoes the applied operations, in reverse order, if any
-// operation fails, and restores the previous desired values. Resyncs are
-// always best effort: the option is ignored for them.
+// operation fails or a value is left INVALID, and restores the previous
+// desired values. A value the southbound owned (OBTAINED) that the
+// transaction took over is restored with its value, then as the
+// northbound's (as in the reference). Resyncs are always best effort: the
+// option is ignored for them.
 func (t *Txn) WithRevert() *Txn { t.revert = true; return t }
 
 // WithRetry retries failed operations of the values set by this transaction.

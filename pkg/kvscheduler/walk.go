@@ -81,6 +81,19 @@ type walker struct {
 	resyncing bool
 	// refreshed are the failed values already read back.
 	refreshed map[*node]bool
+	// noRetry are the values that failed in a transaction with revert,
+	// outside its undo: FAILED, never RETRYING, as in the reference.
+	noRetry map[*node]bool
+	// retryOf holds, in a retry, the attempt and the original transaction
+	// of the failed values of each retried base, for the operations on
+	// values that did not fail themselves.
+	retryOf map[string]retryMark
+}
+
+// retryMark is the attempt of a retry and the transaction it retries.
+type retryMark struct {
+	attempt int
+	seq     uint64
 }
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
@@ -230,6 +243,10 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 		Retry: w.retry}
 	if w.retry {
 		ro.Attempt, ro.RetryFor = n.attempt, n.failSeq
+		if n.attempt == 0 {
+			m := w.retryOf[w.g.baseKey(n)]
+			ro.Attempt, ro.RetryFor = m.attempt, m.seq
+		}
 	}
 	return ro
 }
@@ -324,6 +341,9 @@ func (w *walker) check(n *node) (ValueState, error, []string) {
 // reject leaves n waiting as INVALID or UNIMPLEMENTED (a NOOP).
 func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro RecordedOp) {
 	n.state, n.err, n.fields = st, err, fields
+	if st == Invalid {
+		w.invalidated(n)
+	}
 	w.setDeps(n)
 	ro.NOOP = true
 	ro.Err = err
@@ -382,6 +402,9 @@ func (w *walker) update(n *node) {
 	if st, err, fields := w.check(n); st != 0 {
 		// The old value goes; the new one waits to be fixed.
 		n.state, n.err, n.fields = st, err, fields
+		if st == Invalid {
+			w.invalidated(n)
+		}
 		w.delete(n, delInvalid, false)
 		return
 	}
@@ -440,6 +463,7 @@ func (w *walker) finishUpdate(f frame) {
 	w.setDeps(n)
 	if n.depErr != nil {
 		n.state, n.err = Invalid, n.depErr
+		w.invalidated(n)
 		w.delete(n, delInvalid, false)
 		return
 	}
@@ -774,10 +798,28 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		}
 	}
 	ro.Err = err
+	if w.rec.Revert && !w.reverting {
+		if w.noRetry == nil {
+			w.noRetry = map[*node]bool{}
+		}
+		w.noRetry[n] = true
+	} else {
+		delete(w.noRetry, n) // a failed undo may be retried
+	}
 	w.syncSBDeps(n)
 	w.record(n, ro)
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
 	w.failedNs = append(w.failedNs, n)
+	if w.applied[w.g.baseKey(n)] {
+		w.topErr = true
+	}
+}
+
+// invalidated notes that n was left INVALID: as in the reference, whose
+// create and update return the validation error, a value of the
+// transaction (or one derived from it) that is invalid fails the
+// transaction, and so makes a transaction with revert revert.
+func (w *walker) invalidated(n *node) {
 	if w.applied[w.g.baseKey(n)] {
 		w.topErr = true
 	}
