@@ -42,12 +42,19 @@ func safeEqual(d *regDescriptor, key string, a, b any) (eq bool) {
 }
 
 // identical reports whether a and b are the same value without asking a
-// comparator: the same pointer, or equal values of a comparable type.
-func identical(a, b any) bool {
+// comparator: the same pointer, or equal values of a comparable type. A
+// comparable type can still hold uncomparable values (an interface field
+// holding a slice), whose comparison panics: those are not identical.
+func identical(a, b any) (eq bool) {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	if t := reflect.TypeOf(a); t == reflect.TypeOf(b) && t.Comparable() {
+		defer func() {
+			if recover() != nil {
+				eq = false
+			}
+		}()
 		return a == b
 	}
 	return samePointer(a, b)
