@@ -121,7 +121,8 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.retryGen, n.waitsOn, n.txnFail = false, 0, "", false
+				n.blocked, n.retryGen, n.txnFail = false, 0, false
+				w.s.unwait(n)
 				w.s.dirty(n.key)
 				if n.lastOp == OpUpdate {
 					// An update that waited for a property to go: its
@@ -166,7 +167,8 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.retryGen, n.waitsOn = false, 0, ""
+		n.blocked, n.retryGen = false, 0
+		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
 		}
@@ -429,8 +431,7 @@ func (w *walker) finishUpdate(f frame) {
 	for _, k := range n.derived {
 		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
-			n.waitsOn = k
-			w.s.waiters[k] = append(w.s.waiters[k], n)
+			w.s.wait(n, k)
 			return
 		}
 	}
@@ -543,8 +544,8 @@ func (w *walker) finishDelete(f frame) {
 		if blocker := w.stillNeeded(n); blocker != "" {
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
 			// Deleted as soon as the blocker goes (or by its retry).
-			n.waitsOn, n.delReason = blocker, f.reason
-			w.s.waiters[blocker] = append(w.s.waiters[blocker], n)
+			n.delReason = f.reason
+			w.s.wait(n, blocker)
 			return
 		}
 	}
@@ -571,7 +572,8 @@ func (w *walker) finishDelete(f frame) {
 		b.removedDerived = append(b.removedDerived, n.key)
 	}
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.attempt, n.waitsOn = false, 0, 0, ""
+	n.blocked, n.retryGen, n.attempt = false, 0, 0
+	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
 	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
@@ -642,6 +644,31 @@ func (w *walker) releaseWaiters(n *node) {
 	}
 }
 
+// wait records that n's failed operation waits for the value at key to go
+// (or change): n is listed once, under its latest wait only.
+func (s *Scheduler) wait(n *node, key string) {
+	s.unwait(n)
+	n.waitsOn = key
+	s.waiters[key] = append(s.waiters[key], n)
+}
+
+// unwait drops n's wait, if any.
+func (s *Scheduler) unwait(n *node) {
+	if n.waitsOn == "" {
+		return
+	}
+	ws := s.waiters[n.waitsOn]
+	if i := slices.Index(ws, n); i >= 0 {
+		ws = slices.Delete(ws, i, i+1)
+		if len(ws) == 0 {
+			delete(s.waiters, n.waitsOn)
+		} else {
+			s.waiters[n.waitsOn] = ws
+		}
+	}
+	n.waitsOn = ""
+}
+
 // stillNeeded names a value that depends on n (or derives from it) and is
 // still in the southbound, its own delete having failed: n must not be
 // deleted under it.
@@ -706,7 +733,8 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.failSeq = w.seq
 	}
 	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp, n.retryGen, n.waitsOn = true, n.want, err, kind, 0, ""
+	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	w.s.unwait(n)
 	n.txnSeq, n.txnFail = w.seq, true
 	n.state = Failed
 	if kind != OpUpdate && n.avail {
