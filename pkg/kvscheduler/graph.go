@@ -248,11 +248,9 @@ func (g *graph) dependents(p *node) []*node {
 		}
 	})
 	for n := range g.selectors {
-		for _, dep := range n.deps {
-			if dep.AnyOf.KeySelector != nil && dep.matches(p.key) {
-				out = append(out, n)
-				break
-			}
+		// Indexed for the dependencies of either value, as in index.
+		if selects(n.deps, p.key) || selects(n.sbDeps, p.key) {
+			out = append(out, n)
 		}
 	}
 	if len(out) == 0 {
@@ -260,6 +258,16 @@ func (g *graph) dependents(p *node) []*node {
 	}
 	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
 	return slices.Compact(out)
+}
+
+// selects tells whether a selector dependency of deps matches key.
+func selects(deps []Dependency, key string) bool {
+	for _, dep := range deps {
+		if dep.AnyOf.KeySelector != nil && dep.matches(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // providers calls f for every node that can satisfy dep, until f returns

@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -47,5 +48,37 @@ func TestWaitingDeleteRecordedOnce(t *testing.T) {
 	}
 	if n := kvscheduler.WaitingDeletes(s); n != 1 {
 		t.Fatalf("%d waiting deletes recorded, want 1", n)
+	}
+}
+
+// A value whose update failed keeps, in the southbound, the dependencies
+// of its old value: what satisfies them is not deleted under it, whether
+// the dependency is given by key prefix or by key selector.
+func TestFailedUpdateKeepsSBDependency(t *testing.T) {
+	for _, sel := range []bool{false, true} {
+		t.Run(map[bool]string{false: "prefix", true: "selector"}[sel], func(t *testing.T) {
+			sb := kvtest.New()
+			s := newSched(t, kvscheduler.Options{})
+			d := sb.Descriptor("d", "d/")
+			d.Dependencies = func(_ string, v any) []kvscheduler.Dependency {
+				if !strings.HasSuffix(v.(string), "|p") {
+					return nil
+				}
+				any := kvscheduler.AnyOfDependency{KeyPrefixes: []string{"d/p"}}
+				if sel {
+					any = kvscheduler.AnyOfDependency{KeySelector: func(k string) bool { return strings.HasPrefix(k, "d/p") }}
+				}
+				return []kvscheduler.Dependency{{Label: "p", AnyOf: any}}
+			}
+			register(t, s, d)
+			mustSet(t, s, "d/p", "p", "d/m", "m|p")
+			sb.FailNext("update", "d/m", errors.New("boom"))
+			_ = set(t, s, "d/m", "m")
+			wantState(t, s, "d/m", kvscheduler.Failed)
+			_ = set(t, s, "d/p", nil)
+			if _, ok := sb.Values()["d/p"]; !ok {
+				t.Fatalf("d/p deleted while d/m, whose value in the southbound needs it, exists (status %+v)", s.GetValueStatus("d/p"))
+			}
+		})
 	}
 }
