@@ -119,9 +119,17 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 	// The derived values exist with their base, as derived from what was
 	// read (their own descriptors, if any, do not retrieve them); values
-	// the base no longer derives are gone.
+	// the base no longer derives are gone. A value derived again within
+	// the same read (derived values that derive each other, a descriptor
+	// bug) is skipped, and the read is bounded as the walk is.
 	stack := []*node{n}
+	visited := map[string]bool{n.key: true}
+	budget := 64 * (len(s.g.nodes) + 64)
 	for len(stack) > 0 {
+		if budget--; budget < 0 {
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; %d not read", n.key, len(stack)))
+			break
+		}
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var keys []string
@@ -129,9 +137,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || c.Key == b.key || slices.Contains(b.removedDerived, c.Key) {
+					if c.Key == "" || c.Value == nil || visited[c.Key] || slices.Contains(b.removedDerived, c.Key) {
 						continue
 					}
+					visited[c.Key] = true
 					cn := s.g.nodes[c.Key]
 					known := cn != nil && !cn.exists()
 					if cn == nil {

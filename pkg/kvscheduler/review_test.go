@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
@@ -80,5 +81,27 @@ func TestFailedUpdateKeepsSBDependency(t *testing.T) {
 				t.Fatalf("d/p deleted while d/m, whose value in the southbound needs it, exists (status %+v)", s.GetValueStatus("d/p"))
 			}
 		})
+	}
+}
+
+// Derived values that derive each other (a descriptor bug) cost a bounded
+// walk, in a resync's read-back too: the resync ends.
+func TestDerivedCycleResyncEnds(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{CloseTimeout: time.Second})
+	d := sb.Descriptor("d", "d/")
+	d.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		if key == "d/a" {
+			return []kvscheduler.KeyValuePair{{Key: "d/b", Value: v}}
+		}
+		return []kvscheduler.KeyValuePair{{Key: "d/a", Value: v}}
+	}
+	register(t, s, d)
+	_ = set(t, s, "d/a", "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("the resync did not end")
 	}
 }
