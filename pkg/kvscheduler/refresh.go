@@ -214,12 +214,26 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 }
 
 // gone records that n (and its derived values) are not in the southbound.
+// Derived values go first; each value goes once, even when derived values
+// derive each other (a descriptor bug).
 func (s *Scheduler) gone(w *walker, n *node) {
-	for _, k := range n.derived {
-		if c := s.g.nodes[k]; c != nil && c.base == n.key {
-			s.gone(w, c)
+	order := []*node{n}
+	seen := map[*node]bool{n: true}
+	for i := 0; i < len(order); i++ {
+		b := order[i]
+		for _, k := range b.derived {
+			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] {
+				seen[c] = true
+				order = append(order, c)
+			}
 		}
 	}
+	for _, m := range slices.Backward(order) {
+		s.goneOne(w, m)
+	}
+}
+
+func (s *Scheduler) goneOne(w *walker, n *node) {
 	n.sb = nil
 	if n.avail {
 		n.avail = false
