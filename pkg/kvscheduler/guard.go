@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // guard runs a descriptor callback, turning a panic into an error so that a
@@ -22,9 +23,28 @@ func callDerived(d *regDescriptor, key string, v any) (out []KeyValuePair, err e
 	return out, err
 }
 
+// callDeps asks d for the dependencies of v. Their key selectors are
+// wrapped so that one that panics selects nothing (the slice is copied:
+// the descriptor may share it).
 func callDeps(d *regDescriptor, key string, v any) (out []Dependency, err error) {
 	err = guard(func() error { out = d.Dependencies(key, v); return nil })
+	cloned := false
+	for i, dep := range out {
+		if sel := dep.AnyOf.KeySelector; sel != nil {
+			if !cloned {
+				out, cloned = slices.Clone(out), true
+			}
+			out[i].AnyOf.KeySelector = func(k string) bool { return safeSelect(sel, k) }
+		}
+	}
 	return out, err
+}
+
+// safeSelect calls a descriptor's key selector; one that panics selects
+// nothing.
+func safeSelect(sel func(string) bool, key string) (ok bool) {
+	_ = guard(func() error { ok = sel(key); return nil })
+	return ok
 }
 
 // safeEqual compares with the descriptor's comparator; a panicking

@@ -33,7 +33,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		var correlate []KVWithMetadata
 		if first {
 			for _, kv := range txnValues {
-				if kv.Value != nil && d.KeySelector(kv.Key) {
+				if kv.Value != nil && d.selects(kv.Key) {
 					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
 				}
 			}
@@ -78,7 +78,7 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 		why = "nil value"
 	case seen[kv.Key]:
 		why = "retrieved twice"
-	case !d.KeySelector(kv.Key):
+	case !d.selects(kv.Key):
 		why = "key not selected by the descriptor"
 	}
 	if why == "" {

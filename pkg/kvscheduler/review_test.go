@@ -129,3 +129,46 @@ func TestDerivedCycleGone(t *testing.T) {
 		t.Fatal("the resync did not end")
 	}
 }
+
+// Descriptor callbacks that panic outside operations (key selectors of
+// the descriptor and of its dependencies, key labels) fail values, not
+// the process.
+func TestPanickingSelectorsDoNotCrash(t *testing.T) {
+	t.Run("dependency selector", func(t *testing.T) {
+		sb := kvtest.New()
+		s := newSched(t, kvscheduler.Options{})
+		d := sb.Descriptor("d", "d/")
+		d.Dependencies = func(_ string, v any) []kvscheduler.Dependency {
+			if v != "needs" {
+				return nil
+			}
+			return []kvscheduler.Dependency{{Label: "x", AnyOf: kvscheduler.AnyOfDependency{
+				KeySelector: func(string) bool { panic("selector bug") }}}}
+		}
+		register(t, s, d)
+		mustSet(t, s, "d/p", "p")
+		_ = set(t, s, "d/a", "needs")
+		wantState(t, s, "d/a", kvscheduler.Pending)
+	})
+	t.Run("descriptor selector and label", func(t *testing.T) {
+		sb := kvtest.New()
+		s := newSched(t, kvscheduler.Options{})
+		d := sb.Descriptor("d", "d/")
+		d.KeySelector = func(k string) bool {
+			if k == "d/bad" {
+				panic("selector bug")
+			}
+			return strings.HasPrefix(k, "d/")
+		}
+		d.KeyLabel = func(k string) string {
+			if k == "d/label" {
+				panic("label bug")
+			}
+			return k
+		}
+		register(t, s, d)
+		_ = set(t, s, "d/bad", "x", "d/label", "y")
+		_ = set(t, s, "d/ok", "z")
+		wantState(t, s, "d/ok", kvscheduler.Configured)
+	})
+}
