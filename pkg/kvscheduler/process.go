@@ -49,6 +49,9 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 			continue
 		}
 		n.d, n.dErr = nd, err
+		// Dependencies and derived values were computed without the new
+		// owner: asked again.
+		n.depsFor, n.derivedFor, n.derivedKVs = nil, nil, nil
 		if n.base == "" && n.last != nil && !n.exists() {
 			redo = append(redo, k)
 		}

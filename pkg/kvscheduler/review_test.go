@@ -172,3 +172,15 @@ func TestPanickingSelectorsDoNotCrash(t *testing.T) {
 		wantState(t, s, "d/ok", kvscheduler.Configured)
 	})
 }
+
+// A value requested before its descriptor was registered gets the
+// descriptor's dependencies once it is: it waits for them.
+func TestDependenciesOfValueWaitingForDescriptor(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	_ = set(t, s, "d/a", "a|d/b")
+	wantState(t, s, "d/a", kvscheduler.Unimplemented)
+	register(t, s, withDeps(sb.Descriptor("d", "d/")))
+	wantState(t, s, "d/a", kvscheduler.Pending)
+	wantSB(t, sb, nil)
+}
