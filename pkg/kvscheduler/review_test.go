@@ -184,3 +184,22 @@ func TestDependenciesOfValueWaitingForDescriptor(t *testing.T) {
 	wantState(t, s, "d/a", kvscheduler.Pending)
 	wantSB(t, sb, nil)
 }
+
+// A value the southbound created on its own and the northbound then
+// requests as it is gets the dependencies of a requested value.
+func TestDependenciesOfNotifiedValueRequested(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	register(t, s, withDeps(sb.Descriptor("d", "d/")))
+	sb.Set("d/a", "a|d/b", true)
+	if err := s.PushSBNotification("d/a", "a|d/b", nil); err != nil {
+		t.Fatal(err)
+	}
+	barrier(t, s)
+	wantState(t, s, "d/a", kvscheduler.Obtained)
+	_ = set(t, s, "d/a", "a|d/b")
+	st := s.GetValueStatus("d/a")
+	if len(st.Dependencies) != 1 || st.Dependencies[0].Met || st.State == kvscheduler.Configured {
+		t.Fatalf("d/a requested with an unmet dependency on d/b: status %+v", st)
+	}
+}

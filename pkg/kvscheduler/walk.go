@@ -340,10 +340,14 @@ func (w *walker) setDeps(n *node) {
 		}
 		return
 	}
-	n.depsFor = n.want
+	// Only what the descriptor was asked is kept: a value without a
+	// descriptor or owned by the southbound has no dependencies now, but
+	// may have once it is claimed or requested.
+	n.depsFor = nil
 	var deps []Dependency
 	var err error
 	if n.d != nil && n.d.Dependencies != nil && n.origin != FromSB {
+		n.depsFor = n.want
 		deps, err = callDeps(n.d, n.key, n.want)
 		if err == nil {
 			err = checkDeps(deps)
