@@ -15,7 +15,23 @@ func guard(f func() error) (err error) {
 			err = fmt.Errorf("%w: %v", ErrPanic, r)
 		}
 	}()
-	return f()
+	return safeError(f())
+}
+
+// safeError returns err, unless formatting it panics (typically a nil
+// pointer of an error type, returned as a non-nil error): then an error
+// that says so, which statuses, records and logs can format.
+func safeError(err error) (out error) {
+	if err == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = fmt.Errorf("kvscheduler: the descriptor returned a %T error that cannot be formatted", err)
+		}
+	}()
+	_ = err.Error()
+	return err
 }
 
 func callDerived(d *regDescriptor, key string, v any) (out []KeyValuePair, err error) {

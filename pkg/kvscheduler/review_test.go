@@ -203,3 +203,25 @@ func TestDependenciesOfNotifiedValueRequested(t *testing.T) {
 		t.Fatalf("d/a requested with an unmet dependency on d/b: status %+v", st)
 	}
 }
+
+// badErr is an error type whose nil pointer panics when formatted.
+type badErr struct{ msg string }
+
+func (e *badErr) Error() string { return e.msg }
+
+// A descriptor returning a typed nil error (a common Go bug) fails the
+// operation without crashing the scheduler.
+func TestTypedNilErrorFromDescriptor(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	d := sb.Descriptor("d", "d/")
+	d.Create = func(string, any) (any, error) {
+		var e *badErr
+		return nil, e
+	}
+	register(t, s, d)
+	_ = set(t, s, "d/a", "x")
+	_ = set(t, s, "d/a", "y")
+	_ = s.TransactionHistory(time.Time{}, time.Time{})
+	wantState(t, s, "d/a", kvscheduler.Failed)
+}
