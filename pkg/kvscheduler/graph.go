@@ -65,7 +65,7 @@ type node struct {
 	// A failed operation blocks the value until its want changes, a resync
 	// or its retry (failed holds the want it failed with).
 	blocked  bool
-	failed   any
+	failed   any    // while blocked
 	attempt  int    // failures in a row
 	failSeq  uint64 // transaction of the first of them (RetryFor)
 	retryGen uint64 // the armed retry, if any

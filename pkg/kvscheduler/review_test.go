@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,32 @@ func TestTypedNilErrorFromDescriptor(t *testing.T) {
 	_ = set(t, s, "d/a", "y")
 	_ = s.TransactionHistory(time.Time{}, time.Time{})
 	wantState(t, s, "d/a", kvscheduler.Failed)
+}
+
+// A value whose create failed is not kept once another value replaced it
+// successfully.
+func TestFailedValueReleased(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{HistoryMaxCount: -1})
+	register(t, s, sb.Descriptor("d", "d/"))
+	collected := make(chan struct{})
+	func() {
+		v := &[1 << 16]byte{}
+		runtime.SetFinalizer(v, func(*[1 << 16]byte) { close(collected) })
+		sb.FailNext("create", "d/a", errors.New("boom"))
+		_ = set(t, s, "d/a", v)
+	}()
+	wantState(t, s, "d/a", kvscheduler.Failed)
+	mustSet(t, s, "d/a", "ok")
+	wantState(t, s, "d/a", kvscheduler.Configured)
+	sb.ResetOps()
+	for i := 0; i < 20; i++ {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the value whose create failed is still referenced after it was replaced")
 }

@@ -121,7 +121,7 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.retryGen, n.txnFail = false, 0, false
+				n.blocked, n.retryGen, n.failed, n.txnFail = false, 0, nil, false
 				w.s.unwait(n)
 				w.s.dirty(n.key)
 				if n.lastOp == OpUpdate {
@@ -167,7 +167,7 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.retryGen = false, 0
+		n.blocked, n.retryGen, n.failed = false, 0, nil
 		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
@@ -203,7 +203,7 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
-		n.blocked, n.retryGen = false, 0
+		n.blocked, n.retryGen, n.failed = false, 0, nil
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
@@ -212,7 +212,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
-			n.blocked, n.retryGen = false, 0
+			n.blocked, n.retryGen, n.failed = false, 0, nil
 			w.create(n, false)
 		}
 	}
@@ -576,7 +576,7 @@ func (w *walker) finishDelete(f frame) {
 		b.removedDerived = append(b.removedDerived, n.key)
 	}
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.attempt = false, 0, 0
+	n.blocked, n.retryGen, n.failed, n.attempt = false, 0, nil, 0
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
