@@ -254,3 +254,41 @@ func TestFailedValueReleased(t *testing.T) {
 	}
 	t.Fatal("the value whose create failed is still referenced after it was replaced")
 }
+
+// A transaction whose context ends between the start of a delete and the
+// delete itself leaves the value as it was: in particular, what it still
+// needs is not deleted under it later.
+func TestCanceledDeleteNotLeftUnderWay(t *testing.T) {
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	d := withDeps(sb.Descriptor("d", "d/"))
+	d.DerivedValues = func(key string, _ any) []kvscheduler.KeyValuePair {
+		if key == "d/b" {
+			return []kvscheduler.KeyValuePair{{Key: "c/x", Value: "x"}}
+		}
+		return nil
+	}
+	var cancel context.CancelFunc
+	c := sb.Descriptor("c", "c/")
+	del := c.Delete
+	c.Delete = func(key string, v, md any) error {
+		if cancel != nil {
+			cancel() // the context ends during the first delete
+		}
+		return del(key, v, md)
+	}
+	register(t, s, d, c)
+	mustSet(t, s, "d/p", "p", "d/b", "b|d/p", "d/a", "a|d/b")
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(context.Background())
+	_, _ = s.StartNBTransaction().SetValue("d/b", nil).Commit(ctx)
+	barrier(t, s)
+	cancel = nil
+	if _, ok := sb.Values()["d/b"]; !ok {
+		t.Fatal("d/b was deleted although its transaction was canceled before")
+	}
+	_ = set(t, s, "d/p", nil)
+	if _, ok := sb.Values()["d/p"]; !ok {
+		t.Fatalf("d/p deleted while d/b, which needs it, exists (southbound %v)", sb.Values())
+	}
+}

@@ -84,6 +84,20 @@ type walker struct {
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 
+// dropStack drops the frames left on the stack: the deletes and updates
+// they would have finished are no longer under way.
+func (w *walker) dropStack() {
+	for _, f := range w.stack {
+		switch f.kind {
+		case fFinishDel:
+			f.n.deleting = false
+		case fFinishUpd:
+			f.n.updating = false
+		}
+	}
+	w.stack = w.stack[:0]
+}
+
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
@@ -98,7 +112,7 @@ func (w *walker) drain(from string) {
 	for len(w.stack) > 0 {
 		if budget--; budget < 0 {
 			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)))
-			w.stack = w.stack[:0]
+			w.dropStack()
 			break
 		}
 		f := w.stack[len(w.stack)-1]
@@ -437,7 +451,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.canceled = w.ctx.Err()
 	}
 	if w.canceled != nil {
-		w.stack = w.stack[:0]
+		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
 	}
