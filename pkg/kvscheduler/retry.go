@@ -31,7 +31,15 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		d := o.delay(n.attempt)
 		groups[d] = append(groups[d], n.key)
 	}
-	for d, keys := range groups {
+	// Generations follow the delays, so that retries due together (a clock
+	// that jumps) run shortest delay first, whatever the map's order.
+	delays := make([]time.Duration, 0, len(groups))
+	for d := range groups {
+		delays = append(delays, d)
+	}
+	slices.Sort(delays)
+	for _, d := range delays {
+		keys := groups[d]
 		sort.Strings(keys)
 		s.retryGen++
 		gen := s.retryGen

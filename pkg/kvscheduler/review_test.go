@@ -10,6 +10,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // boxed is a comparable type whose values may hold uncomparable ones:
@@ -290,5 +291,40 @@ func TestCanceledDeleteNotLeftUnderWay(t *testing.T) {
 	_ = set(t, s, "d/p", nil)
 	if _, ok := sb.Values()["d/p"]; !ok {
 		t.Fatalf("d/p deleted while d/b, which needs it, exists (southbound %v)", sb.Values())
+	}
+}
+
+// Retries armed by one transaction with different delays and due
+// together run in a deterministic order (the shorter delay first).
+func TestRetriesDueTogetherInOrder(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+		s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
+		sb := kvtest.New()
+		register(t, s, sb.Descriptor("d", "d/"))
+		retry := kvscheduler.RetryOptions{Period: time.Second, ExpBackoff: true}
+		sb.FailNext("create", "d/b", errors.New("b1"), errors.New("b2"))
+		_, _ = s.StartNBTransaction().SetValue("d/b", "x").WithRetry(retry).Commit(context.Background())
+		sb.FailNext("create", "d/a", errors.New("a1"))
+		// The resync attempts d/b again (its second failure: 2 s) and d/a
+		// (its first: 1 s).
+		_, _ = s.StartNBTransaction().SetValue("d/a", "y").SetValue("d/b", "x").WithRetry(retry).
+			WithResync(kvscheduler.FullResync).Commit(context.Background())
+		clk.Step(time.Minute)
+		eventually(t, "the retries", func() bool {
+			return s.GetValueStatus("d/a").State == kvscheduler.Configured && s.GetValueStatus("d/b").State == kvscheduler.Configured
+		})
+		var order []string
+		for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+			if r.Type == kvscheduler.RetryFailedOps {
+				for _, op := range r.Executed {
+					order = append(order, op.Key)
+				}
+			}
+		}
+		if len(order) == 0 || order[0] != "d/a" {
+			t.Fatalf("run %d: retries ran in the order %v, want d/a (due first) first", i, order)
+		}
+		_ = s.Close()
 	}
 }
