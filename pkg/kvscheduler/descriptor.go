@@ -146,7 +146,9 @@ type Descriptor struct {
 
 func (d *Descriptor) label(key string) string {
 	if d.KeyLabel != nil {
-		return d.KeyLabel(key)
+		label := key // a KeyLabel that panics labels with the key
+		_ = guard(func() error { label = d.KeyLabel(key); return nil })
+		return label
 	}
 	return key
 }

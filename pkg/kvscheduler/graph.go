@@ -65,7 +65,7 @@ type node struct {
 	// A failed operation blocks the value until its want changes, a resync
 	// or its retry (failed holds the want it failed with).
 	blocked  bool
-	failed   any
+	failed   any    // while blocked
 	attempt  int    // failures in a row
 	failSeq  uint64 // transaction of the first of them (RetryFor)
 	retryGen uint64 // the armed retry, if any
@@ -248,11 +248,9 @@ func (g *graph) dependents(p *node) []*node {
 		}
 	})
 	for n := range g.selectors {
-		for _, dep := range n.deps {
-			if dep.AnyOf.KeySelector != nil && dep.matches(p.key) {
-				out = append(out, n)
-				break
-			}
+		// Indexed for the dependencies of either value, as in index.
+		if selects(n.deps, p.key) || selects(n.sbDeps, p.key) {
+			out = append(out, n)
 		}
 	}
 	if len(out) == 0 {
@@ -260,6 +258,16 @@ func (g *graph) dependents(p *node) []*node {
 	}
 	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
 	return slices.Compact(out)
+}
+
+// selects tells whether a selector dependency of deps matches key.
+func selects(deps []Dependency, key string) bool {
+	for _, dep := range deps {
+		if dep.AnyOf.KeySelector != nil && dep.matches(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // providers calls f for every node that can satisfy dep, until f returns

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // guard runs a descriptor callback, turning a panic into an error so that a
@@ -14,7 +15,23 @@ func guard(f func() error) (err error) {
 			err = fmt.Errorf("%w: %v", ErrPanic, r)
 		}
 	}()
-	return f()
+	return safeError(f())
+}
+
+// safeError returns err, unless formatting it panics (typically a nil
+// pointer of an error type, returned as a non-nil error): then an error
+// that says so, which statuses, records and logs can format.
+func safeError(err error) (out error) {
+	if err == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = fmt.Errorf("kvscheduler: the descriptor returned a %T error that cannot be formatted", err)
+		}
+	}()
+	_ = err.Error()
+	return err
 }
 
 func callDerived(d *regDescriptor, key string, v any) (out []KeyValuePair, err error) {
@@ -22,9 +39,28 @@ func callDerived(d *regDescriptor, key string, v any) (out []KeyValuePair, err e
 	return out, err
 }
 
+// callDeps asks d for the dependencies of v. Their key selectors are
+// wrapped so that one that panics selects nothing (the slice is copied:
+// the descriptor may share it).
 func callDeps(d *regDescriptor, key string, v any) (out []Dependency, err error) {
 	err = guard(func() error { out = d.Dependencies(key, v); return nil })
+	cloned := false
+	for i, dep := range out {
+		if sel := dep.AnyOf.KeySelector; sel != nil {
+			if !cloned {
+				out, cloned = slices.Clone(out), true
+			}
+			out[i].AnyOf.KeySelector = func(k string) bool { return safeSelect(sel, k) }
+		}
+	}
 	return out, err
+}
+
+// safeSelect calls a descriptor's key selector; one that panics selects
+// nothing.
+func safeSelect(sel func(string) bool, key string) (ok bool) {
+	_ = guard(func() error { ok = sel(key); return nil })
+	return ok
 }
 
 // safeEqual compares with the descriptor's comparator; a panicking
@@ -42,12 +78,19 @@ func safeEqual(d *regDescriptor, key string, a, b any) (eq bool) {
 }
 
 // identical reports whether a and b are the same value without asking a
-// comparator: the same pointer, or equal values of a comparable type.
-func identical(a, b any) bool {
+// comparator: the same pointer, or equal values of a comparable type. A
+// comparable type can still hold uncomparable values (an interface field
+// holding a slice), whose comparison panics: those are not identical.
+func identical(a, b any) (eq bool) {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	if t := reflect.TypeOf(a); t == reflect.TypeOf(b) && t.Comparable() {
+		defer func() {
+			if recover() != nil {
+				eq = false
+			}
+		}()
 		return a == b
 	}
 	return samePointer(a, b)

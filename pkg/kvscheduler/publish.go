@@ -35,6 +35,7 @@ func (s *Scheduler) publish() []statusChange {
 	for k := range s.dirtyKeys {
 		n := s.g.nodes[k]
 		if n != nil && n.want == nil && !n.exists() && !n.avail && !n.blocked {
+			s.unwait(n)
 			s.g.remove(n)
 			n = nil
 		}

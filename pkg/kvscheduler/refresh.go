@@ -33,7 +33,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		var correlate []KVWithMetadata
 		if first {
 			for _, kv := range txnValues {
-				if kv.Value != nil && d.KeySelector(kv.Key) {
+				if kv.Value != nil && d.selects(kv.Key) {
 					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
 				}
 			}
@@ -79,7 +79,7 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 		why = "nil value"
 	case seen[kv.Key]:
 		why = "retrieved twice"
-	case !d.KeySelector(kv.Key):
+	case !d.selects(kv.Key):
 		why = "key not selected by the descriptor"
 	}
 	if why == "" {
@@ -125,9 +125,17 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 	// The derived values exist with their base, as derived from what was
 	// read (their own descriptors, if any, do not retrieve them); values
-	// the base no longer derives are gone.
+	// the base no longer derives are gone. A value derived again within
+	// the same read (derived values that derive each other, a descriptor
+	// bug) is skipped, and the read is bounded as the walk is.
 	stack := []*node{n}
+	visited := map[string]bool{n.key: true}
+	budget := 64 * (len(s.g.nodes) + 64)
 	for len(stack) > 0 {
+		if budget--; budget < 0 {
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; %d not read", n.key, len(stack)))
+			break
+		}
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var keys []string
@@ -135,9 +143,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || c.Key == b.key || slices.Contains(b.removedDerived, c.Key) {
+					if c.Key == "" || c.Value == nil || visited[c.Key] || slices.Contains(b.removedDerived, c.Key) {
 						continue
 					}
+					visited[c.Key] = true
 					cn := s.g.nodes[c.Key]
 					known := cn != nil && (!cn.exists() || cn.blocked)
 					if cn == nil {
@@ -234,12 +243,26 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 }
 
 // gone records that n (and its derived values) are not in the southbound.
+// Derived values go first; each value goes once, even when derived values
+// derive each other (a descriptor bug).
 func (s *Scheduler) gone(w *walker, n *node) {
-	for _, k := range n.derived {
-		if c := s.g.nodes[k]; c != nil && c.base == n.key {
-			s.gone(w, c)
+	order := []*node{n}
+	seen := map[*node]bool{n: true}
+	for i := 0; i < len(order); i++ {
+		b := order[i]
+		for _, k := range b.derived {
+			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] {
+				seen[c] = true
+				order = append(order, c)
+			}
 		}
 	}
+	for _, m := range slices.Backward(order) {
+		s.goneOne(w, m)
+	}
+}
+
+func (s *Scheduler) goneOne(w *walker, n *node) {
 	n.sb = nil
 	if n.avail {
 		n.avail = false

@@ -56,12 +56,16 @@ func (r *registry) add(d *Descriptor) *regDescriptor {
 	return rd
 }
 
+// selects tells whether d claims key; a KeySelector that panics claims
+// nothing.
+func (d *regDescriptor) selects(key string) bool { return safeSelect(d.KeySelector, key) }
+
 // owner finds the descriptor claiming key; it is looked up once per node
 // (and again when a descriptor is registered), so it is not cached.
 func (r *registry) owner(key string) (*regDescriptor, error) {
 	var found *regDescriptor
 	for _, d := range r.order {
-		if !d.KeySelector(key) {
+		if !d.selects(key) {
 			continue
 		}
 		if found != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 )
 
@@ -98,6 +97,20 @@ type retryMark struct {
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 
+// dropStack drops the frames left on the stack: the deletes and updates
+// they would have finished are no longer under way.
+func (w *walker) dropStack() {
+	for _, f := range w.stack {
+		switch f.kind {
+		case fFinishDel:
+			f.n.deleting = false
+		case fFinishUpd:
+			f.n.updating = false
+		}
+	}
+	w.stack = w.stack[:0]
+}
+
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
@@ -112,7 +125,7 @@ func (w *walker) drain(from string) {
 	for len(w.stack) > 0 {
 		if budget--; budget < 0 {
 			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)))
-			w.stack = w.stack[:0]
+			w.dropStack()
 			break
 		}
 		f := w.stack[len(w.stack)-1]
@@ -135,7 +148,8 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.retryGen, n.waitsOn, n.txnFail = false, 0, "", false
+				n.blocked, n.retryGen, n.failed, n.txnFail = false, 0, nil, false
+				w.s.unwait(n)
 				w.s.dirty(n.key)
 				if n.lastOp == OpUpdate {
 					// An update that waited for a property to go: its
@@ -180,7 +194,8 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.retryGen, n.waitsOn = false, 0, ""
+		n.blocked, n.retryGen, n.failed = false, 0, nil
+		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
 		}
@@ -215,7 +230,7 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
-		n.blocked, n.retryGen = false, 0
+		n.blocked, n.retryGen, n.failed = false, 0, nil
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
@@ -224,7 +239,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
-			n.blocked, n.retryGen = false, 0
+			n.blocked, n.retryGen, n.failed = false, 0, nil
 			w.create(n, false)
 		}
 	}
@@ -350,52 +365,6 @@ func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro R
 	w.record(n, ro)
 }
 
-// setDeps computes (once per wanted value) and indexes n's dependencies.
-func (w *walker) setDeps(n *node) {
-	if n.depsFor != nil && identical(n.depsFor, n.want) {
-		// The same value as before: same dependencies.
-		if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
-			w.g.setDeps(n, n.deps, sb)
-		}
-		return
-	}
-	n.depsFor = n.want
-	var deps []Dependency
-	var err error
-	if n.d != nil && n.d.Dependencies != nil && n.origin != FromSB {
-		deps, err = callDeps(n.d, n.key, n.want)
-		if err == nil {
-			err = checkDeps(deps)
-		}
-		if err != nil {
-			deps = nil
-		}
-	}
-	n.depErr = err
-	w.g.setDeps(n, deps, w.sbDeps(n))
-}
-
-// sbDeps returns the dependencies of the value in the southbound, when it
-// is not the wanted one.
-func (w *walker) sbDeps(n *node) []Dependency {
-	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB || n.want != nil && w.equal(n, n.sb, n.want) {
-		return nil
-	}
-	deps, err := callDeps(n.d, n.key, n.sb)
-	if err != nil || deps == nil {
-		return []Dependency{} // non-nil: the value in the southbound needs nothing
-	}
-	return deps
-}
-
-// syncSBDeps re-indexes the dependencies of the value in the southbound
-// after it changed.
-func (w *walker) syncSBDeps(n *node) {
-	if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
-		w.g.setDeps(n, n.deps, sb)
-	}
-}
-
 // update applies n.want to a key that exists in the southbound.
 func (w *walker) update(n *node) {
 	ro := w.newOp(OpUpdate, n)
@@ -426,15 +395,6 @@ func (w *walker) update(n *node) {
 	}
 }
 
-func hasKey(kvs []KeyValuePair, k string) bool {
-	for _, kv := range kvs {
-		if kv.Key == k {
-			return true
-		}
-	}
-	return false
-}
-
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
 	n.updating = false
@@ -455,8 +415,7 @@ func (w *walker) finishUpdate(f frame) {
 		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) &&
 			!w.neededOnlyByWaiter(c, n) {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
-			n.waitsOn = k
-			w.s.waiters[k] = append(w.s.waiters[k], n)
+			w.s.wait(n, k)
 			return
 		}
 	}
@@ -511,250 +470,6 @@ func (w *walker) finishUpdate(f frame) {
 	}
 }
 
-// delete removes n's value from the southbound: first its derived values,
-// then the values that depend on it (into PENDING), then the value.
-// waited marks the delete of a value that waited for a dependent to go.
-func (w *walker) delete(n *node, reason delReason, waited bool) {
-	if !n.exists() && !n.avail {
-		w.deleteAbsent(n, reason)
-		return
-	}
-	ro := w.newOp(OpDelete, n)
-	ro.Recreate = reason == delRecreate
-	n.deleting = true
-	if n.avail {
-		n.avail = false // dependents stop counting on it
-		w.availChanged(n)
-	}
-	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
-	for _, m := range slices.Backward(w.g.dependents(n)) {
-		w.push(frame{kind: fDepUpdate, n: m})
-	}
-	for _, k := range slices.Backward(n.derived) {
-		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
-	}
-}
-
-// deleteAbsent handles the delete of a value that is not in the
-// southbound (pending, invalid, never created): nothing to do but its
-// state.
-func (w *walker) deleteAbsent(n *node, reason delReason) {
-	switch reason {
-	case delRemove:
-		if n.state == Pending || n.state == Invalid || n.state == Unimplemented {
-			ro := w.newOp(OpDelete, n)
-			ro.NOOP = true
-			n.state, n.err, n.fields = Removed, nil, nil
-			w.record(n, ro)
-		}
-		n.state = Removed
-	case delPending:
-		n.state = Pending
-	case delInvalid:
-		// The state was set by the caller.
-	case delRecreate:
-		// The create follows.
-	}
-}
-
-func (w *walker) finishDelete(f frame) {
-	n := f.n
-	ro := f.op
-	n.deleting = false
-	if !n.exists() || w.g.nodes[n.key] != n {
-		return // deleted meanwhile (by a delete that waited for a dependent)
-	}
-	// What the southbound removed itself is gone, whatever needs it;
-	// anything else (properties too) stays while a value needing it does.
-	if n.origin != FromSB {
-		if blocker := w.stillNeeded(n); blocker != "" {
-			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
-			// Deleted as soon as the blocker goes (or by its retry).
-			n.waitsOn, n.delReason = blocker, f.reason
-			w.s.waiters[blocker] = append(w.s.waiters[blocker], n)
-			return
-		}
-	}
-	if !n.implicit() {
-		if w.hold(n, OpDelete, ro) {
-			return
-		}
-		if n.d.Delete == nil {
-			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: descriptor %q cannot delete values", n.d.Name), ro)
-			return
-		}
-		returned := w.s.calling(n.d, "Delete", n.key)
-		err := guard(func() error { return n.d.Delete(n.key, n.sb, n.metadata) })
-		returned()
-		if err != nil {
-			w.fail(n, OpDelete, err, ro)
-			n.delReason = f.reason
-			return
-		}
-	}
-	n.sb, n.derived, n.removedDerived = nil, nil, nil
-	w.syncSBDeps(n)
-	if b := w.g.nodes[n.base]; b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
-		b.removedDerived = append(b.removedDerived, n.key)
-	}
-	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.attempt, n.waitsOn = false, 0, 0, ""
-	w.releaseWaiters(n)
-	w.s.setMetadata(n, nil)
-	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
-	switch f.reason {
-	case delRemove:
-		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
-	case delPending:
-		n.state, n.err, n.fields = Pending, nil, nil
-		if f.waited {
-			// What it waits for may have come back while its delete
-			// waited for a dependent: then it is created right away.
-			w.push(frame{kind: fDepUpdate, n: n})
-		}
-	case delRecreate:
-		n.state, n.err, n.fields = Pending, nil, nil
-		if f.waited {
-			w.push(frame{kind: fCreate, n: n}) // the create of the re-create
-		}
-	case delInvalid:
-		// INVALID, with the error set by the caller.
-	}
-	w.record(n, ro)
-}
-
-// reaches tells whether n, as the southbound holds it, needs m, directly
-// or through what it needs: its dependencies (of the values in the
-// southbound) and its base.
-func (w *walker) reaches(n, m *node) bool {
-	seen := map[*node]bool{n: true}
-	stack := []*node{n}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		var next []*node
-		if b := w.g.nodes[x.base]; x.base != "" && b != nil {
-			next = append(next, b)
-		}
-		deps := x.deps
-		if x.sbDeps != nil {
-			deps = x.sbDeps
-		}
-		for _, dep := range deps {
-			w.g.providers(x, dep, func(p *node) bool {
-				if p.exists() {
-					next = append(next, p)
-				}
-				return true
-			})
-		}
-		for _, p := range next {
-			if p == m {
-				return true
-			}
-			if !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
-	return false
-}
-
-// waitsFor tells whether m, which depends on n, has a delete that waits,
-// through a chain of deletes waiting for their dependents, for n to go:
-// then n depends on m too, they are in a cycle and go together (m after
-// n, see releaseWaiters).
-func (w *walker) waitsFor(m, n *node) bool {
-	for i := 0; m.waitsOn != "" && i < 1024; i++ {
-		x := w.g.nodes[m.waitsOn]
-		if x == nil || !w.needs(x, m) {
-			return false // the wait is stale
-		}
-		if x == n {
-			return true
-		}
-		m = x
-	}
-	return false
-}
-
-// needs tells whether x, as in the southbound, depends on (or derives
-// from) m.
-func (w *walker) needs(x, m *node) bool {
-	deps := x.deps
-	if x.sbDeps != nil {
-		deps = x.sbDeps
-	}
-	for _, dep := range deps {
-		if dep.matches(m.key) {
-			return true
-		}
-	}
-	return x.base == m.key && x.want != nil // derived from m's value, not left over
-}
-
-// neededOnlyByWaiter tells whether property c is kept only by a value whose
-// own delete waits for n (c's base) to change: a cycle that n's update
-// breaks, after which that value goes (see releaseWaiters).
-func (w *walker) neededOnlyByWaiter(c, n *node) bool {
-	m := w.g.nodes[c.waitsOn]
-	return m != nil && m.waitsOn == n.key && m.want == nil
-}
-
-// releaseWaiters deletes again, right after n, the values whose delete
-// waited for n to go, now that n is gone or changed.
-func (w *walker) releaseWaiters(n *node) {
-	ws := w.s.waiters[n.key]
-	if len(ws) == 0 {
-		return
-	}
-	delete(w.s.waiters, n.key)
-	for _, p := range slices.Backward(ws) {
-		w.push(frame{kind: fRedelete, n: p, key: n.key})
-	}
-}
-
-// stillNeeded names a value that depends on n (or derives from it) and is
-// still in the southbound, its own delete having failed: n must not be
-// deleted under it.
-func (w *walker) stillNeeded(n *node) string {
-	var ofSB []KeyValuePair // what the value in the southbound derives
-	if len(n.derived) > 0 && n.d != nil && n.d.DerivedValues != nil {
-		ofSB, _ = callDerived(n.d, n.key, n.sb)
-	}
-	for _, k := range n.derived {
-		// A derived value left over from an earlier value of n (its
-		// delete failed when n changed) does not need n any more.
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
-			!(c.deleting && w.reaches(n, c)) {
-			return k
-		}
-	}
-	for _, m := range w.g.dependents(n) {
-		// A dependent whose own delete is in progress (it led here) and
-		// that n needs in turn is in a cycle with n: members of a cycle go
-		// together.
-		if m == n || !m.exists() || m.origin == FromSB || m.deleting && w.reaches(n, m) || w.waitsFor(m, n) {
-			continue
-		}
-		deps := m.deps
-		if m.sbDeps != nil {
-			deps = m.sbDeps
-		}
-		if m.updating && m.d != nil && m.d.Dependencies != nil {
-			// Changed right after: what its new value needs counts.
-			deps, _ = callDeps(m.d, m.key, m.want)
-		}
-		for _, dep := range deps {
-			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
-				return m.key
-			}
-		}
-	}
-	return ""
-}
-
 // hold refuses an operation while the descriptor (or its base's) could not
 // be read in this transaction's refresh, or once the transaction's context
 // has ended.
@@ -763,7 +478,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.canceled = w.ctx.Err()
 	}
 	if w.canceled != nil {
-		w.stack = w.stack[:0]
+		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
 	}
@@ -781,7 +496,8 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.failSeq = w.seq
 	}
 	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp, n.retryGen, n.waitsOn = true, n.want, err, kind, 0, ""
+	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	w.s.unwait(n)
 	n.txnSeq, n.txnFail = w.seq, true
 	n.state = Failed
 	if kind != OpUpdate && n.avail {
@@ -831,88 +547,4 @@ func (w *walker) availChanged(n *node) {
 	for _, m := range w.g.dependents(n) {
 		w.s.dirty(m.key)
 	}
-}
-
-// derivedOf returns the derived values of n.want, sorted by key.
-func (w *walker) derivedOf(n *node) []KeyValuePair {
-	if n.d == nil || n.d.DerivedValues == nil {
-		return nil
-	}
-	if n.derivedFor != nil && identical(n.derivedFor, n.want) {
-		return n.derivedKVs // the same value as before derives the same
-	}
-	kvs, err := callDerived(n.d, n.key, n.want)
-	if err != nil {
-		return nil
-	}
-	defer func() { n.derivedFor = n.want }()
-	out := kvs[:0:0]
-	for _, kv := range kvs {
-		if kv.Key != "" && kv.Value != nil && kv.Key != n.key {
-			out = append(out, kv)
-		}
-	}
-	slices.SortFunc(out, func(a, b KeyValuePair) int { return cmpString(a.Key, b.Key) })
-	n.derivedKVs = out
-	return out
-}
-
-// pushDerived applies the derived values of n right after it, in key
-// order. Obsolete ones were deleted before (see update); those whose
-// delete failed stay listed, so that the retry of n deletes them again.
-func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
-	keys := make([]string, 0, len(derived))
-	for _, kv := range derived {
-		keys = append(keys, kv.Key)
-	}
-	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.exists() && !hasKey(derived, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	n.derived = keys
-	for _, kv := range slices.Backward(derived) {
-		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
-	}
-}
-
-// sameRequest tells whether two requested values (nil: none) are the same.
-func (w *walker) sameRequest(n *node, a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return w.equal(n, a, b)
-}
-
-func deepEqual(a, b any) (eq bool) {
-	_ = guard(func() error { eq = reflect.DeepEqual(a, b); return nil })
-	return eq
-}
-
-func (w *walker) equal(n *node, a, b any) bool {
-	if n.d == nil {
-		return samePointer(a, b) || deepEqual(a, b)
-	}
-	return safeEqual(n.d, n.key, a, b)
-}
-
-// needsRecreate asks whether changing n to v takes a delete and a create.
-func (w *walker) needsRecreate(n *node, v any) (re bool) {
-	if n.d.UpdateWithRecreate == nil {
-		return false
-	}
-	defer w.s.calling(n.d, "UpdateWithRecreate", n.key)()
-	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
-	return re
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

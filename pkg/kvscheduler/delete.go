@@ -1,0 +1,279 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Deletes: a value goes after its derived values and its dependents; one
+// that a dependent still needs (its own delete failed) waits for it.
+
+// delete removes n's value from the southbound: first its derived values,
+// then the values that depend on it (into PENDING), then the value.
+// waited marks the delete of a value that waited for a dependent to go.
+func (w *walker) delete(n *node, reason delReason, waited bool) {
+	if !n.exists() && !n.avail {
+		w.deleteAbsent(n, reason)
+		return
+	}
+	ro := w.newOp(OpDelete, n)
+	ro.Recreate = reason == delRecreate
+	n.deleting = true
+	if n.avail {
+		n.avail = false // dependents stop counting on it
+		w.availChanged(n)
+	}
+	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
+	for _, m := range slices.Backward(w.g.dependents(n)) {
+		w.push(frame{kind: fDepUpdate, n: m})
+	}
+	for _, k := range slices.Backward(n.derived) {
+		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+	}
+}
+
+// deleteAbsent handles the delete of a value that is not in the
+// southbound (pending, invalid, never created): nothing to do but its
+// state.
+func (w *walker) deleteAbsent(n *node, reason delReason) {
+	switch reason {
+	case delRemove:
+		if n.state == Pending || n.state == Invalid || n.state == Unimplemented {
+			ro := w.newOp(OpDelete, n)
+			ro.NOOP = true
+			n.state, n.err, n.fields = Removed, nil, nil
+			w.record(n, ro)
+		}
+		n.state = Removed
+	case delPending:
+		n.state = Pending
+	case delInvalid:
+		// The state was set by the caller.
+	case delRecreate:
+		// The create follows.
+	}
+}
+
+func (w *walker) finishDelete(f frame) {
+	n := f.n
+	ro := f.op
+	n.deleting = false
+	if !n.exists() || w.g.nodes[n.key] != n {
+		return // deleted meanwhile (by a delete that waited for a dependent)
+	}
+	// What the southbound removed itself is gone, whatever needs it;
+	// anything else (properties too) stays while a value needing it does.
+	if n.origin != FromSB {
+		if blocker := w.stillNeeded(n); blocker != "" {
+			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
+			// Deleted as soon as the blocker goes (or by its retry).
+			n.delReason = f.reason
+			w.s.wait(n, blocker)
+			return
+		}
+	}
+	if !n.implicit() {
+		if w.hold(n, OpDelete, ro) {
+			return
+		}
+		if n.d.Delete == nil {
+			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: descriptor %q cannot delete values", n.d.Name), ro)
+			return
+		}
+		returned := w.s.calling(n.d, "Delete", n.key)
+		err := guard(func() error { return n.d.Delete(n.key, n.sb, n.metadata) })
+		returned()
+		if err != nil {
+			w.fail(n, OpDelete, err, ro)
+			n.delReason = f.reason
+			return
+		}
+	}
+	n.sb, n.derived, n.removedDerived = nil, nil, nil
+	w.syncSBDeps(n)
+	if b := w.g.nodes[n.base]; b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
+		b.removedDerived = append(b.removedDerived, n.key)
+	}
+	// A failure of the value is superseded: it is gone now.
+	n.blocked, n.retryGen, n.failed, n.attempt = false, 0, nil, 0
+	w.s.unwait(n)
+	w.releaseWaiters(n)
+	w.s.setMetadata(n, nil)
+	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
+	switch f.reason {
+	case delRemove:
+		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
+	case delPending:
+		n.state, n.err, n.fields = Pending, nil, nil
+		if f.waited {
+			// What it waits for may have come back while its delete
+			// waited for a dependent: then it is created right away.
+			w.push(frame{kind: fDepUpdate, n: n})
+		}
+	case delRecreate:
+		n.state, n.err, n.fields = Pending, nil, nil
+		if f.waited {
+			w.push(frame{kind: fCreate, n: n}) // the create of the re-create
+		}
+	case delInvalid:
+		// INVALID, with the error set by the caller.
+	}
+	w.record(n, ro)
+}
+
+// waitsFor tells whether m, which depends on n, has a delete that waits,
+// through a chain of deletes waiting for their dependents, for n to go:
+// then n depends on m too, they are in a cycle and go together (m after
+// n, see releaseWaiters).
+func (w *walker) waitsFor(m, n *node) bool {
+	for i := 0; m.waitsOn != "" && i < 1024; i++ {
+		x := w.g.nodes[m.waitsOn]
+		if x == nil || !w.needs(x, m) {
+			return false // the wait is stale
+		}
+		if x == n {
+			return true
+		}
+		m = x
+	}
+	return false
+}
+
+// needs tells whether x, as in the southbound, depends on (or derives
+// from) m.
+func (w *walker) needs(x, m *node) bool {
+	deps := x.deps
+	if x.sbDeps != nil {
+		deps = x.sbDeps
+	}
+	for _, dep := range deps {
+		if dep.matches(m.key) {
+			return true
+		}
+	}
+	return x.base == m.key && x.want != nil // derived from m's value, not left over
+}
+
+// neededOnlyByWaiter tells whether property c is kept only by a value whose
+// own delete waits for n (c's base) to change: a cycle that n's update
+// breaks, after which that value goes (see releaseWaiters).
+func (w *walker) neededOnlyByWaiter(c, n *node) bool {
+	m := w.g.nodes[c.waitsOn]
+	return m != nil && m.waitsOn == n.key && m.want == nil
+}
+
+// reaches tells whether n, as the southbound holds it, needs m, directly
+// or through what it needs: its dependencies (of the values in the
+// southbound) and its base.
+func (w *walker) reaches(n, m *node) bool {
+	seen := map[*node]bool{n: true}
+	stack := []*node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var next []*node
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil {
+			next = append(next, b)
+		}
+		deps := x.deps
+		if x.sbDeps != nil {
+			deps = x.sbDeps
+		}
+		for _, dep := range deps {
+			w.g.providers(x, dep, func(p *node) bool {
+				if p.exists() {
+					next = append(next, p)
+				}
+				return true
+			})
+		}
+		for _, p := range next {
+			if p == m {
+				return true
+			}
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false
+}
+
+// releaseWaiters deletes again, right after n, the values whose delete
+// waited for n to go, now that n is gone or changed.
+func (w *walker) releaseWaiters(n *node) {
+	ws := w.s.waiters[n.key]
+	if len(ws) == 0 {
+		return
+	}
+	delete(w.s.waiters, n.key)
+	for _, p := range slices.Backward(ws) {
+		w.push(frame{kind: fRedelete, n: p, key: n.key})
+	}
+}
+
+// wait records that n's failed operation waits for the value at key to go
+// (or change): n is listed once, under its latest wait only.
+func (s *Scheduler) wait(n *node, key string) {
+	s.unwait(n)
+	n.waitsOn = key
+	s.waiters[key] = append(s.waiters[key], n)
+}
+
+// unwait drops n's wait, if any.
+func (s *Scheduler) unwait(n *node) {
+	if n.waitsOn == "" {
+		return
+	}
+	ws := s.waiters[n.waitsOn]
+	if i := slices.Index(ws, n); i >= 0 {
+		ws = slices.Delete(ws, i, i+1)
+		if len(ws) == 0 {
+			delete(s.waiters, n.waitsOn)
+		} else {
+			s.waiters[n.waitsOn] = ws
+		}
+	}
+	n.waitsOn = ""
+}
+
+// stillNeeded names a value that depends on n (or derives from it) and is
+// still in the southbound, its own delete having failed: n must not be
+// deleted under it.
+func (w *walker) stillNeeded(n *node) string {
+	var ofSB []KeyValuePair // what the value in the southbound derives
+	if len(n.derived) > 0 && n.d != nil && n.d.DerivedValues != nil {
+		ofSB, _ = callDerived(n.d, n.key, n.sb)
+	}
+	for _, k := range n.derived {
+		// A derived value left over from an earlier value of n (its
+		// delete failed when n changed) does not need n any more.
+		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
+			!(c.deleting && w.reaches(n, c)) {
+			return k
+		}
+	}
+	for _, m := range w.g.dependents(n) {
+		// A dependent whose own delete is in progress (it led here) and
+		// that n needs in turn is in a cycle with n: members of a cycle go
+		// together.
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting && w.reaches(n, m) || w.waitsFor(m, n) {
+			continue
+		}
+		deps := m.deps
+		if m.sbDeps != nil {
+			deps = m.sbDeps
+		}
+		if m.updating && m.d != nil && m.d.Dependencies != nil {
+			// Changed right after: what its new value needs counts.
+			deps, _ = callDeps(m.d, m.key, m.want)
+		}
+		for _, dep := range deps {
+			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
+				return m.key
+			}
+		}
+	}
+	return ""
+}

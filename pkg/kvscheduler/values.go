@@ -1,0 +1,152 @@
+package kvscheduler
+
+import (
+	"reflect"
+	"slices"
+)
+
+// What the walk asks descriptors about values: dependencies, derived
+// values, equality, whether an update takes a re-create.
+
+// setDeps computes (once per wanted value) and indexes n's dependencies.
+func (w *walker) setDeps(n *node) {
+	if n.depsFor != nil && identical(n.depsFor, n.want) {
+		// The same value as before: same dependencies.
+		if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+			w.g.setDeps(n, n.deps, sb)
+		}
+		return
+	}
+	// Only what the descriptor was asked is kept: a value without a
+	// descriptor or owned by the southbound has no dependencies now, but
+	// may have once it is claimed or requested.
+	n.depsFor = nil
+	var deps []Dependency
+	var err error
+	if n.d != nil && n.d.Dependencies != nil && n.origin != FromSB {
+		n.depsFor = n.want
+		deps, err = callDeps(n.d, n.key, n.want)
+		if err == nil {
+			err = checkDeps(deps)
+		}
+		if err != nil {
+			deps = nil
+		}
+	}
+	n.depErr = err
+	w.g.setDeps(n, deps, w.sbDeps(n))
+}
+
+// sbDeps returns the dependencies of the value in the southbound, when it
+// is not the wanted one.
+func (w *walker) sbDeps(n *node) []Dependency {
+	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB || n.want != nil && w.equal(n, n.sb, n.want) {
+		return nil
+	}
+	deps, err := callDeps(n.d, n.key, n.sb)
+	if err != nil || deps == nil {
+		return []Dependency{} // non-nil: the value in the southbound needs nothing
+	}
+	return deps
+}
+
+// syncSBDeps re-indexes the dependencies of the value in the southbound
+// after it changed.
+func (w *walker) syncSBDeps(n *node) {
+	if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+		w.g.setDeps(n, n.deps, sb)
+	}
+}
+
+// derivedOf returns the derived values of n.want, sorted by key.
+func (w *walker) derivedOf(n *node) []KeyValuePair {
+	if n.d == nil || n.d.DerivedValues == nil {
+		return nil
+	}
+	if n.derivedFor != nil && identical(n.derivedFor, n.want) {
+		return n.derivedKVs // the same value as before derives the same
+	}
+	kvs, err := callDerived(n.d, n.key, n.want)
+	if err != nil {
+		return nil
+	}
+	defer func() { n.derivedFor = n.want }()
+	out := kvs[:0:0]
+	for _, kv := range kvs {
+		if kv.Key != "" && kv.Value != nil && kv.Key != n.key {
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b KeyValuePair) int { return cmpString(a.Key, b.Key) })
+	n.derivedKVs = out
+	return out
+}
+
+// pushDerived applies the derived values of n right after it, in key
+// order. Obsolete ones were deleted before (see update); those whose
+// delete failed stay listed, so that the retry of n deletes them again.
+func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	keys := make([]string, 0, len(derived))
+	for _, kv := range derived {
+		keys = append(keys, kv.Key)
+	}
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.exists() && !hasKey(derived, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	n.derived = keys
+	for _, kv := range slices.Backward(derived) {
+		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
+	}
+}
+
+// sameRequest tells whether two requested values (nil: none) are the same.
+func (w *walker) sameRequest(n *node, a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return w.equal(n, a, b)
+}
+
+func deepEqual(a, b any) (eq bool) {
+	_ = guard(func() error { eq = reflect.DeepEqual(a, b); return nil })
+	return eq
+}
+
+func (w *walker) equal(n *node, a, b any) bool {
+	if n.d == nil {
+		return samePointer(a, b) || deepEqual(a, b)
+	}
+	return safeEqual(n.d, n.key, a, b)
+}
+
+// needsRecreate asks whether changing n to v takes a delete and a create.
+func (w *walker) needsRecreate(n *node, v any) (re bool) {
+	if n.d.UpdateWithRecreate == nil {
+		return false
+	}
+	defer w.s.calling(n.d, "UpdateWithRecreate", n.key)()
+	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
+	return re
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func hasKey(kvs []KeyValuePair, k string) bool {
+	for _, kv := range kvs {
+		if kv.Key == k {
+			return true
+		}
+	}
+	return false
+}
