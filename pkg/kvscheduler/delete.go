@@ -45,12 +45,22 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 			w.record(n, ro)
 		}
 		n.state = Removed
+		w.knownAbsent(n)
 	case delPending:
 		n.state = Pending
 	case delInvalid:
 		// The state was set by the caller.
 	case delRecreate:
 		// The create follows.
+	}
+}
+
+// knownAbsent records, for a derived value the scheduler knows is not in
+// the southbound, that its base's value there must not be read back as
+// having it (see refreshValue).
+func (w *walker) knownAbsent(n *node) {
+	if b := w.g.nodes[n.base]; n.base != "" && b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
+		b.removedDerived = append(b.removedDerived, n.key)
 	}
 }
 
@@ -91,9 +101,7 @@ func (w *walker) finishDelete(f frame) {
 	}
 	n.sb, n.derived, n.removedDerived = nil, nil, nil
 	w.syncSBDeps(n)
-	if b := w.g.nodes[n.base]; b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
-		b.removedDerived = append(b.removedDerived, n.key)
-	}
+	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
 	n.blocked, n.retryGen, n.failed, n.attempt = false, 0, nil, 0
 	w.s.unwait(n)
