@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
@@ -323,8 +324,15 @@ func TestImpersonationIsEnforcedByRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.List(ctx, ns, &corev1.ConfigMapList{}, metav1.ListOptions{}); err != nil {
-		t.Fatalf("alice may list configmaps in %s: %v", ns, err)
+	// The API server's RBAC authorizer learns of the new binding through
+	// its own informers: until then alice is forbidden.
+	var listErr error
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		listErr = alice.List(ctx, ns, &corev1.ConfigMapList{}, metav1.ListOptions{})
+		return listErr == nil, nil
+	})
+	if listErr != nil {
+		t.Fatalf("alice may list configmaps in %s: %v", ns, listErr)
 	}
 	err = alice.Create(ctx, ns, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, &corev1.ConfigMap{}, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
