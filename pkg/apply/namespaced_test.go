@@ -1,11 +1,14 @@
 package apply_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
@@ -36,6 +39,19 @@ func grantNamespaced(t *testing.T, ns string) {
 	}
 	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// The API server's RBAC authorizer learns of the binding through its
+	// own informers: wait until the service account may list.
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":operator"}
+	sa := controlplanetest.Clientset(cfg)
+	var listErr error
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, listErr = sa.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		return listErr == nil, nil
+	})
+	if listErr != nil {
+		t.Fatalf("the service account cannot list configmaps after the grant: %v", listErr)
 	}
 }
 
