@@ -95,6 +95,7 @@ func (s *Scheduler) Close() error {
 	s.smu.Lock()
 	ws := s.watches
 	s.watches = map[*Watch]struct{}{}
+	s.watchesClosed = true
 	s.smu.Unlock()
 	for w := range ws {
 		w.Close()

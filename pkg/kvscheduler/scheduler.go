@@ -47,7 +47,9 @@ type Scheduler struct {
 	statuses map[string]*ValueStatus // entries replaced, never modified once published
 	mdMaps   map[string]*metadataMap
 	watches  map[*Watch]struct{}
-	views    map[string]*pubValue // published with the statuses, for DumpValues
+	// watchesClosed is set by Close once it has taken the watches.
+	watchesClosed bool
+	views         map[string]*pubValue // published with the statuses, for DumpValues
 
 	hist      history
 	trimTimer clock.Timer

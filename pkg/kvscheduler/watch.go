@@ -27,15 +27,15 @@ type Watch struct {
 func (s *Scheduler) WatchValueStatus(ctx context.Context, selector func(key string) bool) *Watch {
 	w := &Watch{s: s, selector: selector, ch: make(chan ValueStatus), pending: map[string]ValueStatus{},
 		signal: make(chan struct{}, 1), done: make(chan struct{})}
-	s.qmu.Lock()
-	closed := s.closed
-	s.qmu.Unlock()
-	if closed {
+	// Registered under the status lock, where Close takes the watches to
+	// close them: a watch started while Close runs is closed either way.
+	s.smu.Lock()
+	if s.watchesClosed {
+		s.smu.Unlock()
 		close(w.done)
 		close(w.ch)
 		return w
 	}
-	s.smu.Lock()
 	s.watches[w] = struct{}{}
 	s.smu.Unlock()
 	go w.deliver(ctx)
