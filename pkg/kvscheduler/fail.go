@@ -1,0 +1,80 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Failures during the walk: operations held back (a failed read, an ended
+// context) and operations that failed.
+
+// hold refuses an operation while the descriptor (or its base's) could not
+// be read in this transaction's refresh, or once the transaction's context
+// has ended.
+func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
+	if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
+		w.canceled = w.ctx.Err()
+	}
+	if w.canceled != nil {
+		w.dropStack()
+		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
+		return true
+	}
+	if re := w.s.unreadFor(n); re != nil {
+		w.fail(n, kind, fmt.Errorf("kvscheduler: not applied: %w", re), ro)
+		return true
+	}
+	return false
+}
+
+// fail records a failed operation: n is left as the southbound holds it
+// (refreshed after the transaction) and blocked until its retry.
+func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
+	if n.attempt == 0 {
+		n.failSeq = w.seq
+	}
+	n.attempt++
+	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	w.s.unwait(n)
+	n.txnSeq, n.txnFail = w.seq, true
+	n.state = Failed
+	if kind != OpUpdate && n.avail {
+		n.avail = false
+		w.availChanged(n)
+	}
+	if kind == OpCreate {
+		// Members of its cycle created before it counted on it: they go
+		// back to waiting until it exists.
+		for _, m := range slices.Backward(w.g.dependents(n)) {
+			if m.avail {
+				w.push(frame{kind: fDepUpdate, n: m})
+			}
+		}
+	}
+	ro.Err = err
+	if w.rec.Revert && !w.reverting {
+		if w.noRetry == nil {
+			w.noRetry = map[*node]bool{}
+		}
+		w.noRetry[n] = true
+	} else {
+		delete(w.noRetry, n) // a failed undo may be retried
+	}
+	w.syncSBDeps(n)
+	w.record(n, ro)
+	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
+	w.failedNs = append(w.failedNs, n)
+	if w.applied[w.g.baseKey(n)] {
+		w.topErr = true
+	}
+}
+
+// invalidated notes that n was left INVALID: as in the reference, whose
+// create and update return the validation error, a value of the
+// transaction (or one derived from it) that is invalid fails the
+// transaction, and so makes a transaction with revert revert.
+func (w *walker) invalidated(n *node) {
+	if w.applied[w.g.baseKey(n)] {
+		w.topErr = true
+	}
+}
