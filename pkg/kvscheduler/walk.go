@@ -408,6 +408,19 @@ func (w *walker) finishUpdate(f frame) {
 		return
 	}
 	ro := f.op
+	w.setDeps(n)
+	if n.depErr != nil {
+		n.state, n.err = Invalid, n.depErr
+		w.invalidated(n)
+		w.delete(n, delInvalid, false)
+		return
+	}
+	if !w.ready(n) {
+		// The old value goes (its dependents first); the new one waits
+		// for its dependencies.
+		w.delete(n, delPending, false)
+		return
+	}
 	// A property exists with the value that derives it: while one the
 	// new value drops is still needed (its delete failed), the value is
 	// not changed under it.
@@ -418,18 +431,6 @@ func (w *walker) finishUpdate(f frame) {
 			w.s.wait(n, k)
 			return
 		}
-	}
-	w.setDeps(n)
-	if n.depErr != nil {
-		n.state, n.err = Invalid, n.depErr
-		w.invalidated(n)
-		w.delete(n, delInvalid, false)
-		return
-	}
-	if !w.ready(n) {
-		// The old value goes; the new one waits for its dependencies.
-		w.delete(n, delPending, false)
-		return
 	}
 	if !f.equal && !n.implicit() {
 		if w.hold(n, OpUpdate, ro) {
