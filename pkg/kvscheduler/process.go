@@ -165,7 +165,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		w.unblockAll, w.unblock = scope == nil, scope
 		s.resyncCount++
 	}
-	if t.resync != NoResync {
+	if t.resync != NoResync && scope == nil {
+		// A resync of everything touches every value; a scoped one only
+		// its keys.
 		s.reserve(max(len(t.values), len(s.g.nodes)))
 	}
 	w.resyncing = true
