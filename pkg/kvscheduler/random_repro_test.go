@@ -1,12 +1,18 @@
 package kvscheduler_test
 
-import "testing"
+import (
+	"testing"
 
-// The minimal reproducers TestRandomGraphs found on the scheduler of
-// 2026-11-23, one per class of failure, shrunk and then simplified by hand
-// (see /work/notes/property-findings.md for the explanations; the class
-// letter is in the name). Each fails today except the two marked as
-// guards, which pass and keep the contrast they show.
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// The minimal reproducers TestRandomGraphs found, shrunk and then
+// simplified by hand. Those with a class letter were found on the
+// scheduler before its rewrite (1422c7b), one per class of failure; each
+// failed there except the two marked as guards, which keep the contrast
+// they show. Those named after a seed were found on the rewritten
+// scheduler with -kvseeds=3000 and failed until the commit that names the
+// seed.
 
 // TestRandomReproA1_DeleteDepOfOldDependent: a dependency is deleted while the old dependent, whose new value no longer needs it, is still in the southbound (rule 9).
 func TestRandomReproA1_DeleteDepOfOldDependent(t *testing.T) {
@@ -139,5 +145,105 @@ func TestRandomReproK1_SelfAnyOf(t *testing.T) {
 func TestRandomReproK2_SelfExact(t *testing.T) {
 	checkScenario(t, scenario{Txns: []rtxn{
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/1"}}}}},
+	}})
+}
+
+// TestRandomReproSeed885: a dependent whose delete was under way, reached
+// through a dependency its value had only been requested to have, let its
+// dependency go first.
+func TestRandomReproSeed885(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/5"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1", "a/g0/2"}}}}},
+		{Resync: kvscheduler.FullResync, Set: []rset{{"a/g0/0", &rval{}}, {"a/g1/5", nil}}},
+	}})
+}
+
+// TestRandomReproSeed1003: a value re-created was taken for a member of a
+// cycle through its old dependencies, created before its dependency and
+// then created twice.
+func TestRandomReproSeed1003(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Resync: kvscheduler.DownstreamResync, Fail: []rfail{{"delete", "a/g1/1"}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/0"}}}, {"a/g0/0", &rval{}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed992: the read-back of a base took the failed update of
+// its derived value (whose descriptor cannot read) as done.
+func TestRandomReproSeed992(t *testing.T) {
+	checkScenario(t, scenario{NoDerivedRetrieve: true, Txns: []rtxn{
+		{Fail: []rfail{{"update", "d/g1/1/0"}}},
+		{Set: []rset{{"a/g1/1", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Ver: 1, Derived: []int{0}}}}},
+	}})
+}
+
+// TestRandomReproSeed1218: a derived value whose create failed, dropped
+// when its base changed, was taken for present when the base was read back,
+// and its delete was retried forever.
+func TestRandomReproSeed1218(t *testing.T) {
+	checkScenario(t, scenario{NoDerivedRetrieve: true, Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Derived: []int{1}}}}},
+		{Fail: []rfail{{"create", "d/g0/0/1"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"any:d/g1/"}, Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "a/g0/0"}}, Set: []rset{{"a/g1/1", &rval{}}}},
+		{Resync: kvscheduler.DownstreamResync},
+	}})
+}
+
+// TestRandomReproSeed1149: an update whose new value could not be applied
+// failed on the property it drops before deleting the old value's
+// dependents.
+func TestRandomReproSeed1149(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g0/0"}}},
+		{Set: []rset{{"a/g1/1", &rval{Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"any:p/"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"d/g1/5/1"}}}}},
+	}})
+}
+
+// TestRandomReproSeed1190: an update and a delete waited for each other
+// (the delete for the update to drop a dependency, the update for the
+// delete to free a property) and were retried forever.
+func TestRandomReproSeed1190(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Resync: kvscheduler.DownstreamResync, Fail: []rfail{{"update", "a/g0/2"}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/5"}, Props: []int{0}}}, {"a/g1/7", &rval{Props: []int{0}}}, {"a/g1/5", &rval{Deps: []string{"any:p/"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/5", nil}}},
+		{Set: []rset{{"a/g1/7", &rval{}}}},
+		{Set: []rset{{"a/g0/2", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed524: a member of a cycle stayed although its partner's
+// create failed and the partner then waited for something else.
+func TestRandomReproSeed524(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Fail: []rfail{{"create", "a/g0/4"}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"d/g0/0/0"}}}}},
+	}})
+}
+
+// TestRandomReproSeed858: a pending derived value of a base that did not
+// exist was taken for a member of a cycle, and its base was created
+// before it. It appeared with the first fix for seed 524 (which sends
+// cycle members back to waiting) and is fixed in the same commit, so it
+// passes on the scheduler before both.
+func TestRandomReproSeed858(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Fail: []rfail{{"create", "a/g0/2"}}, Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:a/g0/"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:a/g1/", "d/g1/1/0"}}}}},
 	}})
 }
