@@ -19,14 +19,9 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = reason == delRecreate
 	n.deleting = true
-	if n.avail {
-		n.avail = false // dependents stop counting on it
-		w.availChanged(n)
-	}
+	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
-	for _, m := range slices.Backward(w.g.dependents(n)) {
-		w.push(frame{kind: fDepUpdate, n: m})
-	}
+	w.availChanged(n, true)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 	}
@@ -234,15 +229,7 @@ func (s *Scheduler) unwait(n *node) {
 	if n.waitsOn == "" {
 		return
 	}
-	ws := s.waiters[n.waitsOn]
-	if i := slices.Index(ws, n); i >= 0 {
-		ws = slices.Delete(ws, i, i+1)
-		if len(ws) == 0 {
-			delete(s.waiters, n.waitsOn)
-		} else {
-			s.waiters[n.waitsOn] = ws
-		}
-	}
+	removeNode(s.waiters, n.waitsOn, n)
 	n.waitsOn = ""
 }
 

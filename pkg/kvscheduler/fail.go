@@ -40,7 +40,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	n.state = Failed
 	if kind != OpUpdate && n.avail {
 		n.avail = false
-		w.availChanged(n)
+		w.availChanged(n, false)
 	}
 	if kind == OpCreate {
 		// Members of its cycle created before it counted on it: they go

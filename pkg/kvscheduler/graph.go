@@ -217,15 +217,7 @@ func (g *graph) index(n *node, dep Dependency) {
 
 func (g *graph) unindex(n *node, dep Dependency) {
 	if dep.Key != "" {
-		ns := g.exact[dep.Key]
-		if i := slices.Index(ns, n); i >= 0 {
-			ns = slices.Delete(ns, i, i+1)
-			if len(ns) == 0 {
-				delete(g.exact, dep.Key)
-			} else {
-				g.exact[dep.Key] = ns
-			}
-		}
+		removeNode(g.exact, dep.Key, n)
 		return
 	}
 	for _, p := range dep.AnyOf.KeyPrefixes {
@@ -297,14 +289,17 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 	}
 }
 
-// sortedKeys returns the keys of nodes, sorted.
-func sortedKeys(nodes []*node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.key
+// removeNode removes n from the list of k in m, and the list once empty.
+func removeNode(m map[string][]*node, k string, n *node) {
+	ns := m[k]
+	i := slices.Index(ns, n)
+	switch {
+	case i < 0:
+	case len(ns) == 1:
+		delete(m, k)
+	default:
+		m[k] = slices.Delete(ns, i, i+1)
 	}
-	slices.Sort(out)
-	return out
 }
 
 // checkDeps rejects dependencies that nothing could ever satisfy: a

@@ -238,10 +238,8 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		for _, n := range w.failedNs {
 			if s.g.nodes[n.key] == n && n.lastOp == OpDelete && n.exists() && !n.avail {
 				n.avail = true
-				w.availChanged(n)
-				for _, m := range slices.Backward(s.g.dependents(n)) {
-					w.run(frame{kind: fDepUpdate, n: m})
-				}
+				w.availChanged(n, true)
+				w.drain(n.key)
 			}
 		}
 		w.failedNs = nil

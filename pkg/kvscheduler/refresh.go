@@ -184,7 +184,7 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			if cn := s.g.nodes[k]; cn != nil && cn.base == b.key && cn.exists() {
 				if cn.avail {
 					cn.avail = false
-					w.availChanged(cn)
+					w.availChanged(cn, false)
 				}
 				keys = append(keys, k)
 			}
@@ -230,14 +230,9 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
-		w.availChanged(n)
-		if !w.resyncing {
-			// Values waiting for it can be created (a resync applies
-			// everything anyway).
-			for _, m := range slices.Backward(s.g.dependents(n)) {
-				w.push(frame{kind: fDepUpdate, n: m})
-			}
-		}
+		// Values waiting for it can be created (a resync applies
+		// everything anyway).
+		w.availChanged(n, !w.resyncing)
 		s.dirty(n.key)
 	}
 }
@@ -266,7 +261,7 @@ func (s *Scheduler) goneOne(w *walker, n *node) {
 	n.sb = nil
 	if n.avail {
 		n.avail = false
-		w.availChanged(n)
+		w.availChanged(n, false)
 	}
 	s.setMetadata(n, nil)
 	if n.want == nil || n.origin == FromSB {

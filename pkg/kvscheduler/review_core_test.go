@@ -86,9 +86,10 @@ func TestFailedUpdateKeepsSBDependency(t *testing.T) {
 	}
 }
 
-// Derived values that derive each other (a descriptor bug) cost a bounded
-// walk, in a resync's read-back too: the resync ends.
-func TestDerivedCycleResyncEnds(t *testing.T) {
+// derivingEachOther returns a scheduler whose values d/a and d/b derive
+// each other (a descriptor bug), with d/a set.
+func derivingEachOther(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbound) {
+	t.Helper()
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{CloseTimeout: time.Second})
 	d := sb.Descriptor("d", "d/")
@@ -100,6 +101,13 @@ func TestDerivedCycleResyncEnds(t *testing.T) {
 	}
 	register(t, s, d)
 	_ = set(t, s, "d/a", "x")
+	return s, sb
+}
+
+// Derived values that derive each other (a descriptor bug) cost a bounded
+// walk, in a resync's read-back too: the resync ends.
+func TestDerivedCycleResyncEnds(t *testing.T) {
+	s, _ := derivingEachOther(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
@@ -111,17 +119,7 @@ func TestDerivedCycleResyncEnds(t *testing.T) {
 // Derived values that derive each other and vanish from the southbound
 // are read back as gone without exhausting the worker's stack.
 func TestDerivedCycleGone(t *testing.T) {
-	sb := kvtest.New()
-	s := newSched(t, kvscheduler.Options{CloseTimeout: time.Second})
-	d := sb.Descriptor("d", "d/")
-	d.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
-		if key == "d/a" {
-			return []kvscheduler.KeyValuePair{{Key: "d/b", Value: v}}
-		}
-		return []kvscheduler.KeyValuePair{{Key: "d/a", Value: v}}
-	}
-	register(t, s, d)
-	_ = set(t, s, "d/a", "x")
+	s, sb := derivingEachOther(t)
 	sb.Remove("d/a")
 	sb.Remove("d/b")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // What the walk asks descriptors about values: dependencies, derived
@@ -77,7 +78,7 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 			out = append(out, kv)
 		}
 	}
-	slices.SortFunc(out, func(a, b KeyValuePair) int { return cmpString(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b KeyValuePair) int { return strings.Compare(a.Key, b.Key) })
 	n.derivedKVs = out
 	return out
 }
@@ -130,16 +131,6 @@ func (w *walker) needsRecreate(n *node, v any) (re bool) {
 	defer w.s.calling(n.d, "UpdateWithRecreate", n.key)()
 	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
 	return re
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func hasKey(kvs []KeyValuePair, k string) bool {

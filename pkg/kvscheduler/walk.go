@@ -201,7 +201,7 @@ func (w *walker) applyValue(f frame) {
 		}
 	}
 	if (n.want == nil) != (f.value == nil) {
-		w.availChanged(n) // any-of dependents list the values that wait
+		w.availChanged(n, false) // any-of dependents list the values that wait
 	}
 	n.want = f.value
 	w.s.dirty(n.key)
@@ -311,10 +311,7 @@ func (w *walker) create(n *node, recreate bool) {
 	w.record(n, ro)
 	derived := w.derivedOf(n)
 	w.pushDerived(n, derived)
-	w.availChanged(n)
-	for _, m := range slices.Backward(w.g.dependents(n)) {
-		w.push(frame{kind: fDepUpdate, n: m})
-	}
+	w.availChanged(n, true)
 }
 
 func (w *walker) okState(n *node) ValueState {
@@ -464,17 +461,21 @@ func (w *walker) finishUpdate(f frame) {
 	w.pushDerived(n, f.derived)
 	w.releaseWaiters(n) // it may depend on other values now
 	if !wasAvail {
-		w.availChanged(n)
-		for _, m := range slices.Backward(w.g.dependents(n)) {
-			w.push(frame{kind: fDepUpdate, n: m})
-		}
+		w.availChanged(n, true)
 	}
 }
 
 // availChanged marks the statuses of n's dependents (whose dependencies
 // are met or not) as changed.
-func (w *walker) availChanged(n *node) {
-	for _, m := range w.g.dependents(n) {
+func (w *walker) availChanged(n *node, recheck bool) {
+	deps := w.g.dependents(n)
+	for _, m := range deps {
 		w.s.dirty(m.key)
+	}
+	if recheck {
+		// Re-checked right after n, in key order.
+		for _, m := range slices.Backward(deps) {
+			w.push(frame{kind: fDepUpdate, n: m})
+		}
 	}
 }
