@@ -124,39 +124,6 @@ func (w *walker) finishDelete(f frame) {
 	w.record(n, ro)
 }
 
-// waitsFor tells whether m, which depends on n, has a delete that waits,
-// through a chain of deletes waiting for their dependents, for n to go:
-// then n depends on m too, they are in a cycle and go together (m after
-// n, see releaseWaiters).
-func (w *walker) waitsFor(m, n *node) bool {
-	for i := 0; m.waitsOn != "" && i < 1024; i++ {
-		x := w.g.nodes[m.waitsOn]
-		if x == nil || !w.needs(x, m) {
-			return false // the wait is stale
-		}
-		if x == n {
-			return true
-		}
-		m = x
-	}
-	return false
-}
-
-// needs tells whether x, as in the southbound, depends on (or derives
-// from) m.
-func (w *walker) needs(x, m *node) bool {
-	deps := x.deps
-	if x.sbDeps != nil {
-		deps = x.sbDeps
-	}
-	for _, dep := range deps {
-		if dep.matches(m.key) {
-			return true
-		}
-	}
-	return x.base == m.key && x.want != nil // derived from m's value, not left over
-}
-
 // neededOnlyByWaiter tells whether property c is kept only by a value whose
 // own delete waits for n (c's base) to change: a cycle that n's update
 // breaks, after which that value goes (see releaseWaiters).
@@ -250,10 +217,10 @@ func (w *walker) stillNeeded(n *node) string {
 		}
 	}
 	for _, m := range w.g.dependents(n) {
-		// A dependent whose own delete is in progress (it led here) and
-		// that n needs in turn is in a cycle with n: members of a cycle go
-		// together.
-		if m == n || !m.exists() || m.origin == FromSB || m.deleting && w.reaches(n, m) || w.waitsFor(m, n) {
+		// A dependent whose own delete is under way (it led here) or
+		// waits (it failed for a dependent), and that n needs in turn, is
+		// in a cycle with n: members of a cycle go together.
+		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.waitsOn != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
