@@ -32,8 +32,11 @@ type SharedClientFactoryOptions struct {
 	// Timeout bounds each request but watches. Zero means DefaultTimeout;
 	// negative means no timeout.
 	Timeout time.Duration
-	// JSONOnly turns protobuf off for built-in kinds, for proxies that only
-	// pass JSON and for measuring what protobuf saves.
+	// JSONOnly turns protobuf off for every kind, for proxies that only pass
+	// JSON, for measuring what protobuf saves, and for custom resource types
+	// that carry generated protobuf methods (the API server takes no
+	// protobuf for custom resources). Without it, kinds whose Go types have
+	// protobuf marshalling (the built-in kinds) use protobuf.
 	JSONOnly bool
 }
 
@@ -180,9 +183,14 @@ func (f *SharedClientFactory) ForResourceKind(gvr schema.GroupVersionResource, k
 	return c, nil
 }
 
-// restConfigFor configures the wire format: protobuf for built-in kinds,
-// which the API server serves faster and smaller than JSON, typed JSON for
-// other kinds in the scheme, and unstructured JSON for the rest.
+// restConfigFor configures the wire format: protobuf for kinds whose Go
+// types have protobuf marshalling (the built-in kinds), which the API server
+// serves faster and smaller than JSON, typed JSON for other kinds in the
+// scheme, and unstructured JSON for the rest.
+//
+// The choice follows the Go type, not which scheme holds it: programs
+// register their custom kinds in client-go's global scheme (for event
+// recorders), and a custom kind sent as protobuf fails in the encoder.
 func (f *SharedClientFactory) restConfigFor(gvk schema.GroupVersionKind) *rest.Config {
 	cfg := rest.CopyConfig(f.config)
 	gv := gvk.GroupVersion()
@@ -196,7 +204,7 @@ func (f *SharedClientFactory) restConfigFor(gvk schema.GroupVersionKind) *rest.C
 		cfg.NegotiatedSerializer = f.unstruct
 		cfg.ContentType = runtime.ContentTypeJSON
 		cfg.AcceptContentTypes = runtime.ContentTypeJSON
-	case !f.jsonOnly && scheme.Scheme.Recognizes(gvk):
+	case !f.jsonOnly && f.protobufKind(gvk):
 		cfg.NegotiatedSerializer = f.codecs.WithoutConversion()
 		cfg.ContentType = runtime.ContentTypeProtobuf
 		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
@@ -243,4 +251,12 @@ func (f *SharedClientFactory) NewObjects(gvk schema.GroupVersionKind) (obj, list
 	ul := &unstructured.UnstructuredList{}
 	ul.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	return u, ul, nil
+}
+
+// protobufKind reports whether the kind and its list, as the scheme builds
+// them, can be written and read as protobuf. Requests carry single objects
+// and list responses, so both must.
+func (f *SharedClientFactory) protobufKind(gvk schema.GroupVersionKind) bool {
+	obj, list, err := f.NewObjects(gvk)
+	return err == nil && speaksProtobuf(obj) && speaksProtobuf(list)
 }
