@@ -7,7 +7,9 @@
 //
 // Keys caused by real changes (watch events, explicit enqueues) are served
 // before keys from the initial list and periodic resyncs, and neither is ever
-// delayed by a rate limiter: only retries back off.
+// delayed by a rate limiter: only retries back off, and keys whose handlers
+// fight (keep rewriting the object, each write starting the next pass; see
+// Options.RewriteLimit).
 package controller
 
 import (
@@ -61,6 +63,17 @@ type Options struct {
 	Logger logrus.FieldLogger
 	// GVK labels metrics and log lines; it defaults to the controller name.
 	GVK string
+	// RewriteLimit is how many passes in a row may rewrite a key's object,
+	// each begun from the resourceVersion the previous one wrote, before
+	// the key's handlers are taken to fight: its passes are then held back
+	// with RateLimiter like a failing key's, longer each time, the
+	// handlers and the object are logged once, and
+	// lariat_handler_fights_total counts the episode, until a pass writes
+	// nothing. Writes are known from what shared handlers return (the
+	// stored object after an update, as generated handlers do); a plain
+	// Handler's are not seen. Zero means DefaultRewriteLimit; negative
+	// turns the check off.
+	RewriteLimit int
 }
 
 // Controller feeds one informer's keys to one handler.
@@ -90,6 +103,10 @@ type controller struct {
 	handler  Handler
 	opts     Options
 	log      logrus.FieldLogger
+	// limiter is the queues' rate limiter, kept so that hot loops back
+	// keys off with the same per-key history as failures.
+	limiter clientworkqueue.TypedRateLimiter[string]
+	loops   *hotLoops
 
 	startLock sync.Mutex
 	queue     *workqueue.Queue[string] // the running queue; nil while stopped
@@ -122,6 +139,11 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		c.log = logrus.StandardLogger()
 	}
 	c.log = c.log.WithField("gvk", c.gvk)
+	c.limiter = c.opts.RateLimiter
+	if c.limiter == nil {
+		c.limiter = workqueue.DefaultRateLimiter[string]()
+	}
+	c.loops = newHotLoops(c.opts.RewriteLimit, c.limiter, c.log, c.opts.Metrics, c.gvk)
 	reg, err := informer.AddEventHandler(c.eventHandler())
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", name, err)
@@ -236,7 +258,7 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 		old.ShutDown() // its run is ending; its keys are in the store
 	}
 	queue := workqueue.New(workqueue.Options[string]{
-		RateLimiter: c.opts.RateLimiter,
+		RateLimiter: c.limiter,
 		Metrics:     c.opts.Metrics.queueMetrics(c.gvk),
 	})
 	for _, k := range c.startKeys {
@@ -316,7 +338,21 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		return false
 	}
 	defer queue.Done(key)
-	err := c.handle(key)
+	if wait := c.held(key); wait > 0 {
+		// Its handlers fight: a watch event does not cut the wait short.
+		queue.AddAfter(key, wait)
+		return true
+	}
+	p := c.handle(key)
+	err := p.err
+	if hold := c.loops.passed(key, p, time.Now()); hold > 0 {
+		if err != nil && !onlyRoutine(err) && !errors.Is(err, ErrIgnore) {
+			c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
+				Errorf("handler failed, retrying: %v", err)
+		}
+		queue.AddAfter(key, hold)
+		return true
+	}
 	switch {
 	case err == nil || errors.Is(err, ErrIgnore):
 		queue.Forget(key)
@@ -337,21 +373,37 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 	return true
 }
 
-func (c *controller) handle(key string) error {
+// held returns how long a key whose handlers fight still has to wait. An
+// object that is gone is not held: its handlers see the deletion at once.
+func (c *controller) held(key string) time.Duration {
+	wait := c.loops.held(key, time.Now())
+	if wait > 0 {
+		if _, exists, err := c.informer.GetStore().GetByKey(key); err == nil && !exists {
+			return 0
+		}
+	}
+	return wait
+}
+
+func (c *controller) handle(key string) pass {
 	obj, exists, err := c.informer.GetStore().GetByKey(key)
 	if err != nil {
-		return err
+		return pass{err: err}
 	}
 	var robj runtime.Object
+	var p pass
 	if exists {
 		robj = obj.(runtime.Object)
+		p.resourceVersion = resourceVersion(obj)
 	}
 	if shared, ok := c.handler.(*sharedHandler); ok {
 		// Handlers of a shared controller are timed and recovered one by
 		// one, so metrics and errors name the handler.
-		return shared.run(key, robj)
+		p.writes, p.err = shared.run(key, robj)
+		return p
 	}
-	return callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
+	p.err = callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
+	return p
 }
 
 // callHandler runs fn, turning a panic into an error that names the handler

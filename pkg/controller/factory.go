@@ -48,6 +48,8 @@ type SharedControllerFactoryOptions struct {
 	// Logger receives handler errors and progress. Nil means logrus's
 	// standard logger.
 	Logger logrus.FieldLogger
+	// RewriteLimit applies to every kind; see Options.RewriteLimit.
+	RewriteLimit int
 }
 
 // SharedControllerFactory hands out one SharedController per kind and starts
@@ -157,6 +159,7 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		Metrics:                f.metrics,
 		Logger:                 f.log,
 		GVK:                    label,
+		RewriteLimit:           f.opts.RewriteLimit,
 	})
 	if err != nil {
 		return nil, err

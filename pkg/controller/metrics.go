@@ -21,6 +21,7 @@ type Metrics struct {
 	handlerDuration *prometheus.HistogramVec
 	handlerErrors   *prometheus.CounterVec
 	handlerPanics   *prometheus.CounterVec
+	handlerFights   *prometheus.CounterVec
 }
 
 // NewMetrics creates the controller metrics and registers them with reg.
@@ -50,8 +51,11 @@ func NewMetrics(reg prometheus.Registerer, caches *cache.SharedCacheFactory) (*M
 		handlerPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lariat_handler_panics_total", Help: "Handler calls that panicked, per kind and handler.",
 		}, []string{"gvk", "handler"}),
+		handlerFights: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lariat_handler_fights_total", Help: "Episodes in which a key's handlers kept rewriting its object, each write starting the next pass, so that the key was backed off; per kind (see Options.RewriteLimit).",
+		}, []string{"gvk"}),
 	}
-	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics}
+	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics, m.handlerFights}
 	if caches != nil {
 		collectors = append(collectors, cachedObjects{caches})
 	}
@@ -74,6 +78,14 @@ func (m *Metrics) handlerDone(gvk, handler string, began time.Time, err error, p
 	if panicked {
 		m.handlerPanics.WithLabelValues(gvk, handler).Inc()
 	}
+}
+
+// fightStarted counts an episode of handlers rewriting a key in a loop.
+func (m *Metrics) fightStarted(gvk string) {
+	if m == nil {
+		return
+	}
+	m.handlerFights.WithLabelValues(gvk).Inc()
 }
 
 // queueMetrics returns the queue hooks for one kind, with its label values

@@ -122,15 +122,21 @@ func (h *sharedHandler) remove(id int) {
 
 // OnChange makes sharedHandler a Handler; the controller calls run instead
 // so that each handler is timed and recovered on its own.
-func (h *sharedHandler) OnChange(key string, obj runtime.Object) error { return h.run(key, obj) }
+func (h *sharedHandler) OnChange(key string, obj runtime.Object) error {
+	_, err := h.run(key, obj)
+	return err
+}
 
 // run calls every handler, even after one fails, passing each the object the
-// previous one returned, and joins their errors. ErrIgnore is dropped.
-func (h *sharedHandler) run(key string, obj runtime.Object) error {
+// previous one returned, and joins their errors. ErrIgnore is dropped. It
+// also returns the writes: the handlers that returned the object with a new
+// resourceVersion.
+func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
 	h.mu.RLock()
 	handlers := h.handlers
 	h.mu.RUnlock()
 	var errs []error
+	var writes []write
 	for _, nh := range handlers {
 		var next runtime.Object
 		err := callHandler(h.metrics, h.gvk, nh.name, func() (err error) {
@@ -141,10 +147,15 @@ func (h *sharedHandler) run(key string, obj runtime.Object) error {
 			errs = append(errs, &HandlerError{Handler: nh.name, Err: err})
 		}
 		if next != nil && !isNilPointer(next) {
+			if obj != nil {
+				if rv := resourceVersion(next); rv != "" && rv != resourceVersion(obj) {
+					writes = append(writes, write{handler: nh.name, resourceVersion: rv})
+				}
+			}
 			obj = next
 		}
 	}
-	return errors.Join(errs...)
+	return writes, errors.Join(errs...)
 }
 
 // isNilPointer catches a typed nil (a (*Pod)(nil) in a runtime.Object),

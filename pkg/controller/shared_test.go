@@ -45,7 +45,7 @@ func TestSharedHandlerChainsJoinsAndRecovers(t *testing.T) {
 		return nil, nil
 	}))
 
-	err := h.run("ns/x", &corev1.ConfigMap{Data: map[string]string{"step": "start"}})
+	_, err := h.run("ns/x", &corev1.ConfigMap{Data: map[string]string{"step": "start"}})
 
 	want := "a:start b:after-a c:after-a d:after-a e:after-a"
 	if got := strings.Join(seen, " "); got != want {
@@ -80,7 +80,7 @@ func TestSharedHandlerRemove(t *testing.T) {
 	id := h.add("one", count)
 	h.add("two", count)
 	h.remove(id)
-	if err := h.run("k", nil); err != nil {
+	if _, err := h.run("k", nil); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
