@@ -16,7 +16,7 @@ import (
 
 // TestCloseCancelsTheRequestInFlight closes the scheduler while a Create is
 // stuck in a request the API server does not answer (a stalled proxy): the
-// request follows the scheduler's Context, so it ends when Close begins and
+// request follows the Create's context, which ends when Close begins, so
 // Close returns at once, without waiting for the request's own timeout or
 // abandoning the call.
 func TestCloseCancelsTheRequestInFlight(t *testing.T) {
@@ -31,9 +31,10 @@ func TestCloseCancelsTheRequestInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	// A request timeout far beyond the test's: only the context ends it.
+	// A request timeout far beyond the test's: only the callback's
+	// context ends it.
 	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
-		Namespace: ns, Timeout: time.Hour, Context: s.Context()})
+		Namespace: ns, Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
