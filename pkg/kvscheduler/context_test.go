@@ -233,3 +233,31 @@ func TestCommitCancelWhileQueued(t *testing.T) {
 	barrier(t, s)
 	wantSB(t, sb, map[string]any{"a/1": "x"})
 }
+
+// TestCommitCancelEndsTheRetrieveInFlight cancels a resync while its
+// Retrieve waits on the southbound: the Retrieve returns, nothing is
+// applied on the strength of a read that did not happen, and the Commit's
+// error names the descriptor and wraps context.Canceled.
+func TestCommitCancelEndsTheRetrieveInFlight(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	mustSet(t, s, "a/1", "x")
+	sb.Remove("a/1") // drift a resync would repair
+	block := sb.BlockNext("retrieve", "a")
+	t.Cleanup(block.Release)
+	ctx, cancel := context.WithCancel(context.Background())
+	committed := commitAsync(ctx, s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync))
+	await(t, "the retrieve", block.Entered())
+	cancel()
+	r := await(t, "Commit", committed)
+	var te *kvscheduler.TransactionError
+	if !errors.Is(r.err, context.Canceled) || !errors.As(r.err, &te) || len(te.Retrieve) != 1 || te.Retrieve[0].Descriptor != "a" || te.Canceled == nil {
+		t.Fatalf("Commit: %v, want a *TransactionError wrapping context.Canceled that names the retrieve of a", r.err)
+	}
+	wantSB(t, sb, map[string]any{})
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantSB(t, sb, map[string]any{"a/1": "x"})
+}
