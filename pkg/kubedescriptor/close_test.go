@@ -16,7 +16,7 @@ import (
 
 // TestCloseCancelsTheRequestInFlight closes the scheduler while a Create is
 // stuck in a request the API server does not answer (a stalled proxy): the
-// request follows the scheduler's Context, so it ends when Close begins and
+// request follows the Create's context, which ends when Close begins, so
 // Close returns at once, without waiting for the request's own timeout or
 // abandoning the call.
 func TestCloseCancelsTheRequestInFlight(t *testing.T) {
@@ -31,9 +31,10 @@ func TestCloseCancelsTheRequestInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	// A request timeout far beyond the test's: only the context ends it.
+	// A request timeout far beyond the test's: only the callback's
+	// context ends it.
 	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
-		Namespace: ns, Timeout: time.Hour, Context: s.Context()})
+		Namespace: ns, Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +68,45 @@ func TestCloseCancelsTheRequestInFlight(t *testing.T) {
 	}
 	if st := s.GetValueStatus(stuck); st.State == kvscheduler.Configured {
 		t.Fatalf("%s is CONFIGURED, though its request never reached the API server", stuck)
+	}
+}
+
+// TestCloseCancelsTheDryRunOfUpdateWithRecreate closes the scheduler while
+// UpdateWithRecreate (Options.RecreateOnImmutable) waits for its
+// server-side dry run, which the API server does not answer: that
+// callback gets no context, so the request follows Options.Context (the
+// scheduler's), and Close returns without waiting for the request's
+// timeout or abandoning the call.
+func TestCloseCancelsTheDryRunOfUpdateWithRecreate(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
+	clients, err := client.NewSharedClientFactory(proxied, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kvscheduler.New(kvscheduler.Options{CloseTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
+		Namespace: ns, Timeout: time.Hour, RecreateOnImmutable: true, Context: s.Context()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	key := kubedescriptor.KeyFor(configMapKind, ns, "changing")
+	cm := func(v string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "changing", Namespace: ns}, Data: map[string]string{"k": v}}
+	}
+	commit(t, s.StartNBTransaction().SetValue(key, cm("1")))
+
+	held := proxy.Stall()
+	go func() { _, _ = s.StartNBTransaction().SetValue(key, cm("2")).Commit(t.Context()) }()
+	<-held // the dry run of the change is on its way and will get no answer
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
 	}
 }

@@ -33,9 +33,11 @@ const (
 	// AnnotationDependsOn lists, comma separated, the keys of the values
 	// an object depends on.
 	AnnotationDependsOn = "lariat.dev/depends-on"
-	// DefaultTimeout bounds each request when Options.Timeout is zero:
-	// descriptor callbacks get no context, and a hung request would stall
-	// the scheduler's only goroutine.
+	// DefaultTimeout bounds each request when Options.Timeout is zero: a
+	// request the server never answers would otherwise stall the
+	// scheduler's only goroutine until the callback's context ends, which
+	// for work no caller waits for (retries, NonBlocking transactions) is
+	// only when the scheduler closes.
 	DefaultTimeout = 30 * time.Second
 )
 
@@ -60,13 +62,18 @@ type Options struct {
 	// but are not retrieved. Cluster-scoped kinds ignore it.
 	Namespace string
 	// Timeout bounds each request; zero or less means DefaultTimeout.
+	// Requests also end with the context of the callback that makes them
+	// (Create, Update, Delete, Retrieve, RetrieveKeys): the Commit's, so
+	// that a caller who gives up ends the request in flight, or the
+	// scheduler's lifetime context.
 	Timeout time.Duration
-	// Context is the lifetime of the descriptor's requests: when it ends,
-	// the requests in flight are cancelled and new ones fail at once.
-	// Descriptor callbacks get no context of their own, so pass the
-	// scheduler's Context(): Close then ends a request the API server does
-	// not answer instead of waiting for it (up to Timeout). Nil means
-	// requests are bounded by Timeout alone.
+	// Context bounds the only requests made outside those callbacks,
+	// which get no context: the server-side dry runs of the value
+	// comparator (for an object applied before a restart, once per
+	// object) and, with RecreateOnImmutable, of UpdateWithRecreate. Pass
+	// the scheduler's Context(), so that Close ends such a request instead
+	// of waiting for it (up to Timeout). Nil means they are bounded by
+	// Timeout alone.
 	Context context.Context
 	// RecreateOnImmutable makes a change the server rejects because it
 	// touches an immutable field (a Deployment's selector, the data of an
@@ -144,7 +151,7 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 	var recreate func(key string, _, value any, _ any) bool
 	if opts.RecreateOnImmutable {
 		recreate = func(key string, _, value any, _ any) bool {
-			_, err := k.patch(key, value, true)
+			_, err := k.patch(k.noCallbackContext(), key, value, true)
 			return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
 		}
 	}
@@ -156,7 +163,9 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 		ValueComparator:    k.equal,
 		Validate:           k.validate,
 		Create:             k.create,
-		Update:             func(key string, _, value any, _ any) (any, error) { return k.apply(key, value) },
+		Update: func(ctx context.Context, key string, _, value any, _ any) (any, error) {
+			return k.apply(ctx, key, value)
+		},
 		Delete:             k.delete,
 		Retrieve:           k.retrieve,
 		RetrieveKeys:       k.retrieveKeys,
@@ -274,22 +283,27 @@ func retriable(err error) bool {
 	return !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err)
 }
 
-// context bounds one request by Timeout and by Options.Context.
-func (k *kind) context() (context.Context, context.CancelFunc) {
-	parent := k.opts.Context
-	if parent == nil {
-		parent = context.Background()
+// requestContext bounds one request made under ctx by Timeout.
+func (k *kind) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, k.opts.Timeout)
+}
+
+// noCallbackContext is the context of requests made outside the
+// callbacks that get one (see Options.Context).
+func (k *kind) noCallbackContext() context.Context {
+	if k.opts.Context != nil {
+		return k.opts.Context
 	}
-	return context.WithTimeout(parent, k.opts.Timeout)
+	return context.Background()
 }
 
 // create applies a value the scheduler believes does not exist. An object
 // of that name that this field manager did not create is not taken over
 // (unless Options.Adopt): the cache cannot tell, since it holds only
 // managed objects, so the server is asked.
-func (k *kind) create(key string, value any) (any, error) {
+func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
 	if !k.opts.Adopt {
-		live, err := k.getLive(key)
+		live, err := k.getLive(ctx, key)
 		if err != nil {
 			return nil, err
 		}
@@ -299,12 +313,12 @@ func (k *kind) create(key string, value any) (any, error) {
 			}
 		}
 	}
-	return k.apply(key, value)
+	return k.apply(ctx, key, value)
 }
 
 // getLive reads the object at key from the API server; nil when there is
 // none.
-func (k *kind) getLive(key string) (metav1.Object, error) {
+func (k *kind) getLive(ctx context.Context, key string) (metav1.Object, error) {
 	ref, err := ParseKey(key)
 	if err != nil {
 		return nil, err
@@ -317,7 +331,7 @@ func (k *kind) getLive(key string) (metav1.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := k.context()
+	ctx, cancel := k.requestContext(ctx)
 	defer cancel()
 	if err := c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -331,8 +345,8 @@ func (k *kind) getLive(key string) (metav1.Object, error) {
 // apply applies value and remembers what the server made of it, for drift
 // (see appliedState). Its metadata is the object's UID, which deletes use
 // as a precondition.
-func (k *kind) apply(key string, value any) (any, error) {
-	result, err := k.patch(key, value, false)
+func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
+	result, err := k.patch(ctx, key, value, false)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +358,7 @@ func (k *kind) apply(key string, value any) (any, error) {
 // forcing ownership of the fields it sets, as pkg/apply does; dryRun only
 // asks the server what the apply would store. It returns the object the
 // server stored (or would store).
-func (k *kind) patch(key string, value any, dryRun bool) (runtime.Object, error) {
+func (k *kind) patch(ctx context.Context, key string, value any, dryRun bool) (runtime.Object, error) {
 	obj, ok := value.(runtime.Object)
 	if !ok || isNil(value) {
 		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
@@ -375,7 +389,7 @@ func (k *kind) patch(key string, value any, dryRun bool) (runtime.Object, error)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := k.context()
+	ctx, cancel := k.requestContext(ctx)
 	defer cancel()
 	force := true
 	opts := metav1.PatchOptions{FieldManager: k.opts.FieldManager, Force: &force}
@@ -413,10 +427,10 @@ func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unst
 func (k *kind) equal(key string, a, b any) bool {
 	switch la, lb := isLive(a), isLive(b); {
 	case la && !lb:
-		v, inSync := k.actualValue(key, a.(runtime.Object), b)
+		v, inSync := k.actualValue(k.noCallbackContext(), key, a.(runtime.Object), b)
 		return inSync && Equivalent(v, b)
 	case lb && !la:
-		v, inSync := k.actualValue(key, b.(runtime.Object), a)
+		v, inSync := k.actualValue(k.noCallbackContext(), key, b.(runtime.Object), a)
 		return inSync && Equivalent(a, v)
 	}
 	return Equivalent(a, b)
@@ -443,7 +457,7 @@ func uidOf(obj runtime.Object) any {
 // on the UID the object had when it was applied or retrieved: an object
 // replaced since, under the same name, is someone else's and stays. An
 // object already gone is what was wanted.
-func (k *kind) delete(key string, _ any, md any) error {
+func (k *kind) delete(ctx context.Context, key string, _ any, md any) error {
 	ref, err := ParseKey(key)
 	if err != nil {
 		return err
@@ -452,13 +466,11 @@ func (k *kind) delete(key string, _ any, md any) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := k.context()
-	defer cancel()
 	uid, _ := md.(types.UID)
 	if uid == "" {
 		// Known without a UID (restored by a revert, say): read it, and
 		// leave alone an object that is not this manager's.
-		live, err := k.getLive(key)
+		live, err := k.getLive(ctx, key)
 		if err != nil || live == nil || live.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
 			return err
 		}
@@ -468,6 +480,8 @@ func (k *kind) delete(key string, _ any, md any) error {
 	if k.opts.PropagationPolicy != nil {
 		policy = *k.opts.PropagationPolicy
 	}
+	ctx, cancel := k.requestContext(ctx)
+	defer cancel()
 	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy})
 	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -485,8 +499,8 @@ func (k *kind) delete(key string, _ any, md any) error {
 // compares desired values with desired values; one that drifted is
 // reported as the live object, which equals no desired value, so it is
 // re-applied. Objects without a desired value are deleted.
-func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
-	objs, err := k.list()
+func (k *kind) retrieve(ctx context.Context, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	objs, err := k.list(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -497,18 +511,18 @@ func (k *kind) retrieve(correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.K
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, k.report(KeyFor(k.gvk, m.GetNamespace(), m.GetName()), obj, desired))
+		out = append(out, k.report(ctx, KeyFor(k.gvk, m.GetNamespace(), m.GetName()), obj, desired))
 	}
 	return out, nil
 }
 
 // report is what Retrieve says of the live object at key: the value last
 // applied while it has not drifted (see actualValue), else the object.
-func (k *kind) report(key string, obj runtime.Object, desired map[string]any) kvscheduler.KVWithMetadata {
+func (k *kind) report(ctx context.Context, key string, obj runtime.Object, desired map[string]any) kvscheduler.KVWithMetadata {
 	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
 	var value any = obj
 	if want, ok := desired[key]; ok {
-		value, _ = k.actualValue(key, obj, want)
+		value, _ = k.actualValue(ctx, key, obj, want)
 	}
 	return kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)}
 }
@@ -545,7 +559,7 @@ func (k *kind) manages(m metav1.Object) bool {
 		(k.opts.Namespace == "" || m.GetNamespace() == "" || m.GetNamespace() == k.opts.Namespace)
 }
 
-func (k *kind) list() ([]runtime.Object, error) {
+func (k *kind) list(ctx context.Context) ([]runtime.Object, error) {
 	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
 	if k.opts.Cache != nil {
 		store, err := k.syncedStore()
@@ -575,7 +589,7 @@ func (k *kind) list() ([]runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := k.context()
+	ctx, cancel := k.requestContext(ctx)
 	defer cancel()
 	ns := k.opts.Namespace
 	if !c.Namespaced() {
@@ -595,7 +609,7 @@ func (k *kind) list() ([]runtime.Object, error) {
 // for it, once per object; if even that fails, the schema-less Equivalent
 // decides, and the dry run is not repeated (by the next Retrieve or
 // comparison) until the live object changes.
-func (k *kind) actualValue(key string, live runtime.Object, want any) (value any, inSync bool) {
+func (k *kind) actualValue(ctx context.Context, key string, live runtime.Object, want any) (value any, inSync bool) {
 	m, err := meta.Accessor(live)
 	if err != nil {
 		return live, false
@@ -604,7 +618,7 @@ func (k *kind) actualValue(key string, live runtime.Object, want any) (value any
 	st := k.applied.get(key)
 	if st == nil || st.uid != uid || st.noRecordAt != "" && st.noRecordAt != rv {
 		st = nil
-		if result, err := k.patch(key, want, true); err == nil {
+		if result, err := k.patch(ctx, key, want, true); err == nil {
 			st = newAppliedState(result, want, k.opts.FieldManager)
 		}
 		if st == nil || st.uid != uid {

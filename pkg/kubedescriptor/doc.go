@@ -27,7 +27,10 @@
 // already gone, or replaced by another of the same name, counts as deleted.
 // Retrieve lists the objects carrying the label, so a downstream resync
 // re-creates what was deleted behind the scheduler's back and re-applies what
-// was changed, and deletes labelled objects no longer desired.
+// was changed, and deletes labelled objects no longer desired. Every
+// request of these callbacks is made under the callback's context, bounded
+// by Options.Timeout: cancelling a blocking Commit, or closing the
+// scheduler, ends the request in flight.
 //
 // Drift is judged on the fields the descriptor's field manager owns: after
 // every apply the descriptor keeps what the server stored in those fields

@@ -38,7 +38,8 @@ func Example() {
 	}
 	defer s.Close()
 	for _, obj := range []runtime.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}} {
-		// Requests follow the scheduler's Context: Close cancels them.
+		// Requests end with the transaction's context (a Commit's, or the
+		// scheduler's); Context bounds those of the value comparator.
 		d, err := kubedescriptor.ForObject(obj, kubedescriptor.Options{Clients: clients, FieldManager: "example", Namespace: ns,
 			Context: s.Context()})
 		if err != nil {

@@ -1,6 +1,8 @@
 package kubedescriptor
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -13,16 +15,16 @@ import (
 // them, not to every object of the kind. It reports them as Retrieve
 // would: an object without the management label, or outside Namespace,
 // is not reported.
-func (k *kind) retrieveKeys(keys []string, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+func (k *kind) retrieveKeys(ctx context.Context, keys []string, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 	desired := correlated(correlate)
 	out := make([]kvscheduler.KVWithMetadata, 0, len(keys))
 	for _, key := range keys {
-		obj, err := k.get(key)
+		obj, err := k.get(ctx, key)
 		if err != nil {
 			return nil, err
 		}
 		if obj != nil {
-			out = append(out, k.report(key, obj, desired))
+			out = append(out, k.report(ctx, key, obj, desired))
 		}
 	}
 	return out, nil
@@ -30,7 +32,7 @@ func (k *kind) retrieveKeys(keys []string, correlate []kvscheduler.KVWithMetadat
 
 // get reads the managed object at key, nil if there is none; like list,
 // from the cache when there is one (which must have synced).
-func (k *kind) get(key string) (runtime.Object, error) {
+func (k *kind) get(ctx context.Context, key string) (runtime.Object, error) {
 	ref, err := ParseKey(key)
 	if err != nil {
 		return nil, err
@@ -58,7 +60,7 @@ func (k *kind) get(key string) (runtime.Object, error) {
 		}
 		obj = o
 	} else {
-		live, err := k.getLive(key)
+		live, err := k.getLive(ctx, key)
 		if err != nil || live == nil {
 			return nil, err
 		}

@@ -14,8 +14,8 @@ import (
 // with simulation and history on.
 func BenchmarkTransaction1000(b *testing.B) {
 	const n = 1000
-	noop := func(string, any) (any, error) { return nil, nil }
-	del := func(string, any, any) error { return nil }
+	noop := func(context.Context, string, any) (any, error) { return nil, nil }
+	del := func(context.Context, string, any, any) error { return nil }
 	val := &kvscheduler.Descriptor{
 		Name: "val", NBKeyPrefix: "v/", KeySelector: func(k string) bool { return strings.HasPrefix(k, "v/") },
 		Create: noop, Delete: del,

@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -32,11 +33,41 @@ func (s *Scheduler) calling(d *regDescriptor, op, key string) func() {
 }
 
 // Context returns the scheduler's lifetime context, cancelled as soon as
-// Close is called. Descriptor callbacks get no context of their own: those
-// that make requests (such as pkg/kubedescriptor's, with its
-// Options.Context) derive their requests' contexts from this one, so that
-// Close ends them instead of waiting for them.
+// Close is called. It is the context of the descriptor callbacks of work no
+// caller waits for (NonBlocking transactions, retries, notifications,
+// registrations); the callbacks of a blocking Commit get one that also ends
+// with the Commit's ctx. Either ends when Close begins, so that Close ends
+// a request in flight instead of waiting for it. Requests a descriptor
+// makes outside those callbacks (from a ValueComparator, say) can derive
+// their contexts from this one.
 func (s *Scheduler) Context() context.Context { return s.ctx }
+
+// txnContext returns the context of a transaction's descriptor callbacks:
+// for a blocking Commit (caller not nil), one that ends when the caller's
+// ends or the scheduler closes (with ErrClosed as its cause); otherwise the
+// lifetime context. The values of the caller's context are kept, so that
+// callbacks see, say, its trace. done releases it.
+func (s *Scheduler) txnContext(caller context.Context) (ctx context.Context, done func()) {
+	if caller == nil {
+		return s.ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(caller)
+	stop := context.AfterFunc(s.ctx, func() { cancel(ErrClosed) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// ctxError is why ctx ended: its error, wrapping its cause too when that
+// says more (ErrClosed when the scheduler closed).
+func ctxError(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, err) {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
+}
 
 // Close stops the scheduler: it cancels Context, drops the queued work
 // (blocked Commits return ErrClosed), stops the timers, waits for the

@@ -26,12 +26,12 @@ func TestCloseIsBoundedWhenADescriptorHangs(t *testing.T) {
 		Name:        "stuck",
 		NBKeyPrefix: "stuck/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "stuck/") },
-		Create: func(string, any) (any, error) {
+		Create: func(context.Context, string, any) (any, error) {
 			close(entered)
 			<-never
 			return nil, nil
 		},
-		Delete: func(string, any, any) error { return nil },
+		Delete: func(context.Context, string, any, any) error { return nil },
 	})
 	committed := make(chan error, 1)
 	go func() {
@@ -78,7 +78,7 @@ func TestContextIsCancelledOnClose(t *testing.T) {
 		Name:        "waits",
 		NBKeyPrefix: "waits/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "waits/") },
-		Create: func(string, any) (any, error) {
+		Create: func(context.Context, string, any) (any, error) {
 			close(entered)
 			<-ctx.Done()
 			return nil, ctx.Err()

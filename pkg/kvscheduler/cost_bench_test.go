@@ -28,25 +28,25 @@ func (sb *mapSouthbound) descriptor(name, prefix string) *kvscheduler.Descriptor
 	return &kvscheduler.Descriptor{
 		Name: name, NBKeyPrefix: prefix,
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, prefix) },
-		Create: func(k string, v any) (any, error) {
+		Create: func(ctx context.Context, k string, v any) (any, error) {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.values[k] = v
 			return nil, nil
 		},
-		Update: func(k string, _, v any, md any) (any, error) {
+		Update: func(ctx context.Context, k string, _, v any, md any) (any, error) {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.values[k] = v
 			return md, nil
 		},
-		Delete: func(k string, _, _ any) error {
+		Delete: func(ctx context.Context, k string, _, _ any) error {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			delete(sb.values, k)
 			return nil
 		},
-		Retrieve: func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		Retrieve: func(context.Context, []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			var out []kvscheduler.KVWithMetadata

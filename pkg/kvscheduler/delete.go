@@ -86,7 +86,7 @@ func (w *walker) finishDelete(f frame) {
 			return
 		}
 		returned := w.s.calling(n.d, "Delete", n.key)
-		err := guard(func() error { return n.d.Delete(n.key, n.sb, n.metadata) })
+		err := guard(func() error { return n.d.Delete(w.ctx, n.key, n.sb, n.metadata) })
 		returned()
 		if err != nil {
 			w.fail(n, OpDelete, err, ro)

@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"context"
 	"reflect"
 	"strings"
 )
@@ -85,6 +86,21 @@ func (d Dependency) name() string {
 // read-only (its values can only be obtained from the southbound).
 // Callbacks are called from the scheduler's goroutine, one at a time; a
 // callback that panics fails its operation.
+//
+// The callbacks that talk to the southbound (Create, Update, Delete,
+// Retrieve, RetrieveKeys) get the context of the work they do, and must
+// return soon after it ends: the scheduler's goroutine, and with it every
+// later transaction, waits for them. For a blocking Commit it is a context
+// that ends when the Commit's ctx ends or the scheduler closes, so that a
+// caller who gives up stops the request in flight (the event loop's
+// transactions and resyncs, committed through loopcommit, run under the
+// loop's context); for work no caller waits for (NonBlocking transactions,
+// retries, notifications, registrations) it is the scheduler's lifetime
+// context (Scheduler.Context). An operation whose
+// callback returns an error because its context ended fails like any
+// other: it is recorded, read back and reported, and the transaction stops
+// before its next operation (see Txn.Commit). The other callbacks are pure
+// functions of their arguments and get no context.
 type Descriptor struct {
 	// Name identifies the descriptor; unique per scheduler.
 	Name string
@@ -105,11 +121,11 @@ type Descriptor struct {
 	// the offending fields.
 	Validate func(key string, value any) error
 	// Create applies a new value and returns its metadata.
-	Create func(key string, value any) (metadata any, err error)
+	Create func(ctx context.Context, key string, value any) (metadata any, err error)
 	// Delete removes a value.
-	Delete func(key string, value any, metadata any) error
+	Delete func(ctx context.Context, key string, value any, metadata any) error
 	// Update changes a value in place; nil means every change re-creates.
-	Update func(key string, oldValue, newValue any, oldMetadata any) (newMetadata any, err error)
+	Update func(ctx context.Context, key string, oldValue, newValue any, oldMetadata any) (newMetadata any, err error)
 	// UpdateWithRecreate tells whether a change must be applied by delete and
 	// create instead of Update.
 	UpdateWithRecreate func(key string, oldValue, newValue any, metadata any) bool
@@ -122,14 +138,14 @@ type Descriptor struct {
 	// resync that is the scheduler's first resync of any type, the values
 	// the transaction requests (no metadata); otherwise the values the
 	// scheduler believes exist, with their metadata.
-	Retrieve func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	Retrieve func(ctx context.Context, correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// RetrieveKeys reads only the values of keys (all claimed by this
 	// descriptor) from the southbound, for a scoped downstream resync
 	// (Txn.WithResyncKeys); a key it does not return does not exist.
 	// correlate holds the desired values among keys. Optional: without it
 	// a scoped resync calls Retrieve and keeps the values of keys, which is
 	// correct but costs as much as reading everything.
-	RetrieveKeys func(keys []string, correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	RetrieveKeys func(ctx context.Context, keys []string, correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	// IsRetriableFailure tells whether a failed operation should be retried.
 	// Defaults to true.
 	IsRetriableFailure func(err error) bool

@@ -59,6 +59,14 @@
 // history and past graph snapshots (GraphSnapshot) is safe from any goroutine, including descriptor callbacks;
 // committing from a callback must use NonBlocking.
 //
+// The callbacks that talk to the southbound (Create, Update, Delete,
+// Retrieve, RetrieveKeys) get a context: for a blocking Commit, one that
+// ends with the Commit's ctx or when the scheduler closes; for work no
+// caller waits for (NonBlocking transactions, retries, notifications,
+// registrations), the scheduler's lifetime context (Scheduler.Context).
+// When it ends, the callback in progress returns and fails its operation,
+// and the transaction stops before its next one (see Txn.Commit).
+//
 // The scheduler does not import the event loop. The loopcommit subpackage
 // adapts it to the event loop's Committer interface.
 package kvscheduler

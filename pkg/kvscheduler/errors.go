@@ -103,9 +103,13 @@ type TransactionError struct {
 	// before its undo.
 	Invalid []KeyError
 	// NotApplied lists the keys whose operations did not run because
-	// Canceled, the context of the Commit, ended first.
+	// the transaction's context ended first.
 	NotApplied []string
-	Canceled   error
+	// Canceled is why the transaction's context ended (the error of the
+	// Commit's ctx; for a scheduler that closed, context.Canceled wrapping
+	// ErrClosed), when it ended before the transaction did. The operation
+	// its callback was in then is in Failed, with the callback's error.
+	Canceled error
 }
 
 // OnlyFailedValues reports whether the transaction's only failures are
@@ -128,8 +132,11 @@ func (e *TransactionError) Error() string {
 	for _, f := range e.Invalid {
 		parts = append(parts, "invalid "+f.Key+": "+f.Err.Error())
 	}
-	if e.Canceled != nil {
+	switch {
+	case e.Canceled != nil && len(e.NotApplied) > 0:
 		parts = append(parts, fmt.Sprintf("stopped (%v) before %s", e.Canceled, strings.Join(e.NotApplied, ", ")))
+	case e.Canceled != nil:
+		parts = append(parts, fmt.Sprintf("stopped (%v)", e.Canceled))
 	}
 	rev := ""
 	switch {

@@ -20,8 +20,16 @@ func Example() {
 		Name:        "route",
 		NBKeyPrefix: "route/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "route/") },
-		Create:      func(key, via string) (any, error) { fmt.Println("create", key, "via", via); return nil, nil },
-		Delete:      func(key, via string, _ any) error { fmt.Println("delete", key); return nil },
+		// Callbacks that talk to the southbound get the context of the
+		// transaction, and return when it ends.
+		Create: func(_ context.Context, key, via string) (any, error) {
+			fmt.Println("create", key, "via", via)
+			return nil, nil
+		},
+		Delete: func(_ context.Context, key, _ string, _ any) error {
+			fmt.Println("delete", key)
+			return nil
+		},
 		Dependencies: func(_ string, via string) []kvscheduler.Dependency {
 			return []kvscheduler.Dependency{{Key: "link/" + via}}
 		},

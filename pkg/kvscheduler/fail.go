@@ -12,10 +12,7 @@ import (
 // be read in this transaction's refresh, or once the transaction's context
 // has ended.
 func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
-	if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
-		w.canceled = w.ctx.Err()
-	}
-	if w.canceled != nil {
+	if w.ended() {
 		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
@@ -27,9 +24,22 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 	return false
 }
 
+// ended tells whether the transaction's context has ended, and the first
+// time it has, records why.
+func (w *walker) ended() bool {
+	if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
+		w.canceled = ctxError(w.ctx)
+	}
+	return w.canceled != nil
+}
+
 // fail records a failed operation: n is left as the southbound holds it
-// (refreshed after the transaction) and blocked until its retry.
+// (refreshed after the transaction) and blocked until its retry. A
+// failure while the transaction's context has ended (typically the
+// callback's own error for it) stops the transaction and is reported with
+// its cancellation.
 func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
+	w.ended()
 	if n.attempt == 0 {
 		n.failSeq = w.seq
 	}

@@ -19,7 +19,13 @@ func (s *Scheduler) process(j *job) (*TxnRecord, error) {
 	return s.processTxn(j)
 }
 
+// newWalker starts the walk of a transaction whose descriptor callbacks
+// get ctx; nil means the scheduler's lifetime context (work no caller
+// waits for).
 func (s *Scheduler) newWalker(rec *TxnRecord, ctx context.Context) *walker {
+	if ctx == nil {
+		ctx = s.ctx
+	}
 	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum, ctx: ctx, applied: map[string]bool{}}
 }
 
@@ -146,7 +152,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	rec := s.newRecord(NBTransaction)
 	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert && t.resync == NoResync
 	rec.Values = t.values
-	w := s.newWalker(rec, j.ctx)
+	ctx, done := s.txnContext(j.ctx)
+	defer done()
+	w := s.newWalker(rec, ctx)
 	var scope map[string]bool // the keys of a scoped resync
 	if len(t.resyncKeys) > 0 {
 		scope = make(map[string]bool, len(t.resyncKeys))
@@ -172,6 +180,8 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	w.resyncing = true
 	switch {
+	case w.ended():
+		// Nothing is read for a caller who is gone.
 	case scope != nil:
 		s.refreshKeys(w, rec.ResyncKeys)
 	case t.resync == FullResync || t.resync == DownstreamResync:
@@ -192,10 +202,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	for i, v := range values {
 		delete(w.later, v.key)
-		if w.canceled == nil && w.ctx != nil && w.ctx.Err() != nil {
-			w.canceled = w.ctx.Err()
-		}
-		if w.canceled != nil {
+		if w.ended() {
 			for _, r := range values[i:] {
 				rec.NotApplied = append(rec.NotApplied, r.key)
 			}
@@ -243,6 +250,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			}
 		}
 		w.failedNs = nil
+		notApplied := len(rec.NotApplied)
 		for _, u := range slices.Backward(undos) {
 			last := &update{seq: rec.SeqNum, revert: true}
 			if u.prev != nil {
@@ -257,7 +265,8 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 				revertFailed = append(revertFailed, ke)
 			}
 		}
-		reverted = len(revertFailed) == 0
+		// An undo the transaction's context stopped is not a revert.
+		reverted = len(revertFailed) == 0 && len(rec.NotApplied) == notApplied
 	}
 	s.refreshFailed(w)
 	if revertFrom < 0 {

@@ -1,6 +1,7 @@
 package kvscheduler_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -136,25 +137,25 @@ func (h *harness) noted(k string, deleteFailed bool) {
 // wrap makes d's callbacks check rule 2 before calling the southbound.
 func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 	create, update, del := d.Create, d.Update, d.Delete
-	d.Create = func(k string, v any) (any, error) {
+	d.Create = func(ctx context.Context, k string, v any) (any, error) {
 		h.checkWrite("create", k, v)
-		md, err := create(k, v)
+		md, err := create(ctx, k, v)
 		if err == nil {
 			h.noted(k, false)
 		}
 		return md, err
 	}
 	if update != nil {
-		d.Update = func(k string, old, v any, md any) (any, error) {
+		d.Update = func(ctx context.Context, k string, old, v any, md any) (any, error) {
 			h.checkWrite("update", k, v)
-			md, err := update(k, old, v, md)
+			md, err := update(ctx, k, old, v, md)
 			h.noted(k, err != nil)
 			return md, err
 		}
 	}
-	d.Delete = func(k string, v any, md any) error {
+	d.Delete = func(ctx context.Context, k string, v any, md any) error {
 		h.checkDelete(k)
-		err := del(k, v, md)
+		err := del(ctx, k, v, md)
 		h.noted(k, err != nil)
 		return err
 	}

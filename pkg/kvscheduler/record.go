@@ -85,7 +85,8 @@ type TxnRecord struct {
 	// Errors are refresh errors and failed operations.
 	Errors []error
 	// NotApplied are the keys whose operations did not run because the
-	// context of the Commit ended.
+	// transaction's context ended: that of its Commit, or the scheduler's
+	// when it closed.
 	NotApplied []string
 
 	// changes are the statuses this transaction changed, with those they

@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,7 +47,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		}
 		var got []KVWithMetadata
 		returned := s.calling(d, "Retrieve", "")
-		err := guard(func() (err error) { got, err = d.Retrieve(correlate); return err })
+		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
 		returned()
 		if err != nil {
 			s.markUnread(w.rec, d, err)
@@ -393,7 +394,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 				correlate = append(correlate, KVWithMetadata{Key: k, Value: n.want, Metadata: n.metadata, Origin: n.origin})
 			}
 		}
-		got, err := s.retrieveKeys(d, ks, correlate)
+		got, err := s.retrieveKeys(w.ctx, d, ks, correlate)
 		if err != nil {
 			onErr(d, err)
 			continue
@@ -421,7 +422,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 
 // retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,
 // without it, with d.Retrieve, which returns other keys too.
-func (s *Scheduler) retrieveKeys(d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
+func (s *Scheduler) retrieveKeys(ctx context.Context, d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
 	op := "Retrieve"
 	if d.RetrieveKeys != nil {
 		op = "RetrieveKeys"
@@ -429,9 +430,9 @@ func (s *Scheduler) retrieveKeys(d *regDescriptor, keys []string, correlate []KV
 	defer s.calling(d, op, keys[0])()
 	err = guard(func() (err error) {
 		if d.RetrieveKeys != nil {
-			got, err = d.RetrieveKeys(keys, correlate)
+			got, err = d.RetrieveKeys(ctx, keys, correlate)
 		} else {
-			got, err = d.Retrieve(correlate)
+			got, err = d.Retrieve(ctx, correlate)
 		}
 		return err
 	})

@@ -53,7 +53,7 @@ func TestCallbackPanicIsOperationError(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	d := sb.Descriptor("a", "a/")
-	d.Create = func(string, any) (any, error) { panic("oops") }
+	d.Create = func(context.Context, string, any) (any, error) { panic("oops") }
 	register(t, s, d)
 	err := set(t, s, "a/1", "x")
 	if !errors.Is(err, kvscheduler.ErrPanic) {
@@ -80,8 +80,11 @@ func TestTypedDescriptor(t *testing.T) {
 			}
 			return nil
 		},
-		Create: func(_ string, v iface) (any, error) { created = append(created, v); return nil, nil },
-		Delete: func(string, iface, any) error { return nil },
+		Create: func(_ context.Context, _ string, v iface) (any, error) {
+			created = append(created, v)
+			return nil, nil
+		},
+		Delete: func(context.Context, string, iface, any) error { return nil },
 	}.Build()
 	register(t, s, d)
 	wantInvalid(t, set(t, s, "if/a", iface{Name: "a", MTU: 1500}, "if/b", iface{MTU: -1}, "if/c", "not an iface"), "if/b", "if/c")

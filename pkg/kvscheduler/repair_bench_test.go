@@ -35,22 +35,22 @@ func (sb *copyingSouthbound) descriptor() *kvscheduler.Descriptor {
 	return &kvscheduler.Descriptor{
 		Name: "obj", NBKeyPrefix: "o/", KeySelector: func(k string) bool { return strings.HasPrefix(k, "o/") },
 		ValueComparator: func(_ string, a, b any) bool { return reflect.DeepEqual(a, b) },
-		Create: func(k string, v any) (any, error) {
+		Create: func(ctx context.Context, k string, v any) (any, error) {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.objs[k] = maps.Clone(v.(map[string]string))
 			return nil, nil
 		},
-		Delete: func(k string, _, _ any) error {
+		Delete: func(ctx context.Context, k string, _, _ any) error {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			delete(sb.objs, k)
 			return nil
 		},
-		Retrieve: func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		Retrieve: func(context.Context, []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 			return read(maps.Keys(sb.objs)), nil
 		},
-		RetrieveKeys: func(keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		RetrieveKeys: func(ctx context.Context, keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 			return read(func(yield func(string) bool) {
 				for _, k := range keys {
 					if !yield(k) {

@@ -215,7 +215,7 @@ func TestTypedNilErrorFromDescriptor(t *testing.T) {
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})
 	d := sb.Descriptor("d", "d/")
-	d.Create = func(string, any) (any, error) {
+	d.Create = func(context.Context, string, any) (any, error) {
 		var e *badErr
 		return nil, e
 	}
@@ -270,11 +270,11 @@ func TestCanceledDeleteNotLeftUnderWay(t *testing.T) {
 	var cancel context.CancelFunc
 	c := sb.Descriptor("c", "c/")
 	del := c.Delete
-	c.Delete = func(key string, v, md any) error {
+	c.Delete = func(ctx context.Context, key string, v, md any) error {
 		if cancel != nil {
 			cancel() // the context ends during the first delete
 		}
-		return del(key, v, md)
+		return del(ctx, key, v, md)
 	}
 	register(t, s, d, c)
 	mustSet(t, s, "d/p", "p", "d/b", "b|d/p", "d/a", "a|d/b")

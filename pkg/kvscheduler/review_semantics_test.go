@@ -64,9 +64,9 @@ func TestUpstreamResyncDoesNotRetrieve(t *testing.T) {
 	d := sb.Descriptor("a", "a/")
 	reads := 0
 	retrieve := d.Retrieve
-	d.Retrieve = func(c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	d.Retrieve = func(ctx context.Context, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 		reads++
-		return retrieve(c)
+		return retrieve(ctx, c)
 	}
 	d.RetrieveKeys = nil
 	register(t, s, d)

@@ -85,11 +85,11 @@ func TestRuleFailuresReadBackTheirBasesOncePerDescriptor(t *testing.T) {
 	reads := map[string][][]string{}
 	for _, d := range []*kvscheduler.Descriptor{iface, addr} {
 		name, rk := d.Name, d.RetrieveKeys
-		d.RetrieveKeys = func(keys []string, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		d.RetrieveKeys = func(ctx context.Context, keys []string, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 			mu.Lock()
 			reads[name] = append(reads[name], keys)
 			mu.Unlock()
-			return rk(keys, c)
+			return rk(ctx, keys, c)
 		}
 	}
 	register(t, s, iface, addr)
@@ -116,9 +116,9 @@ func TestRuleFirstFullResyncCorrelatesWithTheTransaction(t *testing.T) {
 	d := sb.Descriptor("a", "a/")
 	var got [][]kvscheduler.KVWithMetadata
 	retrieve := d.Retrieve
-	d.Retrieve = func(c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	d.Retrieve = func(ctx context.Context, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 		got = append(got, c)
-		return retrieve(c)
+		return retrieve(ctx, c)
 	}
 	register(t, s, d)
 	sb.Set("a/1", "old", false)
@@ -211,9 +211,9 @@ func TestRuleCommitStopsWhenItsContextEnds(t *testing.T) {
 	d := sb.Descriptor("a", "a/")
 	ctx, cancel := context.WithCancel(context.Background())
 	create := d.Create
-	d.Create = func(k string, v any) (any, error) {
+	d.Create = func(ctx context.Context, k string, v any) (any, error) {
 		cancel() // the caller gives up while the first create runs
-		return create(k, v)
+		return create(ctx, k, v)
 	}
 	register(t, s, d)
 	_, err := s.StartNBTransaction().SetValue("a/1", "x").SetValue("a/2", "x").SetValue("a/3", "x").Commit(ctx)

@@ -167,12 +167,23 @@ func (s *Scheduler) run() {
 			s.cur = j
 			s.qmu.Unlock()
 			rec, err := s.process(j)
+			// The result is delivered before the job stops being current,
+			// so that a Commit whose ctx ended finds it (see started).
+			j.finish(jobResult{rec: rec, err: err})
 			s.qmu.Lock()
 			s.cur = nil
 			s.qmu.Unlock()
-			j.finish(jobResult{rec: rec, err: err})
 		}
 	}
+}
+
+// started tells whether j has begun: it is running, or its result is
+// waiting in j.done. A job that has not begun is still queued, or was
+// dropped by Close (which then delivered ErrClosed).
+func (s *Scheduler) started(j *job) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.cur == j || len(j.done) > 0
 }
 
 // RegisterDescriptor adds a descriptor. Values that waited for it

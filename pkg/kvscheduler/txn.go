@@ -138,11 +138,24 @@ func (t *Txn) NonBlocking() *Txn { t.nonBlocking = true; return t }
 
 // Commit queues the transaction and, unless non-blocking, waits until it is
 // executed. It returns the transaction's record and, if operations failed,
-// a *TransactionError. When ctx of a blocking Commit ends, Commit returns
-// at once and the transaction stops before its next operation: the
-// operations not run are named in TxnRecord.NotApplied and by the error
-// (which wraps ctx's error), and their values stay as they were in the
-// southbound; a resync completes them.
+// a *TransactionError.
+//
+// The descriptor callbacks of a blocking Commit get a context that ends
+// with ctx (or when the scheduler closes). When it ends, the callback in
+// progress returns (its operation fails, is read back and is reported like
+// any failure) and the transaction stops before its next operation: the
+// operations not run are named in TxnRecord.NotApplied, their values stay
+// as they were in the southbound, and Commit returns, once the callback
+// has, a *TransactionError that wraps ctx's error and names both (in a
+// transaction with revert, the undo stops too, and the error does not
+// report it reverted). A resync completes the values. A callback that
+// ignores its context holds Commit up until it returns, as it holds up the
+// scheduler. A transaction still queued when ctx ends is not waited for:
+// Commit returns ctx's error, and the transaction, when its turn comes,
+// applies nothing.
+//
+// The callbacks of a NonBlocking transaction get the scheduler's lifetime
+// context (Scheduler.Context), which ctx does not affect.
 func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	for _, kv := range t.values {
 		if kv.Key == "" {
@@ -175,6 +188,12 @@ func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	case r := <-j.done:
 		return r.rec, r.err
 	case <-ctx.Done():
+	}
+	if !t.s.started(j) {
 		return nil, ctx.Err()
 	}
+	// Its callback sees ctx end and its walk stops: the result says what
+	// was applied. Close delivers one too if the callback hangs.
+	r := <-j.done
+	return r.rec, r.err
 }

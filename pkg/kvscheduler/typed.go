@@ -1,9 +1,13 @@
 package kvscheduler
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // TypedDescriptor is a Descriptor with typed callbacks; Build converts it.
-// The fields mean the same as in Descriptor. A value of another type than V
+// The fields mean the same as in Descriptor, and the callbacks that talk
+// to the southbound get the same context. A value of another type than V
 // is reported as an invalid value, not a panic.
 type TypedDescriptor[V any] struct {
 	Name                 string
@@ -13,11 +17,12 @@ type TypedDescriptor[V any] struct {
 	ValueComparator      func(key string, oldValue, newValue V) bool
 	WithMetadata         bool
 	Validate             func(key string, value V) error
-	Create               func(key string, value V) (metadata any, err error)
-	Delete               func(key string, value V, metadata any) error
-	Update               func(key string, oldValue, newValue V, oldMetadata any) (any, error)
+	Create               func(ctx context.Context, key string, value V) (metadata any, err error)
+	Delete               func(ctx context.Context, key string, value V, metadata any) error
+	Update               func(ctx context.Context, key string, oldValue, newValue V, oldMetadata any) (any, error)
 	UpdateWithRecreate   func(key string, oldValue, newValue V, metadata any) bool
-	Retrieve             func(correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	Retrieve             func(ctx context.Context, correlate []KVWithMetadata) ([]KVWithMetadata, error)
+	RetrieveKeys         func(ctx context.Context, keys []string, correlate []KVWithMetadata) ([]KVWithMetadata, error)
 	IsRetriableFailure   func(err error) bool
 	DerivedValues        func(key string, value V) []KeyValuePair
 	Dependencies         func(key string, value V) []Dependency
@@ -37,7 +42,7 @@ func cast[V any](key string, v any) (V, error) {
 func (t TypedDescriptor[V]) Build() *Descriptor {
 	d := &Descriptor{
 		Name: t.Name, KeySelector: t.KeySelector, NBKeyPrefix: t.NBKeyPrefix, KeyLabel: t.KeyLabel,
-		WithMetadata: t.WithMetadata, Retrieve: t.Retrieve, IsRetriableFailure: t.IsRetriableFailure,
+		WithMetadata: t.WithMetadata, Retrieve: t.Retrieve, RetrieveKeys: t.RetrieveKeys, IsRetriableFailure: t.IsRetriableFailure,
 		RetrieveDependencies: t.RetrieveDependencies,
 	}
 	if f := t.ValueComparator; f != nil {
@@ -57,25 +62,25 @@ func (t TypedDescriptor[V]) Build() *Descriptor {
 		return validate(key, x)
 	}
 	if f := t.Create; f != nil {
-		d.Create = func(key string, v any) (any, error) {
+		d.Create = func(ctx context.Context, key string, v any) (any, error) {
 			x, err := cast[V](key, v)
 			if err != nil {
 				return nil, err
 			}
-			return f(key, x)
+			return f(ctx, key, x)
 		}
 	}
 	if f := t.Delete; f != nil {
-		d.Delete = func(key string, v any, md any) error {
+		d.Delete = func(ctx context.Context, key string, v any, md any) error {
 			x, err := cast[V](key, v)
 			if err != nil {
 				return err
 			}
-			return f(key, x, md)
+			return f(ctx, key, x, md)
 		}
 	}
 	if f := t.Update; f != nil {
-		d.Update = func(key string, a, b any, md any) (any, error) {
+		d.Update = func(ctx context.Context, key string, a, b any, md any) (any, error) {
 			x, err := cast[V](key, a)
 			if err != nil {
 				return nil, err
@@ -84,7 +89,7 @@ func (t TypedDescriptor[V]) Build() *Descriptor {
 			if err != nil {
 				return nil, err
 			}
-			return f(key, x, y, md)
+			return f(ctx, key, x, y, md)
 		}
 	}
 	if f := t.UpdateWithRecreate; f != nil {

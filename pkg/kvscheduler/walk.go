@@ -296,7 +296,7 @@ func (w *walker) create(n *node, recreate bool) {
 		}
 		var md any
 		returned := w.s.calling(n.d, "Create", n.key)
-		err := guard(func() (err error) { md, err = n.d.Create(n.key, n.want); return err })
+		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
 		returned()
 		if err != nil {
 			w.fail(n, OpCreate, err, ro)
@@ -435,7 +435,7 @@ func (w *walker) finishUpdate(f frame) {
 		}
 		var md any
 		returned := w.s.calling(n.d, "Update", n.key)
-		err := guard(func() (err error) { md, err = n.d.Update(n.key, n.sb, n.want, n.metadata); return err })
+		err := guard(func() (err error) { md, err = n.d.Update(w.ctx, n.key, n.sb, n.want, n.metadata); return err })
 		returned()
 		if err != nil {
 			w.fail(n, OpUpdate, err, ro)

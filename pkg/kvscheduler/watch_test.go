@@ -62,11 +62,11 @@ func TestWatchSeesMissingValueRepaired(t *testing.T) {
 	create := a.Create
 	gate := make(chan struct{})
 	repairing := false
-	a.Create = func(k string, v any) (any, error) {
+	a.Create = func(ctx context.Context, k string, v any) (any, error) {
 		if repairing {
 			<-gate // hold the repair until the watcher saw MISSING
 		}
-		return create(k, v)
+		return create(ctx, k, v)
 	}
 	register(t, s, a)
 	mustSet(t, s, "a/1", "x")

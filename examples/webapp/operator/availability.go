@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -264,11 +265,11 @@ func availabilityDescriptor() *kvscheduler.Descriptor {
 		Name:        "webapp-availability",
 		NBKeyPrefix: AvailablePrefix,
 		KeySelector: func(key string) bool { return strings.HasPrefix(key, AvailablePrefix) },
-		Create:      func(string, any) (any, error) { return nil, nil },
-		Delete:      func(string, any, any) error { return nil },
+		Create:      func(context.Context, string, any) (any, error) { return nil, nil },
+		Delete:      func(context.Context, string, any, any) error { return nil },
 		// A new dependency list is an update, not a re-create, which would
 		// take down the objects of every WebApp depending on this one.
-		Update: func(string, any, any, any) (any, error) { return nil, nil },
+		Update: func(context.Context, string, any, any, any) (any, error) { return nil, nil },
 		Dependencies: func(_ string, v any) []kvscheduler.Dependency {
 			m, _ := v.(marker)
 			deps := make([]kvscheduler.Dependency, len(m.DependsOn))

@@ -206,7 +206,10 @@ func (o *Operator) buildScheduler() error {
 		d, err := kubedescriptor.New(k, kubedescriptor.Options{
 			Clients: caches.SharedClientFactory(), Cache: caches,
 			FieldManager: o.opts.FieldManager, Namespace: o.opts.Namespace,
-			// Closing the scheduler cancels the requests in flight.
+			// The requests of the descriptor's callbacks end with their
+			// transaction's context; the dry runs its value comparator
+			// makes for objects applied before a restart end with the
+			// scheduler's.
 			Context: s.Context(),
 		})
 		if err != nil {

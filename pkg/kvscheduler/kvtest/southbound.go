@@ -3,6 +3,7 @@
 package kvtest
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,18 +30,78 @@ type entry struct {
 }
 
 // Southbound is an in-memory southbound that records every call and can
-// fail chosen operations. It is safe for concurrent use.
+// fail or hold chosen operations. It is safe for concurrent use. Its
+// operations take no time and ignore their context, except those held by
+// BlockNext.
 type Southbound struct {
 	mu     sync.Mutex
 	values map[string]*entry
 	ops    []Op
-	fails  map[string][]error // "op key" -> errors returned by the next calls
+	fails  map[string][]error  // "op key" -> errors returned by the next calls
+	blocks map[string][]*Block // "op key" -> calls to hold
 	nextMD int
 }
 
 // New returns an empty southbound.
 func New() *Southbound {
-	return &Southbound{values: map[string]*entry{}, fails: map[string][]error{}}
+	return &Southbound{values: map[string]*entry{}, fails: map[string][]error{}, blocks: map[string][]*Block{}}
+}
+
+// Block holds one call of the southbound (see BlockNext), as a southbound
+// that does not answer would.
+type Block struct {
+	entered  chan struct{}
+	released chan struct{}
+	once     sync.Once
+	ctxErr   chan error
+}
+
+// Entered is closed once the held call has begun waiting.
+func (b *Block) Entered() <-chan struct{} { return b.entered }
+
+// Release lets the held call go on as usual (it may not have begun yet).
+func (b *Block) Release() { b.once.Do(func() { close(b.released) }) }
+
+// Returned receives, once the held call stops waiting, the error of its
+// context if that is what ended the wait, else nil.
+func (b *Block) Returned() <-chan error { return b.ctxErr }
+
+// BlockNext makes the next call of operation ("create", "update",
+// "delete" or "retrieve"; for "retrieve" the key is the descriptor name)
+// on key wait, before it records or changes anything, until its context
+// ends or the Block is released. A call whose context ends first returns
+// the context's error and leaves the southbound as it was: the caller gave
+// up before the southbound acted.
+func (sb *Southbound) BlockNext(operation, key string) *Block {
+	b := &Block{entered: make(chan struct{}), released: make(chan struct{}), ctxErr: make(chan error, 1)}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	k := operation + " " + key
+	sb.blocks[k] = append(sb.blocks[k], b)
+	return b
+}
+
+// wait holds the call of operation on key if BlockNext asked for it.
+func (sb *Southbound) wait(ctx context.Context, operation, key string) error {
+	sb.mu.Lock()
+	k := operation + " " + key
+	bs := sb.blocks[k]
+	if len(bs) == 0 {
+		sb.mu.Unlock()
+		return nil
+	}
+	b := bs[0]
+	sb.blocks[k] = bs[1:]
+	sb.mu.Unlock()
+	close(b.entered)
+	select {
+	case <-b.released:
+		b.ctxErr <- nil
+		return nil
+	case <-ctx.Done():
+		b.ctxErr <- ctx.Err()
+		return ctx.Err()
+	}
 }
 
 // FailNext makes the next len(errs) calls of operation ("create",
@@ -136,7 +197,10 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 		KeySelector:  func(key string) bool { return strings.HasPrefix(key, prefix) },
 		KeyLabel:     func(key string) string { return strings.TrimPrefix(key, prefix) },
 		WithMetadata: true,
-		Create: func(key string, value any) (any, error) {
+		Create: func(ctx context.Context, key string, value any) (any, error) {
+			if err := sb.wait(ctx, "create", key); err != nil {
+				return nil, err
+			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.ops = append(sb.ops, Op{name, "create", key, value})
@@ -150,7 +214,10 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			sb.values[key] = &entry{value: value, metadata: sb.nextMD}
 			return sb.nextMD, nil
 		},
-		Update: func(key string, _, value any, md any) (any, error) {
+		Update: func(ctx context.Context, key string, _, value any, md any) (any, error) {
+			if err := sb.wait(ctx, "update", key); err != nil {
+				return nil, err
+			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.ops = append(sb.ops, Op{name, "update", key, value})
@@ -164,7 +231,10 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			e.value = value
 			return md, nil
 		},
-		Delete: func(key string, value any, _ any) error {
+		Delete: func(ctx context.Context, key string, value any, _ any) error {
+			if err := sb.wait(ctx, "delete", key); err != nil {
+				return err
+			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.ops = append(sb.ops, Op{name, "delete", key, value})
@@ -177,7 +247,10 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			delete(sb.values, key)
 			return nil
 		},
-		Retrieve: func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		Retrieve: func(ctx context.Context, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+			if err := sb.wait(ctx, "retrieve", name); err != nil {
+				return nil, err
+			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			sb.ops = append(sb.ops, Op{name, "retrieve", name, nil})
@@ -200,7 +273,10 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 		// Reads the given keys only, recording a "retrieve" op per key
 		// (Key is the value's key), so that tests can count what a scoped
 		// resync read. Failures injected for "retrieve" of name apply.
-		RetrieveKeys: func(keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		RetrieveKeys: func(ctx context.Context, keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+			if err := sb.wait(ctx, "retrieve", name); err != nil {
+				return nil, err
+			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
 			if err := sb.injected("retrieve", name); err != nil {

@@ -52,13 +52,16 @@ func ExampleNew() {
 		Name:        "link",
 		NBKeyPrefix: "link/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "link/") },
-		Create:      func(key, _ string) (any, error) { fmt.Println("create", key); return nil, nil },
+		Create:      func(_ context.Context, key, _ string) (any, error) { fmt.Println("create", key); return nil, nil },
 	}.Build()
 	routes := kvscheduler.TypedDescriptor[string]{
 		Name:        "route",
 		NBKeyPrefix: "route/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "route/") },
-		Create:      func(key, via string) (any, error) { fmt.Println("create", key, "via", via); return nil, nil },
+		Create: func(_ context.Context, key, via string) (any, error) {
+			fmt.Println("create", key, "via", via)
+			return nil, nil
+		},
 		Dependencies: func(_ string, via string) []kvscheduler.Dependency {
 			return []kvscheduler.Dependency{{Key: "link/" + via}}
 		},

@@ -60,13 +60,13 @@ func retainedAfterResyncs(t *testing.T, recordEventHistory bool) int {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	noop := func(string, *blob) (any, error) { return nil, nil }
+	noop := func(context.Context, string, *blob) (any, error) { return nil, nil }
 	d := kvscheduler.TypedDescriptor[*blob]{
 		Name:        "big",
 		NBKeyPrefix: "big/",
 		KeySelector: func(k string) bool { return strings.HasPrefix(k, "big/") },
 		Create:      noop,
-		Delete:      func(string, *blob, any) error { return nil },
+		Delete:      func(context.Context, string, *blob, any) error { return nil },
 	}.Build()
 	if err := s.RegisterDescriptor(ctx, d); err != nil {
 		t.Fatal(err)
