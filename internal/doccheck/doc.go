@@ -8,4 +8,4 @@
 // command only, with $LARIAT the repository's directory), and
 // "```go file=<path>" blocks are written to <path> in the module, in the
 // order the page shows them.
-package readme
+package doccheck
