@@ -16,7 +16,13 @@ import (
 // ~/.kube/config and the in-cluster configuration.
 func ExampleLoad() {
 	// (The example writes a kubeconfig; an operator has one.)
-	path := filepath.Join(os.TempDir(), "kubeconfig-example")
+	dir, err := os.MkdirTemp("", "kubeconfig-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config")
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["dev"] = &clientcmdapi.Cluster{Server: "https://dev.example:6443"}
 	cfg.Contexts["dev"] = &clientcmdapi.Context{Cluster: "dev"}
@@ -25,7 +31,6 @@ func ExampleLoad() {
 		fmt.Println(err)
 		return
 	}
-	defer os.Remove(path)
 
 	flags := flag.NewFlagSet("operator", flag.ContinueOnError)
 	kubeconfigPath := flags.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
