@@ -7,15 +7,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/lariat-dev/lariat/examples/quickstart/api/v1"
@@ -25,18 +21,21 @@ import (
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kubeconfig"
+	"github.com/lariat-dev/lariat/pkg/signals"
 )
 
 // applied reports the ConfigMap's last apply; Ready summarises the Greeting.
 const applied, ready = condition.Cond("ConfigMapApplied"), condition.Cond("Ready")
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv(clientcmd.RecommendedConfigPathEnvVar), "path to a kubeconfig")
+	path := flag.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	flag.Parse()
-	// Ctrl-C (or a pod's SIGTERM) ends ctx, which stops every handler.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C (or a pod's SIGTERM) ends ctx, which stops every handler; a
+	// second Ctrl-C exits at once.
+	ctx, stop := signals.Context(context.Background())
 	defer stop()
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	cfg, err := kubeconfig.Load(*path)
 	if err != nil {
 		logrus.Fatal(err)
 	}

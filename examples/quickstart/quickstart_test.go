@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/lariat-dev/lariat/examples/quickstart/api/v1"
 	"github.com/lariat-dev/lariat/examples/quickstart/generated/controllers/quickstart.lariat.dev"
+	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -47,7 +48,11 @@ func TestQuickstart(t *testing.T) {
 	defer cancel()
 	ns := controlplanetest.Namespace(t, cp.Config())
 
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
+	// The operator handles this test's namespace only: other tests of the
+	// package share the control plane and run operators of their own.
+	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
+		Cache: cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

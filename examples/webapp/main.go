@@ -23,8 +23,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -33,6 +31,7 @@ import (
 
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/signals"
 )
 
 // options are the command's flags.
@@ -66,7 +65,8 @@ func main() {
 	flag.Parse()
 
 	// Ctrl-C (or SIGTERM) ends ctx; run then stops everything it started.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A second Ctrl-C exits at once.
+	ctx, stop := signals.Context(context.Background())
 	defer stop()
 	err := run(ctx, o, os.Stdout, nil)
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -28,7 +28,9 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	go func() { _ = op.Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	defer func() { cancel(); <-done }() // stopped before the package's control plane is
 
 	kube := controlplanetest.Clientset(cp.Config())
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "example"}}, metav1.CreateOptions{}); err != nil {

@@ -50,7 +50,16 @@ func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
 //	func TestMain(m *testing.M) { controlplanetest.Main(m, controlplane.Options{}, &cp) }
 //
 // Sharing one control plane keeps a package's tests fast; give each test its
-// own namespace (see Namespace) so they do not see each other's objects.
+// own namespace (see Namespace) so they do not see each other's objects,
+// and scope each test's operator to it (generic.FactoryOptions with
+// Cache.Default.Namespace), so that operators of different tests do not
+// handle each other's objects.
+//
+// The control plane is stopped once every test has ended, cleanups
+// included: operators started with t.Context(), or with Run, which waits
+// for them, have stopped by then, and nothing logs connection errors
+// against the stopped API server. An operator started with a context that
+// outlives its test (context.Background()) is still running then.
 func Main(m *testing.M, opts controlplane.Options, cp **controlplane.ControlPlane) {
 	if opts.Logger == nil {
 		l := logrus.New()

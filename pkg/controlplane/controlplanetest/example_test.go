@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
 // cp is the package's control plane, shared by its tests and examples.
@@ -57,4 +59,35 @@ func ExampleStart() {
 		}
 	}
 	_ = testRestart
+}
+
+// Each test runs an operator of its own, scoped to the test's namespace:
+// the package's tests share the control plane, and a cluster-wide operator
+// of one test would handle the objects of the others. An operator that
+// returns once started runs under t.Context(), which ends before the
+// control plane stops; one whose Run blocks goes to Run, whose cleanup
+// waits for it to return. (Compiled only: an example has no *testing.T.)
+func ExampleRun() {
+	testOperator := func(t *testing.T) {
+		ns := controlplanetest.Namespace(t, cp.Config())
+		f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
+			Cache: cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// register(t.Context(), f): the operator's handlers
+		if err := f.Start(t.Context(), 2); err != nil {
+			t.Fatal(err)
+		}
+
+		// An operator whose Run blocks until its context ends and then
+		// stops its event loop and KV scheduler (op.Run):
+		controlplanetest.Run(t, func(ctx context.Context) error {
+			<-ctx.Done()
+			return nil
+		})
+		// ... create objects in ns and wait for the operator's work ...
+	}
+	_ = testOperator
 }
