@@ -166,8 +166,10 @@ func BenchmarkCostOneValueTxn(b *testing.B) {
 func BenchmarkCostTxn1000Of10k(b *testing.B) {
 	s, _, vals := costGraph(b, 10_000)
 	ctx := context.Background()
+	var cpu cpuMeter
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu.begin()
 	for i := 0; b.Loop(); i++ {
 		txn := s.StartNBTransaction()
 		for j := 0; j < 10_000; j += 10 {
@@ -180,6 +182,8 @@ func BenchmarkCostTxn1000Of10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.end()
+	cpu.report(b)
 }
 
 // BenchmarkCostChain10kHeadChange changes the head of a chain of 10,000
@@ -234,8 +238,10 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 	s, sb, vals := costGraph(b, n)
 	ctx := context.Background()
 	keys := slices.Sorted(maps.Keys(vals))
+	var cpu cpuMeter
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu.begin()
 	for b.Loop() {
 		txn := s.StartNBTransaction().WithResync(kvscheduler.FullResync)
 		for _, k := range keys {
@@ -250,6 +256,8 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.end()
+	cpu.report(b)
 	if got := len(sb.values); got != n+n/5 {
 		b.Fatalf("%d values in the southbound, want %d", got, n+n/5)
 	}
