@@ -78,6 +78,13 @@ type node struct {
 	// from being deleted (with delReason, the delete to do once it goes).
 	waitsOn   string
 	delReason delReason
+
+	// dirty is set while the node is listed in the scheduler's dirty
+	// nodes; pub and rec are its status as published (in the statuses)
+	// and as recorded (in the history's current statuses), kept here so
+	// that publishing a node does not look its key up in those maps.
+	dirty    bool
+	pub, rec *ValueStatus
 }
 
 // update is a request for a base value: the transaction that made it,

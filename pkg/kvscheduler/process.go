@@ -419,9 +419,6 @@ func (s *Scheduler) reserve(n int) {
 	if len(s.g.nodes) == 0 {
 		s.g.nodes = make(map[string]*node, 2*n)
 	}
-	if len(s.dirtyKeys) == 0 {
-		s.dirtyKeys = make(map[string]struct{}, 2*n)
-	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {
 		s.statuses, s.views = make(map[string]*ValueStatus, 2*n), make(map[string]*pubValue, 2*n)
@@ -461,8 +458,13 @@ func (s *Scheduler) setMetadata(n *node, md any) {
 	}
 }
 
-func (s *Scheduler) dirty(k string) {
-	s.dirtyKeys[k] = struct{}{}
+// dirty marks n's status as to be published (again) at the end of the
+// transaction.
+func (s *Scheduler) dirty(n *node) {
+	if !n.dirty {
+		n.dirty = true
+		s.dirtyNodes = append(s.dirtyNodes, n)
+	}
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

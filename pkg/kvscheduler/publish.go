@@ -27,25 +27,22 @@ type pubValue struct {
 func (s *Scheduler) publish() []statusChange {
 	w := &walker{s: s, g: s.g, seq: s.seq}
 	type entry struct {
-		key string
-		st  *ValueStatus
-		v   *pubValue
+		n  *node
+		st *ValueStatus // nil: the node is dropped
+		v  *pubValue
 	}
-	entries := make([]entry, 0, len(s.dirtyKeys))
-	for k := range s.dirtyKeys {
-		n := s.g.nodes[k]
-		if n != nil && n.want == nil && !n.exists() && !n.avail && !n.blocked {
+	entries := make([]entry, 0, len(s.dirtyNodes))
+	for _, n := range s.dirtyNodes {
+		n.dirty = false
+		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
-			n = nil
-		}
-		if n == nil {
-			entries = append(entries, entry{key: k})
+			entries = append(entries, entry{n: n})
 			continue
 		}
-		entries = append(entries, entry{key: k, st: w.status(n), v: value(n)})
+		entries = append(entries, entry{n: n, st: w.status(n), v: value(n)})
 	}
-	s.dirtyKeys = emptied(s.dirtyKeys)
+	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
 	var changes []statusChange
 	s.smu.Lock()
@@ -53,23 +50,25 @@ func (s *Scheduler) publish() []statusChange {
 	var changed []ValueStatus
 	for i := range entries {
 		e := &entries[i]
-		old := s.statuses[e.key]
+		key := e.n.key
+		old := e.n.pub // s.statuses[key]
 		switch {
 		case e.st == nil:
 			if old != nil {
-				delete(s.statuses, e.key)
-				delete(s.views, e.key)
+				delete(s.statuses, key)
+				delete(s.views, key)
 				if watched {
-					changed = append(changed, ValueStatus{Key: e.key, State: Removed, LastOp: old.LastOp,
+					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 				}
 			}
 		default:
-			s.views[e.key] = e.v
+			s.views[key] = e.v
 			if old != nil && old.sameRecorded(e.st) {
 				e.st = old // unchanged: the published one stays
 			} else {
-				s.statuses[e.key] = e.st
+				s.statuses[key] = e.st
+				e.n.pub = e.st
 				if watched {
 					changed = append(changed, *e.st)
 				}
@@ -78,9 +77,10 @@ func (s *Scheduler) publish() []statusChange {
 		if !recorded {
 			continue
 		}
-		before := s.hist.cur[e.key] // written only by this goroutine
+		before := e.n.rec // s.hist.cur[key], written only by this goroutine
 		if before != e.st && (before == nil || e.st == nil || !before.sameRecorded(e.st)) {
-			changes = append(changes, statusChange{key: e.key, before: before, after: e.st})
+			changes = append(changes, statusChange{key: key, before: before, after: e.st})
+			e.n.rec = e.st
 		}
 	}
 	for w := range s.watches {
@@ -92,15 +92,15 @@ func (s *Scheduler) publish() []statusChange {
 	return changes
 }
 
-// emptied returns m empty. A map keeps the room it once grew to, and
-// ranging over it costs that room: after a large transaction, the next
-// small ones would pay for it, so a large map is replaced.
-func emptied(m map[string]struct{}) map[string]struct{} {
-	if len(m) >= 256 {
-		return map[string]struct{}{}
+// emptied returns the list of dirty nodes empty. The nodes are cleared
+// from it so that it does not keep removed ones alive, and a large list
+// is dropped: after a large transaction, the room would stay taken.
+func emptied(ns []*node) []*node {
+	if cap(ns) >= 4096 {
+		return nil
 	}
-	clear(m)
-	return m
+	clear(ns)
+	return ns[:0]
 }
 
 // announce publishes intermediate statuses (MISSING values found by a
@@ -119,6 +119,7 @@ func (s *Scheduler) announce(keys []string) {
 		}
 		st := w.status(n)
 		s.statuses[k] = st
+		n.pub = st
 		for wt := range s.watches {
 			wt.push(*st)
 		}

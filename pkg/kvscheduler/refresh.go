@@ -226,14 +226,14 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !identical(n.sb, v) {
 		n.sb = v
 		w.syncSBDeps(n)
-		s.dirty(n.key)
+		s.dirty(n)
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
 		// Values waiting for it can be created (a resync applies
 		// everything anyway).
 		w.availChanged(n, !w.resyncing)
-		s.dirty(n.key)
+		s.dirty(n)
 	}
 }
 
@@ -269,7 +269,7 @@ func (s *Scheduler) goneOne(w *walker, n *node) {
 		// the graph.
 		n.want, n.last, n.state = nil, nil, Removed
 	}
-	s.dirty(n.key)
+	s.dirty(n)
 }
 
 // unreported handles a value of the graph that the descriptor's Retrieve
