@@ -32,6 +32,7 @@ func (s *Scheduler) publish() []statusChange {
 		v  *pubValue
 	}
 	entries := make([]entry, 0, len(s.dirtyNodes))
+	var sc statusScratch
 	for _, n := range s.dirtyNodes {
 		n.dirty = false
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
@@ -40,7 +41,16 @@ func (s *Scheduler) publish() []statusChange {
 			entries = append(entries, entry{n: n})
 			continue
 		}
-		entries = append(entries, entry{n: n, st: w.status(n), v: value(n)})
+		// Built in scratch buffers and compared with the published status
+		// first: an unchanged status (most of those a resync touches)
+		// stays as it is, and costs no allocation.
+		st := w.statusInto(n, &sc)
+		if n.pub != nil && n.pub.sameRecorded(st) {
+			st = n.pub
+		} else {
+			st = sc.own()
+		}
+		entries = append(entries, entry{n: n, st: st, v: value(n)})
 	}
 	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
@@ -64,9 +74,7 @@ func (s *Scheduler) publish() []statusChange {
 			}
 		default:
 			s.views[key] = e.v
-			if old != nil && old.sameRecorded(e.st) {
-				e.st = old // unchanged: the published one stays
-			} else {
+			if e.st != old { // else unchanged: the published one stays
 				s.statuses[key] = e.st
 				e.n.pub = e.st
 				if watched {
@@ -126,9 +134,59 @@ func (s *Scheduler) announce(keys []string) {
 	}
 }
 
+// statusScratch holds the buffers a status is built in: a ValueStatus and
+// the backing arrays of its slices, reused from one value to the next.
+// own copies the status out of them once it is to be published.
+type statusScratch struct {
+	st   ValueStatus
+	deps []DependencyStatus
+	strs []string
+}
+
+// own returns a copy of the status built in sc that shares nothing with
+// the buffers (nil slices stay nil): one allocation for the status, one
+// for its dependencies and one for all its strings.
+func (sc *statusScratch) own() *ValueStatus {
+	st := new(ValueStatus)
+	*st = sc.st
+	total := len(st.UnmetDependencies)
+	for _, d := range st.Dependencies {
+		total += len(d.Keys)
+	}
+	var strs []string
+	if total > 0 {
+		strs = make([]string, 0, total)
+	}
+	take := func(src []string) []string {
+		if src == nil {
+			return nil
+		}
+		from := len(strs)
+		strs = append(strs, src...)
+		return strs[from:len(strs):len(strs)]
+	}
+	st.UnmetDependencies = take(st.UnmetDependencies)
+	if sc.st.Dependencies != nil {
+		st.Dependencies = slices.Clone(sc.st.Dependencies)
+		for i := range st.Dependencies {
+			st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
+		}
+	}
+	return st
+}
+
 // status builds the status of n.
 func (w *walker) status(n *node) *ValueStatus {
-	st := &ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
+	var sc statusScratch
+	w.statusInto(n, &sc)
+	return sc.own()
+}
+
+// statusInto builds the status of n in sc's buffers (see statusScratch).
+func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
+	sc.deps, sc.strs = sc.deps[:0], sc.strs[:0]
+	st := &sc.st
+	*st = ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
 		Derived: n.base != "", BaseKey: n.base}
 	if n.d != nil {
 		st.Descriptor = n.d.Name
@@ -140,13 +198,13 @@ func (w *walker) status(n *node) *ValueStatus {
 		}
 	}
 	if st.State == Pending {
-		st.UnmetDependencies = w.unmet(n)
+		st.UnmetDependencies = w.unmet(n, sc)
 	}
 	// Dependencies are known for values whose dependencies the scheduler
 	// checks: not for values kept as they are (southbound-owned, blocked
 	// after a failure) nor for values rejected before the check.
 	if !n.implicit() && !n.blocked && n.state != Invalid && n.state != Unimplemented && n.state != Discovered {
-		st.Dependencies = w.depStatuses(n)
+		st.Dependencies = w.depStatuses(n, sc)
 	}
 	return st
 }
