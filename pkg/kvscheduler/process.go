@@ -187,6 +187,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	var undos []undo
 	w.later = make(map[string]bool, len(values))
+	if len(w.applied) == 0 {
+		w.applied = make(map[string]bool, len(values))
+	}
 	for _, v := range values {
 		w.later[v.key] = true
 	}

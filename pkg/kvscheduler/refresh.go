@@ -18,7 +18,18 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		w.rec.Errors = append(w.rec.Errors, err)
 		return
 	}
-	byDesc := map[*regDescriptor][]*node{}
+	// The nodes of each descriptor, counted first so that each list is
+	// allocated once at its size (a resync lists every node).
+	count := map[*regDescriptor]int{}
+	for _, n := range s.g.nodes {
+		if n.d != nil {
+			count[n.d]++
+		}
+	}
+	byDesc := make(map[*regDescriptor][]*node, len(count))
+	for d, c := range count {
+		byDesc[d] = make([]*node, 0, c)
+	}
 	for _, n := range s.g.nodes {
 		if n.d != nil {
 			byDesc[n.d] = append(byDesc[n.d], n)
@@ -32,12 +43,20 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		}
 		var correlate []KVWithMetadata
 		if first {
+			c := 0
+			for _, kv := range txnValues {
+				if kv.Value != nil && d.selects(kv.Key) {
+					c++
+				}
+			}
+			correlate = make([]KVWithMetadata, 0, c)
 			for _, kv := range txnValues {
 				if kv.Value != nil && d.selects(kv.Key) {
 					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
 				}
 			}
 		} else {
+			correlate = make([]KVWithMetadata, 0, len(byDesc[d]))
 			for _, n := range byDesc[d] {
 				if n.avail && n.base == "" {
 					correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
@@ -129,7 +148,8 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	// the same read (derived values that derive each other, a descriptor
 	// bug) is skipped, and the read is bounded as the walk is.
 	stack := []*node{n}
-	visited := map[string]bool{n.key: true}
+	var visited keySet
+	visited.add(n.key)
 	budget := 64 * (len(s.g.nodes) + 64)
 	for len(stack) > 0 {
 		if budget--; budget < 0 {
@@ -143,10 +163,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || visited[c.Key] || slices.Contains(b.removedDerived, c.Key) {
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived, c.Key) {
 						continue
 					}
-					visited[c.Key] = true
+					visited.add(c.Key)
 					cn := s.g.nodes[c.Key]
 					known := cn != nil && (!cn.exists() || cn.blocked)
 					if cn == nil {
@@ -191,6 +211,38 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		}
 		slices.Sort(keys)
 		b.derived = keys
+	}
+}
+
+// keySet is a set of keys for the few derived values of one read value:
+// an array while it is small (no allocation per value read), a map past
+// that.
+type keySet struct {
+	n   int
+	arr [16]string
+	big map[string]bool
+}
+
+func (ks *keySet) has(k string) bool {
+	if ks.big != nil {
+		return ks.big[k]
+	}
+	return slices.Contains(ks.arr[:ks.n], k)
+}
+
+func (ks *keySet) add(k string) {
+	switch {
+	case ks.big != nil:
+		ks.big[k] = true
+	case ks.n < len(ks.arr):
+		ks.arr[ks.n] = k
+		ks.n++
+	default:
+		ks.big = make(map[string]bool, 2*ks.n)
+		for _, x := range ks.arr {
+			ks.big[x] = true
+		}
+		ks.big[k] = true
 	}
 }
 
