@@ -237,9 +237,20 @@ func (g *graph) unindex(n *node, dep Dependency) {
 	}
 }
 
-// dependents returns the nodes with a dependency that p's key satisfies
-// (and p's derived values, which depend on their base), sorted by key.
+// dependents returns the nodes with a dependency that p's key satisfies,
+// sorted by key. The result may be the index's own list (sorted in
+// place, when only dependencies on p's exact key are indexed): callers
+// read it before they change the graph, and never modify it.
 func (g *graph) dependents(p *node) []*node {
+	if len(g.prefixes) == 0 && len(g.selectors) == 0 {
+		// The common case costs no allocation: the list is sorted once
+		// and stays so until a dependent is added.
+		out := g.exact[p.key]
+		if !slices.IsSortedFunc(out, compareKeys) {
+			slices.SortFunc(out, compareKeys)
+		}
+		return out
+	}
 	out := slices.Clone(g.exact[p.key])
 	g.eachPrefixOf(p.key, func(e *prefixEntry) {
 		for n := range e.dependents {
@@ -255,9 +266,11 @@ func (g *graph) dependents(p *node) []*node {
 	if len(out) == 0 {
 		return nil
 	}
-	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, compareKeys)
 	return slices.Compact(out)
 }
+
+func compareKeys(a, b *node) int { return strings.Compare(a.key, b.key) }
 
 // selects tells whether a selector dependency of deps matches key.
 func selects(deps []Dependency, key string) bool {
