@@ -262,3 +262,31 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 		b.Fatalf("%d values in the southbound, want %d", got, n+n/5)
 	}
 }
+
+// BenchmarkCostSelectorDep changes one value whose dependency is an any-of
+// given by a key selector (a function, which no index can enumerate) on
+// the graphs of BenchmarkCostOneValueTxn; the selector matches one value.
+func BenchmarkCostSelectorDep(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			s, sb, _ := costGraph(b, n)
+			ctx := context.Background()
+			d := sb.descriptor("sel", "s/")
+			d.Dependencies = func(string, any) []kvscheduler.Dependency {
+				return []kvscheduler.Dependency{{Label: "v/35", AnyOf: kvscheduler.AnyOfDependency{
+					KeySelector: func(k string) bool { return k == "v/35" }}}}
+			}
+			if err := s.RegisterDescriptor(ctx, d); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				rec, err := s.StartNBTransaction().SetValue("s/0", i+1).Commit(ctx)
+				if err != nil || len(rec.Executed) != 1 || rec.Executed[0].NOOP {
+					b.Fatalf("%v %+v", err, rec.Executed)
+				}
+			}
+		})
+	}
+}

@@ -128,8 +128,23 @@ type graph struct {
 	// nodes depending on it and the nodes whose keys have it.
 	prefixes map[string]*prefixEntry
 	// selectors are the nodes with any-of dependencies given by selector
-	// functions; those cannot be indexed, so they are checked one by one.
+	// functions: a value's dependents are found by asking each of them.
 	selectors map[*node]struct{}
+	// matched are the selector dependencies indexed (see selectorMatches).
+	matched map[*selectorMatches]struct{}
+}
+
+// selectorMatches indexes one any-of dependency given by a key selector
+// (a function, which no index can enumerate): the nodes whose keys it
+// selects, filled by asking the selector about every node once, when the
+// dependency is indexed, and then about each node added. Finding the
+// providers of the dependency then costs what it matches instead of a
+// call of the selector per node of the graph. refs counts the indexings
+// of the dependency (the same dependencies are re-indexed as they are).
+type selectorMatches struct {
+	sel     func(string) bool
+	refs    int
+	members map[*node]struct{} // nil once no longer indexed
 }
 
 type prefixEntry struct {
@@ -139,7 +154,7 @@ type prefixEntry struct {
 
 func newGraph() *graph {
 	return &graph{nodes: map[string]*node{}, exact: map[string][]*node{},
-		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}}
+		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}, matched: map[*selectorMatches]struct{}{}}
 }
 
 // add inserts a new node for key.
@@ -147,6 +162,11 @@ func (g *graph) add(key string) *node {
 	n := &node{key: key}
 	g.nodes[key] = n
 	g.eachPrefixOf(key, func(e *prefixEntry) { e.members[n] = struct{}{} })
+	for sm := range g.matched {
+		if sm.sel(key) {
+			sm.members[n] = struct{}{}
+		}
+	}
 	return n
 }
 
@@ -154,6 +174,9 @@ func (g *graph) add(key string) *node {
 func (g *graph) remove(n *node) {
 	g.setDeps(n, nil, nil)
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
+	for sm := range g.matched {
+		delete(sm.members, n)
+	}
 	delete(g.nodes, n.key)
 }
 
@@ -192,6 +215,10 @@ func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
 				delete(g.prefixes, p)
 			}
 		}
+		if sm := dep.matches; sm != nil && sm.refs == 0 && sm.members != nil {
+			delete(g.matched, sm)
+			sm.members = nil
+		}
 	}
 }
 
@@ -219,6 +246,18 @@ func (g *graph) index(n *node, dep Dependency) {
 	}
 	if dep.AnyOf.KeySelector != nil {
 		g.selectors[n] = struct{}{}
+		if sm := dep.matches; sm != nil {
+			if sm.members == nil {
+				sm.members = map[*node]struct{}{}
+				for k, m := range g.nodes {
+					if sm.sel(k) {
+						sm.members[m] = struct{}{}
+					}
+				}
+				g.matched[sm] = struct{}{}
+			}
+			sm.refs++
+		}
 	}
 }
 
@@ -234,6 +273,9 @@ func (g *graph) unindex(n *node, dep Dependency) {
 	}
 	if dep.AnyOf.KeySelector != nil {
 		delete(g.selectors, n)
+		if sm := dep.matches; sm != nil && sm.refs > 0 {
+			sm.refs--
+		}
 	}
 }
 
@@ -275,7 +317,7 @@ func compareKeys(a, b *node) int { return strings.Compare(a.key, b.key) }
 // selects tells whether a selector dependency of deps matches key.
 func selects(deps []Dependency, key string) bool {
 	for _, dep := range deps {
-		if dep.AnyOf.KeySelector != nil && dep.matches(key) {
+		if dep.AnyOf.KeySelector != nil && dep.matchesKey(key) {
 			return true
 		}
 	}
@@ -301,6 +343,16 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 		}
 	}
 	if dep.AnyOf.KeySelector != nil {
+		if sm := dep.matches; sm != nil && sm.members != nil {
+			for p := range sm.members {
+				if !f(p) {
+					return
+				}
+			}
+			return
+		}
+		// Not indexed (dependencies computed for a question only): every
+		// node is asked.
 		for k, p := range g.nodes {
 			if dep.AnyOf.KeySelector(k) && !f(p) {
 				return
