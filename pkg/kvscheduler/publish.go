@@ -32,7 +32,7 @@ func (s *Scheduler) publish() []statusChange {
 		v  *pubValue
 	}
 	entries := make([]entry, 0, len(s.dirtyNodes))
-	var sc statusScratch
+	sc := &s.scratch
 	for _, n := range s.dirtyNodes {
 		n.dirty = false
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
@@ -44,7 +44,7 @@ func (s *Scheduler) publish() []statusChange {
 		// Built in scratch buffers and compared with the published status
 		// first: an unchanged status (most of those a resync touches)
 		// stays as it is, and costs no allocation.
-		st := w.statusInto(n, &sc)
+		st := w.statusInto(n, sc)
 		if n.pub != nil && n.pub.sameRecorded(st) {
 			st = n.pub
 		} else {

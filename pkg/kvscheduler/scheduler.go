@@ -41,6 +41,8 @@ type Scheduler struct {
 	dirtyNodes []*node
 	// waiters are, per key, the values whose delete waits for it to go.
 	waiters map[string][]*node
+	// scratch holds the buffers statuses are built in (see publish).
+	scratch statusScratch
 
 	// Readable by anyone.
 	smu      sync.RWMutex
