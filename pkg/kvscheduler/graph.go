@@ -196,6 +196,12 @@ func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
 // setDeps replaces the indexed dependencies of n: those of the value it
 // wants and, when different, those of the value in the southbound.
 func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
+	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps, sbDeps) {
+		// Dependencies asked again for an equal value are indexed as they
+		// are: a resync re-asks every value it touches.
+		n.deps, n.sbDeps = deps, sbDeps
+		return
+	}
 	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
 	for _, dep := range old {
 		g.unindex(n, dep)
@@ -220,6 +226,24 @@ func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
 			sm.members = nil
 		}
 	}
+}
+
+// sameIndexed tells whether two lists of dependencies are indexed the
+// same: the same keys and prefixes, and the same selector indexes (a
+// selector is a function: only the very same dependency is the same).
+func sameIndexed(a, b []Dependency) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || !slices.Equal(x.AnyOf.KeyPrefixes, y.AnyOf.KeyPrefixes) ||
+			(x.AnyOf.KeySelector != nil) != (y.AnyOf.KeySelector != nil) ||
+			x.AnyOf.KeySelector != nil && x.matches != y.matches {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *graph) index(n *node, dep Dependency) {
