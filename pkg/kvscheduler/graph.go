@@ -85,6 +85,8 @@ type node struct {
 	// that publishing a node does not look its key up in those maps.
 	dirty    bool
 	pub, rec *ValueStatus
+	// readGen marks the value as reported by a read (see readMarks).
+	readGen uint64
 }
 
 // update is a request for a base value: the transaction that made it,

@@ -71,7 +71,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			s.markUnread(w.rec, d, err)
 			continue
 		}
-		seen := make(map[string]bool, len(got))
+		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
 			if s.retrievedOK(w, d, kv, seen) {
@@ -79,7 +79,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		for _, n := range byDesc[d] {
-			if !seen[n.key] && s.g.nodes[n.key] == n {
+			if !seen.hasNode(n) && s.g.nodes[n.key] == n {
 				missing = s.unreported(w, n, missing)
 			}
 		}
@@ -89,14 +89,14 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 
 // retrievedOK checks a retrieved value: a key of the descriptor, read once,
 // with a value.
-func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool) bool {
+func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks) bool {
 	var why string
 	switch {
 	case kv.Key == "":
 		why = "empty key"
 	case kv.Value == nil:
 		why = "nil value"
-	case seen[kv.Key]:
+	case seen.has(kv.Key):
 		why = "retrieved twice"
 	case !d.selects(kv.Key):
 		why = "key not selected by the descriptor"
@@ -113,12 +113,12 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 // retrieved without one is, in this order: as requested, that of its
 // correlate entry (in the first full resync, the transaction's values are
 // the northbound's), the descriptor's NBKeyPrefix, else the southbound.
-func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool, correlate *correlation) {
+func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks, correlate *correlation) {
 	n := s.g.nodes[kv.Key]
 	if n == nil {
 		n = s.newNode(kv.Key)
 	}
-	seen[kv.Key] = true
+	seen.add(n)
 	if n.base == "" {
 		switch {
 		case kv.Origin != UnknownOrigin:
@@ -173,7 +173,7 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 						cn = s.newNode(c.Key)
 					}
 					cn.base, cn.origin = b.key, b.origin
-					seen[c.Key] = true
+					seen.add(cn)
 					// A derived value its own descriptor reads back is
 					// known from that read; the others exist with their
 					// base, unless the scheduler knows better: they do not
@@ -213,6 +213,29 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		b.derived = keys
 	}
 }
+
+// readMarks records the keys one read (one descriptor's Retrieve)
+// reported, as a mark on their nodes: a resync that reads every value
+// builds no set of keys. Every key reported has a node (refreshValue
+// makes one), and nodes leave the graph only after the transaction.
+type readMarks struct {
+	g   *graph
+	gen uint64
+}
+
+// newRead starts the marks of a read.
+func (s *Scheduler) newRead() readMarks {
+	s.readGen++
+	return readMarks{g: s.g, gen: s.readGen}
+}
+
+func (r readMarks) has(key string) bool {
+	n := r.g.nodes[key]
+	return n != nil && n.readGen == r.gen
+}
+
+func (r readMarks) hasNode(n *node) bool { return n.readGen == r.gen }
+func (r readMarks) add(n *node)          { n.readGen = r.gen }
 
 // keySet is a set of keys for the few derived values of one read value:
 // an array while it is small (no allocation per value read), a map past
@@ -450,16 +473,16 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			onErr(d, err)
 			continue
 		}
-		seen := make(map[string]bool, len(ks))
+		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
-			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen[kv.Key] {
+			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
 				continue // not asked for: left alone
 			}
 			s.refreshValue(w, d, kv, seen, corr)
 		}
 		for _, k := range ks {
-			if n := s.g.nodes[k]; n != nil && !seen[k] && n.d == d {
+			if n := s.g.nodes[k]; n != nil && !seen.hasNode(n) && n.d == d {
 				if announce {
 					missing = s.unreported(w, n, missing)
 				} else if n.exists() || n.avail {

@@ -43,6 +43,8 @@ type Scheduler struct {
 	waiters map[string][]*node
 	// scratch holds the buffers statuses are built in (see publish).
 	scratch statusScratch
+	// readGen numbers the reads of descriptors (see readMarks).
+	readGen uint64
 
 	// Readable by anyone.
 	smu      sync.RWMutex
