@@ -263,30 +263,49 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 	}
 }
 
-// BenchmarkCostSelectorDep changes one value whose dependency is an any-of
-// given by a key selector (a function, which no index can enumerate) on
-// the graphs of BenchmarkCostOneValueTxn; the selector matches one value.
+// BenchmarkCostSelectorDep measures an any-of dependency given by a key
+// selector (a function, which no index can enumerate), on the graphs of
+// BenchmarkCostOneValueTxn plus one value s/0 whose selector matches v/35
+// only. "dependent" changes s/0 (its dependencies, and so its selector,
+// are new); "provider" deletes v/35 and creates it again, every other
+// transaction, so that s/0 is deleted into PENDING and created again.
 func BenchmarkCostSelectorDep(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			s, sb, _ := costGraph(b, n)
-			ctx := context.Background()
-			d := sb.descriptor("sel", "s/")
-			d.Dependencies = func(string, any) []kvscheduler.Dependency {
-				return []kvscheduler.Dependency{{Label: "v/35", AnyOf: kvscheduler.AnyOfDependency{
-					KeySelector: func(k string) bool { return k == "v/35" }}}}
-			}
-			if err := s.RegisterDescriptor(ctx, d); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				rec, err := s.StartNBTransaction().SetValue("s/0", i+1).Commit(ctx)
-				if err != nil || len(rec.Executed) != 1 || rec.Executed[0].NOOP {
-					b.Fatalf("%v %+v", err, rec.Executed)
+		for _, what := range []string{"dependent", "provider"} {
+			b.Run(fmt.Sprintf("%s/N=%d", what, n), func(b *testing.B) {
+				s, sb, vals := costGraph(b, n)
+				ctx := context.Background()
+				d := sb.descriptor("sel", "s/")
+				d.Dependencies = func(string, any) []kvscheduler.Dependency {
+					return []kvscheduler.Dependency{{Label: "v/35", AnyOf: kvscheduler.AnyOfDependency{
+						KeySelector: func(k string) bool { return k == "v/35" }}}}
 				}
-			}
-		})
+				if err := s.RegisterDescriptor(ctx, d); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.StartNBTransaction().SetValue("s/0", 0).Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					txn := s.StartNBTransaction()
+					switch {
+					case what == "dependent":
+						txn.SetValue("s/0", i+1)
+					case i%2 == 0:
+						txn.SetValue("v/35", nil)
+					default:
+						txn.SetValue("v/35", vals["v/35"])
+					}
+					rec, err := txn.Commit(ctx)
+					if err != nil || !slices.ContainsFunc(rec.Executed, func(op kvscheduler.RecordedOp) bool {
+						return op.Key == "s/0" && !op.NOOP
+					}) {
+						b.Fatalf("%v %+v", err, rec.Executed)
+					}
+				}
+			})
+		}
 	}
 }
