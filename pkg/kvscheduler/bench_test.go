@@ -38,6 +38,7 @@ func BenchmarkTransaction1000(b *testing.B) {
 		keys[i] = fmt.Sprintf("v/%d", i)
 	}
 	ctx := context.Background()
+	var cpu cpuMeter
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -52,7 +53,9 @@ func BenchmarkTransaction1000(b *testing.B) {
 			txn.SetValue(keys[i], i)
 		}
 		b.StartTimer()
+		cpu.begin()
 		rec, err := txn.Commit(ctx)
+		cpu.end()
 		if err != nil || len(rec.Executed) != 2*n {
 			b.Fatalf("%v %d", err, len(rec.Executed))
 		}
@@ -60,4 +63,5 @@ func BenchmarkTransaction1000(b *testing.B) {
 		_ = s.Close()
 		b.StartTimer()
 	}
+	cpu.report(b)
 }

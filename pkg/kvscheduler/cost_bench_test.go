@@ -166,8 +166,10 @@ func BenchmarkCostOneValueTxn(b *testing.B) {
 func BenchmarkCostTxn1000Of10k(b *testing.B) {
 	s, _, vals := costGraph(b, 10_000)
 	ctx := context.Background()
+	var cpu cpuMeter
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu.begin()
 	for i := 0; b.Loop(); i++ {
 		txn := s.StartNBTransaction()
 		for j := 0; j < 10_000; j += 10 {
@@ -180,6 +182,8 @@ func BenchmarkCostTxn1000Of10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.end()
+	cpu.report(b)
 }
 
 // BenchmarkCostChain10kHeadChange changes the head of a chain of 10,000
@@ -234,8 +238,10 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 	s, sb, vals := costGraph(b, n)
 	ctx := context.Background()
 	keys := slices.Sorted(maps.Keys(vals))
+	var cpu cpuMeter
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu.begin()
 	for b.Loop() {
 		txn := s.StartNBTransaction().WithResync(kvscheduler.FullResync)
 		for _, k := range keys {
@@ -250,7 +256,56 @@ func BenchmarkCostFullResync100kInSync(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.end()
+	cpu.report(b)
 	if got := len(sb.values); got != n+n/5 {
 		b.Fatalf("%d values in the southbound, want %d", got, n+n/5)
+	}
+}
+
+// BenchmarkCostSelectorDep measures an any-of dependency given by a key
+// selector (a function, which no index can enumerate), on the graphs of
+// BenchmarkCostOneValueTxn plus one value s/0 whose selector matches v/35
+// only. "dependent" changes s/0 (its dependencies, and so its selector,
+// are new); "provider" deletes v/35 and creates it again, every other
+// transaction, so that s/0 is deleted into PENDING and created again.
+func BenchmarkCostSelectorDep(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, what := range []string{"dependent", "provider"} {
+			b.Run(fmt.Sprintf("%s/N=%d", what, n), func(b *testing.B) {
+				s, sb, vals := costGraph(b, n)
+				ctx := context.Background()
+				d := sb.descriptor("sel", "s/")
+				d.Dependencies = func(string, any) []kvscheduler.Dependency {
+					return []kvscheduler.Dependency{{Label: "v/35", AnyOf: kvscheduler.AnyOfDependency{
+						KeySelector: func(k string) bool { return k == "v/35" }}}}
+				}
+				if err := s.RegisterDescriptor(ctx, d); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.StartNBTransaction().SetValue("s/0", 0).Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					txn := s.StartNBTransaction()
+					switch {
+					case what == "dependent":
+						txn.SetValue("s/0", i+1)
+					case i%2 == 0:
+						txn.SetValue("v/35", nil)
+					default:
+						txn.SetValue("v/35", vals["v/35"])
+					}
+					rec, err := txn.Commit(ctx)
+					if err != nil || !slices.ContainsFunc(rec.Executed, func(op kvscheduler.RecordedOp) bool {
+						return op.Key == "s/0" && !op.NOOP
+					}) {
+						b.Fatalf("%v %+v", err, rec.Executed)
+					}
+				}
+			})
+		}
 	}
 }

@@ -232,7 +232,7 @@ func (w *walker) stillNeeded(n *node) string {
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {
-			if dep.matches(n.key) && !w.depMet(m, dep, nil) {
+			if dep.matchesKey(n.key) && !w.depMet(m, dep, nil) {
 				return m.key
 			}
 		}

@@ -208,3 +208,41 @@ func TestDumpValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectorIndexFollowsNodesAndValues: the keys a selector dependency
+// matches are indexed when the dependency is computed and kept up to date
+// as values come and go; a new value of the dependent, with a new
+// selector, is matched afresh (not against the old selector's keys).
+func TestSelectorIndexFollowsNodesAndValues(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	b := sb.Descriptor("b", "b/")
+	b.Dependencies = func(_ string, v any) []kvscheduler.Dependency {
+		want := "a/" + strings.TrimPrefix(v.(string), "on ") // "on 1" needs a/1
+		return []kvscheduler.Dependency{{Label: want, AnyOf: kvscheduler.AnyOfDependency{
+			KeySelector: func(k string) bool { return k == want }}}}
+	}
+	register(t, s, sb.Descriptor("a", "a/"), b)
+	mustSet(t, s, "a/1", "x", "b/1", "on 1")
+	wantState(t, s, "b/1", kvscheduler.Configured)
+	// The provider goes (its node leaves the graph) and comes back.
+	mustSet(t, s, "a/1", nil)
+	wantState(t, s, "b/1", kvscheduler.Pending)
+	mustSet(t, s, "a/1", "y")
+	wantState(t, s, "b/1", kvscheduler.Configured)
+	// A new value needs a/2, which does not exist: a/1 no longer counts.
+	mustSet(t, s, "b/1", "on 2")
+	if st := wantState(t, s, "b/1", kvscheduler.Pending); len(st.Dependencies) != 1 || st.Dependencies[0].Met ||
+		len(st.Dependencies[0].Keys) != 0 {
+		t.Fatalf("dependencies %+v", st.Dependencies)
+	}
+	mustSet(t, s, "a/2", "z")
+	if st := wantState(t, s, "b/1", kvscheduler.Configured); !reflect.DeepEqual(st.Dependencies[0].Keys, []string{"a/2"}) {
+		t.Fatalf("dependencies %+v", st.Dependencies)
+	}
+	// Its provider deleted, b/1 goes first.
+	sb.ResetOps()
+	mustSet(t, s, "a/2", nil)
+	wantOps(t, sb, "delete b/1", "delete a/2")
+	wantState(t, s, "b/1", kvscheduler.Pending)
+}

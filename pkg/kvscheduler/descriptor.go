@@ -50,16 +50,27 @@ type Dependency struct {
 	Key string
 	// AnyOf is used when Key is empty.
 	AnyOf AnyOfDependency
+
+	// matches indexes the keys AnyOf.KeySelector selects, once the
+	// scheduler has asked the descriptor for the dependency (see
+	// selectorMatches).
+	matches *selectorMatches
 }
 
 // AnyOfDependency is satisfied by any existing key matching a prefix or the
 // selector.
+//
+// KeySelector must give the same answer for a key every time: the
+// scheduler asks it about every key once when it gets the dependency (a
+// value's dependencies are asked again only when the value changes) and
+// about each key added later, and remembers the keys it selects. Prefixes
+// cost less: they are indexed for all dependencies at once.
 type AnyOfDependency struct {
 	KeyPrefixes []string
 	KeySelector func(key string) bool
 }
 
-func (d Dependency) matches(key string) bool {
+func (d Dependency) matchesKey(key string) bool {
 	if d.Key != "" {
 		return key == d.Key
 	}

@@ -46,7 +46,9 @@
 // A transaction costs what it reaches: the values it sets, their derived
 // values and the dependents whose dependencies they meet or unmet, each
 // with a few map lookups (dependents are indexed by exact key and by
-// any-of prefix; any-of selectors are checked one by one). Statuses,
+// any-of prefix; the keys an any-of selector matches are indexed when
+// the dependency is computed, at the cost of one call of the selector per
+// value in the graph). Statuses,
 // value dumps and the history are updated for the keys it touched only.
 // Resyncs read and walk everything, and a value waiting on values that
 // wait themselves searches them for a cycle.

@@ -78,6 +78,15 @@ type node struct {
 	// from being deleted (with delReason, the delete to do once it goes).
 	waitsOn   string
 	delReason delReason
+
+	// dirty is set while the node is listed in the scheduler's dirty
+	// nodes; pub and rec are its status as published (in the statuses)
+	// and as recorded (in the history's current statuses), kept here so
+	// that publishing a node does not look its key up in those maps.
+	dirty    bool
+	pub, rec *ValueStatus
+	// readGen marks the value as reported by a read (see readMarks).
+	readGen uint64
 }
 
 // update is a request for a base value: the transaction that made it,
@@ -121,8 +130,23 @@ type graph struct {
 	// nodes depending on it and the nodes whose keys have it.
 	prefixes map[string]*prefixEntry
 	// selectors are the nodes with any-of dependencies given by selector
-	// functions; those cannot be indexed, so they are checked one by one.
+	// functions: a value's dependents are found by asking each of them.
 	selectors map[*node]struct{}
+	// matched are the selector dependencies indexed (see selectorMatches).
+	matched map[*selectorMatches]struct{}
+}
+
+// selectorMatches indexes one any-of dependency given by a key selector
+// (a function, which no index can enumerate): the nodes whose keys it
+// selects, filled by asking the selector about every node once, when the
+// dependency is indexed, and then about each node added. Finding the
+// providers of the dependency then costs what it matches instead of a
+// call of the selector per node of the graph. refs counts the indexings
+// of the dependency (the same dependencies are re-indexed as they are).
+type selectorMatches struct {
+	sel     func(string) bool
+	refs    int
+	members map[*node]struct{} // nil once no longer indexed
 }
 
 type prefixEntry struct {
@@ -132,7 +156,7 @@ type prefixEntry struct {
 
 func newGraph() *graph {
 	return &graph{nodes: map[string]*node{}, exact: map[string][]*node{},
-		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}}
+		prefixes: map[string]*prefixEntry{}, selectors: map[*node]struct{}{}, matched: map[*selectorMatches]struct{}{}}
 }
 
 // add inserts a new node for key.
@@ -140,6 +164,11 @@ func (g *graph) add(key string) *node {
 	n := &node{key: key}
 	g.nodes[key] = n
 	g.eachPrefixOf(key, func(e *prefixEntry) { e.members[n] = struct{}{} })
+	for sm := range g.matched {
+		if sm.sel(key) {
+			sm.members[n] = struct{}{}
+		}
+	}
 	return n
 }
 
@@ -147,6 +176,9 @@ func (g *graph) add(key string) *node {
 func (g *graph) remove(n *node) {
 	g.setDeps(n, nil, nil)
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
+	for sm := range g.matched {
+		delete(sm.members, n)
+	}
 	delete(g.nodes, n.key)
 }
 
@@ -166,6 +198,12 @@ func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
 // setDeps replaces the indexed dependencies of n: those of the value it
 // wants and, when different, those of the value in the southbound.
 func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
+	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps, sbDeps) {
+		// Dependencies asked again for an equal value are indexed as they
+		// are: a resync re-asks every value it touches.
+		n.deps, n.sbDeps = deps, sbDeps
+		return
+	}
 	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
 	for _, dep := range old {
 		g.unindex(n, dep)
@@ -185,7 +223,29 @@ func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
 				delete(g.prefixes, p)
 			}
 		}
+		if sm := dep.matches; sm != nil && sm.refs == 0 && sm.members != nil {
+			delete(g.matched, sm)
+			sm.members = nil
+		}
 	}
+}
+
+// sameIndexed tells whether two lists of dependencies are indexed the
+// same: the same keys and prefixes, and the same selector indexes (a
+// selector is a function: only the very same dependency is the same).
+func sameIndexed(a, b []Dependency) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || !slices.Equal(x.AnyOf.KeyPrefixes, y.AnyOf.KeyPrefixes) ||
+			(x.AnyOf.KeySelector != nil) != (y.AnyOf.KeySelector != nil) ||
+			x.AnyOf.KeySelector != nil && x.matches != y.matches {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *graph) index(n *node, dep Dependency) {
@@ -212,6 +272,18 @@ func (g *graph) index(n *node, dep Dependency) {
 	}
 	if dep.AnyOf.KeySelector != nil {
 		g.selectors[n] = struct{}{}
+		if sm := dep.matches; sm != nil {
+			if sm.members == nil {
+				sm.members = map[*node]struct{}{}
+				for k, m := range g.nodes {
+					if sm.sel(k) {
+						sm.members[m] = struct{}{}
+					}
+				}
+				g.matched[sm] = struct{}{}
+			}
+			sm.refs++
+		}
 	}
 }
 
@@ -227,12 +299,26 @@ func (g *graph) unindex(n *node, dep Dependency) {
 	}
 	if dep.AnyOf.KeySelector != nil {
 		delete(g.selectors, n)
+		if sm := dep.matches; sm != nil && sm.refs > 0 {
+			sm.refs--
+		}
 	}
 }
 
-// dependents returns the nodes with a dependency that p's key satisfies
-// (and p's derived values, which depend on their base), sorted by key.
+// dependents returns the nodes with a dependency that p's key satisfies,
+// sorted by key. The result may be the index's own list (sorted in
+// place, when only dependencies on p's exact key are indexed): callers
+// read it before they change the graph, and never modify it.
 func (g *graph) dependents(p *node) []*node {
+	if len(g.prefixes) == 0 && len(g.selectors) == 0 {
+		// The common case costs no allocation: the list is sorted once
+		// and stays so until a dependent is added.
+		out := g.exact[p.key]
+		if !slices.IsSortedFunc(out, compareKeys) {
+			slices.SortFunc(out, compareKeys)
+		}
+		return out
+	}
 	out := slices.Clone(g.exact[p.key])
 	g.eachPrefixOf(p.key, func(e *prefixEntry) {
 		for n := range e.dependents {
@@ -248,14 +334,16 @@ func (g *graph) dependents(p *node) []*node {
 	if len(out) == 0 {
 		return nil
 	}
-	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, compareKeys)
 	return slices.Compact(out)
 }
+
+func compareKeys(a, b *node) int { return strings.Compare(a.key, b.key) }
 
 // selects tells whether a selector dependency of deps matches key.
 func selects(deps []Dependency, key string) bool {
 	for _, dep := range deps {
-		if dep.AnyOf.KeySelector != nil && dep.matches(key) {
+		if dep.AnyOf.KeySelector != nil && dep.matchesKey(key) {
 			return true
 		}
 	}
@@ -281,6 +369,16 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 		}
 	}
 	if dep.AnyOf.KeySelector != nil {
+		if sm := dep.matches; sm != nil && sm.members != nil {
+			for p := range sm.members {
+				if !f(p) {
+					return
+				}
+			}
+			return
+		}
+		// Not indexed (dependencies computed for a question only): every
+		// node is asked.
 		for k, p := range g.nodes {
 			if dep.AnyOf.KeySelector(k) && !f(p) {
 				return

@@ -51,6 +51,7 @@ func callDeps(d *regDescriptor, key string, v any) (out []Dependency, err error)
 				out, cloned = slices.Clone(out), true
 			}
 			out[i].AnyOf.KeySelector = func(k string) bool { return safeSelect(sel, k) }
+			out[i].matches = &selectorMatches{sel: out[i].AnyOf.KeySelector}
 		}
 	}
 	return out, err

@@ -197,6 +197,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	var undos []undo
 	w.later = make(map[string]bool, len(values))
+	if len(w.applied) == 0 {
+		w.applied = make(map[string]bool, len(values))
+	}
 	for _, v := range values {
 		w.later[v.key] = true
 	}
@@ -308,14 +311,17 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 	req := func(v any) *update { return &update{value: v, seq: seq, retry: t.retry, revert: t.revert} }
 	switch t.resync {
 	case NoResync, FullResync, UpstreamResync:
-		named := make(map[string]bool, len(t.values))
-		for _, kv := range t.values {
-			named[kv.Key] = true
-			out = append(out, txnValue{kv.Key, kv.Value, req(kv.Value)})
+		out = make([]txnValue, 0, len(t.values))
+		// The requests are allocated together: a transaction's values are
+		// one allocation, not one each.
+		reqs := make([]update, len(t.values))
+		for i, kv := range t.values {
+			reqs[i] = update{value: kv.Value, seq: seq, retry: t.retry, revert: t.revert}
+			out = append(out, txnValue{kv.Key, kv.Value, &reqs[i]})
 		}
 		if t.resync != NoResync {
 			for k, n := range s.g.nodes {
-				if !named[k] && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
+				if _, named := t.index[k]; !named && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
 					out = append(out, txnValue{k, nil, req(nil)})
 				}
 			}
@@ -347,7 +353,6 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b txnValue) int { return strings.Compare(a.key, b.key) })
 	group := func(v txnValue) int {
 		n := s.g.nodes[v.key]
 		switch {
@@ -355,24 +360,33 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 			return 0
 		case n == nil || !n.exists():
 			return 2
-		case n.d != nil && !n.implicit() && !safeEqual(n.d, n.key, n.sb, v.value) &&
-			(n.d.Update == nil || n.d.UpdateWithRecreate != nil && (&walker{s: s}).needsRecreate(n, v.value)):
+		// The comparison is asked only of descriptors for which a change
+		// is a re-create: for the others its answer does not matter.
+		case n.d != nil && !n.implicit() && (n.d.Update == nil || n.d.UpdateWithRecreate != nil) &&
+			!safeEqual(n.d, n.key, n.sb, v.value) &&
+			(n.d.Update == nil || (&walker{s: s}).needsRecreate(n, v.value)):
 			return 1
 		}
 		return 3
 	}
-	groups := make([]int, len(out))
+	// Sorted by group, then key: one sort of (group, index) pairs.
+	type entry struct {
+		group int
+		i     int
+	}
+	idx := make([]entry, len(out))
 	for i, v := range out {
-		groups[i] = group(v)
+		idx[i] = entry{group(v), i}
 	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return groups[a] - groups[b] })
+	slices.SortFunc(idx, func(a, b entry) int {
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		return strings.Compare(out[a.i].key, out[b.i].key)
+	})
 	sorted := make([]txnValue, len(out))
-	for i, j := range idx {
-		sorted[i] = out[j]
+	for i, e := range idx {
+		sorted[i] = out[e.i]
 	}
 	return sorted
 }
@@ -417,9 +431,6 @@ func (s *Scheduler) reserve(n int) {
 	if len(s.g.nodes) == 0 {
 		s.g.nodes = make(map[string]*node, 2*n)
 	}
-	if len(s.dirtyKeys) == 0 {
-		s.dirtyKeys = make(map[string]struct{}, 2*n)
-	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {
 		s.statuses, s.views = make(map[string]*ValueStatus, 2*n), make(map[string]*pubValue, 2*n)
@@ -459,8 +470,13 @@ func (s *Scheduler) setMetadata(n *node, md any) {
 	}
 }
 
-func (s *Scheduler) dirty(k string) {
-	s.dirtyKeys[k] = struct{}{}
+// dirty marks n's status as to be published (again) at the end of the
+// transaction.
+func (s *Scheduler) dirty(n *node) {
+	if !n.dirty {
+		n.dirty = true
+		s.dirtyNodes = append(s.dirtyNodes, n)
+	}
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

@@ -27,25 +27,32 @@ type pubValue struct {
 func (s *Scheduler) publish() []statusChange {
 	w := &walker{s: s, g: s.g, seq: s.seq}
 	type entry struct {
-		key string
-		st  *ValueStatus
-		v   *pubValue
+		n  *node
+		st *ValueStatus // nil: the node is dropped
+		v  *pubValue
 	}
-	entries := make([]entry, 0, len(s.dirtyKeys))
-	for k := range s.dirtyKeys {
-		n := s.g.nodes[k]
-		if n != nil && n.want == nil && !n.exists() && !n.avail && !n.blocked {
+	entries := make([]entry, 0, len(s.dirtyNodes))
+	sc := &s.scratch
+	for _, n := range s.dirtyNodes {
+		n.dirty = false
+		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
-			n = nil
-		}
-		if n == nil {
-			entries = append(entries, entry{key: k})
+			entries = append(entries, entry{n: n})
 			continue
 		}
-		entries = append(entries, entry{key: k, st: w.status(n), v: value(n)})
+		// Built in scratch buffers and compared with the published status
+		// first: an unchanged status (most of those a resync touches)
+		// stays as it is, and costs no allocation.
+		st := w.statusInto(n, sc)
+		if n.pub != nil && n.pub.sameRecorded(st) {
+			st = n.pub
+		} else {
+			st = sc.own()
+		}
+		entries = append(entries, entry{n: n, st: st, v: value(n)})
 	}
-	s.dirtyKeys = emptied(s.dirtyKeys)
+	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
 	var changes []statusChange
 	s.smu.Lock()
@@ -53,23 +60,23 @@ func (s *Scheduler) publish() []statusChange {
 	var changed []ValueStatus
 	for i := range entries {
 		e := &entries[i]
-		old := s.statuses[e.key]
+		key := e.n.key
+		old := e.n.pub // s.statuses[key]
 		switch {
 		case e.st == nil:
 			if old != nil {
-				delete(s.statuses, e.key)
-				delete(s.views, e.key)
+				delete(s.statuses, key)
+				delete(s.views, key)
 				if watched {
-					changed = append(changed, ValueStatus{Key: e.key, State: Removed, LastOp: old.LastOp,
+					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 				}
 			}
 		default:
-			s.views[e.key] = e.v
-			if old != nil && old.sameRecorded(e.st) {
-				e.st = old // unchanged: the published one stays
-			} else {
-				s.statuses[e.key] = e.st
+			s.views[key] = e.v
+			if e.st != old { // else unchanged: the published one stays
+				s.statuses[key] = e.st
+				e.n.pub = e.st
 				if watched {
 					changed = append(changed, *e.st)
 				}
@@ -78,9 +85,10 @@ func (s *Scheduler) publish() []statusChange {
 		if !recorded {
 			continue
 		}
-		before := s.hist.cur[e.key] // written only by this goroutine
+		before := e.n.rec // s.hist.cur[key], written only by this goroutine
 		if before != e.st && (before == nil || e.st == nil || !before.sameRecorded(e.st)) {
-			changes = append(changes, statusChange{key: e.key, before: before, after: e.st})
+			changes = append(changes, statusChange{key: key, before: before, after: e.st})
+			e.n.rec = e.st
 		}
 	}
 	for w := range s.watches {
@@ -92,15 +100,15 @@ func (s *Scheduler) publish() []statusChange {
 	return changes
 }
 
-// emptied returns m empty. A map keeps the room it once grew to, and
-// ranging over it costs that room: after a large transaction, the next
-// small ones would pay for it, so a large map is replaced.
-func emptied(m map[string]struct{}) map[string]struct{} {
-	if len(m) >= 256 {
-		return map[string]struct{}{}
+// emptied returns the list of dirty nodes empty. The nodes are cleared
+// from it so that it does not keep removed ones alive, and a large list
+// is dropped: after a large transaction, the room would stay taken.
+func emptied(ns []*node) []*node {
+	if cap(ns) >= 4096 {
+		return nil
 	}
-	clear(m)
-	return m
+	clear(ns)
+	return ns[:0]
 }
 
 // announce publishes intermediate statuses (MISSING values found by a
@@ -119,15 +127,66 @@ func (s *Scheduler) announce(keys []string) {
 		}
 		st := w.status(n)
 		s.statuses[k] = st
+		n.pub = st
 		for wt := range s.watches {
 			wt.push(*st)
 		}
 	}
 }
 
+// statusScratch holds the buffers a status is built in: a ValueStatus and
+// the backing arrays of its slices, reused from one value to the next.
+// own copies the status out of them once it is to be published.
+type statusScratch struct {
+	st   ValueStatus
+	deps []DependencyStatus
+	strs []string
+}
+
+// own returns a copy of the status built in sc that shares nothing with
+// the buffers (nil slices stay nil): one allocation for the status, one
+// for its dependencies and one for all its strings.
+func (sc *statusScratch) own() *ValueStatus {
+	st := new(ValueStatus)
+	*st = sc.st
+	total := len(st.UnmetDependencies)
+	for _, d := range st.Dependencies {
+		total += len(d.Keys)
+	}
+	var strs []string
+	if total > 0 {
+		strs = make([]string, 0, total)
+	}
+	take := func(src []string) []string {
+		if src == nil {
+			return nil
+		}
+		from := len(strs)
+		strs = append(strs, src...)
+		return strs[from:len(strs):len(strs)]
+	}
+	st.UnmetDependencies = take(st.UnmetDependencies)
+	if sc.st.Dependencies != nil {
+		st.Dependencies = slices.Clone(sc.st.Dependencies)
+		for i := range st.Dependencies {
+			st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
+		}
+	}
+	return st
+}
+
 // status builds the status of n.
 func (w *walker) status(n *node) *ValueStatus {
-	st := &ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
+	var sc statusScratch
+	w.statusInto(n, &sc)
+	return sc.own()
+}
+
+// statusInto builds the status of n in sc's buffers (see statusScratch).
+func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
+	sc.deps, sc.strs = sc.deps[:0], sc.strs[:0]
+	st := &sc.st
+	*st = ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
 		Derived: n.base != "", BaseKey: n.base}
 	if n.d != nil {
 		st.Descriptor = n.d.Name
@@ -139,13 +198,13 @@ func (w *walker) status(n *node) *ValueStatus {
 		}
 	}
 	if st.State == Pending {
-		st.UnmetDependencies = w.unmet(n)
+		st.UnmetDependencies = w.unmet(n, sc)
 	}
 	// Dependencies are known for values whose dependencies the scheduler
 	// checks: not for values kept as they are (southbound-owned, blocked
 	// after a failure) nor for values rejected before the check.
 	if !n.implicit() && !n.blocked && n.state != Invalid && n.state != Unimplemented && n.state != Discovered {
-		st.Dependencies = w.depStatuses(n)
+		st.Dependencies = w.depStatuses(n, sc)
 	}
 	return st
 }

@@ -225,42 +225,52 @@ func (w *walker) inWaitingCycle(n *node) bool {
 }
 
 // unmet lists the labels of the dependencies of n that no existing value
-// satisfies, with its base if that does not exist.
-func (w *walker) unmet(n *node) []string {
-	var out []string
+// satisfies, with its base if that does not exist, appended to sc.strs
+// (nil when there are none).
+func (w *walker) unmet(n *node, sc *statusScratch) []string {
+	start := len(sc.strs)
 	if !w.baseAvail(n, nil) {
-		out = append(out, n.base)
+		sc.strs = append(sc.strs, n.base)
 	}
 	for _, dep := range n.deps {
 		if !w.depMet(n, dep, nil) {
-			out = append(out, dep.name())
+			sc.strs = append(sc.strs, dep.name())
 		}
 	}
-	return out
+	if len(sc.strs) == start {
+		return nil
+	}
+	return sc.strs[start:len(sc.strs):len(sc.strs)]
 }
 
 // depStatuses describes the declared dependencies of n: met or not, and
 // what satisfies them (any-of: the matching values that exist when met,
 // the matching values that wait themselves when not).
-func (w *walker) depStatuses(n *node) []DependencyStatus {
+//
+// They are built in sc's buffers: see statusScratch.
+func (w *walker) depStatuses(n *node, sc *statusScratch) []DependencyStatus {
 	if len(n.deps) == 0 {
 		return nil
 	}
-	out := make([]DependencyStatus, len(n.deps))
-	for i, dep := range n.deps {
+	start := len(sc.deps)
+	for _, dep := range n.deps {
 		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: w.depMet(n, dep, nil)}
+		from := len(sc.strs)
 		if dep.Key != "" {
-			ds.Keys = []string{dep.Key}
+			sc.strs = append(sc.strs, dep.Key)
 		} else {
 			w.g.providers(n, dep, func(p *node) bool {
 				if ds.Met && p.avail || !ds.Met && p.want != nil {
-					ds.Keys = append(ds.Keys, p.key)
+					sc.strs = append(sc.strs, p.key)
 				}
 				return true
 			})
+		}
+		if len(sc.strs) > from {
+			ds.Keys = sc.strs[from:len(sc.strs):len(sc.strs)]
 			slices.Sort(ds.Keys)
 		}
-		out[i] = ds
+		sc.deps = append(sc.deps, ds)
 	}
-	return out
+	return sc.deps[start:len(sc.deps):len(sc.deps)]
 }

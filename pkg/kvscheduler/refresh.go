@@ -19,7 +19,18 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		w.rec.Errors = append(w.rec.Errors, err)
 		return
 	}
-	byDesc := map[*regDescriptor][]*node{}
+	// The nodes of each descriptor, counted first so that each list is
+	// allocated once at its size (a resync lists every node).
+	count := map[*regDescriptor]int{}
+	for _, n := range s.g.nodes {
+		if n.d != nil {
+			count[n.d]++
+		}
+	}
+	byDesc := make(map[*regDescriptor][]*node, len(count))
+	for d, c := range count {
+		byDesc[d] = make([]*node, 0, c)
+	}
 	for _, n := range s.g.nodes {
 		if n.d != nil {
 			byDesc[n.d] = append(byDesc[n.d], n)
@@ -33,12 +44,20 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		}
 		var correlate []KVWithMetadata
 		if first {
+			c := 0
+			for _, kv := range txnValues {
+				if kv.Value != nil && d.selects(kv.Key) {
+					c++
+				}
+			}
+			correlate = make([]KVWithMetadata, 0, c)
 			for _, kv := range txnValues {
 				if kv.Value != nil && d.selects(kv.Key) {
 					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
 				}
 			}
 		} else {
+			correlate = make([]KVWithMetadata, 0, len(byDesc[d]))
 			for _, n := range byDesc[d] {
 				if n.avail && n.base == "" {
 					correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
@@ -53,7 +72,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			s.markUnread(w.rec, d, err)
 			continue
 		}
-		seen := make(map[string]bool, len(got))
+		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
 			if s.retrievedOK(w, d, kv, seen) {
@@ -61,7 +80,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		for _, n := range byDesc[d] {
-			if !seen[n.key] && s.g.nodes[n.key] == n {
+			if !seen.hasNode(n) && s.g.nodes[n.key] == n {
 				missing = s.unreported(w, n, missing)
 			}
 		}
@@ -71,14 +90,14 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 
 // retrievedOK checks a retrieved value: a key of the descriptor, read once,
 // with a value.
-func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool) bool {
+func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks) bool {
 	var why string
 	switch {
 	case kv.Key == "":
 		why = "empty key"
 	case kv.Value == nil:
 		why = "nil value"
-	case seen[kv.Key]:
+	case seen.has(kv.Key):
 		why = "retrieved twice"
 	case !d.selects(kv.Key):
 		why = "key not selected by the descriptor"
@@ -95,12 +114,12 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 // retrieved without one is, in this order: as requested, that of its
 // correlate entry (in the first full resync, the transaction's values are
 // the northbound's), the descriptor's NBKeyPrefix, else the southbound.
-func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen map[string]bool, correlate *correlation) {
+func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks, correlate *correlation) {
 	n := s.g.nodes[kv.Key]
 	if n == nil {
 		n = s.newNode(kv.Key)
 	}
-	seen[kv.Key] = true
+	seen.add(n)
 	if n.base == "" {
 		switch {
 		case kv.Origin != UnknownOrigin:
@@ -130,7 +149,8 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	// the same read (derived values that derive each other, a descriptor
 	// bug) is skipped, and the read is bounded as the walk is.
 	stack := []*node{n}
-	visited := map[string]bool{n.key: true}
+	var visited keySet
+	visited.add(n.key)
 	budget := 64 * (len(s.g.nodes) + 64)
 	for len(stack) > 0 {
 		if budget--; budget < 0 {
@@ -144,17 +164,17 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || visited[c.Key] || slices.Contains(b.removedDerived, c.Key) {
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived, c.Key) {
 						continue
 					}
-					visited[c.Key] = true
+					visited.add(c.Key)
 					cn := s.g.nodes[c.Key]
 					known := cn != nil && (!cn.exists() || cn.blocked)
 					if cn == nil {
 						cn = s.newNode(c.Key)
 					}
 					cn.base, cn.origin = b.key, b.origin
-					seen[c.Key] = true
+					seen.add(cn)
 					// A derived value its own descriptor reads back is
 					// known from that read; the others exist with their
 					// base, unless the scheduler knows better: they do not
@@ -195,6 +215,61 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 }
 
+// readMarks records the keys one read (one descriptor's Retrieve)
+// reported, as a mark on their nodes: a resync that reads every value
+// builds no set of keys. Every key reported has a node (refreshValue
+// makes one), and nodes leave the graph only after the transaction.
+type readMarks struct {
+	g   *graph
+	gen uint64
+}
+
+// newRead starts the marks of a read.
+func (s *Scheduler) newRead() readMarks {
+	s.readGen++
+	return readMarks{g: s.g, gen: s.readGen}
+}
+
+func (r readMarks) has(key string) bool {
+	n := r.g.nodes[key]
+	return n != nil && n.readGen == r.gen
+}
+
+func (r readMarks) hasNode(n *node) bool { return n.readGen == r.gen }
+func (r readMarks) add(n *node)          { n.readGen = r.gen }
+
+// keySet is a set of keys for the few derived values of one read value:
+// an array while it is small (no allocation per value read), a map past
+// that.
+type keySet struct {
+	n   int
+	arr [16]string
+	big map[string]bool
+}
+
+func (ks *keySet) has(k string) bool {
+	if ks.big != nil {
+		return ks.big[k]
+	}
+	return slices.Contains(ks.arr[:ks.n], k)
+}
+
+func (ks *keySet) add(k string) {
+	switch {
+	case ks.big != nil:
+		ks.big[k] = true
+	case ks.n < len(ks.arr):
+		ks.arr[ks.n] = k
+		ks.n++
+	default:
+		ks.big = make(map[string]bool, 2*ks.n)
+		for _, x := range ks.arr {
+			ks.big[x] = true
+		}
+		ks.big[k] = true
+	}
+}
+
 // correlation finds the origins of the correlate entries given to a
 // Retrieve; the index is built only if a retrieved value needs it.
 type correlation struct {
@@ -227,14 +302,14 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !identical(n.sb, v) {
 		n.sb = v
 		w.syncSBDeps(n)
-		s.dirty(n.key)
+		s.dirty(n)
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
 		n.avail = true
 		// Values waiting for it can be created (a resync applies
 		// everything anyway).
 		w.availChanged(n, !w.resyncing)
-		s.dirty(n.key)
+		s.dirty(n)
 	}
 }
 
@@ -270,7 +345,7 @@ func (s *Scheduler) goneOne(w *walker, n *node) {
 		// the graph.
 		n.want, n.last, n.state = nil, nil, Removed
 	}
-	s.dirty(n.key)
+	s.dirty(n)
 }
 
 // unreported handles a value of the graph that the descriptor's Retrieve
@@ -399,16 +474,16 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			onErr(d, err)
 			continue
 		}
-		seen := make(map[string]bool, len(ks))
+		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
-			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen[kv.Key] {
+			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
 				continue // not asked for: left alone
 			}
 			s.refreshValue(w, d, kv, seen, corr)
 		}
 		for _, k := range ks {
-			if n := s.g.nodes[k]; n != nil && !seen[k] && n.d == d {
+			if n := s.g.nodes[k]; n != nil && !seen.hasNode(n) && n.d == d {
 				if announce {
 					missing = s.unreported(w, n, missing)
 				} else if n.exists() || n.avail {

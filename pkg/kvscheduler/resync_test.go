@@ -125,3 +125,34 @@ func TestNotificationsSatisfyDependencies(t *testing.T) {
 	wantState(t, s, "b/1", kvscheduler.Pending)
 	wantState(t, s, "sb/link", kvscheduler.NonExistent)
 }
+
+// TestRetrieveDuplicatesAndStrangers: a key a Retrieve reports twice is
+// taken once (the first time) and the second is an error of the record;
+// so is a key the descriptor does not select. Keys are marked as read per
+// descriptor: another descriptor's read of the same transaction does not
+// count for it.
+func TestRetrieveDuplicatesAndStrangers(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	a.Retrieve = func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		return []kvscheduler.KVWithMetadata{{Key: "a/1", Value: "v1"}, {Key: "a/1", Value: "other"}, {Key: "b/1", Value: "x"}}, nil
+	}
+	register(t, s, a, sb.Descriptor("b", "b/"))
+	rec, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).SetValue("a/1", "v1").Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, e := range rec.Errors {
+		msgs = append(msgs, e.Error())
+	}
+	want := []string{`kvscheduler: retrieve a: "a/1" skipped: retrieved twice`,
+		`kvscheduler: retrieve a: "b/1" skipped: key not selected by the descriptor`}
+	if !reflect.DeepEqual(msgs, want) {
+		t.Fatalf("errors %q, want %q", msgs, want)
+	}
+	// Read as v1, which is wanted: nothing to do for a/1.
+	wantOps(t, sb)
+	wantState(t, s, "a/1", kvscheduler.Configured)
+}

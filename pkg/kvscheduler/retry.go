@@ -41,8 +41,9 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		s.retryGen++
 		gen := s.retryGen
 		for _, k := range keys {
-			s.g.nodes[k].retryGen = gen
-			s.dirty(k)
+			n := s.g.nodes[k]
+			n.retryGen = gen
+			s.dirty(n)
 		}
 		s.armRetry(d, &job{kind: jobRetry, keys: keys, gen: gen})
 	}

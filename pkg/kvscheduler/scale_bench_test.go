@@ -21,6 +21,7 @@ func BenchmarkFullResync100k(b *testing.B) {
 	}
 	ctx := context.Background()
 	var bytesPerValue float64
+	var cpu cpuMeter
 	for b.Loop() {
 		b.StopTimer()
 		sb := kvtest.New()
@@ -39,7 +40,9 @@ func BenchmarkFullResync100k(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
+		cpu.begin()
 		rec, err := txn.Commit(ctx)
+		cpu.end()
 		b.StopTimer()
 		if err != nil || len(rec.Executed) != n {
 			b.Fatalf("%v, %d operations", err, len(rec.Executed))
@@ -55,6 +58,7 @@ func BenchmarkFullResync100k(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(bytesPerValue, "heap-B/value")
+	cpu.report(b)
 }
 
 // BenchmarkDependencyChain10k creates a chain of 10,000 values, each
@@ -67,6 +71,7 @@ func BenchmarkDependencyChain10k(b *testing.B) {
 		keys[i] = fmt.Sprintf("c/%d", i)
 	}
 	ctx := context.Background()
+	var cpu cpuMeter
 	for b.Loop() {
 		b.StopTimer()
 		sb := kvtest.New()
@@ -89,7 +94,9 @@ func BenchmarkDependencyChain10k(b *testing.B) {
 			txn.SetValue(keys[i], i)
 		}
 		b.StartTimer()
+		cpu.begin()
 		rec, err := txn.Commit(ctx)
+		cpu.end()
 		b.StopTimer()
 		created := 0
 		for _, op := range rec.Executed {
@@ -103,4 +110,5 @@ func BenchmarkDependencyChain10k(b *testing.B) {
 		_ = s.Close()
 		b.StartTimer()
 	}
+	cpu.report(b)
 }

@@ -36,11 +36,15 @@ type Scheduler struct {
 	// unread holds, during a resync, the descriptors whose Retrieve failed:
 	// their values get no operations until a refresh can read them.
 	unread map[string]*RetrieveError
-	// dirty are the keys whose status may have changed since they were
-	// last published.
-	dirtyKeys map[string]struct{}
+	// dirty are the nodes whose status may have changed since they were
+	// last published (each once: node.dirty).
+	dirtyNodes []*node
 	// waiters are, per key, the values whose delete waits for it to go.
 	waiters map[string][]*node
+	// scratch holds the buffers statuses are built in (see publish).
+	scratch statusScratch
+	// readGen numbers the reads of descriptors (see readMarks).
+	readGen uint64
 
 	// Readable by anyone.
 	smu      sync.RWMutex
@@ -107,9 +111,9 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
-		dirtyKeys: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
-		waiters: map[string][]*node{},
-		mdMaps:  map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
+		statuses: map[string]*ValueStatus{},
+		waiters:  map[string][]*node{},
+		mdMaps:   map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge

@@ -150,7 +150,7 @@ func (w *walker) drain(from string) {
 				// the transaction it failed in.
 				n.blocked, n.retryGen, n.failed, n.txnFail = false, 0, nil, false
 				w.s.unwait(n)
-				w.s.dirty(n.key)
+				w.s.dirty(n)
 				if n.lastOp == OpUpdate {
 					// An update that waited for a property to go: its
 					// request is applied (a base's latest one).
@@ -204,7 +204,7 @@ func (w *walker) applyValue(f frame) {
 		w.availChanged(n, false) // any-of dependents list the values that wait
 	}
 	n.want = f.value
-	w.s.dirty(n.key)
+	w.s.dirty(n)
 	switch {
 	case f.value == nil:
 		w.delete(n, delRemove, false)
@@ -221,7 +221,7 @@ func (w *walker) depUpdate(n *node) {
 	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
-	w.s.dirty(n.key)
+	w.s.dirty(n)
 	switch {
 	case n.avail && !w.ready(n):
 		// Even a value blocked after a failure goes: it must not outlive
@@ -470,7 +470,7 @@ func (w *walker) finishUpdate(f frame) {
 func (w *walker) availChanged(n *node, recheck bool) {
 	deps := w.g.dependents(n)
 	for _, m := range deps {
-		w.s.dirty(m.key)
+		w.s.dirty(m)
 	}
 	if recheck {
 		// Re-checked right after n, in key order.
