@@ -135,7 +135,7 @@ func TestRetrieveDuplicatesAndStrangers(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	a := sb.Descriptor("a", "a/")
-	a.Retrieve = func([]kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	a.Retrieve = func(context.Context, []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 		return []kvscheduler.KVWithMetadata{{Key: "a/1", Value: "v1"}, {Key: "a/1", Value: "other"}, {Key: "b/1", Value: "x"}}, nil
 	}
 	register(t, s, a, sb.Descriptor("b", "b/"))
