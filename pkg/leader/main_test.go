@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
@@ -25,6 +27,9 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
+	// client-go's leaderelection logs every attempt through klog; the
+	// tests' assertions say what matters.
+	klog.SetLogger(logr.Discard())
 	controlplanetest.Main(m, controlplane.Options{}, &cp)
 }
 
