@@ -2,10 +2,12 @@ package leader_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -87,5 +89,37 @@ func TestNewRefusesUnsafeTimings(t *testing.T) {
 	}
 	if _, err := leader.New(leases, "ns", "lease"); err != nil {
 		t.Errorf("New with the defaults: %v", err)
+	}
+}
+
+// TestCallbackErrorEndsRun: a Manager callback that fails while leading
+// ends the term, the other callbacks' context with it, releases the lease
+// and comes back from Run, named.
+func TestCallbackErrorEndsRun(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	leases := kubernetes.NewForConfigOrDie(cp.Config()).CoordinationV1()
+	m, err := leader.NewManager(leases, ns, "lease", leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherEnded := make(chan struct{})
+	m.OnLeader("waits", func(ctx context.Context) error {
+		<-ctx.Done()
+		close(otherEnded)
+		return nil
+	})
+	m.OnLeader("fails", func(context.Context) error { return errors.New("boom") })
+	err = m.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), `callback "fails": boom`) {
+		t.Fatalf("Run: %v, want the failing callback's error, named", err)
+	}
+	<-otherEnded
+	lease, err := leases.Leases(ns).Get(t.Context(), "lease", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("the lease is still held by %q after Run returned", *h)
 	}
 }
