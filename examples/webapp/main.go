@@ -12,6 +12,11 @@
 // WebApps and a running account of what happens (what `make run` does):
 //
 //	webapp --local --samples
+//
+// Against a cluster it elects a leader among its replicas over a Lease
+// (--leader-elect, on by default there, off with --local): only the leader
+// runs the operator; the others stand by and take over when it stops or is
+// cut off (docs/replicas.md).
 package main
 
 import (
@@ -47,6 +52,11 @@ type options struct {
 	nodePorts   string
 	waitForPods string
 	logLevel    string
+	// leaderElect is "auto" (on against a cluster, off with --local),
+	// "true" or "false".
+	leaderElect    string
+	leaseNamespace string
+	leaseName      string
 }
 
 func main() {
@@ -62,6 +72,10 @@ func main() {
 	flag.StringVar(&o.nodePorts, "node-ports", "30000-32767", "range node ports are allocated from, within the API server's --service-node-port-range")
 	flag.StringVar(&o.waitForPods, "wait-for-pods", "auto", "true: a WebApp is available once its Deployment reports all replicas available; false: once its objects exist; auto: true unless --local (the local control plane runs no pods)")
 	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
+	o.leaderElect = "auto"
+	flag.Var((*autoBool)(&o.leaderElect), "leader-elect", "run the operator only while holding the Lease --lease-namespace/--lease-name, so replicas take turns (auto: on against a cluster, off with --local)")
+	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: $"+podNamespaceEnv+", else default)")
+	flag.StringVar(&o.leaseName, "lease-name", defaultLeaseName, "name of the leader-election Lease")
 	flag.Parse()
 
 	// Ctrl-C (or SIGTERM) ends ctx; run then stops everything it started.
@@ -82,8 +96,8 @@ func main() {
 // env is what a running command offers to tests.
 type env struct {
 	config   *rest.Config
-	url      string // base URL of the HTTP endpoints
-	operator *operator.Operator
+	url      string             // base URL of the HTTP endpoints
+	operator *operator.Operator // the first term's, under leader election
 }
 
 // run does the command's work until ctx ends. started, when not nil, is
@@ -101,13 +115,13 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	if err != nil {
 		return err
 	}
-	waitForPods := !o.local
-	switch o.waitForPods {
-	case "", "auto":
-	case "true", "false":
-		waitForPods = o.waitForPods == "true"
-	default:
-		return fmt.Errorf("--wait-for-pods is %q, want auto, true or false", o.waitForPods)
+	waitForPods, err := parseAuto("--wait-for-pods", o.waitForPods, !o.local)
+	if err != nil {
+		return err
+	}
+	leaderElect, err := parseAuto("--leader-elect", o.leaderElect, !o.local)
+	if err != nil {
+		return err
 	}
 	// Before the control plane starts, so a taken port fails at once.
 	lis, err := net.Listen("tcp", o.listen)
@@ -121,21 +135,52 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	}
 	defer stopCluster()
 
-	loopCfg := operator.DefaultEventLoopConfig()
-	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: ports, WaitForPods: waitForPods, Logger: log, EventLoop: &loopCfg})
-	if err != nil {
-		return err
-	}
-
-	srv := &http.Server{Handler: op.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	handler := &swappable{}
+	handler.standby("not started yet")
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	defer func() {
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdownCtx)
 	}()
-	url := "http://" + lis.Addr().String()
+	t := &term{o: o, cfg: cfg, out: out, log: log, url: "http://" + lis.Addr().String(), kubeconfig: kubeconfig,
+		handler: handler, ports: ports, waitForPods: waitForPods, started: started}
+	if !leaderElect {
+		return t.operate(ctx, cfg)
+	}
+	return t.elect(ctx, cfg)
+}
+
+// term runs the operator, once, or once per term of leadership.
+type term struct {
+	o           options
+	cfg         *rest.Config // the cluster's, unfenced
+	out         *printer
+	log         *logrus.Logger
+	url         string
+	kubeconfig  string
+	handler     *swappable
+	ports       operator.PortRange
+	waitForPods bool
+	started     func(env)
+	terms       int
+}
+
+// operate builds an operator on cfg and runs it until ctx ends (the
+// operator's loop and scheduler do not start twice: each term of
+// leadership gets an operator of its own).
+func (t *term) operate(ctx context.Context, cfg *rest.Config) error {
+	t.terms++
+	o, out := t.o, t.out
+	loopCfg := operator.DefaultEventLoopConfig()
+	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg})
+	if err != nil {
+		return err
+	}
+	t.handler.use(op.Handler())
+	url := t.url
 
 	opCtx, cancelOp := context.WithCancel(ctx)
 	defer cancelOp()
@@ -147,13 +192,17 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	opExited := make(chan struct{})
 	go func() { opErr = op.Run(opCtx); close(opExited) }()
 	defer func() { cancelOp(); <-opExited }()
-	out.say("The operator is running. Look at:\n"+
-		"  %s/controller/event-history?last=10  the last events the loop processed\n"+
-		"  %s/scheduler/status                  every object and what it waits for\n"+
-		"  %s/scheduler/txn-history?format=text the scheduler's transactions\n"+
-		"  %s/metrics                           Prometheus metrics", url, url, url, url)
+	if t.terms > 1 {
+		out.say("The operator is running again.")
+	} else {
+		out.say("The operator is running. Look at:\n"+
+			"  %s/controller/event-history?last=10  the last events the loop processed\n"+
+			"  %s/scheduler/status                  every object and what it waits for\n"+
+			"  %s/scheduler/txn-history?format=text the scheduler's transactions\n"+
+			"  %s/metrics                           Prometheus metrics", url, url, url, url)
+	}
 
-	if o.samples {
+	if o.samples && t.terms == 1 {
 		ns := sampleNamespace
 		if o.namespace != "" {
 			ns = o.namespace
@@ -161,17 +210,17 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		if err := createSamples(ctx, cfg, ns, op.WebApps(), o.pause, out); err != nil && ctx.Err() == nil {
 			return err
 		}
-		k := "kubectl --kubeconfig " + kubeconfig + " -n " + ns
+		k := "kubectl --kubeconfig " + t.kubeconfig + " -n " + ns
 		out.say("Things to try in another terminal:\n"+
 			"  %s get webapps\n"+
 			"  %s delete deployment api       # deleted behind the operator's back: it is restored\n"+
 			"  %s delete webapp database      # api's and frontend's objects go; both wait for it again\n"+
 			"  curl -s '%s/scheduler/status?key=apps/Deployment/%s/api'", k, k, k, url, ns)
 	}
-	if started != nil {
-		started(env{config: cfg, url: url, operator: op})
+	if t.started != nil && t.terms == 1 {
+		t.started(env{config: t.cfg, url: url, operator: op})
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && t.terms == 1 {
 		out.say("Running until Ctrl-C.")
 	}
 

@@ -404,6 +404,7 @@ func TestBadFlags(t *testing.T) {
 		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", nodePorts: "32000-31000"}, "--node-ports"},
 		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", waitForPods: "maybe"}, "--wait-for-pods"},
 		{options{local: true, listen: "256.0.0.1:0", logLevel: "info"}, "choose another --listen"},
+		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", leaderElect: "maybe"}, "--leader-elect"},
 	} {
 		out := &syncBuffer{}
 		err := run(t.Context(), c.o, out, nil)

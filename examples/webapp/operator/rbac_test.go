@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // readManifest decodes a multi-document YAML file.
@@ -48,7 +50,8 @@ func readManifest(t *testing.T, path string) []runtime.Object {
 }
 
 // TestRBACManifestIsEnough runs the operator as the service account of
-// deploy/rbac.yaml: everything it does must be allowed by that manifest.
+// deploy/rbac.yaml, under leader election with its Lease in the operator's
+// namespace: everything it does must be allowed by that manifest.
 func TestRBACManifestIsEnough(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -69,13 +72,21 @@ func TestRBACManifestIsEnough(t *testing.T) {
 	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:webapp-system:webapp-operator"}
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	op, err := operator.New(operator.Options{Config: asOperator, Logger: log,
-		NodePorts: operator.PortRange{First: 32000, Last: 32099}})
+	e, err := leader.New(kubernetes.NewForConfigOrDie(asOperator).CoordinationV1(), "webapp-system", "webapp-operator", leader.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- op.Run(ctx) }()
+	go func() {
+		done <- e.Run(ctx, func(ctx context.Context) error {
+			op, err := operator.New(operator.Options{Config: e.Fence(asOperator), Logger: log,
+				NodePorts: operator.PortRange{First: 32000, Last: 32099}})
+			if err != nil {
+				return err
+			}
+			return op.Run(ctx)
+		})
+	}()
 
 	// The WebApps are created as the admin, like a user would.
 	demoFactory, err := demo.NewFactoryFromConfig(cp.Config())
@@ -96,7 +107,7 @@ func TestRBACManifestIsEnough(t *testing.T) {
 	}
 	for _, name := range []string{"db", "web"} {
 		if _, err := waitForReason(ctx, webapps, ns, name, operator.ReasonAvailable, time.Minute); err != nil {
-			t.Fatalf("as the service account: %v; loop health %v", err, op.Loop().Health())
+			t.Fatalf("as the service account: %v; leader %q", err, e.Leader())
 		}
 	}
 	cancel()

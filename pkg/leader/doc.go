@@ -1,0 +1,45 @@
+// Package leader runs work while holding a Kubernetes Lease, so that of
+// several replicas of an operator only one writes at a time, and a standby
+// takes over when the leader stops or is cut off.
+//
+// It builds on client-go's tools/leaderelection (a resourcelock.LeaseLock,
+// renewed every RetryPeriod) and changes what happens around it:
+//
+//   - Losing the lease ends the work's context; the process does not exit.
+//     The replica becomes a candidate again, and when it wins again the same
+//     function runs again (Lariat's factories can be started again after
+//     their context ended).
+//   - Ending Run's context ends the work's context, waits for the function
+//     to return, and only then releases the lease (ReleaseOnCancel): a
+//     standby takes over at once on a rolling upgrade, and never while the
+//     old leader is still stopping.
+//   - The work's context ends no later than the renew deadline, counted from
+//     the moment the last successful renewal was sent; Fence makes a
+//     rest.Config whose writes are refused from that moment on.
+//
+// # Timing
+//
+// A renewal sent at time S and accepted by the API server is seen by every
+// other candidate at some time O ≥ S (it cannot be seen before it was sent).
+// A candidate takes the lease only once it has seen no change for
+// LeaseDuration, so not before O + LeaseDuration ≥ S + LeaseDuration. The
+// leader's work context ends, and its fenced writes are refused, from
+// S + RenewDeadline on. RenewDeadline < LeaseDuration, so the old leader has
+// stopped issuing writes LeaseDuration − RenewDeadline (5 s with the
+// defaults) before anyone else can lead; that margin absorbs clock-rate
+// differences between the machines and the time a write issued just before
+// the deadline takes to reach the API server. Only durations on each
+// machine's own monotonic clock are compared, never wall clocks.
+//
+// Leases store their duration in whole seconds, so LeaseDuration must be a
+// whole number of seconds (New refuses others): a 1.5 s lease would be
+// stored as 1 s and be taken before a 1.2 s renew deadline passed.
+//
+// # Porting from wrangler
+//
+// wrangler's leader.RunOrDie(ctx, namespace, name, client, cb) becomes
+// Run(ctx, client.CoordinationV1(), namespace, name, fn), which returns an
+// error instead of exiting, and its callbacks run again after a lost lease
+// is won back. A Manager collects several OnLeader callbacks, like
+// wrangler's leader manager.
+package leader

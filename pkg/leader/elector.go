@@ -1,0 +1,280 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// ErrLeaseLost is the cause (context.Cause) of a work context that ended
+// because the lease was lost or could not be renewed in time.
+var ErrLeaseLost = errors.New("leader: lease lost")
+
+// Elector competes for one Lease and runs work while it holds it. Build it
+// with New; Run it once at a time.
+type Elector struct {
+	leases          coordinationv1client.LeasesGetter
+	namespace, name string
+	o               options
+
+	mu         sync.Mutex
+	running    bool
+	validUntil time.Time // zero unless a renewal of ours succeeded and no release followed
+	leader     string    // the holder last seen
+}
+
+// New returns an Elector for the Lease namespace/name, which it creates if
+// missing. leases is usually clientset.CoordinationV1(); give it a client
+// of its own, not one behind Fence. New makes no request.
+func New(leases coordinationv1client.LeasesGetter, namespace, name string, opts ...Option) (*Elector, error) {
+	if leases == nil || namespace == "" || name == "" {
+		return nil, errors.New("leader: a lease client, namespace and name are required")
+	}
+	o, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Elector{leases: leases, namespace: namespace, name: name, o: o}, nil
+}
+
+// Run calls fn each time this replica becomes leader, with a context that
+// ends when the lease is lost, when its renew deadline passes, or when ctx
+// ends. fn should return once its context has ended and its work has
+// stopped; if it returns nil earlier, the lease is held until that context
+// ends anyway (wrangler's start-and-return callbacks). Run releases the
+// lease only after fn returned.
+//
+// Run returns nil when ctx ends, or fn's error when fn fails while its
+// context is still live (an error returned after the lease was lost is
+// logged, and the replica stands by again). It never exits the process.
+func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, namespace, name string, fn func(context.Context) error, opts ...Option) error {
+	e, err := New(leases, namespace, name, opts...)
+	if err != nil {
+		return err
+	}
+	return e.Run(ctx, fn)
+}
+
+// Identity returns the holder identity this Elector writes into the Lease.
+func (e *Elector) Identity() string { return e.o.identity }
+
+// Leader returns the holder of the Lease as last seen ("" before the first
+// look, or after a release).
+func (e *Elector) Leader() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leader
+}
+
+// Holding reports whether this replica holds the lease now: a renewal of
+// its own was sent less than the renew deadline ago and has not been
+// released. Fence lets writes through only while it is true.
+func (e *Elector) Holding() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.validUntil.IsZero() && time.Now().Before(e.validUntil)
+}
+
+// Run is the package's Run on an Elector built already (for Fence, or to
+// ask Leader and Holding while it runs). It fails if the Elector runs
+// already.
+func (e *Elector) Run(ctx context.Context, fn func(context.Context) error) error {
+	e.mu.Lock()
+	if e.running {
+		e.mu.Unlock()
+		return errors.New("leader: Run called while the Elector runs")
+	}
+	e.running = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.running = false
+		e.mu.Unlock()
+	}()
+	for ctx.Err() == nil {
+		if err := e.term(ctx, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// term is one candidacy: wait for the lease, lead until the lease is lost
+// or ctx ends, release. It returns once fn (if it ran) has returned.
+func (e *Elector) term(ctx context.Context, fn func(context.Context) error) error {
+	// The election runs on a context of its own, so that ctx ending does
+	// not release the lease while fn still stops; it ends after fn.
+	electCtx, stopElect := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElect()
+	var (
+		mu      sync.Mutex
+		leading bool // fn was called
+		over    bool // the elector returned: fn must not start any more
+		fnErr   error
+		done    = make(chan struct{})
+	)
+	// While waiting for the lease, ctx ending ends the election at once.
+	unwatch := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !leading {
+			stopElect()
+		}
+	})
+	defer unwatch()
+
+	lock := &trackingLock{LeaseLock: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
+		Client:     e.leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
+	}, e: e}
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            e.namespace + "/" + e.name,
+		LeaseDuration:   e.o.leaseDuration,
+		RenewDeadline:   e.o.renewDeadline,
+		RetryPeriod:     e.o.retryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leadCtx context.Context) {
+				mu.Lock()
+				if over || ctx.Err() != nil {
+					mu.Unlock()
+					stopElect()
+					return
+				}
+				leading = true
+				mu.Unlock()
+				defer close(done)
+				defer stopElect() // releases the lease, now that fn has returned
+				fnErr = e.lead(ctx, leadCtx, fn)
+			},
+			OnStoppedLeading: func() {},
+			OnNewLeader:      e.setLeader,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader: %w", err)
+	}
+	le.Run(electCtx)
+	mu.Lock()
+	over = true
+	wait := leading
+	mu.Unlock()
+	if wait {
+		<-done
+	}
+	e.revoke()
+	return fnErr
+}
+
+// lead runs fn for one term of leadership and returns its error if it
+// failed while the term was live.
+func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) error) error {
+	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopParent()
+	stopLead := context.AfterFunc(leadCtx, func() { cancel(ErrLeaseLost) })
+	defer stopLead()
+	go e.watchDeadline(work, cancel)
+
+	log := e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("identity", e.o.identity)
+	log.Info("leader: leading")
+	err := fn(work)
+	if err != nil && work.Err() == nil {
+		return err
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.WithError(err).Warn("leader: the work failed after its term had ended")
+	}
+	<-work.Done()
+	log.WithField("cause", context.Cause(work)).Info("leader: stopped leading")
+	return nil
+}
+
+// watchDeadline ends work with ErrLeaseLost once the renew deadline of the
+// last successful renewal has passed.
+func (e *Elector) watchDeadline(work context.Context, cancel context.CancelCauseFunc) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		e.mu.Lock()
+		until := e.validUntil
+		e.mu.Unlock()
+		d := time.Until(until)
+		if until.IsZero() || d <= 0 {
+			cancel(ErrLeaseLost)
+			return
+		}
+		t.Reset(d)
+		select {
+		case <-work.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Elector) setLeader(id string) {
+	e.mu.Lock()
+	e.leader = id
+	e.mu.Unlock()
+	e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("leader", id).Debug("leader: new leader seen")
+}
+
+// renewed records that a write of the lease naming us, sent at sent,
+// succeeded: we hold it until sent + renew deadline.
+func (e *Elector) renewed(sent time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if until := sent.Add(e.o.renewDeadline); until.After(e.validUntil) {
+		e.validUntil = until
+	}
+}
+
+// revoke forgets the holding: called before a release is sent and when a
+// term ends.
+func (e *Elector) revoke() {
+	e.mu.Lock()
+	e.validUntil = time.Time{}
+	e.mu.Unlock()
+}
+
+// trackingLock is client-go's LeaseLock that tells its Elector when a
+// renewal naming it succeeded, timed from before the request was sent.
+type trackingLock struct {
+	*resourcelock.LeaseLock
+	e *Elector
+}
+
+// Create creates the Lease (the first candidate ever).
+func (l *trackingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	return l.write(ctx, r, l.LeaseLock.Create)
+}
+
+// Update acquires, renews or (with no holder) releases the Lease.
+func (l *trackingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	return l.write(ctx, r, l.LeaseLock.Update)
+}
+
+func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionRecord, do func(context.Context, resourcelock.LeaderElectionRecord) error) error {
+	if r.HolderIdentity != l.Identity() {
+		// A release: our writes stop before the lease is given up.
+		l.e.revoke()
+		return do(ctx, r)
+	}
+	sent := time.Now()
+	err := do(ctx, r)
+	if err == nil {
+		l.e.renewed(sent)
+	}
+	return err
+}

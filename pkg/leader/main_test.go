@@ -1,0 +1,266 @@
+package leader_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+var cp *controlplane.ControlPlane
+
+func TestMain(m *testing.M) {
+	// client-go's leaderelection logs every attempt through klog; the
+	// tests' assertions say what matters.
+	klog.SetLogger(logr.Discard())
+	controlplanetest.Main(m, controlplane.Options{}, &cp)
+}
+
+// Short durations, so tests take seconds; the margin between the renew
+// deadline and the lease duration (1 s) is what the safety assertions rest
+// on.
+const (
+	leaseDuration = 2 * time.Second
+	renewDeadline = 1 * time.Second
+	retryPeriod   = 250 * time.Millisecond
+	timeout       = 30 * time.Second
+)
+
+// handledBy is the annotation a replica's handler writes on each ConfigMap.
+const handledBy = "test.lariat.dev/handled-by"
+
+// recorder records the times of requests, for the assertions about who
+// wrote when.
+type recorder struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (r *recorder) add(t time.Time) {
+	r.mu.Lock()
+	r.times = append(r.times, t)
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.times...)
+}
+
+// last returns the latest time recorded (zero if none).
+func (r *recorder) last() time.Time {
+	var l time.Time
+	for _, x := range r.all() {
+		if x.After(l) {
+			l = x
+		}
+	}
+	return l
+}
+
+// first returns the earliest time recorded (zero if none).
+func (r *recorder) first() time.Time {
+	var f time.Time
+	for _, x := range r.all() {
+		if f.IsZero() || x.Before(f) {
+			f = x
+		}
+	}
+	return f
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// recordWrites wraps cfg so that every request other than a GET is
+// recorded with the time it was issued; with okOnly, only those the API
+// server accepted.
+func recordWrites(cfg *rest.Config, rec *recorder, okOnly bool) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet {
+				return next.RoundTrip(req)
+			}
+			issued := time.Now()
+			resp, err := next.RoundTrip(req)
+			if !okOnly || err == nil && resp.StatusCode < 300 {
+				rec.add(issued)
+			}
+			return resp, err
+		})
+	})
+	return c
+}
+
+// replica is one operator instance of the tests: its own Elector, whose
+// lease client goes through a proxy the test can cut, and its own factory
+// with a ConfigMap handler that marks each ConfigMap with its name. Its
+// data path does not go through the proxy: cut off from the lease, it could
+// still write, which is what the tests check it does not.
+type replica struct {
+	name   string
+	e      *leader.Elector
+	proxy  *controlplanetest.Proxy
+	writes recorder // data writes issued
+	renews recorder // lease writes the API server accepted, by time sent
+	terms  atomic.Int32
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func quiet() *logrus.Logger {
+	l := logrus.New()
+	l.SetLevel(logrus.FatalLevel)
+	return l
+}
+
+func startReplica(t *testing.T, ns, name string) *replica {
+	t.Helper()
+	r := &replica{name: name, done: make(chan error, 1)}
+	proxy, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
+	r.proxy = proxy
+	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
+	leaseCfg.Timeout = renewDeadline
+	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
+		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.e = e
+	// The fence is outermost: the recorder sees only what went out.
+	dataCfg := e.Fence(recordWrites(cp.Config(), &r.writes, false))
+	f, err := generic.NewFactoryFromConfig(dataCfg, nil, &generic.FactoryOptions{
+		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
+		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", true, f.ControllerFactory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms.OnChange(t.Context(), "mark", func(_ string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		if cm == nil || cm.Annotations[handledBy] != "" {
+			return cm, nil
+		}
+		cm = cm.DeepCopy()
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[handledBy] = name
+		return cms.Update(t.Context(), cm)
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	r.cancel = cancel
+	go func() {
+		r.done <- e.Run(ctx, func(ctx context.Context) error {
+			r.terms.Add(1)
+			if err := f.Start(ctx, 2); err != nil && ctx.Err() == nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	return r
+}
+
+// stop ends the replica's Run and returns when it has returned.
+func (r *replica) stop(t *testing.T) time.Time {
+	t.Helper()
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Fatalf("%s: Run: %v", r.name, err)
+	}
+	r.done <- nil // for the cleanup
+	return time.Now()
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// leaderOf waits until one of rs holds the lease and returns it and the
+// other.
+func leaderOf(t *testing.T, a, b *replica) (*replica, *replica) {
+	t.Helper()
+	var l, s *replica
+	eventually(t, "a leader", func() bool {
+		switch {
+		case a.e.Holding():
+			l, s = a, b
+		case b.e.Holding():
+			l, s = b, a
+		}
+		return l != nil
+	})
+	return l, s
+}
+
+func createCM(t *testing.T, ns, name string) {
+	t.Helper()
+	_, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Create(t.Context(),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitHandled waits for the ConfigMap to be marked and returns by whom.
+func waitHandled(t *testing.T, ns, name string) string {
+	t.Helper()
+	var by string
+	eventually(t, "ConfigMap "+name+" handled", func() bool {
+		cm, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		by = cm.Annotations[handledBy]
+		return by != ""
+	})
+	return by
+}
+
+// firstAfter returns the earliest of times after t (zero if none).
+func firstAfter(times []time.Time, t time.Time) time.Time {
+	var f time.Time
+	for _, x := range times {
+		if x.After(t) && (f.IsZero() || x.Before(f)) {
+			f = x
+		}
+	}
+	return f
+}
