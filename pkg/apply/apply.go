@@ -25,6 +25,13 @@
 // gone owner (Set.OwnerKey, no objects) only after a live read confirms the
 // owner is gone or being deleted, since a filtered cache also loses objects
 // that merely stopped matching (see ErrOwnerExists).
+//
+// For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
+// WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating
+// handlers' NoOwnerReference, and Set.RecreateKinds and
+// Set.RecreateImmutable replace reconcilers that return ErrReplace. The
+// owner's reference is the controller reference (WithOwnerReference with
+// controller true) unless another controller is already there.
 package apply
 
 import (
@@ -41,6 +48,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 )
@@ -122,6 +130,33 @@ type Set struct {
 	OwnerKey *ObjectKey
 	// ID tells apart several sets of one owner (or names an ownerless set).
 	ID string
+	// NoDelete keeps the objects that leave the set instead of pruning
+	// them (wrangler's WithNoDelete): for children that must outlive the
+	// handler's wish, such as data volumes. They keep the set's label and
+	// stay in its inventory, so a later Apply without NoDelete prunes
+	// them. A whole set pruned with NoDelete deletes nothing.
+	NoDelete bool
+	// NoDeleteKinds keeps the objects of these kinds that leave the set
+	// (wrangler's WithNoDeleteGVK); the set's other kinds are pruned as
+	// usual.
+	NoDeleteKinds []schema.GroupKind
+	// NoOwnerReference writes no owner reference to the set's objects
+	// (wrangler's NoOwnerReference): the owner still names the set, and
+	// its objects are still pruned through the set's inventory, but the
+	// garbage collector does not delete them with the owner.
+	NoOwnerReference bool
+	// RecreateKinds are the kinds whose existing objects are deleted and
+	// created again when the API server rejects their apply as Invalid
+	// (wrangler's ErrReplace reconcilers): a Job's template, a
+	// Deployment's selector, a Service's clusterIP cannot change in
+	// place. The delete carries the old object's UID as a precondition.
+	RecreateKinds []schema.GroupKind
+	// RecreateImmutable recreates objects of any kind whose apply the
+	// API server rejects as Invalid only because fields are immutable
+	// (every cause says "immutable" or "may not change"); other Invalid
+	// errors are returned, since a recreated object would fail the same
+	// way and be lost.
+	RecreateImmutable bool
 }
 
 // ObjectKey identifies an object in a Plan, or a gone owner in Set.OwnerKey.
@@ -149,6 +184,14 @@ type Plan struct {
 	Update    []ObjectKey
 	Unchanged []ObjectKey
 	Delete    []ObjectKey
+	// Recreate lists objects that are deleted and created again because
+	// their apply was rejected (see Set.RecreateKinds). A dry run lists
+	// an object here when a dry-run apply was rejected and the set allows
+	// recreating it.
+	Recreate []ObjectKey
+	// Kept lists objects that left the set but were not pruned, because
+	// of Set.NoDelete or Set.NoDeleteKinds.
+	Kept []ObjectKey
 }
 
 // Apply makes the set hold exactly objs: each is server-side applied (forcing
@@ -174,7 +217,10 @@ func (a *Applier) DryRun(ctx context.Context, set Set, objs ...runtime.Object) (
 type desired struct {
 	key    ObjectKey
 	client *client.Client
-	body   []byte
+	obj    *unstructured.Unstructured
+	// ownerUID is the UID of the set's owner reference in obj, when
+	// Apply added one and made it the controller reference.
+	ownerUID types.UID
 }
 
 func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRun bool) (Plan, error) {
@@ -192,7 +238,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	kinds := inventory{}
 	var errs []error
 	for _, obj := range objs {
-		d, err := a.prepare(id, obj)
+		d, err := a.prepare(id, set, obj)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -220,7 +266,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 
 	for _, d := range want {
-		change, err := a.applyOne(ctx, d, dryRun)
+		change, err := a.applyOne(ctx, set, d, dryRun)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("apply %s: %w", d.key, err))
 			continue
@@ -230,6 +276,8 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			plan.Create = append(plan.Create, d.key)
 		case "update":
 			plan.Update = append(plan.Update, d.key)
+		case "recreate":
+			plan.Recreate = append(plan.Recreate, d.key)
 		default:
 			plan.Unchanged = append(plan.Unchanged, d.key)
 		}
@@ -240,8 +288,18 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		keep[idOf(d.key)] = true
 	}
 	for _, gk := range all.kinds() {
-		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun)
-		plan.Delete = append(plan.Delete, deleted...)
+		noDelete := set.NoDelete || slices.Contains(set.NoDeleteKinds, gk)
+		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun || noDelete)
+		if noDelete {
+			plan.Kept = append(plan.Kept, deleted...)
+			// The kept objects still carry the set's label: the
+			// inventory goes on pointing at them.
+			for _, k := range deleted {
+				kinds.add(gk, k.Namespace)
+			}
+		} else {
+			plan.Delete = append(plan.Delete, deleted...)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -255,7 +313,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			return plan, err
 		}
 	}
-	if len(want) == 0 {
+	if len(kinds) == 0 {
 		return plan, a.deleteInventory(ctx, id.invNamespace, inventoryName(id))
 	}
 	// Kinds and namespaces that no longer hold anything leave the
@@ -265,7 +323,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 
 // prepare turns obj into an apply body carrying the set's label, annotations
 // and owner reference.
-func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) {
+func (a *Applier) prepare(id *setIdentity, set Set, obj runtime.Object) (desired, error) {
 	gvk, err := a.clients.GVKForObject(obj)
 	if err != nil {
 		return desired{}, fmt.Errorf("apply: %w", err)
@@ -293,6 +351,7 @@ func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) 
 	if !c.Namespaced() {
 		u.SetNamespace("")
 	}
+	var d desired
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -310,28 +369,36 @@ func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) 
 		// owners or owners in the object's own namespace.
 		// The set's reference joins the ones the object carries (the
 		// caller meant those too), replacing one with the same UID.
-		if id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
+		if !set.NoOwnerReference && id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
 			refs := slices.DeleteFunc(u.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
 				return ref.UID == id.owner.GetUID()
 			})
-			u.SetOwnerReferences(append(refs, metav1.OwnerReference{
+			ref := metav1.OwnerReference{
 				APIVersion: id.ownerGVK.GroupVersion().String(),
 				Kind:       id.ownerGVK.Kind,
 				Name:       id.owner.GetName(),
 				UID:        id.owner.GetUID(),
-			}))
+			}
+			// The owner controls the object (metav1.GetControllerOf
+			// finds it) unless the caller named another controller;
+			// applyOne also yields to one set on the live object.
+			if !slices.ContainsFunc(refs, isController) {
+				ref.Controller = ptr.To(true)
+				d.ownerUID = ref.UID
+			}
+			u.SetOwnerReferences(append(refs, ref))
 		}
 	}
 	u.SetAnnotations(annotations)
-	body, err := json.Marshal(u.Object)
-	if err != nil {
-		return desired{}, err
-	}
-	return desired{key: ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}, client: c, body: body}, nil
+	d.key = ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+	d.client, d.obj = c, u
+	return d, nil
 }
 
+func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }
+
 // applyOne applies one object (or dry-runs it) and says what changed.
-func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string, error) {
+func (a *Applier) applyOne(ctx context.Context, set Set, d desired, dryRun bool) (string, error) {
 	// The kind's client decodes into its Go type (or unstructured for
 	// kinds outside the scheme), so results are read through accessors.
 	before, _, err := a.clients.NewObjects(d.key.GVK)
@@ -344,13 +411,23 @@ func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string,
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", err
 	}
+	body, err := applyBody(d, before, exists)
+	if err != nil {
+		return "", err
+	}
 	force := true
 	opts := metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, d.body, after, opts); err != nil {
-		return "", err
+	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, after, opts); err != nil {
+		if !exists || !mayRecreate(set, d.key.GVK.GroupKind(), err) {
+			return "", err
+		}
+		if dryRun {
+			return "recreate", nil
+		}
+		return "recreate", a.recreate(ctx, d, before, body, after, opts, err)
 	}
 	if !exists {
 		return "create", nil
@@ -365,6 +442,28 @@ func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string,
 		return "update", nil
 	}
 	return "unchanged", nil
+}
+
+// applyBody is d's apply patch. The set's owner reference gives up being
+// the controller when the live object already has another controller: the
+// API server allows only one, and that reference is another writer's.
+func applyBody(d desired, live runtime.Object, exists bool) ([]byte, error) {
+	obj := d.obj
+	if exists && d.ownerUID != "" {
+		if m, err := meta.Accessor(live); err == nil {
+			if ref := metav1.GetControllerOfNoCopy(m); ref != nil && ref.UID != d.ownerUID {
+				obj = obj.DeepCopy()
+				refs := obj.GetOwnerReferences()
+				for i := range refs {
+					if refs[i].UID == d.ownerUID {
+						refs[i].Controller = nil
+					}
+				}
+				obj.SetOwnerReferences(refs)
+			}
+		}
+	}
+	return json.Marshal(obj.Object)
 }
 
 func resourceVersion(obj runtime.Object) string {
