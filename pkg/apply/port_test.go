@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -186,5 +187,58 @@ func TestRecreatePendingWhileFinalized(t *testing.T) {
 	got, err := kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
 	if err != nil || got.Spec.Template.Spec.Containers[0].Image != "migrate:2" {
 		t.Fatalf("Job: %v", err)
+	}
+}
+
+func service(clusterIP string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: corev1.ServiceSpec{
+		ClusterIP: clusterIP,
+		Ports:     []corev1.ServicePort{{Port: 5432}},
+	}}
+}
+
+// otherIP returns ip with its last octet moved, in the same service range.
+func otherIP(t *testing.T, ip string) string {
+	t.Helper()
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.Is4() {
+		t.Fatalf("cluster IP %q is not IPv4", ip)
+	}
+	b := addr.As4()
+	b[3] = b[3] ^ 0x40
+	if b[3] == 0 || b[3] == 255 {
+		b[3] = 77
+	}
+	return netip.AddrFrom4(b).String()
+}
+
+// A Service's cluster IP cannot change in place (the server answers "field
+// is immutable" and "may not change once set"): RecreateImmutable
+// recreates it with the new one.
+func TestRecreateImmutableService(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	ctx := t.Context()
+	set := apply.Set{Owner: owner, ID: "svc"}
+	if err := a.Apply(ctx, set, service("")); err != nil {
+		t.Fatal(err)
+	}
+	first, err := kube.CoreV1().Services(ns).Get(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := otherIP(t, first.Spec.ClusterIP)
+	if err := a.Apply(ctx, set, service(want)); !apierrors.IsInvalid(err) {
+		t.Fatalf("changing a Service's cluster IP without recreate: %v, want Invalid", err)
+	}
+	set.RecreateImmutable = true
+	if err := a.Apply(ctx, set, service(want)); err != nil {
+		t.Fatalf("recreating the Service: %v", err)
+	}
+	got, err := kube.CoreV1().Services(ns).Get(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UID == first.UID || got.Spec.ClusterIP != want {
+		t.Fatalf("Service after recreate: uid %s (was %s), cluster IP %s, want %s", got.UID, first.UID, got.Spec.ClusterIP, want)
 	}
 }
