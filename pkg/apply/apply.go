@@ -25,6 +25,13 @@
 // gone owner (Set.OwnerKey, no objects) only after a live read confirms the
 // owner is gone or being deleted, since a filtered cache also loses objects
 // that merely stopped matching (see ErrOwnerExists).
+//
+// For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
+// WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating
+// handlers' NoOwnerReference, and Set.RecreateKinds and
+// Set.RecreateImmutable replace reconcilers that return ErrReplace. The
+// owner's reference is the controller reference (WithOwnerReference with
+// controller true) unless another controller is already there.
 package apply
 
 import (
@@ -39,8 +46,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 )
@@ -108,49 +115,6 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 	return &Applier{clients: clients, opts: opts}, nil
 }
 
-// Set names one desired set: the objects an owner's handler generates.
-type Set struct {
-	// Owner, when set, is added to the owner references of every object
-	// where that is legal (same namespace, or a cluster-scoped owner),
-	// gives its namespace to namespaced objects that have none, and
-	// identifies the set together with ID.
-	Owner runtime.Object
-	// OwnerKey identifies the owner when its object is gone, to prune its
-	// sets after it was deleted; it is ignored when Owner is set. Apply
-	// with OwnerKey and no objects prunes only once a live read confirms
-	// the owner is gone or being deleted (see ErrOwnerExists).
-	OwnerKey *ObjectKey
-	// ID tells apart several sets of one owner (or names an ownerless set).
-	ID string
-}
-
-// ObjectKey identifies an object in a Plan, or a gone owner in Set.OwnerKey.
-// Its version says through which version the object was read or written;
-// Apply compares objects by group, kind, namespace and name only, so an
-// object moved to another version of its kind is still the same object.
-type ObjectKey struct {
-	GVK       schema.GroupVersionKind
-	Namespace string
-	Name      string
-}
-
-// String returns "Kind namespace/name" ("Kind name" for cluster-scoped
-// objects), for logs and plans.
-func (k ObjectKey) String() string {
-	if k.Namespace == "" {
-		return fmt.Sprintf("%s %s", k.GVK.Kind, k.Name)
-	}
-	return fmt.Sprintf("%s %s/%s", k.GVK.Kind, k.Namespace, k.Name)
-}
-
-// Plan is what Apply would do.
-type Plan struct {
-	Create    []ObjectKey
-	Update    []ObjectKey
-	Unchanged []ObjectKey
-	Delete    []ObjectKey
-}
-
 // Apply makes the set hold exactly objs: each is server-side applied (forcing
 // ownership of the fields it sets), then objects of the set that are not in
 // objs are deleted. Apply with no objects prunes the whole set and its
@@ -174,7 +138,10 @@ func (a *Applier) DryRun(ctx context.Context, set Set, objs ...runtime.Object) (
 type desired struct {
 	key    ObjectKey
 	client *client.Client
-	body   []byte
+	obj    *unstructured.Unstructured
+	// ownerUID is the UID of the set's owner reference in obj, when
+	// Apply added one and made it the controller reference.
+	ownerUID types.UID
 }
 
 func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRun bool) (Plan, error) {
@@ -192,7 +159,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	kinds := inventory{}
 	var errs []error
 	for _, obj := range objs {
-		d, err := a.prepare(id, obj)
+		d, err := a.prepare(id, set, obj)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -220,7 +187,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 
 	for _, d := range want {
-		change, err := a.applyOne(ctx, d, dryRun)
+		change, err := a.applyOne(ctx, set, d, dryRun)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("apply %s: %w", d.key, err))
 			continue
@@ -230,6 +197,8 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			plan.Create = append(plan.Create, d.key)
 		case "update":
 			plan.Update = append(plan.Update, d.key)
+		case "recreate":
+			plan.Recreate = append(plan.Recreate, d.key)
 		default:
 			plan.Unchanged = append(plan.Unchanged, d.key)
 		}
@@ -240,8 +209,18 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		keep[idOf(d.key)] = true
 	}
 	for _, gk := range all.kinds() {
-		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun)
-		plan.Delete = append(plan.Delete, deleted...)
+		noDelete := set.NoDelete || slices.Contains(set.NoDeleteKinds, gk)
+		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun || noDelete)
+		if noDelete {
+			plan.Kept = append(plan.Kept, deleted...)
+			// The kept objects still carry the set's label: the
+			// inventory goes on pointing at them.
+			for _, k := range deleted {
+				kinds.add(gk, k.Namespace)
+			}
+		} else {
+			plan.Delete = append(plan.Delete, deleted...)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -255,7 +234,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 			return plan, err
 		}
 	}
-	if len(want) == 0 {
+	if len(kinds) == 0 {
 		return plan, a.deleteInventory(ctx, id.invNamespace, inventoryName(id))
 	}
 	// Kinds and namespaces that no longer hold anything leave the
@@ -265,7 +244,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 
 // prepare turns obj into an apply body carrying the set's label, annotations
 // and owner reference.
-func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) {
+func (a *Applier) prepare(id *setIdentity, set Set, obj runtime.Object) (desired, error) {
 	gvk, err := a.clients.GVKForObject(obj)
 	if err != nil {
 		return desired{}, fmt.Errorf("apply: %w", err)
@@ -293,6 +272,15 @@ func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) 
 	if !c.Namespaced() {
 		u.SetNamespace("")
 	}
+	if id.owner != nil && id.owner.GetNamespace() != "" {
+		if !c.Namespaced() && set.ClusterScopedRefused {
+			return desired{}, fmt.Errorf("apply: cluster-scoped %s %s of namespaced owner %s refused (allow cluster-scoped children to apply it)", gvk.Kind, u.GetName(), id.ownerDesc)
+		}
+		if c.Namespaced() && u.GetNamespace() != id.owner.GetNamespace() && set.OwnerNamespaceOnly {
+			return desired{}, fmt.Errorf("apply: %s %s/%s is outside the namespace of its owner %s (allow cross-namespace children to apply it)", gvk.Kind, u.GetNamespace(), u.GetName(), id.ownerDesc)
+		}
+	}
+	var d desired
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -310,28 +298,36 @@ func (a *Applier) prepare(id *setIdentity, obj runtime.Object) (desired, error) 
 		// owners or owners in the object's own namespace.
 		// The set's reference joins the ones the object carries (the
 		// caller meant those too), replacing one with the same UID.
-		if id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
+		if !set.NoOwnerReference && id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
 			refs := slices.DeleteFunc(u.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
 				return ref.UID == id.owner.GetUID()
 			})
-			u.SetOwnerReferences(append(refs, metav1.OwnerReference{
+			ref := metav1.OwnerReference{
 				APIVersion: id.ownerGVK.GroupVersion().String(),
 				Kind:       id.ownerGVK.Kind,
 				Name:       id.owner.GetName(),
 				UID:        id.owner.GetUID(),
-			}))
+			}
+			// The owner controls the object (metav1.GetControllerOf
+			// finds it) unless the caller named another controller;
+			// applyOne also yields to one set on the live object.
+			if !slices.ContainsFunc(refs, isController) {
+				ref.Controller = ptr.To(true)
+				d.ownerUID = ref.UID
+			}
+			u.SetOwnerReferences(append(refs, ref))
 		}
 	}
 	u.SetAnnotations(annotations)
-	body, err := json.Marshal(u.Object)
-	if err != nil {
-		return desired{}, err
-	}
-	return desired{key: ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}, client: c, body: body}, nil
+	d.key = ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+	d.client, d.obj = c, u
+	return d, nil
 }
 
+func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }
+
 // applyOne applies one object (or dry-runs it) and says what changed.
-func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string, error) {
+func (a *Applier) applyOne(ctx context.Context, set Set, d desired, dryRun bool) (string, error) {
 	// The kind's client decodes into its Go type (or unstructured for
 	// kinds outside the scheme), so results are read through accessors.
 	before, _, err := a.clients.NewObjects(d.key.GVK)
@@ -344,13 +340,23 @@ func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string,
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", err
 	}
+	body, err := applyBody(d, before, exists)
+	if err != nil {
+		return "", err
+	}
 	force := true
 	opts := metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, d.body, after, opts); err != nil {
-		return "", err
+	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, after, opts); err != nil {
+		if !exists || !mayRecreate(set, d.key.GVK.GroupKind(), err) {
+			return "", err
+		}
+		if dryRun {
+			return "recreate", nil
+		}
+		return "recreate", a.recreate(ctx, d, before, body, after, opts, err)
 	}
 	if !exists {
 		return "create", nil
@@ -365,6 +371,28 @@ func (a *Applier) applyOne(ctx context.Context, d desired, dryRun bool) (string,
 		return "update", nil
 	}
 	return "unchanged", nil
+}
+
+// applyBody is d's apply patch. The set's owner reference gives up being
+// the controller when the live object already has another controller: the
+// API server allows only one, and that reference is another writer's.
+func applyBody(d desired, live runtime.Object, exists bool) ([]byte, error) {
+	obj := d.obj
+	if exists && d.ownerUID != "" {
+		if m, err := meta.Accessor(live); err == nil {
+			if ref := metav1.GetControllerOfNoCopy(m); ref != nil && ref.UID != d.ownerUID {
+				obj = obj.DeepCopy()
+				refs := obj.GetOwnerReferences()
+				for i := range refs {
+					if refs[i].UID == d.ownerUID {
+						refs[i].Controller = nil
+					}
+				}
+				obj.SetOwnerReferences(refs)
+			}
+		}
+	}
+	return json.Marshal(obj.Object)
 }
 
 func resourceVersion(obj runtime.Object) string {

@@ -10,9 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
@@ -142,74 +140,4 @@ func onlyConflicts(err error) bool {
 		return onlyConflicts(e.Unwrap())
 	}
 	return false
-}
-
-// GeneratingHandlerOptions configure RegisterGeneratingHandler.
-type GeneratingHandlerOptions struct {
-	// DryRun computes what would be created, updated and deleted without
-	// writing any child, and hands the plan to Plan: for trying a handler
-	// out against a live cluster. The owner's status is still written.
-	DryRun bool
-	// Plan receives the plans of a DryRun handler.
-	Plan func(key string, plan apply.Plan)
-}
-
-// RegisterGeneratingHandler runs handler for every change of the kind until
-// ctx ends and makes the children it returns exist exactly as returned,
-// through applier (server-side apply, owner references where legal, pruning
-// of children no longer returned, including whole kinds). The set of
-// children is named after the handler, so two generating handlers of one
-// owner do not prune each other's. When the owner is deleted its children are
-// pruned; an owner that only left a filtered cache (label, field or
-// namespace) keeps them. cond (when not empty) reflects the handler's and the apply's
-// error; the status is written as by RegisterStatusHandler. When the apply
-// fails, the handler's status is dropped too, as when the handler fails: it
-// was computed before the apply and may describe children that do not exist
-// as described, so the stored status stays, with cond False.
-func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], applier *apply.Applier, access StatusAccess[T, S], cond condition.Cond, name string, handler GeneratingHandler[T, S], opts *GeneratingHandlerOptions) {
-	if opts == nil {
-		opts = &GeneratingHandlerOptions{}
-	}
-	gvk := c.GroupVersionKind()
-	run := func(key string, set apply.Set, objs []runtime.Object) error {
-		if !opts.DryRun {
-			return applier.Apply(ctx, set, objs...)
-		}
-		plan, err := applier.DryRun(ctx, set, objs...)
-		if opts.Plan != nil {
-			opts.Plan(key, plan)
-		}
-		return err
-	}
-	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
-		var zero T
-		if obj == zero {
-			namespace, objName, err := cache.SplitMetaNamespaceKey(key)
-			if err != nil {
-				return zero, err
-			}
-			// Gone from the cache is not gone from the cluster when
-			// the cache is filtered: the applier confirms with the
-			// API server before pruning, and an owner that merely
-			// stopped matching leaves nothing to do.
-			owner := &apply.ObjectKey{GVK: gvk, Namespace: namespace, Name: objName}
-			err = run(key, apply.Set{OwnerKey: owner, ID: name}, nil)
-			if errors.Is(err, apply.ErrOwnerExists) {
-				return zero, nil
-			}
-			return zero, err
-		}
-		if obj.GetDeletionTimestamp() != nil {
-			return zero, nil // children go when it is gone
-		}
-		copied, err := deepCopy(obj)
-		if err != nil {
-			return zero, fmt.Errorf("generating handler %s: %w", name, err)
-		}
-		children, status, err := handler(copied, access.Get(copied))
-		if err == nil {
-			err = run(key, apply.Set{Owner: copied, ID: name}, children)
-		}
-		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
-	})
 }

@@ -4,6 +4,10 @@
 // It keeps wrangler's relatedresource.Watch shape, and adds what wrangler
 // leaves to the resolver: when a related object is deleted, or stops
 // pointing at an owner, the owners it pointed at before are enqueued too.
+//
+// For a port from wrangler: WatchClusterScoped, OwnerResolver, AllKey and
+// TriggerAllKey keep their names; ClusterScoped makes a cluster-scoped
+// kind's controller (generic.NonNamespacedController) an Enqueuer.
 package relatedresource
 
 import (
@@ -96,10 +100,17 @@ func (r *relation) onChange(key string, obj runtime.Object) (runtime.Object, err
 	seen := make(map[Key]bool, len(keys)+len(previous))
 	for _, ks := range [][]Key{keys, previous} {
 		for _, k := range ks {
-			if !seen[k] {
-				seen[k] = true
-				r.enqueuer.Enqueue(k.Namespace, k.Name)
+			if seen[k] || k.Name == "" {
+				continue
 			}
+			seen[k] = true
+			if k.Name == AllKey {
+				if err := enqueueAll(r.enqueuer, k.Namespace); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			r.enqueuer.Enqueue(k.Namespace, k.Name)
 		}
 	}
 	return nil, nil

@@ -1,0 +1,89 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ErrRecreatePending is returned (wrapped) when an object being recreated
+// was deleted but is still there (finalizers, or foreground deletion of its
+// dependents): the next Apply creates it once it is gone. Handlers return
+// it to be retried.
+var ErrRecreatePending = errors.New("the object is still being deleted")
+
+// mayRecreate reports whether the set allows recreating an object of gk
+// whose apply failed with err.
+func mayRecreate(set Set, gk schema.GroupKind, err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	return slices.Contains(set.RecreateKinds, gk) || (set.RecreateImmutable && onlyImmutable(err))
+}
+
+// onlyImmutable reports whether every cause of an Invalid error is a field
+// that cannot change once set. The API server's validation words these
+// "field is immutable" and "may not change once set".
+func onlyImmutable(err error) bool {
+	immutable := func(msg string) bool {
+		return strings.Contains(msg, "immutable") || strings.Contains(msg, "may not change")
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	details := status.Status().Details
+	if details == nil || len(details.Causes) == 0 {
+		return immutable(status.Status().Message)
+	}
+	for _, cause := range details.Causes {
+		if !immutable(cause.Message) {
+			return false
+		}
+	}
+	return true
+}
+
+// recreate deletes the live object (preconditioned on its UID, so an
+// object recreated by someone else meanwhile is spared) and applies body
+// again, which creates it. An object that is still there after the delete
+// gives ErrRecreatePending.
+func (a *Applier) recreate(ctx context.Context, d desired, live runtime.Object, body []byte, into runtime.Object, opts metav1.PatchOptions, cause error) error {
+	m, err := meta.Accessor(live)
+	if err != nil {
+		return err
+	}
+	uid := m.GetUID()
+	background := metav1.DeletePropagationBackground
+	err = d.client.Delete(ctx, d.key.Namespace, d.key.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("recreate after %v: delete: %w", cause, err)
+	}
+	check, _, err := a.clients.NewObjects(d.key.GVK)
+	if err != nil {
+		return err
+	}
+	err = d.client.Get(ctx, d.key.Namespace, d.key.Name, check, metav1.GetOptions{})
+	if err == nil {
+		if cm, mErr := meta.Accessor(check); mErr == nil && cm.GetUID() == uid {
+			return fmt.Errorf("recreate: %w", ErrRecreatePending)
+		}
+		// Someone else created it again meanwhile: apply to theirs.
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("recreate: %w", err)
+	}
+	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, into, opts); err != nil {
+		return fmt.Errorf("recreate: create: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+// Package finalizer releases objects stuck being deleted because they carry
+// the finalizer of an OnRemove handler that no longer exists: a handler was
+// renamed or removed in a new release, and every object deleted since (and
+// every object that was being deleted at the upgrade) waits forever for a
+// handler that will never run. This is a common incident with wrangler, whose
+// finalizers are "wrangler.cattle.io/<handler>"; Lariat's are
+// "lariat.dev/<handler>" (generic.FinalizerName).
+//
+// Clean removes, from objects of one kind that are being deleted, the
+// finalizers that have one of the given prefixes and are not among the
+// finalizers still handled. It never touches objects that are not being
+// deleted (a handler added later would still want its finalizer there), nor
+// finalizers with other prefixes (other owners': Kubernetes', other
+// operators'). Run it with DryRun first: the report lists what would go.
+//
+// A prefix must belong to this program for this kind: "lariat.dev/" is
+// shared by every Lariat operator, so when another operator registers
+// OnRemove handlers on the same kind, list its finalizers in Handled too, or
+// clean with a narrower prefix (generic.FinalizerName of the removed
+// handler's name, say).
+package finalizer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/generic"
+)
+
+// Prefixes of the finalizers OnRemove handlers keep.
+const (
+	// LariatPrefix is the prefix of Lariat's handler finalizers
+	// (generic.FinalizerPrefix).
+	LariatPrefix = generic.FinalizerPrefix
+	// WranglerPrefix is the prefix of wrangler's handler finalizers, left
+	// on objects by a program before it was ported to Lariat.
+	WranglerPrefix = "wrangler.cattle.io/"
+)
+
+// Options say which finalizers Clean removes, and where.
+type Options struct {
+	// Prefixes limit Clean to finalizers starting with one of them;
+	// required, so nothing is removed by default. See the package doc on
+	// shared prefixes.
+	Prefixes []string
+	// Handled are the full finalizer names that still have a handler
+	// (generic.FinalizerName of each OnRemove handler's name); they stay.
+	Handled []string
+	// Namespace limits Clean to one namespace; empty means all (and is
+	// the only choice for cluster-scoped kinds).
+	Namespace string
+	// PendingFor leaves objects whose deletion started less than this long
+	// ago: a handler that is merely slow, or a replica still starting,
+	// gets its chance first.
+	PendingFor time.Duration
+	// DryRun reports what would be removed and writes nothing.
+	DryRun bool
+}
+
+// Stuck is one object being deleted that carries finalizers nobody handles.
+type Stuck struct {
+	Namespace string
+	Name      string
+	// Unhandled are the finalizers Clean removes (or would, dry-running).
+	Unhandled []string
+	// Removed says they were removed.
+	Removed bool
+}
+
+// Clean removes unhandled finalizers from the objects of gvk being deleted
+// and returns what it found. It lists the kind from the API server, not a
+// cache. Each removal is a JSON patch that tests the object's UID and its
+// finalizer list as read, so a finalizer added or removed meanwhile fails
+// that object (reported as an error; run again) rather than being undone.
+// Errors of single objects are joined; the others are still cleaned.
+func Clean(ctx context.Context, clients *client.SharedClientFactory, gvk schema.GroupVersionKind, opts Options) ([]Stuck, error) {
+	if len(opts.Prefixes) == 0 || slices.Contains(opts.Prefixes, "") {
+		return nil, errors.New("finalizer: Clean needs non-empty prefixes to limit what it removes")
+	}
+	c, err := clients.ForKind(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("finalizer: %w", err)
+	}
+	_, list, err := clients.NewObjects(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("finalizer: %w", err)
+	}
+	if err := c.List(ctx, opts.Namespace, list, metav1.ListOptions{}); err != nil {
+		return nil, fmt.Errorf("finalizer: list %s: %w", gvk.Kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("finalizer: %w", err)
+	}
+	var found []Stuck
+	var errs []error
+	for _, item := range items {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleting := m.GetDeletionTimestamp()
+		if deleting == nil || time.Since(deleting.Time) < opts.PendingFor {
+			continue
+		}
+		finalizers := m.GetFinalizers()
+		var unhandled []string
+		keep := make([]string, 0, len(finalizers))
+		for _, f := range finalizers {
+			if opts.unhandled(f) {
+				unhandled = append(unhandled, f)
+			} else {
+				keep = append(keep, f)
+			}
+		}
+		if len(unhandled) == 0 {
+			continue
+		}
+		stuck := Stuck{Namespace: m.GetNamespace(), Name: m.GetName(), Unhandled: unhandled}
+		if !opts.DryRun {
+			err := release(ctx, c, m, finalizers, keep, item)
+			switch {
+			case apierrors.IsNotFound(err):
+				// Gone meanwhile: nothing left to release.
+			case err != nil:
+				errs = append(errs, fmt.Errorf("finalizer: %s %s: %w", gvk.Kind, key(m), err))
+			default:
+				stuck.Removed = true
+			}
+		}
+		found = append(found, stuck)
+	}
+	return found, errors.Join(errs...)
+}
+
+func (o Options) unhandled(f string) bool {
+	return slices.ContainsFunc(o.Prefixes, func(p string) bool { return strings.HasPrefix(f, p) }) &&
+		!slices.Contains(o.Handled, f)
+}
+
+func key(m metav1.Object) string {
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// release writes keep as the object's finalizers, if its UID and
+// finalizers are still those read.
+func release(ctx context.Context, c *client.Client, m metav1.Object, read, keep []string, into runtime.Object) error {
+	patch, err := json.Marshal([]patchOp{
+		{Op: "test", Path: "/metadata/uid", Value: m.GetUID()},
+		{Op: "test", Path: "/metadata/finalizers", Value: read},
+		{Op: "replace", Path: "/metadata/finalizers", Value: keep},
+	})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, m.GetNamespace(), m.GetName(), types.JSONPatchType, patch, into.DeepCopyObject(), metav1.PatchOptions{})
+}

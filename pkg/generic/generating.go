@@ -1,0 +1,159 @@
+package generic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/apply"
+	"github.com/lariat-dev/lariat/pkg/condition"
+)
+
+// GeneratingHandlerOptions configure RegisterGeneratingHandler. The names
+// follow wrangler's generic.GeneratingHandlerOptions, so a port keeps them.
+type GeneratingHandlerOptions struct {
+	// DryRun computes what would be created, updated and deleted without
+	// writing any child, and hands the plan to Plan: for trying a handler
+	// out against a live cluster. The owner's status is still written.
+	DryRun bool
+	// Plan receives the plans of a DryRun handler.
+	Plan func(key string, plan apply.Plan)
+	// NoOwnerReference writes no owner reference to the children, so the
+	// garbage collector leaves them when the owner goes. The handler
+	// still prunes them when the owner is deleted (and while it lives,
+	// when they leave its result): the set's inventory, not the owner
+	// reference, is what finds them. Add NoDelete to Set to keep them.
+	NoOwnerReference bool
+	// AllowCrossNamespace lets a namespaced owner have children in other
+	// namespaces. They get no owner reference (Kubernetes does not allow
+	// one across namespaces); they are pruned through the set's
+	// inventory. Without it such a child fails the handler.
+	AllowCrossNamespace bool
+	// AllowClusterScoped lets a namespaced owner have cluster-scoped
+	// children, under the same terms as AllowCrossNamespace. The set's
+	// inventory lives in the owner's namespace: deleting that namespace
+	// before the owner's handler ran leaves such children behind.
+	AllowClusterScoped bool
+	// UniqueApplyForResourceVersion applies the children only when the
+	// owner's resourceVersion differs from the one last applied
+	// successfully: handlers that are costly to apply skip the resyncs and
+	// re-enqueues of an unchanged owner. The handler still runs and its
+	// status is still written; children changed by others are not
+	// restored until the owner changes.
+	UniqueApplyForResourceVersion bool
+	// Set carries the apply options of every set the handler applies
+	// (NoDelete, NoDeleteKinds, RecreateKinds, RecreateImmutable); its
+	// Owner, OwnerKey and ID are ignored.
+	Set apply.Set
+}
+
+// RegisterGeneratingHandler runs handler for every change of the kind until
+// ctx ends and makes the children it returns exist exactly as returned,
+// through applier (server-side apply, owner references where legal, pruning
+// of children no longer returned, including whole kinds). The set of
+// children is named after the handler, so two generating handlers of one
+// owner do not prune each other's. When the owner is deleted its children are
+// pruned; an owner that only left a filtered cache (label, field or
+// namespace) keeps them. cond (when not empty) reflects the handler's and the apply's
+// error; the status is written as by RegisterStatusHandler. When the apply
+// fails, the handler's status is dropped too, as when the handler fails: it
+// was computed before the apply and may describe children that do not exist
+// as described, so the stored status stays, with cond False.
+func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], applier *apply.Applier, access StatusAccess[T, S], cond condition.Cond, name string, handler GeneratingHandler[T, S], opts *GeneratingHandlerOptions) {
+	if opts == nil {
+		opts = &GeneratingHandlerOptions{}
+	}
+	gvk := c.GroupVersionKind()
+	template := opts.Set
+	template.NoOwnerReference = template.NoOwnerReference || opts.NoOwnerReference
+	template.OwnerNamespaceOnly = !opts.AllowCrossNamespace
+	template.ClusterScopedRefused = !opts.AllowClusterScoped
+	template.NoDeleteKinds = slices.Clone(template.NoDeleteKinds)
+	template.RecreateKinds = slices.Clone(template.RecreateKinds)
+	newSet := func() apply.Set {
+		set := template
+		set.Owner, set.OwnerKey, set.ID = nil, nil, name
+		return set
+	}
+	applied := appliedVersions{versions: map[string]string{}}
+	run := func(key string, set apply.Set, objs []runtime.Object) error {
+		if !opts.DryRun {
+			return applier.Apply(ctx, set, objs...)
+		}
+		plan, err := applier.DryRun(ctx, set, objs...)
+		if opts.Plan != nil {
+			opts.Plan(key, plan)
+		}
+		return err
+	}
+	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
+		var zero T
+		if obj == zero {
+			applied.forget(key)
+			namespace, objName, err := cache.SplitMetaNamespaceKey(key)
+			if err != nil {
+				return zero, err
+			}
+			// Gone from the cache is not gone from the cluster when
+			// the cache is filtered: the applier confirms with the
+			// API server before pruning, and an owner that merely
+			// stopped matching leaves nothing to do.
+			set := newSet()
+			set.OwnerKey = &apply.ObjectKey{GVK: gvk, Namespace: namespace, Name: objName}
+			err = run(key, set, nil)
+			if errors.Is(err, apply.ErrOwnerExists) {
+				return zero, nil
+			}
+			return zero, err
+		}
+		if obj.GetDeletionTimestamp() != nil {
+			return zero, nil // children go when it is gone
+		}
+		copied, err := deepCopy(obj)
+		if err != nil {
+			return zero, fmt.Errorf("generating handler %s: %w", name, err)
+		}
+		children, status, err := handler(copied, access.Get(copied))
+		rv := obj.GetResourceVersion()
+		if err == nil && !(opts.UniqueApplyForResourceVersion && applied.same(key, rv)) {
+			set := newSet()
+			set.Owner = copied
+			err = run(key, set, children)
+			if err == nil && opts.UniqueApplyForResourceVersion && !opts.DryRun {
+				applied.store(key, rv)
+			}
+		}
+		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
+	})
+}
+
+// appliedVersions remembers, per owner key, the resourceVersion whose
+// children were last applied successfully.
+type appliedVersions struct {
+	mu       sync.Mutex
+	versions map[string]string
+}
+
+func (v *appliedVersions) same(key, rv string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	last, ok := v.versions[key]
+	return ok && last == rv
+}
+
+func (v *appliedVersions) store(key, rv string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.versions[key] = rv
+}
+
+func (v *appliedVersions) forget(key string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.versions, key)
+}
