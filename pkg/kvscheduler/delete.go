@@ -217,10 +217,12 @@ func (w *walker) stillNeeded(n *node) string {
 		}
 	}
 	for _, m := range w.g.dependents(n) {
-		// A dependent whose own delete is under way (it led here) or
-		// waits (it failed for a dependent), and that n needs in turn, is
-		// in a cycle with n: members of a cycle go together.
-		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.waitsOn != "") && w.reaches(n, m) {
+		// A dependent whose own delete or update is under way (it led
+		// here) or waits (it failed for a dependent), and that n needs in
+		// turn, is in a cycle with n: members of a cycle go together. An
+		// update whose new value needs n, say what its old value derives,
+		// then finds n gone and deletes its old value into PENDING.
+		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps

@@ -247,3 +247,20 @@ func TestRandomReproSeed858(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:a/g1/", "d/g1/1/0"}}}}},
 	}})
 }
+
+// TestRandomReproSeed2355: a value updated to depend on what its old value
+// derives (directly, or through a dependent of the derived value as in
+// seed 2649) was in a cycle with it; the obsolete derived value was kept
+// for the new value, the old value kept for its derived value, and both
+// deletes were retried forever.
+func TestRandomReproSeed2355(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/3", &rval{Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "d/g1/3/1"}}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"any:d/g1/"}}}}},
+	}})
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Derived: []int{0}}}}},
+		{Fail: []rfail{{"delete", "a/g0/6"}}, Set: []rset{{"a/g0/6", &rval{Deps: []string{"d/g0/2/0"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g0/6"}}}}},
+	}})
+}
