@@ -63,6 +63,7 @@ func TestRandomGraphs(t *testing.T) {
 	}
 	// One shrunk reproducer per class of failure.
 	seen := map[string]int{}
+	var failing []string
 	for seed := uint64(1); seed <= uint64(*kvSeeds); seed++ {
 		sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 		f := runScenario(sc)
@@ -78,12 +79,13 @@ func TestRandomGraphs(t *testing.T) {
 			t.Logf("seed %d failed once and then passed twice (not reproducible): %s", seed, f)
 			continue
 		}
+		failing = append(failing, fmt.Sprintf("%d (%s)", seed, f.kind))
 		if seen[f.kind]++; seen[f.kind] == 1 {
 			reportFailure(t, seed, sc, f)
 		}
 	}
 	if len(seen) > 0 {
-		t.Logf("failing seeds per class (of %d): %v", *kvSeeds, seen)
+		t.Logf("failing seeds per class (of %d): %v; seeds: %s", *kvSeeds, seen, strings.Join(failing, ", "))
 	}
 }
 
