@@ -264,3 +264,19 @@ func TestRandomReproSeed2355(t *testing.T) {
 		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g0/6"}}}}},
 	}})
 }
+
+// TestRandomReproSeed1521: a guard of the model (the scheduler was right):
+// a value whose update failed stays in the southbound as it was, with its
+// derived values (seed 2385), and satisfies its dependents, so a dependent
+// created on it earlier in the transaction is not extra although the
+// value's new dependencies went meanwhile. The retry then takes both down.
+func TestRandomReproSeed1521(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Props: []int{0}}}, {"a/g0/0", &rval{}}}},
+		{Fail: []rfail{{"update", "a/g0/0"}}, Set: []rset{{"a/g1/1", &rval{}}, {"a/g0/0", &rval{Deps: []string{"p/g1/1/0"}}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+	}})
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Derived: []int{1}}}, {"a/g0/2", &rval{Derived: []int{1}}}}},
+		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/2", &rval{Deps: []string{"d/g0/4/1"}, Derived: []int{1}}}, {"a/g0/4", &rval{}}}},
+	}})
+}
