@@ -50,6 +50,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 				w.push(frame{kind: fDepUpdate, n: m})
 			}
 		}
+		w.cycleBroken(n)
 	}
 	ro.Err = err
 	if w.rec.Revert && !w.reverting {
@@ -76,5 +77,18 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 func (w *walker) invalidated(n *node) {
 	if w.applied[w.g.baseKey(n)] {
 		w.topErr = true
+	}
+}
+
+// cycleBroken re-checks, after n failed to be created, the values created in
+// the transaction as members of a cycle: they counted on the other members,
+// n perhaps, or one waiting for n that will not be created now either.
+// Those left without what they need go back to waiting (deleted into
+// PENDING, with what depends on them), in the order they were created.
+func (w *walker) cycleBroken(n *node) {
+	for _, m := range slices.Backward(w.cycleMade) {
+		if m != n && m.avail && w.g.nodes[m.key] == m {
+			w.push(frame{kind: fDepUpdate, n: m})
+		}
 	}
 }

@@ -280,3 +280,15 @@ func TestRandomReproSeed1521(t *testing.T) {
 		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/2", &rval{Deps: []string{"d/g0/4/1"}, Derived: []int{1}}}, {"a/g0/4", &rval{}}}},
 	}})
 }
+
+// TestRandomReproSeed1731: a member of a cycle was created counting on the
+// others, one of which then failed to be created; a member that waited
+// for the failed one was not created either, and the first stayed in the
+// southbound without it (seed 2500 too).
+func TestRandomReproSeed1731(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"create", "a/g0/0"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+	}})
+}

@@ -87,6 +87,9 @@ type walker struct {
 	// of the failed values of each retried base, for the operations on
 	// values that did not fail themselves.
 	retryOf map[string]retryMark
+	// cycleMade are the values created in the transaction as members of a
+	// cycle, counting on the other members being created too.
+	cycleMade []*node
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -284,7 +287,8 @@ func (w *walker) create(n *node, recreate bool) {
 		w.reject(n, Invalid, n.depErr, nil, ro)
 		return
 	}
-	if !w.ready(n) {
+	ready, inCycle := w.readyHow(n)
+	if !ready {
 		n.state = Pending
 		ro.NOOP = true
 		w.record(n, ro)
@@ -308,6 +312,9 @@ func (w *walker) create(n *node, recreate bool) {
 	n.avail = true
 	n.state, n.lastOp, n.err, n.fields = w.okState(n), OpCreate, nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	if inCycle {
+		w.cycleMade = append(w.cycleMade, n)
+	}
 	w.record(n, ro)
 	derived := w.derivedOf(n)
 	w.pushDerived(n, derived)
