@@ -1,9 +1,11 @@
 package kvscheduler_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
 // The minimal reproducers TestRandomGraphs found, shrunk and then
@@ -291,4 +293,42 @@ func TestRandomReproSeed1731(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
 		{Set: []rset{{"a/g0/2", nil}}},
 	}})
+}
+
+// TestRandomReproSeed1086: a value being updated was judged by the
+// dependencies of its old value while its obsolete property went: a/g1/1,
+// whose old value needed any property and had only its own left, was
+// deleted into PENDING although its new value needs nothing; its delete
+// waited for a dependent whose delete waited in turn, and once they went,
+// it stayed PENDING on the old value's dependencies, with the dependent
+// that needs it.
+func TestRandomReproSeed1086(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Props: []int{0}}}, {"a/g1/1", &rval{Deps: []string{"any:p/"}, Props: []int{0}}},
+			{"a/g0/0", &rval{Deps: []string{"any:a/g1/"}}}, {"a/g0/4", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Fail: []rfail{{"delete", "a/g0/4"}}, Set: []rset{{"a/g0/4", nil}, {"a/g0/2", &rval{}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestUpdateJudgedByItsNewDependencies: as in the reference, whose node
+// holds the new value before its obsolete derived values go, a value
+// updated to drop a dependency that only its own obsolete property met is
+// updated, not deleted and created again (seed 1086 without failures).
+func TestUpdateJudgedByItsNewDependencies(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	d := withDeps(sb.Descriptor("a", "a/"))
+	d.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		if strings.Contains(v.(string), "+p") {
+			return []kvscheduler.KeyValuePair{{Key: "p/" + k, Value: "p"}}
+		}
+		return nil
+	}
+	register(t, s, d)
+	mustSet(t, s, "a/2", "y+p", "a/1", "x+p|p/*")
+	mustSet(t, s, "a/2", "y")
+	sb.ResetOps()
+	mustSet(t, s, "a/1", "x")
+	wantOps(t, sb, "update a/1")
 }

@@ -389,6 +389,12 @@ func (w *walker) update(n *node) {
 		return
 	}
 	derived := w.derivedOf(n)
+	// While its obsolete derived values go, the value is judged by what
+	// its new value needs (as the reference, whose node holds the new
+	// value by then): their deletes must not take it down for what only
+	// its old value needed. Its value in the southbound keeps its own
+	// dependencies (sbDeps) for what must not be deleted under it.
+	w.setDeps(n)
 	n.updating = true
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
 	// Obsolete derived values are deleted before their base changes.
