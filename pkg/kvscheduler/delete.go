@@ -229,8 +229,10 @@ func (w *walker) stillNeeded(n *node) string {
 		if m.sbDeps != nil {
 			deps = m.sbDeps
 		}
-		if m.updating && m.d != nil && m.d.Dependencies != nil {
-			// Changed right after: what its new value needs counts.
+		if m.updating && !m.deleting && m.d != nil && m.d.Dependencies != nil {
+			// Changed right after: what its new value needs counts. Not
+			// once it is being deleted (its new value waits): its old
+			// value stays in the southbound until then.
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {

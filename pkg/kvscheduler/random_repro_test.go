@@ -332,3 +332,16 @@ func TestUpdateJudgedByItsNewDependencies(t *testing.T) {
 	mustSet(t, s, "a/1", "x")
 	wantOps(t, sb, "update a/1")
 }
+
+// TestRandomReproSeed4796: a value being updated that went PENDING
+// meanwhile (its new value's dependencies unmet) was judged by its new
+// value for what must not be deleted under it, though its old value, which
+// needs a/g0/2, was still in the southbound: a/g0/2 was deleted first.
+func TestRandomReproSeed4796(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{}}}},
+		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/0", &rval{}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g0/2"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/2", &rval{}}, {"a/g0/0", &rval{Deps: []string{"any:p/"}}}}},
+	}})
+}
