@@ -345,3 +345,18 @@ func TestRandomReproSeed4796(t *testing.T) {
 		{Set: []rset{{"a/g0/2", &rval{}}, {"a/g0/0", &rval{Deps: []string{"any:p/"}}}}},
 	}})
 }
+
+// TestRandomReproSeed7931: a value whose update turned into a delete into
+// PENDING (a/g0/0: its obsolete derived value took a/g1/1, a/g0/2 and
+// a/g0/4, which its new value needs, down) and whose delete then waited
+// for a dependent (a/g1/3, whose delete failed) was still taken for being
+// updated: its new value's dependency a/g0/4 was kept for it, and with it
+// a/g0/2, which nothing desired needs.
+func TestRandomReproSeed7931(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/3"}}, Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}, {"a/g1/1", &rval{Deps: []string{"d/g0/0/1"}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/4"}}}}},
+	}})
+}
