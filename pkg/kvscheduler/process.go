@@ -124,7 +124,15 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		return nil, nil
 	}
 	slices.Sort(bases)
+	// As in a transaction, a base not re-applied yet is neither created
+	// with, nor counted on in a cycle for, the value it failed with: its
+	// request comes further on.
+	w.later = make(map[string]bool, len(bases))
 	for _, b := range bases {
+		w.later[b] = true
+	}
+	for _, b := range bases {
+		delete(w.later, b)
 		n := s.g.nodes[b]
 		w.applied[b] = true
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})

@@ -360,3 +360,15 @@ func TestRandomReproSeed7931(t *testing.T) {
 		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/4"}}}}},
 	}})
 }
+
+// TestRandomReproSeed5420: in a retry, a base not re-applied yet was
+// counted on, as a member of a cycle, with the value it had failed with
+// (not its latest request): a/g0/2 was re-created before a/g1/1, which it
+// now needs, with a/g1/1 created after it as the old partner, and both
+// went again (seeds 5912 and 8560 too).
+func TestRandomReproSeed5420(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/2", &rval{}}, {"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g1/1", &rval{}}}},
+	}})
+}
