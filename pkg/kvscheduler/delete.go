@@ -145,7 +145,7 @@ func (w *walker) reaches(n, m *node) bool {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var next []*node
-		if b := w.g.nodes[x.base]; x.base != "" && b != nil {
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() {
 			next = append(next, b)
 		}
 		deps := x.deps

@@ -372,3 +372,17 @@ func TestRandomReproSeed5420(t *testing.T) {
 		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g1/1", &rval{}}}},
 	}})
 }
+
+// TestRandomReproSeed4288: whether a dependent is in a cycle with the value
+// being deleted followed the base of a derived value that was no longer in
+// the southbound, and that base's wanted (PENDING) dependencies: d/g0/0/1
+// was deleted while a/g1/3, which needs it, was still there, taken for a
+// member of a cycle through a/g0/0, which does not exist.
+func TestRandomReproSeed4288(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g1/3"}}}, {"a/g1/1", &rval{Deps: []string{"a/g1/5", "any:d/g0/"}}}, {"a/g1/3", &rval{Deps: []string{"any:d/g0/"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 1, Deps: []string{"a/g1/3"}}}, {"a/g0/0", &rval{Deps: []string{"a/g1/3"}}}}},
+	}})
+}
