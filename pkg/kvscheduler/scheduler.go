@@ -58,6 +58,9 @@ type Scheduler struct {
 	cancel context.CancelFunc
 	cur    *job                     // the job the worker runs; under qmu
 	call   atomic.Pointer[descCall] // the descriptor call in progress
+	// beforeDequeue, set by tests only, runs on the worker right before it
+	// takes the next queued job (after its check for due retries).
+	beforeDequeue atomic.Pointer[func()]
 }
 
 type jobKind int
@@ -144,17 +147,11 @@ func (s *Scheduler) run() {
 		}
 		for {
 			// Retries whose time has come go before queued jobs.
-			if due := s.dueRetries(); len(due) > 0 {
-				s.qmu.Lock()
-				closed := s.closed
-				s.qmu.Unlock()
-				if closed {
-					break
-				}
-				for _, j := range due {
-					_, _ = s.retryFailed(j)
-				}
+			if s.runDueRetries() {
 				continue
+			}
+			if f := s.beforeDequeue.Load(); f != nil {
+				(*f)()
 			}
 			s.qmu.Lock()
 			if len(s.queue) == 0 || s.closed {
@@ -166,6 +163,11 @@ func (s *Scheduler) run() {
 			s.queue = s.queue[1:]
 			s.cur = j
 			s.qmu.Unlock()
+			// A retry whose timer fired after the check above but before
+			// the job was queued goes first too: a transaction committed
+			// after the clock passed a retry's time sees it done, however
+			// the goroutines were scheduled.
+			s.runDueRetries()
 			rec, err := s.process(j)
 			s.qmu.Lock()
 			s.cur = nil
@@ -173,6 +175,25 @@ func (s *Scheduler) run() {
 			j.finish(jobResult{rec: rec, err: err})
 		}
 	}
+}
+
+// runDueRetries runs the retries whose timers fired, oldest armed first,
+// unless the scheduler is closed; it tells whether there were any.
+func (s *Scheduler) runDueRetries() bool {
+	due := s.dueRetries()
+	if len(due) == 0 {
+		return false
+	}
+	s.qmu.Lock()
+	closed := s.closed
+	s.qmu.Unlock()
+	if closed {
+		return false
+	}
+	for _, j := range due {
+		_, _ = s.retryFailed(j)
+	}
+	return true
 }
 
 // RegisterDescriptor adds a descriptor. Values that waited for it
