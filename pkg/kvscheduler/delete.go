@@ -101,7 +101,8 @@ func (w *walker) finishDelete(f frame) {
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.failed, n.attempt = false, 0, nil, 0
+	n.blocked, n.failed, n.attempt = false, nil, 0
+	w.s.disarm(n)
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)

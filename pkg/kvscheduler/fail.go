@@ -34,7 +34,8 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.failSeq = w.seq
 	}
 	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	n.blocked, n.failed, n.err, n.lastOp = true, n.want, err, kind
+	w.s.disarm(n)
 	w.s.unwait(n)
 	n.txnSeq, n.txnFail = w.seq, true
 	n.state = Failed

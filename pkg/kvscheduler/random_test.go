@@ -173,8 +173,8 @@ func (f *propFailure) String() string {
 	return s
 }
 
-// retryClock counts the armed retry timers: the history trim timer is
-// longer than any retry delay.
+// retryClock counts the armed retry timers (fired or stopped ones are not):
+// the history trim timer is longer than any retry delay.
 type retryClock struct {
 	*clocktesting.FakeClock
 	mu    sync.Mutex
@@ -183,19 +183,40 @@ type retryClock struct {
 
 const trimPeriod = 100000 * time.Hour
 
+// retryTimer is a retry timer of a retryClock.
+type retryTimer struct {
+	clock.Timer
+	c     *retryClock
+	armed bool // under c.mu
+}
+
 func (c *retryClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	if d >= trimPeriod {
 		return c.FakeClock.AfterFunc(d, f)
 	}
+	t := &retryTimer{c: c, armed: true}
 	c.mu.Lock()
 	c.armed++
 	c.mu.Unlock()
-	return c.FakeClock.AfterFunc(d, func() {
-		c.mu.Lock()
-		c.armed--
-		c.mu.Unlock()
+	t.Timer = c.FakeClock.AfterFunc(d, func() {
+		t.disarm()
 		f()
 	})
+	return t
+}
+
+func (t *retryTimer) disarm() {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.armed {
+		t.armed = false
+		t.c.armed--
+	}
+}
+
+func (t *retryTimer) Stop() bool {
+	t.disarm()
+	return t.Timer.Stop()
 }
 
 func (c *retryClock) pending() int {

@@ -41,6 +41,8 @@ type Scheduler struct {
 	dirtyKeys map[string]struct{}
 	// waiters are, per key, the values whose delete waits for it to go.
 	waiters map[string][]*node
+	// retries are the retries armed and not due yet, by generation.
+	retries map[uint64]*job
 
 	// Readable by anyone.
 	smu      sync.RWMutex
@@ -80,8 +82,10 @@ type job struct {
 	kv   KVWithMetadata
 	keys []string
 	gen  uint64
-	// timer is the timer of a retry.
+	// timer is the timer of a retry; live counts the values it would
+	// still retry (those not changed, deleted or applied since).
 	timer clock.Timer
+	live  int
 	done  chan jobResult
 	once  sync.Once // done receives one result: the worker's, or Close's
 }
@@ -111,8 +115,8 @@ func New(opts Options) (*Scheduler, error) {
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
 		dirtyKeys: map[string]struct{}{}, statuses: map[string]*ValueStatus{},
-		waiters: map[string][]*node{},
-		mdMaps:  map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
+		waiters: map[string][]*node{}, retries: map[uint64]*job{},
+		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
