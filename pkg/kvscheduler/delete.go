@@ -18,12 +18,13 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	}
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = reason == delRecreate
+	wasAvail := n.avail
 	n.deleting = true
 	// An update under way is over: the old value goes, and the new one
 	// is created after, if it can be (see finishUpdate).
 	n.updating = false
 	n.avail = false // dependents stop counting on it
-	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
+	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
 	w.availChanged(n, true)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})

@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Failures during the walk: operations held back (a failed read, an ended
@@ -16,6 +17,14 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.canceled = w.ctx.Err()
 	}
 	if w.canceled != nil {
+		if kind == OpCreate && !n.exists() {
+			n.state = Pending // wanted, and not created yet
+		}
+		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
+			w.s.toResume(b, resumeDerived)
+		} else {
+			w.s.toResume(n, resumeSelf)
+		}
 		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
@@ -91,5 +100,55 @@ func (w *walker) cycleBroken(n *node) {
 		if m != n && m.avail && w.g.nodes[m.key] == m {
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
+	}
+}
+
+// What a transaction stopped by its context left undone, for the next
+// transaction to check again.
+type resumeKind uint8
+
+const (
+	resumeSelf       resumeKind = 1 << iota // the value: created if it waits and is ready, deleted if no longer
+	resumeDependents                        // the values that depend on it
+	resumeDerived                           // its derived values, if it is as wanted
+)
+
+func (s *Scheduler) toResume(n *node, k resumeKind) {
+	if s.resume == nil {
+		s.resume = map[*node]resumeKind{}
+	}
+	s.resume[n] |= k
+}
+
+// resume checks again, after the transaction's own values, what a
+// transaction stopped by its context left undone (see dropStack): it runs
+// no operation the stopped transaction was asked for, only those that
+// bring the values it reached back in line with what exists.
+func (w *walker) resume() {
+	if len(w.s.resume) == 0 || w.canceled != nil {
+		return
+	}
+	todo := w.s.resume
+	w.s.resume = nil
+	ns := make([]*node, 0, len(todo))
+	for n := range todo {
+		ns = append(ns, n)
+	}
+	slices.SortFunc(ns, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	for _, n := range ns {
+		if w.g.nodes[n.key] != n || w.applied[w.g.baseKey(n)] {
+			continue // gone, or applied anew
+		}
+		k := todo[n]
+		if k&resumeDerived != 0 && n.exists() && n.avail && n.want != nil && w.equal(n, n.sb, n.want) {
+			w.pushDerived(n, w.derivedOf(n))
+		}
+		if k&resumeDependents != 0 {
+			w.availChanged(n, true)
+		}
+		if k&resumeSelf != 0 {
+			w.push(frame{kind: fDepUpdate, n: n})
+		}
+		w.drain(n.key)
 	}
 }

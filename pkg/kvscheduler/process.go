@@ -137,6 +137,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		w.applied[b] = true
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
 	}
+	w.resume()
 	// A derived value its base no longer reaches (left over by a delete
 	// that failed when the base changed or went) is retried on its own.
 	for _, n := range failed {
@@ -227,6 +228,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			break
 		}
 	}
+	w.resume()
 	var revertFailed []KeyError
 	reverted := false
 	revertFrom := -1

@@ -43,6 +43,8 @@ type Scheduler struct {
 	waiters map[string][]*node
 	// retries are the retries armed and not due yet, by generation.
 	retries map[uint64]*job
+	// resume holds what a transaction stopped by its context left undone.
+	resume map[*node]resumeKind
 
 	// Readable by anyone.
 	smu      sync.RWMutex

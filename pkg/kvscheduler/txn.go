@@ -142,7 +142,11 @@ func (t *Txn) NonBlocking() *Txn { t.nonBlocking = true; return t }
 // at once and the transaction stops before its next operation: the
 // operations not run are named in TxnRecord.NotApplied and by the error
 // (which wraps ctx's error), and their values stay as they were in the
-// southbound; a resync completes them.
+// southbound (a value whose delete did not run stays available to what
+// depends on it); a resync, or requesting them again, completes them. The
+// next transaction checks again what the stopped one reached but left
+// undone: dependents it took down or made ready, derived values of what it
+// created.
 func (t *Txn) Commit(ctx context.Context) (*TxnRecord, error) {
 	for _, kv := range t.values {
 		if kv.Key == "" {
