@@ -17,12 +17,15 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.canceled = w.ctx.Err()
 	}
 	if w.canceled != nil {
-		if kind == OpCreate && !n.exists() {
-			n.state = Pending // wanted, and not created yet
-		}
+		// A value of the transaction itself stays as it was, until
+		// requested again or a resync; one its operations reached is
+		// checked again by the next transaction.
 		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
 			w.s.toResume(b, resumeDerived)
-		} else {
+		} else if !w.applied[n.key] {
+			if kind == OpCreate && !n.exists() {
+				n.state = Pending // wanted, and not created yet
+			}
 			w.s.toResume(n, resumeSelf)
 		}
 		w.dropStack()
