@@ -23,3 +23,9 @@ func QueueLen(s *Scheduler) int {
 	defer s.qmu.Unlock()
 	return len(s.queue)
 }
+
+// BeforeWatchRegistered makes WatchValueStatus call f once it has found
+// the scheduler not closed, right before it registers the watch.
+func BeforeWatchRegistered(s *Scheduler, f func()) {
+	s.beforeWatch.Store(&f)
+}

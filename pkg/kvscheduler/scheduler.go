@@ -65,6 +65,9 @@ type Scheduler struct {
 	// beforeDequeue, set by tests only, runs on the worker right before it
 	// takes the next queued job (after its check for due retries).
 	beforeDequeue atomic.Pointer[func()]
+	// beforeWatch, set by tests only, runs in WatchValueStatus once it
+	// found the scheduler not closed, before it registers the watch.
+	beforeWatch atomic.Pointer[func()]
 }
 
 type jobKind int
