@@ -101,38 +101,6 @@ type retryMark struct {
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 
-// dropStack drops the frames left on the stack: the deletes and updates
-// they would have finished are no longer under way. A value whose delete
-// did not run is still in the southbound and as available as it was; what
-// the dropped frames would have done to others (dependents taken down by
-// that delete, dependents to create, derived values to apply) is checked
-// again by the next transaction (see resume).
-func (w *walker) dropStack() {
-	for _, f := range w.stack {
-		switch f.kind {
-		case fFinishDel:
-			f.n.deleting = false
-			if f.n.exists() && f.avail && !f.n.avail {
-				f.n.avail = true
-				w.availChanged(f.n, false)
-			}
-			w.s.toResume(f.n, resumeDependents)
-		case fFinishUpd:
-			f.n.updating = false
-			w.s.toResume(f.n, resumeSelf)
-		case fDepUpdate, fCreate, fRedelete:
-			w.s.toResume(f.n, resumeSelf)
-		case fApply:
-			if b := w.g.nodes[f.base]; f.base != "" && b != nil {
-				w.s.toResume(b, resumeDerived)
-			} else if n := w.g.nodes[f.key]; n != nil {
-				w.s.toResume(n, resumeSelf)
-			}
-		}
-	}
-	w.stack = w.stack[:0]
-}
-
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
