@@ -190,7 +190,12 @@ func present(sb map[string]any) map[string]bool {
 		out[k] = true
 		if rv, ok := v.(rval); ok {
 			for _, kv := range rv.derived(k) {
-				out[kv.Key] = true
+				// Derived values with a descriptor are in the southbound
+				// on their own (or not, when their delete or create ran
+				// separately from their base's).
+				if strings.HasPrefix(kv.Key, "p/") {
+					out[kv.Key] = true
+				}
 			}
 		}
 	}

@@ -386,3 +386,17 @@ func TestRandomReproSeed4288(t *testing.T) {
 		{Set: []rset{{"a/g1/5", &rval{Ver: 1, Deps: []string{"a/g1/3"}}}, {"a/g0/0", &rval{Deps: []string{"a/g1/3"}}}}},
 	}})
 }
+
+// TestRandomReproSeed6214: a guard of the model (the scheduler was right):
+// a derived value with a descriptor is in the southbound on its own, not
+// because its base is. The model counted d/g0/2/1 as present with a/g0/2
+// after its delete, and took the delete of a/g0/2 for one under a/g1/1,
+// whose any-of dependency on d/g0/ it believed a/g0/2 met.
+func TestRandomReproSeed6214(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"p/g1/3/0"}, Derived: []int{1}}}, {"a/g1/1", &rval{Deps: []string{"any:d/g0/"}, Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "d/g1/1/1"}}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/2", "any:d/g1/"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+	}})
+}
