@@ -139,11 +139,18 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	}
 	w.resume()
 	// A derived value its base no longer reaches (left over by a delete
-	// that failed when the base changed or went) is retried on its own.
+	// that failed when the base changed or went, or whose create failed
+	// before its base went PENDING or stopped deriving it) is retried on
+	// its own: deleted, if its base was applied again above (the base
+	// applies what it still derives).
 	for _, n := range failed {
 		if s.g.nodes[n.key] == n && n.blocked && n.retryGen == j.gen {
+			v := n.want
+			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
+				v = nil
+			}
 			w.applied[n.key] = true
-			w.run(frame{kind: fApply, key: n.key, value: n.want, base: n.base, origin: n.origin})
+			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
 		}
 	}
 	s.finish(w)

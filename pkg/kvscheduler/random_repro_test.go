@@ -400,3 +400,15 @@ func TestRandomReproSeed6214(t *testing.T) {
 		{Set: []rset{{"a/g0/2", nil}}},
 	}})
 }
+
+// TestRandomReproSeed5885: a derived value whose create failed, and whose
+// base then went PENDING and came back without it, was retried on its own
+// with its old value: created with no base deriving it, and a/g0/2, which
+// needs it, with it.
+func TestRandomReproSeed5885(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"create", "d/g0/0/0"}}, Set: []rset{{"a/g0/2", &rval{}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"d/g0/0/0"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/2"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+	}})
+}
