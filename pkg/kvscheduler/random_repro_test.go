@@ -412,3 +412,16 @@ func TestRandomReproSeed5885(t *testing.T) {
 		{Set: []rset{{"a/g0/0", &rval{}}}},
 	}})
 }
+
+// TestRandomReproSeed4689: a downstream resync read back a derived value
+// whose delete had failed (its base no longer derives it) and made it
+// available, as if the resync wanted it again: a/g0/4, which depends on
+// it, was created on it, and a/g1/3 on a/g0/4, though nothing wants it.
+func TestRandomReproSeed4689(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/3/0"}}, Set: []rset{{"a/g0/4", &rval{}}, {"a/g1/3", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"any:a/g0/"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"d/g1/3/0"}}}}},
+		{Resync: kvscheduler.DownstreamResync},
+	}})
+}
