@@ -67,6 +67,8 @@ func (w *walker) finishDelete(f frame) {
 	n := f.n
 	ro := f.op
 	n.deleting = false
+	recheck := n.recheck
+	n.recheck = false
 	if !n.exists() || w.g.nodes[n.key] != n {
 		return // deleted meanwhile (by a delete that waited for a dependent)
 	}
@@ -113,9 +115,10 @@ func (w *walker) finishDelete(f frame) {
 		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
 	case delPending:
 		n.state, n.err, n.fields = Pending, nil, nil
-		if f.waited {
+		if f.waited || recheck {
 			// What it waits for may have come back while its delete
-			// waited for a dependent: then it is created right away.
+			// was under way or waited for a dependent: then it is
+			// created right away.
 			w.push(frame{kind: fDepUpdate, n: n})
 		}
 	case delRecreate:

@@ -37,6 +37,9 @@ type node struct {
 	metadata any
 	avail    bool
 	deleting bool // its delete is under way (dependents and derived first)
+	// recheck is set when a value it may depend on was created while its
+	// delete was under way: once deleted into PENDING, it is checked again.
+	recheck  bool
 	updating bool // its update is under way (obsolete derived values first)
 
 	// deps are the dependencies of want, computed when want is set (and

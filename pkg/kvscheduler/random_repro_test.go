@@ -425,3 +425,14 @@ func TestRandomReproSeed4689(t *testing.T) {
 		{Resync: kvscheduler.DownstreamResync},
 	}})
 }
+
+// TestRandomReproSeed7624: a value deleted into PENDING (a/g0/0, which needs
+// itself and a/g1/1) stayed PENDING although a/g1/1 was created again
+// while its delete was under way: nothing checked it again.
+func TestRandomReproSeed7624(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g0/0"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g0/0", "a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}

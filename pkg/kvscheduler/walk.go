@@ -479,6 +479,9 @@ func (w *walker) availChanged(n *node, recheck bool) {
 	if recheck {
 		// Re-checked right after n, in key order.
 		for _, m := range slices.Backward(deps) {
+			if n.avail && m.deleting {
+				m.recheck = true // its delete checks it again once done
+			}
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
 	}
