@@ -436,3 +436,17 @@ func TestRandomReproSeed7624(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{}}}},
 	}})
 }
+
+// TestRandomReproSeed12576 (no failures injected): a value created as a
+// member of a cycle (a/g1/5, needing a/g0/4 and a/g0/0) was taken for no
+// longer ready once it existed: a/g0/4, which needs a/g1/5 and itself,
+// waited only for itself, since a/g1/5 existed, so the two were no cycle
+// of waiting values any more; a/g1/5 was deleted, created again, and so on
+// until the walk's bound.
+func TestRandomReproSeed12576(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g1/5", "a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/5"}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g0/4", "a/g0/0"}}}}},
+	}})
+}

@@ -100,6 +100,10 @@ func (w *walker) readyInCycle(n *node) bool {
 			}
 		}
 		for _, dep := range m.deps {
+			if n.avail && m != n && dep.matches(n.key) {
+				add(m, n) // met by n, whose own readiness is in question
+				continue
+			}
 			if w.depMet(m, dep, nil) {
 				continue
 			}
@@ -154,6 +158,14 @@ func (w *walker) waitsOn(m, n *node, f func(p *node) bool) {
 		}
 	}
 	for _, dep := range m.deps {
+		if n.avail && m != n && dep.matches(n.key) {
+			// Met by n, which exists: whether n may stay is the question,
+			// so m waits for it as it would if n did not exist.
+			if !f(n) {
+				return
+			}
+			continue
+		}
 		if w.depMet(m, dep, nil) {
 			continue
 		}
