@@ -72,6 +72,9 @@ type node struct {
 	attempt  int    // failures in a row
 	failSeq  uint64 // transaction of the first of them (RetryFor)
 	retryGen uint64 // the armed retry, if any
+	// retryOpts are the retry options of its last failure (its base's
+	// request's, kept for when the base's node is gone).
+	retryOpts RetryOptions
 	// txnSeq is the transaction in which the value last failed or was
 	// applied: a value that failed in a transaction is not applied again
 	// in it (except by a revert).

@@ -450,3 +450,15 @@ func TestRandomReproSeed12576(t *testing.T) {
 		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g0/4", "a/g0/0"}}}}},
 	}})
 }
+
+// TestRandomReproSeed28173: a derived value left over by a failed delete
+// whose base then went (and its node with it) was not retried after its
+// retry failed again: its retry options were looked up on the base's node
+// only (seeds 34004 and 48058 of -kvseeds=50000 too).
+func TestRandomReproSeed28173(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/3/0"}, {"delete", "d/g1/3/0"}}, Set: []rset{{"a/g1/3", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{}}}},
+		{Set: []rset{{"a/g1/3", nil}}},
+	}})
+}

@@ -23,10 +23,13 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 			continue
 		}
 		seen[n] = true
-		var o RetryOptions
+		// A derived value left over by a failed delete may outlive its
+		// base's node: it keeps the options it was last retried with.
+		o := n.retryOpts
 		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
 			o = b.last.retry
 		}
+		n.retryOpts = o
 		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
 			continue
 		}
