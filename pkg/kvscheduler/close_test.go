@@ -93,3 +93,40 @@ func TestContextIsCancelledOnClose(t *testing.T) {
 		t.Fatal("the scheduler's context is not cancelled after Close")
 	}
 }
+
+// TestWatchStartedWhileClosingIsClosed: a watch whose start found the
+// scheduler open while Close was beginning is closed by Close. It was left
+// open (its reader waiting forever) when Close took the watches to close
+// them between the start's check and its registering the watch; since
+// 0f37d97 both happen under the lock Close takes the watches with. A test
+// hook runs in the start between the two and lets Close run meanwhile:
+// until it returns, or for a while if it cannot (it waits for that lock).
+func TestWatchStartedWhileClosingIsClosed(t *testing.T) {
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	kvscheduler.BeforeWatchRegistered(s, func() {
+		done := make(chan error, 1)
+		go func() { done <- s.Close() }()
+		select {
+		case err := <-done:
+			closed <- err
+		case <-time.After(200 * time.Millisecond):
+			go func() { closed <- <-done }()
+		}
+	})
+	w := s.WatchValueStatus(context.Background(), nil)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-w.C():
+		if ok {
+			t.Fatal("the watch delivered a status: nothing changed")
+		}
+	case <-time.After(20 * time.Second): // only against a hang
+		t.Fatal("a watch started while Close began is still open after Close returned")
+	}
+}

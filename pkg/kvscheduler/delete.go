@@ -18,9 +18,13 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	}
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = reason == delRecreate
+	wasAvail := n.avail
 	n.deleting = true
+	// An update under way is over: the old value goes, and the new one
+	// is created after, if it can be (see finishUpdate).
+	n.updating = false
 	n.avail = false // dependents stop counting on it
-	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited})
+	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
 	w.availChanged(n, true)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
@@ -63,6 +67,8 @@ func (w *walker) finishDelete(f frame) {
 	n := f.n
 	ro := f.op
 	n.deleting = false
+	recheck := n.recheck
+	n.recheck = false
 	if !n.exists() || w.g.nodes[n.key] != n {
 		return // deleted meanwhile (by a delete that waited for a dependent)
 	}
@@ -98,7 +104,8 @@ func (w *walker) finishDelete(f frame) {
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.retryGen, n.failed, n.attempt = false, 0, nil, 0
+	n.blocked, n.failed, n.attempt = false, nil, 0
+	w.s.disarm(n)
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
@@ -108,9 +115,10 @@ func (w *walker) finishDelete(f frame) {
 		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
 	case delPending:
 		n.state, n.err, n.fields = Pending, nil, nil
-		if f.waited {
+		if f.waited || recheck {
 			// What it waits for may have come back while its delete
-			// waited for a dependent: then it is created right away.
+			// was under way or waited for a dependent: then it is
+			// created right away.
 			w.push(frame{kind: fDepUpdate, n: n})
 		}
 	case delRecreate:
@@ -142,7 +150,7 @@ func (w *walker) reaches(n, m *node) bool {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var next []*node
-		if b := w.g.nodes[x.base]; x.base != "" && b != nil {
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() {
 			next = append(next, b)
 		}
 		deps := x.deps
@@ -217,18 +225,22 @@ func (w *walker) stillNeeded(n *node) string {
 		}
 	}
 	for _, m := range w.g.dependents(n) {
-		// A dependent whose own delete is under way (it led here) or
-		// waits (it failed for a dependent), and that n needs in turn, is
-		// in a cycle with n: members of a cycle go together.
-		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.waitsOn != "") && w.reaches(n, m) {
+		// A dependent whose own delete or update is under way (it led
+		// here) or waits (it failed for a dependent), and that n needs in
+		// turn, is in a cycle with n: members of a cycle go together. An
+		// update whose new value needs n, say what its old value derives,
+		// then finds n gone and deletes its old value into PENDING.
+		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
 		if m.sbDeps != nil {
 			deps = m.sbDeps
 		}
-		if m.updating && m.d != nil && m.d.Dependencies != nil {
-			// Changed right after: what its new value needs counts.
+		if m.updating && !m.deleting && m.d != nil && m.d.Dependencies != nil {
+			// Changed right after: what its new value needs counts. Not
+			// once it is being deleted (its new value waits): its old
+			// value stays in the southbound until then.
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {

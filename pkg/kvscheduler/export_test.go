@@ -10,3 +10,22 @@ func WaitingDeletes(s *Scheduler) int {
 	}
 	return n
 }
+
+// BeforeDequeue makes the scheduler's goroutine call f right before it
+// takes the next queued job, after its check for due retries.
+func BeforeDequeue(s *Scheduler, f func()) {
+	s.beforeDequeue.Store(&f)
+}
+
+// QueueLen returns the number of jobs queued (not taken yet).
+func QueueLen(s *Scheduler) int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.queue)
+}
+
+// BeforeWatchRegistered makes WatchValueStatus call f once it has found
+// the scheduler not closed, right before it registers the watch.
+func BeforeWatchRegistered(s *Scheduler, f func()) {
+	s.beforeWatch.Store(&f)
+}

@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Failures during the walk: operations held back (a failed read, an ended
@@ -13,6 +14,17 @@ import (
 // has ended.
 func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 	if w.ended() {
+		// A value of the transaction itself stays as it was, until
+		// requested again or a resync; one its operations reached is
+		// checked again by the next transaction.
+		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
+			w.s.toResume(b, resumeDerived)
+		} else if !w.applied[n.key] {
+			if kind == OpCreate && !n.exists() {
+				n.state = Pending // wanted, and not created yet
+			}
+			w.s.toResume(n, resumeSelf)
+		}
 		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
@@ -44,7 +56,8 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.failSeq = w.seq
 	}
 	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp, n.retryGen = true, n.want, err, kind, 0
+	n.blocked, n.failed, n.err, n.lastOp = true, n.want, err, kind
+	w.s.disarm(n)
 	w.s.unwait(n)
 	n.txnSeq, n.txnFail = w.seq, true
 	n.state = Failed
@@ -60,6 +73,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 				w.push(frame{kind: fDepUpdate, n: m})
 			}
 		}
+		w.cycleBroken(n)
 	}
 	ro.Err = err
 	if w.rec.Revert && !w.reverting {
@@ -86,5 +100,100 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 func (w *walker) invalidated(n *node) {
 	if w.applied[w.g.baseKey(n)] {
 		w.topErr = true
+	}
+}
+
+// cycleBroken re-checks, after n failed to be created, the values created in
+// the transaction as members of a cycle: they counted on the other members,
+// n perhaps, or one waiting for n that will not be created now either.
+// Those left without what they need go back to waiting (deleted into
+// PENDING, with what depends on them), in the order they were created.
+func (w *walker) cycleBroken(n *node) {
+	for _, m := range slices.Backward(w.cycleMade) {
+		if m != n && m.avail && w.g.nodes[m.key] == m {
+			w.push(frame{kind: fDepUpdate, n: m})
+		}
+	}
+}
+
+// dropStack drops the frames left on the stack: the deletes and updates
+// they would have finished are no longer under way. A value whose delete
+// did not run is still in the southbound and as available as it was; what
+// the dropped frames would have done to others (dependents taken down by
+// that delete, dependents to create, derived values to apply) is checked
+// again by the next transaction (see resume).
+func (w *walker) dropStack() {
+	for _, f := range w.stack {
+		switch f.kind {
+		case fFinishDel:
+			f.n.deleting = false
+			if f.n.exists() && f.avail && !f.n.avail {
+				f.n.avail = true
+				w.availChanged(f.n, false)
+			}
+			w.s.toResume(f.n, resumeDependents)
+		case fFinishUpd:
+			f.n.updating = false
+			w.s.toResume(f.n, resumeSelf)
+		case fDepUpdate, fCreate, fRedelete:
+			w.s.toResume(f.n, resumeSelf)
+		case fApply:
+			if b := w.g.nodes[f.base]; f.base != "" && b != nil {
+				w.s.toResume(b, resumeDerived)
+			} else if n := w.g.nodes[f.key]; n != nil {
+				w.s.toResume(n, resumeSelf)
+			}
+		}
+	}
+	w.stack = w.stack[:0]
+}
+
+// What a transaction stopped by its context left undone, for the next
+// transaction to check again.
+type resumeKind uint8
+
+const (
+	resumeSelf       resumeKind = 1 << iota // the value: created if it waits and is ready, deleted if no longer
+	resumeDependents                        // the values that depend on it
+	resumeDerived                           // its derived values, if it is as wanted
+)
+
+func (s *Scheduler) toResume(n *node, k resumeKind) {
+	if s.resume == nil {
+		s.resume = map[*node]resumeKind{}
+	}
+	s.resume[n] |= k
+}
+
+// resume checks again, after the transaction's own values, what a
+// transaction stopped by its context left undone (see dropStack): it runs
+// no operation the stopped transaction was asked for, only those that
+// bring the values it reached back in line with what exists.
+func (w *walker) resume() {
+	if len(w.s.resume) == 0 || w.canceled != nil {
+		return
+	}
+	todo := w.s.resume
+	w.s.resume = nil
+	ns := make([]*node, 0, len(todo))
+	for n := range todo {
+		ns = append(ns, n)
+	}
+	slices.SortFunc(ns, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	for _, n := range ns {
+		if w.g.nodes[n.key] != n || w.applied[w.g.baseKey(n)] {
+			continue // gone, or applied anew
+		}
+		k := todo[n]
+		if k&resumeDerived != 0 && n.exists() && n.avail && n.want != nil && w.equal(n, n.sb, n.want) {
+			w.pushDerived(n, w.derivedOf(n))
+		}
+		if k&resumeDependents != 0 {
+			w.availChanged(n, true)
+		}
+		if k&resumeSelf != 0 {
+			w.push(frame{kind: fDepUpdate, n: n})
+		}
+		w.drain(n.key)
 	}
 }

@@ -37,6 +37,9 @@ type node struct {
 	metadata any
 	avail    bool
 	deleting bool // its delete is under way (dependents and derived first)
+	// recheck is set when a value it may depend on was created while its
+	// delete was under way: once deleted into PENDING, it is checked again.
+	recheck  bool
 	updating bool // its update is under way (obsolete derived values first)
 
 	// deps are the dependencies of want, computed when want is set (and
@@ -69,6 +72,9 @@ type node struct {
 	attempt  int    // failures in a row
 	failSeq  uint64 // transaction of the first of them (RetryFor)
 	retryGen uint64 // the armed retry, if any
+	// retryOpts are the retry options of its last failure (its base's
+	// request's, kept for when the base's node is gone).
+	retryOpts RetryOptions
 	// txnSeq is the transaction in which the value last failed or was
 	// applied: a value that failed in a transaction is not applied again
 	// in it (except by a revert).

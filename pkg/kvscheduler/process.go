@@ -130,17 +130,33 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		return nil, nil
 	}
 	slices.Sort(bases)
+	// As in a transaction, a base not re-applied yet is neither created
+	// with, nor counted on in a cycle for, the value it failed with: its
+	// request comes further on.
+	w.later = make(map[string]bool, len(bases))
 	for _, b := range bases {
+		w.later[b] = true
+	}
+	for _, b := range bases {
+		delete(w.later, b)
 		n := s.g.nodes[b]
 		w.applied[b] = true
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
 	}
+	w.resume()
 	// A derived value its base no longer reaches (left over by a delete
-	// that failed when the base changed or went) is retried on its own.
+	// that failed when the base changed or went, or whose create failed
+	// before its base went PENDING or stopped deriving it) is retried on
+	// its own: deleted, if its base was applied again above (the base
+	// applies what it still derives).
 	for _, n := range failed {
 		if s.g.nodes[n.key] == n && n.blocked && n.retryGen == j.gen {
+			v := n.want
+			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
+				v = nil
+			}
 			w.applied[n.key] = true
-			w.run(frame{kind: fApply, key: n.key, value: n.want, base: n.base, origin: n.origin})
+			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
 		}
 	}
 	s.finish(w)
@@ -229,6 +245,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			break
 		}
 	}
+	w.resume()
 	var revertFailed []KeyError
 	reverted := false
 	revertFrom := -1

@@ -18,9 +18,10 @@ type harness struct {
 
 	mu      sync.Mutex
 	desired map[string]rval
-	// failedDel are the keys whose last operation was a failed delete or
-	// update: the value left in the southbound waits for its retry.
-	failedDel map[string]bool
+	// failed are the keys whose last operation was a failed delete or
+	// update ("delete", "update"): the value left in the southbound waits
+	// for its retry.
+	failed    map[string]string
 	step      string
 	violation *propFailure
 }
@@ -124,14 +125,23 @@ func (h *harness) checkDelete(k string) {
 	}
 }
 
-func (h *harness) noted(k string, deleteFailed bool) {
+// noted records the outcome of an operation on k: op ("update",
+// "delete") if it failed, "" if it succeeded.
+func (h *harness) noted(k string, failedOp string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if deleteFailed {
-		h.failedDel[k] = true
+	if failedOp != "" {
+		h.failed[k] = failedOp
 	} else {
-		delete(h.failedDel, k)
+		delete(h.failed, k)
 	}
+}
+
+func failedOp(op string, err error) string {
+	if err != nil {
+		return op
+	}
+	return ""
 }
 
 // wrap makes d's callbacks check rule 2 before calling the southbound.
@@ -141,7 +151,7 @@ func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 		h.checkWrite("create", k, v)
 		md, err := create(ctx, k, v)
 		if err == nil {
-			h.noted(k, false)
+			h.noted(k, "")
 		}
 		return md, err
 	}
@@ -149,14 +159,14 @@ func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 		d.Update = func(ctx context.Context, k string, old, v any, md any) (any, error) {
 			h.checkWrite("update", k, v)
 			md, err := update(ctx, k, old, v, md)
-			h.noted(k, err != nil)
+			h.noted(k, failedOp("update", err))
 			return md, err
 		}
 	}
 	d.Delete = func(ctx context.Context, k string, v any, md any) error {
 		h.checkDelete(k)
 		err := del(ctx, k, v, md)
-		h.noted(k, err != nil)
+		h.noted(k, failedOp("delete", err))
 		return err
 	}
 	return d
@@ -167,17 +177,39 @@ func (h *harness) checkAfterTxn() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur := h.sb.Values()
-	want := mostSouthbound(h.desired)
-	// Values left by failed deletes, and what they (transitively) need.
+	have := present(cur)
+	// A value whose update failed is in the southbound as it was, derived
+	// values and properties with it, and it still satisfies dependencies
+	// (unlike one whose delete failed): desired values that depend on it
+	// may exist.
+	given := map[string]bool{}
+	for k, op := range h.failed {
+		if _, desired := h.desired[k]; !desired || op != "update" {
+			continue
+		}
+		if rv, ok := cur[k].(rval); ok {
+			given[k] = true
+			for _, kv := range rv.derived(k) {
+				given[kv.Key] = have[kv.Key]
+			}
+		}
+	}
+	want := fixedPoint(h.desired, true, given)
+	// Values left by failed operations, and what they (transitively) need.
 	keep := map[string]bool{}
 	var stack []string
-	for k := range h.failedDel {
+	for k := range h.failed {
 		if _, ok := cur[k]; ok {
 			keep[k] = true
 			stack = append(stack, k)
 		}
 	}
-	have := present(cur)
+	for k, in := range given {
+		if _, ok := cur[k]; ok && in && !keep[k] {
+			keep[k] = true
+			stack = append(stack, k)
+		}
+	}
 	for len(stack) > 0 {
 		k := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

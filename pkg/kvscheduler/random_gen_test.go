@@ -154,6 +154,17 @@ func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
 						if !ok {
 							break
 						}
+						// No empty lists: formatScenario prints none, and
+						// the values it prints must compare as these do.
+						if len(v.Deps) == 0 {
+							v.Deps = nil
+						}
+						if len(v.Derived) == 0 {
+							v.Derived = nil
+						}
+						if len(v.Props) == 0 {
+							v.Props = nil
+						}
 						if try(c) {
 							progress = true
 							x-- // the next element moved to x

@@ -108,22 +108,29 @@ func depTargets(d string, nodes map[string]bool) []string {
 // values in cycles too. Properties are left out of the result: they are
 // not in the southbound.
 func wantSouthbound(desired map[string]rval) map[string]any {
-	return fixedPoint(desired, false)
+	return fixedPoint(desired, false, nil)
 }
 
 // mostSouthbound is the most the southbound may hold: the greatest fixed
 // point in which derived values count for cycles too.
 func mostSouthbound(desired map[string]rval) map[string]any {
-	return fixedPoint(desired, true)
+	return fixedPoint(desired, true, nil)
 }
 
-func fixedPoint(desired map[string]rval, viaDerived bool) map[string]any {
+// fixedPoint computes the values that exist given the desired ones (see
+// wantSouthbound); the keys in given exist whatever their dependencies
+// (values left in the southbound by a failed update) and satisfy those of
+// others.
+func fixedPoint(desired map[string]rval, viaDerived bool, given map[string]bool) map[string]any {
 	var alive map[string]bool
 	established := map[string]bool{}
 	for {
 		alive = map[string]bool{}
 		for k := range desired {
 			alive[k] = true
+		}
+		for k, in := range given {
+			alive[k] = alive[k] || in
 		}
 		for k, v := range desired {
 			if established[k] || viaDerived {
@@ -135,14 +142,14 @@ func fixedPoint(desired map[string]rval, viaDerived bool) map[string]any {
 		for changed := true; changed; {
 			changed = false
 			for k, v := range desired {
-				if !alive[k] {
+				if !alive[k] || given[k] {
 					continue
 				}
 				for _, d := range v.Deps {
 					if !depMet(d, alive) {
 						alive[k] = false
 						for _, kv := range v.derived(k) {
-							alive[kv.Key] = alive[kv.Key] && !viaDerived
+							alive[kv.Key] = alive[kv.Key] && !viaDerived || given[kv.Key]
 						}
 						changed = true
 						break
@@ -183,7 +190,12 @@ func present(sb map[string]any) map[string]bool {
 		out[k] = true
 		if rv, ok := v.(rval); ok {
 			for _, kv := range rv.derived(k) {
-				out[kv.Key] = true
+				// Derived values with a descriptor are in the southbound
+				// on their own (or not, when their delete or create ran
+				// separately from their base's).
+				if strings.HasPrefix(kv.Key, "p/") {
+					out[kv.Key] = true
+				}
 			}
 		}
 	}

@@ -1,9 +1,11 @@
 package kvscheduler_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
 // The minimal reproducers TestRandomGraphs found, shrunk and then
@@ -245,5 +247,218 @@ func TestRandomReproSeed858(t *testing.T) {
 		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}}},
 		{Fail: []rfail{{"create", "a/g0/2"}}, Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:a/g0/"}, Derived: []int{0}}}}},
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:a/g1/", "d/g1/1/0"}}}}},
+	}})
+}
+
+// TestRandomReproSeed2355: a value updated to depend on what its old value
+// derives (directly, or through a dependent of the derived value as in
+// seed 2649) was in a cycle with it; the obsolete derived value was kept
+// for the new value, the old value kept for its derived value, and both
+// deletes were retried forever.
+func TestRandomReproSeed2355(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/3", &rval{Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "d/g1/3/1"}}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"any:d/g1/"}}}}},
+	}})
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Derived: []int{0}}}}},
+		{Fail: []rfail{{"delete", "a/g0/6"}}, Set: []rset{{"a/g0/6", &rval{Deps: []string{"d/g0/2/0"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g0/6"}}}}},
+	}})
+}
+
+// TestRandomReproSeed1521: a guard of the model (the scheduler was right):
+// a value whose update failed stays in the southbound as it was, with its
+// derived values (seed 2385), and satisfies its dependents, so a dependent
+// created on it earlier in the transaction is not extra although the
+// value's new dependencies went meanwhile. The retry then takes both down.
+func TestRandomReproSeed1521(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Props: []int{0}}}, {"a/g0/0", &rval{}}}},
+		{Fail: []rfail{{"update", "a/g0/0"}}, Set: []rset{{"a/g1/1", &rval{}}, {"a/g0/0", &rval{Deps: []string{"p/g1/1/0"}}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+	}})
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Derived: []int{1}}}, {"a/g0/2", &rval{Derived: []int{1}}}}},
+		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/2", &rval{Deps: []string{"d/g0/4/1"}, Derived: []int{1}}}, {"a/g0/4", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed1731: a member of a cycle was created counting on the
+// others, one of which then failed to be created; a member that waited
+// for the failed one was not created either, and the first stayed in the
+// southbound without it (seed 2500 too).
+func TestRandomReproSeed1731(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"create", "a/g0/0"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+	}})
+}
+
+// TestRandomReproSeed1086: a value being updated was judged by the
+// dependencies of its old value while its obsolete property went: a/g1/1,
+// whose old value needed any property and had only its own left, was
+// deleted into PENDING although its new value needs nothing; its delete
+// waited for a dependent whose delete waited in turn, and once they went,
+// it stayed PENDING on the old value's dependencies, with the dependent
+// that needs it.
+func TestRandomReproSeed1086(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Props: []int{0}}}, {"a/g1/1", &rval{Deps: []string{"any:p/"}, Props: []int{0}}},
+			{"a/g0/0", &rval{Deps: []string{"any:a/g1/"}}}, {"a/g0/4", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Fail: []rfail{{"delete", "a/g0/4"}}, Set: []rset{{"a/g0/4", nil}, {"a/g0/2", &rval{}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestUpdateJudgedByItsNewDependencies: as in the reference, whose node
+// holds the new value before its obsolete derived values go, a value
+// updated to drop a dependency that only its own obsolete property met is
+// updated, not deleted and created again (seed 1086 without failures).
+func TestUpdateJudgedByItsNewDependencies(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	d := withDeps(sb.Descriptor("a", "a/"))
+	d.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		if strings.Contains(v.(string), "+p") {
+			return []kvscheduler.KeyValuePair{{Key: "p/" + k, Value: "p"}}
+		}
+		return nil
+	}
+	register(t, s, d)
+	mustSet(t, s, "a/2", "y+p", "a/1", "x+p|p/*")
+	mustSet(t, s, "a/2", "y")
+	sb.ResetOps()
+	mustSet(t, s, "a/1", "x")
+	wantOps(t, sb, "update a/1")
+}
+
+// TestRandomReproSeed4796: a value being updated that went PENDING
+// meanwhile (its new value's dependencies unmet) was judged by its new
+// value for what must not be deleted under it, though its old value, which
+// needs a/g0/2, was still in the southbound: a/g0/2 was deleted first.
+func TestRandomReproSeed4796(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{}}}},
+		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/0", &rval{}}, {"a/g0/2", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g0/2"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/2", &rval{}}, {"a/g0/0", &rval{Deps: []string{"any:p/"}}}}},
+	}})
+}
+
+// TestRandomReproSeed7931: a value whose update turned into a delete into
+// PENDING (a/g0/0: its obsolete derived value took a/g1/1, a/g0/2 and
+// a/g0/4, which its new value needs, down) and whose delete then waited
+// for a dependent (a/g1/3, whose delete failed) was still taken for being
+// updated: its new value's dependency a/g0/4 was kept for it, and with it
+// a/g0/2, which nothing desired needs.
+func TestRandomReproSeed7931(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/3"}}, Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}, {"a/g1/1", &rval{Deps: []string{"d/g0/0/1"}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/4"}}}}},
+	}})
+}
+
+// TestRandomReproSeed5420: in a retry, a base not re-applied yet was
+// counted on, as a member of a cycle, with the value it had failed with
+// (not its latest request): a/g0/2 was re-created before a/g1/1, which it
+// now needs, with a/g1/1 created after it as the old partner, and both
+// went again (seeds 5912 and 8560 too).
+func TestRandomReproSeed5420(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/2", &rval{}}, {"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}, {"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed4288: whether a dependent is in a cycle with the value
+// being deleted followed the base of a derived value that was no longer in
+// the southbound, and that base's wanted (PENDING) dependencies: d/g0/0/1
+// was deleted while a/g1/3, which needs it, was still there, taken for a
+// member of a cycle through a/g0/0, which does not exist.
+func TestRandomReproSeed4288(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g1/3"}}}, {"a/g1/1", &rval{Deps: []string{"a/g1/5", "any:d/g0/"}}}, {"a/g1/3", &rval{Deps: []string{"any:d/g0/"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 1, Deps: []string{"a/g1/3"}}}, {"a/g0/0", &rval{Deps: []string{"a/g1/3"}}}}},
+	}})
+}
+
+// TestRandomReproSeed6214: a guard of the model (the scheduler was right):
+// a derived value with a descriptor is in the southbound on its own, not
+// because its base is. The model counted d/g0/2/1 as present with a/g0/2
+// after its delete, and took the delete of a/g0/2 for one under a/g1/1,
+// whose any-of dependency on d/g0/ it believed a/g0/2 met.
+func TestRandomReproSeed6214(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"p/g1/3/0"}, Derived: []int{1}}}, {"a/g1/1", &rval{Deps: []string{"any:d/g0/"}, Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "d/g1/1/1"}}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/2", "any:d/g1/"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+	}})
+}
+
+// TestRandomReproSeed5885: a derived value whose create failed, and whose
+// base then went PENDING and came back without it, was retried on its own
+// with its old value: created with no base deriving it, and a/g0/2, which
+// needs it, with it.
+func TestRandomReproSeed5885(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"create", "d/g0/0/0"}}, Set: []rset{{"a/g0/2", &rval{}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"d/g0/0/0"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/2"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed4689: a downstream resync read back a derived value
+// whose delete had failed (its base no longer derives it) and made it
+// available, as if the resync wanted it again: a/g0/4, which depends on
+// it, was created on it, and a/g1/3 on a/g0/4, though nothing wants it.
+func TestRandomReproSeed4689(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/3/0"}}, Set: []rset{{"a/g0/4", &rval{}}, {"a/g1/3", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"any:a/g0/"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"d/g1/3/0"}}}}},
+		{Resync: kvscheduler.DownstreamResync},
+	}})
+}
+
+// TestRandomReproSeed7624: a value deleted into PENDING (a/g0/0, which needs
+// itself and a/g1/1) stayed PENDING although a/g1/1 was created again
+// while its delete was under way: nothing checked it again.
+func TestRandomReproSeed7624(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g0/0"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g0/0", "a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed12576 (no failures injected): a value created as a
+// member of a cycle (a/g1/5, needing a/g0/4 and a/g0/0) was taken for no
+// longer ready once it existed: a/g0/4, which needs a/g1/5 and itself,
+// waited only for itself, since a/g1/5 existed, so the two were no cycle
+// of waiting values any more; a/g1/5 was deleted, created again, and so on
+// until the walk's bound.
+func TestRandomReproSeed12576(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"a/g1/5", "a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/5"}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g0/4", "a/g0/0"}}}}},
+	}})
+}
+
+// TestRandomReproSeed28173: a derived value left over by a failed delete
+// whose base then went (and its node with it) was not retried after its
+// retry failed again: its retry options were looked up on the base's node
+// only (seeds 34004 and 48058 of -kvseeds=50000 too).
+func TestRandomReproSeed28173(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/3/0"}, {"delete", "d/g1/3/0"}}, Set: []rset{{"a/g1/3", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{}}}},
+		{Set: []rset{{"a/g1/3", nil}}},
 	}})
 }

@@ -7,16 +7,24 @@ import "slices"
 // that exists. A value in a dependency cycle is ready when the cycle as a
 // whole can be created: its members count as providers for each other.
 func (w *walker) ready(n *node) bool {
+	ok, _ := w.readyHow(n)
+	return ok
+}
+
+// readyHow is ready, and tells whether n is ready only as a member of a
+// cycle, counting on the other members to be created.
+func (w *walker) readyHow(n *node) (ok, inCycle bool) {
 	if n.origin == FromSB {
-		return true
+		return true, false
 	}
 	if n.depErr != nil || !w.baseAvail(n, nil) {
-		return false
+		return false, false
 	}
 	if w.depsMet(n, nil) {
-		return true
+		return true, false
 	}
-	return w.readyInCycle(n)
+	ok = w.readyInCycle(n)
+	return ok, ok
 }
 
 func (w *walker) baseAvail(n *node, region map[*node]bool) bool {
@@ -92,6 +100,10 @@ func (w *walker) readyInCycle(n *node) bool {
 			}
 		}
 		for _, dep := range m.deps {
+			if n.avail && m != n && dep.matchesKey(n.key) {
+				add(m, n) // met by n, whose own readiness is in question
+				continue
+			}
 			if w.depMet(m, dep, nil) {
 				continue
 			}
@@ -146,6 +158,14 @@ func (w *walker) waitsOn(m, n *node, f func(p *node) bool) {
 		}
 	}
 	for _, dep := range m.deps {
+		if n.avail && m != n && dep.matchesKey(n.key) {
+			// Met by n, which exists: whether n may stay is the question,
+			// so m waits for it as it would if n did not exist.
+			if !f(n) {
+				return
+			}
+			continue
+		}
 		if w.depMet(m, dep, nil) {
 			continue
 		}

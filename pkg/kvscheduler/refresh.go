@@ -297,14 +297,16 @@ func retrieves(d *regDescriptor) bool {
 
 // found records that the southbound holds v at n. A value whose delete
 // failed stays unavailable (its dependents are not created while it waits
-// for its retry), unless the transaction attempts it again (a resync).
+// for its retry), unless the transaction attempts it again (a resync) and
+// it is wanted: one nobody wants any more is left to its retry, which
+// deletes it, and nothing is created on it meanwhile.
 func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !identical(n.sb, v) {
 		n.sb = v
 		w.syncSBDeps(n)
 		s.dirty(n)
 	}
-	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing)) {
+	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing && n.want != nil)) {
 		n.avail = true
 		// Values waiting for it can be created (a resync applies
 		// everything anyway).

@@ -23,10 +23,13 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 			continue
 		}
 		seen[n] = true
-		var o RetryOptions
+		// A derived value left over by a failed delete may outlive its
+		// base's node: it keeps the options it was last retried with.
+		o := n.retryOpts
 		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
 			o = b.last.retry
 		}
+		n.retryOpts = o
 		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
 			continue
 		}
@@ -45,8 +48,30 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 			n.retryGen = gen
 			s.dirty(n)
 		}
-		s.armRetry(d, &job{kind: jobRetry, keys: keys, gen: gen})
+		j := &job{kind: jobRetry, keys: keys, gen: gen, live: len(keys)}
+		s.retries[gen] = j
+		s.armRetry(d, j)
 	}
+}
+
+// disarm drops n's armed retry, if any, since n was changed, deleted or
+// applied: the retry's timer is stopped once none of its values needs it.
+func (s *Scheduler) disarm(n *node) {
+	if n.retryGen == 0 {
+		return
+	}
+	if j := s.retries[n.retryGen]; j != nil {
+		if j.live--; j.live <= 0 {
+			delete(s.retries, j.gen)
+			s.qmu.Lock()
+			if j.timer != nil {
+				j.timer.Stop()
+				delete(s.timers, j.timer)
+			}
+			s.qmu.Unlock()
+		}
+	}
+	n.retryGen = 0
 }
 
 func (s *Scheduler) armRetry(d time.Duration, j *job) {
@@ -88,6 +113,7 @@ func (s *Scheduler) dueRetries() []*job {
 	s.qmu.Lock()
 	for _, j := range due {
 		delete(s.timers, j.timer)
+		delete(s.retries, j.gen)
 	}
 	s.qmu.Unlock()
 	slices.SortFunc(due, func(a, b *job) int { return cmp.Compare(a.gen, b.gen) })

@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +105,51 @@ func TestNonRetriableFailure(t *testing.T) {
 	sb.FailNext("create", "a/1", errors.New("fatal"))
 	_, _ = s.StartNBTransaction().SetValue("a/1", "x").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(context.Background())
 	wantState(t, s, "a/1", kvscheduler.Failed)
+}
+
+// TestRetryDueBeforeACommitRunsFirst: a retry whose time the clock passed
+// before a transaction was committed is processed before that transaction,
+// even when the clock passes it (and the transaction is queued) while the
+// scheduler's goroutine is between its check for due retries and taking
+// the next job. The property test's settle loop relies on it (a commit after
+// stepping the clock sees the retries done); under load, that interleaving
+// made it check a retry still running, and fail once in a while.
+func TestRetryDueBeforeACommitRunsFirst(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	sb.FailNext("create", "a/1", errors.New("e1"))
+	ctx := context.Background()
+	if _, err := s.StartNBTransaction().SetValue("a/1", "x").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(ctx); err == nil {
+		t.Fatal("no error")
+	}
+	var armed atomic.Bool
+	armed.Store(true)
+	kvscheduler.BeforeDequeue(s, func() {
+		// On the scheduler's goroutine, once it found no retry due and
+		// nothing queued: the clock passes the retry's time, then a
+		// transaction is committed.
+		if kvscheduler.QueueLen(s) == 0 && armed.CompareAndSwap(true, false) {
+			clk.Step(time.Second)
+			if _, err := s.StartNBTransaction().WithDescription("after the retry's time").NonBlocking().Commit(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	barrier(t, s) // wakes the scheduler's goroutine if it is idle
+	barrier(t, s)
+	if armed.Load() {
+		t.Fatal("the hook did not run")
+	}
+	var order []string
+	for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
+		if r.Type == kvscheduler.RetryFailedOps || r.Description != "" {
+			order = append(order, r.Type.String()+" "+r.Description)
+		}
+	}
+	if len(order) != 2 || order[0] != kvscheduler.RetryFailedOps.String()+" " {
+		t.Fatalf("records in order %q, want the retry first", order)
+	}
+	wantState(t, s, "a/1", kvscheduler.Configured)
 }

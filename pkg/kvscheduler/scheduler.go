@@ -45,6 +45,10 @@ type Scheduler struct {
 	scratch statusScratch
 	// readGen numbers the reads of descriptors (see readMarks).
 	readGen uint64
+	// retries are the retries armed and not due yet, by generation.
+	retries map[uint64]*job
+	// resume holds what a transaction stopped by its context left undone.
+	resume map[*node]resumeKind
 
 	// Readable by anyone.
 	smu      sync.RWMutex
@@ -62,6 +66,12 @@ type Scheduler struct {
 	cancel context.CancelFunc
 	cur    *job                     // the job the worker runs; under qmu
 	call   atomic.Pointer[descCall] // the descriptor call in progress
+	// beforeDequeue, set by tests only, runs on the worker right before it
+	// takes the next queued job (after its check for due retries).
+	beforeDequeue atomic.Pointer[func()]
+	// beforeWatch, set by tests only, runs in WatchValueStatus once it
+	// found the scheduler not closed, before it registers the watch.
+	beforeWatch atomic.Pointer[func()]
 }
 
 type jobKind int
@@ -81,8 +91,10 @@ type job struct {
 	kv   KVWithMetadata
 	keys []string
 	gen  uint64
-	// timer is the timer of a retry.
+	// timer is the timer of a retry; live counts the values it would
+	// still retry (those not changed, deleted or applied since).
 	timer clock.Timer
+	live  int
 	done  chan jobResult
 	once  sync.Once // done receives one result: the worker's, or Close's
 }
@@ -112,8 +124,8 @@ func New(opts Options) (*Scheduler, error) {
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
 		statuses: map[string]*ValueStatus{},
-		waiters:  map[string][]*node{},
-		mdMaps:   map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
+		waiters:  map[string][]*node{}, retries: map[uint64]*job{},
+		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
@@ -148,17 +160,11 @@ func (s *Scheduler) run() {
 		}
 		for {
 			// Retries whose time has come go before queued jobs.
-			if due := s.dueRetries(); len(due) > 0 {
-				s.qmu.Lock()
-				closed := s.closed
-				s.qmu.Unlock()
-				if closed {
-					break
-				}
-				for _, j := range due {
-					_, _ = s.retryFailed(j)
-				}
+			if s.runDueRetries() {
 				continue
+			}
+			if f := s.beforeDequeue.Load(); f != nil {
+				(*f)()
 			}
 			s.qmu.Lock()
 			if len(s.queue) == 0 || s.closed {
@@ -170,6 +176,11 @@ func (s *Scheduler) run() {
 			s.queue = s.queue[1:]
 			s.cur = j
 			s.qmu.Unlock()
+			// A retry whose timer fired after the check above but before
+			// the job was queued goes first too: a transaction committed
+			// after the clock passed a retry's time sees it done, however
+			// the goroutines were scheduled.
+			s.runDueRetries()
 			rec, err := s.process(j)
 			// The result is delivered before the job stops being current,
 			// so that a Commit whose ctx ended finds it (see started).
@@ -188,6 +199,25 @@ func (s *Scheduler) started(j *job) bool {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	return s.cur == j || len(j.done) > 0
+}
+
+// runDueRetries runs the retries whose timers fired, oldest armed first,
+// unless the scheduler is closed; it tells whether there were any.
+func (s *Scheduler) runDueRetries() bool {
+	due := s.dueRetries()
+	if len(due) == 0 {
+		return false
+	}
+	s.qmu.Lock()
+	closed := s.closed
+	s.qmu.Unlock()
+	if closed {
+		return false
+	}
+	for _, j := range due {
+		_, _ = s.retryFailed(j)
+	}
+	return true
 }
 
 // RegisterDescriptor adds a descriptor. Values that waited for it

@@ -145,10 +145,14 @@ func (t *Txn) NonBlocking() *Txn { t.nonBlocking = true; return t }
 // progress returns (its operation fails, is read back and is reported like
 // any failure) and the transaction stops before its next operation: the
 // operations not run are named in TxnRecord.NotApplied, their values stay
-// as they were in the southbound, and Commit returns, once the callback
+// as they were in the southbound (a value whose delete did not run stays
+// available to what depends on it), and Commit returns, once the callback
 // has, a *TransactionError that wraps ctx's error and names both (in a
 // transaction with revert, the undo stops too, and the error does not
-// report it reverted). A resync completes the values. A callback that
+// report it reverted). A resync, or requesting them again, completes the
+// values; the next transaction checks again what the stopped one reached
+// but left undone: dependents it took down or made ready, derived values
+// of what it created. A callback that
 // ignores its context holds Commit up until it returns, as it holds up the
 // scheduler. A transaction still queued when ctx ends is not waited for:
 // Commit returns ctx's error, and the transaction, when its turn comes,

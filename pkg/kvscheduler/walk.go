@@ -46,6 +46,7 @@ type frame struct {
 	derived []KeyValuePair // fFinishUpd: the new derived values
 	equal   bool           // fFinishUpd: the value did not change
 	waited  bool           // fFinishDel: the delete waited for a dependent to go
+	avail   bool           // fFinishDel: the value was available before its delete began
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
 }
 
@@ -87,6 +88,9 @@ type walker struct {
 	// of the failed values of each retried base, for the operations on
 	// values that did not fail themselves.
 	retryOf map[string]retryMark
+	// cycleMade are the values created in the transaction as members of a
+	// cycle, counting on the other members being created too.
+	cycleMade []*node
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -96,20 +100,6 @@ type retryMark struct {
 }
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
-
-// dropStack drops the frames left on the stack: the deletes and updates
-// they would have finished are no longer under way.
-func (w *walker) dropStack() {
-	for _, f := range w.stack {
-		switch f.kind {
-		case fFinishDel:
-			f.n.deleting = false
-		case fFinishUpd:
-			f.n.updating = false
-		}
-	}
-	w.stack = w.stack[:0]
-}
 
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
@@ -148,7 +138,8 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.retryGen, n.failed, n.txnFail = false, 0, nil, false
+				n.blocked, n.failed, n.txnFail = false, nil, false
+				w.s.disarm(n)
 				w.s.unwait(n)
 				w.s.dirty(n)
 				if n.lastOp == OpUpdate {
@@ -194,7 +185,8 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.retryGen, n.failed = false, 0, nil
+		n.blocked, n.failed = false, nil
+		w.s.disarm(n)
 		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
@@ -230,7 +222,8 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
-		n.blocked, n.retryGen, n.failed = false, 0, nil
+		n.blocked, n.failed = false, nil
+		w.s.disarm(n)
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
@@ -239,7 +232,8 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
-			n.blocked, n.retryGen, n.failed = false, 0, nil
+			n.blocked, n.failed = false, nil
+			w.s.disarm(n)
 			w.create(n, false)
 		}
 	}
@@ -284,7 +278,8 @@ func (w *walker) create(n *node, recreate bool) {
 		w.reject(n, Invalid, n.depErr, nil, ro)
 		return
 	}
-	if !w.ready(n) {
+	ready, inCycle := w.readyHow(n)
+	if !ready {
 		n.state = Pending
 		ro.NOOP = true
 		w.record(n, ro)
@@ -308,6 +303,9 @@ func (w *walker) create(n *node, recreate bool) {
 	n.avail = true
 	n.state, n.lastOp, n.err, n.fields = w.okState(n), OpCreate, nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	if inCycle {
+		w.cycleMade = append(w.cycleMade, n)
+	}
 	w.record(n, ro)
 	derived := w.derivedOf(n)
 	w.pushDerived(n, derived)
@@ -382,6 +380,12 @@ func (w *walker) update(n *node) {
 		return
 	}
 	derived := w.derivedOf(n)
+	// While its obsolete derived values go, the value is judged by what
+	// its new value needs (as the reference, whose node holds the new
+	// value by then): their deletes must not take it down for what only
+	// its old value needed. Its value in the southbound keeps its own
+	// dependencies (sbDeps) for what must not be deleted under it.
+	w.setDeps(n)
 	n.updating = true
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
 	// Obsolete derived values are deleted before their base changes.
@@ -475,6 +479,9 @@ func (w *walker) availChanged(n *node, recheck bool) {
 	if recheck {
 		// Re-checked right after n, in key order.
 		for _, m := range slices.Backward(deps) {
+			if n.avail && m.deleting {
+				m.recheck = true // its delete checks it again once done
+			}
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
 	}

@@ -36,6 +36,9 @@ func (s *Scheduler) WatchValueStatus(ctx context.Context, selector func(key stri
 		close(w.ch)
 		return w
 	}
+	if f := s.beforeWatch.Load(); f != nil {
+		(*f)()
+	}
 	s.watches[w] = struct{}{}
 	s.smu.Unlock()
 	go w.deliver(ctx)
