@@ -118,6 +118,18 @@ func TestOperator(t *testing.T) {
 	if applied.Spec.Image != "httpd:2" || applied.ManagedFields[0].Manager != "e2e" {
 		t.Fatalf("applied: %+v", applied)
 	}
+	// Kinds without client-gen's +genclient get apply configurations too.
+	settings, err := d.Demo().V1().Setting()
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting, err := settings.Apply(ctx, demoapply.Setting("mode", ns).WithValue("off"), metav1.ApplyOptions{FieldManager: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setting.Value != "off" {
+		t.Fatalf("applied setting: %+v", setting)
+	}
 }
 `
 
