@@ -71,12 +71,30 @@ func Run(opts Options) ([]string, error) {
 	if o.External {
 		build = model.BuildExternal
 	}
-	groups, err := build(col, roots, fset, o.Dir)
-	if err != nil {
-		return nil, err
-	}
-	if len(groups) == 0 {
+	// Every stage that can find problems in the input runs, each on what
+	// the earlier ones could read, so that one run reports them all.
+	groups, buildErr := build(col, roots, fset, o.Dir)
+	if buildErr == nil && len(groups) == 0 {
 		return nil, fmt.Errorf("no API types (types with +kubebuilder:object:root=true, or +genclient with -external) in %v", o.Paths)
+	}
+	if o.External {
+		if buildErr != nil {
+			return nil, model.Join(o.Dir, buildErr)
+		}
+		return writeExternal(groups, o.Output, header)
+	}
+	kube, kubeErr := kubegen.Generate(col, apiPackages(roots, groups), kubegen.Options{
+		CRDDir:     o.CRDDir,
+		HeaderFile: o.HeaderFile,
+	})
+	var resourceErrs []error
+	if kubeErr == nil {
+		for _, g := range groups {
+			resourceErrs = append(resourceErrs, fillResources(g, kube.Resources))
+		}
+	}
+	if err := model.Join(o.Dir, append(resourceErrs, buildErr, kubeErr)...); err != nil {
+		return nil, err
 	}
 
 	// After the input checks, which need no module around the output.
@@ -85,23 +103,6 @@ func Run(opts Options) ([]string, error) {
 		return nil, err
 	}
 	set := files.Set{}
-	if o.External {
-		for _, g := range groups {
-			guessResources(g)
-			if err := addControllers(set, g, out, header); err != nil {
-				return nil, err
-			}
-		}
-		return set.Write()
-	}
-	kube, err := kubegen.Generate(col, apiPackages(roots, groups), kubegen.Options{
-		CRDDir:     o.CRDDir,
-		HeaderFile: o.HeaderFile,
-		RelativeTo: func(name string) string { return model.RelativeTo(o.Dir, name) },
-	})
-	if err != nil {
-		return nil, err
-	}
 	if err := set.Add(markCRDs(kube.Files, o.CRDDir)); err != nil {
 		return nil, err
 	}
@@ -111,9 +112,6 @@ func Run(opts Options) ([]string, error) {
 		return nil, err
 	}
 	for _, g := range groups {
-		if err := fillResources(g, kube.Resources); err != nil {
-			return nil, err
-		}
 		if err := addGroup(set, g, out, header); err != nil {
 			return nil, err
 		}
@@ -181,6 +179,22 @@ func applyKinds(groups []*model.Group) []applyconfig.Kind {
 		}
 	}
 	return kinds
+}
+
+// writeExternal writes the controllers of external API packages.
+func writeExternal(groups []*model.Group, output string, header []byte) ([]string, error) {
+	out, err := controllersOutput(output)
+	if err != nil {
+		return nil, err
+	}
+	set := files.Set{}
+	for _, g := range groups {
+		guessResources(g)
+		if err := addControllers(set, g, out, header); err != nil {
+			return nil, err
+		}
+	}
+	return set.Write()
 }
 
 // apiPackagePaths returns the import paths of the groups' API packages.

@@ -7,18 +7,20 @@ import (
 // Marker names the model reads. The kubebuilder ones are registered by the
 // controller-tools generators; the genclient ones only by RegisterMarkers.
 const (
-	markerGroupName     = "groupName"
-	markerVersionName   = "versionName"
-	markerRoot          = "kubebuilder:object:root"
-	markerResource      = "kubebuilder:resource"
-	markerStatus        = "kubebuilder:subresource:status"
-	markerGenclient     = "genclient"
-	markerNonNamespaced = "genclient:nonNamespaced"
-	markerNoStatus      = "genclient:noStatus"
-	markerNoVerbs       = "genclient:noVerbs"
-	markerOnlyVerbs     = "genclient:onlyVerbs"
-	markerSkipVerbs     = "genclient:skipVerbs"
-	markerMethod        = "genclient:method"
+	markerGroupName       = "groupName"
+	markerVersionName     = "versionName"
+	markerRoot            = "kubebuilder:object:root"
+	markerResource        = "kubebuilder:resource"
+	markerStatus          = "kubebuilder:subresource:status"
+	markerStorageVersion  = "kubebuilder:storageversion"
+	markerUnservedVersion = "kubebuilder:unservedversion"
+	markerGenclient       = "genclient"
+	markerNonNamespaced   = "genclient:nonNamespaced"
+	markerNoStatus        = "genclient:noStatus"
+	markerNoVerbs         = "genclient:noVerbs"
+	markerOnlyVerbs       = "genclient:onlyVerbs"
+	markerSkipVerbs       = "genclient:skipVerbs"
+	markerMethod          = "genclient:method"
 )
 
 // RegisterMarkers registers the client-gen markers that controller-tools
