@@ -82,6 +82,18 @@ func TestBadInput(t *testing.T) {
 			"testdata/bad/twostorage/v2/types.go:9:6: kind Widget of bad.lariat.dev is marked +kubebuilder:storageversion in versions v1, v2: mark exactly one",
 		},
 		exact: true,
+	}, {
+		// Unknown markers of the namespaces the generator reads are typos;
+		// other tools' markers (+k8s:, +kubebuilder:rbac) are not.
+		name:  "misspelt markers",
+		paths: "./testdata/bad/typos/v1",
+		want: []string{
+			"testdata/bad/typos/v1/types.go:10:4: unknown marker +genclient:nonNamespace: did you mean +genclient:nonNamespaced?",
+			"testdata/bad/typos/v1/types.go:12:4: unknown marker +kubebuilder:printcolum: did you mean +kubebuilder:printcolumn?",
+			"testdata/bad/typos/v1/types.go:17:5: unknown marker +kubebuilder:validation:Minimun: did you mean +kubebuilder:validation:Minimum?",
+			"testdata/bad/typos/v1/types.go:18:5: unknown marker +kubebulder:validation:Maximum: did you mean +kubebuilder:validation:Maximum?",
+		},
+		exact: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

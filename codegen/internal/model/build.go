@@ -38,6 +38,10 @@ func build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet,
 	errs := &errorList{base: base}
 	var versions []*Version
 	for _, pkg := range roots {
+		if !external {
+			pkg.NeedSyntax()
+			checkMarkerNames(col.Registry, pkg.Syntax, fset, errs)
+		}
 		if v := buildVersion(col, pkg, fset, errs, external); v != nil {
 			versions = append(versions, v)
 		}
