@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -27,6 +28,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/generic"
 
 	demov1 "example.com/demo/api/v1"
+	demov1alpha1 "example.com/demo/api/v1alpha1"
 	demoapply "example.com/demo/generated/applyconfiguration/api/v1"
 	"example.com/demo/generated/controllers/demo.lariat.dev"
 	democtl "example.com/demo/generated/controllers/demo.lariat.dev/v1"
@@ -129,6 +131,47 @@ func TestOperator(t *testing.T) {
 	}
 	if setting.Value != "off" {
 		t.Fatalf("applied setting: %+v", setting)
+	}
+
+	// A kind served in two versions without conversion: written in one,
+	// read and written in the other, stored in v1 (+kubebuilder:storageversion).
+	alphaSettings, err := d.Demo().V1alpha1().Setting()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alphaSettings.Create(ctx, &demov1alpha1.Setting{
+		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns}, Value: "alpha",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	asV1, err := settings.Get(ctx, ns, "both", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asV1.Value != "alpha" {
+		t.Fatalf("v1 reads %+v", asV1)
+	}
+	asV1.Value = "stable"
+	if _, err := settings.Update(ctx, asV1); err != nil {
+		t.Fatal(err)
+	}
+	asAlpha, err := alphaSettings.Get(ctx, ns, "both", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asAlpha.Value != "stable" {
+		t.Fatalf("v1alpha1 reads %+v", asAlpha)
+	}
+	crds, err := apiextensionsclient.NewForConfig(cp.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "settings.demo.lariat.dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := crd.Status.StoredVersions; len(got) != 1 || got[0] != "v1" {
+		t.Fatalf("stored versions %q, want [v1]", got)
 	}
 }
 `

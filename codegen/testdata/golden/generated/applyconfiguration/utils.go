@@ -42,6 +42,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProbeSpec"):
 		return &apiv1alpha1.ProbeSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Setting"):
+		return &apiv1alpha1.SettingApplyConfiguration{}
 
 	}
 	return nil

@@ -15,7 +15,8 @@ import (
 // SettingApplyConfiguration represents a declarative configuration of the Setting type for use
 // with apply.
 //
-// Setting is a namespaced kind without status: a key and a value.
+// Setting is a namespaced kind without status: a key and a value. It is
+// served in v1alpha1 too; v1 is the version the API server stores.
 type SettingApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
