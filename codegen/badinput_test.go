@@ -94,6 +94,15 @@ func TestBadInput(t *testing.T) {
 			"testdata/bad/typos/v1/types.go:18:5: unknown marker +kubebulder:validation:Maximum: did you mean +kubebuilder:validation:Maximum?",
 		},
 		exact: true,
+	}, {
+		// Conditions the handlers cannot set are errors, not a silently
+		// ignored condition argument (or code that does not compile).
+		name:  "conditions of an unsupported shape",
+		paths: "./testdata/bad/conditions/v1",
+		want: []string{
+			"testdata/bad/conditions/v1/types.go:16:2: WidgetStatus.Conditions is []Condition, whose conditions the status and generating handlers cannot set: its element type has no Reason field;",
+			"testdata/bad/conditions/v1/types.go:37:2: GadgetStatus.Conditions is []string, whose conditions the status and generating handlers cannot set:",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

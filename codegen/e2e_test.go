@@ -12,6 +12,7 @@ const operatorTest = `package e2e
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -74,8 +75,44 @@ func TestOperator(t *testing.T) {
 				Data:       map[string]string{"image": app.Spec.Image},
 			}}, status, nil
 		}, nil)
+	// Conditions of wrangler's shape (not metav1.Condition) are set too.
+	tasks, err := d.Demo().V1().Task()
+	if err != nil {
+		t.Fatal(err)
+	}
+	democtl.RegisterTaskStatusHandler(ctx, tasks, ready, "task",
+		func(task *demov1.Task, status demov1.TaskStatus) (demov1.TaskStatus, error) {
+			if task.Spec.Fail != "" {
+				return status, errors.New(task.Spec.Fail)
+			}
+			return status, nil
+		})
 	if err := f.Start(ctx, 2); err != nil {
 		t.Fatal(err)
+	}
+	for name, fail := range map[string]string{"ok": "", "bad": "boom"} {
+		if _, err := tasks.Create(ctx, &demov1.Task{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: demov1.TaskSpec{Fail: fail},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]corev1.ConditionStatus{"ok": corev1.ConditionTrue, "bad": corev1.ConditionFalse} {
+		for {
+			task, err := tasks.Get(ctx, ns, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := task.Status.Conditions; len(c) == 1 && c[0].Type == "Ready" && c[0].Status == want && c[0].LastUpdateTime != "" &&
+				(want == corev1.ConditionTrue || c[0].Message == "boom") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("task %s: condition not set: %+v", name, task.Status)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
 	}
 
 	if _, err := apps.Create(ctx, &demov1.WebApp{

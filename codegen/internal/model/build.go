@@ -77,7 +77,6 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 		Pos:     fset.Position(pkg.Syntax[0].Package),
 	}
 	lists := map[string]bool{}
-	types := typeSpecs(pkg.Syntax)
 	err = markers.EachType(col, pkg, func(info *markers.TypeInfo) {
 		var k *Kind
 		if external {
@@ -86,7 +85,7 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 			k = buildKind(fset, info, lists, errs)
 		}
 		if k != nil {
-			k.Status = statusType(info.RawSpec, types)
+			k.Status = statusType(pkg, fset, k.Name, errs, external)
 			v.Kinds = append(v.Kinds, k)
 		}
 	})

@@ -105,6 +105,9 @@ type StatusType struct {
 	Name string
 	// Conditions is true when it has a Conditions []metav1.Condition field.
 	Conditions bool
+	// ConditionShape describes the element type of a Conditions field that
+	// is a slice of another condition struct type; nil otherwise.
+	ConditionShape *ConditionShape
 	// ObservedGeneration is true when it has an ObservedGeneration int64
 	// field.
 	ObservedGeneration bool

@@ -24,6 +24,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=demo.lariat.dev, Version=v1
 	case v1.SchemeGroupVersion.WithKind("Setting"):
 		return &apiv1.SettingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Task"):
+		return &apiv1.TaskApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TaskSpec"):
+		return &apiv1.TaskSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TaskStatus"):
+		return &apiv1.TaskStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Tenant"):
 		return &apiv1.TenantApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TenantSpec"):
@@ -42,6 +48,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProbeSpec"):
 		return &apiv1alpha1.ProbeSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ProbeStatus"):
+		return &apiv1alpha1.ProbeStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Setting"):
 		return &apiv1alpha1.SettingApplyConfiguration{}
 

@@ -19,7 +19,8 @@ import (
 type ProbeApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *ProbeSpecApplyConfiguration `json:"spec,omitempty"`
+	Spec                             *ProbeSpecApplyConfiguration   `json:"spec,omitempty"`
+	Status                           *ProbeStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // Probe constructs a declarative configuration of the Probe type for use with
@@ -198,6 +199,14 @@ func (b *ProbeApplyConfiguration) ensureObjectMetaApplyConfigurationExists() {
 // If called multiple times, the Spec field is set to the value of the last call.
 func (b *ProbeApplyConfiguration) WithSpec(value *ProbeSpecApplyConfiguration) *ProbeApplyConfiguration {
 	b.Spec = value
+	return b
+}
+
+// WithStatus sets the Status field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Status field is set to the value of the last call.
+func (b *ProbeApplyConfiguration) WithStatus(value *ProbeStatusApplyConfiguration) *ProbeApplyConfiguration {
+	b.Status = value
 	return b
 }
 
