@@ -33,7 +33,8 @@ run: controlplane
 generate:
 	$(GO) generate ./...
 
-## verify: gofmt, go vet, and generated code up to date.
+## verify: gofmt, go vet, and generated code exactly what a clean tree
+## generates (nothing out of date, stale or missing).
 verify:
 	@scripts/verify.sh
 

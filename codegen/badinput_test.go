@@ -13,6 +13,8 @@ func TestBadInput(t *testing.T) {
 		name  string
 		paths string
 		want  []string
+		// exact means want is the whole report, line by line.
+		exact bool
 	}{{
 		name:  "root type without ObjectMeta",
 		paths: "./testdata/bad/nometa/v1",
@@ -60,6 +62,47 @@ func TestBadInput(t *testing.T) {
 		paths: "./testdata/bad/conflict/a/v1,./testdata/bad/conflict/b/v1",
 		want: []string{"testdata/bad/conflict/b/v1/types.go:7:6: kind Widget of bad.lariat.dev/v1 conflicts with the kind declared at " +
 			"testdata/bad/conflict/a/v1/types.go:7:6"},
+	}, {
+		// Problems of the model, of the CRD generator and across packages,
+		// each at a position in a file, in one run.
+		name:  "problems of every stage in one run",
+		paths: "./testdata/bad/versions/...",
+		want: []string{
+			"testdata/bad/versions/v1/types.go:8:6: kind Widget of bad.lariat.dev is declared in versions v1, v2, and none is marked +kubebuilder:storageversion: mark the one the API server stores it in",
+			`testdata/bad/versions/v1/types.go:13:2: encountered struct field "Size" without JSON tag in type "Widget"`,
+			"testdata/bad/versions/v2/types.go:8:6: kind Widget of bad.lariat.dev is declared in versions v1, v2, and none is marked +kubebuilder:storageversion: mark the one the API server stores it in",
+			"testdata/bad/versions/v2/types.go:21:6: root type Gadget does not embed metav1.ObjectMeta",
+		},
+		exact: true,
+	}, {
+		name:  "two storage versions",
+		paths: "./testdata/bad/twostorage/...",
+		want: []string{
+			"testdata/bad/twostorage/v1/types.go:9:6: kind Widget of bad.lariat.dev is marked +kubebuilder:storageversion in versions v1, v2: mark exactly one",
+			"testdata/bad/twostorage/v2/types.go:9:6: kind Widget of bad.lariat.dev is marked +kubebuilder:storageversion in versions v1, v2: mark exactly one",
+		},
+		exact: true,
+	}, {
+		// Unknown markers of the namespaces the generator reads are typos;
+		// other tools' markers (+k8s:, +kubebuilder:rbac) are not.
+		name:  "misspelt markers",
+		paths: "./testdata/bad/typos/v1",
+		want: []string{
+			"testdata/bad/typos/v1/types.go:10:4: unknown marker +genclient:nonNamespace: did you mean +genclient:nonNamespaced?",
+			"testdata/bad/typos/v1/types.go:12:4: unknown marker +kubebuilder:printcolum: did you mean +kubebuilder:printcolumn?",
+			"testdata/bad/typos/v1/types.go:17:5: unknown marker +kubebuilder:validation:Minimun: did you mean +kubebuilder:validation:Minimum?",
+			"testdata/bad/typos/v1/types.go:18:5: unknown marker +kubebulder:validation:Maximum: did you mean +kubebuilder:validation:Maximum?",
+		},
+		exact: true,
+	}, {
+		// Conditions the handlers cannot set are errors, not a silently
+		// ignored condition argument (or code that does not compile).
+		name:  "conditions of an unsupported shape",
+		paths: "./testdata/bad/conditions/v1",
+		want: []string{
+			"testdata/bad/conditions/v1/types.go:16:2: WidgetStatus.Conditions is []Condition, whose conditions the status and generating handlers cannot set: its element type has no Reason field;",
+			"testdata/bad/conditions/v1/types.go:37:2: GadgetStatus.Conditions is []string, whose conditions the status and generating handlers cannot set:",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +113,12 @@ func TestBadInput(t *testing.T) {
 			err := run(args, &stdout, &stderr)
 			if err == nil {
 				t.Fatalf("no error; want %q", tt.want)
+			}
+			if tt.exact {
+				if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
+					t.Errorf("error\n%s\nwant\n%s", got, want)
+				}
+				return
 			}
 			for _, want := range tt.want {
 				if !strings.Contains(err.Error(), want) {

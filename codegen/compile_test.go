@@ -20,6 +20,7 @@ import (
 
 	"example.com/demo/generated/controllers/demo.lariat.dev"
 	democtl "example.com/demo/generated/controllers/demo.lariat.dev/v1"
+	demov1alpha1ctl "example.com/demo/generated/controllers/demo.lariat.dev/v1alpha1"
 )
 
 func TestControllers(t *testing.T) {
@@ -64,6 +65,11 @@ func TestControllers(t *testing.T) {
 	if got := probes.GroupVersionKind().Version; got != "v1alpha1" {
 		t.Fatalf("probe version %q", got)
 	}
+	// Status handlers of kinds whose conditions are wrangler's generic
+	// shape (Task) or a type merely named Condition (Probe's, of
+	// cluster-api's shape) build.
+	_ = democtl.RegisterTaskStatusHandler
+	_ = demov1alpha1ctl.RegisterProbeGeneratingHandler
 	if got := tenants.GroupVersionKind().Kind; got != "Tenant" {
 		t.Fatalf("kind %q", got)
 	}

@@ -12,12 +12,14 @@ const operatorTest = `package e2e
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -27,6 +29,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/generic"
 
 	demov1 "example.com/demo/api/v1"
+	demov1alpha1 "example.com/demo/api/v1alpha1"
 	demoapply "example.com/demo/generated/applyconfiguration/api/v1"
 	"example.com/demo/generated/controllers/demo.lariat.dev"
 	democtl "example.com/demo/generated/controllers/demo.lariat.dev/v1"
@@ -72,8 +75,44 @@ func TestOperator(t *testing.T) {
 				Data:       map[string]string{"image": app.Spec.Image},
 			}}, status, nil
 		}, nil)
+	// Conditions of wrangler's shape (not metav1.Condition) are set too.
+	tasks, err := d.Demo().V1().Task()
+	if err != nil {
+		t.Fatal(err)
+	}
+	democtl.RegisterTaskStatusHandler(ctx, tasks, ready, "task",
+		func(task *demov1.Task, status demov1.TaskStatus) (demov1.TaskStatus, error) {
+			if task.Spec.Fail != "" {
+				return status, errors.New(task.Spec.Fail)
+			}
+			return status, nil
+		})
 	if err := f.Start(ctx, 2); err != nil {
 		t.Fatal(err)
+	}
+	for name, fail := range map[string]string{"ok": "", "bad": "boom"} {
+		if _, err := tasks.Create(ctx, &demov1.Task{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: demov1.TaskSpec{Fail: fail},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]corev1.ConditionStatus{"ok": corev1.ConditionTrue, "bad": corev1.ConditionFalse} {
+		for {
+			task, err := tasks.Get(ctx, ns, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := task.Status.Conditions; len(c) == 1 && c[0].Type == "Ready" && c[0].Status == want && c[0].LastUpdateTime != "" &&
+				(want == corev1.ConditionTrue || c[0].Message == "boom") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("task %s: condition not set: %+v", name, task.Status)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
 	}
 
 	if _, err := apps.Create(ctx, &demov1.WebApp{
@@ -117,6 +156,59 @@ func TestOperator(t *testing.T) {
 	}
 	if applied.Spec.Image != "httpd:2" || applied.ManagedFields[0].Manager != "e2e" {
 		t.Fatalf("applied: %+v", applied)
+	}
+	// Kinds without client-gen's +genclient get apply configurations too.
+	settings, err := d.Demo().V1().Setting()
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting, err := settings.Apply(ctx, demoapply.Setting("mode", ns).WithValue("off"), metav1.ApplyOptions{FieldManager: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setting.Value != "off" {
+		t.Fatalf("applied setting: %+v", setting)
+	}
+
+	// A kind served in two versions without conversion: written in one,
+	// read and written in the other, stored in v1 (+kubebuilder:storageversion).
+	alphaSettings, err := d.Demo().V1alpha1().Setting()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alphaSettings.Create(ctx, &demov1alpha1.Setting{
+		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns}, Value: "alpha",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	asV1, err := settings.Get(ctx, ns, "both", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asV1.Value != "alpha" {
+		t.Fatalf("v1 reads %+v", asV1)
+	}
+	asV1.Value = "stable"
+	if _, err := settings.Update(ctx, asV1); err != nil {
+		t.Fatal(err)
+	}
+	asAlpha, err := alphaSettings.Get(ctx, ns, "both", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asAlpha.Value != "stable" {
+		t.Fatalf("v1alpha1 reads %+v", asAlpha)
+	}
+	crds, err := apiextensionsclient.NewForConfig(cp.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "settings.demo.lariat.dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := crd.Status.StoredVersions; len(got) != 1 || got[0] != "v1" {
+		t.Fatalf("stored versions %q, want [v1]", got)
 	}
 }
 `

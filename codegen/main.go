@@ -8,9 +8,12 @@
 // scheme registration (zz_generated.register.go) into each API package,
 // CRD manifests into the CRD directory, and typed controllers, clients,
 // caches and group factories over github.com/lariat-dev/lariat/pkg/generic
-// into <output>/controllers/<group>/<version>. Output is deterministic and
-// only changed files are written. Problems with the input are reported as
-// file:line:col: message, and then nothing is written.
+// into <output>/controllers/<group>/<version>, and apply configurations for
+// every kind into <output>/applyconfiguration. Output is deterministic, only
+// changed files are written, and generated files of an earlier run that
+// this one does not produce are deleted. Problems with the input, all of a
+// run's, are reported as file:line:col: message, and then nothing is
+// written.
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Package condition sets and reads the standard conditions of an object's
 // status (metav1.Condition) by name, the way wrangler's condition package
-// does, but typed: it works on a *[]metav1.Condition that the caller takes
+// does, but typed (Shape sets conditions of other struct types, such as
+// wrangler's GenericCondition): it works on a *[]metav1.Condition that the caller takes
 // from the status, so a mistyped field is a compile error rather than a
 // reflection failure at run time.
 //
@@ -40,23 +41,29 @@ const (
 // anything changed. A message the API server would reject is cut to fit
 // (see TruncateMessage).
 func (c Cond) Set(conds *[]metav1.Condition, status metav1.ConditionStatus, generation int64, reason, message string) bool {
-	if reason == "" {
-		switch status {
-		case metav1.ConditionTrue:
-			reason = ReasonSucceeded
-		case metav1.ConditionFalse:
-			reason = ReasonFailed
-		default:
-			reason = ReasonUnknown
-		}
-	}
 	return meta.SetStatusCondition(conds, metav1.Condition{
 		Type:               string(c),
 		Status:             status,
 		ObservedGeneration: generation,
-		Reason:             reason,
+		Reason:             defaultReason(status, reason),
 		Message:            TruncateMessage(message),
 	})
+}
+
+// defaultReason is reason, or when it is empty the one the status implies:
+// the API requires a non-empty reason.
+func defaultReason(status metav1.ConditionStatus, reason string) string {
+	if reason != "" {
+		return reason
+	}
+	switch status {
+	case metav1.ConditionTrue:
+		return ReasonSucceeded
+	case metav1.ConditionFalse:
+		return ReasonFailed
+	default:
+		return ReasonUnknown
+	}
 }
 
 // True sets the condition to True.

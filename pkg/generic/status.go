@@ -31,8 +31,15 @@ type StatusAccess[T RuntimeMetaObject, S any] struct {
 	// Set stores a status into the object.
 	Set func(obj T, status S)
 	// Conditions returns the status's []metav1.Condition, or is nil when
-	// the status has none (the condition argument is then ignored).
+	// the status has none.
 	Conditions func(status *S) *[]metav1.Condition
+	// SetCondition sets a condition from the handler's error in a status
+	// whose conditions are of another type than metav1.Condition (the code
+	// generator fills it in with a condition.Shape). It is used when
+	// Conditions is nil; when both are nil the condition argument of the
+	// handlers is ignored, which the generator never leaves silently: it
+	// rejects conditions it cannot set.
+	SetCondition func(status *S, cond condition.Cond, generation int64, err error)
 	// ObservedGeneration returns the status's observedGeneration, or is nil
 	// when the status has none.
 	ObservedGeneration func(status *S) *int64
@@ -92,8 +99,13 @@ func saveStatus[T RuntimeMetaObject, S any](ctx context.Context, c StatusControl
 		}
 		target, status = stored, access.Get(stored)
 	}
-	if cond != "" && access.Conditions != nil {
-		cond.SetError(access.Conditions(&status), obj.GetGeneration(), "", err)
+	if cond != "" {
+		switch {
+		case access.Conditions != nil:
+			cond.SetError(access.Conditions(&status), obj.GetGeneration(), "", err)
+		case access.SetCondition != nil:
+			access.SetCondition(&status, cond, obj.GetGeneration(), err)
+		}
 	}
 	if access.ObservedGeneration != nil && err == nil {
 		*access.ObservedGeneration(&status) = obj.GetGeneration()

@@ -30,14 +30,14 @@ func (s Set) Add(files map[string][]byte) error {
 	return nil
 }
 
-// PruneStale marks for deletion every .go file below dir that carries
-// marker (the generator's "Code generated" line) but that the set does not
+// PruneStale marks for deletion every file named *ext below dir that
+// carries one of markers (the generator's "Code generated" lines) but that the set does not
 // produce: what an earlier run generated for a kind or version that is gone,
 // and that would otherwise no longer compile. Files without the marker are
 // the user's and are left alone.
-func (s Set) PruneStale(dir string, marker []byte) error {
+func (s Set) PruneStale(dir, ext string, markers ...[]byte) error {
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".go" {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ext {
 			return err
 		}
 		if _, ours := s[path]; ours {
@@ -47,8 +47,11 @@ func (s Set) PruneStale(dir string, marker []byte) error {
 		if err != nil {
 			return err
 		}
-		if bytes.Contains(data, marker) {
-			s[path] = nil
+		for _, marker := range markers {
+			if bytes.Contains(data, marker) {
+				s[path] = nil
+				break
+			}
 		}
 		return nil
 	})

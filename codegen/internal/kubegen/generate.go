@@ -3,6 +3,7 @@ package kubegen
 import (
 	"errors"
 	"fmt"
+	"go/token"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lariat-dev/lariat/codegen/internal/model"
 )
 
 // Options configure Generate.
@@ -23,8 +26,6 @@ type Options struct {
 	CRDDir string
 	// HeaderFile, if set, is prepended to the deepcopy files.
 	HeaderFile string
-	// RelativeTo shortens file names in errors; it may be nil.
-	RelativeTo func(string) string
 }
 
 // Result is the generated deepcopy files and CRD manifests by path, and the
@@ -57,10 +58,6 @@ func Generate(col *markers.Collector, roots []*loader.Package, opts Options) (*R
 			errs = append(errs, err)
 		}
 	}
-	rel := opts.RelativeTo
-	if rel == nil {
-		rel = func(s string) string { return s }
-	}
 	for _, pkg := range roots {
 		for _, e := range pkg.Errors {
 			// Type errors are expected from partial type checking, as in
@@ -68,7 +65,16 @@ func Generate(col *markers.Collector, roots []*loader.Package, opts Options) (*R
 			if e.Kind == packages.TypeError {
 				continue
 			}
-			errs = append(errs, fmt.Errorf("%s: %s", rel(e.Pos), e.Msg))
+			if checkedByModel(e.Msg) {
+				continue
+			}
+			pos := model.ParsePos(e.Pos)
+			if pos.Line == 0 {
+				// Problems the CRD generator cannot place (it writes
+				// "<package>:-") are put at the package clause.
+				pos = packagePos(pkg)
+			}
+			errs = append(errs, &model.Error{Pos: pos, Msg: e.Msg})
 		}
 	}
 	if len(errs) > 0 {
@@ -98,4 +104,20 @@ func readResources(files map[string][]byte, crdDir string) (map[schema.GroupKind
 		resources[gk] = def.Spec.Names.Plural
 	}
 	return resources, nil
+}
+
+// checkedByModel reports whether a CRD generator problem is one the model
+// checks across packages itself and reports at the type declarations; the
+// CRD generator's copy names only a package.
+func checkedByModel(msg string) bool {
+	return strings.HasPrefix(msg, "CRD for ") &&
+		(strings.HasSuffix(msg, " has no storage version") || strings.Contains(msg, " does not serve any version"))
+}
+
+// packagePos is where the package clause of pkg's first file is.
+func packagePos(pkg *loader.Package) token.Position {
+	if len(pkg.Syntax) == 0 || pkg.Fset == nil {
+		return token.Position{Filename: pkg.PkgPath}
+	}
+	return pkg.Fset.Position(pkg.Syntax[0].Package)
 }

@@ -17,8 +17,10 @@ import (
 // Build reads the groups, versions and kinds of the root packages. Packages
 // without root types and without a +groupName marker are skipped, so that
 // a pattern like ./api/... may match helper packages. All problems found
-// are returned together; base is the directory file names in errors are
-// relative to; fset is the file set the packages were loaded with.
+// are returned together, with the groups of the packages that could be
+// read, so that later stages can add their problems to the same report;
+// base is the directory file names in errors are relative to; fset is the
+// file set the packages were loaded with.
 func Build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet, base string) ([]*Group, error) {
 	return build(col, roots, fset, base, false)
 }
@@ -36,15 +38,19 @@ func build(col *markers.Collector, roots []*loader.Package, fset *token.FileSet,
 	errs := &errorList{base: base}
 	var versions []*Version
 	for _, pkg := range roots {
+		if !external {
+			pkg.NeedSyntax()
+			checkMarkerNames(col.Registry, pkg.Syntax, fset, errs)
+		}
 		if v := buildVersion(col, pkg, fset, errs, external); v != nil {
 			versions = append(versions, v)
 		}
 	}
 	groups := groupVersions(versions, errs)
-	if err := errs.err(); err != nil {
-		return nil, err
+	if !external {
+		checkStorageVersions(groups, errs)
 	}
-	return groups, nil
+	return groups, errs.err()
 }
 
 // buildVersion reads one API package, or returns nil when it declares no
@@ -71,7 +77,6 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 		Pos:     fset.Position(pkg.Syntax[0].Package),
 	}
 	lists := map[string]bool{}
-	types := typeSpecs(pkg.Syntax)
 	err = markers.EachType(col, pkg, func(info *markers.TypeInfo) {
 		var k *Kind
 		if external {
@@ -80,7 +85,7 @@ func buildVersion(col *markers.Collector, pkg *loader.Package, fset *token.FileS
 			k = buildKind(fset, info, lists, errs)
 		}
 		if k != nil {
-			k.Status = statusType(info.RawSpec, types)
+			k.Status = statusType(pkg, fset, k.Name, errs, external)
 			v.Kinds = append(v.Kinds, k)
 		}
 	})
@@ -147,6 +152,8 @@ func buildKind(fset *token.FileSet, info *markers.TypeInfo, lists map[string]boo
 		ListName:   info.Name + "List",
 		Namespaced: true,
 		HasStatus:  info.Markers.Get(markerStatus) != nil,
+		Storage:    has(info.Markers, markerStorageVersion),
+		Unserved:   has(info.Markers, markerUnservedVersion),
 		Pos:        pos,
 	}
 	var scope string

@@ -2,7 +2,10 @@
 // kinds the generator writes code for, and rejects input it cannot generate
 // correct code for, with errors that name the file and line at fault.
 //
-// It reads markers and syntax only. Type checking is left to the
-// controller-tools generators, because before the first run the API
-// packages do not compile yet: their deepcopy methods are missing.
+// It reads markers and syntax, and the types of status fields with
+// go/types, so that a condition type is known by its identity rather than
+// its name. Type errors are not reported: before the first run the API
+// packages do not compile yet (their deepcopy methods are missing), and the
+// types of fields resolve all the same; the controller-tools generators
+// report the rest.
 package model

@@ -47,9 +47,12 @@ func (l *errorList) err() error {
 			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column),
 			strings.Compare(a.Msg, b.Msg))
 	})
-	errs := make([]error, len(l.errs))
+	errs := make([]error, 0, len(l.errs))
 	for i, e := range l.errs {
-		errs[i] = e
+		if i > 0 && *e == *l.errs[i-1] {
+			continue // two stages found the same problem
+		}
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }
@@ -67,5 +70,39 @@ func relativeTo(base, name string) string {
 	return rel
 }
 
+// ParsePos parses a "file:line:col" position as go/packages reports them.
+func ParsePos(s string) token.Position { return parsePos(s) }
+
 // RelativeTo is relativeTo for positions that other packages report.
 func RelativeTo(base, name string) string { return relativeTo(base, name) }
+
+// Join flattens errs, joined ones included, into one error that lists
+// every problem once: positioned problems sorted by position after the
+// others, file names relative to base. It returns nil when there are none.
+// Every stage of a run adds its problems, so one run reports them all.
+func Join(base string, errs ...error) error {
+	l := &errorList{base: base}
+	var other []error
+	var flatten func(error)
+	flatten = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *Error:
+			l.add(e.Pos, "%s", e.Msg)
+		case interface{ Unwrap() []error }:
+			for _, sub := range e.Unwrap() {
+				flatten(sub)
+			}
+		default:
+			other = append(other, err)
+		}
+	}
+	for _, err := range errs {
+		flatten(err)
+	}
+	positioned := l.err()
+	if positioned == nil && len(other) == 0 {
+		return nil
+	}
+	return errors.Join(append(other, positioned)...)
+}

@@ -59,3 +59,51 @@ func positionString(base string, k *Kind) string {
 	pos.Filename = relativeTo(base, pos.Filename)
 	return pos.String()
 }
+
+// checkStorageVersions checks each kind across the versions of its group:
+// the API server stores a kind in exactly one version, so a kind declared
+// in several must mark one +kubebuilder:storageversion, and at least one
+// version must be served. Each problem is reported at the type declaration
+// of every version concerned, the places to edit.
+func checkStorageVersions(groups []*Group, errs *errorList) {
+	for _, g := range groups {
+		byKind := map[string][]*Kind{}
+		versionOf := map[*Kind]string{}
+		var names []string
+		for _, v := range g.Versions {
+			for _, k := range v.Kinds {
+				if byKind[k.Name] == nil {
+					names = append(names, k.Name)
+				}
+				byKind[k.Name] = append(byKind[k.Name], k)
+				versionOf[k] = v.Name
+			}
+		}
+		for _, name := range names {
+			kinds := byKind[name]
+			var all, storage []string
+			served := false
+			for _, k := range kinds {
+				all = append(all, versionOf[k])
+				if k.Storage {
+					storage = append(storage, versionOf[k])
+				}
+				served = served || !k.Unserved
+			}
+			for _, k := range kinds {
+				switch {
+				case len(kinds) > 1 && len(storage) == 0:
+					errs.add(k.Pos, "kind %s of %s is declared in versions %s, and none is marked +kubebuilder:storageversion: mark the one the API server stores it in",
+						name, g.Name, strings.Join(all, ", "))
+				case len(storage) > 1 && k.Storage:
+					errs.add(k.Pos, "kind %s of %s is marked +kubebuilder:storageversion in versions %s: mark exactly one",
+						name, g.Name, strings.Join(storage, ", "))
+				}
+				if !served {
+					errs.add(k.Pos, "kind %s of %s is marked +kubebuilder:unservedversion in every version (%s): serve at least one",
+						name, g.Name, strings.Join(all, ", "))
+				}
+			}
+		}
+	}
+}

@@ -7,23 +7,27 @@ import (
 // Marker names the model reads. The kubebuilder ones are registered by the
 // controller-tools generators; the genclient ones only by RegisterMarkers.
 const (
-	markerGroupName     = "groupName"
-	markerVersionName   = "versionName"
-	markerRoot          = "kubebuilder:object:root"
-	markerResource      = "kubebuilder:resource"
-	markerStatus        = "kubebuilder:subresource:status"
-	markerGenclient     = "genclient"
-	markerNonNamespaced = "genclient:nonNamespaced"
-	markerNoStatus      = "genclient:noStatus"
-	markerNoVerbs       = "genclient:noVerbs"
-	markerOnlyVerbs     = "genclient:onlyVerbs"
-	markerSkipVerbs     = "genclient:skipVerbs"
-	markerMethod        = "genclient:method"
+	markerGroupName       = "groupName"
+	markerVersionName     = "versionName"
+	markerRoot            = "kubebuilder:object:root"
+	markerResource        = "kubebuilder:resource"
+	markerStatus          = "kubebuilder:subresource:status"
+	markerStorageVersion  = "kubebuilder:storageversion"
+	markerUnservedVersion = "kubebuilder:unservedversion"
+	markerGenclient       = "genclient"
+	markerNonNamespaced   = "genclient:nonNamespaced"
+	markerNoStatus        = "genclient:noStatus"
+	markerNoVerbs         = "genclient:noVerbs"
+	markerOnlyVerbs       = "genclient:onlyVerbs"
+	markerSkipVerbs       = "genclient:skipVerbs"
+	markerMethod          = "genclient:method"
+	markerReadonly        = "genclient:readonly"
 )
 
-// RegisterMarkers registers the client-gen markers that controller-tools
-// does not know, so that +genclient and +genclient:nonNamespaced are parsed
-// like the kubebuilder markers.
+// RegisterMarkers registers client-gen's markers (all of its tags), which
+// controller-tools does not know, so that +genclient and
+// +genclient:nonNamespaced are parsed like the kubebuilder markers and a
+// misspelt +genclient marker is recognized as one.
 func RegisterMarkers(reg *markers.Registry) error {
 	defs := map[string]any{
 		// An empty struct, like controller-tools' own flag markers: a bool
@@ -32,6 +36,7 @@ func RegisterMarkers(reg *markers.Registry) error {
 		markerNonNamespaced: present{},
 		markerNoStatus:      present{},
 		markerNoVerbs:       present{},
+		markerReadonly:      present{},
 		// Registered with raw arguments so that their comma-separated
 		// values (and genclient:method's key=value lists) parse as one
 		// marker instead of as +genclient with stray arguments.
@@ -39,7 +44,7 @@ func RegisterMarkers(reg *markers.Registry) error {
 		markerSkipVerbs: markers.RawArguments(nil),
 		markerMethod:    markers.RawArguments(nil),
 	}
-	for _, name := range []string{markerGenclient, markerNonNamespaced, markerNoStatus, markerNoVerbs, markerOnlyVerbs, markerSkipVerbs, markerMethod} {
+	for _, name := range []string{markerGenclient, markerNonNamespaced, markerNoStatus, markerNoVerbs, markerReadonly, markerOnlyVerbs, markerSkipVerbs, markerMethod} {
 		def, err := markers.MakeDefinition(name, markers.DescribesType, defs[name])
 		if err != nil {
 			return err

@@ -85,6 +85,12 @@ type Kind struct {
 	// Status describes the type of the kind's Status field; it is nil when
 	// the kind has none or it is not a struct of the same package.
 	Status *StatusType
+	// Storage is true when the kind is marked +kubebuilder:storageversion
+	// in this version: the version the API server stores it in.
+	Storage bool
+	// Unserved is true when the kind is marked +kubebuilder:unservedversion
+	// in this version.
+	Unserved bool
 	// Resource is the plural resource name; it is filled in from the
 	// generated CRD so that controllers and manifests cannot disagree.
 	Resource string
@@ -99,6 +105,9 @@ type StatusType struct {
 	Name string
 	// Conditions is true when it has a Conditions []metav1.Condition field.
 	Conditions bool
+	// ConditionShape describes the element type of a Conditions field that
+	// is a slice of another condition struct type; nil otherwise.
+	ConditionShape *ConditionShape
 	// ObservedGeneration is true when it has an ObservedGeneration int64
 	// field.
 	ObservedGeneration bool

@@ -35,7 +35,15 @@ type kindData struct {
 	// Lower is the kind's name with a lower-case first letter, for
 	// unexported helpers.
 	Lower string
+	// CondType is the Go type of the status's conditions when they are
+	// not metav1.Condition, as the generated file names it; CondImport is
+	// the import path it needs, if any.
+	CondType, CondImport string
 }
+
+// condImportAlias is the name the generated file imports the package of a
+// condition type under, chosen to collide with none of its other imports.
+const condImportAlias = "conditiontype"
 
 // Controllers returns the controller files of a group by path: factory.go
 // and interface.go in <dir>/<group>, and interface.go and one file per kind
@@ -56,12 +64,21 @@ func Controllers(g *model.Group, out Output, header []byte) (map[string][]byte, 
 			ControllerPath: path.Join(groupPath, v.Name),
 		}
 		for _, k := range v.Kinds {
-			vd.Kinds = append(vd.Kinds, kindData{
+			kd := kindData{
 				Kind: k, Header: hdr, Group: g.DirName(), Version: v.Name,
 				APIAlias: vd.APIAlias, APIPath: v.PkgPath,
 				Field: unexported(k.Name) + "Controller",
 				Lower: unexported(k.Name),
-			})
+			}
+			if k.Status != nil && k.Status.ConditionShape != nil {
+				shape := k.Status.ConditionShape
+				if shape.Local || shape.PkgPath == v.PkgPath {
+					kd.CondType = vd.APIAlias + "." + shape.Name
+				} else {
+					kd.CondType, kd.CondImport = condImportAlias+"."+shape.Name, shape.PkgPath
+				}
+			}
+			vd.Kinds = append(vd.Kinds, kd)
 		}
 		data.Versions = append(data.Versions, vd)
 	}

@@ -77,6 +77,34 @@ func customResourceDefinitionStatusAccess() generic.StatusAccess[*apiextensionsv
 		Set: func(obj *apiextensionsv1.CustomResourceDefinition, status apiextensionsv1.CustomResourceDefinitionStatus) {
 			obj.Status = status
 		},
+		SetCondition: func(status *apiextensionsv1.CustomResourceDefinitionStatus, cond condition.Cond, generation int64, err error) {
+			customResourceDefinitionConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *apiextensionsv1.CustomResourceDefinitionStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// customResourceDefinitionConditions reads and writes the fields of apiextensionsv1.CustomResourceDefinitionCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func customResourceDefinitionConditions() condition.Shape[apiextensionsv1.CustomResourceDefinitionCondition] {
+	return condition.Shape[apiextensionsv1.CustomResourceDefinitionCondition]{
+		Get: func(c *apiextensionsv1.CustomResourceDefinitionCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				ObservedGeneration: c.ObservedGeneration,
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *apiextensionsv1.CustomResourceDefinitionCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.ObservedGeneration = f.ObservedGeneration
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -71,8 +71,34 @@ func RegisterDaemonSetGeneratingHandler(ctx context.Context, controller DaemonSe
 // daemonSetStatusAccess reaches the DaemonSet status without reflection.
 func daemonSetStatusAccess() generic.StatusAccess[*appsv1.DaemonSet, appsv1.DaemonSetStatus] {
 	return generic.StatusAccess[*appsv1.DaemonSet, appsv1.DaemonSetStatus]{
-		Get:                func(obj *appsv1.DaemonSet) appsv1.DaemonSetStatus { return obj.Status },
-		Set:                func(obj *appsv1.DaemonSet, status appsv1.DaemonSetStatus) { obj.Status = status },
+		Get: func(obj *appsv1.DaemonSet) appsv1.DaemonSetStatus { return obj.Status },
+		Set: func(obj *appsv1.DaemonSet, status appsv1.DaemonSetStatus) { obj.Status = status },
+		SetCondition: func(status *appsv1.DaemonSetStatus, cond condition.Cond, generation int64, err error) {
+			daemonSetConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *appsv1.DaemonSetStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// daemonSetConditions reads and writes the fields of appsv1.DaemonSetCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func daemonSetConditions() condition.Shape[appsv1.DaemonSetCondition] {
+	return condition.Shape[appsv1.DaemonSetCondition]{
+		Get: func(c *appsv1.DaemonSetCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *appsv1.DaemonSetCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

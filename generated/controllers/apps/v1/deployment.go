@@ -71,8 +71,36 @@ func RegisterDeploymentGeneratingHandler(ctx context.Context, controller Deploym
 // deploymentStatusAccess reaches the Deployment status without reflection.
 func deploymentStatusAccess() generic.StatusAccess[*appsv1.Deployment, appsv1.DeploymentStatus] {
 	return generic.StatusAccess[*appsv1.Deployment, appsv1.DeploymentStatus]{
-		Get:                func(obj *appsv1.Deployment) appsv1.DeploymentStatus { return obj.Status },
-		Set:                func(obj *appsv1.Deployment, status appsv1.DeploymentStatus) { obj.Status = status },
+		Get: func(obj *appsv1.Deployment) appsv1.DeploymentStatus { return obj.Status },
+		Set: func(obj *appsv1.Deployment, status appsv1.DeploymentStatus) { obj.Status = status },
+		SetCondition: func(status *appsv1.DeploymentStatus, cond condition.Cond, generation int64, err error) {
+			deploymentConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *appsv1.DeploymentStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// deploymentConditions reads and writes the fields of appsv1.DeploymentCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func deploymentConditions() condition.Shape[appsv1.DeploymentCondition] {
+	return condition.Shape[appsv1.DeploymentCondition]{
+		Get: func(c *appsv1.DeploymentCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+				LastUpdateTime:     c.LastUpdateTime,
+			}
+		},
+		Put: func(c *appsv1.DeploymentCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+			c.LastUpdateTime = f.LastUpdateTime
+		},
 	}
 }

@@ -71,8 +71,34 @@ func RegisterReplicaSetGeneratingHandler(ctx context.Context, controller Replica
 // replicaSetStatusAccess reaches the ReplicaSet status without reflection.
 func replicaSetStatusAccess() generic.StatusAccess[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus] {
 	return generic.StatusAccess[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus]{
-		Get:                func(obj *appsv1.ReplicaSet) appsv1.ReplicaSetStatus { return obj.Status },
-		Set:                func(obj *appsv1.ReplicaSet, status appsv1.ReplicaSetStatus) { obj.Status = status },
+		Get: func(obj *appsv1.ReplicaSet) appsv1.ReplicaSetStatus { return obj.Status },
+		Set: func(obj *appsv1.ReplicaSet, status appsv1.ReplicaSetStatus) { obj.Status = status },
+		SetCondition: func(status *appsv1.ReplicaSetStatus, cond condition.Cond, generation int64, err error) {
+			replicaSetConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *appsv1.ReplicaSetStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// replicaSetConditions reads and writes the fields of appsv1.ReplicaSetCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func replicaSetConditions() condition.Shape[appsv1.ReplicaSetCondition] {
+	return condition.Shape[appsv1.ReplicaSetCondition]{
+		Get: func(c *appsv1.ReplicaSetCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *appsv1.ReplicaSetCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -71,8 +71,34 @@ func RegisterStatefulSetGeneratingHandler(ctx context.Context, controller Statef
 // statefulSetStatusAccess reaches the StatefulSet status without reflection.
 func statefulSetStatusAccess() generic.StatusAccess[*appsv1.StatefulSet, appsv1.StatefulSetStatus] {
 	return generic.StatusAccess[*appsv1.StatefulSet, appsv1.StatefulSetStatus]{
-		Get:                func(obj *appsv1.StatefulSet) appsv1.StatefulSetStatus { return obj.Status },
-		Set:                func(obj *appsv1.StatefulSet, status appsv1.StatefulSetStatus) { obj.Status = status },
+		Get: func(obj *appsv1.StatefulSet) appsv1.StatefulSetStatus { return obj.Status },
+		Set: func(obj *appsv1.StatefulSet, status appsv1.StatefulSetStatus) { obj.Status = status },
+		SetCondition: func(status *appsv1.StatefulSetStatus, cond condition.Cond, generation int64, err error) {
+			statefulSetConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *appsv1.StatefulSetStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// statefulSetConditions reads and writes the fields of appsv1.StatefulSetCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func statefulSetConditions() condition.Shape[appsv1.StatefulSetCondition] {
+	return condition.Shape[appsv1.StatefulSetCondition]{
+		Get: func(c *appsv1.StatefulSetCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *appsv1.StatefulSetCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

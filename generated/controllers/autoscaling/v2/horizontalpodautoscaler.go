@@ -77,5 +77,31 @@ func horizontalPodAutoscalerStatusAccess() generic.StatusAccess[*autoscalingv2.H
 		Set: func(obj *autoscalingv2.HorizontalPodAutoscaler, status autoscalingv2.HorizontalPodAutoscalerStatus) {
 			obj.Status = status
 		},
+		SetCondition: func(status *autoscalingv2.HorizontalPodAutoscalerStatus, cond condition.Cond, generation int64, err error) {
+			horizontalPodAutoscalerConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// horizontalPodAutoscalerConditions reads and writes the fields of autoscalingv2.HorizontalPodAutoscalerCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func horizontalPodAutoscalerConditions() condition.Shape[autoscalingv2.HorizontalPodAutoscalerCondition] {
+	return condition.Shape[autoscalingv2.HorizontalPodAutoscalerCondition]{
+		Get: func(c *autoscalingv2.HorizontalPodAutoscalerCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *autoscalingv2.HorizontalPodAutoscalerCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

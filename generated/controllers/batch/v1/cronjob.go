@@ -53,7 +53,8 @@ type CronJobStatusHandler func(obj *batchv1.CronJob, status batchv1.CronJobStatu
 type CronJobGeneratingHandler func(obj *batchv1.CronJob, status batchv1.CronJobStatus) ([]runtime.Object, batchv1.CronJobStatus, error)
 
 // RegisterCronJobStatusHandler runs handler on every change of a CronJob
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (CronJobStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterCronJobStatusHandler(ctx context.Context, controller CronJobController, cond condition.Cond, name string, handler CronJobStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, cronJobStatusAccess(), cond, name, generic.StatusHandler[*batchv1.CronJob, batchv1.CronJobStatus](handler))

@@ -73,5 +73,31 @@ func jobStatusAccess() generic.StatusAccess[*batchv1.Job, batchv1.JobStatus] {
 	return generic.StatusAccess[*batchv1.Job, batchv1.JobStatus]{
 		Get: func(obj *batchv1.Job) batchv1.JobStatus { return obj.Status },
 		Set: func(obj *batchv1.Job, status batchv1.JobStatus) { obj.Status = status },
+		SetCondition: func(status *batchv1.JobStatus, cond condition.Cond, generation int64, err error) {
+			jobConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// jobConditions reads and writes the fields of batchv1.JobCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func jobConditions() condition.Shape[batchv1.JobCondition] {
+	return condition.Shape[batchv1.JobCondition]{
+		Get: func(c *batchv1.JobCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *batchv1.JobCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -73,5 +73,31 @@ func namespaceStatusAccess() generic.StatusAccess[*corev1.Namespace, corev1.Name
 	return generic.StatusAccess[*corev1.Namespace, corev1.NamespaceStatus]{
 		Get: func(obj *corev1.Namespace) corev1.NamespaceStatus { return obj.Status },
 		Set: func(obj *corev1.Namespace, status corev1.NamespaceStatus) { obj.Status = status },
+		SetCondition: func(status *corev1.NamespaceStatus, cond condition.Cond, generation int64, err error) {
+			namespaceConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// namespaceConditions reads and writes the fields of corev1.NamespaceCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func namespaceConditions() condition.Shape[corev1.NamespaceCondition] {
+	return condition.Shape[corev1.NamespaceCondition]{
+		Get: func(c *corev1.NamespaceCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *corev1.NamespaceCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

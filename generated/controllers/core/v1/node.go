@@ -73,5 +73,31 @@ func nodeStatusAccess() generic.StatusAccess[*corev1.Node, corev1.NodeStatus] {
 	return generic.StatusAccess[*corev1.Node, corev1.NodeStatus]{
 		Get: func(obj *corev1.Node) corev1.NodeStatus { return obj.Status },
 		Set: func(obj *corev1.Node, status corev1.NodeStatus) { obj.Status = status },
+		SetCondition: func(status *corev1.NodeStatus, cond condition.Cond, generation int64, err error) {
+			nodeConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// nodeConditions reads and writes the fields of corev1.NodeCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func nodeConditions() condition.Shape[corev1.NodeCondition] {
+	return condition.Shape[corev1.NodeCondition]{
+		Get: func(c *corev1.NodeCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *corev1.NodeCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -53,7 +53,8 @@ type PersistentVolumeStatusHandler func(obj *corev1.PersistentVolume, status cor
 type PersistentVolumeGeneratingHandler func(obj *corev1.PersistentVolume, status corev1.PersistentVolumeStatus) ([]runtime.Object, corev1.PersistentVolumeStatus, error)
 
 // RegisterPersistentVolumeStatusHandler runs handler on every change of a PersistentVolume
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (PersistentVolumeStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterPersistentVolumeStatusHandler(ctx context.Context, controller PersistentVolumeController, cond condition.Cond, name string, handler PersistentVolumeStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, persistentVolumeStatusAccess(), cond, name, generic.StatusHandler[*corev1.PersistentVolume, corev1.PersistentVolumeStatus](handler))

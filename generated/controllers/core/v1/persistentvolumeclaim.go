@@ -75,5 +75,31 @@ func persistentVolumeClaimStatusAccess() generic.StatusAccess[*corev1.Persistent
 		Set: func(obj *corev1.PersistentVolumeClaim, status corev1.PersistentVolumeClaimStatus) {
 			obj.Status = status
 		},
+		SetCondition: func(status *corev1.PersistentVolumeClaimStatus, cond condition.Cond, generation int64, err error) {
+			persistentVolumeClaimConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// persistentVolumeClaimConditions reads and writes the fields of corev1.PersistentVolumeClaimCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func persistentVolumeClaimConditions() condition.Shape[corev1.PersistentVolumeClaimCondition] {
+	return condition.Shape[corev1.PersistentVolumeClaimCondition]{
+		Get: func(c *corev1.PersistentVolumeClaimCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *corev1.PersistentVolumeClaimCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -71,8 +71,36 @@ func RegisterPodGeneratingHandler(ctx context.Context, controller PodController,
 // podStatusAccess reaches the Pod status without reflection.
 func podStatusAccess() generic.StatusAccess[*corev1.Pod, corev1.PodStatus] {
 	return generic.StatusAccess[*corev1.Pod, corev1.PodStatus]{
-		Get:                func(obj *corev1.Pod) corev1.PodStatus { return obj.Status },
-		Set:                func(obj *corev1.Pod, status corev1.PodStatus) { obj.Status = status },
+		Get: func(obj *corev1.Pod) corev1.PodStatus { return obj.Status },
+		Set: func(obj *corev1.Pod, status corev1.PodStatus) { obj.Status = status },
+		SetCondition: func(status *corev1.PodStatus, cond condition.Cond, generation int64, err error) {
+			podConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *corev1.PodStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// podConditions reads and writes the fields of corev1.PodCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func podConditions() condition.Shape[corev1.PodCondition] {
+	return condition.Shape[corev1.PodCondition]{
+		Get: func(c *corev1.PodCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				ObservedGeneration: c.ObservedGeneration,
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *corev1.PodCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.ObservedGeneration = f.ObservedGeneration
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

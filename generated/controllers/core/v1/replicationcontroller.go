@@ -75,6 +75,32 @@ func replicationControllerStatusAccess() generic.StatusAccess[*corev1.Replicatio
 		Set: func(obj *corev1.ReplicationController, status corev1.ReplicationControllerStatus) {
 			obj.Status = status
 		},
+		SetCondition: func(status *corev1.ReplicationControllerStatus, cond condition.Cond, generation int64, err error) {
+			replicationControllerConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
 		ObservedGeneration: func(status *corev1.ReplicationControllerStatus) *int64 { return &status.ObservedGeneration },
+	}
+}
+
+// replicationControllerConditions reads and writes the fields of corev1.ReplicationControllerCondition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func replicationControllerConditions() condition.Shape[corev1.ReplicationControllerCondition] {
+	return condition.Shape[corev1.ReplicationControllerCondition]{
+		Get: func(c *corev1.ReplicationControllerCondition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *corev1.ReplicationControllerCondition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
 	}
 }

@@ -53,7 +53,8 @@ type ResourceQuotaStatusHandler func(obj *corev1.ResourceQuota, status corev1.Re
 type ResourceQuotaGeneratingHandler func(obj *corev1.ResourceQuota, status corev1.ResourceQuotaStatus) ([]runtime.Object, corev1.ResourceQuotaStatus, error)
 
 // RegisterResourceQuotaStatusHandler runs handler on every change of a ResourceQuota
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (ResourceQuotaStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterResourceQuotaStatusHandler(ctx context.Context, controller ResourceQuotaController, cond condition.Cond, name string, handler ResourceQuotaStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, resourceQuotaStatusAccess(), cond, name, generic.StatusHandler[*corev1.ResourceQuota, corev1.ResourceQuotaStatus](handler))

@@ -53,7 +53,8 @@ type IngressStatusHandler func(obj *networkingv1.Ingress, status networkingv1.In
 type IngressGeneratingHandler func(obj *networkingv1.Ingress, status networkingv1.IngressStatus) ([]runtime.Object, networkingv1.IngressStatus, error)
 
 // RegisterIngressStatusHandler runs handler on every change of a Ingress
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (IngressStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterIngressStatusHandler(ctx context.Context, controller IngressController, cond condition.Cond, name string, handler IngressStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, ingressStatusAccess(), cond, name, generic.StatusHandler[*networkingv1.Ingress, networkingv1.IngressStatus](handler))

@@ -53,7 +53,8 @@ type CSINodeStatusHandler func(obj *storagev1.CSINode, status storagev1.CSINodeS
 type CSINodeGeneratingHandler func(obj *storagev1.CSINode, status storagev1.CSINodeStatus) ([]runtime.Object, storagev1.CSINodeStatus, error)
 
 // RegisterCSINodeStatusHandler runs handler on every change of a CSINode
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (CSINodeStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterCSINodeStatusHandler(ctx context.Context, controller CSINodeController, cond condition.Cond, name string, handler CSINodeStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, cSINodeStatusAccess(), cond, name, generic.StatusHandler[*storagev1.CSINode, storagev1.CSINodeStatus](handler))

@@ -53,7 +53,8 @@ type VolumeAttachmentStatusHandler func(obj *storagev1.VolumeAttachment, status 
 type VolumeAttachmentGeneratingHandler func(obj *storagev1.VolumeAttachment, status storagev1.VolumeAttachmentStatus) ([]runtime.Object, storagev1.VolumeAttachmentStatus, error)
 
 // RegisterVolumeAttachmentStatusHandler runs handler on every change of a VolumeAttachment
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (VolumeAttachmentStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterVolumeAttachmentStatusHandler(ctx context.Context, controller VolumeAttachmentController, cond condition.Cond, name string, handler VolumeAttachmentStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, volumeAttachmentStatusAccess(), cond, name, generic.StatusHandler[*storagev1.VolumeAttachment, storagev1.VolumeAttachmentStatus](handler))

@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/demo/conditions/capi"
 )
 
 // ProbeSpec says what to probe.
@@ -15,14 +17,24 @@ type ProbeSpec struct {
 	Interval metav1.Duration `json:"interval,omitempty"`
 }
 
+// ProbeStatus has conditions of a type merely named Condition, of
+// cluster-api's v1beta1 shape.
+type ProbeStatus struct {
+	// Conditions describe the probe's state.
+	// +optional
+	Conditions []capi.Condition `json:"conditions,omitempty"`
+}
+
 // Probe is a namespaced kind of an alpha version.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 type Probe struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec ProbeSpec `json:"spec,omitempty"`
+	Spec   ProbeSpec   `json:"spec,omitempty"`
+	Status ProbeStatus `json:"status,omitempty"`
 }
 
 // ProbeList is a list of Probes.

@@ -45,6 +45,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&Setting{},
 		&SettingList{},
+		&Task{},
+		&TaskList{},
 		&Tenant{},
 		&TenantList{},
 		&WebApp{},

@@ -18,6 +18,8 @@ import (
 type Interface interface {
 	// Setting returns the Setting controller.
 	Setting() (SettingController, error)
+	// Task returns the Task controller.
+	Task() (TaskController, error)
 	// Tenant returns the Tenant controller.
 	Tenant() (TenantController, error)
 	// WebApp returns the WebApp controller.
@@ -32,6 +34,9 @@ func New(f *generic.Factory) Interface {
 		settingController: sync.OnceValues(func() (SettingController, error) {
 			return newSettingController(f)
 		}),
+		taskController: sync.OnceValues(func() (TaskController, error) {
+			return newTaskController(f)
+		}),
 		tenantController: sync.OnceValues(func() (TenantController, error) {
 			return newTenantController(f)
 		}),
@@ -43,6 +48,7 @@ func New(f *generic.Factory) Interface {
 
 type version struct {
 	settingController func() (SettingController, error)
+	taskController    func() (TaskController, error)
 	tenantController  func() (TenantController, error)
 	webAppController  func() (WebAppController, error)
 }
@@ -50,6 +56,11 @@ type version struct {
 // Setting implements Interface.
 func (v *version) Setting() (SettingController, error) {
 	return v.settingController()
+}
+
+// Task implements Interface.
+func (v *version) Task() (TaskController, error) {
+	return v.taskController()
 }
 
 // Tenant implements Interface.

@@ -53,7 +53,8 @@ type TenantStatusHandler func(obj *demov1.Tenant, status demov1.TenantStatus) (d
 type TenantGeneratingHandler func(obj *demov1.Tenant, status demov1.TenantStatus) ([]runtime.Object, demov1.TenantStatus, error)
 
 // RegisterTenantStatusHandler runs handler on every change of a Tenant
-// until ctx ends, sets cond from its error, and
+// until ctx ends, sets no condition (TenantStatus has no
+// Conditions field: pass "" as cond), and
 // writes the status only when it changed.
 func RegisterTenantStatusHandler(ctx context.Context, controller TenantController, cond condition.Cond, name string, handler TenantStatusHandler) {
 	generic.RegisterStatusHandler(ctx, controller, tenantStatusAccess(), cond, name, generic.StatusHandler[*demov1.Tenant, demov1.TenantStatus](handler))

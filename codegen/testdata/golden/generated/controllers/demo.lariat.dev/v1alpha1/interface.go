@@ -18,6 +18,8 @@ import (
 type Interface interface {
 	// Probe returns the Probe controller.
 	Probe() (ProbeController, error)
+	// Setting returns the Setting controller.
+	Setting() (SettingController, error)
 }
 
 // New returns the version over f. Each controller is created on first use
@@ -28,14 +30,23 @@ func New(f *generic.Factory) Interface {
 		probeController: sync.OnceValues(func() (ProbeController, error) {
 			return newProbeController(f)
 		}),
+		settingController: sync.OnceValues(func() (SettingController, error) {
+			return newSettingController(f)
+		}),
 	}
 }
 
 type version struct {
-	probeController func() (ProbeController, error)
+	probeController   func() (ProbeController, error)
+	settingController func() (SettingController, error)
 }
 
 // Probe implements Interface.
 func (v *version) Probe() (ProbeController, error) {
 	return v.probeController()
+}
+
+// Setting implements Interface.
+func (v *version) Setting() (SettingController, error) {
+	return v.settingController()
 }

@@ -7,13 +7,19 @@ Copyright The Lariat Demo Authors.
 package v1alpha1
 
 import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
 	demov1alpha1 "example.com/demo/api/v1alpha1"
+	conditiontype "example.com/demo/conditions/capi"
+	"github.com/lariat-dev/lariat/pkg/apply"
+	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
 // ProbeController handles, reads and writes Probe objects of
 // demo.lariat.dev/v1alpha1.
-// The kind has no status subresource, so UpdateStatus fails.
 type ProbeController interface {
 	generic.ControllerInterface[*demov1alpha1.Probe, *demov1alpha1.ProbeList]
 }
@@ -37,4 +43,62 @@ func newProbeController(f *generic.Factory) (ProbeController, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ProbeStatusHandler computes a Probe's status from the object and
+// its current status; both are copies it may change.
+type ProbeStatusHandler func(obj *demov1alpha1.Probe, status demov1alpha1.ProbeStatus) (demov1alpha1.ProbeStatus, error)
+
+// ProbeGeneratingHandler computes the objects a Probe wants to
+// exist, and its status.
+type ProbeGeneratingHandler func(obj *demov1alpha1.Probe, status demov1alpha1.ProbeStatus) ([]runtime.Object, demov1alpha1.ProbeStatus, error)
+
+// RegisterProbeStatusHandler runs handler on every change of a Probe
+// until ctx ends, sets cond from its error, and
+// writes the status only when it changed.
+func RegisterProbeStatusHandler(ctx context.Context, controller ProbeController, cond condition.Cond, name string, handler ProbeStatusHandler) {
+	generic.RegisterStatusHandler(ctx, controller, probeStatusAccess(), cond, name, generic.StatusHandler[*demov1alpha1.Probe, demov1alpha1.ProbeStatus](handler))
+}
+
+// RegisterProbeGeneratingHandler runs handler on every change of a
+// Probe until ctx ends and makes the objects it returns exist exactly as
+// returned through applier, pruning those it no longer returns and all of
+// them when the Probe is deleted; cond and the status are set as by
+// RegisterProbeStatusHandler.
+func RegisterProbeGeneratingHandler(ctx context.Context, controller ProbeController, applier *apply.Applier, cond condition.Cond, name string, handler ProbeGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
+	generic.RegisterGeneratingHandler(ctx, controller, applier, probeStatusAccess(), cond, name, generic.GeneratingHandler[*demov1alpha1.Probe, demov1alpha1.ProbeStatus](handler), opts)
+}
+
+// probeStatusAccess reaches the Probe status without reflection.
+func probeStatusAccess() generic.StatusAccess[*demov1alpha1.Probe, demov1alpha1.ProbeStatus] {
+	return generic.StatusAccess[*demov1alpha1.Probe, demov1alpha1.ProbeStatus]{
+		Get: func(obj *demov1alpha1.Probe) demov1alpha1.ProbeStatus { return obj.Status },
+		Set: func(obj *demov1alpha1.Probe, status demov1alpha1.ProbeStatus) { obj.Status = status },
+		SetCondition: func(status *demov1alpha1.ProbeStatus, cond condition.Cond, generation int64, err error) {
+			probeConditions().SetError(&status.Conditions, cond, generation, "", err)
+		},
+	}
+}
+
+// probeConditions reads and writes the fields of conditiontype.Condition that
+// conditions need, for a status whose conditions are not metav1.Condition.
+func probeConditions() condition.Shape[conditiontype.Condition] {
+	return condition.Shape[conditiontype.Condition]{
+		Get: func(c *conditiontype.Condition) condition.Fields {
+			return condition.Fields{
+				Type:               string(c.Type),
+				Status:             string(c.Status),
+				Reason:             string(c.Reason),
+				Message:            string(c.Message),
+				LastTransitionTime: c.LastTransitionTime,
+			}
+		},
+		Put: func(c *conditiontype.Condition, f condition.Fields) {
+			condition.SetString(&c.Type, f.Type)
+			condition.SetString(&c.Status, f.Status)
+			condition.SetString(&c.Reason, f.Reason)
+			condition.SetString(&c.Message, f.Message)
+			c.LastTransitionTime = f.LastTransitionTime
+		},
+	}
 }
