@@ -11,7 +11,9 @@
 // backoff; handlers registered with wrangler's OnChange and OnRemove, its
 // Enqueue and EnqueueAfter, caches and clients work unchanged. This is step
 // 0 of a port: run the wrangler code on Lariat's core first, then port
-// kind by kind.
+// kind by kind. NewBridge adds Lariat's event loop (and with it the KV
+// scheduler): Bridge.WatchController takes wrangler's generated
+// controllers.
 //
 // # Differences from lasso
 //
