@@ -6,6 +6,7 @@ require (
 	github.com/lariat-dev/lariat v0.0.0
 	github.com/rancher/lasso v0.2.10
 	github.com/rancher/wrangler/v3 v3.8.0
+	github.com/sirupsen/logrus v1.10.2
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -44,7 +45,6 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
-	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
