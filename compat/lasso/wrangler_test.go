@@ -366,3 +366,30 @@ func TestErrSkipIsNotRetried(t *testing.T) {
 		t.Fatalf("a handler returning ErrSkip ran %d times, want 1", n)
 	}
 }
+
+// TestWithAgent: lasso's WithAgent and WithImpersonation derive clients
+// from the lasso client's Config, which must carry Lariat's serializer for
+// the kind (wrangler's WithAgent factory falls back silently to the plain
+// client when they fail, so they are called directly here).
+func TestWithAgent(t *testing.T) {
+	e := newEnv(t, nil, 0)
+	if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := e.adapter.ForKind(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAgent, err := sc.Client().WithAgent("lariat-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := withAgent.Get(t.Context(), e.ns, "cm", &cm, metav1.GetOptions{}); err != nil || cm.Data["v"] != "1" {
+		t.Fatalf("Get through WithAgent: %v, %v", cm.Data, err)
+	}
+	got, err := e.core.WithAgent("lariat-test").V1().ConfigMap().Get(e.ns, "cm", metav1.GetOptions{})
+	if err != nil || got.Data["v"] != "1" {
+		t.Fatalf("Get through wrangler's WithAgent: %v, %v", got, err)
+	}
+}
