@@ -14,10 +14,12 @@ all: test
 controlplane:
 	@scripts/controlplane/build.sh
 
-## test: everything CI runs: verify, then every test with -race against a real API server.
+## test: everything CI runs: verify, then every test with -race against a real API server
+## (the main module, scripts/bench, and the lasso compatibility module compat/lasso).
 test: controlplane verify
 	$(GO) test $(TEST_FLAGS) ./...
 	cd scripts/bench && $(GO) test -timeout 10m ./...
+	cd compat/lasso && $(GO) test $(TEST_FLAGS) ./...
 
 ## run: start a local control plane and the example WebApp operator with
 ## sample WebApps, and tell what happens until Ctrl-C (RUN_FLAGS adds flags,

@@ -64,6 +64,18 @@ func (c *Client) GroupVersionKind() schema.GroupVersionKind { return c.gvk }
 // Namespaced reports whether the resource lives in namespaces.
 func (c *Client) Namespaced() bool { return c.namespaced }
 
+// RESTClient returns the REST client the client sends its requests with,
+// configured for its kind's wire format, so that adapters (the lasso
+// compatibility layer) can build other clients over the same connections.
+func (c *Client) RESTClient() rest.Interface { return c.rest }
+
+// RESTConfig returns a copy of the configuration the client was built from
+// (its kind's serializer and content types included).
+func (c *Client) RESTConfig() *rest.Config { return rest.CopyConfig(c.config) }
+
+// Timeout returns the bound of each request but watches; zero means none.
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
 // WithAgent returns a client for the same resource that sends userAgent as
 // its User-Agent header, so API server audit logs tell controllers apart.
 func (c *Client) WithAgent(userAgent string) (*Client, error) {

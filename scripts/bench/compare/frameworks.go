@@ -36,14 +36,16 @@ import (
 
 // frameworkNames lists the frameworks in table order: Lariat (with its
 // default protobuf wire format, and with JSON to show what protobuf saves),
-// then the peers.
-var frameworkNames = []string{"lariat", "lariat-json", "lasso", "controller-runtime"}
+// then the peers, then wrangler's generated controllers on Lariat's core
+// (not a peer: its column shows the lasso adapter's overhead).
+var frameworkNames = []string{"lariat", "lariat-json", "lasso", "controller-runtime", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
 	"lariat":             lariat{},
 	"lariat-json":        lariat{jsonOnly: true},
 	"lasso":              lasso{},
 	"controller-runtime": controllerRuntime{},
+	"wrangler-on-lariat": wranglerOnLariat{},
 }
 
 // restConfig loads the kubeconfig with client-side throttling off, the same

@@ -213,8 +213,15 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		{fmt.Sprintf("dispatch, %d keys", cfg.keys), func(r *result) float64 { return r.Dispatch }, seconds},
 		{"dispatch allocations", func(r *result) float64 { return float64(r.DispatchAlloc) }, func(v float64) string { return fmt.Sprintf("%.0f MiB", v/(1<<20)) }},
 	}
-	fmt.Fprintf(w, "| workload | %s | lariat / best peer |\n", strings.Join(cfg.frameworks, " | "))
-	fmt.Fprintf(w, "|---|%s---|\n", strings.Repeat("---|", len(cfg.frameworks)))
+	// With wrangler-on-lariat in the run, a last column gives its ratio to
+	// lariat: the lasso adapter's overhead.
+	adapter := results["wrangler-on-lariat"] != nil && results["lariat"] != nil
+	header, rule := "lariat / best peer", "---|"
+	if adapter {
+		header, rule = header+" | wrangler-on-lariat / lariat", rule+"---|"
+	}
+	fmt.Fprintf(w, "| workload | %s | %s |\n", strings.Join(cfg.frameworks, " | "), header)
+	fmt.Fprintf(w, "|---|%s%s\n", strings.Repeat("---|", len(cfg.frameworks)), rule)
 	for _, r := range rows {
 		cells := make([]string, 0, len(cfg.frameworks))
 		best := 0.0
@@ -229,11 +236,22 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		if lariat := r.value(results["lariat"]); results["lariat"] != nil && best > 0 && lariat > 0 {
 			ratio = fmt.Sprintf("%.2fx", lariat/best)
 		}
+		if adapter {
+			overhead := "n/a"
+			if lariat, w := r.value(results["lariat"]), r.value(results["wrangler-on-lariat"]); lariat > 0 && w > 0 {
+				overhead = fmt.Sprintf("%.2fx", w/lariat)
+			}
+			ratio += " | " + overhead
+		}
 		fmt.Fprintf(w, "| %s | %s | %s |\n", r.name, strings.Join(cells, " | "), ratio)
 	}
 }
 
-func isPeer(name string) bool { return !strings.HasPrefix(name, "lariat") }
+// isPeer tells the other frameworks from Lariat's own variants, which
+// include wrangler-on-lariat (wrangler's controllers on Lariat's core).
+func isPeer(name string) bool {
+	return !strings.HasPrefix(name, "lariat") && name != "wrangler-on-lariat"
+}
 
 // deadline bounds each phase so a framework that never finishes fails the
 // run with a message instead of hanging it.

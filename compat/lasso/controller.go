@@ -1,0 +1,183 @@
+package lasso
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	lassocache "github.com/rancher/lasso/pkg/cache"
+	lassoclient "github.com/rancher/lasso/pkg/client"
+	lassocontroller "github.com/rancher/lasso/pkg/controller"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
+)
+
+// SharedControllerFactory is Lariat's controller factory seen through
+// lasso's controller.SharedControllerFactory interface: given to a wrangler
+// v3 generated factory as FactoryOptions.SharedControllerFactory, it runs
+// wrangler's controllers on Lariat's queues, caches and backoff. It is safe
+// for concurrent use.
+type SharedControllerFactory struct {
+	controllers *controller.SharedControllerFactory
+	caches      *SharedCacheFactory
+
+	mu     sync.Mutex
+	shared map[schema.GroupVersionKind]*SharedController
+	// errs are the failures of ForResource and ForResourceKind, whose
+	// lasso signatures have no error; Start returns them.
+	errs []error
+}
+
+var _ lassocontroller.SharedControllerFactory = (*SharedControllerFactory)(nil)
+
+// NewSharedControllerFactory wraps controllers, and its cache and client
+// factories.
+func NewSharedControllerFactory(controllers *controller.SharedControllerFactory) *SharedControllerFactory {
+	return &SharedControllerFactory{
+		controllers: controllers,
+		caches:      NewSharedCacheFactory(controllers.SharedCacheFactory()),
+		shared:      map[schema.GroupVersionKind]*SharedController{},
+	}
+}
+
+// Lariat returns the wrapped factory, to use Lariat's API (the event loop
+// bridge, sync errors, health) next to wrangler's.
+func (f *SharedControllerFactory) Lariat() *controller.SharedControllerFactory { return f.controllers }
+
+// ForObject returns the controller of obj's kind.
+func (f *SharedControllerFactory) ForObject(obj runtime.Object) (lassocontroller.SharedController, error) {
+	gvk, err := f.caches.clients.GVKForObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForKind(gvk)
+}
+
+// ForKind returns the controller of a kind. It fails while the kind's
+// resource cannot be looked up (its CRD is not installed), because lasso's
+// controllers carry a client from the start.
+func (f *SharedControllerFactory) ForKind(gvk schema.GroupVersionKind) (lassocontroller.SharedController, error) {
+	c, err := f.controllers.ForKind(gvk)
+	if err != nil {
+		return nil, err
+	}
+	return f.wrap(c)
+}
+
+// ForResource returns the controller of a resource, looking up its kind.
+// A failure (the resource is not served) is returned by Start; the
+// controller returned meanwhile does nothing.
+func (f *SharedControllerFactory) ForResource(gvr schema.GroupVersionResource, namespaced bool) lassocontroller.SharedController {
+	return f.ForResourceKind(gvr, "", namespaced)
+}
+
+// ForResourceKind returns the controller of a resource whose kind and scope
+// the caller knows (an empty kind is looked up). It needs no discovery, so
+// a kind whose CRD is missing gets a controller that starts working when
+// the CRD is installed; until then Start's *cache.SyncError names it. A
+// failure is returned by Start; the controller returned meanwhile does
+// nothing.
+func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResource, kind string, namespaced bool) lassocontroller.SharedController {
+	var (
+		c   controller.SharedController
+		err error
+	)
+	if kind == "" {
+		c, err = f.controllers.ForResource(gvr, namespaced)
+	} else {
+		c, err = f.controllers.ForResourceKind(gvr, kind, namespaced)
+	}
+	var sc lassocontroller.SharedController
+	if err == nil {
+		sc, err = f.wrap(c)
+	}
+	if err != nil {
+		f.mu.Lock()
+		f.errs = append(f.errs, fmt.Errorf("controller for %s: %w", gvr, err))
+		f.mu.Unlock()
+		return newErrorController()
+	}
+	return sc
+}
+
+func (f *SharedControllerFactory) wrap(c controller.SharedController) (*SharedController, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sc, ok := f.shared[c.GroupVersionKind()]; ok && sc.SharedController == c {
+		return sc, nil
+	}
+	lc, err := f.caches.clients.wrap(c.Client())
+	if err != nil {
+		return nil, err
+	}
+	sc := &SharedController{SharedController: c, client: lc}
+	f.shared[c.GroupVersionKind()] = sc
+	return sc, nil
+}
+
+// SharedCacheFactory returns the cache factory behind the controllers.
+func (f *SharedControllerFactory) SharedCacheFactory() lassocache.SharedCacheFactory { return f.caches }
+
+// Start starts the informers and controllers as Lariat's factory does, and
+// waits for the informers to sync. A kind that does not sync is named in
+// the returned *cache.SyncError without holding up the others, which are
+// running when Start returns (wrangler's own Factory.Start stops at its
+// Sync, with "cache sync failed for informer <Kind>", before starting any
+// controller; call this Start to run the kinds that synced).
+func (f *SharedControllerFactory) Start(ctx context.Context, workers int) error {
+	f.mu.Lock()
+	errs := append([]error(nil), f.errs...)
+	f.mu.Unlock()
+	return errors.Join(append(errs, f.controllers.Start(ctx, workers))...)
+}
+
+// SharedController is one of Lariat's shared controllers seen through
+// lasso's controller.SharedController interface. Enqueue, EnqueueAfter,
+// EnqueueKey, Informer and Start are Lariat's.
+type SharedController struct {
+	controller.SharedController
+	client *lassoclient.Client
+}
+
+var _ lassocontroller.SharedController = (*SharedController)(nil)
+
+// RegisterHandler adds a named handler until ctx ends. lasso's ErrIgnore
+// (wrangler's generic.ErrSkip) is Lariat's ErrIgnore: not retried, not
+// reported.
+func (s *SharedController) RegisterHandler(ctx context.Context, name string, handler lassocontroller.SharedControllerHandler) {
+	s.SharedController.RegisterHandler(ctx, name, controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {
+		out, err := handler.OnChange(key, obj)
+		if err != nil && errors.Is(err, lassocontroller.ErrIgnore) {
+			err = controller.ErrIgnore
+		}
+		return out, err
+	}))
+}
+
+// Client returns lasso's client of the controller's kind, over Lariat's.
+func (s *SharedController) Client() *lassoclient.Client { return s.client }
+
+// errorController stands for a controller that could not be made, as
+// lasso's does: it has an empty informer and drops keys; the factory's
+// Start reports why.
+type errorController struct {
+	informer toolscache.SharedIndexInformer
+}
+
+func newErrorController() *errorController {
+	return &errorController{informer: toolscache.NewSharedIndexInformer(nil, nil, 0, toolscache.Indexers{})}
+}
+
+func (*errorController) Enqueue(string, string)                     {}
+func (*errorController) EnqueueAfter(string, string, time.Duration) {}
+func (*errorController) EnqueueKey(string)                          {}
+func (e *errorController) Informer() toolscache.SharedIndexInformer { return e.informer }
+func (*errorController) Start(context.Context, int) error           { return nil }
+func (*errorController) RegisterHandler(context.Context, string, lassocontroller.SharedControllerHandler) {
+}
+func (*errorController) Client() *lassoclient.Client { return nil }
