@@ -338,6 +338,11 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		return false
 	}
 	defer queue.Done(key)
+	if ctx.Err() != nil {
+		// The run is stopping: no handler starts after its context ended
+		// (the next run re-queues every cached key, see stopped).
+		return false
+	}
 	if wait := c.held(key); wait > 0 {
 		// Its handlers fight: a watch event does not cut the wait short.
 		queue.AddAfter(key, wait)
@@ -357,8 +362,10 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 	case err == nil || errors.Is(err, ErrIgnore):
 		queue.Forget(key)
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Cut short by the stop: not retried in this run (a retry could
+		// run the handler again before the queue shuts down); the next
+		// run re-queues every cached key.
 		c.log.WithField("key", key).Debugf("stopping: %v", err)
-		queue.AddRateLimited(key) // as after any error; the next run re-queues every cached key anyway
 	case onlyRoutine(err):
 		// Someone else changed the object first (the retry sees the new
 		// version), or the handler asked for a quiet retry. Routine, not
