@@ -51,3 +51,8 @@
 // Module graph pruning keeps the first two small; the third decides it.
 // make test and make verify run this module's tests and checks too.
 package lasso
+
+// Wrangler's own generator (pkg/controller-gen) writes the controllers of
+// the custom kind the tests run (testdata/wrangler); the generator is a
+// module of its own there, so its requirements stay out of this go.mod.
+//go:generate go run -C testdata/wrangler/gen . ../../..
