@@ -5,11 +5,10 @@ import (
 	"testing"
 
 	"github.com/rancher/wrangler/v3/pkg/condition"
+	"github.com/rancher/wrangler/v3/pkg/schemes"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	lasso "github.com/lariat-dev/lariat/compat/lasso"
 	widgetv1 "github.com/lariat-dev/lariat/compat/lasso/testdata/wrangler/apis/widgets.lasso.lariat.dev/v1"
@@ -35,14 +34,10 @@ func TestWranglerGeneratedCustomKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := controlplanetest.Namespace(t, cfg)
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := widgetv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	clients, err := client.NewSharedClientFactory(cfg, &client.SharedClientFactoryOptions{Scheme: scheme})
+	// Wrangler's generated packages register their kinds into
+	// schemes.All when imported, and lasso's factories use it; Lariat's
+	// client factory is given it the same way.
+	clients, err := client.NewSharedClientFactory(cfg, &client.SharedClientFactoryOptions{Scheme: schemes.All})
 	if err != nil {
 		t.Fatal(err)
 	}
