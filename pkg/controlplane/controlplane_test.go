@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -241,15 +242,16 @@ func TestCRDsAreServedWhenStartReturns(t *testing.T) {
 }
 
 func TestReadCRDFileRejectsOtherKinds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mixed.yaml")
+	dir := t.TempDir()
 	content := widgetCRD + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "mixed.yaml"), []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readCRDFile(path)
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "document 2") ||
-		!strings.Contains(err.Error(), "ConfigMap") {
-		t.Fatalf("want an error naming the file, document and kind, got %v", err)
+	// The manifests are read before anything is sent: nothing listens here.
+	err := InstallCRDs(t.Context(), &rest.Config{Host: "http://127.0.0.1:1"}, dir)
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "mixed.yaml") ||
+		!strings.Contains(err.Error(), "document 2") || !strings.Contains(err.Error(), "ConfigMap") {
+		t.Fatalf("want an error naming the directory, file, document and kind, got %v", err)
 	}
 }
 

@@ -111,6 +111,27 @@ func TestInstallTypeAndUpdate(t *testing.T) {
 	}
 }
 
+// A Type without Plural gets the resource name wrangler guesses for its
+// kind ("policies", not "policys"), so a port of wrangler's
+// crd.NamespacedType("Policy.group/v1") installs the CRD the cluster
+// already has rather than a second one.
+func TestTypePluralIsTheGuessedResource(t *testing.T) {
+	for kind, want := range map[string]string{
+		"Policy": "policies", "Gateway": "gateways", "Box": "boxes", "Status": "statuses", "Setting": "settings", "Endpoints": "endpoints",
+	} {
+		c := crd.Type{GVK: schema.GroupVersionKind{Group: "g.lariat.dev", Version: "v1", Kind: kind}}.CRD()
+		if c.Name != want+".g.lariat.dev" || c.Spec.Names.Plural != want {
+			t.Errorf("%s: CRD %q with plural %q, want %s", kind, c.Name, c.Spec.Names.Plural, want)
+		}
+	}
+	gvk := schema.GroupVersionKind{Group: "plural.crd.lariat.dev", Version: "v1", Kind: "Policy"}
+	c := crd.Type{GVK: gvk}.CRD()
+	if err := crd.Install(t.Context(), cp.Config(), c); err != nil {
+		t.Fatal(err)
+	}
+	createObject(t, gvk.GroupVersion().WithResource("policies"), "Policy", "default", "p1", nil)
+}
+
 // A CRD that cannot be established (its kind is already another CRD's in
 // the group) fails Install at the timeout, naming the CRD and the
 // condition that is not True.

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,8 +16,8 @@ import (
 type Type struct {
 	// GVK is the kind and its one version.
 	GVK schema.GroupVersionKind
-	// Plural is the resource name; empty means the kind lower-cased with
-	// an "s".
+	// Plural is the resource name; empty means the kind's plural as
+	// wrangler guesses it ("policies" for Policy).
 	Plural string
 	// NonNamespaced makes the kind cluster-scoped.
 	NonNamespaced bool
@@ -36,7 +37,7 @@ type Type struct {
 func (t Type) CRD() *apiextensionsv1.CustomResourceDefinition {
 	plural := t.Plural
 	if plural == "" {
-		plural = strings.ToLower(t.GVK.Kind) + "s"
+		plural = strings.ToLower(guessPlural(t.GVK.Kind))
 	}
 	scope := apiextensionsv1.NamespaceScoped
 	if t.NonNamespaced {
@@ -67,4 +68,28 @@ func (t Type) CRD() *apiextensionsv1.CustomResourceDefinition {
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{version},
 		},
 	}
+}
+
+// guessPlural forms a kind's plural by wrangler's rule (its
+// name.GuessPluralName), so that a port of crd.NamespacedType installs the
+// CRD the cluster already has rather than a second one with the same kind.
+// apimachinery's meta.UnsafeGuessKindToResource differs ("gatewaies"), and
+// the code generator's (controller-tools') agrees for the usual kinds but
+// not for those ending in f or fe, where wrangler only appends "ves".
+func guessPlural(kind string) string {
+	has := func(suffixes ...string) bool {
+		return slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(kind, s) })
+	}
+	n := len(kind)
+	switch {
+	case kind == "" || strings.EqualFold(kind, "Endpoints"):
+		return kind
+	case has("s", "ch", "x", "sh"):
+		return kind + "es"
+	case has("f", "fe"):
+		return kind + "ves"
+	case has("y") && n > 2 && !strings.ContainsAny(kind[n-2:n-1], "aeiou"):
+		return kind[:n-1] + "ies"
+	}
+	return kind + "s"
 }

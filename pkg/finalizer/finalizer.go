@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -137,7 +138,7 @@ func Clean(ctx context.Context, clients *client.SharedClientFactory, gvk schema.
 			case apierrors.IsNotFound(err):
 				// Gone meanwhile: nothing left to release.
 			case err != nil:
-				errs = append(errs, fmt.Errorf("finalizer: %s %s: %w", gvk.Kind, key(m), err))
+				errs = append(errs, fmt.Errorf("finalizer: %s %s: %w", gvk.Kind, toolscache.MetaObjectToName(m), err))
 			default:
 				stuck.Removed = true
 			}
@@ -150,13 +151,6 @@ func Clean(ctx context.Context, clients *client.SharedClientFactory, gvk schema.
 func (o Options) unhandled(f string) bool {
 	return slices.ContainsFunc(o.Prefixes, func(p string) bool { return strings.HasPrefix(f, p) }) &&
 		!slices.Contains(o.Handled, f)
-}
-
-func key(m metav1.Object) string {
-	if m.GetNamespace() == "" {
-		return m.GetName()
-	}
-	return m.GetNamespace() + "/" + m.GetName()
 }
 
 type patchOp struct {

@@ -20,6 +20,39 @@ import (
 // these tests are allowed an hour.
 const hangGuard = 30 * time.Second
 
+// behindProxy returns a scheduler (closed at the end of the test) with the
+// ConfigMap descriptor registered, talking to the API server through a
+// proxy that can stall, and the test's namespace. The descriptor's request
+// timeout is far beyond the test's, so only a callback's context (or
+// Options.Context) ends a stalled request. edit, if given, adjusts the
+// descriptor's options.
+func behindProxy(t *testing.T, opts kvscheduler.Options, edit func(*kvscheduler.Scheduler, *kubedescriptor.Options)) (*controlplanetest.Proxy, *kvscheduler.Scheduler, string) {
+	t.Helper()
+	ns := controlplanetest.Namespace(t, cp.Config())
+	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
+	clients, err := client.NewSharedClientFactory(proxied, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kvscheduler.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	o := kubedescriptor.Options{Clients: clients, FieldManager: fieldManager, Namespace: ns, Timeout: time.Hour}
+	if edit != nil {
+		edit(s, &o)
+	}
+	d, err := kubedescriptor.New(configMapKind, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return proxy, s, ns
+}
+
 // TestCommitCancelEndsTheRequestInFlight cancels the context of a blocking
 // Commit while its Create is stuck in a request the API server does not
 // answer (a stalled proxy): the request ends with the Commit's context, so
@@ -27,27 +60,7 @@ const hangGuard = 30 * time.Second
 // scheduler goes on at once instead of waiting for the request's timeout.
 // Once the API server answers again, a resync applies the value.
 func TestCommitCancelEndsTheRequestInFlight(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
-	clients, err := client.NewSharedClientFactory(proxied, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	// A request timeout far beyond the test's: only the callback's
-	// context ends it.
-	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
-		Namespace: ns, Timeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
+	proxy, s, ns := behindProxy(t, kvscheduler.Options{}, nil)
 	cm := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "v"}}
 	}

@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lariat-dev/lariat/pkg/client"
-	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -20,27 +18,7 @@ import (
 // Close returns at once, without waiting for the request's own timeout or
 // abandoning the call.
 func TestCloseCancelsTheRequestInFlight(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
-	clients, err := client.NewSharedClientFactory(proxied, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := kvscheduler.New(kvscheduler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	// A request timeout far beyond the test's: only the callback's
-	// context ends it.
-	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
-		Namespace: ns, Timeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
+	proxy, s, ns := behindProxy(t, kvscheduler.Options{}, nil)
 	cm := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "v"}}
 	}
@@ -78,25 +56,9 @@ func TestCloseCancelsTheRequestInFlight(t *testing.T) {
 // scheduler's), and Close returns without waiting for the request's
 // timeout or abandoning the call.
 func TestCloseCancelsTheDryRunOfUpdateWithRecreate(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
-	clients, err := client.NewSharedClientFactory(proxied, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := kvscheduler.New(kvscheduler.Options{CloseTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager,
-		Namespace: ns, Timeout: time.Hour, RecreateOnImmutable: true, Context: s.Context()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RegisterDescriptor(t.Context(), d); err != nil {
-		t.Fatal(err)
-	}
+	proxy, s, ns := behindProxy(t, kvscheduler.Options{CloseTimeout: 5 * time.Second}, func(s *kvscheduler.Scheduler, o *kubedescriptor.Options) {
+		o.RecreateOnImmutable, o.Context = true, s.Context()
+	})
 	key := kubedescriptor.KeyFor(configMapKind, ns, "changing")
 	cm := func(v string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "changing", Namespace: ns}, Data: map[string]string{"k": v}}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -49,13 +50,13 @@ func notify(parent context.Context, exit func(), sigs ...os.Signal) (context.Con
 		case <-done:
 		}
 	}()
+	// Once, since a CancelFunc may be called by several goroutines at once.
+	var once sync.Once
 	return ctx, func() {
-		signal.Stop(ch)
-		select {
-		case <-done:
-		default:
+		once.Do(func() {
+			signal.Stop(ch)
 			close(done)
-		}
+		})
 		cancel(context.Canceled)
 	}
 }

@@ -87,3 +87,24 @@ func TestContextsAreIndependent(t *testing.T) {
 		t.Fatal("stopping one context ended the other")
 	}
 }
+
+// TestStopMayBeCalledConcurrently holds stop to context.CancelFunc's
+// contract: it may be called by several goroutines at once.
+func TestStopMayBeCalledConcurrently(t *testing.T) {
+	for range 2000 {
+		_, stop := notify(context.Background(), func() { t.Error("exit called") }, syscall.SIGUSR2)
+		start := make(chan struct{})
+		done := make(chan struct{})
+		for range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				<-start
+				stop()
+			}()
+		}
+		close(start)
+		for range 4 {
+			<-done
+		}
+	}
+}
