@@ -215,11 +215,11 @@ func (o *Operator) buildScheduler() error {
 		if err != nil {
 			return err
 		}
-		if err := s.RegisterDescriptor(context.Background(), d); err != nil {
+		if err := s.RegisterDescriptor(s.Context(), d); err != nil {
 			return err
 		}
 	}
-	return s.RegisterDescriptor(context.Background(), availabilityDescriptor())
+	return s.RegisterDescriptor(s.Context(), availabilityDescriptor())
 }
 
 func (o *Operator) buildLoop() error {

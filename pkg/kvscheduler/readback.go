@@ -1,0 +1,126 @@
+package kvscheduler
+
+import (
+	"context"
+	"errors"
+	"slices"
+)
+
+// refreshKeys is the refresh of a scoped downstream resync
+// (Txn.WithResyncKeys): it re-reads the values of keys only, asking each
+// of their descriptors once, in retrieve-dependency order. Its cost is in
+// proportion to the keys, not to the values the scheduler holds, as long
+// as the descriptors implement RetrieveKeys. Keys no descriptor claims, or
+// whose descriptor cannot retrieve, stay as the scheduler believes them.
+func (s *Scheduler) refreshKeys(w *walker, keys []string) {
+	missing := s.readBack(w, keys, func(d *regDescriptor, err error) { s.markUnread(w.rec, d, err) }, true)
+	s.announce(missing)
+}
+
+// refreshFailed reads back, after failed operations, the bases of the
+// failed values: one read per descriptor, so that retries start from what
+// the southbound really holds (the base included).
+func (s *Scheduler) refreshFailed(w *walker) {
+	var keys []string
+	for _, n := range w.failedNs {
+		if w.refreshed[n] || s.g.nodes[n.key] != n {
+			continue
+		}
+		if w.refreshed == nil {
+			w.refreshed = map[*node]bool{}
+		}
+		w.refreshed[n] = true
+		var re *RetrieveError
+		if n.err != nil && errors.As(n.err, &re) {
+			continue // not attempted: nothing changed
+		}
+		for _, k := range []string{n.key, s.g.baseKey(n)} {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) > 0 {
+		// A failed read leaves the values as the scheduler believes them;
+		// the retry or the next resync reads again.
+		s.readBack(w, keys, func(*regDescriptor, error) {}, false)
+		w.drain("the values read back")
+	}
+}
+
+// readBack reads the values of keys, one call per descriptor, and records
+// what it finds; it returns the configured values found missing.
+func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor, error), announce bool) []string {
+	byDesc := map[*regDescriptor][]string{}
+	for _, k := range keys {
+		d, err := s.reg.owner(k)
+		if err != nil || d == nil || d.Retrieve == nil && d.RetrieveKeys == nil {
+			continue
+		}
+		byDesc[d] = append(byDesc[d], k)
+	}
+	if len(byDesc) == 0 {
+		return nil
+	}
+	order, err := s.reg.retrieveOrder(nil)
+	if err != nil {
+		w.rec.Errors = append(w.rec.Errors, err)
+		return nil
+	}
+	var missing []string
+	for _, desc := range order {
+		d := s.reg.byName[desc.Name]
+		ks := byDesc[d]
+		if len(ks) == 0 {
+			continue
+		}
+		var correlate []KVWithMetadata
+		for _, k := range ks {
+			if n := s.g.nodes[k]; n != nil && n.want != nil {
+				correlate = append(correlate, KVWithMetadata{Key: k, Value: n.want, Metadata: n.metadata, Origin: n.origin})
+			}
+		}
+		got, err := s.retrieveKeys(w.ctx, d, ks, correlate)
+		if err != nil {
+			onErr(d, err)
+			continue
+		}
+		seen := s.newRead()
+		corr := &correlation{kvs: correlate}
+		for _, kv := range got {
+			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
+				continue // not asked for: left alone
+			}
+			s.refreshValue(w, d, kv, seen, corr)
+		}
+		for _, k := range ks {
+			if n := s.g.nodes[k]; n != nil && !seen.hasNode(n) && n.d == d {
+				if announce {
+					missing = s.unreported(w, n, missing)
+				} else if n.exists() || n.avail {
+					s.gone(w, n)
+				}
+			}
+		}
+	}
+	return missing
+}
+
+// retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,
+// without it, with d.Retrieve, which returns other keys too.
+func (s *Scheduler) retrieveKeys(ctx context.Context, d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
+	op := "Retrieve"
+	if d.RetrieveKeys != nil {
+		op = "RetrieveKeys"
+	}
+	defer s.calling(d, op, keys[0])()
+	err = guard(func() (err error) {
+		if d.RetrieveKeys != nil {
+			got, err = d.RetrieveKeys(ctx, keys, correlate)
+		} else {
+			got, err = d.Retrieve(ctx, correlate)
+		}
+		return err
+	})
+	return got, err
+}
