@@ -290,9 +290,9 @@ func (w *walker) create(n *node, recreate bool) {
 			return
 		}
 		var md any
-		returned := w.s.calling(n.d, "Create", n.key)
+		call := w.s.calling(n.d, "Create", n.key)
 		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
-		returned()
+		w.s.returned(call)
 		if err != nil {
 			w.fail(n, OpCreate, err, ro)
 			return
@@ -438,9 +438,9 @@ func (w *walker) finishUpdate(f frame) {
 			return
 		}
 		var md any
-		returned := w.s.calling(n.d, "Update", n.key)
+		call := w.s.calling(n.d, "Update", n.key)
 		err := guard(func() (err error) { md, err = n.d.Update(w.ctx, n.key, n.sb, n.want, n.metadata); return err })
-		returned()
+		w.s.returned(call)
 		if err != nil {
 			w.fail(n, OpUpdate, err, ro)
 			return
