@@ -373,8 +373,12 @@ func (w *walker) update(n *node) {
 		return
 	}
 	equal := w.equal(n, n.sb, n.want)
+	eq := sbEqualNo
+	if equal {
+		eq = sbEqualYes
+	}
 	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
-		w.setDeps(n) // what the new value waits for, while the old one goes
+		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
 		w.push(frame{kind: fCreate, n: n})
 		w.delete(n, delRecreate, false)
 		return
@@ -385,7 +389,7 @@ func (w *walker) update(n *node) {
 	// value by then): their deletes must not take it down for what only
 	// its old value needed. Its value in the southbound keeps its own
 	// dependencies (sbDeps) for what must not be deleted under it.
-	w.setDeps(n)
+	w.setDepsEq(n, eq)
 	n.updating = true
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
 	// Obsolete derived values are deleted before their base changes.
@@ -450,7 +454,7 @@ func (w *walker) finishUpdate(f frame) {
 	wasAvail := n.avail
 	prevState := n.state
 	n.sb, n.avail, n.removedDerived = n.want, true, nil
-	w.syncSBDeps(n)
+	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err, n.fields = w.okState(n), nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
 	if !f.equal {
