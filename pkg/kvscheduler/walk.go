@@ -59,10 +59,13 @@ type walker struct {
 	ctx context.Context
 
 	stack []frame
-	// applied are the keys set by the transaction itself: only their
-	// failures fail (and revert) it; failures of values reached by cascade
-	// are recorded on those values.
-	applied  map[string]bool
+	// marks holds, per key the transaction names, whether it was applied
+	// (the keys set by the transaction itself: only their failures fail,
+	// and revert, it; failures of values reached by cascade are recorded
+	// on those values) or comes later (a value of the transaction not
+	// applied yet). One map for both: each value is marked later, then
+	// applied, without a second map or a delete per value.
+	marks    map[string]keyMark
 	topErr   bool
 	failedNs []*node
 	// reverting marks the undo of a transaction: values failed in it are
@@ -74,8 +77,6 @@ type walker struct {
 	unblockAll bool
 	retry      bool
 	canceled   error
-	// later are the values of the transaction not applied yet.
-	later map[string]bool
 	// resyncing is set during the refresh of a resync, which attempts
 	// failed values again.
 	resyncing bool
@@ -227,7 +228,7 @@ func (w *walker) depUpdate(n *node) {
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case w.later[n.key]:
+	case w.later(n.key):
 		// Set by the transaction further on: created with its new value
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
