@@ -45,6 +45,7 @@ type frame struct {
 	reason  delReason
 	derived []KeyValuePair // fFinishUpd: the new derived values
 	equal   bool           // fFinishUpd: the value did not change
+	sb      any            // fFinishUpd: the value in the southbound equal compared (with value, the wanted one)
 	waited  bool           // fFinishDel: the delete waited for a dependent to go
 	avail   bool           // fFinishDel: the value was available before its delete began
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
@@ -392,7 +393,7 @@ func (w *walker) update(n *node) {
 	// dependencies (sbDeps) for what must not be deleted under it.
 	w.setDepsEq(n, eq)
 	n.updating = true
-	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
+	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
 	// Obsolete derived values are deleted before their base changes.
 	for _, k := range slices.Backward(n.derived) {
 		if !hasKey(derived, k) {
@@ -414,7 +415,16 @@ func (w *walker) finishUpdate(f frame) {
 		return
 	}
 	ro := f.op
-	w.setDeps(n)
+	// update compared these very values unless its obsolete derived
+	// values' deletes changed them: its answer stands.
+	eq := sbEqualUnknown
+	if identical(n.sb, f.sb) && identical(n.want, f.value) {
+		eq = sbEqualNo
+		if f.equal {
+			eq = sbEqualYes
+		}
+	}
+	w.setDepsEq(n, eq)
 	if n.depErr != nil {
 		n.state, n.err = Invalid, n.depErr
 		w.invalidated(n)
