@@ -113,6 +113,31 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 // order. Obsolete ones were deleted before (see update); those whose
 // delete failed stay listed, so that the retry of n deletes them again.
 func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	if !sameDerivedKeys(derived, n.derived) {
+		w.setDerivedKeys(n, derived)
+	} // else the list would be built again as it is (an unchanged value)
+	for _, kv := range slices.Backward(derived) {
+		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
+	}
+}
+
+// sameDerivedKeys tells whether keys (sorted) are the keys of derived
+// (sorted by key), in order.
+func sameDerivedKeys(derived []KeyValuePair, keys []string) bool {
+	if len(derived) != len(keys) {
+		return false
+	}
+	for i, kv := range derived {
+		if kv.Key != keys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setDerivedKeys lists, as n's derived values, those of derived and the
+// ones listed before that still exist.
+func (w *walker) setDerivedKeys(n *node, derived []KeyValuePair) {
 	keys := make([]string, 0, len(derived))
 	for _, kv := range derived {
 		keys = append(keys, kv.Key)
@@ -124,9 +149,6 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	}
 	slices.Sort(keys)
 	n.derived = keys
-	for _, kv := range slices.Backward(derived) {
-		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
-	}
 }
 
 // sameRequest tells whether two requested values (nil: none) are the same.
