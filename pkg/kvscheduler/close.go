@@ -24,12 +24,34 @@ func (c *descCall) String() string {
 }
 
 // calling records that the worker enters a descriptor callback that may
-// block (one that talks to the southbound); the returned function records
-// that it returned.
-func (s *Scheduler) calling(d *regDescriptor, op, key string) func() {
-	c := &descCall{descriptor: d.Name, op: op, key: key, began: time.Now()}
-	s.call.Store(c)
-	return func() { s.call.CompareAndSwap(c, nil) }
+// block (one that talks to the southbound), for Close to name it; returned,
+// given what calling returned, records that the callback returned. The
+// call is kept in the scheduler, under a mutex, rather than allocated per
+// call: a batch makes a descriptor call per value. The sequence number
+// makes returned a no-op for a call that is no longer the one recorded.
+func (s *Scheduler) calling(d *regDescriptor, op, key string) uint64 {
+	s.callMu.Lock()
+	s.callSeq++
+	seq := s.callSeq
+	s.callNow = descCall{descriptor: d.Name, op: op, key: key, began: time.Now()}
+	s.callMu.Unlock()
+	return seq
+}
+
+// returned records that the call calling numbered seq returned.
+func (s *Scheduler) returned(seq uint64) {
+	s.callMu.Lock()
+	if s.callSeq == seq {
+		s.callNow = descCall{}
+	}
+	s.callMu.Unlock()
+}
+
+// callInProgress returns the descriptor call in progress, if any.
+func (s *Scheduler) callInProgress() (descCall, bool) {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	return s.callNow, s.callNow.op != ""
 }
 
 // Context returns the scheduler's lifetime context, cancelled as soon as
@@ -111,8 +133,8 @@ func (s *Scheduler) Close() error {
 		timer.Stop()
 	case <-timer.C:
 		what := "the scheduler's goroutine (no descriptor call in progress)"
-		if c := s.call.Load(); c != nil {
-			what = fmt.Sprintf("%s (called %v ago)", c, time.Since(c.began).Round(time.Millisecond))
+		if c, ok := s.callInProgress(); ok {
+			what = fmt.Sprintf("%s (called %v ago)", c.String(), time.Since(c.began).Round(time.Millisecond))
 		}
 		err = fmt.Errorf("%w after %v: %s has not returned; it is abandoned", ErrCloseTimeout, s.opts.CloseTimeout, what)
 		s.qmu.Lock()

@@ -91,9 +91,9 @@ func (w *walker) finishDelete(f frame) {
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: descriptor %q cannot delete values", n.d.Name), ro)
 			return
 		}
-		returned := w.s.calling(n.d, "Delete", n.key)
+		call := w.s.calling(n.d, "Delete", n.key)
 		err := guard(func() error { return n.d.Delete(w.ctx, n.key, n.sb, n.metadata) })
-		returned()
+		w.s.returned(call)
 		if err != nil {
 			w.fail(n, OpDelete, err, ro)
 			n.delReason = f.reason

@@ -19,7 +19,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		// checked again by the next transaction.
 		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
 			w.s.toResume(b, resumeDerived)
-		} else if !w.applied[n.key] {
+		} else if !w.isApplied(n.key) {
 			if kind == OpCreate && !n.exists() {
 				n.state = Pending // wanted, and not created yet
 			}
@@ -88,7 +88,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	w.record(n, ro)
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: kind, Err: err})
 	w.failedNs = append(w.failedNs, n)
-	if w.applied[w.g.baseKey(n)] {
+	if w.isApplied(w.g.baseKey(n)) {
 		w.topErr = true
 	}
 }
@@ -98,7 +98,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 // transaction (or one derived from it) that is invalid fails the
 // transaction, and so makes a transaction with revert revert.
 func (w *walker) invalidated(n *node) {
-	if w.applied[w.g.baseKey(n)] {
+	if w.isApplied(w.g.baseKey(n)) {
 		w.topErr = true
 	}
 }
@@ -181,7 +181,7 @@ func (w *walker) resume() {
 	}
 	slices.SortFunc(ns, func(a, b *node) int { return strings.Compare(a.key, b.key) })
 	for _, n := range ns {
-		if w.g.nodes[n.key] != n || w.applied[w.g.baseKey(n)] {
+		if w.g.nodes[n.key] != n || w.isApplied(w.g.baseKey(n)) {
 			continue // gone, or applied anew
 		}
 		k := todo[n]

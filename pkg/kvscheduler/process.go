@@ -26,7 +26,7 @@ func (s *Scheduler) newWalker(rec *TxnRecord, ctx context.Context) *walker {
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum, ctx: ctx, applied: map[string]bool{}}
+	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum, ctx: ctx}
 }
 
 // newNode adds a node for key, owned by the descriptor claiming it.
@@ -71,7 +71,7 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 	w := s.newWalker(rec, nil)
 	for _, k := range redo {
 		n := s.g.nodes[k]
-		w.applied[k] = true
+		w.setApplied(k)
 		w.run(frame{kind: fApply, key: k, value: n.last.value, last: n.last, origin: n.origin})
 	}
 	s.finish(w)
@@ -88,7 +88,7 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 	rec := s.newRecord(SBNotification)
 	rec.Values = []KeyValuePair{{Key: kv.Key, Value: kv.Value}}
 	w := s.newWalker(rec, nil)
-	w.applied[kv.Key] = true
+	w.setApplied(kv.Key)
 	w.run(frame{kind: fApply, key: kv.Key, value: kv.Value, origin: FromSB,
 		last: &update{value: kv.Value, seq: rec.SeqNum}})
 	if n := s.g.nodes[kv.Key]; n != nil && n.exists() {
@@ -133,14 +133,12 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	// As in a transaction, a base not re-applied yet is neither created
 	// with, nor counted on in a cycle for, the value it failed with: its
 	// request comes further on.
-	w.later = make(map[string]bool, len(bases))
 	for _, b := range bases {
-		w.later[b] = true
+		w.setLater(b)
 	}
 	for _, b := range bases {
-		delete(w.later, b)
 		n := s.g.nodes[b]
-		w.applied[b] = true
+		w.applyNow(b)
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
 	}
 	w.resume()
@@ -155,7 +153,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
 				v = nil
 			}
-			w.applied[n.key] = true
+			w.setApplied(n.key)
 			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
 		}
 	}
@@ -212,15 +210,13 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		prev *update
 	}
 	var undos []undo
-	w.later = make(map[string]bool, len(values))
-	if len(w.applied) == 0 {
-		w.applied = make(map[string]bool, len(values))
+	if len(w.marks) == 0 {
+		w.marks = make(map[string]keyMark, len(values))
 	}
 	for _, v := range values {
-		w.later[v.key] = true
+		w.setLater(v.key)
 	}
 	for i, v := range values {
-		delete(w.later, v.key)
 		if w.ended() {
 			for _, r := range values[i:] {
 				rec.NotApplied = append(rec.NotApplied, r.key)
@@ -239,7 +235,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			}
 			undos = append(undos, undo{v.key, prev})
 		}
-		w.applied[v.key] = true
+		w.applyNow(v.key)
 		w.run(frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB})
 		if w.topErr && rec.Revert {
 			break
@@ -415,7 +411,10 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	// A derived value has one base, so following derived values whose base
 	// is the value visits each at most once: no set of visited keys.
 	var stack []string
-	for k := range w.applied {
+	for k, m := range w.marks {
+		if m&markApplied == 0 {
+			continue
+		}
 		stack = append(stack[:0], k)
 		for len(stack) > 0 {
 			k := stack[len(stack)-1]
@@ -428,7 +427,7 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 				out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
 			}
 			for _, c := range n.derived {
-				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.applied[c] {
+				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.isApplied(c) {
 					stack = append(stack, c)
 				}
 			}

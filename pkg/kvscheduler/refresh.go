@@ -63,9 +63,9 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		var got []KVWithMetadata
-		returned := s.calling(d, "Retrieve", "")
+		call := s.calling(d, "Retrieve", "")
 		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
-		returned()
+		s.returned(call)
 		if err != nil {
 			s.markUnread(w.rec, d, err)
 			continue

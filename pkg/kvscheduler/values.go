@@ -9,11 +9,25 @@ import (
 // What the walk asks descriptors about values: dependencies, derived
 // values, equality, whether an update takes a re-create.
 
+// sbEqual is what is known of whether a node's value in the southbound
+// equals its wanted value, so that a comparison made once is not asked of
+// the comparator again.
+type sbEqual int8
+
+const (
+	sbEqualUnknown sbEqual = iota // ask the comparator
+	sbEqualYes
+	sbEqualNo
+)
+
 // setDeps computes (once per wanted value) and indexes n's dependencies.
-func (w *walker) setDeps(n *node) {
+func (w *walker) setDeps(n *node) { w.setDepsEq(n, sbEqualUnknown) }
+
+// setDepsEq is setDeps, given what is known of whether n.sb equals n.want.
+func (w *walker) setDepsEq(n *node, eq sbEqual) {
 	if n.depsFor != nil && identical(n.depsFor, n.want) {
 		// The same value as before: same dependencies.
-		if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+		if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
 			w.g.setDeps(n, n.deps, sb)
 		}
 		return
@@ -35,13 +49,19 @@ func (w *walker) setDeps(n *node) {
 		}
 	}
 	n.depErr = err
-	w.g.setDeps(n, deps, w.sbDeps(n))
+	w.g.setDeps(n, deps, w.sbDepsEq(n, eq))
 }
 
 // sbDeps returns the dependencies of the value in the southbound, when it
 // is not the wanted one.
-func (w *walker) sbDeps(n *node) []Dependency {
-	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB || n.want != nil && w.equal(n, n.sb, n.want) {
+func (w *walker) sbDeps(n *node) []Dependency { return w.sbDepsEq(n, sbEqualUnknown) }
+
+// sbDepsEq is sbDeps, given what is known of whether n.sb equals n.want.
+func (w *walker) sbDepsEq(n *node, eq sbEqual) []Dependency {
+	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB {
+		return nil
+	}
+	if n.want != nil && (eq == sbEqualYes || eq == sbEqualUnknown && w.equal(n, n.sb, n.want)) {
 		return nil
 	}
 	deps, err := callDeps(n.d, n.key, n.sb)
@@ -53,8 +73,14 @@ func (w *walker) sbDeps(n *node) []Dependency {
 
 // syncSBDeps re-indexes the dependencies of the value in the southbound
 // after it changed.
-func (w *walker) syncSBDeps(n *node) {
-	if sb := w.sbDeps(n); sb != nil || n.sbDeps != nil {
+func (w *walker) syncSBDeps(n *node) { w.syncSBDepsEq(n, sbEqualUnknown) }
+
+// syncSBDepsEq is syncSBDeps, given what is known of whether n.sb equals
+// n.want. Right after an operation that set n.sb to n.want, they are the
+// same value, which equals itself (as safeEqual takes the same pointer
+// twice to be equal without asking the comparator).
+func (w *walker) syncSBDepsEq(n *node, eq sbEqual) {
+	if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
 		w.g.setDeps(n, n.deps, sb)
 	}
 }
@@ -87,6 +113,31 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 // order. Obsolete ones were deleted before (see update); those whose
 // delete failed stay listed, so that the retry of n deletes them again.
 func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	if !sameDerivedKeys(derived, n.derived) {
+		w.setDerivedKeys(n, derived)
+	} // else the list would be built again as it is (an unchanged value)
+	for _, kv := range slices.Backward(derived) {
+		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
+	}
+}
+
+// sameDerivedKeys tells whether keys (sorted) are the keys of derived
+// (sorted by key), in order.
+func sameDerivedKeys(derived []KeyValuePair, keys []string) bool {
+	if len(derived) != len(keys) {
+		return false
+	}
+	for i, kv := range derived {
+		if kv.Key != keys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setDerivedKeys lists, as n's derived values, those of derived and the
+// ones listed before that still exist.
+func (w *walker) setDerivedKeys(n *node, derived []KeyValuePair) {
 	keys := make([]string, 0, len(derived))
 	for _, kv := range derived {
 		keys = append(keys, kv.Key)
@@ -98,9 +149,6 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	}
 	slices.Sort(keys)
 	n.derived = keys
-	for _, kv := range slices.Backward(derived) {
-		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
-	}
 }
 
 // sameRequest tells whether two requested values (nil: none) are the same.
@@ -128,7 +176,7 @@ func (w *walker) needsRecreate(n *node, v any) (re bool) {
 	if n.d.UpdateWithRecreate == nil {
 		return false
 	}
-	defer w.s.calling(n.d, "UpdateWithRecreate", n.key)()
+	defer w.s.returned(w.s.calling(n.d, "UpdateWithRecreate", n.key))
 	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
 	return re
 }

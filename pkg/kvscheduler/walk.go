@@ -45,6 +45,7 @@ type frame struct {
 	reason  delReason
 	derived []KeyValuePair // fFinishUpd: the new derived values
 	equal   bool           // fFinishUpd: the value did not change
+	sb      any            // fFinishUpd: the value in the southbound equal compared (with value, the wanted one)
 	waited  bool           // fFinishDel: the delete waited for a dependent to go
 	avail   bool           // fFinishDel: the value was available before its delete began
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
@@ -59,10 +60,13 @@ type walker struct {
 	ctx context.Context
 
 	stack []frame
-	// applied are the keys set by the transaction itself: only their
-	// failures fail (and revert) it; failures of values reached by cascade
-	// are recorded on those values.
-	applied  map[string]bool
+	// marks holds, per key the transaction names, whether it was applied
+	// (the keys set by the transaction itself: only their failures fail,
+	// and revert, it; failures of values reached by cascade are recorded
+	// on those values) or comes later (a value of the transaction not
+	// applied yet). One map for both: each value is marked later, then
+	// applied, without a second map or a delete per value.
+	marks    map[string]keyMark
 	topErr   bool
 	failedNs []*node
 	// reverting marks the undo of a transaction: values failed in it are
@@ -74,8 +78,6 @@ type walker struct {
 	unblockAll bool
 	retry      bool
 	canceled   error
-	// later are the values of the transaction not applied yet.
-	later map[string]bool
 	// resyncing is set during the refresh of a resync, which attempts
 	// failed values again.
 	resyncing bool
@@ -227,7 +229,7 @@ func (w *walker) depUpdate(n *node) {
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case w.later[n.key]:
+	case w.later(n.key):
 		// Set by the transaction further on: created with its new value
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
@@ -290,9 +292,9 @@ func (w *walker) create(n *node, recreate bool) {
 			return
 		}
 		var md any
-		returned := w.s.calling(n.d, "Create", n.key)
+		call := w.s.calling(n.d, "Create", n.key)
 		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
-		returned()
+		w.s.returned(call)
 		if err != nil {
 			w.fail(n, OpCreate, err, ro)
 			return
@@ -373,8 +375,12 @@ func (w *walker) update(n *node) {
 		return
 	}
 	equal := w.equal(n, n.sb, n.want)
+	eq := sbEqualNo
+	if equal {
+		eq = sbEqualYes
+	}
 	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
-		w.setDeps(n) // what the new value waits for, while the old one goes
+		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
 		w.push(frame{kind: fCreate, n: n})
 		w.delete(n, delRecreate, false)
 		return
@@ -385,9 +391,9 @@ func (w *walker) update(n *node) {
 	// value by then): their deletes must not take it down for what only
 	// its old value needed. Its value in the southbound keeps its own
 	// dependencies (sbDeps) for what must not be deleted under it.
-	w.setDeps(n)
+	w.setDepsEq(n, eq)
 	n.updating = true
-	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, op: ro})
+	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
 	// Obsolete derived values are deleted before their base changes.
 	for _, k := range slices.Backward(n.derived) {
 		if !hasKey(derived, k) {
@@ -409,7 +415,16 @@ func (w *walker) finishUpdate(f frame) {
 		return
 	}
 	ro := f.op
-	w.setDeps(n)
+	// update compared these very values unless its obsolete derived
+	// values' deletes changed them: its answer stands.
+	eq := sbEqualUnknown
+	if identical(n.sb, f.sb) && identical(n.want, f.value) {
+		eq = sbEqualNo
+		if f.equal {
+			eq = sbEqualYes
+		}
+	}
+	w.setDepsEq(n, eq)
 	if n.depErr != nil {
 		n.state, n.err = Invalid, n.depErr
 		w.invalidated(n)
@@ -438,9 +453,9 @@ func (w *walker) finishUpdate(f frame) {
 			return
 		}
 		var md any
-		returned := w.s.calling(n.d, "Update", n.key)
+		call := w.s.calling(n.d, "Update", n.key)
 		err := guard(func() (err error) { md, err = n.d.Update(w.ctx, n.key, n.sb, n.want, n.metadata); return err })
-		returned()
+		w.s.returned(call)
 		if err != nil {
 			w.fail(n, OpUpdate, err, ro)
 			return
@@ -450,7 +465,7 @@ func (w *walker) finishUpdate(f frame) {
 	wasAvail := n.avail
 	prevState := n.state
 	n.sb, n.avail, n.removedDerived = n.want, true, nil
-	w.syncSBDeps(n)
+	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err, n.fields = w.okState(n), nil, nil
 	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
 	if !f.equal {
