@@ -69,7 +69,13 @@ type Options struct {
 	PendingFor time.Duration
 	// DryRun reports what would be removed and writes nothing.
 	DryRun bool
+
+	pageSize int64 // objects listed per request; 0 means pageSize
 }
+
+// pageSize is how many objects Clean lists per request, so a kind with many
+// objects is not read in one response.
+const pageSize = 500
 
 // Stuck is one object being deleted that carries finalizers nobody handles.
 type Stuck struct {
@@ -86,7 +92,8 @@ type Stuck struct {
 // cache. Each removal is a JSON patch that tests the object's UID and its
 // finalizer list as read, so a finalizer added or removed meanwhile fails
 // that object (reported as an error; run again) rather than being undone.
-// Errors of single objects are joined; the others are still cleaned.
+// Errors of single objects are joined; the others are still cleaned. The
+// kind is listed in pages of 500 objects.
 func Clean(ctx context.Context, clients *client.SharedClientFactory, gvk schema.GroupVersionKind, opts Options) ([]Stuck, error) {
 	if len(opts.Prefixes) == 0 || slices.Contains(opts.Prefixes, "") {
 		return nil, errors.New("finalizer: Clean needs non-empty prefixes to limit what it removes")
@@ -95,57 +102,82 @@ func Clean(ctx context.Context, clients *client.SharedClientFactory, gvk schema.
 	if err != nil {
 		return nil, fmt.Errorf("finalizer: %w", err)
 	}
-	_, list, err := clients.NewObjects(gvk)
-	if err != nil {
-		return nil, fmt.Errorf("finalizer: %w", err)
-	}
-	if err := c.List(ctx, opts.Namespace, list, metav1.ListOptions{}); err != nil {
-		return nil, fmt.Errorf("finalizer: list %s: %w", gvk.Kind, err)
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, fmt.Errorf("finalizer: %w", err)
-	}
 	var found []Stuck
 	var errs []error
-	for _, item := range items {
-		m, err := meta.Accessor(item)
+	listOpts := metav1.ListOptions{Limit: opts.pageSize}
+	if listOpts.Limit == 0 {
+		listOpts.Limit = pageSize
+	}
+	for {
+		_, list, err := clients.NewObjects(gvk)
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return found, errors.Join(append(errs, fmt.Errorf("finalizer: %w", err))...)
 		}
-		deleting := m.GetDeletionTimestamp()
-		if deleting == nil || time.Since(deleting.Time) < opts.PendingFor {
-			continue
+		if err := c.List(ctx, opts.Namespace, list, listOpts); err != nil {
+			return found, errors.Join(append(errs, fmt.Errorf("finalizer: list %s: %w", gvk.Kind, err))...)
 		}
-		finalizers := m.GetFinalizers()
-		var unhandled []string
-		keep := make([]string, 0, len(finalizers))
-		for _, f := range finalizers {
-			if opts.unhandled(f) {
-				unhandled = append(unhandled, f)
-			} else {
-				keep = append(keep, f)
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return found, errors.Join(append(errs, fmt.Errorf("finalizer: %w", err))...)
+		}
+		for _, item := range items {
+			stuck, ok, err := opts.clean(ctx, c, gvk, item)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if ok {
+				found = append(found, stuck)
 			}
 		}
-		if len(unhandled) == 0 {
-			continue
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return found, errors.Join(append(errs, fmt.Errorf("finalizer: %w", err))...)
 		}
-		stuck := Stuck{Namespace: m.GetNamespace(), Name: m.GetName(), Unhandled: unhandled}
-		if !opts.DryRun {
-			err := release(ctx, c, m, finalizers, keep, item)
-			switch {
-			case apierrors.IsNotFound(err):
-				// Gone meanwhile: nothing left to release.
-			case err != nil:
-				errs = append(errs, fmt.Errorf("finalizer: %s %s: %w", gvk.Kind, toolscache.MetaObjectToName(m), err))
-			default:
-				stuck.Removed = true
-			}
+		if listOpts.Continue = lm.GetContinue(); listOpts.Continue == "" {
+			break
 		}
-		found = append(found, stuck)
 	}
 	return found, errors.Join(errs...)
+}
+
+// clean releases one listed object if it is being deleted (for at least
+// PendingFor) and carries unhandled finalizers; ok says it did.
+func (o Options) clean(ctx context.Context, c *client.Client, gvk schema.GroupVersionKind, item runtime.Object) (stuck Stuck, ok bool, err error) {
+	m, err := meta.Accessor(item)
+	if err != nil {
+		return Stuck{}, false, err
+	}
+	deleting := m.GetDeletionTimestamp()
+	if deleting == nil || time.Since(deleting.Time) < o.PendingFor {
+		return Stuck{}, false, nil
+	}
+	finalizers := m.GetFinalizers()
+	var unhandled []string
+	keep := make([]string, 0, len(finalizers))
+	for _, f := range finalizers {
+		if o.unhandled(f) {
+			unhandled = append(unhandled, f)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	if len(unhandled) == 0 {
+		return Stuck{}, false, nil
+	}
+	stuck = Stuck{Namespace: m.GetNamespace(), Name: m.GetName(), Unhandled: unhandled}
+	if o.DryRun {
+		return stuck, true, nil
+	}
+	err = release(ctx, c, m, finalizers, keep, item)
+	switch {
+	case apierrors.IsNotFound(err):
+		// Gone meanwhile: nothing left to release.
+		return stuck, true, nil
+	case err != nil:
+		return stuck, true, fmt.Errorf("finalizer: %s %s: %w", gvk.Kind, toolscache.MetaObjectToName(m), err)
+	}
+	stuck.Removed = true
+	return stuck, true, nil
 }
 
 func (o Options) unhandled(f string) bool {

@@ -126,3 +126,29 @@ func TestCleanPendingForAndRequiredPrefixes(t *testing.T) {
 		t.Fatalf("a recent deletion was released: %v %v", f, err)
 	}
 }
+
+// Clean follows the list's continue token: with one object per page, the
+// stuck objects on every page are released, and the object between them
+// that is not being deleted keeps its finalizer.
+func TestCleanReadsEveryPage(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := generic.FinalizerName("gone")
+	createDeleted(t, ns, "a", true, gone)
+	createDeleted(t, ns, "b", false, gone)
+	createDeleted(t, ns, "c", true, gone)
+	opts := finalizer.WithPageSize(finalizer.Options{Prefixes: []string{finalizer.LariatPrefix}, Namespace: ns}, 1)
+	report, err := finalizer.Clean(t.Context(), clients, configMapGVK, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report) != 2 || report[0].Name != "a" || report[1].Name != "c" || !report[0].Removed || !report[1].Removed {
+		t.Fatalf("report %+v, want a and c released", report)
+	}
+	if f, err := finalizersOf(t, ns, "b"); err != nil || !slices.Equal(f, []string{gone}) {
+		t.Fatalf("an object not being deleted was touched: %v (%v)", f, err)
+	}
+}
