@@ -22,7 +22,6 @@ package finalizer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/lariat-dev/lariat/internal/jsonpatch"
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
@@ -185,20 +185,14 @@ func (o Options) unhandled(f string) bool {
 		!slices.Contains(o.Handled, f)
 }
 
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
 // release writes keep as the object's finalizers, if its UID and
 // finalizers are still those read.
 func release(ctx context.Context, c *client.Client, m metav1.Object, read, keep []string, into runtime.Object) error {
-	patch, err := json.Marshal([]patchOp{
-		{Op: "test", Path: "/metadata/uid", Value: m.GetUID()},
-		{Op: "test", Path: "/metadata/finalizers", Value: read},
-		{Op: "replace", Path: "/metadata/finalizers", Value: keep},
-	})
+	patch, err := jsonpatch.Marshal(
+		jsonpatch.Test("/metadata/uid", m.GetUID()),
+		jsonpatch.Test("/metadata/finalizers", read),
+		jsonpatch.Replace("/metadata/finalizers", keep),
+	)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package generic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lariat-dev/lariat/internal/jsonpatch"
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
@@ -123,20 +123,6 @@ func (h *removeHandler) OnChange(key string, obj runtime.Object) (runtime.Object
 	return h.removeFinalizer(obj, m)
 }
 
-// patchOp is one operation of a JSON patch (RFC 6902).
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
-// removeOp is a patch operation without a value, which "remove" must not
-// carry.
-type removeOp struct {
-	Op   string `json:"op"`
-	Path string `json:"path"`
-}
-
 // addFinalizer appends the finalizer, provided the object is still the one
 // that was read (same UID), is not being deleted, and has the finalizers
 // that were read. The last test keeps a stale cache from adding the
@@ -144,15 +130,15 @@ type removeOp struct {
 // is absent, which is how the API server stores an empty finalizer list
 // (verified against kube-apiserver 1.36, for built-in kinds and CRDs).
 func (h *removeHandler) addFinalizer(m metav1.Object) (runtime.Object, error) {
-	ops := []any{h.uidTest(m), patchOp{Op: "test", Path: "/metadata/deletionTimestamp", Value: nil}}
+	ops := []jsonpatch.Op{h.uidTest(m), jsonpatch.Test("/metadata/deletionTimestamp", nil)}
 	if finalizers := m.GetFinalizers(); len(finalizers) == 0 {
 		ops = append(ops,
-			patchOp{Op: "test", Path: "/metadata/finalizers", Value: nil},
-			patchOp{Op: "add", Path: "/metadata/finalizers", Value: []string{h.finalizer}})
+			jsonpatch.Test("/metadata/finalizers", nil),
+			jsonpatch.Add("/metadata/finalizers", []string{h.finalizer}))
 	} else {
 		ops = append(ops,
-			patchOp{Op: "test", Path: "/metadata/finalizers", Value: finalizers},
-			patchOp{Op: "add", Path: "/metadata/finalizers/-", Value: h.finalizer})
+			jsonpatch.Test("/metadata/finalizers", finalizers),
+			jsonpatch.Add("/metadata/finalizers/-", h.finalizer))
 	}
 	return h.send(m, ops)
 }
@@ -161,14 +147,14 @@ func (h *removeHandler) addFinalizer(m metav1.Object) (runtime.Object, error) {
 // that earlier indexes stay valid, each guarded by a test that the index
 // still holds it, so that no other finalizer is ever removed.
 func (h *removeHandler) removeFinalizer(obj runtime.Object, m metav1.Object) (runtime.Object, error) {
-	ops := []any{h.uidTest(m)}
+	ops := []jsonpatch.Op{h.uidTest(m)}
 	finalizers := m.GetFinalizers()
 	for i := len(finalizers) - 1; i >= 0; i-- {
 		if finalizers[i] != h.finalizer {
 			continue
 		}
 		path := "/metadata/finalizers/" + strconv.Itoa(i)
-		ops = append(ops, patchOp{Op: "test", Path: path, Value: h.finalizer}, removeOp{Op: "remove", Path: path})
+		ops = append(ops, jsonpatch.Test(path, h.finalizer), jsonpatch.Remove(path))
 	}
 	if len(ops) == 1 {
 		return obj, nil // the handler removed it itself
@@ -176,12 +162,12 @@ func (h *removeHandler) removeFinalizer(obj runtime.Object, m metav1.Object) (ru
 	return h.send(m, ops)
 }
 
-func (h *removeHandler) uidTest(m metav1.Object) patchOp {
-	return patchOp{Op: "test", Path: "/metadata/uid", Value: string(m.GetUID())}
+func (h *removeHandler) uidTest(m metav1.Object) jsonpatch.Op {
+	return jsonpatch.Test("/metadata/uid", string(m.GetUID()))
 }
 
-func (h *removeHandler) send(m metav1.Object, ops []any) (runtime.Object, error) {
-	data, err := json.Marshal(ops)
+func (h *removeHandler) send(m metav1.Object, ops []jsonpatch.Op) (runtime.Object, error) {
+	data, err := jsonpatch.Marshal(ops...)
 	if err != nil {
 		return nil, err
 	}
