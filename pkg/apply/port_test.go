@@ -242,3 +242,29 @@ func TestRecreateImmutableService(t *testing.T) {
 		t.Fatalf("Service after recreate: uid %s (was %s), cluster IP %s, want %s", got.UID, first.UID, got.Spec.ClusterIP, want)
 	}
 }
+
+// RecreateKinds recreates only what the API server rejects for immutable
+// fields: a Job rejected for a value no Job may have (a negative
+// parallelism) would be rejected again when created, so deleting it would
+// lose it. The error is returned and the Job stays.
+func TestRecreateKindsKeepsAnObjectRejectedForAnotherReason(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	ctx := t.Context()
+	set := apply.Set{Owner: owner, ID: "jobs", RecreateKinds: []schema.GroupKind{{Group: "batch", Kind: "Job"}}}
+	if err := a.Apply(ctx, set, job("migrate:1")); err != nil {
+		t.Fatal(err)
+	}
+	first, err := kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := job("migrate:1")
+	bad.Spec.Parallelism = ptr.To[int32](-1)
+	if err := a.Apply(ctx, set, bad); !apierrors.IsInvalid(err) {
+		t.Fatalf("a negative parallelism: %v, want Invalid", err)
+	}
+	got, err := kube.BatchV1().Jobs(ns).Get(ctx, "migrate", metav1.GetOptions{})
+	if err != nil || got.UID != first.UID {
+		t.Fatalf("a Job rejected for a mutable field was deleted or recreated: %v", err)
+	}
+}

@@ -22,12 +22,15 @@ import (
 var ErrRecreatePending = errors.New("the object is still being deleted")
 
 // mayRecreate reports whether the set allows recreating an object of gk
-// whose apply failed with err.
+// whose apply failed with err. Only an object rejected for immutable fields
+// alone is recreated, whichever option allows it: one rejected for another
+// reason would be rejected again when created, and deleting it would lose
+// it.
 func mayRecreate(set Set, gk schema.GroupKind, err error) bool {
-	if !apierrors.IsInvalid(err) {
+	if !apierrors.IsInvalid(err) || !onlyImmutable(err) {
 		return false
 	}
-	return slices.Contains(set.RecreateKinds, gk) || (set.RecreateImmutable && onlyImmutable(err))
+	return set.RecreateImmutable || slices.Contains(set.RecreateKinds, gk)
 }
 
 // onlyImmutable reports whether every cause of an Invalid error is a field

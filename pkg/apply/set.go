@@ -38,9 +38,11 @@ type Set struct {
 	NoOwnerReference bool
 	// RecreateKinds are the kinds whose existing objects are deleted and
 	// created again when the API server rejects their apply as Invalid
-	// (wrangler's ErrReplace reconcilers): a Job's template, a
-	// Deployment's selector, a Service's clusterIP cannot change in
-	// place. The delete carries the old object's UID as a precondition.
+	// because fields are immutable (wrangler's ErrReplace reconcilers): a
+	// Job's template, a Deployment's selector, a Service's clusterIP
+	// cannot change in place. Other Invalid errors are returned and the
+	// object stays, as with RecreateImmutable. The delete carries the old
+	// object's UID as a precondition.
 	RecreateKinds []schema.GroupKind
 	// RecreateImmutable recreates objects of any kind whose apply the
 	// API server rejects as Invalid only because fields are immutable
