@@ -104,8 +104,8 @@ func (w *walker) finishDelete(f frame) {
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.failed, n.attempt = false, nil, 0
-	w.s.disarm(n)
+	w.s.clearFailure(n)
+	n.attempt = 0
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)

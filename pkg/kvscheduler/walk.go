@@ -140,8 +140,8 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.failed, n.txnFail = false, nil, false
-				w.s.disarm(n)
+				w.s.clearFailure(n)
+				n.txnFail = false
 				w.s.unwait(n)
 				w.s.dirty(n)
 				if n.lastOp == OpUpdate {
@@ -187,8 +187,7 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.failed = false, nil
-		w.s.disarm(n)
+		w.s.clearFailure(n)
 		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
@@ -224,8 +223,7 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
-		n.blocked, n.failed = false, nil
-		w.s.disarm(n)
+		w.s.clearFailure(n)
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
@@ -234,8 +232,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
-			n.blocked, n.failed = false, nil
-			w.s.disarm(n)
+			w.s.clearFailure(n)
 			w.create(n, false)
 		}
 	}
