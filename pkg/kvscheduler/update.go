@@ -99,9 +99,9 @@ func (w *walker) finishUpdate(f frame) {
 			return
 		}
 		var md any
-		call := w.s.calling(n.d, "Update", n.key)
+		w.s.calling(n.d, "Update", n.key)
 		err := guard(func() (err error) { md, err = n.d.Update(w.ctx, n.key, n.sb, n.want, n.metadata); return err })
-		w.s.returned(call)
+		w.s.returned()
 		if err != nil {
 			w.fail(n, OpUpdate, err, ro)
 			return

@@ -289,9 +289,9 @@ func (w *walker) create(n *node, recreate bool) {
 			return
 		}
 		var md any
-		call := w.s.calling(n.d, "Create", n.key)
+		w.s.calling(n.d, "Create", n.key)
 		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
-		w.s.returned(call)
+		w.s.returned()
 		if err != nil {
 			w.fail(n, OpCreate, err, ro)
 			return
