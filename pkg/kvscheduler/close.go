@@ -24,26 +24,21 @@ func (c *descCall) String() string {
 }
 
 // calling records that the worker enters a descriptor callback that may
-// block (one that talks to the southbound), for Close to name it; returned,
-// given what calling returned, records that the callback returned. The
-// call is kept in the scheduler, under a mutex, rather than allocated per
-// call: a batch makes a descriptor call per value. The sequence number
-// makes returned a no-op for a call that is no longer the one recorded.
-func (s *Scheduler) calling(d *regDescriptor, op, key string) uint64 {
+// block (one that talks to the southbound), for Close to name it; returned
+// records that the callback returned. The call is kept in the scheduler,
+// under a mutex, rather than allocated per call: a batch makes a
+// descriptor call per value. Only the worker makes calls, one at a time,
+// so the call returned is always the one recorded.
+func (s *Scheduler) calling(d *regDescriptor, op, key string) {
 	s.callMu.Lock()
-	s.callSeq++
-	seq := s.callSeq
 	s.callNow = descCall{descriptor: d.Name, op: op, key: key, began: time.Now()}
 	s.callMu.Unlock()
-	return seq
 }
 
-// returned records that the call calling numbered seq returned.
-func (s *Scheduler) returned(seq uint64) {
+// returned records that the call in progress returned.
+func (s *Scheduler) returned() {
 	s.callMu.Lock()
-	if s.callSeq == seq {
-		s.callNow = descCall{}
-	}
+	s.callNow = descCall{}
 	s.callMu.Unlock()
 }
 

@@ -91,9 +91,9 @@ func (w *walker) finishDelete(f frame) {
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: descriptor %q cannot delete values", n.d.Name), ro)
 			return
 		}
-		call := w.s.calling(n.d, "Delete", n.key)
+		w.s.calling(n.d, "Delete", n.key)
 		err := guard(func() error { return n.d.Delete(w.ctx, n.key, n.sb, n.metadata) })
-		w.s.returned(call)
+		w.s.returned()
 		if err != nil {
 			w.fail(n, OpDelete, err, ro)
 			n.delReason = f.reason
@@ -104,8 +104,8 @@ func (w *walker) finishDelete(f frame) {
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
-	n.blocked, n.failed, n.attempt = false, nil, 0
-	w.s.disarm(n)
+	w.s.clearFailure(n)
+	n.attempt = 0
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)

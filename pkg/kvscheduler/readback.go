@@ -113,7 +113,8 @@ func (s *Scheduler) retrieveKeys(ctx context.Context, d *regDescriptor, keys []s
 	if d.RetrieveKeys != nil {
 		op = "RetrieveKeys"
 	}
-	defer s.returned(s.calling(d, op, keys[0]))
+	s.calling(d, op, keys[0])
+	defer s.returned()
 	err = guard(func() (err error) {
 		if d.RetrieveKeys != nil {
 			got, err = d.RetrieveKeys(ctx, keys, correlate)

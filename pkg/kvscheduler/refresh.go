@@ -63,9 +63,9 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		var got []KVWithMetadata
-		call := s.calling(d, "Retrieve", "")
+		s.calling(d, "Retrieve", "")
 		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
-		s.returned(call)
+		s.returned()
 		if err != nil {
 			s.markUnread(w.rec, d, err)
 			continue

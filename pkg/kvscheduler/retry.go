@@ -54,6 +54,13 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 	}
 }
 
+// clearFailure clears n's failure, which it is attempted again for (or
+// superseded by), and with it the retry armed for it.
+func (s *Scheduler) clearFailure(n *node) {
+	n.blocked, n.failed = false, nil
+	s.disarm(n)
+}
+
 // disarm drops n's armed retry, if any, since n was changed, deleted or
 // applied: the retry's timer is stopped once none of its values needs it.
 func (s *Scheduler) disarm(n *node) {

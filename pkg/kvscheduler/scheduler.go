@@ -66,10 +66,9 @@ type Scheduler struct {
 	cancel context.CancelFunc
 	cur    *job // the job the worker runs; under qmu
 	// callMu guards callNow, the descriptor call in progress (op empty
-	// when none), and callSeq, which numbers the calls.
+	// when none).
 	callMu  sync.Mutex
 	callNow descCall
-	callSeq uint64
 	// beforeDequeue, set by tests only, runs on the worker right before it
 	// takes the next queued job (after its check for due retries).
 	beforeDequeue atomic.Pointer[func()]

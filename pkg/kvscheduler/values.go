@@ -176,7 +176,8 @@ func (w *walker) needsRecreate(n *node, v any) (re bool) {
 	if n.d.UpdateWithRecreate == nil {
 		return false
 	}
-	defer w.s.returned(w.s.calling(n.d, "UpdateWithRecreate", n.key))
+	w.s.calling(n.d, "UpdateWithRecreate", n.key)
+	defer w.s.returned()
 	_ = guard(func() error { re = n.d.UpdateWithRecreate(n.key, n.sb, v, n.metadata); return nil })
 	return re
 }

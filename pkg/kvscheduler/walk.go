@@ -140,8 +140,8 @@ func (w *walker) drain(from string) {
 			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
-				n.blocked, n.failed, n.txnFail = false, nil, false
-				w.s.disarm(n)
+				w.s.clearFailure(n)
+				n.txnFail = false
 				w.s.unwait(n)
 				w.s.dirty(n)
 				if n.lastOp == OpUpdate {
@@ -187,8 +187,7 @@ func (w *walker) applyValue(f frame) {
 		if same && !w.unblocks(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
-		n.blocked, n.failed = false, nil
-		w.s.disarm(n)
+		w.s.clearFailure(n)
 		w.s.unwait(n)
 		if !same {
 			n.attempt = 0
@@ -224,8 +223,7 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
-		n.blocked, n.failed = false, nil
-		w.s.disarm(n)
+		w.s.clearFailure(n)
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
@@ -234,8 +232,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
-			n.blocked, n.failed = false, nil
-			w.s.disarm(n)
+			w.s.clearFailure(n)
 			w.create(n, false)
 		}
 	}
@@ -292,9 +289,9 @@ func (w *walker) create(n *node, recreate bool) {
 			return
 		}
 		var md any
-		call := w.s.calling(n.d, "Create", n.key)
+		w.s.calling(n.d, "Create", n.key)
 		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
-		w.s.returned(call)
+		w.s.returned()
 		if err != nil {
 			w.fail(n, OpCreate, err, ro)
 			return
@@ -360,128 +357,6 @@ func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro R
 	ro.NOOP = true
 	ro.Err = err
 	w.record(n, ro)
-}
-
-// update applies n.want to a key that exists in the southbound.
-func (w *walker) update(n *node) {
-	ro := w.newOp(OpUpdate, n)
-	if st, err, fields := w.check(n); st != 0 {
-		// The old value goes; the new one waits to be fixed.
-		n.state, n.err, n.fields = st, err, fields
-		if st == Invalid {
-			w.invalidated(n)
-		}
-		w.delete(n, delInvalid, false)
-		return
-	}
-	equal := w.equal(n, n.sb, n.want)
-	eq := sbEqualNo
-	if equal {
-		eq = sbEqualYes
-	}
-	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
-		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
-		w.push(frame{kind: fCreate, n: n})
-		w.delete(n, delRecreate, false)
-		return
-	}
-	derived := w.derivedOf(n)
-	// While its obsolete derived values go, the value is judged by what
-	// its new value needs (as the reference, whose node holds the new
-	// value by then): their deletes must not take it down for what only
-	// its old value needed. Its value in the southbound keeps its own
-	// dependencies (sbDeps) for what must not be deleted under it.
-	w.setDepsEq(n, eq)
-	n.updating = true
-	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
-	// Obsolete derived values are deleted before their base changes.
-	for _, k := range slices.Backward(n.derived) {
-		if !hasKey(derived, k) {
-			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
-		}
-	}
-}
-
-func (w *walker) finishUpdate(f frame) {
-	n := f.n
-	n.updating = false
-	if w.g.nodes[n.key] != n || n.txnSeq == w.seq && n.txnFail && !w.reverting {
-		return
-	}
-	if !n.exists() {
-		// Deleted meanwhile (its obsolete derived values took what it
-		// depended on): the new value is created instead, if it can be.
-		w.create(n, false)
-		return
-	}
-	ro := f.op
-	// update compared these very values unless its obsolete derived
-	// values' deletes changed them: its answer stands.
-	eq := sbEqualUnknown
-	if identical(n.sb, f.sb) && identical(n.want, f.value) {
-		eq = sbEqualNo
-		if f.equal {
-			eq = sbEqualYes
-		}
-	}
-	w.setDepsEq(n, eq)
-	if n.depErr != nil {
-		n.state, n.err = Invalid, n.depErr
-		w.invalidated(n)
-		w.delete(n, delInvalid, false)
-		return
-	}
-	if !w.ready(n) {
-		// The old value goes (its dependents first); the new one waits
-		// for its dependencies.
-		w.delete(n, delPending, false)
-		return
-	}
-	// A property exists with the value that derives it: while one the
-	// new value drops is still needed (its delete failed), the value is
-	// not changed under it.
-	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) &&
-			!w.neededOnlyByWaiter(c, n) {
-			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
-			w.s.wait(n, k)
-			return
-		}
-	}
-	if !f.equal && !n.implicit() {
-		if w.hold(n, OpUpdate, ro) {
-			return
-		}
-		var md any
-		call := w.s.calling(n.d, "Update", n.key)
-		err := guard(func() (err error) { md, err = n.d.Update(w.ctx, n.key, n.sb, n.want, n.metadata); return err })
-		w.s.returned(call)
-		if err != nil {
-			w.fail(n, OpUpdate, err, ro)
-			return
-		}
-		w.s.setMetadata(n, md)
-	}
-	wasAvail := n.avail
-	prevState := n.state
-	n.sb, n.avail, n.removedDerived = n.want, true, nil
-	w.syncSBDepsEq(n, sbEqualYes)
-	n.state, n.err, n.fields = w.okState(n), nil, nil
-	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
-	if !f.equal {
-		n.lastOp = OpUpdate
-	}
-	// An equal value is recorded only when its state changed, except that
-	// a discovered value found as wanted is simply in sync.
-	if !f.equal || prevState != n.state && prevState != Discovered {
-		ro.NOOP = f.equal
-		w.record(n, ro)
-	}
-	w.pushDerived(n, f.derived)
-	w.releaseWaiters(n) // it may depend on other values now
-	if !wasAvail {
-		w.availChanged(n, true)
-	}
 }
 
 // availChanged marks the statuses of n's dependents (whose dependencies
