@@ -51,11 +51,11 @@ func (f *SharedControllerFactory) Lariat() *controller.SharedControllerFactory {
 
 // ForObject returns the controller of obj's kind.
 func (f *SharedControllerFactory) ForObject(obj runtime.Object) (lassocontroller.SharedController, error) {
-	gvk, err := f.caches.clients.GVKForObject(obj)
+	c, err := f.controllers.ForObject(obj)
 	if err != nil {
 		return nil, err
 	}
-	return f.ForKind(gvk)
+	return f.wrap(c)
 }
 
 // ForKind returns the controller of a kind. It fails while the kind's
