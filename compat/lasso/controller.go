@@ -105,7 +105,9 @@ func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResourc
 	return sc
 }
 
-func (f *SharedControllerFactory) wrap(c controller.SharedController) (*SharedController, error) {
+// wrap returns lasso's view of c; on failure the controller is nil, not
+// a nil *SharedController in a non-nil interface.
+func (f *SharedControllerFactory) wrap(c controller.SharedController) (lassocontroller.SharedController, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if sc, ok := f.shared[c.GroupVersionKind()]; ok && sc.SharedController == c {
