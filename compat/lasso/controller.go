@@ -51,11 +51,11 @@ func (f *SharedControllerFactory) Lariat() *controller.SharedControllerFactory {
 
 // ForObject returns the controller of obj's kind.
 func (f *SharedControllerFactory) ForObject(obj runtime.Object) (lassocontroller.SharedController, error) {
-	gvk, err := f.caches.clients.GVKForObject(obj)
+	c, err := f.controllers.ForObject(obj)
 	if err != nil {
 		return nil, err
 	}
-	return f.ForKind(gvk)
+	return f.wrap(c)
 }
 
 // ForKind returns the controller of a kind. It fails while the kind's
@@ -105,7 +105,9 @@ func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResourc
 	return sc
 }
 
-func (f *SharedControllerFactory) wrap(c controller.SharedController) (*SharedController, error) {
+// wrap returns lasso's view of c; on failure the controller is nil, not
+// a nil *SharedController in a non-nil interface.
+func (f *SharedControllerFactory) wrap(c controller.SharedController) (lassocontroller.SharedController, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if sc, ok := f.shared[c.GroupVersionKind()]; ok && sc.SharedController == c {

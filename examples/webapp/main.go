@@ -36,6 +36,7 @@ import (
 
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/kubeconfig"
 	"github.com/lariat-dev/lariat/pkg/signals"
 )
 
@@ -260,7 +261,7 @@ func cluster(ctx context.Context, o options, log *logrus.Logger, out *printer) (
 	if o.kubeconfig == "" {
 		return nil, "", nil, errors.New("no cluster: pass --kubeconfig (or set KUBECONFIG) to run against a cluster, or --local to start a local control plane")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := kubeconfig.Load(o.kubeconfig)
 	if err != nil {
 		return nil, "", nil, err
 	}
