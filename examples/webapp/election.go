@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -52,7 +53,7 @@ func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
 	return e.Run(ctx, func(ctx context.Context) error {
 		t.out.say("Leading: starting the operator.")
 		err := t.operate(ctx, fenced)
-		if ctx.Err() != nil && context.Cause(ctx) == leader.ErrLeaseLost {
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), leader.ErrLeaseLost) {
 			t.out.say("Lost the lease: the operator stopped; standing by.")
 			t.handler.standby("lost the lease; standing by (leader: " + e.Leader() + ")")
 		}

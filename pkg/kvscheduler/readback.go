@@ -109,11 +109,12 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 // retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,
 // without it, with d.Retrieve, which returns other keys too.
 func (s *Scheduler) retrieveKeys(ctx context.Context, d *regDescriptor, keys []string, correlate []KVWithMetadata) (got []KVWithMetadata, err error) {
-	op := "Retrieve"
+	// A Retrieve reads everything: its call names no key (see descCall).
+	op, key := "Retrieve", ""
 	if d.RetrieveKeys != nil {
-		op = "RetrieveKeys"
+		op, key = "RetrieveKeys", keys[0]
 	}
-	s.calling(d, op, keys[0])
+	s.calling(d, op, key)
 	defer s.returned()
 	err = guard(func() (err error) {
 		if d.RetrieveKeys != nil {
