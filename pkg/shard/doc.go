@@ -1,0 +1,18 @@
+// Package shard spreads the objects of chosen kinds over the replicas of an
+// operator, so that each replica caches and handles only its share.
+//
+// Replicas form a ring: each holds a member Lease of its own, and one of
+// them, elected, is the ring's sharder. The sharder assigns every object of
+// a sharded kind to a live member by rendezvous hashing of the object's key
+// (children hash by their controlling owner's key, so they follow it) and
+// writes the member's ID as a label on the object; each member's informers
+// select only that label value. Moving an object from a live member to
+// another is a handover in two steps: the sharder marks the object
+// draining, the member stops handling it and removes its assignment (it
+// acknowledges in the worker that holds the object's key, so no handler of
+// that member runs for it afterwards), and only then does the sharder
+// assign it to the new member. A member whose lease expired stopped writing
+// before it expired (its writes are fenced by its renew deadline), so its
+// objects are reassigned directly. docs/replicas.md tells the whole story
+// and the timing it relies on.
+package shard

@@ -1,0 +1,81 @@
+package shard
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	// AssignmentLabelPrefix, followed by the ring's name, is the label
+	// whose value is the ID of the member an object is assigned to. An
+	// object without it is assigned to nobody yet.
+	AssignmentLabelPrefix = "shard.lariat.dev/"
+	// DrainLabelPrefix, followed by the ring's name, is the label the
+	// sharder sets (to "true") to ask the assigned member to release an
+	// object; the member acknowledges by removing both labels.
+	DrainLabelPrefix = "drain.shard.lariat.dev/"
+	// RingLabel is set on every member Lease, to the ring's name, so that
+	// the sharder can list the members.
+	RingLabel = "shard.lariat.dev/ring"
+)
+
+// AssignmentLabel returns the assignment label of ring.
+func AssignmentLabel(ring string) string { return AssignmentLabelPrefix + ring }
+
+// DrainLabel returns the drain label of ring.
+func DrainLabel(ring string) string { return DrainLabelPrefix + ring }
+
+// ValidateRingName tells whether ring can name a ring: it is used as a label
+// name (after the prefixes above) and in Lease names, so it must be a DNS
+// label.
+func ValidateRingName(ring string) error {
+	if errs := validation.IsDNS1123Label(ring); len(errs) > 0 {
+		return fmt.Errorf("shard: ring name %q: %v", ring, errs)
+	}
+	return nil
+}
+
+// MemberID returns the short, stable ID a member with identity goes by in
+// labels and Lease names. Identities (a pod name and a random suffix, see
+// leader.DefaultIdentity) may be longer than a label value allows and hold
+// characters a Lease name does not, so the ID is a hash of the identity;
+// the member Lease's holder field keeps the identity for people to read.
+func MemberID(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return hex.EncodeToString(sum[:8])
+}
+
+// MemberLeaseName returns the name of the Lease through which the member
+// with ID id belongs to ring.
+func MemberLeaseName(ring, id string) string { return ring + "-member-" + id }
+
+// SharderLeaseName returns the name of the Lease that elects ring's sharder.
+func SharderLeaseName(ring string) string { return ring + "-sharder" }
+
+// Pick returns the member of members that an object with hash key key is
+// assigned to, by rendezvous (highest random weight) hashing: every member
+// scores the key and the highest score wins, so when a member joins or
+// leaves only the keys it wins or held move (about 1/N of them), and every
+// sharder computes the same answer from the same members. It returns ""
+// when members is empty. The hash is SHA-256, not a seeded one like
+// hash/maphash, because two sharders in two processes must agree.
+func Pick(key string, members []string) string {
+	var best string
+	var bestScore uint64
+	for _, m := range members {
+		h := sha256.New()
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+		h.Write([]byte(key))
+		var sum [sha256.Size]byte
+		score := binary.BigEndian.Uint64(h.Sum(sum[:0]))
+		if best == "" || score > bestScore || (score == bestScore && m < best) {
+			best, bestScore = m, score
+		}
+	}
+	return best
+}
