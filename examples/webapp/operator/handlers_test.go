@@ -239,3 +239,44 @@ func TestAvailabilityWaitsForPodsWhenAsked(t *testing.T) {
 		})
 	}
 }
+
+// service is a live Service of WebApp name in namespace ns holding port.
+func service(name string, port int32) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{NodePort: port}}}}
+}
+
+// TestALivePortIsNeverGivenToAnotherWebApp: the API server refuses a node
+// port another Service holds, so a port a live Service holds stays with its
+// WebApp, over a port merely recorded in another WebApp's status (a stale
+// record, found first in name order), and over the allocator's own choice
+// when the Service shows up late (written by a replica that led before).
+func TestALivePortIsNeverGivenToAnotherWebApp(t *testing.T) {
+	a, b := webApp("a", 1), webApp("b", 1)
+	a.Status.NodePort = 30000 // stale: b's Service holds 30000 now
+	h := newHarness(t, DefaultPortRange(), kubebridge.State{
+		webAppResource:  {"ns/a": a, "ns/b": b},
+		serviceResource: {"ns/b": service("b", 30000)},
+	})
+	if pa, pb := h.nodePort("a"), h.nodePort("b"); pb != 30000 || pa == 30000 {
+		t.Fatalf("after the resync a has %d and b %d; want b to keep its live 30000", pa, pb)
+	}
+
+	// c is created; d's Service, written with port 30002 by a replica that
+	// led before, reaches this one only after c took that port.
+	h.push(changed(nil, webApp("c", 1)))
+	h.push(changed(nil, webApp("d", 1)))
+	taken := h.nodePort("c")
+	h.push(&kubebridge.KubeStateChange{Resource: serviceResource, Key: "ns/d", NewValue: service("d", taken)})
+	if pc, pd := h.nodePort("c"), h.nodePort("d"); pd != taken || pc == taken || pc == 0 {
+		t.Fatalf("d's live Service holds %d; now c has %d and d %d, want d to keep it and c another", taken, pc, pd)
+	}
+	ports := map[int32]string{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		p := h.nodePort(name)
+		if other, dup := ports[p]; dup {
+			t.Fatalf("%s and %s both have port %d", other, name, p)
+		}
+		ports[p] = name
+	}
+}

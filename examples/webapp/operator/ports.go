@@ -49,19 +49,21 @@ func (p *ports) HandlesEvent(eventloop.Event) bool { return true }
 func (p *ports) Revert(eventloop.Event) error { return nil }
 
 // Resync implements eventloop.EventHandler. Ports already in use stay with
-// their WebApp (the live Service's port first, then the one recorded in
-// the WebApp's status), so restarting the operator changes no Service;
-// WebApps without one get the lowest free port, in name order.
+// their WebApp, so restarting the operator changes no Service: every live
+// Service's port first, then, for WebApps with none, the port recorded in
+// their status. The live ports go first, for all WebApps, because the API
+// server refuses a port another Service holds, while a status may be stale.
+// WebApps still without a port get the lowest free one, in name order.
 func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOperations) error {
 	p.byApp, p.owner = map[string]int32{}, map[int32]string{}
 	p.notes.reset()
 	keys := p.inv.touched // every WebApp, sorted
 	for _, key := range keys {
-		app := p.inv.apps[key]
-		for _, port := range []int32{p.livePort(app), app.Status.NodePort} {
-			if p.take(key, port) {
-				break
-			}
+		p.take(key, p.livePort(p.inv.apps[key]))
+	}
+	for _, key := range keys {
+		if _, ok := p.byApp[key]; !ok {
+			p.take(key, p.inv.apps[key].Status.NodePort)
 		}
 	}
 	for _, key := range keys {
@@ -76,6 +78,9 @@ func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOper
 func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
 	p.inv.observe(ev)
 	var freed, put []string
+	if moved := p.followLiveService(txn); moved != "" {
+		put = append(put, moved)
+	}
 	for _, key := range p.inv.removed {
 		p.notes.clear(key)
 		if port, ok := p.byApp[key]; ok {
@@ -112,6 +117,45 @@ func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (stri
 		return describe("allocated", put), nil
 	}
 	return describe("freed", freed), nil
+}
+
+// followLiveService gives a WebApp the port its live Service turned out to
+// hold, when the event is that Service and the port is in range: a replica
+// that led before may have written it after this one's resync listed the
+// Services. The API server refuses the port to anyone else, so a WebApp the
+// allocator had given it to gets another one. It returns what it moved.
+func (p *ports) followLiveService(txn eventloop.UpdateOperations) string {
+	change := p.inv.changed
+	if change == nil || change.Resource != serviceResource || change.NewValue == nil {
+		return ""
+	}
+	key := change.Key // the Service is named after its WebApp
+	app, ok := p.inv.apps[key]
+	if !ok {
+		return ""
+	}
+	port := p.livePort(app)
+	if port < p.r.First || port > p.r.Last || p.byApp[key] == port {
+		return ""
+	}
+	if old, ok := p.byApp[key]; ok {
+		delete(p.owner, old)
+		delete(p.byApp, key)
+	}
+	evicted, hadOwner := p.owner[port]
+	if hadOwner {
+		delete(p.byApp, evicted)
+		delete(p.owner, port)
+	}
+	p.take(key, port)
+	p.notes.clear(key)
+	p.putService(txn, app)
+	moved := fmt.Sprintf("%d to %s (its live Service's)", port, key)
+	if hadOwner && p.allocate(evicted) {
+		p.putService(txn, p.inv.apps[evicted])
+		moved += fmt.Sprintf(", %d to %s", p.byApp[evicted], evicted)
+	}
+	return moved
 }
 
 // livePort is the node port of the WebApp's Service on the server, or 0.
