@@ -91,7 +91,10 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
 	// The list and watch report whether they work, so that a view that
-	// stopped following the API server is not acted on.
+	// stopped following the API server is not acted on. A watch counts as
+	// working once it delivers something: client-go's rest client answers
+	// a watch whose connection broke (an EOF) with an empty watch and no
+	// error, so success of the call proves nothing.
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = sel
@@ -102,8 +105,11 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = sel
 			w, err := client.Watch(ctx, o)
-			m.setHealthy(err == nil)
-			return w, err
+			if err != nil {
+				m.setHealthy(false)
+				return nil, err
+			}
+			return m.track(w), nil
 		},
 	}
 	m.inf = cache.NewSharedIndexInformer(lw, &coordinationv1.Lease{}, 0, cache.Indexers{})
@@ -292,3 +298,47 @@ func (m *members) compute(ctx context.Context) time.Time {
 	}
 	return next
 }
+
+// track returns w, reporting the view healthy when w delivers its first
+// event and unhealthy when it ends or delivers an error. A watch that ends
+// normally (its timeout) thus pauses the sharder until the next one
+// delivers; member leases renew every few seconds, so that is short.
+func (m *members) track(w watch.Interface) watch.Interface {
+	h := &trackedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(h.out)
+		first := true
+		for ev := range w.ResultChan() {
+			switch {
+			case ev.Type == watch.Error:
+				m.setHealthy(false)
+			case first:
+				first = false
+				m.setHealthy(true)
+			}
+			select {
+			case h.out <- ev:
+			case <-h.stop:
+				return
+			}
+		}
+		m.setHealthy(false)
+	}()
+	return h
+}
+
+type trackedWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+// Stop implements watch.Interface.
+func (h *trackedWatch) Stop() {
+	h.once.Do(func() { close(h.stop) })
+	h.inner.Stop()
+}
+
+// ResultChan implements watch.Interface.
+func (h *trackedWatch) ResultChan() <-chan watch.Event { return h.out }
