@@ -218,13 +218,20 @@ func (m *members) compute(ctx context.Context) time.Time {
 	}
 	m.mu.Lock()
 	live := map[string]time.Time{}
+	present := map[string]bool{}
 	for _, o := range m.inf.GetStore().List() {
 		l := o.(*coordinationv1.Lease)
 		if !strings.HasPrefix(l.Name, m.prefix) {
 			continue
 		}
+		present[l.Name] = true
 		if until := m.expiry(l, now); until.After(now) {
 			live[strings.TrimPrefix(l.Name, m.prefix)] = until
+		}
+	}
+	for name := range m.seen {
+		if !present[name] {
+			delete(m.seen, name) // a later read starts from its renewal
 		}
 	}
 	// Members that were live and are no longer are confirmed at once,
