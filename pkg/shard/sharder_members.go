@@ -20,6 +20,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// confirmTimeout bounds a read of a member's lease that confirms its death.
+const confirmTimeout = 10 * time.Second
+
 // view is what the sharder knows about the ring's members at one moment. It
 // is never changed once published.
 type view struct {
@@ -255,7 +258,11 @@ func (m *members) compute(ctx context.Context) time.Time {
 	var next time.Time
 	var retry []string
 	for _, id := range ask {
-		l, err := m.leases.CoordinationV1().Leases(m.ns).Get(ctx, MemberLeaseName(m.ring, id), metav1.GetOptions{})
+		// Bounded, so that a hung API server does not hold the view
+		// back; the member stays undecided and is asked about again.
+		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		l, err := m.leases.CoordinationV1().Leases(m.ns).Get(getCtx, MemberLeaseName(m.ring, id), metav1.GetOptions{})
+		cancel()
 		m.mu.Lock()
 		switch {
 		case apierrors.IsNotFound(err):
