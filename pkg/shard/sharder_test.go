@@ -280,3 +280,30 @@ func (s *Sharder) view() *view {
 	}
 	return s.cur.members.view()
 }
+
+// TestSharderCancelsDrainsWhenTheMoveIsOff: a member joins and leaves again
+// before any drain is acknowledged; the drains are removed and every
+// object stays where it was.
+func TestSharderCancelsDrainsWhenTheMoveIsOff(t *testing.T) {
+	ring := testRing(t, configMaps)
+	createConfigMaps(t, ring.Namespace, "cm", 100)
+	a, b := startMember(t, ring, "a"), startMember(t, ring, "b")
+	o := sharderOptions(nil)
+	o.Namespace = ring.Namespace
+	runSharder(t, newSharder(t, config(), ring, o))
+	before := waitSettled(t, ring, a, b)
+	c := startMember(t, ring, "c")
+	eventually(t, "drains toward the new member", func() bool {
+		for _, st := range configMapStates(t, ring) {
+			if st.draining {
+				return true
+			}
+		}
+		return false
+	})
+	c.release(t)
+	after := waitSettled(t, ring, a, b)
+	if !maps.Equal(before, after) {
+		t.Errorf("objects moved although the move was called off:\nbefore %v\nafter  %v", before, after)
+	}
+}
