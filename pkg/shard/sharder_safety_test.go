@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"io"
 	"maps"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestSharderChangesNothingWhileTheLeaseViewIsBroken: with the sharder cut
@@ -184,5 +186,75 @@ func TestSharderNeverOverwritesAConcurrentChange(t *testing.T) {
 	})
 	if conflicts.Load() == 0 {
 		t.Error("the sharder's write met no conflict")
+	}
+}
+
+// TestSharderHandsOverToAnotherReplica: two replicas run the ring's
+// sharder; only the elected one writes, and when it stops the other takes
+// over and assigns what comes next. The stopped one writes nothing after
+// its Run returned.
+func TestSharderHandsOverToAnotherReplica(t *testing.T) {
+	ring := testRing(t, configMaps)
+	createConfigMaps(t, ring.Namespace, "first", 20)
+	a := startMember(t, ring, "a")
+	type replica struct {
+		s      *Sharder
+		writes atomic.Int64 // unix nanos of the last data write sent
+		cancel func()
+		done   chan error
+	}
+	start := func(identity string) *replica {
+		r := &replica{done: make(chan error, 1)}
+		cfg := config()
+		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+			return roundTripper(func(req *http.Request) (*http.Response, error) {
+				if req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/configmaps/") {
+					r.writes.Store(time.Now().UnixNano())
+				}
+				return next.RoundTrip(req)
+			})
+		})
+		o := sharderOptions(nil)
+		o.Namespace = ring.Namespace
+		o.Leader = append(o.Leader, leader.WithIdentity(identity))
+		r.s = newSharder(t, cfg, ring, o)
+		ctx, cancel := context.WithCancel(t.Context())
+		r.cancel = cancel
+		go func() { r.done <- r.s.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			<-r.done
+			r.done <- nil
+		})
+		return r
+	}
+	one, two := start("one"), start("two")
+	waitSettled(t, ring, a)
+	var lead, standby *replica
+	eventually(t, "a leader", func() bool {
+		switch {
+		case one.s.Elector().Holding():
+			lead, standby = one, two
+		case two.s.Elector().Holding():
+			lead, standby = two, one
+		}
+		return lead != nil
+	})
+	if standby.writes.Load() != 0 {
+		t.Error("the standby sharder wrote")
+	}
+	lead.cancel()
+	if err := <-lead.done; err != nil {
+		t.Fatal(err)
+	}
+	lead.done <- nil
+	stopped := time.Now().UnixNano()
+	createConfigMaps(t, ring.Namespace, "second", 20)
+	waitSettled(t, ring, a)
+	if last := lead.writes.Load(); last > stopped {
+		t.Errorf("the old sharder wrote %v after its Run returned", time.Duration(last-stopped))
+	}
+	if standby.writes.Load() == 0 {
+		t.Error("the new sharder wrote nothing")
 	}
 }
