@@ -15,4 +15,13 @@
 // before it expired (its writes are fenced by its renew deadline), so its
 // objects are reassigned directly. docs/replicas.md tells the whole story
 // and the timing it relies on.
+//
+// A Ring names the ring, the namespace of its Leases and its kinds; the
+// sharder and every member are given the same one. NewSharder builds the
+// ring's sharder; every replica runs it, and the one elected on
+// SharderLeaseName does the work, its writes fenced by that election. It
+// changes nothing while its views are not synced, while its view of the
+// member Leases is broken, or while no member is live, and it moves an
+// object directly only off a member whose expiry a read of its Lease from
+// the API server confirmed.
 package shard

@@ -1,0 +1,227 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// Defaults of SharderOptions.
+const (
+	// DefaultSharderWorkers is how many objects the sharder decides on at
+	// once.
+	DefaultSharderWorkers = 4
+	// DefaultDrainTimeout is how long a drain may wait for the member's
+	// acknowledgement before the sharder reports it: twice the default
+	// lease duration, time for a member busy in a long handler, or one
+	// that restarts, to get to it.
+	DefaultDrainTimeout = 2 * leader.DefaultLeaseDuration
+)
+
+// SharderOptions tunes NewSharder. The zero value is usable.
+type SharderOptions struct {
+	// Leader tunes the election of the ring's sharder (identity, timing);
+	// the sharder's writes stop at its renew deadline like a leader's.
+	Leader []leader.Option
+	// Logger receives the sharder's reports (default: logrus' standard
+	// logger); it is also the election's unless Leader sets another.
+	Logger logrus.FieldLogger
+	// Registerer, when set, receives the ring's metrics (see Sharder).
+	Registerer prometheus.Registerer
+	// Mapper maps the ring's kinds to resources and tells whether an owner
+	// kind is namespaced. The default reads discovery through cfg; give
+	// pkg/client's factory's RESTMapper to share one.
+	Mapper meta.RESTMapper
+	// Namespace limits the sharded objects to one namespace; the default
+	// is all namespaces. It must match what the members watch.
+	Namespace string
+	// Workers is how many objects are decided on at once
+	// (DefaultSharderWorkers).
+	Workers int
+	// DrainTimeout is how long a drain may go unacknowledged before it is
+	// reported (DefaultDrainTimeout). Drains are never forced: only the
+	// member knows when no handler of its own runs for the object.
+	DrainTimeout time.Duration
+	// RetryPeriod is how long the sharder waits before it asks again
+	// about a member whose lease it could not read
+	// (leader.DefaultRetryPeriod).
+	RetryPeriod time.Duration
+	// LeaseConfig, when set, is used instead of cfg to read the members'
+	// Leases (the list, the watch and the reads that confirm a member is
+	// dead). The election's own Lease always goes through cfg.
+	LeaseConfig *rest.Config
+}
+
+// Sharder assigns the objects of a ring's kinds to the ring's live members
+// (see the package documentation and docs/replicas.md). Build it with
+// NewSharder and Run it in every replica: one of them, elected on the
+// Lease SharderLeaseName(ring.Name), does the work.
+//
+// Its metrics, when SharderOptions.Registerer is set, all carry the label
+// ring: lariat_shard_objects{member} counts the objects assigned to each
+// member (member "" counts the unassigned ones), lariat_shard_moves_total
+// counts the moves begun (a drain set, or a direct reassignment from a dead
+// member), lariat_shard_drains_pending counts the drains not acknowledged
+// yet and lariat_shard_drains_overdue those older than DrainTimeout. They
+// describe the elected sharder's view: a standby reports no objects.
+type Sharder struct {
+	ring     Ring
+	o        SharderOptions
+	log      logrus.FieldLogger
+	cfg      *rest.Config
+	leaseCfg *rest.Config
+	elector  *leader.Elector
+	metrics  *metrics
+	mapper   meta.RESTMapper
+
+	mu  sync.Mutex
+	cur *term // the running term's state, nil while not leading
+}
+
+// NewSharder returns the sharder of ring, talking to the API server cfg
+// points at. Its writes go through the election's Fence; cfg's rate limits
+// apply to them (a ring of many objects wants a QPS above client-go's
+// default of 5). NewSharder makes no request.
+func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error) {
+	if cfg == nil {
+		return nil, errors.New("shard: NewSharder needs a rest.Config")
+	}
+	if err := ring.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = logrus.StandardLogger()
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultSharderWorkers
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.RetryPeriod <= 0 {
+		o.RetryPeriod = leader.DefaultRetryPeriod
+	}
+	s := &Sharder{ring: ring, o: o, cfg: cfg, leaseCfg: cfg,
+		log: o.Logger.WithFields(logrus.Fields{"ring": ring.Name})}
+	if o.LeaseConfig != nil {
+		s.leaseCfg = o.LeaseConfig
+	}
+	electionClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	leaderOpts := append([]leader.Option{leader.WithLogger(s.log)}, o.Leader...)
+	s.elector, err = leader.New(electionClient.CoordinationV1(), ring.Namespace, SharderLeaseName(ring.Name), leaderOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("shard: sharder election: %w", err)
+	}
+	s.mapper = o.Mapper
+	if s.mapper == nil {
+		disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("shard: %w", err)
+		}
+		s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	}
+	s.metrics = newMetrics(s)
+	if o.Registerer != nil {
+		if err := s.metrics.register(o.Registerer); err != nil {
+			return nil, fmt.Errorf("shard: metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Elector returns the sharder's election, to ask who leads.
+func (s *Sharder) Elector() *leader.Elector { return s.elector }
+
+// Run campaigns for the ring's sharder Lease until ctx ends and, in each
+// term it wins, assigns objects until the term ends. It returns nil when
+// ctx ends, or the error that ended a term early (see leader.Elector.Run).
+func (s *Sharder) Run(ctx context.Context) error {
+	return s.elector.Run(ctx, s.lead)
+}
+
+// resolvedKind is a ring kind with what the RESTMapper told about it.
+type resolvedKind struct {
+	Kind
+	gvr             schema.GroupVersionResource
+	ownerNamespaced bool
+}
+
+// resolve maps the ring's kinds, retrying while discovery does not know them
+// yet (a CRD installed at the same time as the operator).
+func (s *Sharder) resolve(ctx context.Context) ([]resolvedKind, error) {
+	var kinds []resolvedKind
+	err := wait.PollUntilContextCancel(ctx, s.o.RetryPeriod, true, func(context.Context) (bool, error) {
+		kinds = kinds[:0]
+		for _, k := range s.ring.Kinds {
+			m, err := s.mapper.RESTMapping(k.GVK.GroupKind(), k.GVK.Version)
+			if err == nil && k.Owner.Kind != "" {
+				var om *meta.RESTMapping
+				if om, err = s.mapper.RESTMapping(k.Owner); err == nil {
+					kinds = append(kinds, resolvedKind{Kind: k, gvr: m.Resource, ownerNamespaced: om.Scope.Name() == meta.RESTScopeNameNamespace})
+				}
+			} else if err == nil {
+				kinds = append(kinds, resolvedKind{Kind: k, gvr: m.Resource})
+			}
+			if err != nil {
+				if r, ok := s.mapper.(meta.ResettableRESTMapper); ok {
+					r.Reset()
+				}
+				s.log.WithError(err).Warn("shard: cannot map a sharded kind yet; retrying")
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return kinds, err
+}
+
+// lead is one term of the sharder: the views, the workers and the reports,
+// until ctx ends.
+func (s *Sharder) lead(ctx context.Context) error {
+	kinds, err := s.resolve(ctx)
+	if err != nil {
+		return nil // ctx ended
+	}
+	readMeta, err := metadata.NewForConfig(s.cfg)
+	if err != nil {
+		return err
+	}
+	writeMeta, err := metadata.NewForConfig(s.elector.Fence(s.cfg))
+	if err != nil {
+		return err
+	}
+	leases, err := kubernetes.NewForConfig(s.leaseCfg)
+	if err != nil {
+		return err
+	}
+	t := newTerm(s, kinds, readMeta, writeMeta, leases)
+	s.mu.Lock()
+	s.cur = t
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cur = nil
+		s.mu.Unlock()
+	}()
+	t.run(ctx)
+	return nil
+}

@@ -1,0 +1,310 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// Short durations, so tests take seconds. Member leases last
+// memberLease; the sharder's election uses the leader package's rules
+// with the same scale.
+const (
+	memberLease   = 2 * time.Second
+	memberRenew   = 250 * time.Millisecond
+	retryPeriod   = 250 * time.Millisecond
+	testTimeout   = 30 * time.Second
+	configMapKind = "ConfigMap"
+)
+
+var (
+	configMaps = Kind{GVK: corev1.SchemeGroupVersion.WithKind(configMapKind)}
+	secrets    = Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret")}
+)
+
+// config returns the control plane's config without client-side
+// throttling.
+func config() *rest.Config {
+	c := rest.CopyConfig(cp.Config())
+	c.QPS = -1
+	return c
+}
+
+func clientset() *kubernetes.Clientset { return controlplanetest.Clientset(cp.Config()) }
+
+// member simulates a ring member by keeping its Lease directly, the way
+// pkg/leader's Elector would: created labelled, renewed every memberRenew.
+type member struct {
+	id, identity string
+	ns, name     string
+	mu           sync.Mutex
+	lastRenew    time.Time
+	stop         context.CancelFunc
+	done         chan struct{}
+}
+
+func startMember(t *testing.T, ring Ring, identity string) *member {
+	t.Helper()
+	m := &member{identity: identity, id: MemberID(identity), ns: ring.Namespace, done: make(chan struct{})}
+	m.name = MemberLeaseName(ring.Name, m.id)
+	leases := clientset().CoordinationV1().Leases(ring.Namespace)
+	dur := int32(memberLease / time.Second)
+	now := metav1.NowMicro()
+	_, err := leases.Create(t.Context(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: m.name, Labels: map[string]string{RingLabel: ring.Name}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &identity, LeaseDurationSeconds: &dur,
+			AcquireTime: &now, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.lastRenew = now.Time
+	ctx, cancel := context.WithCancel(t.Context())
+	m.stop = cancel
+	go func() {
+		defer close(m.done)
+		tk := time.NewTicker(memberRenew)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+			l, err := leases.Get(ctx, m.name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			now := metav1.NowMicro()
+			l.Spec.RenewTime = &now
+			if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+				m.mu.Lock()
+				m.lastRenew = now.Time
+				m.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return m
+}
+
+// expire stops renewing the lease, the way a member that vanished does, and
+// returns the time of its last renewal.
+func (m *member) expire() time.Time {
+	m.stop()
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastRenew
+}
+
+// release stops renewing and clears the holder, the way a member that stops
+// cleanly does.
+func (m *member) release(t *testing.T) {
+	t.Helper()
+	m.expire()
+	leases := clientset().CoordinationV1().Leases(m.ns)
+	l, err := leases.Get(t.Context(), m.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	l.Spec.HolderIdentity = &empty
+	if _, err := leases.Update(t.Context(), l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRing returns a ring named after the test in a fresh namespace.
+func testRing(t *testing.T, kinds ...Kind) Ring {
+	t.Helper()
+	return Ring{Name: "ring", Namespace: controlplanetest.Namespace(t, cp.Config()), Kinds: kinds}
+}
+
+func quiet() *logrus.Logger {
+	l := logrus.New()
+	l.SetLevel(logrus.FatalLevel)
+	return l
+}
+
+// sharderOptions are short-timed options for the tests; log, if not nil,
+// records the sharder's warnings.
+func sharderOptions(log *logtest.Hook) SharderOptions {
+	l := quiet()
+	if log != nil {
+		l.SetLevel(logrus.WarnLevel)
+		l.AddHook(log)
+		l.SetOutput(discard{})
+	}
+	return SharderOptions{
+		Leader: []leader.Option{leader.WithIdentity("sharder"), leader.WithLeaseDuration(2 * time.Second),
+			leader.WithRenewDeadline(time.Second), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())},
+		Logger:      l,
+		RetryPeriod: retryPeriod,
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// runSharder starts s and returns once it leads; it stops when the test
+// ends.
+func runSharder(t *testing.T, s *Sharder) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("sharder Run: %v", err)
+		}
+	})
+	eventually(t, "the sharder leads with synced views", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.cur != nil && s.cur.members.view() != nil
+	})
+}
+
+func newSharder(t *testing.T, cfg *rest.Config, ring Ring, o SharderOptions) *Sharder {
+	t.Helper()
+	s, err := NewSharder(cfg, ring, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", testTimeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func createConfigMaps(t *testing.T, ns, prefix string, n int) {
+	t.Helper()
+	cms := clientset().CoreV1().ConfigMaps(ns)
+	for i := range n {
+		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// labelsOf returns the ConfigMaps of ns by name: their assignment and
+// whether they carry the drain label.
+type state struct {
+	member   string
+	draining bool
+}
+
+func configMapStates(t *testing.T, ring Ring) map[string]state {
+	t.Helper()
+	l, err := clientset().CoreV1().ConfigMaps(ring.Namespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]state{}
+	for _, cm := range l.Items {
+		if cm.Name == "kube-root-ca.crt" {
+			continue
+		}
+		_, d := cm.Labels[DrainLabel(ring.Name)]
+		out[cm.Name] = state{member: cm.Labels[AssignmentLabel(ring.Name)], draining: d}
+	}
+	return out
+}
+
+// waitSettled waits until every ConfigMap is assigned as Pick says over
+// members, with no drain label, and returns the states.
+func waitSettled(t *testing.T, ring Ring, members ...*member) map[string]state {
+	t.Helper()
+	var ids []string
+	for _, m := range members {
+		ids = append(ids, m.id)
+	}
+	var st map[string]state
+	eventually(t, "every ConfigMap assigned to its wanted member", func() bool {
+		st = configMapStates(t, ring)
+		for name, s := range st {
+			if s.draining || s.member != Pick(ring.Namespace+"/"+name, ids) {
+				return false
+			}
+		}
+		return true
+	})
+	return st
+}
+
+// ack acknowledges drains the way a member does: a merge patch removing
+// both labels, with the resourceVersion it read.
+func ack(t *testing.T, ring Ring, name string) {
+	t.Helper()
+	cms := clientset().CoreV1().ConfigMaps(ring.Namespace)
+	cm, err := cms.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null}}}`, cm.ResourceVersion, AssignmentLabel(ring.Name), DrainLabel(ring.Name))
+	if _, err := cms.Patch(t.Context(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gauge returns the value of the metric name with the given labels in reg
+// (-1 if absent).
+func gauge(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			if m.Counter != nil {
+				return m.Counter.GetValue()
+			}
+			return m.Gauge.GetValue()
+		}
+	}
+	return -1
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,358 @@
+package shard
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// confirmTimeout bounds a read of a member's lease that confirms its death.
+const confirmTimeout = 10 * time.Second
+
+// view is what the sharder knows about the ring's members at one moment. It
+// is never changed once published.
+type view struct {
+	// valid is false while the lease view is not synced or its last list
+	// or watch failed: the sharder then changes nothing.
+	valid bool
+	// live are the IDs of the live members, sorted; liveSet holds the
+	// same.
+	live    []string
+	liveSet map[string]bool
+	// dead are the members whose lease a read from the API server showed
+	// expired, released or gone: only their objects are moved directly.
+	dead map[string]bool
+}
+
+func (v *view) same(o *view) bool {
+	return o != nil && v.valid == o.valid && slices.Equal(v.live, o.live) && maps.Equal(v.dead, o.dead)
+}
+
+// seenRenewal is the latest renewal seen of a member lease and when this
+// sharder first saw it.
+type seenRenewal struct {
+	renew time.Time
+	at    time.Time
+}
+
+// members keeps the view of the ring's member Leases.
+//
+// A member is live when its lease names a holder whose MemberID is the
+// lease name's suffix after MemberLeaseName(ring, "") (a lease held by
+// another identity says nothing about that member), and its renewal is
+// recent: renewTime + leaseDurationSeconds > now, or, for a renewal this
+// sharder saw arrive, that moment + leaseDurationSeconds > now. The second
+// clause makes the view immune to a member's clock running ahead: a member
+// stops writing RenewDeadline after it sent its last successful renewal,
+// which is before this sharder saw it, and RenewDeadline < LeaseDuration.
+//
+// A member that is not live in the informer's view is not yet dead: the
+// view may lag (a watch is late, or an initial list came from a cache), and
+// moving the objects of a member that still writes would make two writers.
+// Before any of its objects is moved directly, the member's Lease is read
+// from the API server (a quorum read): only if that read shows it not live,
+// or gone, is the member dead. A failed read leaves it undecided, and its
+// objects stay, until a later read succeeds.
+type members struct {
+	ring   string
+	prefix string
+	leases kubernetes.Interface
+	ns     string
+	inf    cache.SharedIndexInformer
+	retry  time.Duration
+	onView func() // called after a new view is published
+	log    logrus.FieldLogger
+
+	cur    atomic.Pointer[view]
+	signal chan struct{}
+
+	mu      sync.Mutex
+	healthy bool
+	seen    map[string]seenRenewal // by lease name
+	dead    map[string]bool
+	confirm map[string]bool // member IDs to read the lease of
+}
+
+func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log logrus.FieldLogger, onView func()) *members {
+	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
+		retry: retry, onView: onView, log: log, signal: make(chan struct{}, 1),
+		seen: map[string]seenRenewal{}, dead: map[string]bool{}, confirm: map[string]bool{}}
+	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
+	client := leases.CoordinationV1().Leases(ring.Namespace)
+	// The list and watch report whether they work, so that a view that
+	// stopped following the API server is not acted on. A watch counts as
+	// working once it delivers something: client-go's rest client answers
+	// a watch whose connection broke (an EOF) with an empty watch and no
+	// error, so success of the call proves nothing.
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			l, err := client.List(ctx, o)
+			m.setHealthy(err == nil)
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			w, err := client.Watch(ctx, o)
+			if err != nil {
+				m.setHealthy(false)
+				return nil, err
+			}
+			return m.track(w), nil
+		},
+	}
+	m.inf = cache.NewSharedIndexInformer(lw, &coordinationv1.Lease{}, 0, cache.Indexers{})
+	_ = m.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.Warnf("shard: member lease view of ring %s failed, changing nothing until it recovers: %v", ring.Name, err)
+		m.setHealthy(false)
+	})
+	_, _ = m.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { m.poke() },
+		UpdateFunc: func(any, any) { m.poke() },
+		DeleteFunc: func(any) { m.poke() },
+	})
+	return m
+}
+
+func (m *members) setHealthy(ok bool) {
+	m.mu.Lock()
+	changed := m.healthy != ok
+	m.healthy = ok
+	m.mu.Unlock()
+	if changed {
+		m.poke()
+	}
+}
+
+// poke asks the loop to compute the view again.
+func (m *members) poke() {
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+// view returns the current view (nil before the first).
+func (m *members) view() *view { return m.cur.Load() }
+
+// askConfirm asks the loop to read the lease of member id, which holds
+// objects but is not live in the view.
+func (m *members) askConfirm(id string) {
+	m.mu.Lock()
+	m.confirm[id] = true
+	m.mu.Unlock()
+	m.poke()
+}
+
+// loop computes the view whenever the leases change, the view's health
+// changes, a confirmation is asked for, or a live member's lease is due
+// to expire, until ctx ends.
+func (m *members) loop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := m.compute(ctx)
+		timer.Stop()
+		if !next.IsZero() {
+			// A little after the expiry, so that it has passed.
+			timer.Reset(time.Until(next) + 10*time.Millisecond)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.signal:
+		case <-timer.C:
+		}
+	}
+}
+
+// expiry returns until when the member lease l counts as live, recording
+// when a newer renewal was first seen. Zero: not live.
+func (m *members) expiry(l *coordinationv1.Lease, now time.Time) time.Time {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil {
+		return time.Time{}
+	}
+	if MemberID(*l.Spec.HolderIdentity) != strings.TrimPrefix(l.Name, m.prefix) {
+		return time.Time{}
+	}
+	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	renew := l.Spec.RenewTime.Time
+	s, ok := m.seen[l.Name]
+	if !ok || renew.After(s.renew) {
+		s = seenRenewal{renew: renew, at: now}
+		m.seen[l.Name] = s
+	}
+	until := renew.Add(dur)
+	if byUs := s.at.Add(dur); byUs.After(until) {
+		until = byUs
+	}
+	return until
+}
+
+// compute publishes the view as of now and returns when it should be
+// computed again (zero: on the next event only).
+func (m *members) compute(ctx context.Context) time.Time {
+	now := time.Now()
+	m.mu.Lock()
+	healthy := m.healthy
+	m.mu.Unlock()
+	prev := m.view()
+	if !healthy || !m.inf.HasSynced() {
+		v := &view{}
+		if !v.same(prev) {
+			m.cur.Store(v)
+			m.onView()
+		}
+		return time.Time{}
+	}
+	m.mu.Lock()
+	live := map[string]time.Time{}
+	present := map[string]bool{}
+	for _, o := range m.inf.GetStore().List() {
+		l := o.(*coordinationv1.Lease)
+		if !strings.HasPrefix(l.Name, m.prefix) {
+			continue
+		}
+		present[l.Name] = true
+		if until := m.expiry(l, now); until.After(now) {
+			live[strings.TrimPrefix(l.Name, m.prefix)] = until
+		}
+	}
+	for name := range m.seen {
+		if !present[name] {
+			delete(m.seen, name) // a later read starts from its renewal
+		}
+	}
+	// Members that were live and are no longer are confirmed at once,
+	// rather than when one of their objects asks.
+	if prev != nil {
+		for _, id := range prev.live {
+			if _, ok := live[id]; !ok {
+				m.confirm[id] = true
+			}
+		}
+	}
+	var ask []string
+	for id := range m.confirm {
+		if _, ok := live[id]; !ok && !m.dead[id] {
+			ask = append(ask, id)
+		}
+		delete(m.confirm, id)
+	}
+	m.mu.Unlock()
+
+	var next time.Time
+	var retry []string
+	for _, id := range ask {
+		// Bounded, so that a hung API server does not hold the view
+		// back; the member stays undecided and is asked about again.
+		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		l, err := m.leases.CoordinationV1().Leases(m.ns).Get(getCtx, MemberLeaseName(m.ring, id), metav1.GetOptions{})
+		cancel()
+		m.mu.Lock()
+		switch {
+		case apierrors.IsNotFound(err):
+			m.dead[id] = true
+		case err != nil:
+			retry = append(retry, id)
+		default:
+			if until := m.expiry(l, time.Now()); until.After(time.Now()) {
+				live[id] = until
+			} else {
+				m.dead[id] = true
+			}
+		}
+		m.mu.Unlock()
+		if err != nil && !apierrors.IsNotFound(err) {
+			m.log.Warnf("shard: ring %s: cannot read the lease of member %s, its objects stay until it can be read: %v", m.ring, id, err)
+		}
+	}
+	m.mu.Lock()
+	for _, id := range retry {
+		m.confirm[id] = true
+	}
+	for id := range live {
+		delete(m.dead, id)
+	}
+	v := &view{valid: true, liveSet: map[string]bool{}, dead: maps.Clone(m.dead)}
+	m.mu.Unlock()
+	for id, until := range live {
+		v.live = append(v.live, id)
+		v.liveSet[id] = true
+		if next.IsZero() || until.Before(next) {
+			next = until
+		}
+	}
+	slices.Sort(v.live)
+	if len(retry) > 0 {
+		if r := time.Now().Add(m.retry); next.IsZero() || r.Before(next) {
+			next = r
+		}
+	}
+	if !v.same(prev) {
+		if prev == nil || !slices.Equal(v.live, prev.live) {
+			m.log.Infof("shard: ring %s: live members %v", m.ring, v.live)
+		}
+		m.cur.Store(v)
+		m.onView()
+	}
+	return next
+}
+
+// track returns w, reporting the view healthy when w delivers its first
+// event and unhealthy when it ends or delivers an error. A watch that ends
+// normally (its timeout) thus pauses the sharder until the next one
+// delivers; member leases renew every few seconds, so that is short.
+func (m *members) track(w watch.Interface) watch.Interface {
+	h := &trackedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(h.out)
+		first := true
+		for ev := range w.ResultChan() {
+			switch {
+			case ev.Type == watch.Error:
+				m.setHealthy(false)
+			case first:
+				first = false
+				m.setHealthy(true)
+			}
+			select {
+			case h.out <- ev:
+			case <-h.stop:
+				return
+			}
+		}
+		m.setHealthy(false)
+	}()
+	return h
+}
+
+type trackedWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+// Stop implements watch.Interface.
+func (h *trackedWatch) Stop() {
+	h.once.Do(func() { close(h.stop) })
+	h.inner.Stop()
+}
+
+// ResultChan implements watch.Interface.
+func (h *trackedWatch) ResultChan() <-chan watch.Event { return h.out }
