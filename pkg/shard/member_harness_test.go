@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,6 +85,7 @@ type member struct {
 	renews    recorder // lease writes the API server accepted, by time sent
 	terms     atomic.Int32
 	running   atomic.Bool
+	slowDone  atomic.Int32 // writes of slow handler calls attempted
 
 	mu         sync.Mutex
 	calls      []call
@@ -97,7 +99,11 @@ type member struct {
 }
 
 type memberOpts struct {
-	mark bool // the handler writes handledBy on every ConfigMap it sees
+	// mark makes the handler write handledBy on every ConfigMap it sees;
+	// for those named slow*, only after the member stopped running and a
+	// lease duration more passed (a handler still busy when its context
+	// ended, writing with a context of its own).
+	mark bool
 }
 
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
@@ -167,6 +173,13 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 		r.mu.Unlock()
 		if !o.mark || cm == nil || cm.Annotations[handledBy] != "" {
 			return cm, nil
+		}
+		if strings.HasPrefix(cm.Name, "slow") {
+			for r.running.Load() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(leaseDuration)
+			defer r.slowDone.Add(1)
 		}
 		cm = cm.DeepCopy()
 		if cm.Annotations == nil {

@@ -88,8 +88,12 @@ func TestDrainIsAcknowledgedWithoutHandlerCalls(t *testing.T) {
 	label(t, ns, "moving", shard.MemberID("b"), false)
 	requeue("the assignment to b")
 	if calls := a.callsFor(key); len(calls) != before {
-		t.Fatalf("a's handlers ran %d times for the object after it was drained (deleted: %v); want none",
-			len(calls)-before, calls[before:])
+		var deleted []bool
+		for _, c := range calls[before:] {
+			deleted = append(deleted, c.deleted)
+		}
+		t.Fatalf("a's handlers ran %d times for the object after it was drained (given as deleted: %v); want none",
+			len(calls)-before, deleted)
 	}
 	for _, p := range a.passesFor(key) {
 		if p.err != nil {
@@ -214,15 +218,17 @@ func TestAcknowledgementKeepsANewerAssignment(t *testing.T) {
 
 // TestCutOffMemberStopsWritingBeforeItsLeaseExpires: a member cut off from
 // its Lease while its handlers keep getting work (its data connection
-// stays up) issues its last write before its Lease could expire, so the
-// sharder, which reassigns a dead member's objects directly once its Lease
-// expired, never lets two members write one object. The pattern is
+// stays up), and while one handler is still busy and writes after the
+// member stopped, issues its last write before its Lease could expire, so
+// the sharder, which reassigns a dead member's objects directly once its
+// Lease expired, never lets two members write one object. The pattern is
 // pkg/leader's TestCutOffLeaderStopsAndLeadsAgain, for a member.
 func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	a := startMember(t, ns, "a", memberOpts{mark: true})
 	createCM(t, ns, "first", a.m.ID())
 	eventually(t, "a writing", func() bool { return !a.writes.last().IsZero() })
+	createCM(t, ns, "slow", a.m.ID())
 
 	a.leaseProx.Cut()
 	stop := make(chan struct{})
@@ -244,6 +250,7 @@ func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
 	eventually(t, "a stopping without its lease", func() bool { return !a.running.Load() })
 	time.Sleep(leaseDuration)
 	close(stop)
+	eventually(t, "the slow handler's write", func() bool { return a.slowDone.Load() > 0 })
 	t.Logf("%d objects created for a while it was cut off", <-streamed)
 
 	renewed, lastWrite := a.renews.last(), a.writes.last()
