@@ -1,4 +1,4 @@
-package shard_test
+package shard
 
 import (
 	"testing"
@@ -10,6 +10,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
+// cp is the control plane every test of the package talks to.
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {

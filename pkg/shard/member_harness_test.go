@@ -21,6 +21,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/leader"
@@ -110,8 +111,8 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	t.Helper()
 	r := &member{name: name, done: make(chan error, 1), tombstones: map[string]int{},
 		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}}
-	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
-	dataProx, dataCfg := controlplanetest.NewProxy(t, cp.Config())
+	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp().Config())
+	dataProx, dataCfg := controlplanetest.NewProxy(t, cp().Config())
 	r.leaseProx, r.dataProx = leaseProx, dataProx
 	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
 	leaseCfg.Timeout = renewDeadline
@@ -335,7 +336,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func cms(ns string) interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
 } {
-	return controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns)
+	return controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
 }
 
 // createCM creates a ConfigMap assigned to the member with ID assigned
@@ -346,7 +347,7 @@ func createCM(t *testing.T, ns, name, assigned string) {
 	if assigned != "" {
 		cm.Labels = map[string]string{shard.AssignmentLabel(ringName): assigned}
 	}
-	if _, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+	if _, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -367,9 +368,12 @@ func label(t *testing.T, ns, name, assigned string, drain bool) *corev1.ConfigMa
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	cm, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cm
 }
+
+// cp is the control plane of the package's TestMain (in package shard).
+func cp() *controlplane.ControlPlane { return shard.ControlPlaneForTests() }

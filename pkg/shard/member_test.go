@@ -17,7 +17,7 @@ import (
 // another member or to nobody; its handlers and gate never see those. Its
 // member Lease is named and labelled for the sharder to find.
 func TestMemberCachesOnlyItsShare(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	idA, idB := shard.MemberID("a"), shard.MemberID("b")
 	createCM(t, ns, "a-1", idA)
 	createCM(t, ns, "a-2", idA)
@@ -45,7 +45,7 @@ func TestMemberCachesOnlyItsShare(t *testing.T) {
 		}
 	}
 
-	lease, err := controlplanetest.Clientset(cp.Config()).CoordinationV1().Leases(ns).Get(t.Context(), shard.MemberLeaseName(ringName, idA), metav1.GetOptions{})
+	lease, err := controlplanetest.Clientset(cp().Config()).CoordinationV1().Leases(ns).Get(t.Context(), shard.MemberLeaseName(ringName, idA), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("member a's Lease: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestMemberCachesOnlyItsShare(t *testing.T) {
 // cache lets go of the object (which looks like a deletion), not when the
 // key is queued again, not after the object is assigned to another member.
 func TestDrainIsAcknowledgedWithoutHandlerCalls(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/moving"
 	createCM(t, ns, "moving", a.m.ID())
@@ -108,7 +108,7 @@ func TestDrainIsAcknowledgedWithoutHandlerCalls(t *testing.T) {
 // reads it from the API server and does not hand it to the handlers as
 // deleted. A real deletion is handed to them, as nil.
 func TestReassignedObjectIsNotHandedAsDeleted(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	moved, deleted := ns+"/moved", ns+"/deleted"
 	createCM(t, ns, "moved", a.m.ID())
@@ -116,7 +116,7 @@ func TestReassignedObjectIsNotHandedAsDeleted(t *testing.T) {
 	eventually(t, "a handling both objects", func() bool { return len(a.callsFor(moved)) > 0 && len(a.callsFor(deleted)) > 0 })
 
 	label(t, ns, "moved", shard.MemberID("b"), false)
-	if err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "deleted", metav1.DeleteOptions{}); err != nil {
+	if err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "deleted", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a handling the deletion as nil", func() bool { return a.sawDeleted(deleted) })
@@ -143,7 +143,7 @@ func TestReassignedObjectIsNotHandedAsDeleted(t *testing.T) {
 // object assigned to it); the gate reads the object and does not hand it to
 // the handlers as deleted.
 func TestRelistAfterCutIsNotReadAsDeleted(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/moved"
 	createCM(t, ns, "moved", a.m.ID())
@@ -185,7 +185,7 @@ func TestRelistAfterCutIsNotReadAsDeleted(t *testing.T) {
 // fails on the resourceVersion, the member reads the object again, sees it
 // is b's, and leaves b's assignment in place.
 func TestAcknowledgementKeepsANewerAssignment(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/contested"
 	createCM(t, ns, "contested", a.m.ID())
@@ -224,7 +224,7 @@ func TestAcknowledgementKeepsANewerAssignment(t *testing.T) {
 // Lease expired, never lets two members write one object. The pattern is
 // pkg/leader's TestCutOffLeaderStopsAndLeadsAgain, for a member.
 func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
+	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{mark: true})
 	createCM(t, ns, "first", a.m.ID())
 	eventually(t, "a writing", func() bool { return !a.writes.last().IsZero() })

@@ -20,7 +20,7 @@ import (
 // objects; here the example labels two ConfigMaps itself, one for this
 // member and one for another.)
 func ExampleMember() {
-	cfg := cp.Config()
+	cfg := cp().Config()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kube, err := kubernetes.NewForConfig(cfg)
