@@ -35,7 +35,7 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	// The Lease's name depends on the identity, which leader resolves:
 	// ask a first Elector (New makes no request), then pin the identity
 	// so that a default one is not drawn again with another suffix.
-	probe, err := leader.New(leases, ring.Namespace, SharderLeaseName(ring.Name), opts...)
+	probe, err := leader.New(leases, ring.Namespace, MemberLeaseName(ring.Name, "probe"), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
