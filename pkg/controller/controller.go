@@ -74,6 +74,9 @@ type Options struct {
 	// Handler's are not seen. Zero means DefaultRewriteLimit; negative
 	// turns the check off.
 	RewriteLimit int
+	// Gate, when set, runs before the handler on every pass and may skip
+	// it; see Gate. Nil runs the handler on every pass.
+	Gate Gate
 }
 
 // Controller feeds one informer's keys to one handler.
@@ -348,7 +351,7 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		queue.AddAfter(key, wait)
 		return true
 	}
-	p := c.handle(key)
+	p := c.handle(ctx, key)
 	err := p.err
 	if hold := c.loops.passed(key, p, time.Now()); hold > 0 {
 		if err != nil && !onlyRoutine(err) && !errors.Is(err, ErrIgnore) {
@@ -392,7 +395,7 @@ func (c *controller) held(key string) time.Duration {
 	return wait
 }
 
-func (c *controller) handle(key string) pass {
+func (c *controller) handle(ctx context.Context, key string) pass {
 	obj, exists, err := c.informer.GetStore().GetByKey(key)
 	if err != nil {
 		return pass{err: err}
@@ -402,6 +405,15 @@ func (c *controller) handle(key string) pass {
 	if exists {
 		robj = obj.(runtime.Object)
 		p.resourceVersion = resourceVersion(obj)
+	}
+	if c.opts.Gate != nil {
+		handle, err := c.opts.Gate.Admit(ctx, key, robj)
+		if err != nil {
+			return pass{err: fmt.Errorf("gate: %w", err)}
+		}
+		if !handle {
+			return pass{}
+		}
 	}
 	if shared, ok := c.handler.(*sharedHandler); ok {
 		// Handlers of a shared controller are timed and recovered one by

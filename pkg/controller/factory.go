@@ -50,6 +50,11 @@ type SharedControllerFactoryOptions struct {
 	Logger logrus.FieldLogger
 	// RewriteLimit applies to every kind; see Options.RewriteLimit.
 	RewriteLimit int
+	// KindGates sets the Gate of a kind's controller, which runs before
+	// its handlers on every pass and may skip them (package shard's
+	// members gate their sharded kinds). Kinds without one run their
+	// handlers on every pass.
+	KindGates map[schema.GroupVersionKind]Gate
 }
 
 // SharedControllerFactory hands out one SharedController per kind and starts
@@ -160,6 +165,7 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		Logger:                 f.log,
 		GVK:                    label,
 		RewriteLimit:           f.opts.RewriteLimit,
+		Gate:                   f.opts.KindGates[gvk],
 	})
 	if err != nil {
 		return nil, err

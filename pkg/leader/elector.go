@@ -134,6 +134,7 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
 		Client:     e.leases,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
+		Labels:     e.o.labels,
 	}, e: e}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,

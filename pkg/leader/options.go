@@ -2,6 +2,7 @@ package leader
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -31,6 +32,7 @@ type options struct {
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	identity                                  string
 	log                                       logrus.FieldLogger
+	labels                                    map[string]string
 }
 
 // WithLeaseDuration sets the lease duration (DefaultLeaseDuration): the
@@ -64,6 +66,14 @@ func WithIdentity(id string) Option {
 // logrus' standard logger).
 func WithLogger(log logrus.FieldLogger) Option {
 	return func(o *options) { o.log = log }
+}
+
+// WithLabels sets labels on the Lease, written with every acquisition and
+// renewal (added to the Lease's own, never removed), so that Leases of one
+// purpose can be listed by selector: package shard labels its member
+// Leases with their ring.
+func WithLabels(labels map[string]string) Option {
+	return func(o *options) { o.labels = maps.Clone(labels) }
 }
 
 // resolve applies opts to the defaults and checks the timing rules.

@@ -1,0 +1,207 @@
+package shard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controller"
+)
+
+// ackAttempts bounds how often one pass re-reads and acknowledges again
+// after conflicts; past it the key is retried with backoff.
+const ackAttempts = 5
+
+// memberGate is the controller.Gate of one sharded kind of a member. It
+// runs in the worker that holds the key, so an acknowledgement happens
+// while no handler of this member runs for the object, and every later
+// pass sees, through it, that the object is no longer this member's.
+type memberGate struct {
+	m       *Member
+	gvk     schema.GroupVersionKind
+	clients *lazyClients
+}
+
+// Gate returns the controller.Gate of the sharded kind gvk for this member;
+// its reads and acknowledgements go through Fence(cfg). FactoryOptions and
+// ShardControllers set it; use it directly only to build controllers by
+// hand (controller.Options.Gate).
+func (m *Member) Gate(cfg *rest.Config, gvk schema.GroupVersionKind) controller.Gate {
+	return &memberGate{m: m, gvk: gvk, clients: m.newLazyClients(cfg)}
+}
+
+// Admit decides one pass; see the package documentation and
+// docs/replicas.md. A cached object is trusted for what it says about this
+// member (the cache only moves forward), but its absence is never read as
+// a deletion: a relabel away from this member and a relist after a broken
+// watch both look like one to the cache, so an absent object is read from
+// the API server first.
+func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) (bool, error) {
+	if obj != nil {
+		o, err := meta.Accessor(obj)
+		if err != nil {
+			return false, fmt.Errorf("shard: %s %s: %w", g.gvk.Kind, key, err)
+		}
+		switch g.m.decide(o.GetLabels()) {
+		case notMine:
+			// The cache lags behind a move; the event that takes the
+			// object out of it is on its way.
+			return false, nil
+		case draining:
+			return false, g.acknowledge(ctx, key, o.GetResourceVersion())
+		}
+		return true, nil
+	}
+	c, err := g.clients.forKind(g.gvk)
+	if err != nil {
+		return false, err
+	}
+	_, err = g.get(ctx, c, key)
+	if apierrors.IsNotFound(err) {
+		return true, nil // deleted: the handlers see nil, as always
+	}
+	if err != nil {
+		return false, err
+	}
+	// Moved away (not mine), or mine and not cached yet (the cache will
+	// deliver it, and the next pass decides with it): either way not a
+	// deletion, and nothing for the handlers now.
+	return false, nil
+}
+
+// acknowledge lets go of a draining object: it removes the assignment and
+// drain labels, on the condition that the object is still the version the
+// decision was made on (resourceVersion), so that it never removes an
+// assignment written since (a direct reassignment by the sharder). On a
+// conflict it reads the object again and decides again.
+func (g *memberGate) acknowledge(ctx context.Context, key, resourceVersion string) error {
+	c, err := g.clients.forKind(g.gvk)
+	if err != nil {
+		return err
+	}
+	ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	patch, err := g.m.ackPatch(resourceVersion)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.Patch(ctx, ns, name, types.MergePatchType, patch, &unstructured.Unstructured{}, metav1.PatchOptions{})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			// Acknowledged, or deleted (the cache delivers the
+			// deletion, and the next pass confirms it).
+			return nil
+		case !apierrors.IsConflict(err):
+			return fmt.Errorf("shard: acknowledge the drain of %s %s: %w", g.gvk.Kind, key, err)
+		case attempt >= ackAttempts:
+			return err // a conflict: retried quietly with backoff
+		}
+		live, err := g.get(ctx, c, key)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if g.m.decide(live.GetLabels()) != draining {
+			// Reassigned, or the move was called off: nothing to
+			// acknowledge; a move off brings an update through the cache.
+			return nil
+		}
+		if patch, err = g.m.ackPatch(live.GetResourceVersion()); err != nil {
+			return err
+		}
+	}
+}
+
+// ackPatch is the merge patch that acknowledges a drain: both labels go,
+// on the condition that the object is still at resourceVersion.
+func (m *Member) ackPatch(resourceVersion string) ([]byte, error) {
+	return json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": resourceVersion,
+		"labels": map[string]any{
+			AssignmentLabel(m.ring.Name): nil,
+			DrainLabel(m.ring.Name):      nil,
+		},
+	}})
+}
+
+func (g *memberGate) get(ctx context.Context, c *client.Client, key string) (*unstructured.Unstructured, error) {
+	ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(g.gvk)
+	if err := c.Get(ctx, ns, name, u, metav1.GetOptions{}); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+type verdict int
+
+const (
+	notMine verdict = iota
+	mine
+	draining
+)
+
+// decide reads an object's labels: assigned to another member or to none
+// is not mine; mine with the drain label set (to any value: only the
+// sharder sets it, and reading more into it could keep two writers) is
+// draining.
+func (m *Member) decide(labels map[string]string) verdict {
+	if labels[AssignmentLabel(m.ring.Name)] != m.id {
+		return notMine
+	}
+	if _, ok := labels[DrainLabel(m.ring.Name)]; ok {
+		return draining
+	}
+	return mine
+}
+
+// lazyClients builds the gate's client factory on first use, so that
+// configuring a factory needs no request and cannot fail; a failure is
+// retried on the next pass.
+type lazyClients struct {
+	cfg *rest.Config
+	mu  sync.Mutex
+	f   *client.SharedClientFactory
+}
+
+func (m *Member) newLazyClients(cfg *rest.Config) *lazyClients {
+	return &lazyClients{cfg: m.Fence(cfg)}
+}
+
+func (l *lazyClients) forKind(gvk schema.GroupVersionKind) (*client.Client, error) {
+	l.mu.Lock()
+	if l.f == nil {
+		// An empty scheme: every object is read as unstructured, since
+		// the gate only looks at labels and versions.
+		f, err := client.NewSharedClientFactory(l.cfg, &client.SharedClientFactoryOptions{Scheme: runtime.NewScheme()})
+		if err != nil {
+			l.mu.Unlock()
+			return nil, fmt.Errorf("shard: gate client: %w", err)
+		}
+		l.f = f
+	}
+	f := l.f
+	l.mu.Unlock()
+	return f.ForKind(gvk)
+}

@@ -1,0 +1,79 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/shard"
+)
+
+// Shard a kind over the replicas of an operator: each replica is a member
+// of the ring, and its factory, built with FactoryOptions from the fenced
+// config, caches and handles only the objects assigned to it. The factory
+// runs while the member holds its Lease. (The ring's sharder assigns the
+// objects; here the example labels two ConfigMaps itself, one for this
+// member and one for another.)
+func ExampleMember() {
+	cfg := cp().Config()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	configMaps := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	ring := shard.Ring{Name: "example", Namespace: "default", Kinds: []shard.Kind{{GVK: configMaps}}}
+	member, err := shard.NewMember(kube.CoordinationV1(), ring)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	opts := &generic.FactoryOptions{Cache: cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: "default"}}}
+	f, err := generic.NewFactoryFromConfig(member.Fence(cfg), nil, member.FactoryOptions(cfg, opts))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMaps, "configmaps", true, f.ControllerFactory())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cms.OnChange(ctx, "print", func(_ string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		if cm != nil {
+			fmt.Println("handling", cm.Name)
+			cancel() // the example ends here; an operator waits for SIGTERM
+		}
+		return cm, nil
+	})
+
+	// The sharder's part, for the example.
+	for name, id := range map[string]string{"example-other": shard.MemberID("another-replica"), "example-mine": member.ID()} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{shard.AssignmentLabel(ring.Name): id}}}
+		if _, err := kube.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			fmt.Println(err)
+			return
+		}
+		defer kube.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+	}
+
+	err = member.Run(ctx, func(ctx context.Context) error {
+		if err := f.Start(ctx, 2); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// handling example-mine
+	// <nil>
+}

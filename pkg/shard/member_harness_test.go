@@ -1,0 +1,379 @@
+package shard_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/leader"
+	"github.com/lariat-dev/lariat/pkg/shard"
+)
+
+// Short durations, so tests take seconds; the margin between the renew
+// deadline and the lease duration (1 s) is what the fence test rests on.
+const (
+	leaseDuration = 2 * time.Second
+	renewDeadline = 1 * time.Second
+	retryPeriod   = 250 * time.Millisecond
+	timeout       = 30 * time.Second
+)
+
+const ringName = "ring"
+
+var configMapGVK = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+
+// handledBy is the annotation a member's marking handler writes.
+const handledBy = "test.lariat.dev/handled-by"
+
+func quiet() *logrus.Logger {
+	l := logrus.New()
+	l.SetLevel(logrus.FatalLevel)
+	return l
+}
+
+func testRing(ns string) shard.Ring {
+	return shard.Ring{Name: ringName, Namespace: ns, Kinds: []shard.Kind{{GVK: configMapGVK}}}
+}
+
+// call is one handler call of a member.
+type call struct {
+	key     string
+	deleted bool
+	at      time.Time
+}
+
+// gatePass is one pass of a member's gate.
+type gatePass struct {
+	key    string
+	cached bool // the gate was given a cached object
+	handle bool
+	err    error
+}
+
+// member is one replica of the tests: a shard.Member whose lease and data
+// connections go through proxies of their own that a test can cut, a
+// factory set up by FactoryOptions with a ConfigMap handler that records
+// its calls (and, with mark, writes an annotation on each ConfigMap), and
+// its gate wrapped to record every pass and to hold passes on request.
+type member struct {
+	name      string
+	m         *shard.Member
+	f         *generic.Factory
+	informer  toolscache.SharedIndexInformer
+	cms       *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+	leaseProx *controlplanetest.Proxy
+	dataProx  *controlplanetest.Proxy
+	writes    recorder // data writes issued past the fence
+	renews    recorder // lease writes the API server accepted, by time sent
+	terms     atomic.Int32
+	running   atomic.Bool
+	slowDone  atomic.Int32 // writes of slow handler calls attempted
+
+	mu         sync.Mutex
+	calls      []call
+	passes     []gatePass
+	tombstones map[string]int
+	hold       map[string]chan struct{} // passes of a key wait for the channel to close
+	held       map[string]chan struct{} // closed when a pass of a key is held
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type memberOpts struct {
+	// mark makes the handler write handledBy on every ConfigMap it sees;
+	// for those named slow*, only after the member stopped running and a
+	// lease duration more passed (a handler still busy when its context
+	// ended, writing with a context of its own).
+	mark bool
+}
+
+func startMember(t *testing.T, ns, name string, o memberOpts) *member {
+	t.Helper()
+	r := &member{name: name, done: make(chan error, 1), tombstones: map[string]int{},
+		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}}
+	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp().Config())
+	dataProx, dataCfg := controlplanetest.NewProxy(t, cp().Config())
+	r.leaseProx, r.dataProx = leaseProx, dataProx
+	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
+	leaseCfg.Timeout = renewDeadline
+	m, err := shard.NewMember(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), testRing(ns),
+		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = m
+	dataCfg = recordWrites(dataCfg, &r.writes, false)
+	opts := m.FactoryOptions(dataCfg, &generic.FactoryOptions{
+		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
+		Controller: controller.SharedControllerFactoryOptions{Logger: quiet(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
+	})
+	inner := opts.Controller.KindGates[configMapGVK]
+	if inner == nil {
+		t.Fatal("FactoryOptions set no gate for the ring's kind")
+	}
+	opts.Controller.KindGates[configMapGVK] = controller.GateFunc(func(ctx context.Context, key string, obj runtime.Object) (bool, error) {
+		r.mu.Lock()
+		hold, held := r.hold[key], r.held[key]
+		r.mu.Unlock()
+		if hold != nil {
+			close(held)
+			<-hold
+		}
+		handle, err := inner.Admit(ctx, key, obj)
+		r.mu.Lock()
+		r.passes = append(r.passes, gatePass{key: key, cached: obj != nil, handle: handle, err: err})
+		r.mu.Unlock()
+		return handle, err
+	})
+	// The fence is outermost: the recorder sees only what went out.
+	f, err := generic.NewFactoryFromConfig(m.Fence(dataCfg), nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.f = f
+	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMapGVK, "configmaps", true, f.ControllerFactory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.informer = cms.Informer()
+	r.cms = cms
+	_, err = r.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			r.mu.Lock()
+			r.tombstones[tomb.Key]++
+			r.mu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms.OnChange(t.Context(), "record", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		r.mu.Lock()
+		r.calls = append(r.calls, call{key: key, deleted: cm == nil, at: time.Now()})
+		r.mu.Unlock()
+		if !o.mark || cm == nil || cm.Annotations[handledBy] != "" {
+			return cm, nil
+		}
+		if strings.HasPrefix(cm.Name, "slow") {
+			for r.running.Load() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(leaseDuration)
+			defer r.slowDone.Add(1)
+		}
+		cm = cm.DeepCopy()
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[handledBy] = name
+		return cms.Update(t.Context(), cm)
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	r.cancel = cancel
+	go func() {
+		r.done <- m.Run(ctx, func(ctx context.Context) error {
+			r.terms.Add(1)
+			r.running.Store(true)
+			defer r.running.Store(false)
+			if err := f.Start(ctx, 2); err != nil && ctx.Err() == nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	eventually(t, name+" running and synced", func() bool { return r.running.Load() && r.informer.HasSynced() })
+	return r
+}
+
+// callsFor returns the member's handler calls for key.
+func (r *member) callsFor(key string) []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []call
+	for _, c := range r.calls {
+		if c.key == key {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// passesFor returns the member's gate passes for key.
+func (r *member) passesFor(key string) []gatePass {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []gatePass
+	for _, p := range r.passes {
+		if p.key == key {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sawDeleted reports whether a handler of the member was given key as
+// deleted.
+func (r *member) sawDeleted(key string) bool {
+	for _, c := range r.callsFor(key) {
+		if c.deleted {
+			return true
+		}
+	}
+	return false
+}
+
+// holdPasses makes the gate passes of key wait until the returned function
+// is called; the channel closes once a pass waits.
+func (r *member) holdPasses(key string) (held <-chan struct{}, release func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hold, h := make(chan struct{}), make(chan struct{})
+	r.hold[key], r.held[key] = hold, h
+	return h, func() {
+		r.mu.Lock()
+		delete(r.hold, key)
+		delete(r.held, key)
+		r.mu.Unlock()
+		close(hold)
+	}
+}
+
+func (r *member) cached(key string) bool {
+	_, ok, _ := r.informer.GetStore().GetByKey(key)
+	return ok
+}
+
+// recorder records the times of requests.
+type recorder struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (r *recorder) add(t time.Time) {
+	r.mu.Lock()
+	r.times = append(r.times, t)
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.times...)
+}
+
+func (r *recorder) last() time.Time {
+	var l time.Time
+	for _, x := range r.all() {
+		if x.After(l) {
+			l = x
+		}
+	}
+	return l
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// recordWrites wraps cfg so that every request other than a GET is
+// recorded with the time it was issued; with okOnly, only those the API
+// server accepted.
+func recordWrites(cfg *rest.Config, rec *recorder, okOnly bool) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet {
+				return next.RoundTrip(req)
+			}
+			issued := time.Now()
+			resp, err := next.RoundTrip(req)
+			if !okOnly || err == nil && resp.StatusCode < 300 {
+				rec.add(issued)
+			}
+			return resp, err
+		})
+	})
+	return c
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func cms(ns string) interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
+} {
+	return controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+}
+
+// createCM creates a ConfigMap assigned to the member with ID assigned
+// ("" for none).
+func createCM(t *testing.T, ns, name, assigned string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if assigned != "" {
+		cm.Labels = map[string]string{shard.AssignmentLabel(ringName): assigned}
+	}
+	if _, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// label writes the ring's labels on a ConfigMap as the sharder would:
+// assigned ("" removes the assignment) and the drain label when drain.
+// It returns the ConfigMap written.
+func label(t *testing.T, ns, name, assigned string, drain bool) *corev1.ConfigMap {
+	t.Helper()
+	labels := map[string]any{shard.AssignmentLabel(ringName): nil, shard.DrainLabel(ringName): nil}
+	if assigned != "" {
+		labels[shard.AssignmentLabel(ringName)] = assigned
+	}
+	if drain {
+		labels[shard.DrainLabel(ringName)] = "true"
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// cp is the control plane of the package's TestMain (in package shard).
+func cp() *controlplane.ControlPlane { return shard.ControlPlaneForTests() }

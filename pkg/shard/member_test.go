@@ -1,0 +1,264 @@
+package shard_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/shard"
+)
+
+// TestMemberCachesOnlyItsShare: a member's informer of a sharded kind holds
+// the objects assigned to it, listed and watched, and none assigned to
+// another member or to nobody; its handlers and gate never see those. Its
+// member Lease is named and labelled for the sharder to find.
+func TestMemberCachesOnlyItsShare(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	idA, idB := shard.MemberID("a"), shard.MemberID("b")
+	createCM(t, ns, "a-1", idA)
+	createCM(t, ns, "a-2", idA)
+	createCM(t, ns, "b-1", idB)
+	createCM(t, ns, "none", "")
+	a := startMember(t, ns, "a", memberOpts{})
+	if a.m.ID() != idA {
+		t.Fatalf("member a has ID %q, want MemberID(\"a\") = %q", a.m.ID(), idA)
+	}
+	createCM(t, ns, "a-3", idA)
+	createCM(t, ns, "b-2", idB)
+	mine := []string{ns + "/a-1", ns + "/a-2", ns + "/a-3"}
+	for _, key := range mine {
+		eventually(t, "a handling "+key, func() bool { return len(a.callsFor(key)) > 0 })
+	}
+	// b-2 was created after a-3: had a watched it, it would be cached by now.
+	keys := a.informer.GetStore().ListKeys()
+	slices.Sort(keys)
+	if !slices.Equal(keys, mine) {
+		t.Fatalf("member a caches %v, want only its share %v", keys, mine)
+	}
+	for _, name := range []string{"b-1", "b-2", "none"} {
+		if n, p := len(a.callsFor(ns+"/"+name)), len(a.passesFor(ns+"/"+name)); n+p > 0 {
+			t.Errorf("%s, not a's, reached a's gate %d times and handlers %d times", name, p, n)
+		}
+	}
+
+	lease, err := controlplanetest.Clientset(cp().Config()).CoordinationV1().Leases(ns).Get(t.Context(), shard.MemberLeaseName(ringName, idA), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("member a's Lease: %v", err)
+	}
+	if lease.Labels[shard.RingLabel] != ringName || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "a" {
+		t.Fatalf("member a's Lease has labels %v and holder %v, want %s=%s and a", lease.Labels, lease.Spec.HolderIdentity, shard.RingLabel, ringName)
+	}
+}
+
+// TestDrainIsAcknowledgedWithoutHandlerCalls: when the sharder marks a
+// member's object draining, the member removes both labels, and no handler
+// of it runs for the object from then on: not on the drain, not when its
+// cache lets go of the object (which looks like a deletion), not when the
+// key is queued again, not after the object is assigned to another member.
+func TestDrainIsAcknowledgedWithoutHandlerCalls(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/moving"
+	createCM(t, ns, "moving", a.m.ID())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	before := len(a.callsFor(key))
+
+	label(t, ns, "moving", a.m.ID(), true)
+	eventually(t, "the drain acknowledged (both labels removed)", func() bool {
+		cm, err := cms(ns).Get(t.Context(), "moving", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, assigned := cm.Labels[shard.AssignmentLabel(ringName)]
+		_, draining := cm.Labels[shard.DrainLabel(ringName)]
+		return !assigned && !draining
+	})
+	eventually(t, "a's cache letting go of the object", func() bool { return !a.cached(key) })
+	requeue := func(what string) {
+		t.Helper()
+		n := len(a.passesFor(key))
+		a.cms.Enqueue(ns, "moving")
+		eventually(t, "a gate pass after "+what, func() bool { return len(a.passesFor(key)) > n })
+	}
+	requeue("the acknowledgement")
+	label(t, ns, "moving", shard.MemberID("b"), false)
+	requeue("the assignment to b")
+	if calls := a.callsFor(key); len(calls) != before {
+		var deleted []bool
+		for _, c := range calls[before:] {
+			deleted = append(deleted, c.deleted)
+		}
+		t.Fatalf("a's handlers ran %d times for the object after it was drained (given as deleted: %v); want none",
+			len(calls)-before, deleted)
+	}
+	for _, p := range a.passesFor(key) {
+		if p.err != nil {
+			t.Errorf("a gate pass failed: %v", p.err)
+		}
+	}
+}
+
+// TestReassignedObjectIsNotHandedAsDeleted: the sharder assigns a member's
+// object to another member directly (the first member's lease had
+// expired). The member's cache drops it as if it were deleted; its gate
+// reads it from the API server and does not hand it to the handlers as
+// deleted. A real deletion is handed to them, as nil.
+func TestReassignedObjectIsNotHandedAsDeleted(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	moved, deleted := ns+"/moved", ns+"/deleted"
+	createCM(t, ns, "moved", a.m.ID())
+	createCM(t, ns, "deleted", a.m.ID())
+	eventually(t, "a handling both objects", func() bool { return len(a.callsFor(moved)) > 0 && len(a.callsFor(deleted)) > 0 })
+
+	label(t, ns, "moved", shard.MemberID("b"), false)
+	if err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "deleted", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a handling the deletion as nil", func() bool { return a.sawDeleted(deleted) })
+	eventually(t, "a gate pass for the moved object after a's cache dropped it", func() bool {
+		if a.cached(moved) {
+			return false
+		}
+		for _, p := range a.passesFor(moved) {
+			if !p.cached && p.err == nil {
+				return true
+			}
+		}
+		return false
+	})
+	if a.sawDeleted(moved) {
+		t.Fatal("a's handlers were given the object moved to b as deleted")
+	}
+}
+
+// TestRelistAfterCutIsNotReadAsDeleted: a member is cut off from the API
+// server while one of its objects is moved to another member. When it is
+// back, its informer lists again and reports the object as a deletion whose
+// final state it does not know (DeletedFinalStateUnknown, with the stale
+// object assigned to it); the gate reads the object and does not hand it to
+// the handlers as deleted.
+func TestRelistAfterCutIsNotReadAsDeleted(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/moved"
+	createCM(t, ns, "moved", a.m.ID())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	a.leaseProx.Cut()
+	a.dataProx.Cut()
+	eventually(t, "a stopping without its lease", func() bool { return !a.running.Load() })
+	label(t, ns, "moved", shard.MemberID("b"), false)
+	a.dataProx.Restore()
+	a.leaseProx.Restore()
+	eventually(t, "a running again", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	eventually(t, "a gate pass for the object after a's cache dropped it", func() bool {
+		if a.cached(key) {
+			return false
+		}
+		for _, p := range a.passesFor(key) {
+			if !p.cached && p.err == nil {
+				return true
+			}
+		}
+		return false
+	})
+	a.mu.Lock()
+	tombs := a.tombstones[key]
+	a.mu.Unlock()
+	if tombs == 0 {
+		t.Fatal("a's informer reported no DeletedFinalStateUnknown for the moved object: the test did not reach the relist it is about")
+	}
+	if a.sawDeleted(key) {
+		t.Fatal("a's handlers were given the object moved to b while a was cut off as deleted")
+	}
+}
+
+// TestAcknowledgementKeepsANewerAssignment: a member's acknowledgement of
+// a drain is conditional on the version it decided on. The sharder marks
+// the object draining, and while the member's worker holds that version it
+// assigns the object to b directly; the member's acknowledgement then
+// fails on the resourceVersion, the member reads the object again, sees it
+// is b's, and leaves b's assignment in place.
+func TestAcknowledgementKeepsANewerAssignment(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/contested"
+	createCM(t, ns, "contested", a.m.ID())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	held, release := a.holdPasses(key)
+	drained := label(t, ns, "contested", a.m.ID(), true)
+	select {
+	case <-held:
+	case <-time.After(timeout):
+		t.Fatal("no gate pass for the draining object")
+	}
+	label(t, ns, "contested", shard.MemberID("b"), false)
+	n := len(a.passesFor(key))
+	release()
+	eventually(t, "a's gate deciding on the draining version", func() bool { return len(a.passesFor(key)) > n })
+	p := a.passesFor(key)[n]
+	if !p.cached || p.handle || p.err != nil {
+		t.Fatalf("the held pass: cached %v, handle %v, error %v; want a cached object, skipped, no error", p.cached, p.handle, p.err)
+	}
+	cm, err := cms(ns).Get(t.Context(), "contested", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Labels[shard.AssignmentLabel(ringName)]; got != shard.MemberID("b") {
+		t.Fatalf("after a acknowledged the drain of version %s, the object is assigned to %q, want b's %q (labels %v)",
+			drained.ResourceVersion, got, shard.MemberID("b"), cm.Labels)
+	}
+}
+
+// TestCutOffMemberStopsWritingBeforeItsLeaseExpires: a member cut off from
+// its Lease while its handlers keep getting work (its data connection
+// stays up), and while one handler is still busy and writes after the
+// member stopped, issues its last write before its Lease could expire, so
+// the sharder, which reassigns a dead member's objects directly once its
+// Lease expired, never lets two members write one object. The pattern is
+// pkg/leader's TestCutOffLeaderStopsAndLeadsAgain, for a member.
+func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{mark: true})
+	createCM(t, ns, "first", a.m.ID())
+	eventually(t, "a writing", func() bool { return !a.writes.last().IsZero() })
+	createCM(t, ns, "slow", a.m.ID())
+
+	a.leaseProx.Cut()
+	stop := make(chan struct{})
+	streamed := make(chan int)
+	go func() {
+		i := 0
+		defer func() { streamed <- i }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			cm := fmt.Sprintf("work-%d", i)
+			createCM(t, ns, cm, a.m.ID())
+			i++
+		}
+	}()
+	eventually(t, "a stopping without its lease", func() bool { return !a.running.Load() })
+	time.Sleep(leaseDuration)
+	close(stop)
+	eventually(t, "the slow handler's write", func() bool { return a.slowDone.Load() > 0 })
+	t.Logf("%d objects created for a while it was cut off", <-streamed)
+
+	renewed, lastWrite := a.renews.last(), a.writes.last()
+	if renewed.IsZero() || lastWrite.IsZero() {
+		t.Fatalf("missing records: last renewal %v, last write %v", renewed, lastWrite)
+	}
+	if !lastWrite.Before(renewed.Add(leaseDuration)) {
+		t.Fatalf("a wrote %v after its last renewal, not within the lease duration %v", lastWrite.Sub(renewed), leaseDuration)
+	}
+	t.Logf("a: last write %v after its last renewal (renew deadline %v, lease duration %v)", lastWrite.Sub(renewed), renewDeadline, leaseDuration)
+}
