@@ -1,0 +1,413 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/leader"
+	"github.com/lariat-dev/lariat/pkg/shard"
+)
+
+// span is one handler call of one replica for one object.
+type span struct {
+	replica    string
+	start, end time.Time
+}
+
+// spans records every handler call of every replica, by object key.
+type spans struct {
+	mu  sync.Mutex
+	all map[string][]span
+}
+
+func (s *spans) add(key string, sp span) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all[key] = append(s.all[key], sp)
+}
+
+// handledAfter reports whether replica other than not handled key after t.
+func (s *spans) handledAfter(key, not string, t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range s.all[key] {
+		if sp.replica != not && sp.start.After(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// loss is the moment a replica lost an object: the object's assignment
+// changed from that replica's ID to another value (none, while it waits
+// for its next replica).
+type loss struct {
+	key, replica string
+	at           time.Time
+}
+
+// watchLosses records every loss of ConfigMaps in ns, as seen by a watch
+// (a moment after it happened), until the test ends.
+func watchLosses(t *testing.T, ns string, replicaOf func(id string) string) func() []loss {
+	t.Helper()
+	w, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	var losses []loss
+	last := map[string]string{}
+	go func() {
+		for ev := range w.ResultChan() {
+			cm, ok := ev.Object.(*corev1.ConfigMap)
+			if !ok {
+				continue
+			}
+			cur := cm.Labels[shard.AssignmentLabel(ringName)]
+			key := cm.Namespace + "/" + cm.Name
+			mu.Lock()
+			if prev := last[key]; prev != "" && prev != cur {
+				losses = append(losses, loss{key: key, replica: replicaOf(prev), at: time.Now()})
+			}
+			last[key] = cur
+			mu.Unlock()
+		}
+	}()
+	return func() []loss {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(losses)
+	}
+}
+
+// handledAfterLoss returns, for each loss after which the replica that
+// lost the object still handled it (a call running at the loss or begun
+// after it), a description. The test's objects never return to a replica
+// that lost them.
+func (s *spans) handledAfterLoss(losses []loss) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range losses {
+		for _, sp := range s.all[l.key] {
+			if sp.replica == l.replica && sp.end.After(l.at) {
+				out = append(out, fmt.Sprintf("%s: %s lost it at %v and handled it %v-%v", l.key, l.replica, l.at, sp.start, sp.end))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// overlaps returns, for each key two replicas handled in overlapping
+// time, a description of the first such pair.
+func (s *spans) overlaps() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for key, list := range s.all {
+	pairs:
+		for i, a := range list {
+			for _, b := range list[i+1:] {
+				if a.replica != b.replica && a.start.Before(b.end) && b.start.Before(a.end) {
+					out = append(out, fmt.Sprintf("%s: %s %v-%v and %s %v-%v", key, a.replica, a.start, a.end, b.replica, b.start, b.end))
+					break pairs
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ringReplica is one whole replica of a sharded operator: a ring member
+// whose factory handles its share of ConfigMaps (each handler call writes
+// the replica's name on the ConfigMap, so handling takes a request's time),
+// and a sharder candidate.
+type ringReplica struct {
+	name   string
+	m      *shard.Member
+	cms    *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *ringReplica {
+	t.Helper()
+	timing := []leader.Option{leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
+	cfg := rest.CopyConfig(cp().Config())
+	cfg.QPS, cfg.Burst = 500, 1000
+	r := &ringReplica{name: name}
+	m, err := shard.NewMember(kubernetes.NewForConfigOrDie(cfg).CoordinationV1(), ring,
+		append([]leader.Option{leader.WithIdentity(name)}, timing...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = m
+	f, err := generic.NewFactoryFromConfig(m.Fence(cfg), nil, m.FactoryOptions(cfg, &generic.FactoryOptions{
+		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ring.Namespace}, SyncTimeout: time.Minute},
+		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cms, err = generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMapGVK, "configmaps", true, f.ControllerFactory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cms.OnChange(t.Context(), "mark", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		sp := span{replica: name, start: time.Now()}
+		defer func() { sp.end = time.Now(); rec.add(key, sp) }()
+		// Handling takes a while, so that a move while it runs, were it
+		// not drained first, would show as an overlap.
+		time.Sleep(handleTime)
+		if cm == nil || cm.Annotations[handledBy] == name {
+			return cm, nil
+		}
+		cm = cm.DeepCopy()
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[handledBy] = name
+		return r.cms.Update(t.Context(), cm)
+	})
+	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: quiet(),
+		RetryPeriod: retryPeriod, Leader: append([]leader.Option{leader.WithIdentity(name + "-sharder")}, timing...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	r.cancel = cancel
+	r.done.Add(2)
+	go func() {
+		defer r.done.Done()
+		if err := m.Run(ctx, func(ctx context.Context) error { return f.Start(ctx, 4) }); err != nil {
+			t.Errorf("%s: member: %v", name, err)
+		}
+	}()
+	go func() {
+		defer r.done.Done()
+		if err := s.Run(ctx); err != nil {
+			t.Errorf("%s: sharder: %v", name, err)
+		}
+	}()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop ends the replica as a rolling upgrade does, and waits until its
+// member and sharder have returned.
+func (r *ringReplica) stop() {
+	r.cancel()
+	r.done.Wait()
+}
+
+// cached returns the number of ConfigMaps in the replica's cache.
+func (r *ringReplica) cached() int { return len(r.cms.Informer().GetStore().ListKeys()) }
+
+// handleTime is how long each handler call of the replicas takes.
+const handleTime = 10 * time.Millisecond
+
+// touch changes every ConfigMap of names, over and over, eight at a time,
+// until the returned function is called (it waits for the last changes).
+func touch(t *testing.T, ns string, names []string) (stop func()) {
+	t.Helper()
+	c := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := 0; ctx.Err() == nil; round++ {
+				for i := w; i < len(names) && ctx.Err() == nil; i += 8 {
+					patch := fmt.Sprintf(`{"data":{"round":"%d"}}`, round)
+					_, _ = c.Patch(ctx, names[i], types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+				}
+			}
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// createConfigMaps creates n ConfigMaps, eight at a time.
+func createConfigMaps(t *testing.T, ns string, n int) []string {
+	t.Helper()
+	c := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	names := make([]string, n)
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		names[i] = fmt.Sprintf("cm-%04d", i)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(name string) {
+			defer func() { <-sem; wg.Done() }()
+			_, err := c.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Data: map[string]string{"k": name}}, metav1.CreateOptions{})
+			errs <- err
+		}(names[i])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// waitAllMarked waits until every ConfigMap of names is assigned to the
+// replica of want that Pick chooses, with no drain pending, and was last
+// handled by it; it returns the replica of each.
+func waitAllMarked(t *testing.T, ns string, names []string, want ...*ringReplica) map[string]string {
+	t.Helper()
+	byID := map[string]string{}
+	var ids []string
+	for _, r := range want {
+		byID[r.m.ID()] = r.name
+		ids = append(ids, r.m.ID())
+	}
+	var got map[string]string
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		l, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = map[string]string{}
+		done := 0
+		for _, cm := range l.Items {
+			owner := byID[cm.Labels[shard.AssignmentLabel(ringName)]]
+			got[cm.Name] = owner
+			if owner != "" && cm.Labels[shard.AssignmentLabel(ringName)] == shard.Pick(ns+"/"+cm.Name, ids) &&
+				cm.Annotations[handledBy] == owner && cm.Labels[shard.DrainLabel(ringName)] == "" {
+				done++
+			}
+		}
+		if done == len(names) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3m, %d of %d ConfigMaps are assigned to and handled by a replica of %d", done, len(names), len(want))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestThreeReplicasShareThreeThousandObjects: three replicas, each a ring
+// member and a sharder candidate, over 3,000 ConfigMaps. Each caches and
+// handles about a third; a replica stopped hands its objects to the others
+// at once; a replica that joins the two left takes about a third, drained
+// from them; no object is ever handled by two replicas at overlapping
+// times.
+func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3,000 objects")
+	}
+	const n = 3000
+	ns := controlplanetest.Namespace(t, cp().Config())
+	ring := testRing(ns)
+	names := createConfigMaps(t, ns, n)
+	rec := &spans{all: map[string][]span{}}
+	a, b, c := startRingReplica(t, ring, "a", rec), startRingReplica(t, ring, "b", rec), startRingReplica(t, ring, "c", rec)
+	names4 := map[string]string{}
+	for _, r := range []string{"a", "b", "c", "d"} {
+		names4[shard.MemberID(r)] = r
+	}
+	losses := watchLosses(t, ns, func(id string) string { return names4[id] })
+
+	began := time.Now()
+	owners := waitAllMarked(t, ns, names, a, b, c)
+	t.Logf("3 replicas: every ConfigMap assigned and handled %v after they started", time.Since(began).Round(time.Millisecond))
+	for _, r := range []*ringReplica{a, b, c} {
+		if got := r.cached(); got < n/3*85/100 || got > n/3*115/100 {
+			t.Errorf("%s caches %d ConfigMaps, want about %d", r.name, got, n/3)
+		}
+	}
+
+	// c stops, as in a rolling upgrade: its lease is released once its
+	// handlers returned, and its objects go to a and b directly.
+	var onC []string
+	for name, owner := range owners {
+		if owner == "c" {
+			onC = append(onC, name)
+		}
+	}
+	stopped := time.Now()
+	c.stop()
+	owners = waitAllMarked(t, ns, names, a, b)
+	took := time.Since(stopped)
+	for _, name := range onC {
+		if !rec.handledAfter(ns+"/"+name, "c", stopped) {
+			t.Errorf("%s, c's, was not handled by a or b after c stopped", name)
+		}
+	}
+	t.Logf("c stopped: its %d ConfigMaps handled by a and b %v later", len(onC), took.Round(time.Millisecond))
+	if bound := leaseDuration + 30*time.Second; took > bound {
+		t.Errorf("c's objects took %v to move, more than the lease duration and a rebalance (%v)", took, bound)
+	}
+
+	// d joins: about a third of the objects move to it, each drained from
+	// its old replica first; nothing moves between a and b. Meanwhile
+	// every ConfigMap keeps changing, so a and b are handling objects
+	// when they are asked to let them go.
+	joined := time.Now()
+	stopTouching := touch(t, ns, names)
+	d := startRingReplica(t, ring, "d", rec)
+	after := waitAllMarked(t, ns, names, a, b, d)
+	stopTouching()
+	after = waitAllMarked(t, ns, names, a, b, d)
+	moved := 0
+	for name, owner := range after {
+		if owner == owners[name] {
+			continue
+		}
+		moved++
+		if owner != "d" {
+			t.Errorf("%s moved from %s to %s when d joined", name, owners[name], owner)
+		}
+	}
+	t.Logf("d joined: %d of %d ConfigMaps moved to it in %v", moved, n, time.Since(joined).Round(time.Millisecond))
+	if moved < n/3*80/100 || moved > n/3*120/100 {
+		t.Errorf("%d ConfigMaps moved when d joined, want about %d", moved, n/3)
+	}
+	for _, r := range []*ringReplica{a, b, d} {
+		if got := r.cached(); got < n/3*85/100 || got > n/3*115/100 {
+			t.Errorf("%s caches %d ConfigMaps after d joined, want about %d", r.name, got, n/3)
+		}
+	}
+
+	l := losses()
+	if len(l) < n/3*2*80/100 {
+		t.Errorf("the watch saw %d losses, want about %d (c's third, then d's)", len(l), n/3*2)
+	}
+	if late := rec.handledAfterLoss(l); len(late) > 0 {
+		slices.Sort(late)
+		t.Errorf("%d ConfigMaps were handled by a replica after it lost them, e.g. %s", len(late), late[0])
+	}
+	if o := rec.overlaps(); len(o) > 0 {
+		slices.Sort(o)
+		t.Errorf("%d ConfigMaps were handled by two replicas at overlapping times, e.g. %s", len(o), o[0])
+	}
+}
