@@ -91,6 +91,9 @@ type node struct {
 	// that publishing a node does not look its key up in those maps.
 	dirty    bool
 	pub, rec *ValueStatus
+	// viewDirty is set while the node is listed in the dirty nodes for its
+	// view only (see Scheduler.dirtyView).
+	viewDirty bool
 	// readGen marks the value as reported by a read (see readMarks).
 	readGen uint64
 }

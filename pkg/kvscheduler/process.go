@@ -384,19 +384,32 @@ func (s *Scheduler) finish(w *walker) {
 
 // setMetadata records n's metadata, in the descriptor's map too.
 func (s *Scheduler) setMetadata(n *node, md any) {
+	if !identical(n.metadata, md) {
+		s.dirtyView(n) // DumpValues shows it
+	}
 	n.metadata = md
 	if n.d != nil && n.d.WithMetadata {
 		n.d.md.put(n.d.label(n.key), md)
 	}
 }
 
-// dirty marks n's status as to be published (again) at the end of the
-// transaction.
+// dirty marks n's status (and view) as to be published (again) at the
+// end of the transaction.
 func (s *Scheduler) dirty(n *node) {
-	if !n.dirty {
-		n.dirty = true
+	if !n.dirty && !n.viewDirty {
 		s.dirtyNodes = append(s.dirtyNodes, n)
 	}
+	n.dirty = true
+}
+
+// dirtyView marks n's view (what DumpValues shows: the objects it holds,
+// its metadata) as to be published again, when nothing its status is
+// built from changed.
+func (s *Scheduler) dirtyView(n *node) {
+	if !n.dirty && !n.viewDirty {
+		s.dirtyNodes = append(s.dirtyNodes, n)
+	}
+	n.viewDirty = true
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

@@ -34,11 +34,17 @@ func (s *Scheduler) publish() []statusChange {
 	entries := make([]entry, 0, len(s.dirtyNodes))
 	sc := &s.scratch
 	for _, n := range s.dirtyNodes {
-		n.dirty = false
+		full := n.dirty
+		n.dirty, n.viewDirty = false, false
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
 			entries = append(entries, entry{n: n})
+			continue
+		}
+		if !full && n.pub != nil {
+			// Only its view changed.
+			entries = append(entries, entry{n: n, st: n.pub, v: value(n)})
 			continue
 		}
 		// Built in scratch buffers and compared with the published status

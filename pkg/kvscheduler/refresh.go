@@ -118,6 +118,12 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		n = s.newNode(kv.Key)
 	}
 	seen.add(n)
+	origin := n.origin
+	defer func() {
+		if n.origin != origin {
+			s.dirty(n)
+		}
+	}()
 	if n.base == "" {
 		switch {
 		case kv.Origin != UnknownOrigin:
@@ -171,7 +177,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 					if cn == nil {
 						cn = s.newNode(c.Key)
 					}
-					cn.base, cn.origin = b.key, b.origin
+					if cn.base != b.key || cn.origin != b.origin {
+						s.dirty(cn) // its status names its base
+						cn.base, cn.origin = b.key, b.origin
+					}
 					seen.add(cn)
 					// A derived value its own descriptor reads back is
 					// known from that read; the others exist with their
@@ -300,9 +309,15 @@ func retrieves(d *regDescriptor) bool {
 // deletes it, and nothing is created on it meanwhile.
 func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !identical(n.sb, v) {
+		// Another object: an equal one changes only what DumpValues shows
+		// (the status is not built from it).
+		if n.sb == nil {
+			s.dirty(n)
+		} else {
+			s.dirtyView(n)
+		}
 		n.sb = v
 		w.syncSBDeps(n)
-		s.dirty(n)
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing && n.want != nil)) {
 		n.avail = true

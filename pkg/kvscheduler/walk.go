@@ -93,6 +93,8 @@ type walker struct {
 	// cycleMade are the values created in the transaction as members of a
 	// cycle, counting on the other members being created too.
 	cycleMade []*node
+	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
+	inSyncBuf []inSyncEntry
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -178,6 +180,9 @@ func (w *walker) applyValue(f frame) {
 	}
 	if n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return // failed in this transaction already
+	}
+	if f.last != nil && f.base == "" && f.origin == FromNB && w.skipInSync(n, f.value) {
+		return // in sync: see insync.go
 	}
 	if f.base != "" || f.last != nil {
 		n.base, n.origin = f.base, f.origin
