@@ -19,7 +19,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		// checked again by the next transaction.
 		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
 			w.s.toResume(b, resumeDerived)
-		} else if !w.isApplied(n.key) {
+		} else if !w.appliedNode(n) {
 			if kind == OpCreate && !n.exists() {
 				n.state = Pending // wanted, and not created yet
 			}

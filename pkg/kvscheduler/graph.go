@@ -89,13 +89,19 @@ type node struct {
 	// nodes; pub and rec are its status as published (in the statuses)
 	// and as recorded (in the history's current statuses), kept here so
 	// that publishing a node does not look its key up in those maps.
-	dirty    bool
-	pub, rec *ValueStatus
+	dirty bool
 	// viewDirty is set while the node is listed in the dirty nodes for its
-	// view only (see Scheduler.dirtyView).
+	// view only (see Scheduler.dirtyView). (The small fields are kept
+	// together: a node fits in 512 bytes.)
 	viewDirty bool
+	// mark holds the marks of the walk markSeq (see keymarks.go).
+	mark     keyMark
+	pub, rec *ValueStatus
+	// view is its published view (see pubValue); nil until published.
+	view *pubValue
 	// readGen marks the value as reported by a read (see readMarks).
 	readGen uint64
+	markSeq uint64
 }
 
 // update is a request for a base value: the transaction that made it,

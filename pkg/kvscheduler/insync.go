@@ -70,6 +70,9 @@ func (w *walker) skipInSync(n *node, v any) bool {
 	for i := range buf {
 		e := &buf[i]
 		m := e.n
+		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.view == nil || m.base == "" && !identical(m.view.nb, e.v) {
+			w.s.dirtyView(m) // what DumpValues shows is the request
+		}
 		m.want, m.sb = e.v, e.v
 		m.txnSeq, m.txnFail, m.attempt = w.seq, false, 0
 		if e.newDeps {
@@ -80,7 +83,6 @@ func (w *walker) skipInSync(n *node, v any) bool {
 		if e.hasDerived {
 			m.derivedFor, m.derivedKVs = e.v, e.derived
 		}
-		w.s.dirtyView(m)
 	}
 	clear(buf)
 	return true
@@ -156,6 +158,18 @@ func (w *walker) inSyncCheck(n *node, v any, base string, buf []inSyncEntry, dep
 // derivedList keeps, of the derived values kvs of the value at key, those
 // with a key and a value other than key's own, sorted by key.
 func derivedList(key string, kvs []KeyValuePair) []KeyValuePair {
+	ok := true
+	for i, kv := range kvs {
+		if kv.Key == "" || kv.Value == nil || kv.Key == key || i > 0 && kvs[i-1].Key > kv.Key {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		// Already as wanted (typically one derived value): the list is
+		// kept as the descriptor returned it, only read from then on.
+		return kvs[:len(kvs):len(kvs)]
+	}
 	out := kvs[:0:0]
 	for _, kv := range kvs {
 		if kv.Key != "" && kv.Value != nil && kv.Key != key {

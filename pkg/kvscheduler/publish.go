@@ -9,6 +9,8 @@ import "slices"
 // replaced, so readers holding one are never affected.
 
 // pubValue is what DumpValues shows of a key, published with its status.
+// Each node has its own (node.view), listed in the scheduler's views and
+// changed in place, under the lock DumpValues reads it with.
 type pubValue struct {
 	nb       any // the desired value, if the northbound requested one
 	sb       any // the value in the southbound, if any
@@ -29,7 +31,6 @@ func (s *Scheduler) publish() []statusChange {
 	type entry struct {
 		n  *node
 		st *ValueStatus // nil: the node is dropped
-		v  *pubValue
 	}
 	entries := make([]entry, 0, len(s.dirtyNodes))
 	sc := &s.scratch
@@ -44,7 +45,7 @@ func (s *Scheduler) publish() []statusChange {
 		}
 		if !full && n.pub != nil {
 			// Only its view changed.
-			entries = append(entries, entry{n: n, st: n.pub, v: value(n)})
+			entries = append(entries, entry{n: n, st: n.pub})
 			continue
 		}
 		// Built in scratch buffers and compared with the published status
@@ -56,7 +57,7 @@ func (s *Scheduler) publish() []statusChange {
 		} else {
 			st = sc.own()
 		}
-		entries = append(entries, entry{n: n, st: st, v: value(n)})
+		entries = append(entries, entry{n: n, st: st})
 	}
 	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
@@ -73,13 +74,24 @@ func (s *Scheduler) publish() []statusChange {
 			if old != nil {
 				delete(s.statuses, key)
 				delete(s.views, key)
+				e.n.view = nil
 				if watched {
 					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 				}
 			}
 		default:
-			s.views[key] = e.v
+			switch v := value(e.n); {
+			case e.n.view == nil:
+				pv := new(pubValue)
+				*pv = v
+				e.n.view = pv
+				s.views[key] = pv
+			case !e.n.view.same(&v):
+				// Changed in place, under the lock readers take: no map
+				// operation per value.
+				*e.n.view = v
+			}
 			if e.st != old { // else unchanged: the published one stays
 				s.statuses[key] = e.st
 				e.n.pub = e.st
@@ -149,19 +161,47 @@ type statusScratch struct {
 	strs []string
 }
 
+// smallStatus is a status with room for its dependencies and strings
+// when they are few (most values have a dependency or two): one
+// allocation for all of it.
+type smallStatus struct {
+	st   ValueStatus
+	deps [2]DependencyStatus
+	strs [3]string
+}
+
 // own returns a copy of the status built in sc that shares nothing with
-// the buffers (nil slices stay nil): one allocation for the status, one
-// for its dependencies and one for all its strings.
+// the buffers (nil slices stay nil): one allocation for the status, its
+// dependencies and its strings when they are few, else one for the
+// status, one for its dependencies and one for all its strings.
 func (sc *statusScratch) own() *ValueStatus {
-	st := new(ValueStatus)
-	*st = sc.st
-	total := len(st.UnmetDependencies)
-	for _, d := range st.Dependencies {
+	total := len(sc.st.UnmetDependencies)
+	for _, d := range sc.st.Dependencies {
 		total += len(d.Keys)
 	}
+	var st *ValueStatus
 	var strs []string
-	if total > 0 {
-		strs = make([]string, 0, total)
+	switch {
+	case total == 0 && sc.st.Dependencies == nil:
+		st = new(ValueStatus)
+		*st = sc.st
+	case total <= 3 && len(sc.st.Dependencies) <= 2:
+		box := new(smallStatus)
+		box.st = sc.st
+		st, strs = &box.st, box.strs[:0:total]
+		if sc.st.Dependencies != nil {
+			st.Dependencies = box.deps[:len(sc.st.Dependencies):len(sc.st.Dependencies)]
+			copy(st.Dependencies, sc.st.Dependencies)
+		}
+	default:
+		st = new(ValueStatus)
+		*st = sc.st
+		if total > 0 {
+			strs = make([]string, 0, total)
+		}
+		if sc.st.Dependencies != nil {
+			st.Dependencies = slices.Clone(sc.st.Dependencies)
+		}
 	}
 	take := func(src []string) []string {
 		if src == nil {
@@ -172,11 +212,8 @@ func (sc *statusScratch) own() *ValueStatus {
 		return strs[from:len(strs):len(strs)]
 	}
 	st.UnmetDependencies = take(st.UnmetDependencies)
-	if sc.st.Dependencies != nil {
-		st.Dependencies = slices.Clone(sc.st.Dependencies)
-		for i := range st.Dependencies {
-			st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
-		}
+	for i := range st.Dependencies {
+		st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
 	}
 	return st
 }
@@ -215,9 +252,15 @@ func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	return st
 }
 
+// same tells whether v shows the same objects as o (see identical).
+func (v *pubValue) same(o *pubValue) bool {
+	return v.origin == o.origin && v.desc == o.desc && identical(v.nb, o.nb) && identical(v.sb, o.sb) &&
+		identical(v.metadata, o.metadata) && identical(v.cached, o.cached)
+}
+
 // value builds what DumpValues shows of n.
-func value(n *node) *pubValue {
-	v := &pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
+func value(n *node) pubValue {
+	v := pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
 	if n.d != nil {
 		v.desc = n.d.Name
 	}

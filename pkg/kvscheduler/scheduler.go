@@ -45,6 +45,9 @@ type Scheduler struct {
 	scratch statusScratch
 	// readGen numbers the reads of descriptors (see readMarks).
 	readGen uint64
+	// readStack and readKeys are buffers of refreshValue.
+	readStack []*node
+	readKeys  []string
 	// retries are the retries armed and not due yet, by generation.
 	retries map[uint64]*job
 	// resume holds what a transaction stopped by its context left undone.

@@ -66,7 +66,9 @@ type walker struct {
 	// on those values) or comes later (a value of the transaction not
 	// applied yet). One map for both: each value is marked later, then
 	// applied, without a second map or a delete per value.
-	marks    map[string]keyMark
+	marks map[string]keyMark
+	// marked are the nodes marked in this walk (see keymarks.go).
+	marked   []*node
 	topErr   bool
 	failedNs []*node
 	// reverting marks the undo of a transaction: values failed in it are
@@ -168,7 +170,10 @@ func (w *walker) drain(from string) {
 }
 
 func (w *walker) applyValue(f frame) {
-	n := w.g.nodes[f.key]
+	n := f.n // a transaction's value comes with its node
+	if n == nil {
+		n = w.g.nodes[f.key]
+	}
 	if n == nil {
 		if f.value == nil {
 			return
@@ -232,7 +237,7 @@ func (w *walker) depUpdate(n *node) {
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case w.later(n.key):
+	case w.later(n):
 		// Set by the transaction further on: created with its new value
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
