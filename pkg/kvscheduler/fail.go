@@ -110,7 +110,7 @@ func (w *walker) invalidated(n *node) {
 // PENDING, with what depends on them), in the order they were created.
 func (w *walker) cycleBroken(n *node) {
 	for _, m := range slices.Backward(w.cycleMade) {
-		if m != n && m.avail && w.g.nodes[m.key] == m {
+		if m != n && m.avail && w.g.has(m) {
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
 	}

@@ -95,7 +95,9 @@ type node struct {
 	// together: a node fits in 512 bytes.)
 	viewDirty bool
 	// mark holds the marks of the walk markSeq (see keymarks.go).
-	mark     keyMark
+	mark keyMark
+	// removed is set when the node leaves the graph (see graph.has).
+	removed  bool
 	pub, rec *ValueStatus
 	// view is its published view (see pubValue); nil until published.
 	view *pubValue
@@ -195,7 +197,12 @@ func (g *graph) remove(n *node) {
 		delete(sm.members, n)
 	}
 	delete(g.nodes, n.key)
+	n.removed = true
 }
+
+// has tells whether n is the node of its key in the graph, without a
+// lookup: a key gets a new node only once its node was removed.
+func (g *graph) has(n *node) bool { return !n.removed }
 
 // eachPrefixOf calls f for every indexed prefix that key has: one lookup
 // per prefix length, whatever the number of nodes.

@@ -75,7 +75,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		for _, n := range byDesc[d] {
-			if !seen.hasNode(n) && s.g.nodes[n.key] == n {
+			if !seen.hasNode(n) && s.g.has(n) {
 				missing = s.unreported(w, n, missing)
 			}
 		}

@@ -137,11 +137,11 @@ func (w *walker) drain(from string) {
 			w.finishUpdate(f)
 		case fCreate:
 			// Not if a cascade created it meanwhile.
-			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n && !f.n.exists() {
+			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.has(f.n) && !f.n.exists() {
 				w.create(f.n, true)
 			}
 		case fRedelete:
-			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
+			if n := f.n; w.g.has(n) && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
 				w.s.clearFailure(n)
@@ -221,7 +221,7 @@ func (w *walker) applyValue(f frame) {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if !w.g.has(n) || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
 	w.s.dirty(n)
@@ -271,6 +271,11 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 
 func (w *walker) record(n *node, ro RecordedOp) {
 	ro.NewState = n.state
+	if ex := w.rec.Executed; len(ex) == cap(ex) && cap(ex) >= 256 {
+		// Doubled rather than grown by a quarter, as append grows large
+		// slices: a batch's record is copied once, not four times.
+		w.rec.Executed = append(make([]RecordedOp, 0, 2*cap(ex)), ex...)
+	}
 	w.rec.Executed = append(w.rec.Executed, ro)
 }
 
