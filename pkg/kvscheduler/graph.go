@@ -99,8 +99,8 @@ type node struct {
 	// removed is set when the node leaves the graph (see graph.has).
 	removed  bool
 	pub, rec *ValueStatus
-	// view is its published view (see pubValue); nil until published.
-	view *pubValue
+	// pe is its entry in the published statuses; nil until published.
+	pe *pubEntry
 	// readGen marks the value as reported by a read (see readMarks).
 	readGen uint64
 	markSeq uint64

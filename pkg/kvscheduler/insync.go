@@ -70,7 +70,7 @@ func (w *walker) skipInSync(n *node, v any) bool {
 	for i := range buf {
 		e := &buf[i]
 		m := e.n
-		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.view == nil || m.base == "" && !identical(m.view.nb, e.v) {
+		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.pe == nil || m.base == "" && !identical(m.pe.view.nb, e.v) {
 			w.s.dirtyView(m) // what DumpValues shows is the request
 		}
 		m.want, m.sb = e.v, e.v

@@ -369,7 +369,7 @@ func (s *Scheduler) reserve(n int) {
 	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {
-		s.statuses, s.views = make(map[string]*ValueStatus, 2*n), make(map[string]*pubValue, 2*n)
+		s.statuses = make(map[string]*pubEntry, 2*n)
 	}
 	s.smu.Unlock()
 	s.hist.mu.Lock()

@@ -8,9 +8,17 @@ import "slices"
 // replaced. Published statuses and values are never modified, only
 // replaced, so readers holding one are never affected.
 
-// pubValue is what DumpValues shows of a key, published with its status.
-// Each node has its own (node.view), listed in the scheduler's views and
-// changed in place, under the lock DumpValues reads it with.
+// pubEntry is what is published of a key, under the scheduler's smu: its
+// status, replaced (a published status is never modified: readers and
+// the history keep it), and its view, changed in place. Each node has its
+// own entry (node.pe), so that publishing a known key again costs no map
+// operation and no allocation.
+type pubEntry struct {
+	st   *ValueStatus
+	view pubValue
+}
+
+// pubValue is what DumpValues shows of a key.
 type pubValue struct {
 	nb       any // the desired value, if the northbound requested one
 	sb       any // the value in the southbound, if any
@@ -73,27 +81,24 @@ func (s *Scheduler) publish() []statusChange {
 		case e.st == nil:
 			if old != nil {
 				delete(s.statuses, key)
-				delete(s.views, key)
-				e.n.view = nil
+				e.n.pe = nil
 				if watched {
 					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 				}
 			}
 		default:
-			switch v := value(e.n); {
-			case e.n.view == nil:
-				pv := new(pubValue)
-				*pv = v
-				e.n.view = pv
-				s.views[key] = pv
-			case !e.n.view.same(&v):
-				// Changed in place, under the lock readers take: no map
-				// operation per value.
-				*e.n.view = v
+			v := value(e.n)
+			if pe := e.n.pe; pe == nil {
+				e.n.pe = &pubEntry{st: e.st, view: v}
+				s.statuses[key] = e.n.pe
+			} else {
+				pe.st = e.st
+				if !pe.view.same(&v) {
+					pe.view = v
+				}
 			}
 			if e.st != old { // else unchanged: the published one stays
-				s.statuses[key] = e.st
 				e.n.pub = e.st
 				if watched {
 					changed = append(changed, *e.st)
@@ -144,7 +149,12 @@ func (s *Scheduler) announce(keys []string) {
 			continue
 		}
 		st := w.status(n)
-		s.statuses[k] = st
+		if n.pe == nil {
+			n.pe = &pubEntry{st: st, view: value(n)}
+			s.statuses[k] = n.pe
+		} else {
+			n.pe.st = st
+		}
 		n.pub = st
 		for wt := range s.watches {
 			wt.push(*st)
