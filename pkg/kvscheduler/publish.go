@@ -5,8 +5,11 @@ import "slices"
 // Statuses, values and history are published incrementally: a transaction
 // marks the keys it touches (and the dependents whose dependencies it
 // met or unmet) dirty, and only those are recomputed, compared and
-// replaced. Published statuses and values are never modified, only
-// replaced, so readers holding one are never affected.
+// replaced; a key whose status cannot have changed (an equal object
+// read back, new metadata, a value in sync) is marked for its view only.
+// Published statuses are never modified, only replaced, so readers
+// holding one are never affected; views are changed in place under smu,
+// and DumpValues copies what it returns out of them under it.
 
 // pubEntry is what is published of a key, under the scheduler's smu: its
 // status, replaced (a published status is never modified: readers and
