@@ -69,7 +69,7 @@ func (w *walker) finishDelete(f frame) {
 	n.deleting = false
 	recheck := n.recheck
 	n.recheck = false
-	if !n.exists() || w.g.nodes[n.key] != n {
+	if !n.exists() || !w.g.has(n) {
 		return // deleted meanwhile (by a delete that waited for a dependent)
 	}
 	// What the southbound removed itself is gone, whatever needs it;

@@ -19,7 +19,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		// checked again by the next transaction.
 		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
 			w.s.toResume(b, resumeDerived)
-		} else if !w.isApplied(n.key) {
+		} else if !w.appliedNode(n) {
 			if kind == OpCreate && !n.exists() {
 				n.state = Pending // wanted, and not created yet
 			}
@@ -110,7 +110,7 @@ func (w *walker) invalidated(n *node) {
 // PENDING, with what depends on them), in the order they were created.
 func (w *walker) cycleBroken(n *node) {
 	for _, m := range slices.Backward(w.cycleMade) {
-		if m != n && m.avail && w.g.nodes[m.key] == m {
+		if m != n && m.avail && w.g.has(m) {
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
 	}

@@ -89,10 +89,21 @@ type node struct {
 	// nodes; pub and rec are its status as published (in the statuses)
 	// and as recorded (in the history's current statuses), kept here so
 	// that publishing a node does not look its key up in those maps.
-	dirty    bool
+	dirty bool
+	// viewDirty is set while the node is listed in the dirty nodes for its
+	// view only (see Scheduler.dirtyView). (The small fields are kept
+	// together: a node fits in 512 bytes.)
+	viewDirty bool
+	// mark holds the marks of the walk markSeq (see keymarks.go).
+	mark keyMark
+	// removed is set when the node leaves the graph (see graph.has).
+	removed  bool
 	pub, rec *ValueStatus
+	// pe is its entry in the published statuses; nil until published.
+	pe *pubEntry
 	// readGen marks the value as reported by a read (see readMarks).
 	readGen uint64
+	markSeq uint64
 }
 
 // update is a request for a base value: the transaction that made it,
@@ -186,7 +197,12 @@ func (g *graph) remove(n *node) {
 		delete(sm.members, n)
 	}
 	delete(g.nodes, n.key)
+	n.removed = true
 }
+
+// has tells whether n is the node of its key in the graph, without a
+// lookup: a key gets a new node only once its node was removed.
+func (g *graph) has(n *node) bool { return !n.removed }
 
 // eachPrefixOf calls f for every indexed prefix that key has: one lookup
 // per prefix length, whatever the number of nodes.

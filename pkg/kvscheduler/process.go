@@ -202,19 +202,34 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
 	w.resyncing = false
-	values := s.txnValues(t, scope, rec.SeqNum)
+	w.marked = slices.Grow(w.marked, len(t.values))
+	values := s.txnValues(w, t, scope, rec.SeqNum)
 	s.reserve(len(values))
-	rec.Executed = make([]RecordedOp, 0, min(len(values), 1<<16))
+	if t.resync == NoResync {
+		// A resync's values are mostly in sync: its record grows with
+		// what it does instead.
+		rec.Executed = make([]RecordedOp, 0, min(len(values), 1<<16))
+	}
 	type undo struct {
 		key  string
 		prev *update
 	}
 	var undos []undo
-	if len(w.marks) == 0 {
-		w.marks = make(map[string]keyMark, len(values))
-	}
-	for _, v := range values {
-		w.setLater(v.key)
+	for i := range values {
+		v := &values[i]
+		if v.n == nil && v.value != nil {
+			// Its node is made now rather than when it is applied, so that
+			// it carries the marks; until then it is as absent as no node
+			// (nothing wanted, nothing in the southbound), and dropped by
+			// the publishing if it is not applied after all.
+			v.n = s.newNode(v.key)
+			s.dirty(v.n)
+		}
+		if v.n != nil {
+			w.markNode(v.n, markLater)
+		} else {
+			w.setLater(v.key)
+		}
 	}
 	for i, v := range values {
 		if w.ended() {
@@ -235,8 +250,12 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			}
 			undos = append(undos, undo{v.key, prev})
 		}
-		w.applyNow(v.key)
-		w.run(frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB})
+		if v.n != nil {
+			w.applyNowNode(v.n)
+		} else {
+			w.applyNow(v.key)
+		}
+		w.run(frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB, n: v.n})
 		if w.topErr && rec.Revert {
 			break
 		}
@@ -315,10 +334,7 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	// A derived value has one base, so following derived values whose base
 	// is the value visits each at most once: no set of visited keys.
 	var stack []string
-	for k, m := range w.marks {
-		if m&markApplied == 0 {
-			continue
-		}
+	w.eachApplied(func(k string) {
 		stack = append(stack[:0], k)
 		for len(stack) > 0 {
 			k := stack[len(stack)-1]
@@ -331,12 +347,12 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 				out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
 			}
 			for _, c := range n.derived {
-				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.isApplied(c) {
+				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.appliedNode(cn) {
 					stack = append(stack, c)
 				}
 			}
 		}
-	}
+	})
 	slices.SortFunc(out, func(a, b KeyError) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
@@ -353,7 +369,7 @@ func (s *Scheduler) reserve(n int) {
 	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {
-		s.statuses, s.views = make(map[string]*ValueStatus, 2*n), make(map[string]*pubValue, 2*n)
+		s.statuses = make(map[string]*pubEntry, 2*n)
 	}
 	s.smu.Unlock()
 	s.hist.mu.Lock()
@@ -384,19 +400,32 @@ func (s *Scheduler) finish(w *walker) {
 
 // setMetadata records n's metadata, in the descriptor's map too.
 func (s *Scheduler) setMetadata(n *node, md any) {
+	if !identical(n.metadata, md) {
+		s.dirtyView(n) // DumpValues shows it
+	}
 	n.metadata = md
 	if n.d != nil && n.d.WithMetadata {
 		n.d.md.put(n.d.label(n.key), md)
 	}
 }
 
-// dirty marks n's status as to be published (again) at the end of the
-// transaction.
+// dirty marks n's status (and view) as to be published (again) at the
+// end of the transaction.
 func (s *Scheduler) dirty(n *node) {
-	if !n.dirty {
-		n.dirty = true
+	if !n.dirty && !n.viewDirty {
 		s.dirtyNodes = append(s.dirtyNodes, n)
 	}
+	n.dirty = true
+}
+
+// dirtyView marks n's view (what DumpValues shows: the objects it holds,
+// its metadata) as to be published again, when nothing its status is
+// built from changed.
+func (s *Scheduler) dirtyView(n *node) {
+	if !n.dirty && !n.viewDirty {
+		s.dirtyNodes = append(s.dirtyNodes, n)
+	}
+	n.viewDirty = true
 }
 
 func appendUnique(xs []uint64, x uint64) []uint64 {

@@ -5,10 +5,23 @@ import "slices"
 // Statuses, values and history are published incrementally: a transaction
 // marks the keys it touches (and the dependents whose dependencies it
 // met or unmet) dirty, and only those are recomputed, compared and
-// replaced. Published statuses and values are never modified, only
-// replaced, so readers holding one are never affected.
+// replaced; a key whose status cannot have changed (an equal object
+// read back, new metadata, a value in sync) is marked for its view only.
+// Published statuses are never modified, only replaced, so readers
+// holding one are never affected; views are changed in place under smu,
+// and DumpValues copies what it returns out of them under it.
 
-// pubValue is what DumpValues shows of a key, published with its status.
+// pubEntry is what is published of a key, under the scheduler's smu: its
+// status, replaced (a published status is never modified: readers and
+// the history keep it), and its view, changed in place. Each node has its
+// own entry (node.pe), so that publishing a known key again costs no map
+// operation and no allocation.
+type pubEntry struct {
+	st   *ValueStatus
+	view pubValue
+}
+
+// pubValue is what DumpValues shows of a key.
 type pubValue struct {
 	nb       any // the desired value, if the northbound requested one
 	sb       any // the value in the southbound, if any
@@ -29,16 +42,21 @@ func (s *Scheduler) publish() []statusChange {
 	type entry struct {
 		n  *node
 		st *ValueStatus // nil: the node is dropped
-		v  *pubValue
 	}
 	entries := make([]entry, 0, len(s.dirtyNodes))
 	sc := &s.scratch
 	for _, n := range s.dirtyNodes {
-		n.dirty = false
+		full := n.dirty
+		n.dirty, n.viewDirty = false, false
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
 			entries = append(entries, entry{n: n})
+			continue
+		}
+		if !full && n.pub != nil {
+			// Only its view changed.
+			entries = append(entries, entry{n: n, st: n.pub})
 			continue
 		}
 		// Built in scratch buffers and compared with the published status
@@ -50,7 +68,7 @@ func (s *Scheduler) publish() []statusChange {
 		} else {
 			st = sc.own()
 		}
-		entries = append(entries, entry{n: n, st: st, v: value(n)})
+		entries = append(entries, entry{n: n, st: st})
 	}
 	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
@@ -66,16 +84,24 @@ func (s *Scheduler) publish() []statusChange {
 		case e.st == nil:
 			if old != nil {
 				delete(s.statuses, key)
-				delete(s.views, key)
+				e.n.pe = nil
 				if watched {
 					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
 				}
 			}
 		default:
-			s.views[key] = e.v
+			v := value(e.n)
+			if pe := e.n.pe; pe == nil {
+				e.n.pe = &pubEntry{st: e.st, view: v}
+				s.statuses[key] = e.n.pe
+			} else {
+				pe.st = e.st
+				if !pe.view.same(&v) {
+					pe.view = v
+				}
+			}
 			if e.st != old { // else unchanged: the published one stays
-				s.statuses[key] = e.st
 				e.n.pub = e.st
 				if watched {
 					changed = append(changed, *e.st)
@@ -126,7 +152,12 @@ func (s *Scheduler) announce(keys []string) {
 			continue
 		}
 		st := w.status(n)
-		s.statuses[k] = st
+		if n.pe == nil {
+			n.pe = &pubEntry{st: st, view: value(n)}
+			s.statuses[k] = n.pe
+		} else {
+			n.pe.st = st
+		}
 		n.pub = st
 		for wt := range s.watches {
 			wt.push(*st)
@@ -143,19 +174,47 @@ type statusScratch struct {
 	strs []string
 }
 
+// smallStatus is a status with room for its dependencies and strings
+// when they are few (most values have a dependency or two): one
+// allocation for all of it.
+type smallStatus struct {
+	st   ValueStatus
+	deps [2]DependencyStatus
+	strs [3]string
+}
+
 // own returns a copy of the status built in sc that shares nothing with
-// the buffers (nil slices stay nil): one allocation for the status, one
-// for its dependencies and one for all its strings.
+// the buffers (nil slices stay nil): one allocation for the status, its
+// dependencies and its strings when they are few, else one for the
+// status, one for its dependencies and one for all its strings.
 func (sc *statusScratch) own() *ValueStatus {
-	st := new(ValueStatus)
-	*st = sc.st
-	total := len(st.UnmetDependencies)
-	for _, d := range st.Dependencies {
+	total := len(sc.st.UnmetDependencies)
+	for _, d := range sc.st.Dependencies {
 		total += len(d.Keys)
 	}
+	var st *ValueStatus
 	var strs []string
-	if total > 0 {
-		strs = make([]string, 0, total)
+	switch {
+	case total == 0 && sc.st.Dependencies == nil:
+		st = new(ValueStatus)
+		*st = sc.st
+	case total <= 3 && len(sc.st.Dependencies) <= 2:
+		box := new(smallStatus)
+		box.st = sc.st
+		st, strs = &box.st, box.strs[:0:total]
+		if sc.st.Dependencies != nil {
+			st.Dependencies = box.deps[:len(sc.st.Dependencies):len(sc.st.Dependencies)]
+			copy(st.Dependencies, sc.st.Dependencies)
+		}
+	default:
+		st = new(ValueStatus)
+		*st = sc.st
+		if total > 0 {
+			strs = make([]string, 0, total)
+		}
+		if sc.st.Dependencies != nil {
+			st.Dependencies = slices.Clone(sc.st.Dependencies)
+		}
 	}
 	take := func(src []string) []string {
 		if src == nil {
@@ -166,11 +225,8 @@ func (sc *statusScratch) own() *ValueStatus {
 		return strs[from:len(strs):len(strs)]
 	}
 	st.UnmetDependencies = take(st.UnmetDependencies)
-	if sc.st.Dependencies != nil {
-		st.Dependencies = slices.Clone(sc.st.Dependencies)
-		for i := range st.Dependencies {
-			st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
-		}
+	for i := range st.Dependencies {
+		st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
 	}
 	return st
 }
@@ -209,9 +265,15 @@ func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	return st
 }
 
+// same tells whether v shows the same objects as o (see identical).
+func (v *pubValue) same(o *pubValue) bool {
+	return v.origin == o.origin && v.desc == o.desc && identical(v.nb, o.nb) && identical(v.sb, o.sb) &&
+		identical(v.metadata, o.metadata) && identical(v.cached, o.cached)
+}
+
 // value builds what DumpValues shows of n.
-func value(n *node) *pubValue {
-	v := &pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
+func value(n *node) pubValue {
+	v := pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
 	if n.d != nil {
 		v.desc = n.d.Name
 	}

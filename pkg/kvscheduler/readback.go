@@ -91,7 +91,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
 				continue // not asked for: left alone
 			}
-			s.refreshValue(w, d, kv, seen, corr)
+			s.refreshValue(w, d, kv, s.g.nodes[kv.Key], seen, corr)
 		}
 		for _, k := range ks {
 			if n := s.g.nodes[k]; n != nil && !seen.hasNode(n) && n.d == d {

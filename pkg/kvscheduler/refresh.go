@@ -17,18 +17,9 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		w.rec.Errors = append(w.rec.Errors, err)
 		return
 	}
-	// The nodes of each descriptor, counted first so that each list is
-	// allocated once at its size (a resync lists every node).
-	count := map[*regDescriptor]int{}
-	for _, n := range s.g.nodes {
-		if n.d != nil {
-			count[n.d]++
-		}
-	}
-	byDesc := make(map[*regDescriptor][]*node, len(count))
-	for d, c := range count {
-		byDesc[d] = make([]*node, 0, c)
-	}
+	// The nodes of each descriptor, in one pass over the graph (a second
+	// one, to count them first, costs more than growing the lists).
+	byDesc := make(map[*regDescriptor][]*node, len(s.reg.order))
 	for _, n := range s.g.nodes {
 		if n.d != nil {
 			byDesc[n.d] = append(byDesc[n.d], n)
@@ -73,12 +64,18 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
-			if s.retrievedOK(w, d, kv, seen) {
-				s.refreshValue(w, d, kv, seen, corr)
+			// One lookup per value read, shared by the checks and the
+			// refresh.
+			var n *node
+			if kv.Key != "" {
+				n = s.g.nodes[kv.Key]
+			}
+			if s.retrievedOK(w, d, kv, n, seen) {
+				s.refreshValue(w, d, kv, n, seen, corr)
 			}
 		}
 		for _, n := range byDesc[d] {
-			if !seen.hasNode(n) && s.g.nodes[n.key] == n {
+			if !seen.hasNode(n) && s.g.has(n) {
 				missing = s.unreported(w, n, missing)
 			}
 		}
@@ -87,17 +84,18 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 }
 
 // retrievedOK checks a retrieved value: a key of the descriptor, read once,
-// with a value.
-func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks) bool {
+// with a value. n is the key's node, if any.
+func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, n *node, seen readMarks) bool {
 	var why string
 	switch {
 	case kv.Key == "":
 		why = "empty key"
 	case kv.Value == nil:
 		why = "nil value"
-	case seen.has(kv.Key):
+	case n != nil && seen.hasNode(n):
 		why = "retrieved twice"
-	case !d.selects(kv.Key):
+	case !(n != nil && n.d == d && n.dErr == nil) && !d.selects(kv.Key):
+		// A node's descriptor is the one that selects its key.
 		why = "key not selected by the descriptor"
 	}
 	if why == "" {
@@ -112,12 +110,12 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 // retrieved without one is, in this order: as requested, that of its
 // correlate entry (in the first full resync, the transaction's values are
 // the northbound's), the descriptor's NBKeyPrefix, else the southbound.
-func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, seen readMarks, correlate *correlation) {
-	n := s.g.nodes[kv.Key]
+func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata, n *node, seen readMarks, correlate *correlation) {
 	if n == nil {
 		n = s.newNode(kv.Key)
 	}
 	seen.add(n)
+	origin := n.origin
 	if n.base == "" {
 		switch {
 		case kv.Origin != UnknownOrigin:
@@ -131,6 +129,9 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		default:
 			n.origin = FromSB
 		}
+	}
+	if n.origin != origin {
+		s.dirty(n)
 	}
 	s.found(w, n, kv.Value)
 	s.setMetadata(n, kv.Metadata)
@@ -146,7 +147,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	// the base no longer derives are gone. A value derived again within
 	// the same read (derived values that derive each other, a descriptor
 	// bug) is skipped, and the read is bounded as the walk is.
-	stack := []*node{n}
+	// The stack and the keys are buffers reused from one value to the
+	// next (a resync reads every value).
+	stack := append(s.readStack[:0], n)
+	defer func() { clear(stack[:cap(stack)]); s.readStack = stack[:0] }()
 	var visited keySet
 	visited.add(n.key)
 	budget := 64 * (len(s.g.nodes) + 64)
@@ -157,7 +161,7 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		}
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		var keys []string
+		keys := s.readKeys[:0]
 		if b.d != nil && b.d.DerivedValues != nil {
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
@@ -171,7 +175,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 					if cn == nil {
 						cn = s.newNode(c.Key)
 					}
-					cn.base, cn.origin = b.key, b.origin
+					if cn.base != b.key || cn.origin != b.origin {
+						s.dirty(cn) // its status names its base
+						cn.base, cn.origin = b.key, b.origin
+					}
 					seen.add(cn)
 					// A derived value its own descriptor reads back is
 					// known from that read; the others exist with their
@@ -209,7 +216,13 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			}
 		}
 		slices.Sort(keys)
-		b.derived = keys
+		s.readKeys = keys
+		switch {
+		case len(keys) == 0:
+			b.derived = nil
+		case !slices.Equal(keys, b.derived):
+			b.derived = slices.Clone(keys)
+		}
 	}
 }
 
@@ -300,9 +313,15 @@ func retrieves(d *regDescriptor) bool {
 // deletes it, and nothing is created on it meanwhile.
 func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !identical(n.sb, v) {
+		// Another object: an equal one changes only what DumpValues shows
+		// (the status is not built from it).
+		if n.sb == nil {
+			s.dirty(n)
+		} else {
+			s.dirtyView(n)
+		}
 		n.sb = v
 		w.syncSBDeps(n)
-		s.dirty(n)
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing && n.want != nil)) {
 		n.avail = true

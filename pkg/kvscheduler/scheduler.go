@@ -45,19 +45,23 @@ type Scheduler struct {
 	scratch statusScratch
 	// readGen numbers the reads of descriptors (see readMarks).
 	readGen uint64
+	// readStack and readKeys are buffers of refreshValue.
+	readStack []*node
+	readKeys  []string
 	// retries are the retries armed and not due yet, by generation.
 	retries map[uint64]*job
 	// resume holds what a transaction stopped by its context left undone.
 	resume map[*node]resumeKind
 
 	// Readable by anyone.
-	smu      sync.RWMutex
-	statuses map[string]*ValueStatus // entries replaced, never modified once published
+	smu sync.RWMutex
+	// statuses holds, per key, its published status and view (see
+	// pubEntry).
+	statuses map[string]*pubEntry
 	mdMaps   map[string]*metadataMap
 	watches  map[*Watch]struct{}
 	// watchesClosed is set by Close once it has taken the watches.
 	watchesClosed bool
-	views         map[string]*pubValue // published with the statuses, for DumpValues
 
 	hist      history
 	trimTimer clock.Timer
@@ -126,9 +130,9 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
-		statuses: map[string]*ValueStatus{},
+		statuses: map[string]*pubEntry{},
 		waiters:  map[string][]*node{}, retries: map[uint64]*job{},
-		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{}, views: map[string]*pubValue{},
+		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
@@ -259,8 +263,8 @@ func (s *Scheduler) PushSBNotification(key string, value any, metadata any) erro
 func (s *Scheduler) GetValueStatus(key string) ValueStatus {
 	s.smu.RLock()
 	defer s.smu.RUnlock()
-	if st, ok := s.statuses[key]; ok {
-		return *st
+	if e, ok := s.statuses[key]; ok {
+		return *e.st
 	}
 	return ValueStatus{Key: key, State: NonExistent}
 }
@@ -270,9 +274,9 @@ func (s *Scheduler) GetValueStatus(key string) ValueStatus {
 func (s *Scheduler) ValueStatuses(selector func(key string) bool) []ValueStatus {
 	s.smu.RLock()
 	out := make([]ValueStatus, 0, len(s.statuses))
-	for k, st := range s.statuses {
+	for k, e := range s.statuses {
 		if selector == nil || selector(k) {
-			out = append(out, *st)
+			out = append(out, *e.st)
 		}
 	}
 	s.smu.RUnlock()

@@ -10,13 +10,18 @@ type txnValue struct {
 	key   string
 	value any
 	last  *update
+	n     *node // the key's node, if it has one
 }
 
 // txnValues lists what a transaction applies, in the reference's order:
 // sorted by key, then deletes, re-creates, creates and updates. A full or
 // upstream resync deletes the northbound values it does not name; a
 // downstream resync applies the last requests again.
-func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnValue {
+//
+// The nodes of the values the transaction names are marked later (see
+// keymarks.go) as they are looked up, which tells the scan of a full or
+// upstream resync which nodes are not named.
+func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint64) []txnValue {
 	var out []txnValue
 	req := func(v any) *update { return &update{value: v, seq: seq, retry: t.retry, revert: t.revert} }
 	switch t.resync {
@@ -27,19 +32,23 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 		reqs := make([]update, len(t.values))
 		for i, kv := range t.values {
 			reqs[i] = update{value: kv.Value, seq: seq, retry: t.retry, revert: t.revert}
-			out = append(out, txnValue{kv.Key, kv.Value, &reqs[i]})
+			n := s.g.nodes[kv.Key]
+			if n != nil {
+				w.markNode(n, markLater)
+			}
+			out = append(out, txnValue{kv.Key, kv.Value, &reqs[i], n})
 		}
 		if t.resync != NoResync {
 			for k, n := range s.g.nodes {
-				if _, named := t.index[k]; !named && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
-					out = append(out, txnValue{k, nil, req(nil)})
+				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
+					out = append(out, txnValue{k, nil, req(nil), n})
 				}
 			}
 		}
 	case DownstreamResync:
 		add := func(n *node) {
 			if n != nil && n.base == "" && n.origin == FromNB && n.last != nil && (n.last.value != nil || n.exists()) {
-				out = append(out, txnValue{n.key, n.last.value, n.last})
+				out = append(out, txnValue{n.key, n.last.value, n.last, n})
 			}
 		}
 		if scope == nil {
@@ -48,7 +57,7 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 				// Values of the northbound's kinds nobody requested
 				// (DISCOVERED) go, as with a full resync.
 				if n.base == "" && n.origin == FromNB && n.last == nil && n.exists() {
-					out = append(out, txnValue{n.key, nil, req(nil)})
+					out = append(out, txnValue{n.key, nil, req(nil), n})
 				}
 			}
 			break
@@ -64,7 +73,7 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 		}
 	}
 	group := func(v txnValue) int {
-		n := s.g.nodes[v.key]
+		n := v.n
 		switch {
 		case v.value == nil:
 			return 0
@@ -84,9 +93,21 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 		group int
 		i     int
 	}
-	idx := make([]entry, len(out))
+	groups := make([]uint8, len(out))
+	sorted := true
 	for i, v := range out {
-		idx[i] = entry{group(v), i}
+		groups[i] = uint8(group(v))
+		if i > 0 && sorted {
+			sorted = groups[i-1] < groups[i] || groups[i-1] == groups[i] && out[i-1].key < out[i].key
+		}
+	}
+	if sorted {
+		// Typically a resync's values, in key order and all in sync.
+		return out
+	}
+	idx := make([]entry, len(out))
+	for i := range out {
+		idx[i] = entry{int(groups[i]), i}
 	}
 	slices.SortFunc(idx, func(a, b entry) int {
 		if a.group != b.group {
@@ -94,9 +115,9 @@ func (s *Scheduler) txnValues(t *Txn, scope map[string]bool, seq uint64) []txnVa
 		}
 		return strings.Compare(out[a.i].key, out[b.i].key)
 	})
-	sorted := make([]txnValue, len(out))
+	res := make([]txnValue, len(out))
 	for i, e := range idx {
-		sorted[i] = out[e.i]
+		res[i] = out[e.i]
 	}
-	return sorted
+	return res
 }

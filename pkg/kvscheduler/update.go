@@ -51,7 +51,7 @@ func (w *walker) update(n *node) {
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
 	n.updating = false
-	if w.g.nodes[n.key] != n || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if !w.g.has(n) || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
 	if !n.exists() {

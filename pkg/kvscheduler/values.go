@@ -3,7 +3,6 @@ package kvscheduler
 import (
 	"reflect"
 	"slices"
-	"strings"
 )
 
 // What the walk asks descriptors about values: dependencies, derived
@@ -97,15 +96,8 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 	if err != nil {
 		return nil
 	}
-	defer func() { n.derivedFor = n.want }()
-	out := kvs[:0:0]
-	for _, kv := range kvs {
-		if kv.Key != "" && kv.Value != nil && kv.Key != n.key {
-			out = append(out, kv)
-		}
-	}
-	slices.SortFunc(out, func(a, b KeyValuePair) int { return strings.Compare(a.Key, b.Key) })
-	n.derivedKVs = out
+	out := derivedList(n.key, kvs)
+	n.derivedFor, n.derivedKVs = n.want, out
 	return out
 }
 

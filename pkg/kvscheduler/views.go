@@ -49,7 +49,8 @@ func (s *Scheduler) DumpValues(descriptor, keyPrefix string, view View) []KVWith
 	}
 	var out []KVWithMetadata
 	s.smu.RLock()
-	for k, v := range s.views {
+	for k, e := range s.statuses {
+		v := &e.view
 		if !strings.HasPrefix(k, keyPrefix) || descriptor != "" && v.desc != descriptor {
 			continue
 		}

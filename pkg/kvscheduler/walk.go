@@ -66,7 +66,9 @@ type walker struct {
 	// on those values) or comes later (a value of the transaction not
 	// applied yet). One map for both: each value is marked later, then
 	// applied, without a second map or a delete per value.
-	marks    map[string]keyMark
+	marks map[string]keyMark
+	// marked are the nodes marked in this walk (see keymarks.go).
+	marked   []*node
 	topErr   bool
 	failedNs []*node
 	// reverting marks the undo of a transaction: values failed in it are
@@ -93,6 +95,8 @@ type walker struct {
 	// cycleMade are the values created in the transaction as members of a
 	// cycle, counting on the other members being created too.
 	cycleMade []*node
+	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
+	inSyncBuf []inSyncEntry
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -133,11 +137,11 @@ func (w *walker) drain(from string) {
 			w.finishUpdate(f)
 		case fCreate:
 			// Not if a cascade created it meanwhile.
-			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.nodes[f.n.key] == f.n && !f.n.exists() {
+			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.has(f.n) && !f.n.exists() {
 				w.create(f.n, true)
 			}
 		case fRedelete:
-			if n := f.n; w.g.nodes[n.key] == n && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
+			if n := f.n; w.g.has(n) && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
 				w.s.clearFailure(n)
@@ -166,7 +170,10 @@ func (w *walker) drain(from string) {
 }
 
 func (w *walker) applyValue(f frame) {
-	n := w.g.nodes[f.key]
+	n := f.n // a transaction's value comes with its node
+	if n == nil {
+		n = w.g.nodes[f.key]
+	}
 	if n == nil {
 		if f.value == nil {
 			return
@@ -178,6 +185,9 @@ func (w *walker) applyValue(f frame) {
 	}
 	if n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return // failed in this transaction already
+	}
+	if f.last != nil && f.base == "" && f.origin == FromNB && w.skipInSync(n, f.value) {
+		return // in sync: see insync.go
 	}
 	if f.base != "" || f.last != nil {
 		n.base, n.origin = f.base, f.origin
@@ -211,7 +221,7 @@ func (w *walker) applyValue(f frame) {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if w.g.nodes[n.key] != n || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if !w.g.has(n) || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}
 	w.s.dirty(n)
@@ -227,7 +237,7 @@ func (w *walker) depUpdate(n *node) {
 		w.delete(n, n.delReason, true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case w.later(n.key):
+	case w.later(n):
 		// Set by the transaction further on: created with its new value
 		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
@@ -261,6 +271,11 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 
 func (w *walker) record(n *node, ro RecordedOp) {
 	ro.NewState = n.state
+	if ex := w.rec.Executed; len(ex) == cap(ex) && cap(ex) >= 256 {
+		// Doubled rather than grown by a quarter, as append grows large
+		// slices: a batch's record is copied once, not four times.
+		w.rec.Executed = append(make([]RecordedOp, 0, 2*cap(ex)), ex...)
+	}
 	w.rec.Executed = append(w.rec.Executed, ro)
 }
 
