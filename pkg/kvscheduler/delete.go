@@ -178,6 +178,32 @@ func (w *walker) reaches(n, m *node) bool {
 	return false
 }
 
+// mayStay tells whether n's value, which is available, may stay in the
+// southbound now that a value it may depend on changed: it is ready, or
+// the southbound holds another value than the wanted one (a failed or
+// held-back update left it), no update is under way, and that value's own
+// dependencies are met. Deletes follow the dependencies that exist: a value
+// whose failed request needs what goes, while the value it left in the
+// southbound does not, is not taken down with it (its dependencies in the
+// southbound may need what goes in turn). During an update the new value's
+// dependencies decide (see update). A value ready by its wanted value but
+// not by its value in the southbound stays too: what it needs there is kept
+// for it (see stillNeeded).
+func (w *walker) mayStay(n *node) bool {
+	if w.ready(n) {
+		return true
+	}
+	if n.sbDeps == nil || n.updating || !w.baseAvail(n, nil) {
+		return false
+	}
+	for _, dep := range n.sbDeps {
+		if !w.depMet(n, dep, nil) {
+			return false
+		}
+	}
+	return true
+}
+
 // releaseWaiters deletes again, right after n, the values whose delete
 // waited for n to go, now that n is gone or changed.
 func (w *walker) releaseWaiters(n *node) {

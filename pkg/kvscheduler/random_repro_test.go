@@ -462,3 +462,17 @@ func TestRandomReproSeed28173(t *testing.T) {
 		{Set: []rset{{"a/g1/3", nil}}},
 	}})
 }
+
+// TestRandomReproSeed33167 (seed 33167 of -kvseeds=50000): a value whose
+// update failed (a/g0/2: the southbound kept its old value, which needs
+// nothing) was judged by the dependencies of its failed request (any
+// d/g0/) when its base a/g0/0's update took the obsolete d/g0/0/0 away: it
+// was deleted into PENDING while a/g0/0's old value, which needs it, was
+// still in the southbound. Deletes follow the dependencies that exist.
+func TestRandomReproSeed33167(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{}}}},
+		{Fail: []rfail{{"update", "a/g0/2"}}, Set: []rset{{"a/g0/2", &rval{Deps: []string{"any:d/g0/"}}}, {"a/g0/0", &rval{Deps: []string{"a/g0/2"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}, {"a/g0/2", &rval{}}}},
+	}})
+}

@@ -216,7 +216,7 @@ func (w *walker) depUpdate(n *node) {
 	}
 	w.s.dirty(n)
 	switch {
-	case n.avail && !w.ready(n):
+	case n.avail && !w.mayStay(n):
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
 		w.delete(n, delPending, false)
