@@ -103,11 +103,12 @@ func (w *walker) invalidated(n *node) {
 	}
 }
 
-// cycleBroken re-checks, after n failed to be created, the values created in
-// the transaction as members of a cycle: they counted on the other members,
-// n perhaps, or one waiting for n that will not be created now either.
-// Those left without what they need go back to waiting (deleted into
-// PENDING, with what depends on them), in the order they were created.
+// cycleBroken re-checks, after n failed to be created or stopped being
+// available (its delete began), the values created in the transaction as
+// members of a cycle: they counted on the other members, n perhaps, or one
+// waiting for n that will not be created now either. Those left without
+// what they need go back to waiting (deleted into PENDING, with what
+// depends on them), in the order they were created.
 func (w *walker) cycleBroken(n *node) {
 	for _, m := range slices.Backward(w.cycleMade) {
 		if m != n && m.avail && w.g.nodes[m.key] == m {

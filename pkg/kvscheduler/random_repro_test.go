@@ -476,3 +476,22 @@ func TestRandomReproSeed33167(t *testing.T) {
 		{Set: []rset{{"a/g0/0", &rval{}}, {"a/g0/2", &rval{}}}},
 	}})
 }
+
+// TestRandomReproSeed22884 (seed 22884 of -kvseeds=50000): a downstream
+// resync made a/g0/0, whose delete had failed, available again; a/g1/3 and
+// a/g0/2 were created as members of a cycle counting on a/g1/1, which
+// counted on a/g0/0. a/g0/0 then went (its wanted value's dependencies are
+// unmet) before a/g1/1 could be created, and the two members stayed in
+// the southbound without a/g1/1.
+func TestRandomReproSeed22884(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/0", &rval{}}}},
+		{Fail: []rfail{{"delete", "a/g0/0"}}, Set: []rset{
+			{"a/g1/1", &rval{Deps: []string{"a/g0/2", "a/g0/0"}}},
+			{"a/g0/2", &rval{Deps: []string{"a/g1/3"}}},
+			{"a/g1/3", &rval{Deps: []string{"a/g1/1"}}},
+			{"a/g0/0", &rval{Deps: []string{"d/g0/0/1", "any:a/g0/"}}},
+		}},
+		{Resync: kvscheduler.DownstreamResync},
+	}})
+}
