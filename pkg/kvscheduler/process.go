@@ -179,6 +179,10 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			}
 		}
 	}
+	// As in the reference, where only a failure in the same transaction
+	// stops a value, a transaction attempts what it requests again, even
+	// the value something failed with.
+	w.renew = t.resync == NoResync
 	if t.resync != NoResync {
 		// A resync attempts every failed value (of its scope) again, but
 		// keeps the failures: a value that fails again goes on counting

@@ -93,6 +93,10 @@ type walker struct {
 	// cycleMade are the values created in the transaction as members of a
 	// cycle, counting on the other members being created too.
 	cycleMade []*node
+	// renew marks an NB transaction: the values it requests (and their
+	// derived values) are attempted again even if they failed with the
+	// very value requested, and count their attempts from the start.
+	renew bool
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -189,7 +193,7 @@ func (w *walker) applyValue(f frame) {
 		}
 		w.s.clearFailure(n)
 		w.s.unwait(n)
-		if !same {
+		if !same || w.renew {
 			n.attempt = 0
 		}
 	}
@@ -239,9 +243,11 @@ func (w *walker) depUpdate(n *node) {
 }
 
 // unblocks tells whether the transaction attempts n again although it
-// failed: a retry of it (or its base), a resync, a revert.
+// failed: a retry of it (or its base), a resync, a revert, an NB
+// transaction that requests it (or its base) again.
 func (w *walker) unblocks(n *node) bool {
-	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)]
+	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)] ||
+		w.renew && w.isApplied(w.g.baseKey(n))
 }
 
 // newOp starts the record of an operation on n.
