@@ -495,3 +495,33 @@ func TestRandomReproSeed22884(t *testing.T) {
 		{Resync: kvscheduler.DownstreamResync},
 	}})
 }
+
+// TestRandomReproSeed28574: a guard of the model (the scheduler was
+// right): an update the scheduler refuses itself leaves the value in the
+// southbound as a failed update does. a/g1/1's update was refused (its
+// property p/g1/1/0 is still needed by a/g0/4, whose own failed update
+// left a value needing any property); a/g1/1 stays with its old value and
+// its derived d/g1/1/0, which the model took for extra once a/g1/5, which
+// only the refused value needs, went (seed 37335 too).
+func TestRandomReproSeed28574(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"update", "a/g0/4"}}, Set: []rset{{"a/g0/4", &rval{Deps: []string{"any:p/"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Derived: []int{0}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/4", &rval{}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/5"}, Derived: []int{0}}}, {"a/g1/5", &rval{}}}},
+		{Set: []rset{{"a/g1/5", nil}}},
+	}})
+}
+
+// TestRandomReproSeed37335: the same guard: a/g0/2's refused update (its
+// property is still needed by a/g1/1, whose delete failed) leaves its old
+// value, on which a/g0/4 stays, though a/g1/3, which only the refused
+// value needs, went.
+func TestRandomReproSeed37335(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:p/"}}}, {"a/g1/3", &rval{}}}},
+		{Set: []rset{{"a/g0/2", &rval{Props: []int{0}}}, {"a/g0/4", &rval{Deps: []string{"a/g0/2"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g1/3"}}}}},
+		{Set: []rset{{"a/g1/3", nil}}},
+	}})
+}
