@@ -155,7 +155,7 @@ func (w *walker) reaches(n, m *node) bool {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var next []*node
-		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() {
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() && w.derivesInSB(b, x) {
 			next = append(next, b)
 		}
 		deps := x.deps
@@ -207,6 +207,17 @@ func (w *walker) mayStay(n *node) bool {
 		}
 	}
 	return true
+}
+
+// derivesInSB tells whether b's value in the southbound derives x: a
+// derived value left over from an earlier value of b (its delete failed
+// when b changed) does not need b any more.
+func (w *walker) derivesInSB(b, x *node) bool {
+	if b.d == nil || b.d.DerivedValues == nil {
+		return false
+	}
+	kvs, _ := callDerived(b.d, b.key, b.sb)
+	return hasKey(kvs, x.key)
 }
 
 // releaseWaiters deletes again, right after n, the values whose delete

@@ -525,3 +525,32 @@ func TestRandomReproSeed37335(t *testing.T) {
 		{Set: []rset{{"a/g1/3", nil}}},
 	}})
 }
+
+// TestRandomReproSeed18227: whether a dependent is in a cycle with the
+// value being deleted followed, from a derived value left over by a failed
+// delete (d/g1/1/0, which a/g1/1 no longer derives), its old base: a/g1/1
+// needs a/g0/0, which needs any a/g1/, a/g1/3 among them, and a/g1/3 needs
+// d/g1/1/0, so d/g1/1/0 was deleted while a/g1/3 was still there. It
+// appeared once a transaction requesting a/g1/1 again attempted its
+// failed derived value (a3ae92a); seeds 4235 and 11639 too.
+func TestRandomReproSeed18227(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/3/0"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"any:a/g1/"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"d/g1/1/0"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+	}})
+}
+
+// TestRandomReproSeed4235: the same in a retry, through an any-of
+// dependency: d/g1/3/1, left over when a/g1/3 stopped deriving it, was
+// deleted while a/g1/1, which needs any d/g1/, was still there.
+func TestRandomReproSeed4235(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"any:d/g1/"}}}}},
+		{Fail: []rfail{{"update", "a/g1/1"}, {"delete", "a/g1/3"}}, Set: []rset{{"a/g1/3", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g1/1"}}}, {"a/g1/1", &rval{}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/5"}}}}},
+	}})
+}
