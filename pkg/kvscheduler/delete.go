@@ -25,11 +25,6 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	n.updating = false
 	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
-	if wasAvail {
-		// Members of a cycle created in the transaction may have counted
-		// on it, directly or through a member still waiting for it.
-		w.cycleBroken(n)
-	}
 	w.availChanged(n, true)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})

@@ -104,18 +104,33 @@ func (w *walker) invalidated(n *node) {
 	}
 }
 
-// cycleBroken re-checks, after n failed to be created or stopped being
-// available (its delete began), the values created in the transaction as
-// members of a cycle: they counted on the other members, n perhaps, or one
-// waiting for n that will not be created now either. Those left without
-// what they need go back to waiting (deleted into PENDING, with what
-// depends on them), in the order they were created.
+// cycleBroken re-checks, after n failed to be created, the values created in
+// the transaction as members of a cycle: they counted on the other members,
+// n perhaps, or one waiting for n that will not be created now either.
+// Those left without what they need go back to waiting (deleted into
+// PENDING, with what depends on them), in the order they were created.
 func (w *walker) cycleBroken(n *node) {
 	for _, m := range slices.Backward(w.cycleMade) {
 		if m != n && m.avail && w.g.nodes[m.key] == m {
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
 	}
+}
+
+// settleCycles checks again, once the transaction's values are applied,
+// the values it created as members of a cycle: they counted on the other
+// members and on what those wait for, which later operations may have
+// taken away (a value a waiting member needs went before that member was
+// created). Those left without what they need go back to waiting. It runs
+// once the walk is done: checked at every delete, members a walk is still
+// creating were taken down and created again without end (seed 54039).
+func (w *walker) settleCycles() {
+	if len(w.cycleMade) == 0 {
+		return
+	}
+	w.cycleBroken(nil)
+	w.cycleMade = nil // those the checks create again are checked by the next call
+	w.drain("the members of cycles")
 }
 
 // dropStack drops the frames left on the stack: the deletes and updates

@@ -287,6 +287,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		// An undo the transaction's context stopped is not a revert.
 		reverted = len(revertFailed) == 0 && len(rec.NotApplied) == notApplied
 	}
+	w.settleCycles()
 	s.refreshFailed(w)
 	if revertFrom < 0 {
 		invalid = s.invalidOf(w)
@@ -371,10 +372,12 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 	return &TxnRecord{SeqNum: s.seq, Type: t, Start: s.opts.Clock.Now()}
 }
 
-// finish schedules retries, drops the nodes nothing refers to any more,
-// publishes statuses and records the transaction.
+// finish settles the cycles the walk created, schedules retries, drops
+// the nodes nothing refers to any more, publishes statuses and records the
+// transaction.
 func (s *Scheduler) finish(w *walker) {
 	rec := w.rec
+	w.settleCycles()
 	s.scheduleRetries(w)
 	rec.changes = s.publish()
 	rec.Stop = s.opts.Clock.Now()

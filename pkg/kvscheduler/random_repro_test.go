@@ -554,3 +554,20 @@ func TestRandomReproSeed4235(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/5"}}}}},
 	}})
 }
+
+// TestRandomReproSeed54039 (no failures injected): with the members of
+// cycles created in a transaction checked again at every delete of an
+// available value (the first fix for seed 22884), a value deleted while a
+// cycle was still being created (a/g0/4, which waited for a/g0/2, not
+// created yet) took the members made so far down, the walk created them
+// again, and so on: the retry of the delete it left failed ran forever.
+// They are now checked once the walk is done.
+func TestRandomReproSeed54039(t *testing.T) {
+	checkScenario(t, scenario{NoDerivedRetrieve: true, Txns: []rtxn{
+		{Set: []rset{{"a/g1/7", &rval{Deps: []string{"a/g1/3"}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/2", "a/g0/6"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g1/5", "a/g1/7"}}}, {"a/g0/4", &rval{Deps: []string{"a/g0/2", "any:a/g1/"}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Deps: []string{"a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/6", &rval{Deps: []string{"a/g1/7"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}}},
+	}})
+}
