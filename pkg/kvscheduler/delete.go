@@ -261,13 +261,33 @@ func (w *walker) stillNeeded(n *node) string {
 			return k
 		}
 	}
-	for _, m := range w.g.dependents(n) {
+	if k := w.neededVia(n, n); k != "" {
+		return k
+	}
+	// Its properties, deleted before it, exist as long as it does: a value
+	// that needs one of them and has lost every other provider meanwhile
+	// (its own delete having failed) still needs n.
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key {
+			if m := w.neededVia(n, c); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// neededVia names a value that exists, has a dependency that p (n or one of
+// its properties) satisfies, and no other provider of it: n must not be
+// deleted under it.
+func (w *walker) neededVia(n, p *node) string {
+	for _, m := range w.g.dependents(p) {
 		// A dependent whose own delete or update is under way (it led
 		// here) or waits (it failed for a dependent), and that n needs in
 		// turn, is in a cycle with n: members of a cycle go together. An
 		// update whose new value needs n, say what its old value derives,
 		// then finds n gone and deletes its old value into PENDING.
-		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
+		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
@@ -281,7 +301,7 @@ func (w *walker) stillNeeded(n *node) string {
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {
-			if dep.matchesKey(n.key) && !w.depMet(m, dep, nil) {
+			if dep.matchesKey(p.key) && !w.depMet(m, dep, nil) {
 				return m.key
 			}
 		}

@@ -571,3 +571,21 @@ func TestRandomReproSeed54039(t *testing.T) {
 		{Set: []rset{{"a/g0/6", &rval{Deps: []string{"a/g1/7"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1"}}}}},
 	}})
 }
+
+// TestRandomReproSeed90574: a base was deleted although a value that needs
+// its property was still in the southbound: a/g0/4, which needs any
+// property, lost p/g0/0/0 with a cycle it is part of, and its own delete
+// failed (its derived value's did); a/g1/3's property p/g1/3/0, the last
+// one, had been taken for gone when a/g1/3's delete began (p/g0/0/0 still
+// existed then), and a/g1/3 went.
+func TestRandomReproSeed90574(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g0/4/1"}}, Set: []rset{{"a/g0/0", &rval{Deps: []string{"d/g1/1/0"}, Props: []int{0}}}}},
+		{Set: []rset{
+			{"a/g1/1", &rval{Deps: []string{"a/g1/3", "any:a/g0/"}, Derived: []int{0}}},
+			{"a/g1/3", &rval{Props: []int{0}}},
+			{"a/g0/4", &rval{Deps: []string{"any:p/"}, Derived: []int{1}}},
+		}},
+		{Set: []rset{{"a/g1/3", nil}}},
+	}})
+}
