@@ -589,3 +589,18 @@ func TestRandomReproSeed90574(t *testing.T) {
 		{Set: []rset{{"a/g1/3", nil}}},
 	}})
 }
+
+// TestRandomReproSeed129769: a derived value whose delete waited for a
+// dependent to go (d/g0/0/1, for a/g0/6, which waited for a/g1/1) was
+// attempted again, and failed again, when its base was requested again
+// (a3ae92a): once the base came back deriving it, it was not applied
+// again in that transaction, since it had failed in it, and was then
+// deleted when a/g0/6 went; a/g0/0 was left without it, for good.
+func TestRandomReproSeed129769(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/6", &rval{Deps: []string{"d/g0/0/1"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{}}, {"a/g1/1", &rval{Deps: []string{"a/g0/6"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}, {"a/g0/0", &rval{Deps: []string{"a/g1/1"}, Derived: []int{1}}}}},
+	}})
+}

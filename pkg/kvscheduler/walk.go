@@ -188,7 +188,7 @@ func (w *walker) applyValue(f frame) {
 	}
 	if n.blocked {
 		same := n.failed != nil && f.value != nil && w.equal(n, n.failed, f.value) || n.failed == nil && f.value == nil
-		if same && !w.unblocks(n) {
+		if same && !w.unblocks(n) && !w.renews(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
 		w.s.clearFailure(n)
@@ -243,11 +243,20 @@ func (w *walker) depUpdate(n *node) {
 }
 
 // unblocks tells whether the transaction attempts n again although it
-// failed: a retry of it (or its base), a resync, a revert, an NB
-// transaction that requests it (or its base) again.
+// failed: a retry of it (or its base), a resync, a revert.
 func (w *walker) unblocks(n *node) bool {
-	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)] ||
-		w.renew && w.isApplied(w.g.baseKey(n))
+	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)]
+}
+
+// renews tells whether applying n's value now attempts it again although
+// it failed with that very value: an NB transaction requests it (or its
+// base) again. Only the request's own apply does (a value re-checked for
+// what it depends on is left to its retry), and not for a delete that
+// waits for a dependent to go: that wait ends with the dependent (see
+// releaseWaiters), and attempted in the meantime it would only fail again,
+// and then not be applied again in the transaction when wanted again.
+func (w *walker) renews(n *node) bool {
+	return w.renew && n.waitsOn == "" && w.isApplied(w.g.baseKey(n))
 }
 
 // newOp starts the record of an operation on n.
