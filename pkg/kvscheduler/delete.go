@@ -250,7 +250,9 @@ func (s *Scheduler) unwait(n *node) {
 // deleted under it.
 func (w *walker) stillNeeded(n *node) string {
 	var ofSB []KeyValuePair // what the value in the southbound derives
-	if len(n.derived) > 0 && n.d != nil && n.d.DerivedValues != nil {
+	// Asked even when n lists no derived values: the nodes of properties
+	// taken for gone are dropped, but the properties exist as long as n.
+	if n.d != nil && n.d.DerivedValues != nil {
 		ofSB, _ = callDerived(n.d, n.key, n.sb)
 	}
 	for _, k := range n.derived {
@@ -264,14 +266,23 @@ func (w *walker) stillNeeded(n *node) string {
 	if k := w.neededVia(n, n); k != "" {
 		return k
 	}
-	// Its properties, deleted before it, exist as long as it does: a value
-	// that needs one of them and has lost every other provider meanwhile
-	// (its own delete having failed) still needs n.
-	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key {
-			if m := w.neededVia(n, c); m != "" {
-				return m
+	// Its properties, taken for gone before it (their nodes perhaps
+	// dropped since, when its delete failed), exist as long as it does: a
+	// value that needs one of them and has lost every other provider
+	// meanwhile (its own delete having failed) still needs n.
+	for _, kv := range ofSB {
+		c := w.g.nodes[kv.Key]
+		switch {
+		case c == nil:
+			if d, err := w.s.reg.owner(kv.Key); d != nil || err != nil {
+				continue // not a property
 			}
+			c = &node{key: kv.Key} // only its key is looked at
+		case c.d != nil || c.base != n.key:
+			continue
+		}
+		if m := w.neededVia(n, c); m != "" {
+			return m
 		}
 	}
 	return ""

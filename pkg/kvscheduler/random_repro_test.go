@@ -604,3 +604,18 @@ func TestRandomReproSeed129769(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{}}, {"a/g0/0", &rval{Deps: []string{"a/g1/1"}, Derived: []int{1}}}}},
 	}})
 }
+
+// TestRandomReproSeed185872: the same as seed 90574 once the property's
+// node was gone: a/g0/0's delete, held in the transaction for a/g0/4
+// (which needs its property p/g0/0/0, and whose own delete waits for
+// a/g0/2), went first in the retry, since the property taken for gone had
+// been dropped from the graph and a/g0/0 listed no derived value any more
+// (seed 173014 too).
+func TestRandomReproSeed185872(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Deps: []string{"any:p/"}}}}},
+		{Fail: []rfail{{"delete", "a/g0/2"}}, Set: []rset{{"a/g0/0", &rval{Props: []int{0}}}, {"a/g0/6", &rval{Deps: []string{"a/g0/4", "a/g0/0"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"a/g0/4"}}}}},
+		{Set: []rset{{"a/g0/0", nil}}},
+	}})
+}
