@@ -3,6 +3,7 @@ package kubedescriptor
 import (
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -162,4 +163,29 @@ func unset(v any) bool {
 		return n == 0
 	}
 	return false
+}
+
+// equal is the descriptor's value comparator. A live object (one with a
+// resourceVersion, as Retrieve reports it) equals a desired value when it
+// has not drifted from what applying that value stores (actualValue) and
+// that value is the desired one; two desired values are compared with
+// Equivalent.
+func (k *kind) equal(key string, a, b any) bool {
+	switch la, lb := isLive(a), isLive(b); {
+	case la && !lb:
+		v, inSync := k.actualValue(k.noCallbackContext(), key, a.(runtime.Object), b)
+		return inSync && Equivalent(v, b)
+	case lb && !la:
+		v, inSync := k.actualValue(k.noCallbackContext(), key, b.(runtime.Object), a)
+		return inSync && Equivalent(a, v)
+	}
+	return Equivalent(a, b)
+}
+
+func isLive(v any) bool {
+	if _, ok := v.(runtime.Object); !ok || isNil(v) {
+		return false
+	}
+	m, err := meta.Accessor(v)
+	return err == nil && m.GetResourceVersion() != ""
 }

@@ -106,8 +106,8 @@ func (s *Scheduler) Close() error {
 	if s.trimTimer != nil {
 		s.trimTimer.Stop()
 	}
-	for t := range s.timers {
-		t.Stop()
+	for _, j := range s.retries {
+		j.timer.Stop()
 	}
 	s.qmu.Unlock()
 	s.cancel()

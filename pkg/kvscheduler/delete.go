@@ -150,7 +150,7 @@ func (w *walker) reaches(n, m *node) bool {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		var next []*node
-		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() {
+		if b := w.g.nodes[x.base]; x.base != "" && b != nil && b.exists() && w.derivesInSB(b, x) {
 			next = append(next, b)
 		}
 		deps := x.deps
@@ -176,6 +176,43 @@ func (w *walker) reaches(n, m *node) bool {
 		}
 	}
 	return false
+}
+
+// mayStay tells whether n's value, which is available, may stay in the
+// southbound now that a value it may depend on changed: it is ready, or
+// the southbound holds another value than the wanted one (a failed or
+// held-back update left it), no update is under way, and that value's own
+// dependencies are met. Deletes follow the dependencies that exist: a value
+// whose failed request needs what goes, while the value it left in the
+// southbound does not, is not taken down with it (its dependencies in the
+// southbound may need what goes in turn). During an update the new value's
+// dependencies decide (see update). A value ready by its wanted value but
+// not by its value in the southbound stays too: what it needs there is kept
+// for it (see stillNeeded).
+func (w *walker) mayStay(n *node) bool {
+	if w.ready(n) {
+		return true
+	}
+	if n.sbDeps == nil || n.updating || !w.baseAvail(n, nil) {
+		return false
+	}
+	for _, dep := range n.sbDeps {
+		if !w.depMet(n, dep, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// derivesInSB tells whether b's value in the southbound derives x: a
+// derived value left over from an earlier value of b (its delete failed
+// when b changed) does not need b any more.
+func (w *walker) derivesInSB(b, x *node) bool {
+	if b.d == nil || b.d.DerivedValues == nil {
+		return false
+	}
+	kvs, _ := callDerived(b.d, b.key, b.sb)
+	return hasKey(kvs, x.key)
 }
 
 // releaseWaiters deletes again, right after n, the values whose delete
@@ -213,7 +250,9 @@ func (s *Scheduler) unwait(n *node) {
 // deleted under it.
 func (w *walker) stillNeeded(n *node) string {
 	var ofSB []KeyValuePair // what the value in the southbound derives
-	if len(n.derived) > 0 && n.d != nil && n.d.DerivedValues != nil {
+	// Asked even when n lists no derived values: the nodes of properties
+	// taken for gone are dropped, but the properties exist as long as n.
+	if n.d != nil && n.d.DerivedValues != nil {
 		ofSB, _ = callDerived(n.d, n.key, n.sb)
 	}
 	for _, k := range n.derived {
@@ -224,13 +263,42 @@ func (w *walker) stillNeeded(n *node) string {
 			return k
 		}
 	}
-	for _, m := range w.g.dependents(n) {
+	if k := w.neededVia(n, n); k != "" {
+		return k
+	}
+	// Its properties, taken for gone before it (their nodes perhaps
+	// dropped since, when its delete failed), exist as long as it does: a
+	// value that needs one of them and has lost every other provider
+	// meanwhile (its own delete having failed) still needs n.
+	for _, kv := range ofSB {
+		c := w.g.nodes[kv.Key]
+		switch {
+		case c == nil:
+			if d, err := w.s.reg.owner(kv.Key); d != nil || err != nil {
+				continue // not a property
+			}
+			c = &node{key: kv.Key} // only its key is looked at
+		case c.d != nil || c.base != n.key:
+			continue
+		}
+		if m := w.neededVia(n, c); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// neededVia names a value that exists, has a dependency that p (n or one of
+// its properties) satisfies, and no other provider of it: n must not be
+// deleted under it.
+func (w *walker) neededVia(n, p *node) string {
+	for _, m := range w.g.dependents(p) {
 		// A dependent whose own delete or update is under way (it led
 		// here) or waits (it failed for a dependent), and that n needs in
 		// turn, is in a cycle with n: members of a cycle go together. An
 		// update whose new value needs n, say what its old value derives,
 		// then finds n gone and deletes its old value into PENDING.
-		if m == n || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
+		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
@@ -244,7 +312,7 @@ func (w *walker) stillNeeded(n *node) string {
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {
-			if dep.matchesKey(n.key) && !w.depMet(m, dep, nil) {
+			if dep.matchesKey(p.key) && !w.depMet(m, dep, nil) {
 				return m.key
 			}
 		}

@@ -17,9 +17,10 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		// A value of the transaction itself stays as it was, until
 		// requested again or a resync; one its operations reached is
 		// checked again by the next transaction.
-		if b := w.g.nodes[n.base]; n.base != "" && b != nil {
-			w.s.toResume(b, resumeDerived)
-		} else if !w.appliedNode(n) {
+		switch m, k := w.undoneAt(n.key, n.base); {
+		case k == resumeDerived:
+			w.s.toResume(m, k)
+		case !w.appliedNode(n):
 			if kind == OpCreate && !n.exists() {
 				n.state = Pending // wanted, and not created yet
 			}
@@ -116,6 +117,22 @@ func (w *walker) cycleBroken(n *node) {
 	}
 }
 
+// settleCycles checks again, once the transaction's values are applied,
+// the values it created as members of a cycle: they counted on the other
+// members and on what those wait for, which later operations may have
+// taken away (a value a waiting member needs went before that member was
+// created). Those left without what they need go back to waiting. It runs
+// once the walk is done: checked at every delete, members a walk is still
+// creating were taken down and created again without end (seed 54039).
+func (w *walker) settleCycles() {
+	if len(w.cycleMade) == 0 {
+		return
+	}
+	w.cycleBroken(nil)
+	w.cycleMade = nil // those the checks create again are checked by the next call
+	w.drain("the members of cycles")
+}
+
 // dropStack drops the frames left on the stack: the deletes and updates
 // they would have finished are no longer under way. A value whose delete
 // did not run is still in the southbound and as available as it was; what
@@ -138,14 +155,24 @@ func (w *walker) dropStack() {
 		case fDepUpdate, fCreate, fRedelete:
 			w.s.toResume(f.n, resumeSelf)
 		case fApply:
-			if b := w.g.nodes[f.base]; f.base != "" && b != nil {
-				w.s.toResume(b, resumeDerived)
-			} else if n := w.g.nodes[f.key]; n != nil {
-				w.s.toResume(n, resumeSelf)
+			if m, k := w.undoneAt(f.key, f.base); m != nil {
+				w.s.toResume(m, k)
 			}
 		}
 	}
 	w.stack = w.stack[:0]
+}
+
+// undoneAt tells what the next transaction checks again for the value at
+// key (derived from base, when set) whose apply a transaction stopped by
+// its context left undone: a derived value through its base (its derived
+// values, applied again if it is as wanted), any other value itself (nil
+// when it has no node).
+func (w *walker) undoneAt(key, base string) (*node, resumeKind) {
+	if b := w.g.nodes[base]; base != "" && b != nil {
+		return b, resumeDerived
+	}
+	return w.g.nodes[key], resumeSelf
 }
 
 // What a transaction stopped by its context left undone, for the next

@@ -101,20 +101,23 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 // retryFailed re-applies the requests of the bases of values whose retry
 // is due; values changed since (or retried by a resync) are left out.
 func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
+	var failed []*node
+	for _, k := range j.keys {
+		if n := s.g.nodes[k]; n != nil && n.retryGen == j.gen && n.blocked {
+			failed = append(failed, n)
+		}
+	}
+	if len(failed) == 0 {
+		return nil, nil // nothing left to retry: no transaction (nor sequence number)
+	}
 	rec := s.newRecord(RetryFailedOps)
 	w := s.newWalker(rec, nil)
 	w.retry, w.unblock = true, map[string]bool{}
 	var bases []string
-	var failed []*node
-	for _, k := range j.keys {
-		n := s.g.nodes[k]
-		if n == nil || n.retryGen != j.gen || !n.blocked {
-			continue
-		}
-		failed = append(failed, n)
+	for _, n := range failed {
 		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
 		b := s.g.baseKey(n)
-		w.unblock[k], w.unblock[b] = true, true
+		w.unblock[n.key], w.unblock[b] = true, true
 		if m := w.retryOf[b]; n.attempt > m.attempt {
 			if w.retryOf == nil {
 				w.retryOf = map[string]retryMark{}
@@ -124,10 +127,6 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
 			bases = append(bases, b)
 		}
-	}
-	if len(failed) == 0 {
-		s.seq-- // nothing left to retry: do not burn a sequence number
-		return nil, nil
 	}
 	slices.Sort(bases)
 	// As in a transaction, a base not re-applied yet is neither created
@@ -179,6 +178,10 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			}
 		}
 	}
+	// As in the reference, where only a failure in the same transaction
+	// stops a value, a transaction attempts what it requests again, even
+	// the value something failed with.
+	w.renew = t.resync == NoResync
 	if t.resync != NoResync {
 		// A resync attempts every failed value (of its scope) again, but
 		// keeps the failures: a value that fails again goes on counting
@@ -303,6 +306,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		// An undo the transaction's context stopped is not a revert.
 		reverted = len(revertFailed) == 0 && len(rec.NotApplied) == notApplied
 	}
+	w.settleCycles()
 	s.refreshFailed(w)
 	if revertFrom < 0 {
 		invalid = s.invalidOf(w)
@@ -384,10 +388,12 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 	return &TxnRecord{SeqNum: s.seq, Type: t, Start: s.opts.Clock.Now()}
 }
 
-// finish schedules retries, drops the nodes nothing refers to any more,
-// publishes statuses and records the transaction.
+// finish settles the cycles the walk created, schedules retries, drops
+// the nodes nothing refers to any more, publishes statuses and records the
+// transaction.
 func (s *Scheduler) finish(w *walker) {
 	rec := w.rec
+	w.settleCycles()
 	s.scheduleRetries(w)
 	rec.changes = s.publish()
 	rec.Stop = s.opts.Clock.Now()

@@ -48,7 +48,8 @@ import (
 //     be without k (and k's properties), unless it is in k's SCC.
 //  3. After every transaction (NB transactions and each round of retries),
 //     every key in the southbound is in mostSouthbound(desired) or was
-//     left there by a delete or an update that failed (and it was not
+//     left there by a delete or an update that failed (in the southbound,
+//     or refused by the scheduler for a property still needed; and it was not
 //     written since; its retry deletes or changes it), or is a dependency
 //     (transitively) of such a value still in the southbound: deleting
 //     those would break rule 2. A value left by a failed update (with its
@@ -275,6 +276,14 @@ func runScenario(sc scenario) (res *propFailure) {
 		var te *kvscheduler.TransactionError
 		if err != nil && !errors.As(err, &te) {
 			return &propFailure{kind: "commit", msg: err.Error(), step: h.step}
+		}
+		// An update the scheduler refused itself (a property the old value
+		// derives is still needed) leaves the value in the southbound as
+		// it was, as one the southbound failed does (seeds 28574, 37335).
+		for k := range sb.Values() {
+			if st := s.GetValueStatus(k); (st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying) && st.LastOp == kvscheduler.OpUpdate {
+				h.noted(k, "update")
+			}
 		}
 		h.checkAfterTxn()
 		return h.violation

@@ -48,9 +48,7 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 			n.retryGen = gen
 			s.dirty(n)
 		}
-		j := &job{kind: jobRetry, keys: keys, gen: gen, live: len(keys)}
-		s.retries[gen] = j
-		s.armRetry(d, j)
+		s.armRetry(d, &job{kind: jobRetry, keys: keys, gen: gen, live: len(keys)})
 	}
 }
 
@@ -67,17 +65,14 @@ func (s *Scheduler) disarm(n *node) {
 	if n.retryGen == 0 {
 		return
 	}
+	s.qmu.Lock()
 	if j := s.retries[n.retryGen]; j != nil {
 		if j.live--; j.live <= 0 {
 			delete(s.retries, j.gen)
-			s.qmu.Lock()
-			if j.timer != nil {
-				j.timer.Stop()
-				delete(s.timers, j.timer)
-			}
-			s.qmu.Unlock()
+			j.timer.Stop()
 		}
 	}
+	s.qmu.Unlock()
 	n.retryGen = 0
 }
 
@@ -105,7 +100,7 @@ func (s *Scheduler) armRetry(d time.Duration, j *job) {
 		}
 	})
 	j.timer = t
-	s.timers[t] = struct{}{}
+	s.retries[j.gen] = j
 }
 
 // dueRetries takes the retries whose time has come, oldest armed first.
@@ -119,7 +114,6 @@ func (s *Scheduler) dueRetries() []*job {
 	}
 	s.qmu.Lock()
 	for _, j := range due {
-		delete(s.timers, j.timer)
 		delete(s.retries, j.gen)
 	}
 	s.qmu.Unlock()

@@ -88,11 +88,13 @@ func TestRetryUntilExhaustion(t *testing.T) {
 	if n := creates(sb); n != 3 || retries(s) != 2 {
 		t.Fatalf("%d creates, %d retries", n, retries(s))
 	}
-	// FAILED until changed.
+	// Requested again, even with the value it failed with, it is
+	// attempted again (as in the reference).
 	mustSet(t, s, "a/1", "x")
-	wantState(t, s, "a/1", kvscheduler.Failed)
-	mustSet(t, s, "a/1", "y")
 	wantState(t, s, "a/1", kvscheduler.Configured)
+	if n := creates(sb); n != 4 {
+		t.Fatalf("%d creates, want 4", n)
+	}
 }
 
 func TestNonRetriableFailure(t *testing.T) {

@@ -22,7 +22,9 @@ type Scheduler struct {
 	closed bool
 	quit   chan struct{}
 	wg     sync.WaitGroup
-	timers map[clock.Timer]struct{} // pending retries
+	// retries are the retries armed and not due yet, by generation: the
+	// worker arms and disarms them, Close stops their timers.
+	retries map[uint64]*job
 	// retryDue are the retries whose timer fired, not run yet.
 	rmu      sync.Mutex
 	retryDue []*job
@@ -48,8 +50,6 @@ type Scheduler struct {
 	// readStack and readKeys are buffers of refreshValue.
 	readStack []*node
 	readKeys  []string
-	// retries are the retries armed and not due yet, by generation.
-	retries map[uint64]*job
 	// resume holds what a transaction stopped by its context left undone.
 	resume map[*node]resumeKind
 
@@ -129,7 +129,7 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
-		reg: newRegistry(), g: newGraph(), timers: map[clock.Timer]struct{}{},
+		reg: newRegistry(), g: newGraph(),
 		statuses: map[string]*pubEntry{},
 		waiters:  map[string][]*node{}, retries: map[uint64]*job{},
 		mdMaps: map[string]*metadataMap{}, watches: map[*Watch]struct{}{},

@@ -97,6 +97,10 @@ type walker struct {
 	cycleMade []*node
 	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
 	inSyncBuf []inSyncEntry
+	// renew marks an NB transaction: the values it requests (and their
+	// derived values) are attempted again even if they failed with the
+	// very value requested, and count their attempts from the start.
+	renew bool
 }
 
 // retryMark is the attempt of a retry and the transaction it retries.
@@ -194,12 +198,12 @@ func (w *walker) applyValue(f frame) {
 	}
 	if n.blocked {
 		same := n.failed != nil && f.value != nil && w.equal(n, n.failed, f.value) || n.failed == nil && f.value == nil
-		if same && !w.unblocks(n) {
+		if same && !w.unblocks(n) && !w.renews(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
 		w.s.clearFailure(n)
 		w.s.unwait(n)
-		if !same {
+		if !same || w.renew {
 			n.attempt = 0
 		}
 	}
@@ -226,7 +230,7 @@ func (w *walker) depUpdate(n *node) {
 	}
 	w.s.dirty(n)
 	switch {
-	case n.avail && !w.ready(n):
+	case n.avail && !w.mayStay(n):
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
 		w.delete(n, delPending, false)
@@ -252,6 +256,17 @@ func (w *walker) depUpdate(n *node) {
 // failed: a retry of it (or its base), a resync, a revert.
 func (w *walker) unblocks(n *node) bool {
 	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)]
+}
+
+// renews tells whether applying n's value now attempts it again although
+// it failed with that very value: an NB transaction requests it (or its
+// base) again. Only the request's own apply does (a value re-checked for
+// what it depends on is left to its retry), and not for a delete that
+// waits for a dependent to go: that wait ends with the dependent (see
+// releaseWaiters), and attempted in the meantime it would only fail again,
+// and then not be applied again in the transaction when wanted again.
+func (w *walker) renews(n *node) bool {
+	return w.renew && n.waitsOn == "" && w.isApplied(w.g.baseKey(n))
 }
 
 // newOp starts the record of an operation on n.

@@ -1,0 +1,163 @@
+package kubedescriptor
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Reads: Retrieve lists the managed objects (from the API server or a
+// synced informer) and reports each as the value applied while it has not
+// drifted.
+
+// retrieve reports the objects of the kind that carry the management
+// label. An object that still holds what the descriptor applied (see
+// actualValue) is reported as the value that was applied, so the scheduler
+// compares desired values with desired values; one that drifted is
+// reported as the live object, which equals no desired value, so it is
+// re-applied. Objects without a desired value are deleted.
+func (k *kind) retrieve(ctx context.Context, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+	objs, err := k.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	desired := correlated(correlate)
+	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
+	for _, obj := range objs {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k.report(ctx, KeyFor(k.gvk, m.GetNamespace(), m.GetName()), obj, desired))
+	}
+	return out, nil
+}
+
+// report is what Retrieve says of the live object at key: the value last
+// applied while it has not drifted (see actualValue), else the object.
+func (k *kind) report(ctx context.Context, key string, obj runtime.Object, desired map[string]any) kvscheduler.KVWithMetadata {
+	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+	var value any = obj
+	if want, ok := desired[key]; ok {
+		value, _ = k.actualValue(ctx, key, obj, want)
+	}
+	return kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)}
+}
+
+// correlated maps the keys of the values Retrieve is given to those values.
+func correlated(correlate []kvscheduler.KVWithMetadata) map[string]any {
+	desired := make(map[string]any, len(correlate))
+	for _, kv := range correlate {
+		desired[kv.Key] = kv.Value
+	}
+	return desired
+}
+
+// syncedStore returns the store of the kind's informer (Options.Cache),
+// or an error while it has not synced: an informer that has not synced
+// holds part of the objects or none, and read as "this is all there is"
+// it would make the scheduler re-create what exists or forget what it
+// must delete.
+func (k *kind) syncedStore() (toolscache.Store, error) {
+	informer, err := k.opts.Cache.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	if !informer.HasSynced() {
+		return nil, fmt.Errorf("the %s cache has not synced: its objects are not known yet", k.gvk.Kind)
+	}
+	return informer.GetStore(), nil
+}
+
+// manages tells whether m is one of the descriptor's objects: it carries
+// the management label and is in Options.Namespace (when set).
+func (k *kind) manages(m metav1.Object) bool {
+	return m.GetLabels()[LabelManagedBy] == k.opts.FieldManager &&
+		(k.opts.Namespace == "" || m.GetNamespace() == "" || m.GetNamespace() == k.opts.Namespace)
+}
+
+func (k *kind) list(ctx context.Context) ([]runtime.Object, error) {
+	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: k.opts.FieldManager})
+	if k.opts.Cache != nil {
+		store, err := k.syncedStore()
+		if err != nil {
+			return nil, err
+		}
+		var out []runtime.Object
+		for _, item := range store.List() {
+			obj, ok := item.(runtime.Object)
+			if !ok {
+				continue
+			}
+			if m, err := meta.Accessor(obj); err != nil || !k.manages(m) {
+				continue
+			}
+			// The store's objects are shared with every reader of the
+			// cache and must not be changed.
+			out = append(out, obj.DeepCopyObject())
+		}
+		return out, nil
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	_, list, err := k.opts.Clients.NewObjects(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := k.requestContext(ctx)
+	defer cancel()
+	ns := k.opts.Namespace
+	if !c.Namespaced() {
+		ns = ""
+	}
+	if err := c.List(ctx, ns, list, metav1.ListOptions{LabelSelector: selector.String()}); err != nil {
+		return nil, err
+	}
+	return meta.ExtractList(list)
+}
+
+// actualValue is what Retrieve reports for a live object with a desired
+// value, and whether the object is in sync: the value last applied while the object's owned fields hold what
+// that apply stored, the live object once they do not. Without a record of
+// the apply (after a restart, or for an object re-created behind the
+// scheduler's back) a server-side dry run of the desired value stands in
+// for it, once per object; if even that fails, the schema-less Equivalent
+// decides, and the dry run is not repeated (by the next Retrieve or
+// comparison) until the live object changes.
+func (k *kind) actualValue(ctx context.Context, key string, live runtime.Object, want any) (value any, inSync bool) {
+	m, err := meta.Accessor(live)
+	if err != nil {
+		return live, false
+	}
+	uid, rv := m.GetUID(), m.GetResourceVersion()
+	st := k.applied.get(key)
+	if st == nil || st.uid != uid || st.noRecordAt != "" && st.noRecordAt != rv {
+		st = nil
+		if result, err := k.patch(ctx, key, want, true); err == nil {
+			st = newAppliedState(result, want, k.opts.FieldManager)
+		}
+		if st == nil || st.uid != uid {
+			st = &appliedState{uid: uid, noRecordAt: rv}
+		}
+		k.applied.put(key, st)
+	}
+	if st.noRecordAt != "" {
+		if Equivalent(live, want) {
+			return want, true
+		}
+		return live, false
+	}
+	if st.drifted(live) {
+		return live, false
+	}
+	return st.value, true
+}

@@ -1,0 +1,211 @@
+package kubedescriptor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Writes: Create and Update apply the value with a server-side apply;
+// Delete is conditional on the UID the object had.
+
+// create applies a value the scheduler believes does not exist. An object
+// of that name that this field manager did not create is not taken over
+// (unless Options.Adopt): the cache cannot tell, since it holds only
+// managed objects, so the server is asked.
+func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
+	if !k.opts.Adopt {
+		live, err := k.getLive(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if live != nil {
+			if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager {
+				return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
+			}
+		}
+	}
+	return k.apply(ctx, key, value)
+}
+
+// getLive reads the object at key from the API server; nil when there is
+// none.
+func (k *kind) getLive(ctx context.Context, key string) (metav1.Object, error) {
+	ref, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	live, _, err := k.opts.Clients.NewObjects(k.gvk)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := k.requestContext(ctx)
+	defer cancel()
+	if err := c.Get(ctx, ref.Namespace, ref.Name, live, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return meta.Accessor(live)
+}
+
+// apply applies value and remembers what the server made of it, for drift
+// (see appliedState). Its metadata is the object's UID, which deletes use
+// as a precondition.
+func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
+	result, err := k.patch(ctx, key, value, false)
+	if err != nil {
+		return nil, err
+	}
+	k.applied.put(key, newAppliedState(result, value, k.opts.FieldManager))
+	return uidOf(result), nil
+}
+
+// patch server-side applies value with the descriptor's field manager,
+// forcing ownership of the fields it sets, as pkg/apply does; dryRun only
+// asks the server what the apply would store. It returns the object the
+// server stored (or would store).
+func (k *kind) patch(ctx context.Context, key string, value any, dryRun bool) (runtime.Object, error) {
+	obj, ok := value.(runtime.Object)
+	if !ok || isNil(value) {
+		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
+	}
+	gvk, err := k.opts.Clients.GVKForObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	c, err := k.opts.Clients.ForKind(gvk)
+	if err != nil {
+		return nil, err
+	}
+	u, err := k.applyBody(obj, gvk)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Namespaced() && u.GetNamespace() == "":
+		return nil, fmt.Errorf("kubedescriptor: %s is namespaced but %s has no namespace", gvk.Kind, key)
+	case !c.Namespaced() && u.GetNamespace() != "":
+		return nil, fmt.Errorf("kubedescriptor: %s is cluster-scoped but %s has a namespace", gvk.Kind, key)
+	}
+	body, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, err
+	}
+	result, _, err := k.opts.Clients.NewObjects(gvk)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := k.requestContext(ctx)
+	defer cancel()
+	force := true
+	opts := metav1.PatchOptions{FieldManager: k.opts.FieldManager, Force: &force}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if err := c.Patch(ctx, u.GetNamespace(), u.GetName(), types.ApplyPatchType, body, result, opts); err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// applyBody is what patch sends for obj: the object without what the
+// server maintains, with the management label.
+func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u.SetGroupVersionKind(gvk)
+	lbls := u.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[LabelManagedBy] = k.opts.FieldManager
+	u.SetLabels(lbls)
+	return u, nil
+}
+
+// toUnstructured converts obj into an apply body. Typed objects carry zero
+// values (creationTimestamp, an empty status) the apply would otherwise
+// claim ownership of; the server-maintained metadata must not be sent.
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	if x, ok := obj.(*unstructured.Unstructured); ok {
+		u = x.DeepCopy()
+	} else {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		u = &unstructured.Unstructured{Object: m}
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	for _, f := range []string{"resourceVersion", "managedFields", "uid", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	return u, nil
+}
+
+// delete deletes the object the scheduler knows, with its dependents in
+// the background (or Options.PropagationPolicy). The delete is conditional
+// on the UID the object had when it was applied or retrieved: an object
+// replaced since, under the same name, is someone else's and stays. An
+// object already gone is what was wanted.
+func (k *kind) delete(ctx context.Context, key string, _ any, md any) error {
+	ref, err := ParseKey(key)
+	if err != nil {
+		return err
+	}
+	c, err := k.opts.Clients.ForKind(k.gvk)
+	if err != nil {
+		return err
+	}
+	uid, _ := md.(types.UID)
+	if uid == "" {
+		// Known without a UID (restored by a revert, say): read it, and
+		// leave alone an object that is not this manager's.
+		live, err := k.getLive(ctx, key)
+		if err != nil || live == nil || live.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
+			return err
+		}
+		uid = live.GetUID()
+	}
+	policy := metav1.DeletePropagationBackground
+	if k.opts.PropagationPolicy != nil {
+		policy = *k.opts.PropagationPolicy
+	}
+	ctx, cancel := k.requestContext(ctx)
+	defer cancel()
+	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy})
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// Gone, or replaced by another object of the same name: either
+		// way the one this value stood for no longer exists.
+		k.applied.put(key, nil)
+		return nil
+	}
+	return err
+}
+
+// uidOf returns obj's UID, or nil when it has none.
+func uidOf(obj runtime.Object) any {
+	if m, err := meta.Accessor(obj); err == nil && m.GetUID() != "" {
+		return m.GetUID()
+	}
+	return nil
+}
