@@ -108,7 +108,8 @@ func (m *Member) Ring() Ring {
 // membership is lost, Run returns an error wrapping ErrMembershipLost and
 // does not campaign again: the sharder may be moving the member's objects
 // already, and the ID must never be live again. The Lease of a lost term
-// is left to expire (Join deletes it when its next term holds a Lease).
+// is left to expire; Join deletes it when its next term holds a Lease, and
+// the ring's sharder once no object names the member.
 // Run runs once: a second call fails. The factory cannot be started again
 // either, since its selector names this member's ID; build a new Member
 // and factory for the next term, or use Join.
