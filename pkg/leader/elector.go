@@ -11,6 +11,8 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/sirupsen/logrus"
 )
 
 // ErrLeaseLost is the cause (context.Cause) of a work context that ended
@@ -86,24 +88,49 @@ func (e *Elector) Holding() bool {
 // ask Leader and Holding while it runs). It fails if the Elector runs
 // already.
 func (e *Elector) Run(ctx context.Context, fn func(context.Context) error) error {
-	e.mu.Lock()
-	if e.running {
-		e.mu.Unlock()
-		return errors.New("leader: Run called while the Elector runs")
+	if err := e.start(); err != nil {
+		return err
 	}
-	e.running = true
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		e.running = false
-		e.mu.Unlock()
-	}()
+	defer e.stop()
 	for ctx.Err() == nil {
 		if err := e.term(ctx, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// RunTerm is one term of Run: it waits for the lease, calls fn while it is
+// held, releases it once fn returned, and returns without campaigning
+// again. When it returns nil while ctx is still live, the lease was lost
+// (fn's context ended with ErrLeaseLost) or, rarely, lost before fn could
+// be called. It is for holders whose identity must not outlive a lost term,
+// such as pkg/shard's members: a new term there takes a new identity.
+func (e *Elector) RunTerm(ctx context.Context, fn func(context.Context) error) error {
+	if err := e.start(); err != nil {
+		return err
+	}
+	defer e.stop()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return e.term(ctx, fn)
+}
+
+func (e *Elector) start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running {
+		return errors.New("leader: Run called while the Elector runs")
+	}
+	e.running = true
+	return nil
+}
+
+func (e *Elector) stop() {
+	e.mu.Lock()
+	e.running = false
+	e.mu.Unlock()
 }
 
 // term is one candidacy: wait for the lease, lead until the lease is lost
@@ -279,3 +306,7 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 	}
 	return err
 }
+
+// Logger returns where the Elector logs (WithLogger), for holders built on
+// it to log alongside.
+func (e *Elector) Logger() logrus.FieldLogger { return e.o.log }

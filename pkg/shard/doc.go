@@ -16,6 +16,18 @@
 // objects are reassigned directly. docs/replicas.md tells the whole story
 // and the timing it relies on.
 //
+// A member's ID lives for one term of membership: once its Lease was
+// released, deleted or expired, the sharder may be moving its objects one
+// patch at a time, so the ID must never be live again (a replica back
+// under it would list and handle objects being handed to others). Every
+// Member draws an identity of its own, Member.Run runs one term and does
+// not campaign again, and Join runs a replica's terms one after another,
+// each with a new Member and a new factory built from it: unlike a
+// leader's, a sharded factory is not started again, since its selector
+// names a dead ID. Dead members' Leases are deleted (by the member on a
+// clean stop, by Join after a lost term, by the sharder once no object
+// names the ID).
+//
 // A Ring names the ring, the namespace of its Leases and its kinds; the
 // sharder and every member are given the same one. NewSharder builds the
 // ring's sharder; every replica runs it, and the one elected on

@@ -2,8 +2,12 @@ package shard
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -11,35 +15,57 @@ import (
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
-// Member is one replica's membership of a ring: it holds the member Lease
-// that makes the replica live for the ring's sharder, and it configures the
-// replica's factory so that the ring's kinds are cached and handled only
-// for the objects assigned to it (see FactoryOptions).
+// Member is one term of one replica's membership of a ring: it holds the
+// member Lease that makes the replica live for the ring's sharder, and it
+// configures the replica's factory so that the ring's kinds are cached and
+// handled only for the objects assigned to it (see FactoryOptions).
+//
+// A member's ID lives for one term only. Once the member stopped or lost
+// its Lease, the sharder may read it as dead and move its objects to other
+// members one patch at a time; a replica that came back under the same ID
+// would list the objects still labelled with it and handle them while they
+// are handed to others. So every Member draws an identity of its own (see
+// NewMember), Run runs once, and a replica that goes on after a term ended
+// builds a new Member, a new factory from it, and starts that: Join does
+// this in a loop.
 type Member struct {
 	ring     Ring
 	id       string
 	identity string
+	leases   coordinationv1client.LeasesGetter
 	elector  *leader.Elector
+	ran      atomic.Bool
 }
 
-// NewMember returns a member of ring. leases is the client of the member
-// Lease (usually clientset.CoordinationV1()); like a leader's, it must not
-// go through Fence. opts are pkg/leader's: the identity (default
-// leader.DefaultIdentity) decides the member's ID, the durations decide how
-// fast the sharder sees the member go and how long before that the
-// member's writes stop. NewMember makes no request.
+// ErrMembershipLost is returned (wrapped) by Member.Run when the member
+// Lease could not be renewed within the renew deadline: the term is over
+// and its ID is dead. It wraps leader.ErrLeaseLost.
+var ErrMembershipLost = fmt.Errorf("shard: membership lost: %w", leader.ErrLeaseLost)
+
+// NewMember returns a member of ring for one term. leases is the client of
+// the member Lease (usually clientset.CoordinationV1()); like a leader's,
+// it must not go through Fence. opts are pkg/leader's: the durations decide
+// how fast the sharder sees the member go and how long before that the
+// member's writes stop; the identity (leader.WithIdentity, default
+// leader.DefaultIdentity) is the base of the member's: NewMember appends a
+// random suffix of its own, so that the member's ID, MemberID(Identity()),
+// is new even for a restarted pod of the same name. NewMember makes no
+// request.
 func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...leader.Option) (*Member, error) {
 	if err := ring.Validate(); err != nil {
 		return nil, err
 	}
-	// The Lease's name depends on the identity, which leader resolves:
-	// ask a first Elector (New makes no request), then pin the identity
-	// so that a default one is not drawn again with another suffix.
+	// The base identity is leader's to resolve: ask a first Elector (New
+	// makes no request), then pin the term's identity.
 	probe, err := leader.New(leases, ring.Namespace, MemberLeaseName(ring.Name, "probe"), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
-	identity := probe.Identity()
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return nil, fmt.Errorf("shard: member of ring %s: random term suffix: %w", ring.Name, err)
+	}
+	identity := probe.Identity() + "_" + hex.EncodeToString(suffix[:])
 	id := MemberID(identity)
 	opts = append(slices.Clone(opts),
 		leader.WithIdentity(identity),
@@ -49,14 +75,17 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
 	ring.Kinds = slices.Clone(ring.Kinds)
-	return &Member{ring: ring, id: id, identity: identity, elector: e}, nil
+	return &Member{ring: ring, id: id, identity: identity, leases: leases, elector: e}, nil
 }
 
 // ID returns the member's ID: the value of the assignment label on the
-// objects assigned to it.
+// objects assigned to it, and the suffix of its Lease's name. No other
+// term of any replica has it.
 func (m *Member) ID() string { return m.id }
 
-// Identity returns the identity the member Lease names as its holder.
+// Identity returns the identity the member Lease names as its holder: the
+// base identity NewMember was given (or leader.DefaultIdentity), "_" and
+// the term's random suffix.
 func (m *Member) Identity() string { return m.identity }
 
 // Ring returns the ring the member belongs to.
@@ -66,15 +95,50 @@ func (m *Member) Ring() Ring {
 	return r
 }
 
-// Run holds the member Lease and calls fn while it is held, like
-// leader.Run: fn's context ends when the membership is lost (the Lease
-// could not be renewed within the renew deadline) or ctx ends, and fn is
-// called again when the Lease is held again. Start the factory built with
-// FactoryOptions in fn, so that the replica handles objects only while it
-// is a live member. On a clean stop (ctx ends) the Lease is released after
-// fn returned, so the sharder moves the member's objects at once.
+// Run runs the member's one term: it acquires the member Lease and calls
+// fn while it is held; fn's context ends when ctx ends or the membership is
+// lost (the Lease could not be renewed within the renew deadline). Start
+// the factory built from this member (Fence, FactoryOptions) in fn and
+// return once it stopped, so that the replica handles the member's objects
+// only while it is live.
+//
+// When ctx ends, Run releases and then deletes the Lease after fn
+// returned, so the sharder moves the member's objects at once, and returns
+// nil (or fn's error, if fn failed while the term was live). When the
+// membership is lost, Run returns an error wrapping ErrMembershipLost and
+// does not campaign again: the sharder may be moving the member's objects
+// already, and the ID must never be live again. The Lease of a lost term
+// is left to expire; Join deletes it when its next term holds a Lease, and
+// the ring's sharder once no object names the member.
+// Run runs once: a second call fails. The factory cannot be started again
+// either, since its selector names this member's ID; build a new Member
+// and factory for the next term, or use Join.
 func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error {
-	return m.elector.Run(ctx, fn)
+	if !m.ran.CompareAndSwap(false, true) {
+		return fmt.Errorf("shard: member %s of ring %s ran already: a member runs one term; build a new one (see Join)", m.id, m.ring.Name)
+	}
+	var lost atomic.Bool
+	err := m.elector.RunTerm(ctx, func(work context.Context) error {
+		defer func() {
+			if errors.Is(context.Cause(work), leader.ErrLeaseLost) {
+				lost.Store(true)
+			}
+		}()
+		err := fn(work)
+		if err == nil {
+			// leader waits for the term's end after an early return;
+			// wait here, so that the cause is known.
+			<-work.Done()
+		}
+		return err
+	})
+	if err == nil && (lost.Load() || ctx.Err() == nil) {
+		return fmt.Errorf("shard: member %s (%s) of ring %s: %w", m.id, m.identity, m.ring.Name, ErrMembershipLost)
+	}
+	if derr := m.deleteLease(ctx); derr != nil {
+		m.elector.Logger().Warnf("shard: member %s of ring %s: its released Lease stays (the sharder reads it as dead): %v", m.id, m.ring.Name, derr)
+	}
+	return err
 }
 
 // Fence returns a copy of cfg whose writes are refused unless the member

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ func testRing(ns string) shard.Ring {
 // call is one handler call of a member.
 type call struct {
 	key     string
+	id      string // the ID of the member's term
 	deleted bool
 	at      time.Time
 }
@@ -69,21 +71,20 @@ type gatePass struct {
 	err    error
 }
 
-// member is one replica of the tests: a shard.Member whose lease and data
-// connections go through proxies of their own that a test can cut, a
-// factory set up by FactoryOptions with a ConfigMap handler that records
-// its calls (and, with mark, writes an annotation on each ConfigMap), and
-// its gate wrapped to record every pass and to hold passes on request.
+// member is one replica of the tests: it joins the ring (shard.Join) with
+// lease and data connections through proxies of their own that a test can
+// cut, and for each term builds a factory set up by the term's
+// FactoryOptions, with a ConfigMap handler that records its calls (and,
+// with mark, writes an annotation on each ConfigMap), and its gate
+// wrapped to record every pass and to hold passes on request. The
+// records span the replica's terms.
 type member struct {
 	name      string
-	m         *shard.Member
-	f         *generic.Factory
-	informer  toolscache.SharedIndexInformer
-	cms       *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+	cur       atomic.Pointer[memberTerm]
 	leaseProx *controlplanetest.Proxy
 	dataProx  *controlplanetest.Proxy
 	writes    recorder // data writes issued past the fence
-	renews    recorder // lease writes the API server accepted, by time sent
+	renews    recorder // lease writes (not deletes) the API server accepted, by time sent
 	terms     atomic.Int32
 	running   atomic.Bool
 	slowDone  atomic.Int32 // writes of slow handler calls attempted
@@ -99,12 +100,23 @@ type member struct {
 	done   chan error
 }
 
+// memberTerm is what a member builds for one term.
+type memberTerm struct {
+	m        *shard.Member
+	f        *generic.Factory
+	informer toolscache.SharedIndexInformer
+	cms      *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+}
+
 type memberOpts struct {
 	// mark makes the handler write handledBy on every ConfigMap it sees;
 	// for those named slow*, only after the member stopped running and a
 	// lease duration more passed (a handler still busy when its context
 	// ended, writing with a context of its own).
 	mark bool
+	// beforeStart, if set, is called with the first term's ID before its
+	// factory starts (to create objects its informer lists).
+	beforeStart func(id string)
 }
 
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
@@ -116,21 +128,50 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	r.leaseProx, r.dataProx = leaseProx, dataProx
 	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
 	leaseCfg.Timeout = renewDeadline
-	m, err := shard.NewMember(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), testRing(ns),
-		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.m = m
 	dataCfg = recordWrites(dataCfg, &r.writes, false)
+	ctx, cancel := context.WithCancel(t.Context())
+	r.cancel = cancel
+	go func() {
+		r.done <- shard.Join(ctx, kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), testRing(ns), func(ctx context.Context, m *shard.Member) error {
+			term, err := r.build(ctx, t, ns, m, dataCfg, o)
+			if err != nil {
+				return err
+			}
+			if o.beforeStart != nil && r.terms.Load() == 0 {
+				o.beforeStart(m.ID())
+			}
+			r.cur.Store(term)
+			r.terms.Add(1)
+			r.running.Store(true)
+			defer r.running.Store(false)
+			if err := term.f.Start(ctx, 2); err != nil && ctx.Err() == nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.done; err != nil {
+			t.Errorf("member %s: %v", name, err)
+		}
+	})
+	eventually(t, name+" running and synced", func() bool { return r.running.Load() && r.t().informer.HasSynced() })
+	return r
+}
+
+// build builds the factory of one term of the member.
+func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Member, dataCfg *rest.Config, o memberOpts) (*memberTerm, error) {
+	term := &memberTerm{m: m}
 	opts := m.FactoryOptions(dataCfg, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
 		Controller: controller.SharedControllerFactoryOptions{Logger: quiet(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
 	})
 	inner := opts.Controller.KindGates[configMapGVK]
 	if inner == nil {
-		t.Fatal("FactoryOptions set no gate for the ring's kind")
+		return nil, errors.New("FactoryOptions set no gate for the ring's kind")
 	}
 	opts.Controller.KindGates[configMapGVK] = controller.GateFunc(func(ctx context.Context, key string, obj runtime.Object) (bool, error) {
 		r.mu.Lock()
@@ -149,16 +190,16 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	// The fence is outermost: the recorder sees only what went out.
 	f, err := generic.NewFactoryFromConfig(m.Fence(dataCfg), nil, opts)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	r.f = f
+	term.f = f
 	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMapGVK, "configmaps", true, f.ControllerFactory())
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	r.informer = cms.Informer()
-	r.cms = cms
-	_, err = r.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+	term.informer = cms.Informer()
+	term.cms = cms
+	_, err = term.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			r.mu.Lock()
 			r.tombstones[tomb.Key]++
@@ -166,11 +207,12 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 		}
 	}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cms.OnChange(t.Context(), "record", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	id := m.ID()
+	cms.OnChange(ctx, "record", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 		r.mu.Lock()
-		r.calls = append(r.calls, call{key: key, deleted: cm == nil, at: time.Now()})
+		r.calls = append(r.calls, call{key: key, id: id, deleted: cm == nil, at: time.Now()})
 		r.mu.Unlock()
 		if !o.mark || cm == nil || cm.Annotations[handledBy] != "" {
 			return cm, nil
@@ -186,30 +228,17 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 		if cm.Annotations == nil {
 			cm.Annotations = map[string]string{}
 		}
-		cm.Annotations[handledBy] = name
+		cm.Annotations[handledBy] = r.name
 		return cms.Update(t.Context(), cm)
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	r.cancel = cancel
-	go func() {
-		r.done <- m.Run(ctx, func(ctx context.Context) error {
-			r.terms.Add(1)
-			r.running.Store(true)
-			defer r.running.Store(false)
-			if err := f.Start(ctx, 2); err != nil && ctx.Err() == nil {
-				return err
-			}
-			<-ctx.Done()
-			return nil
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-r.done
-	})
-	eventually(t, name+" running and synced", func() bool { return r.running.Load() && r.informer.HasSynced() })
-	return r
+	return term, nil
 }
+
+// t returns what the member built for its current (or last) term.
+func (r *member) t() *memberTerm { return r.cur.Load() }
+
+// id returns the ID of the member's current (or last) term.
+func (r *member) id() string { return r.t().m.ID() }
 
 // callsFor returns the member's handler calls for key.
 func (r *member) callsFor(key string) []call {
@@ -265,7 +294,7 @@ func (r *member) holdPasses(key string) (held <-chan struct{}, release func()) {
 }
 
 func (r *member) cached(key string) bool {
-	_, ok, _ := r.informer.GetStore().GetByKey(key)
+	_, ok, _ := r.t().informer.GetStore().GetByKey(key)
 	return ok
 }
 
@@ -302,13 +331,13 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // recordWrites wraps cfg so that every request other than a GET is
-// recorded with the time it was issued; with okOnly, only those the API
-// server accepted.
+// recorded with the time it was issued; with okOnly (for renewals), only
+// those the API server accepted, and no deletes.
 func recordWrites(cfg *rest.Config, rec *recorder, okOnly bool) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet {
+			if req.Method == http.MethodGet || okOnly && req.Method == http.MethodDelete {
 				return next.RoundTrip(req)
 			}
 			issued := time.Now()

@@ -31,12 +31,20 @@ func BenchmarkReplicaMemory(b *testing.B) {
 	const n = 3000
 	ns := controlplanetest.Namespace(b, cp().Config())
 	rings := map[int]string{1: "one", 2: "two", 3: "three"}
-	ids := func(k int) []string {
-		var out []string
+	// The members of each ring (their IDs are drawn by NewMember); the
+	// first is the one measured.
+	members := map[int][]*shard.Member{}
+	ids := map[int][]string{}
+	for k, name := range rings {
+		ring := shard.Ring{Name: name, Namespace: ns, Kinds: []shard.Kind{{GVK: configMapGVK}}}
 		for i := range k {
-			out = append(out, shard.MemberID(fmt.Sprintf("replica-%d", i)))
+			m, err := shard.NewMember(kubernetes.NewForConfigOrDie(cp().Config()).CoordinationV1(), ring, leader.WithIdentity(fmt.Sprintf("replica-%d", i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			members[k] = append(members[k], m)
+			ids[k] = append(ids[k], m.ID())
 		}
-		return out
 	}
 	c := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
 	payload := strings.Repeat("x", 4096)
@@ -46,7 +54,7 @@ func BenchmarkReplicaMemory(b *testing.B) {
 		name := fmt.Sprintf("cm-%04d", i)
 		labels := map[string]string{}
 		for k, ring := range rings {
-			labels[shard.AssignmentLabel(ring)] = shard.Pick(ns+"/"+name, ids(k))
+			labels[shard.AssignmentLabel(ring)] = shard.Pick(ns+"/"+name, ids[k])
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -65,11 +73,7 @@ func BenchmarkReplicaMemory(b *testing.B) {
 	}
 	for _, k := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("replicas=%d", k), func(b *testing.B) {
-			ring := shard.Ring{Name: rings[k], Namespace: ns, Kinds: []shard.Kind{{GVK: configMapGVK}}}
-			m, err := shard.NewMember(kubernetes.NewForConfigOrDie(cp().Config()).CoordinationV1(), ring, leader.WithIdentity("replica-0"))
-			if err != nil {
-				b.Fatal(err)
-			}
+			m := members[k][0]
 			// The median: a list response or a previous run's informer
 			// still shutting down can land in one measurement.
 			heaps := make([]float64, 0, b.N)

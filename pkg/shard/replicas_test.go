@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,9 +23,11 @@ import (
 	"github.com/lariat-dev/lariat/pkg/shard"
 )
 
-// span is one handler call of one replica for one object.
+// span is one handler call of one replica, in the term with member ID id,
+// for one object.
 type span struct {
 	replica    string
+	id         string
 	start, end time.Time
 }
 
@@ -52,17 +55,17 @@ func (s *spans) handledAfter(key, not string, t time.Time) bool {
 	return false
 }
 
-// loss is the moment a replica lost an object: the object's assignment
-// changed from that replica's ID to another value (none, while it waits
-// for its next replica).
+// loss is the moment a member lost an object: the object's assignment
+// changed from that member's ID to another value (none, while it waits
+// for its next member).
 type loss struct {
-	key, replica string
-	at           time.Time
+	key, id string
+	at      time.Time
 }
 
 // watchLosses records every loss of ConfigMaps in ns, as seen by a watch
 // (a moment after it happened), until the test ends.
-func watchLosses(t *testing.T, ns string, replicaOf func(id string) string) func() []loss {
+func watchLosses(t *testing.T, ns string) func() []loss {
 	t.Helper()
 	w, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{})
 	if err != nil {
@@ -82,7 +85,7 @@ func watchLosses(t *testing.T, ns string, replicaOf func(id string) string) func
 			key := cm.Namespace + "/" + cm.Name
 			mu.Lock()
 			if prev := last[key]; prev != "" && prev != cur {
-				losses = append(losses, loss{key: key, replica: replicaOf(prev), at: time.Now()})
+				losses = append(losses, loss{key: key, id: prev, at: time.Now()})
 			}
 			last[key] = cur
 			mu.Unlock()
@@ -95,18 +98,19 @@ func watchLosses(t *testing.T, ns string, replicaOf func(id string) string) func
 	}
 }
 
-// handledAfterLoss returns, for each loss after which the replica that
-// lost the object still handled it (a call running at the loss or begun
-// after it), a description. The test's objects never return to a replica
-// that lost them.
+// handledAfterLoss returns, for each loss after which the member (the
+// term of a replica) that lost the object still handled it (a call
+// running at the loss or begun after it), a description. An object never
+// returns to a member ID that lost it: a replica whose membership was lost
+// comes back under a new ID.
 func (s *spans) handledAfterLoss(losses []loss) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for _, l := range losses {
 		for _, sp := range s.all[l.key] {
-			if sp.replica == l.replica && sp.end.After(l.at) {
-				out = append(out, fmt.Sprintf("%s: %s lost it at %v and handled it %v-%v", l.key, l.replica, l.at, sp.start, sp.end))
+			if sp.id == l.id && sp.end.After(l.at) {
+				out = append(out, fmt.Sprintf("%s: %s (member %s) lost it at %v and handled it %v-%v", l.key, sp.replica, l.id, l.at, sp.start, sp.end))
 				break
 			}
 		}
@@ -135,57 +139,66 @@ func (s *spans) overlaps() []string {
 }
 
 // ringReplica is one whole replica of a sharded operator: a ring member
-// whose factory handles its share of ConfigMaps (each handler call writes
-// the replica's name on the ConfigMap, so handling takes a request's time),
-// and a sharder candidate.
+// (shard.Join) whose factory, built for each term, handles its share of
+// ConfigMaps (each handler call writes the replica's name on the
+// ConfigMap, so handling takes a request's time), and a sharder candidate.
 type ringReplica struct {
 	name   string
-	m      *shard.Member
-	cms    *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+	cur    atomic.Pointer[ringTerm]
+	terms  atomic.Int32
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
 
+// ringTerm is what a replica builds for one term of its membership.
+type ringTerm struct {
+	m   *shard.Member
+	cms *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
+}
+
 func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *ringReplica {
 	t.Helper()
-	timing := []leader.Option{leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+	// Longer than the package's: under this test's load on a shared
+	// machine a renewal can take over a second, and every lost membership
+	// is a new term whose objects all move (the test allows it, but its
+	// counts of moves would not hold).
+	timing := []leader.Option{leader.WithLeaseDuration(3 * leaseDuration), leader.WithRenewDeadline(3 * renewDeadline),
 		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
 	cfg := rest.CopyConfig(cp().Config())
 	cfg.QPS, cfg.Burst = 500, 1000
 	r := &ringReplica{name: name}
-	m, err := shard.NewMember(kubernetes.NewForConfigOrDie(cfg).CoordinationV1(), ring,
-		append([]leader.Option{leader.WithIdentity(name)}, timing...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.m = m
-	f, err := generic.NewFactoryFromConfig(m.Fence(cfg), nil, m.FactoryOptions(cfg, &generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ring.Namespace}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.cms, err = generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMapGVK, "configmaps", true, f.ControllerFactory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.cms.OnChange(t.Context(), "mark", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-		sp := span{replica: name, start: time.Now()}
-		defer func() { sp.end = time.Now(); rec.add(key, sp) }()
-		// Handling takes a while, so that a move while it runs, were it
-		// not drained first, would show as an overlap.
-		time.Sleep(handleTime)
-		if cm == nil || cm.Annotations[handledBy] == name {
-			return cm, nil
+	term := func(ctx context.Context, m *shard.Member) error {
+		f, err := generic.NewFactoryFromConfig(m.Fence(cfg), nil, m.FactoryOptions(cfg, &generic.FactoryOptions{
+			Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ring.Namespace}, SyncTimeout: time.Minute},
+			Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+		}))
+		if err != nil {
+			return err
 		}
-		cm = cm.DeepCopy()
-		if cm.Annotations == nil {
-			cm.Annotations = map[string]string{}
+		cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](configMapGVK, "configmaps", true, f.ControllerFactory())
+		if err != nil {
+			return err
 		}
-		cm.Annotations[handledBy] = name
-		return r.cms.Update(t.Context(), cm)
-	})
+		cms.OnChange(ctx, "mark", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			sp := span{replica: name, id: m.ID(), start: time.Now()}
+			defer func() { sp.end = time.Now(); rec.add(key, sp) }()
+			// Handling takes a while, so that a move while it runs, were
+			// it not drained first, would show as an overlap.
+			time.Sleep(handleTime)
+			if cm == nil || cm.Annotations[handledBy] == name {
+				return cm, nil
+			}
+			cm = cm.DeepCopy()
+			if cm.Annotations == nil {
+				cm.Annotations = map[string]string{}
+			}
+			cm.Annotations[handledBy] = name
+			return cms.Update(t.Context(), cm)
+		})
+		r.cur.Store(&ringTerm{m: m, cms: cms})
+		r.terms.Add(1)
+		return f.Start(ctx, 4)
+	}
 	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: quiet(),
 		RetryPeriod: retryPeriod, Leader: append([]leader.Option{leader.WithIdentity(name + "-sharder")}, timing...)})
 	if err != nil {
@@ -196,7 +209,9 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 	r.done.Add(2)
 	go func() {
 		defer r.done.Done()
-		if err := m.Run(ctx, func(ctx context.Context) error { return f.Start(ctx, 4) }); err != nil {
+		err := shard.Join(ctx, kubernetes.NewForConfigOrDie(cfg).CoordinationV1(), ring, term,
+			append([]leader.Option{leader.WithIdentity(name)}, timing...)...)
+		if err != nil {
 			t.Errorf("%s: member: %v", name, err)
 		}
 	}()
@@ -207,6 +222,12 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 		}
 	}()
 	t.Cleanup(r.stop)
+	for r.cur.Load() == nil {
+		if ctx.Err() != nil {
+			t.Fatalf("%s stopped before its first term", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return r
 }
 
@@ -218,7 +239,10 @@ func (r *ringReplica) stop() {
 }
 
 // cached returns the number of ConfigMaps in the replica's cache.
-func (r *ringReplica) cached() int { return len(r.cms.Informer().GetStore().ListKeys()) }
+func (r *ringReplica) cached() int { return len(r.cur.Load().cms.Informer().GetStore().ListKeys()) }
+
+// id returns the member ID of the replica's current term.
+func (r *ringReplica) id() string { return r.cur.Load().m.ID() }
 
 // handleTime is how long each handler call of the replicas takes.
 const handleTime = 10 * time.Millisecond
@@ -282,15 +306,16 @@ func createConfigMaps(t *testing.T, ns string, n int) []string {
 // handled by it; it returns the replica of each.
 func waitAllMarked(t *testing.T, ns string, names []string, want ...*ringReplica) map[string]string {
 	t.Helper()
-	byID := map[string]string{}
-	var ids []string
-	for _, r := range want {
-		byID[r.m.ID()] = r.name
-		ids = append(ids, r.m.ID())
-	}
 	var got map[string]string
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
+		// A replica's ID changes if its membership is lost (a new term).
+		byID := map[string]string{}
+		var ids []string
+		for _, r := range want {
+			byID[r.id()] = r.name
+			ids = append(ids, r.id())
+		}
 		l, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -309,6 +334,11 @@ func waitAllMarked(t *testing.T, ns string, names []string, want ...*ringReplica
 			return got
 		}
 		if time.Now().After(deadline) {
+			counts := map[string]int{}
+			for _, cm := range l.Items {
+				counts[cm.Labels[shard.AssignmentLabel(ringName)]+"/"+cm.Annotations[handledBy]+"/"+cm.Labels[shard.DrainLabel(ringName)]]++
+			}
+			t.Logf("replicas by ID %v; ConfigMaps by assignment/handled by/drain: %v", byID, counts)
 			t.Fatalf("after 3m, %d of %d ConfigMaps are assigned to and handled by a replica of %d", done, len(names), len(want))
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -331,11 +361,7 @@ func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
 	names := createConfigMaps(t, ns, n)
 	rec := &spans{all: map[string][]span{}}
 	a, b, c := startRingReplica(t, ring, "a", rec), startRingReplica(t, ring, "b", rec), startRingReplica(t, ring, "c", rec)
-	names4 := map[string]string{}
-	for _, r := range []string{"a", "b", "c", "d"} {
-		names4[shard.MemberID(r)] = r
-	}
-	losses := watchLosses(t, ns, func(id string) string { return names4[id] })
+	losses := watchLosses(t, ns)
 
 	began := time.Now()
 	owners := waitAllMarked(t, ns, names, a, b, c)
@@ -398,6 +424,11 @@ func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
 		}
 	}
 
+	for _, r := range []*ringReplica{a, b, c, d} {
+		if n := r.terms.Load(); n != 1 {
+			t.Logf("%s ran %d membership terms (a lost membership starts a new one)", r.name, n)
+		}
+	}
 	l := losses()
 	if len(l) < n/3*2*80/100 {
 		t.Errorf("the watch saw %d losses, want about %d (c's third, then d's)", len(l), n/3*2)

@@ -213,7 +213,11 @@ func (s *Sharder) lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t := newTerm(s, kinds, readMeta, writeMeta, leases)
+	gcLeases, err := kubernetes.NewForConfig(s.elector.Fence(s.leaseCfg))
+	if err != nil {
+		return err
+	}
+	t := newTerm(s, kinds, readMeta, writeMeta, leases, gcLeases)
 	s.mu.Lock()
 	s.cur = t
 	s.mu.Unlock()

@@ -40,10 +40,11 @@ type term struct {
 	queue     workqueue.TypedRateLimitingInterface[objKey]
 	members   *members
 	drains    *drains
+	gcLeases  kubernetes.Interface // fenced, for the Leases of dead members
 }
 
-func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, leases kubernetes.Interface) *term {
-	t := &term{s: s, kinds: kinds, read: read, write: write, drains: newDrains(),
+func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, leases, gcLeases kubernetes.Interface) *term {
+	t := &term{s: s, kinds: kinds, read: read, write: write, drains: newDrains(), gcLeases: gcLeases,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "shard-" + s.ring.Name})}
 	t.members = newMembers(s.ring, leases, s.o.RetryPeriod, s.log, t.requeueAll)
@@ -104,6 +105,7 @@ func (t *term) run(ctx context.Context) {
 	}
 	wg.Go(func() { t.members.loop(ctx) })
 	wg.Go(func() { t.reportDrains(ctx) })
+	wg.Go(func() { t.collectLeases(ctx, t.gcLeases.CoordinationV1().Leases(t.s.ring.Namespace)) })
 	for range t.s.o.Workers {
 		wg.Go(func() {
 			for t.next(ctx) {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -234,6 +235,13 @@ func TestSharderMovesADeadMembersObjects(t *testing.T) {
 		}
 	}
 
+	// Once no object names c, its Lease goes (every membership term has
+	// a Lease of its own; they must not pile up); the live ones stay.
+	eventually(t, "the dead member's Lease deleted", func() bool { return !leaseExists(t, c) })
+	if !leaseExists(t, a) || !leaseExists(t, b) {
+		t.Fatal("a live member's Lease was deleted")
+	}
+
 	start := time.Now()
 	b.release(t)
 	waitSettled(t, ring, a)
@@ -269,6 +277,19 @@ func TestSharderChangesNothingWithoutLiveMembers(t *testing.T) {
 	if after := configMapStates(t, ring); !maps.Equal(before, after) {
 		t.Errorf("objects changed with no live member:\nbefore %v\nafter  %v", before, after)
 	}
+	if !leaseExists(t, a) {
+		t.Error("the dead member's Lease was deleted while objects still name it")
+	}
+}
+
+// leaseExists reports whether the member's Lease exists.
+func leaseExists(t *testing.T, m *member) bool {
+	t.Helper()
+	_, err := clientset().CoordinationV1().Leases(m.ns).Get(t.Context(), m.name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
 }
 
 // view returns the running term's member view (nil while not leading).

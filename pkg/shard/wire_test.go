@@ -47,7 +47,7 @@ func TestFactoryOptionsAddsToSelectorsAndCopies(t *testing.T) {
 		Controller: controller.SharedControllerFactoryOptions{KindGates: map[schema.GroupVersionKind]controller.Gate{statefulSets: own}},
 	}
 	out := m.FactoryOptions(cfg, in)
-	sel := shard.AssignmentLabel(ringName) + "=" + shard.MemberID("a")
+	sel := shard.AssignmentLabel(ringName) + "=" + m.ID()
 	if m.Selector() != sel {
 		t.Errorf("Selector() = %q, want %q", m.Selector(), sel)
 	}

@@ -1,0 +1,93 @@
+package shard
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+)
+
+// collectLeases deletes, every retry period, the Leases of members the
+// term confirmed dead once no object of the ring's kinds names them any
+// more. Every membership term has an ID and a Lease of its own (see
+// Member), and a member that crashed never deletes its own, so without
+// this they would pile up. leases is fenced by the sharder's election.
+//
+// It never deletes a live member's Lease: the member must be dead in the
+// view (a quorum read showed its Lease expired, released or gone), the
+// Lease as last seen must not be live either, and the delete is
+// conditional on that Lease's UID and resourceVersion, so a renewal after
+// it was seen makes it fail. A dead term is never live again anyway: its
+// member does not campaign after its term.
+func (t *term) collectLeases(ctx context.Context, leases coordinationv1client.LeaseInterface) {
+	tick := time.NewTicker(t.s.o.RetryPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		v := t.members.view()
+		if v == nil || !v.valid || len(v.dead) == 0 {
+			continue
+		}
+		named := map[string]bool{}
+		label := AssignmentLabel(t.s.ring.Name)
+		for _, inf := range t.informers {
+			for _, o := range inf.GetStore().List() {
+				if m, ok := o.(metav1.Object); ok {
+					named[m.GetLabels()[label]] = true
+				}
+			}
+		}
+		for id := range v.dead {
+			if named[id] || ctx.Err() != nil {
+				continue
+			}
+			if err := t.members.deleteDead(ctx, leases, id); err != nil {
+				t.s.log.WithError(err).Debugf("shard: the Lease of dead member %s stays for now", id)
+			}
+		}
+	}
+}
+
+// deleteDead deletes the Lease of member id, dead and named by no object,
+// and forgets the member once it is gone.
+func (m *members) deleteDead(ctx context.Context, leases coordinationv1client.LeaseInterface, id string) error {
+	name := MemberLeaseName(m.ring, id)
+	o, ok, err := m.inf.GetStore().GetByKey(m.ns + "/" + name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		l := o.(*coordinationv1.Lease)
+		now := time.Now()
+		m.mu.Lock()
+		live := m.expiry(l, now).After(now)
+		m.mu.Unlock()
+		if live {
+			return nil // the view will say so; never delete it
+		}
+		delCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		err = leases.Delete(delCtx, name, metav1.DeleteOptions{
+			Preconditions:     &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion},
+			PropagationPolicy: new(metav1.DeletePropagationBackground),
+		})
+		cancel()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		m.log.Infof("shard: ring %s: deleted the Lease of dead member %s, which no object names any more", m.ring, id)
+	}
+	// Gone: an object naming it later (none should) has it read as dead
+	// again by a confirming read.
+	m.mu.Lock()
+	delete(m.dead, id)
+	m.mu.Unlock()
+	m.poke()
+	return nil
+}
