@@ -3,7 +3,6 @@ package lasso
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -98,7 +97,11 @@ func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResourc
 	}
 	if err != nil {
 		f.mu.Lock()
-		f.errs = append(f.errs, fmt.Errorf("controller for %s: %w", gvr, err))
+		// Kept as it is: Lariat's factories and wrap already name the
+		// resource or kind ("controller for <gvr>: ...", "informer for
+		// <kind>: ...", "lasso client for <gvr>: ..."); a prefix here
+		// said it twice.
+		f.errs = append(f.errs, err)
 		f.mu.Unlock()
 		return newErrorController()
 	}

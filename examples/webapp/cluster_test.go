@@ -31,6 +31,11 @@ func TestAgainstAnyCluster(t *testing.T) {
 		listen: "127.0.0.1:0", logLevel: "error", namespace: ns, nodePorts: "31000-31004", waitForPods: "false"}
 	e, stop := started(t, opts, &syncBuffer{})
 	ctx := t.Context()
+	// Leader election is on against a cluster; outside a pod its Lease is
+	// in the operator's --namespace.
+	if _, err := kube.CoordinationV1().Leases(ns).Get(ctx, defaultLeaseName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Lease is not in --namespace %s: %v", ns, err)
+	}
 	create := func(name string, config map[string]string, dependsOn ...string) {
 		t.Helper()
 		app := &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},

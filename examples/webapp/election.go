@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
@@ -15,9 +17,8 @@ import (
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
-// podNamespaceEnv names the pod's namespace (from the downward API), the
-// default namespace of the Lease.
-const podNamespaceEnv = "POD_NAMESPACE"
+// serviceAccountNamespaceFile is where a pod finds its own namespace.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // defaultLeaseName is the default of --lease-name.
 const defaultLeaseName = "webapp-operator"
@@ -26,12 +27,9 @@ const defaultLeaseName = "webapp-operator"
 // of the Lease, until ctx ends. A lost lease stops the operator and the
 // replica stands by; it does not exit.
 func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
-	ns := t.o.leaseNamespace
-	if ns == "" {
-		ns = os.Getenv(podNamespaceEnv)
-	}
-	if ns == "" {
-		ns = "default"
+	ns, err := leaseNamespace(t.o)
+	if err != nil {
+		return err
 	}
 	name := t.o.leaseName
 	if name == "" {
@@ -61,6 +59,29 @@ func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
 	})
 }
 
+// leaseNamespace is the namespace of the Lease: --lease-namespace; else,
+// in a cluster, the pod's own (its service account's namespace file, which
+// the kubelet mounts in every pod that has a token); else --namespace; else
+// default.
+func leaseNamespace(o options) (string, error) {
+	if o.leaseNamespace != "" {
+		return o.leaseNamespace, nil
+	}
+	if o.serviceAccountNamespaceFile != "" {
+		data, err := os.ReadFile(o.serviceAccountNamespaceFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("the pod's namespace (pass --lease-namespace): %w", err)
+		}
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns, nil
+		}
+	}
+	if o.namespace != "" {
+		return o.namespace, nil
+	}
+	return "default", nil
+}
+
 // swappable serves the running operator's endpoints, or says it stands by.
 type swappable struct {
 	h atomic.Pointer[http.Handler]
@@ -86,17 +107,14 @@ func (s *swappable) standby(why string) {
 }
 
 // autoBool is a flag that is "auto", "true" or "false", and true when
-// given alone (--leader-elect).
+// given alone (--leader-elect). Set keeps the text as given: run parses it,
+// once, with parseAuto, as it does --wait-for-pods, so a bad value fails
+// there, naming the flag, before anything starts.
 type autoBool string
 
 func (a *autoBool) String() string { return string(*a) }
 
 func (a *autoBool) Set(v string) error {
-	if v != "auto" {
-		if _, err := strconv.ParseBool(v); err != nil {
-			return fmt.Errorf("%q is not auto, true or false", v)
-		}
-	}
 	*a = autoBool(v)
 	return nil
 }

@@ -58,6 +58,9 @@ type options struct {
 	leaderElect    string
 	leaseNamespace string
 	leaseName      string
+	// serviceAccountNamespaceFile holds the pod's namespace when the
+	// command runs in a cluster (tests point it elsewhere).
+	serviceAccountNamespaceFile string
 }
 
 func main() {
@@ -75,9 +78,10 @@ func main() {
 	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
 	o.leaderElect = "auto"
 	flag.Var((*autoBool)(&o.leaderElect), "leader-elect", "run the operator only while holding the Lease --lease-namespace/--lease-name, so replicas take turns (auto: on against a cluster, off with --local)")
-	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: $"+podNamespaceEnv+", else default)")
+	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: the pod's own in a cluster, else --namespace, else default)")
 	flag.StringVar(&o.leaseName, "lease-name", defaultLeaseName, "name of the leader-election Lease")
 	flag.Parse()
+	o.serviceAccountNamespaceFile = serviceAccountNamespaceFile
 
 	// Ctrl-C (or SIGTERM) ends ctx; run then stops everything it started.
 	// A second Ctrl-C exits at once.

@@ -55,8 +55,8 @@ type Set struct {
 	// set's inventory ties them to the owner); ClusterScopedRefused
 	// refuses cluster-scoped objects of a namespaced owner. A refused
 	// object fails the whole Apply, which then prunes nothing. Generating
-	// handlers set both unless told otherwise (wrangler's
-	// AllowCrossNamespace and AllowClusterScoped).
+	// handlers set both unless their options say AllowCrossNamespace or
+	// AllowClusterScoped (wrangler's names, the only way to set them there).
 	OwnerNamespaceOnly   bool
 	ClusterScopedRefused bool
 }

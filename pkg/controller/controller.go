@@ -346,14 +346,17 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		// (the next run re-queues every cached key, see stopped).
 		return false
 	}
-	if wait := c.held(key); wait > 0 {
+	// One clock reading serves the pass: a hold counted from its start
+	// ends no later than the AddAfter that follows the handlers.
+	now := time.Now()
+	if wait := c.held(key, now); wait > 0 {
 		// Its handlers fight: a watch event does not cut the wait short.
 		queue.AddAfter(key, wait)
 		return true
 	}
 	p := c.handle(ctx, key)
 	err := p.err
-	if hold := c.loops.passed(key, p, time.Now()); hold > 0 {
+	if hold := c.loops.passed(key, p, now); hold > 0 {
 		if err != nil && !onlyRoutine(err) && !errors.Is(err, ErrIgnore) {
 			c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
 				Errorf("handler failed, retrying: %v", err)
@@ -385,8 +388,8 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 
 // held returns how long a key whose handlers fight still has to wait. An
 // object that is gone is not held: its handlers see the deletion at once.
-func (c *controller) held(key string) time.Duration {
-	wait := c.loops.held(key, time.Now())
+func (c *controller) held(key string, now time.Time) time.Duration {
+	wait := c.loops.held(key, now)
 	if wait > 0 {
 		if _, exists, err := c.informer.GetStore().GetByKey(key); err == nil && !exists {
 			return 0

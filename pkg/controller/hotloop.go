@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +46,9 @@ type pass struct {
 // pass wrote, so a chain is the controller's own doing, not someone else's
 // changes that the handlers respond to, and no timing is involved. A pass
 // that writes nothing and fails nothing ends the chain, so a handler that
-// writes and then finds nothing to do is never held back.
+// writes and then finds nothing to do is never held back; so does every
+// other pass after which the chain cannot go on (see wroteNothing), so a
+// key keeps no entry once it is deleted or its chain is broken.
 type hotLoops struct {
 	limit   int // <= 0: off
 	limiter clientworkqueue.TypedRateLimiter[string]
@@ -106,11 +109,9 @@ func (h *hotLoops) passed(key string, p pass, now time.Time) time.Duration {
 		return 0
 	}
 	if len(p.writes) == 0 {
-		if p.err == nil && h.tracked.Load() > 0 {
-			h.settled(key, now)
+		if h.tracked.Load() > 0 {
+			h.wroteNothing(key, p, now)
 		}
-		// A failed pass that wrote nothing (often a conflict with the
-		// fight's other write) neither continues nor ends a chain.
 		return 0
 	}
 	h.mu.Lock()
@@ -154,13 +155,24 @@ func (h *hotLoops) passed(key string, p pass, now time.Time) time.Duration {
 	return d
 }
 
-// settled ends key's chain after a pass that wrote nothing and failed
-// nothing.
-func (h *hotLoops) settled(key string, now time.Time) {
+// wroteNothing ends key's chain after a pass that wrote nothing, unless
+// that pass failed (and is retried) having begun from a version the chain
+// wrote: often a conflict with the fight's other write, which neither
+// continues nor ends the chain. Every other such pass ends it, so no entry
+// outlives the chance of its chain going on: a pass that succeeded (or
+// returned ErrIgnore, so no retry comes), a pass of a deleted object (a
+// later object of that name starts from a version never written here), and
+// a pass begun from someone else's version (the chain cannot continue
+// from there; a fight under way is kept, as its writes are).
+func (h *hotLoops) wroteNothing(key string, p pass, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.keys[key]
 	if r == nil {
+		return
+	}
+	retried := p.err != nil && !errors.Is(p.err, ErrIgnore)
+	if retried && p.resourceVersion != "" && (r.fighting || slices.Contains(r.written, p.resourceVersion)) {
 		return
 	}
 	delete(h.keys, key)

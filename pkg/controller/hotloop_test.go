@@ -173,3 +173,50 @@ func TestSharedHandlerReportsWrites(t *testing.T) {
 		t.Fatalf("writes %+v, error %v for a deleted object", writes, err)
 	}
 }
+
+// A key's entry lasts only while its chain can go on: a pass that wrote
+// nothing and began from the object gone (deleted), from a version its
+// last pass did not write (someone else's), or that ended in ErrIgnore (no
+// retry comes) drops it, even when the pass failed. Only a failed pass
+// begun from the key's own last write (a conflict) keeps it.
+func TestHotLoopForgetsKeysThatCannotContinue(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		from func(d *loopDriver) string
+		err  error
+	}{
+		{"deleted, failing", func(*loopDriver) string { return "" }, errors.New("remove failed")},
+		{"someone else's version, failing", func(d *loopDriver) string { d.rv++; return fmt.Sprint(d.rv) }, errors.New("failed")},
+		{"ErrIgnore", func(d *loopDriver) string { return fmt.Sprint(d.rv) }, fmt.Errorf("nothing to retry: %w", ErrIgnore)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newLoopDriver(t, 4)
+			d.ownWrite("a")
+			d.ownWrite("a")
+			if len(d.h.keys) != 1 || d.h.tracked.Load() != 1 {
+				t.Fatalf("%d entries, %d tracked after two own writes, want 1", len(d.h.keys), d.h.tracked.Load())
+			}
+			d.pass(c.from(d), nil, c.err)
+			if len(d.h.keys) != 0 || d.h.tracked.Load() != 0 {
+				t.Fatalf("%d entries, %d tracked after a pass that cannot continue the chain, want 0", len(d.h.keys), d.h.tracked.Load())
+			}
+		})
+	}
+	// A fight's key deleted while its deletion keeps failing: forgotten too.
+	d := newLoopDriver(t, 2)
+	for range 3 {
+		d.ownWrite("a", "b")
+	}
+	d.pass("", nil, errors.New("remove failed"))
+	if len(d.h.keys) != 0 || d.h.held("ns/x", d.now) != 0 {
+		t.Fatalf("%d entries after the fighting key was deleted, want 0", len(d.h.keys))
+	}
+	// A conflict on the key's own last write keeps the chain (see
+	// TestHotLoopNeedsALimitOfOwnWritesInARow) and so its entry.
+	d = newLoopDriver(t, 4)
+	d.ownWrite("a")
+	d.pass(fmt.Sprint(d.rv), nil, errors.New("conflict"))
+	if len(d.h.keys) != 1 {
+		t.Fatalf("%d entries after a conflict on the key's own write, want 1", len(d.h.keys))
+	}
+}

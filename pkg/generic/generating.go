@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
@@ -46,10 +47,28 @@ type GeneratingHandlerOptions struct {
 	// status is still written; children changed by others are not
 	// restored until the owner changes.
 	UniqueApplyForResourceVersion bool
-	// Set carries the apply options of every set the handler applies
-	// (NoDelete, NoDeleteKinds, RecreateKinds, RecreateImmutable); its
-	// Owner, OwnerKey and ID are ignored.
-	Set apply.Set
+	// Set carries the apply options of every set the handler applies.
+	Set SetOptions
+}
+
+// SetOptions are the apply.Set options a generating handler passes on to
+// each set it applies. It is not apply.Set itself: the handler names the
+// set (owner and ID), and the owner-reference and scope options are
+// wrangler's flags above, so each option has a single place to be set and
+// none is silently overwritten by another.
+type SetOptions struct {
+	// NoDelete keeps children that leave the set (apply.Set.NoDelete).
+	NoDelete bool
+	// NoDeleteKinds keeps children of these kinds that leave the set
+	// (apply.Set.NoDeleteKinds).
+	NoDeleteKinds []schema.GroupKind
+	// RecreateKinds deletes and creates again children of these kinds
+	// whose apply the server rejects for immutable fields
+	// (apply.Set.RecreateKinds).
+	RecreateKinds []schema.GroupKind
+	// RecreateImmutable does so for children of any kind
+	// (apply.Set.RecreateImmutable).
+	RecreateImmutable bool
 }
 
 // RegisterGeneratingHandler runs handler for every change of the kind until
@@ -69,17 +88,17 @@ func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, 
 		opts = &GeneratingHandlerOptions{}
 	}
 	gvk := c.GroupVersionKind()
-	template := opts.Set
-	template.NoOwnerReference = template.NoOwnerReference || opts.NoOwnerReference
-	template.OwnerNamespaceOnly = !opts.AllowCrossNamespace
-	template.ClusterScopedRefused = !opts.AllowClusterScoped
-	template.NoDeleteKinds = slices.Clone(template.NoDeleteKinds)
-	template.RecreateKinds = slices.Clone(template.RecreateKinds)
-	newSet := func() apply.Set {
-		set := template
-		set.Owner, set.OwnerKey, set.ID = nil, nil, name
-		return set
+	template := apply.Set{
+		ID:                   name,
+		NoDelete:             opts.Set.NoDelete,
+		NoDeleteKinds:        slices.Clone(opts.Set.NoDeleteKinds),
+		NoOwnerReference:     opts.NoOwnerReference,
+		RecreateKinds:        slices.Clone(opts.Set.RecreateKinds),
+		RecreateImmutable:    opts.Set.RecreateImmutable,
+		OwnerNamespaceOnly:   !opts.AllowCrossNamespace,
+		ClusterScopedRefused: !opts.AllowClusterScoped,
 	}
+	newSet := func() apply.Set { return template }
 	applied := appliedVersions{versions: map[string]string{}}
 	run := func(key string, set apply.Set, objs []runtime.Object) error {
 		if !opts.DryRun {

@@ -166,3 +166,54 @@ func TestGeneratingHandlerUniqueApplyForResourceVersion(t *testing.T) {
 		return err == nil
 	})
 }
+
+// The scope flags are the one way to allow other scopes, and each allows
+// only its own: AllowCrossNamespace alone writes a child in another
+// namespace and still refuses a cluster-scoped one; Set's NoDelete keeps
+// the child when the handler stops returning it. (GeneratingHandlerOptions
+// used to take a whole apply.Set whose OwnerNamespaceOnly and
+// ClusterScopedRefused these flags silently overwrote; Set now holds only
+// options nothing else sets.)
+func TestGeneratingHandlerAllowCrossNamespaceAlone(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	other := controlplanetest.Namespace(t, cp.Config())
+	f := newFactory(t, cp.Config(), ns)
+	svcs := newServices(t, f)
+	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
+			switch {
+			case svc.Name == "cluster":
+				return []runtime.Object{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gen-" + ns}}}, st, nil
+			case svc.Labels["drop"] != "":
+				return nil, st, nil
+			}
+			return []runtime.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: other}}}, st, nil
+		}, &generic.GeneratingHandlerOptions{AllowCrossNamespace: true, Set: generic.SetOptions{NoDelete: true}})
+	var mu sync.Mutex
+	dropped := false // a round (apply included) ran for the owner that returns nothing
+	svcs.OnChange(t.Context(), "after", func(key string, svc *corev1.Service) (*corev1.Service, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		dropped = dropped || (svc != nil && svc.Labels["drop"] != "")
+		return nil, nil
+	})
+	createService(t, ns, "cross", 80)
+	createService(t, ns, "cluster", 80)
+	start(t, f)
+	eventually(t, "the cross-namespace child", func() bool {
+		_, err := kube().CoreV1().ConfigMaps(other).Get(t.Context(), "child", metav1.GetOptions{})
+		return err == nil && generated.IsTrue(getService(t, ns, "cross").Status.Conditions)
+	})
+	eventually(t, "cluster-scoped refused", func() bool {
+		c := generated.Get(getService(t, ns, "cluster").Status.Conditions)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "cluster-scoped")
+	})
+	if _, err := kube().RbacV1().ClusterRoles().Get(t.Context(), "gen-"+ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a cluster-scoped child was written without AllowClusterScoped: %v", err)
+	}
+	updateService(t, ns, "cross", func(s *corev1.Service) { s.Labels = map[string]string{"drop": "yes"} })
+	eventually(t, "a round without the child", func() bool { mu.Lock(); defer mu.Unlock(); return dropped })
+	if _, err := kube().CoreV1().ConfigMaps(other).Get(t.Context(), "child", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the child was pruned although Set.NoDelete: %v", err)
+	}
+}

@@ -120,6 +120,11 @@ func Generate(opts Options) (files map[string][]byte, err error) {
 // otherwise build a namespaced constructor for a cluster-scoped kind that
 // lacks +genclient:nonNamespaced. The user's genclient lines are dropped,
 // since the model has already checked them against the kubebuilder ones.
+// It is not reused from controller-tools v0.23 because there this marking
+// is inlined in the unexported (*ObjectGenCtx).generateForPackage of
+// pkg/applyconfiguration, which also parses the package and writes the
+// files itself (code-generator's applyconfiguration-gen only reads the
+// +genclient tags and marks nothing).
 func markKinds(c *generator.Context, kinds []Kind) error {
 	for _, k := range kinds {
 		pkg := c.Universe[k.PkgPath]
