@@ -121,7 +121,7 @@ func (e *Elector) start() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.running {
-		return errors.New("leader: Run called while the Elector runs")
+		return errors.New("leader: Run or RunTerm called while the Elector runs")
 	}
 	e.running = true
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -88,10 +89,17 @@ func (m *Member) deleteLease(ctx context.Context) error {
 	if h := l.Spec.HolderIdentity; h != nil && *h != "" && *h != m.identity {
 		return fmt.Errorf("lease %s/%s is held by %s", m.ring.Namespace, name, *h)
 	}
-	policy := metav1.DeletePropagationBackground
-	err = client.Delete(ctx, name, metav1.DeleteOptions{
+	return deleteLeaseAsSeen(ctx, client, l)
+}
+
+// deleteLeaseAsSeen deletes the Lease l on the condition that it is still
+// the version read (its UID and resourceVersion), so that a renewal since
+// makes the delete fail instead of removing a Lease in use. A Lease gone
+// already is no error.
+func deleteLeaseAsSeen(ctx context.Context, leases coordinationv1client.LeaseInterface, l *coordinationv1.Lease) error {
+	err := leases.Delete(ctx, l.Name, metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion},
-		PropagationPolicy: &policy,
+		PropagationPolicy: new(metav1.DeletePropagationBackground),
 	})
 	if apierrors.IsNotFound(err) {
 		return nil

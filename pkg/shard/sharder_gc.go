@@ -5,7 +5,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 )
@@ -73,12 +72,9 @@ func (m *members) deleteDead(ctx context.Context, leases coordinationv1client.Le
 			return nil // the view will say so; never delete it
 		}
 		delCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
-		err = leases.Delete(delCtx, name, metav1.DeleteOptions{
-			Preconditions:     &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion},
-			PropagationPolicy: new(metav1.DeletePropagationBackground),
-		})
+		err = deleteLeaseAsSeen(delCtx, leases, l)
 		cancel()
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err != nil {
 			return err
 		}
 		m.log.Infof("shard: ring %s: deleted the Lease of dead member %s, which no object names any more", m.ring, id)

@@ -56,8 +56,9 @@ type seenRenewal struct {
 // another identity says nothing about that member), and its renewal is
 // recent: renewTime + leaseDurationSeconds > now, or, for a renewal this
 // sharder saw arrive, that moment + leaseDurationSeconds > now. The second
-// clause makes the view immune to a member's clock running ahead: a member
-// stops writing RenewDeadline after it sent its last successful renewal,
+// clause makes the view immune to a member's clock running behind this
+// sharder's (its renewTime then says less time is left than there is): a
+// member stops writing RenewDeadline after it sent its last successful renewal,
 // which is before this sharder saw it, and RenewDeadline < LeaseDuration.
 //
 // A member that is not live in the informer's view is not yet dead: the

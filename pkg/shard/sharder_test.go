@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func TestSharderAssignsEveryObjectEvenly(t *testing.T) {
 	})
 	for name, s := range configMapStates(t, ring) {
 		var want string
-		if owner, ok := cutPrefix(name, "child-of-"); ok {
+		if owner, ok := strings.CutPrefix(name, "child-of-"); ok {
 			want = secretsOf[owner]
 		} else {
 			want = Pick(ring.Namespace+"/"+name, ids)
@@ -117,13 +118,6 @@ func TestSharderAssignsEveryObjectEvenly(t *testing.T) {
 	if got := gauge(t, reg, "lariat_shard_moves_total", nil); got != 0 {
 		t.Errorf("lariat_shard_moves_total = %v after first assignments, want 0", got)
 	}
-}
-
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return s, false
 }
 
 // TestSharderDrainsOnJoin: a fourth member joins; the objects it wants are
