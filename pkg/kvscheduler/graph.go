@@ -86,8 +86,8 @@ type node struct {
 	delReason delReason
 
 	// dirty is set while the node is listed in the scheduler's dirty
-	// nodes; pub and rec are its status as published (in the statuses)
-	// and as recorded (in the history's current statuses), kept here so
+	// nodes; rec is its status as recorded (in the history's current
+	// statuses) and pe its published entry (see published), kept here so
 	// that publishing a node does not look its key up in those maps.
 	dirty bool
 	// viewDirty is set while the node is listed in the dirty nodes for its
@@ -97,8 +97,8 @@ type node struct {
 	// mark holds the marks of the walk markSeq (see keymarks.go).
 	mark keyMark
 	// removed is set when the node leaves the graph (see graph.has).
-	removed  bool
-	pub, rec *ValueStatus
+	removed bool
+	rec     *ValueStatus
 	// pe is its entry in the published statuses; nil until published.
 	pe *pubEntry
 	// readGen marks the value as reported by a read (see readMarks).

@@ -21,6 +21,27 @@ type pubEntry struct {
 	view pubValue
 }
 
+// published returns n's published status (nil if none). It is replaced
+// only by the transaction's goroutine (under smu), which reads it here.
+func (n *node) published() *ValueStatus {
+	if n.pe == nil {
+		return nil
+	}
+	return n.pe.st
+}
+
+// setPublished publishes st as n's status, under smu: a new entry (with
+// n's view) if n has none, which it tells, else st replaces the entry's.
+func (s *Scheduler) setPublished(n *node, st *ValueStatus) bool {
+	if n.pe == nil {
+		n.pe = &pubEntry{st: st, view: value(n)}
+		s.statuses[n.key] = n.pe
+		return true
+	}
+	n.pe.st = st
+	return false
+}
+
 // pubValue is what DumpValues shows of a key.
 type pubValue struct {
 	nb       any // the desired value, if the northbound requested one
@@ -54,17 +75,17 @@ func (s *Scheduler) publish() []statusChange {
 			entries = append(entries, entry{n: n})
 			continue
 		}
-		if !full && n.pub != nil {
+		if pub := n.published(); !full && pub != nil {
 			// Only its view changed.
-			entries = append(entries, entry{n: n, st: n.pub})
+			entries = append(entries, entry{n: n, st: pub})
 			continue
 		}
 		// Built in scratch buffers and compared with the published status
 		// first: an unchanged status (most of those a resync touches)
 		// stays as it is, and costs no allocation.
 		st := w.statusInto(n, sc)
-		if n.pub != nil && n.pub.sameRecorded(st) {
-			st = n.pub
+		if pub := n.published(); pub != nil && pub.sameRecorded(st) {
+			st = pub
 		} else {
 			st = sc.own()
 		}
@@ -79,7 +100,7 @@ func (s *Scheduler) publish() []statusChange {
 	for i := range entries {
 		e := &entries[i]
 		key := e.n.key
-		old := e.n.pub // s.statuses[key]
+		old := e.n.published() // s.statuses[key]
 		switch {
 		case e.st == nil:
 			if old != nil {
@@ -91,18 +112,12 @@ func (s *Scheduler) publish() []statusChange {
 				}
 			}
 		default:
-			v := value(e.n)
-			if pe := e.n.pe; pe == nil {
-				e.n.pe = &pubEntry{st: e.st, view: v}
-				s.statuses[key] = e.n.pe
-			} else {
-				pe.st = e.st
-				if !pe.view.same(&v) {
-					pe.view = v
+			if !s.setPublished(e.n, e.st) {
+				if v := value(e.n); !e.n.pe.view.same(&v) {
+					e.n.pe.view = v
 				}
 			}
 			if e.st != old { // else unchanged: the published one stays
-				e.n.pub = e.st
 				if watched {
 					changed = append(changed, *e.st)
 				}
@@ -152,13 +167,7 @@ func (s *Scheduler) announce(keys []string) {
 			continue
 		}
 		st := w.status(n)
-		if n.pe == nil {
-			n.pe = &pubEntry{st: st, view: value(n)}
-			s.statuses[k] = n.pe
-		} else {
-			n.pe.st = st
-		}
-		n.pub = st
+		s.setPublished(n, st)
 		for wt := range s.watches {
 			wt.push(*st)
 		}

@@ -60,12 +60,12 @@ type walker struct {
 	ctx context.Context
 
 	stack []frame
-	// marks holds, per key the transaction names, whether it was applied
-	// (the keys set by the transaction itself: only their failures fail,
-	// and revert, it; failures of values reached by cascade are recorded
-	// on those values) or comes later (a value of the transaction not
-	// applied yet). One map for both: each value is marked later, then
-	// applied, without a second map or a delete per value.
+	// A key the transaction names is marked applied (set by the
+	// transaction itself: only its failures fail, and revert, it; failures
+	// of values reached by cascade are recorded on those values) or later
+	// (a value of the transaction not applied yet). The marks are kept on
+	// the keys' nodes (see keymarks.go); marks holds those of keys without
+	// a node when marked.
 	marks map[string]keyMark
 	// marked are the nodes marked in this walk (see keymarks.go).
 	marked   []*node
