@@ -96,10 +96,13 @@ func TestNamespacedOperatorsShareAControlPlane(t *testing.T) {
 		})
 	}
 	for ns, seen := range map[string]func() []string{nsA: seenA, nsB: seenB} {
-		keys := seen()
-		if len(keys) == 0 {
-			t.Errorf("the operator of %s saw no Greeting", ns)
-		}
+		// "seen" runs after the operator's own handler in the same pass,
+		// so Ready can be on the server a moment before it has run.
+		var keys []string
+		eventually(ctx, t, "the operator of "+ns+" seeing its Greeting", func() (bool, any) {
+			keys = seen()
+			return len(keys) > 0, keys
+		})
 		for _, key := range keys {
 			if !strings.HasPrefix(key, ns+"/") {
 				t.Errorf("the operator of %s handled %s", ns, key)
