@@ -52,19 +52,29 @@ func clientset() *kubernetes.Clientset { return controlplanetest.Clientset(cp.Co
 type member struct {
 	id, identity string
 	ns, name     string
-	mu           sync.Mutex
-	lastRenew    time.Time
-	stop         context.CancelFunc
-	done         chan struct{}
+	// behind is how far the member's clock runs behind the sharder's:
+	// every renewTime it writes is that much in the past.
+	behind    time.Duration
+	mu        sync.Mutex
+	lastRenew time.Time
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 func startMember(t *testing.T, ring Ring, identity string) *member {
 	t.Helper()
-	m := &member{identity: identity, id: MemberID(identity), ns: ring.Namespace, done: make(chan struct{})}
+	return startMemberBehind(t, ring, identity, 0)
+}
+
+// startMemberBehind is startMember for a member whose clock runs behind by
+// behind.
+func startMemberBehind(t *testing.T, ring Ring, identity string, behind time.Duration) *member {
+	t.Helper()
+	m := &member{identity: identity, id: MemberID(identity), ns: ring.Namespace, behind: behind, done: make(chan struct{})}
 	m.name = MemberLeaseName(ring.Name, m.id)
 	leases := clientset().CoordinationV1().Leases(ring.Namespace)
 	dur := int32(memberLease / time.Second)
-	now := metav1.NowMicro()
+	now := metav1.NewMicroTime(time.Now().Add(-behind))
 	_, err := leases.Create(t.Context(), &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: m.name, Labels: map[string]string{RingLabel: ring.Name}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &identity, LeaseDurationSeconds: &dur,
@@ -90,7 +100,7 @@ func startMember(t *testing.T, ring Ring, identity string) *member {
 			if err != nil {
 				continue
 			}
-			now := metav1.NowMicro()
+			now := metav1.NewMicroTime(time.Now().Add(-m.behind))
 			l.Spec.RenewTime = &now
 			if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
 				m.mu.Lock()
