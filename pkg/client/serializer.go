@@ -31,13 +31,35 @@ func (u unstructuredSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       unstructured.UnstructuredJSONScheme,
+		Serializer:       statusAware{unstructured.UnstructuredJSONScheme},
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
 			Serializer:    u.watchEvents,
 			Framer:        json.Framer,
 		},
 	}}
+}
+
+// statusAware decodes as its serializer does, except that a Status it is
+// asked to decode without a destination comes back as a *metav1.Status:
+// client-go takes the reason and message of a failed request only from a
+// *metav1.Status (rest.Result.Error), so an unstructured one would turn
+// the server's "configmaps "x" is forbidden: User "y" cannot patch ..."
+// into its own "unknown (patch configmaps x)". Decodes into a given object
+// are left alone.
+type statusAware struct{ runtime.Serializer }
+
+func (s statusAware) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := s.Serializer.Decode(data, defaults, into)
+	u, ok := obj.(*unstructured.Unstructured)
+	if err != nil || into != nil || !ok || u.GroupVersionKind() != (schema.GroupVersionKind{Version: "v1", Kind: "Status"}) {
+		return obj, gvk, err
+	}
+	status := &metav1.Status{}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, status) != nil {
+		return obj, gvk, nil
+	}
+	return status, gvk, nil
 }
 
 func (unstructuredSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {

@@ -422,12 +422,8 @@ func TestRBACWithoutPatchFailsVisibly(t *testing.T) {
 		return true
 	})
 	joinAs(t, bAudit.as(ns, "shard-member"), ring, "b")
-	// The member's gate reads errors as unstructured, so the API
-	// server's message (`... is forbidden: User ... cannot patch resource
-	// "configmaps"`) is lost and client-go's own stands in:
-	// "unknown (patch configmaps <name>)". It still names the verb and
-	// the resource.
-	want := "(patch configmaps "
+	// The API server's own message, naming who may not do what.
+	want := `cannot patch resource "configmaps"`
 	eventually(t, "a's refused acknowledgement logged", func() bool {
 		for _, e := range a.log.AllEntries() {
 			if err, ok := e.Data[logrus.ErrorKey].(error); ok && strings.Contains(err.Error(), want) || strings.Contains(e.Message, want) {
