@@ -23,7 +23,7 @@ func TestHandoverOnCancel(t *testing.T) {
 	if by := waitHandled(t, ns, "one"); by != l.name {
 		t.Fatalf("ConfigMap one handled by %s, want the leader %s", by, l.name)
 	}
-	if w := s.writes.all(); len(w) > 0 {
+	if w := s.writes.Times(); len(w) > 0 {
 		t.Fatalf("the standby %s wrote %d times", s.name, len(w))
 	}
 
@@ -33,13 +33,13 @@ func TestHandoverOnCancel(t *testing.T) {
 	if by := waitHandled(t, ns, "two"); by != s.name {
 		t.Fatalf("ConfigMap two handled by %s, want the new leader %s", by, s.name)
 	}
-	acquired := s.renews.first()
+	acquired := s.renews.First()
 	if took := acquired.Sub(cancelled); took >= leaseDuration {
 		t.Errorf("the standby took over %v after the leader's context ended, not within the lease duration %v", took, leaseDuration)
 	} else {
 		t.Logf("takeover %v after the leader's context ended", took)
 	}
-	if last := l.writes.last(); !last.Before(acquired) {
+	if last := l.writes.Last(); !last.Before(acquired) {
 		t.Errorf("the old leader wrote at %v, after the new leader acquired the lease at %v", last, acquired)
 	}
 }
@@ -102,9 +102,9 @@ func TestCutOffLeaderStopsAndLeadsAgain(t *testing.T) {
 // lease duration), and before next acquired the lease.
 func checkStoppedInTime(t *testing.T, old, next *replica) {
 	t.Helper()
-	renewed := old.renews.last()
-	lastWrite := old.writes.last()
-	acquired := firstAfter(next.renews.all(), renewed)
+	renewed := old.renews.Last()
+	lastWrite := old.writes.Last()
+	acquired := firstAfter(next.renews.Times(), renewed)
 	if lastWrite.IsZero() || renewed.IsZero() || acquired.IsZero() {
 		t.Fatalf("missing records: %s last wrote %v, last renewed %v; %s acquired %v", old.name, lastWrite, renewed, next.name, acquired)
 	}

@@ -2,8 +2,6 @@ package leader_test
 
 import (
 	"context"
-	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -46,72 +43,6 @@ const (
 // handledBy is the annotation a replica's handler writes on each ConfigMap.
 const handledBy = "test.lariat.dev/handled-by"
 
-// recorder records the times of requests, for the assertions about who
-// wrote when.
-type recorder struct {
-	mu    sync.Mutex
-	times []time.Time
-}
-
-func (r *recorder) add(t time.Time) {
-	r.mu.Lock()
-	r.times = append(r.times, t)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.times...)
-}
-
-// last returns the latest time recorded (zero if none).
-func (r *recorder) last() time.Time {
-	var l time.Time
-	for _, x := range r.all() {
-		if x.After(l) {
-			l = x
-		}
-	}
-	return l
-}
-
-// first returns the earliest time recorded (zero if none).
-func (r *recorder) first() time.Time {
-	var f time.Time
-	for _, x := range r.all() {
-		if f.IsZero() || x.Before(f) {
-			f = x
-		}
-	}
-	return f
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// recordWrites wraps cfg so that every request other than a GET is
-// recorded with the time it was issued; with okOnly, only those the API
-// server accepted.
-func recordWrites(cfg *rest.Config, rec *recorder, okOnly bool) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet {
-				return next.RoundTrip(req)
-			}
-			issued := time.Now()
-			resp, err := next.RoundTrip(req)
-			if !okOnly || err == nil && resp.StatusCode < 300 {
-				rec.add(issued)
-			}
-			return resp, err
-		})
-	})
-	return c
-}
-
 // replica is one operator instance of the tests: its own Elector, whose
 // lease client goes through a proxy the test can cut, and its own factory
 // with a ConfigMap handler that marks each ConfigMap with its name. Its
@@ -121,8 +52,8 @@ type replica struct {
 	name   string
 	e      *leader.Elector
 	proxy  *controlplanetest.Proxy
-	writes recorder // data writes issued
-	renews recorder // lease writes the API server accepted, by time sent
+	writes controlplanetest.WriteLog // data writes issued
+	renews controlplanetest.WriteLog // lease writes the API server accepted, by time sent
 	terms  atomic.Int32
 	cancel context.CancelFunc
 	done   chan error
@@ -139,7 +70,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	r := &replica{name: name, done: make(chan error, 1)}
 	proxy, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
 	r.proxy = proxy
-	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
+	leaseCfg = r.renews.Wrap(leaseCfg, true)
 	leaseCfg.Timeout = renewDeadline
 	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
 		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
@@ -149,7 +80,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	}
 	r.e = e
 	// The fence is outermost: the recorder sees only what went out.
-	dataCfg := e.Fence(recordWrites(cp.Config(), &r.writes, false))
+	dataCfg := e.Fence(r.writes.Wrap(cp.Config(), false))
 	f, err := generic.NewFactoryFromConfig(dataCfg, nil, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
 		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},

@@ -20,13 +20,13 @@ import (
 // without waiting for the lease to expire.
 func TestReleaseWaitsForTheWork(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	var acquired recorder
-	leases := func(rec *recorder) *kubernetes.Clientset {
-		return kubernetes.NewForConfigOrDie(recordWrites(cp.Config(), rec, true))
+	var acquired controlplanetest.WriteLog
+	leases := func(rec *controlplanetest.WriteLog) *kubernetes.Clientset {
+		return kubernetes.NewForConfigOrDie(rec.Wrap(cp.Config(), true))
 	}
 	opts := []leader.Option{leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
 		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
-	first, err := leader.New(leases(&recorder{}).CoordinationV1(), ns, "lease", append(opts, leader.WithIdentity("first"))...)
+	first, err := leader.New(leases(&controlplanetest.WriteLog{}).CoordinationV1(), ns, "lease", append(opts, leader.WithIdentity("first"))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestReleaseWaitsForTheWork(t *testing.T) {
 	}
 	stopped := <-returned
 	secondLed := <-led
-	if a := acquired.first(); !a.After(stopped) {
+	if a := acquired.First(); !a.After(stopped) {
 		t.Errorf("second acquired the lease at %v, before first's function returned at %v", a, stopped)
 	}
 	if took := secondLed.Sub(cancelled); took >= leaseDuration/2+leaseDuration {

@@ -20,8 +20,8 @@ func TestRunTermDoesNotCampaignAgain(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	proxy, cfg := controlplanetest.NewProxy(t, cp.Config())
 	cfg.Timeout = renewDeadline
-	var writes recorder
-	e, err := leader.New(kubernetes.NewForConfigOrDie(recordWrites(cfg, &writes, true)).CoordinationV1(), ns, "lease",
+	var writes controlplanetest.WriteLog
+	e, err := leader.New(kubernetes.NewForConfigOrDie(writes.Wrap(cfg, true)).CoordinationV1(), ns, "lease",
 		leader.WithIdentity("once"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
 		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
 	if err != nil {
@@ -51,7 +51,7 @@ func TestRunTermDoesNotCampaignAgain(t *testing.T) {
 	proxy.Restore()
 	restored := time.Now()
 	time.Sleep(leaseDuration + retryPeriod)
-	if last := writes.last(); last.After(restored) {
+	if last := writes.Last(); last.After(restored) {
 		t.Fatalf("the lease was written %v after the connection was back: RunTerm campaigned again", last.Sub(restored))
 	}
 }

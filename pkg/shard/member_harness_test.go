@@ -83,8 +83,8 @@ type member struct {
 	cur       atomic.Pointer[memberTerm]
 	leaseProx *controlplanetest.Proxy
 	dataProx  *controlplanetest.Proxy
-	writes    recorder // data writes issued past the fence
-	renews    recorder // lease writes (not deletes) the API server accepted, by time sent
+	writes    controlplanetest.WriteLog // data writes issued past the fence
+	renews    controlplanetest.WriteLog // lease writes (not deletes) the API server accepted, by time sent
 	terms     atomic.Int32
 	running   atomic.Bool
 	slowDone  atomic.Int32 // writes of slow handler calls attempted
@@ -126,9 +126,9 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp().Config())
 	dataProx, dataCfg := controlplanetest.NewProxy(t, cp().Config())
 	r.leaseProx, r.dataProx = leaseProx, dataProx
-	leaseCfg = recordWrites(leaseCfg, &r.renews, true)
+	leaseCfg = r.renews.Wrap(leaseCfg, true)
 	leaseCfg.Timeout = renewDeadline
-	dataCfg = recordWrites(dataCfg, &r.writes, false)
+	dataCfg = r.writes.Wrap(dataCfg, false)
 	ctx, cancel := context.WithCancel(t.Context())
 	r.cancel = cancel
 	go func() {
@@ -298,58 +298,9 @@ func (r *member) cached(key string) bool {
 	return ok
 }
 
-// recorder records the times of requests.
-type recorder struct {
-	mu    sync.Mutex
-	times []time.Time
-}
-
-func (r *recorder) add(t time.Time) {
-	r.mu.Lock()
-	r.times = append(r.times, t)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.times...)
-}
-
-func (r *recorder) last() time.Time {
-	var l time.Time
-	for _, x := range r.all() {
-		if x.After(l) {
-			l = x
-		}
-	}
-	return l
-}
-
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// recordWrites wraps cfg so that every request other than a GET is
-// recorded with the time it was issued; with okOnly (for renewals), only
-// those the API server accepted, and no deletes.
-func recordWrites(cfg *rest.Config, rec *recorder, okOnly bool) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet || okOnly && req.Method == http.MethodDelete {
-				return next.RoundTrip(req)
-			}
-			issued := time.Now()
-			resp, err := next.RoundTrip(req)
-			if !okOnly || err == nil && resp.StatusCode < 300 {
-				rec.add(issued)
-			}
-			return resp, err
-		})
-	})
-	return c
-}
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -236,7 +236,7 @@ func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{mark: true})
 	createCM(t, ns, "first", a.id())
-	eventually(t, "a writing", func() bool { return !a.writes.last().IsZero() })
+	eventually(t, "a writing", func() bool { return !a.writes.Last().IsZero() })
 	createCM(t, ns, "slow", a.id())
 
 	a.leaseProx.Cut()
@@ -262,7 +262,7 @@ func TestCutOffMemberStopsWritingBeforeItsLeaseExpires(t *testing.T) {
 	eventually(t, "the slow handler's write", func() bool { return a.slowDone.Load() > 0 })
 	t.Logf("%d objects created for a while it was cut off", <-streamed)
 
-	renewed, lastWrite := a.renews.last(), a.writes.last()
+	renewed, lastWrite := a.renews.Last(), a.writes.Last()
 	if renewed.IsZero() || lastWrite.IsZero() {
 		t.Fatalf("missing records: last renewal %v, last write %v", renewed, lastWrite)
 	}

@@ -3,8 +3,6 @@ package operator_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -31,63 +28,15 @@ const (
 	replicaRetry = 500 * time.Millisecond
 )
 
-// writeLog records when requests were issued.
-type writeLog struct {
-	mu    sync.Mutex
-	times []time.Time
-}
-
-func (w *writeLog) add(t time.Time) {
-	w.mu.Lock()
-	w.times = append(w.times, t)
-	w.mu.Unlock()
-}
-
-func (w *writeLog) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.times)
-}
-
-// bound returns the earliest (first) or latest time recorded after after.
-func (w *writeLog) bound(latest bool, after time.Time) time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var b time.Time
-	for _, x := range w.times {
-		if !x.After(after) {
-			continue
-		}
-		if b.IsZero() || latest && x.After(b) || !latest && x.Before(b) {
-			b = x
+// firstAfter returns the earliest of times after t (zero if none).
+func firstAfter(times []time.Time, t time.Time) time.Time {
+	var f time.Time
+	for _, x := range times {
+		if x.After(t) && (f.IsZero() || x.Before(f)) {
+			f = x
 		}
 	}
-	return b
-}
-
-type tripper func(*http.Request) (*http.Response, error)
-
-func (f tripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// logWrites returns a copy of cfg that records every request but GETs
-// (with okOnly, only those the API server accepted) by the time it was
-// issued.
-func logWrites(cfg *rest.Config, log *writeLog, okOnly bool) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return tripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet {
-				return next.RoundTrip(req)
-			}
-			issued := time.Now()
-			resp, err := next.RoundTrip(req)
-			if !okOnly || err == nil && resp.StatusCode < 300 {
-				log.add(issued)
-			}
-			return resp, err
-		})
-	})
-	return c
+	return f
 }
 
 // webappReplica is one replica of the WebApp operator under leader
@@ -98,8 +47,8 @@ type webappReplica struct {
 	name   string
 	e      *leader.Elector
 	proxy  *controlplanetest.Proxy
-	writes writeLog // the operator's writes issued
-	renews writeLog // lease writes accepted, by time sent
+	writes controlplanetest.WriteLog // the operator's writes issued
+	renews controlplanetest.WriteLog // lease writes accepted, by time sent
 	terms  atomic.Int32
 	cancel context.CancelFunc
 	done   chan error
@@ -110,7 +59,7 @@ func startWebAppReplica(t *testing.T, ns, name string, ports operator.PortRange)
 	r := &webappReplica{name: name, done: make(chan error, 1)}
 	proxy, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
 	r.proxy = proxy
-	leaseCfg = logWrites(leaseCfg, &r.renews, true)
+	leaseCfg = r.renews.Wrap(leaseCfg, true)
 	leaseCfg.Timeout = replicaRenew
 	log := logrus.New()
 	log.SetLevel(logrus.FatalLevel)
@@ -121,7 +70,7 @@ func startWebAppReplica(t *testing.T, ns, name string, ports operator.PortRange)
 		t.Fatal(err)
 	}
 	r.e = e
-	cfg := e.Fence(logWrites(cp.Config(), &r.writes, false))
+	cfg := e.Fence(r.writes.Wrap(cp.Config(), false))
 	ctx, cancel := context.WithCancel(t.Context())
 	r.cancel = cancel
 	go func() {
@@ -216,10 +165,10 @@ func TestWebAppReplicasHandOver(t *testing.T) {
 	l, s := leadingReplica(t, startWebAppReplica(t, ns, "a", ports), startWebAppReplica(t, ns, "b", ports))
 	createWebApp(t, webapps, ns, "one")
 	waitAvailable(t, webapps, ns, "one")
-	if n := s.writes.count(); n > 0 {
+	if n := len(s.writes.Times()); n > 0 {
 		t.Fatalf("the standby %s wrote %d times", s.name, n)
 	}
-	if l.writes.count() == 0 {
+	if len(l.writes.Times()) == 0 {
 		t.Fatalf("the leader %s made WebApp one available without writing", l.name)
 	}
 
@@ -227,13 +176,13 @@ func TestWebAppReplicasHandOver(t *testing.T) {
 	l.stop(t)
 	createWebApp(t, webapps, ns, "two")
 	waitAvailable(t, webapps, ns, "one", "two")
-	acquired := s.renews.bound(false, time.Time{})
+	acquired := s.renews.First()
 	if took := acquired.Sub(cancelled); took >= replicaLease {
 		t.Errorf("%s took over %v after the leader's context ended, not within the lease duration %v", s.name, took, replicaLease)
 	} else {
 		t.Logf("%s took over %v after the leader's context ended", s.name, took)
 	}
-	if last := l.writes.bound(true, time.Time{}); !last.Before(acquired) {
+	if last := l.writes.Last(); !last.Before(acquired) {
 		t.Errorf("the old leader %s wrote at %v, after %s acquired the lease at %v", l.name, last, s.name, acquired)
 	}
 }
@@ -263,9 +212,9 @@ func TestWebAppReplicaCutOff(t *testing.T) {
 			time.Sleep(replicaRetry)
 		}
 		waitAvailable(t, webapps, ns, names...)
-		renewed := old.renews.bound(true, time.Time{})
-		lastWrite := old.writes.bound(true, time.Time{})
-		acquired := next.renews.bound(false, renewed)
+		renewed := old.renews.Last()
+		lastWrite := old.writes.Last()
+		acquired := firstAfter(next.renews.Times(), renewed)
 		if !lastWrite.Before(renewed.Add(replicaLease)) {
 			t.Errorf("%s wrote %v after its last renewal, not within the lease duration %v", old.name, lastWrite.Sub(renewed), replicaLease)
 		}
