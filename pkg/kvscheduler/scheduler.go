@@ -22,8 +22,8 @@ type Scheduler struct {
 	closed bool
 	quit   chan struct{}
 	wg     sync.WaitGroup
-	// retries are the retries armed and not due yet, by generation: the
-	// worker arms and disarms them, Close stops their timers.
+	// retries are the retries armed and not due yet, by generation, under
+	// qmu: the worker arms and disarms them, Close stops their timers.
 	retries map[uint64]*job
 	// retryDue are the retries whose timer fired, not run yet.
 	rmu      sync.Mutex
