@@ -263,6 +263,10 @@ func (e *Elector) setLeader(id string) {
 func (e *Elector) renewed(sent time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// The holder as last seen is this replica from here on: client-go
+	// reports new leaders from a goroutine of its own, which may run after
+	// the work function has started and asked Leader.
+	e.leader = e.o.identity
 	if until := sent.Add(e.o.renewDeadline); until.After(e.validUntil) {
 		e.validUntil = until
 	}
