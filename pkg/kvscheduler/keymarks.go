@@ -90,20 +90,20 @@ func (w *walker) appliedNode(n *node) bool { return w.marksOf(n)&markApplied != 
 // later tells whether n is a value of the transaction not applied yet.
 func (w *walker) later(n *node) bool { return w.marksOf(n)&markLater != 0 }
 
-// eachApplied calls f with every key marked applied.
-func (w *walker) eachApplied(f func(k string)) {
+// eachApplied calls f with the node of every key marked applied that
+// has one.
+func (w *walker) eachApplied(f func(n *node)) {
 	for _, n := range w.marked {
-		if n.mark&markApplied != 0 {
-			f(n.key)
+		if n.mark&markApplied != 0 && w.g.has(n) {
+			f(n)
 		}
 	}
 	for k, m := range w.marks {
 		if m&markApplied == 0 {
 			continue
 		}
-		if n := w.g.nodes[k]; n != nil && n.markSeq == w.seq {
-			continue // the node took the key's marks over: listed above
+		if n := w.g.nodes[k]; n != nil && n.markSeq != w.seq {
+			f(n) // else the node took the key's marks over: listed above
 		}
-		f(k)
 	}
 }

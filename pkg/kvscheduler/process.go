@@ -209,9 +209,11 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	values := s.txnValues(w, t, scope, rec.SeqNum)
 	s.reserve(len(values))
 	if t.resync == NoResync {
+		// Room for a value and a derived value (or a value tried twice,
+		// left PENDING and then created), the common shapes of a batch.
 		// A resync's values are mostly in sync: its record grows with
 		// what it does instead.
-		rec.Executed = make([]RecordedOp, 0, min(len(values), 1<<16))
+		rec.Executed = make([]RecordedOp, 0, min(2*len(values), 1<<16))
 	}
 	type undo struct {
 		key  string
@@ -337,22 +339,18 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	var out []KeyError
 	// A derived value has one base, so following derived values whose base
 	// is the value visits each at most once: no set of visited keys.
-	var stack []string
-	w.eachApplied(func(k string) {
-		stack = append(stack[:0], k)
+	var stack []*node
+	w.eachApplied(func(n *node) {
+		stack = append(stack[:0], n)
 		for len(stack) > 0 {
-			k := stack[len(stack)-1]
+			n := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			n := s.g.nodes[k]
-			if n == nil {
-				continue
-			}
 			if n.state == Invalid {
-				out = append(out, KeyError{Key: k, Operation: OpCreate, Err: n.err})
+				out = append(out, KeyError{Key: n.key, Operation: OpCreate, Err: n.err})
 			}
 			for _, c := range n.derived {
-				if cn := s.g.nodes[c]; cn != nil && cn.base == k && !w.appliedNode(cn) {
-					stack = append(stack, c)
+				if cn := s.g.nodes[c]; cn != nil && cn.base == n.key && !w.appliedNode(cn) {
+					stack = append(stack, cn)
 				}
 			}
 		}
