@@ -40,7 +40,8 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 		if n.state == Pending || n.state == Invalid || n.state == Unimplemented {
 			ro := w.newOp(OpDelete, n)
 			ro.NOOP = true
-			n.state, n.err, n.fields = Removed, nil, nil
+			n.state, n.err = Removed, nil
+			n.setFields(nil)
 			w.record(n, ro)
 		}
 		n.state = Removed
@@ -58,8 +59,8 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 // the southbound, that its base's value there must not be read back as
 // having it (see refreshValue).
 func (w *walker) knownAbsent(n *node) {
-	if b := w.g.nodes[n.base]; n.base != "" && b != nil && b.exists() && !slices.Contains(b.removedDerived, n.key) {
-		b.removedDerived = append(b.removedDerived, n.key)
+	if b := w.g.nodes[n.base]; n.base != "" && b != nil && b.exists() && !slices.Contains(b.removedDerived(), n.key) {
+		b.setRemovedDerived(append(b.removedDerived(), n.key))
 	}
 }
 
@@ -78,7 +79,7 @@ func (w *walker) finishDelete(f frame) {
 		if blocker := w.stillNeeded(n); blocker != "" {
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
 			// Deleted as soon as the blocker goes (or by its retry).
-			n.delReason = f.reason
+			n.ext().delReason = f.reason
 			w.s.wait(n, blocker)
 			return
 		}
@@ -96,25 +97,28 @@ func (w *walker) finishDelete(f frame) {
 		w.s.returned()
 		if err != nil {
 			w.fail(n, OpDelete, err, ro)
-			n.delReason = f.reason
+			n.ext().delReason = f.reason
 			return
 		}
 	}
-	n.sb, n.derived, n.removedDerived = nil, nil, nil
+	n.sb, n.derived = nil, nil
+	n.setRemovedDerived(nil)
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.
 	w.s.clearFailure(n)
-	n.attempt = 0
+	n.resetAttempts()
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
 	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
 	switch f.reason {
 	case delRemove:
-		n.state, n.err, n.fields, n.attempt = Removed, nil, nil, 0
+		n.state, n.err = Removed, nil
+		n.setFields(nil)
 	case delPending:
-		n.state, n.err, n.fields = Pending, nil, nil
+		n.state, n.err = Pending, nil
+		n.setFields(nil)
 		if f.waited || recheck {
 			// What it waits for may have come back while its delete
 			// was under way or waited for a dependent: then it is
@@ -122,7 +126,8 @@ func (w *walker) finishDelete(f frame) {
 			w.push(frame{kind: fDepUpdate, n: n})
 		}
 	case delRecreate:
-		n.state, n.err, n.fields = Pending, nil, nil
+		n.state, n.err = Pending, nil
+		n.setFields(nil)
 		if f.waited {
 			w.push(frame{kind: fCreate, n: n}) // the create of the re-create
 		}
@@ -136,8 +141,8 @@ func (w *walker) finishDelete(f frame) {
 // own delete waits for n (c's base) to change: a cycle that n's update
 // breaks, after which that value goes (see releaseWaiters).
 func (w *walker) neededOnlyByWaiter(c, n *node) bool {
-	m := w.g.nodes[c.waitsOn]
-	return m != nil && m.waitsOn == n.key && m.want == nil
+	m := w.g.nodes[c.waitsOn()]
+	return m != nil && m.waitsOn() == n.key && m.want == nil
 }
 
 // reaches tells whether n, as the southbound holds it, needs m, directly
@@ -154,8 +159,8 @@ func (w *walker) reaches(n, m *node) bool {
 			next = append(next, b)
 		}
 		deps := x.deps
-		if x.sbDeps != nil {
-			deps = x.sbDeps
+		if x.sbDeps() != nil {
+			deps = x.sbDeps()
 		}
 		for _, dep := range deps {
 			w.g.providers(x, dep, func(p *node) bool {
@@ -193,10 +198,10 @@ func (w *walker) mayStay(n *node) bool {
 	if w.ready(n) {
 		return true
 	}
-	if n.sbDeps == nil || n.updating || !w.baseAvail(n, nil) {
+	if n.sbDeps() == nil || n.updating || !w.baseAvail(n, nil) {
 		return false
 	}
-	for _, dep := range n.sbDeps {
+	for _, dep := range n.sbDeps() {
 		if !w.depMet(n, dep, nil) {
 			return false
 		}
@@ -232,17 +237,17 @@ func (w *walker) releaseWaiters(n *node) {
 // (or change): n is listed once, under its latest wait only.
 func (s *Scheduler) wait(n *node, key string) {
 	s.unwait(n)
-	n.waitsOn = key
+	n.ext().waitsOn = key
 	s.waiters[key] = append(s.waiters[key], n)
 }
 
 // unwait drops n's wait, if any.
 func (s *Scheduler) unwait(n *node) {
-	if n.waitsOn == "" {
+	if n.waitsOn() == "" {
 		return
 	}
-	removeNode(s.waiters, n.waitsOn, n)
-	n.waitsOn = ""
+	removeNode(s.waiters, n.x.waitsOn, n)
+	n.x.waitsOn = ""
 }
 
 // stillNeeded names a value that depends on n (or derives from it) and is
@@ -298,12 +303,12 @@ func (w *walker) neededVia(n, p *node) string {
 		// turn, is in a cycle with n: members of a cycle go together. An
 		// update whose new value needs n, say what its old value derives,
 		// then finds n gone and deletes its old value into PENDING.
-		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn != "") && w.reaches(n, m) {
+		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn() != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
-		if m.sbDeps != nil {
-			deps = m.sbDeps
+		if m.sbDeps() != nil {
+			deps = m.sbDeps()
 		}
 		if m.updating && !m.deleting && m.d != nil && m.d.Dependencies != nil {
 			// Changed right after: what its new value needs counts. Not

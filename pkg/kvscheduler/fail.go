@@ -53,11 +53,13 @@ func (w *walker) ended() bool {
 // its cancellation.
 func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	w.ended()
-	if n.attempt == 0 {
-		n.failSeq = w.seq
+	x := n.ext()
+	if x.attempt == 0 {
+		x.failSeq = w.seq
 	}
-	n.attempt++
-	n.blocked, n.failed, n.err, n.lastOp = true, n.want, err, kind
+	x.attempt++
+	x.failed = n.want
+	n.blocked, n.err, n.lastOp = true, err, kind
 	w.s.disarm(n)
 	w.s.unwait(n)
 	n.txnSeq, n.txnFail = w.seq, true

@@ -6,122 +6,6 @@ import (
 	"strings"
 )
 
-// node is one key of the scheduler's graph: what is wanted for it, what the
-// scheduler believes the southbound holds, and its state. Nodes live from
-// the first time a key is requested, retrieved or notified until it is
-// neither wanted nor in the southbound; a transaction touches only the
-// nodes its values reach (their derived values and dependents), which is
-// what makes its cost proportional to the change.
-type node struct {
-	key string
-	// d is the descriptor claiming the key (nil: a property, or a key no
-	// descriptor handles yet); dErr is set when two descriptors claim it.
-	d    *regDescriptor
-	dErr error
-
-	// want is the value the key should have: the last one requested by the
-	// northbound, derived from the base, or notified; nil when it should
-	// not exist. It stays while the value waits (PENDING, INVALID).
-	want   any
-	origin Origin
-	base   string // the base of a derived value
-	// last is the last request for a base value (or, for a derived one,
-	// its base's), which retries re-apply; nil for values only retrieved.
-	last *update
-
-	// sb is the value in the southbound as the scheduler believes it (as
-	// applied or retrieved); nil when absent. avail tells whether it
-	// satisfies dependencies: false while it is being removed and after a
-	// failed delete, even though the value may still exist.
-	sb       any
-	metadata any
-	avail    bool
-	deleting bool // its delete is under way (dependents and derived first)
-	// recheck is set when a value it may depend on was created while its
-	// delete was under way: once deleted into PENDING, it is checked again.
-	recheck  bool
-	updating bool // its update is under way (obsolete derived values first)
-
-	// deps are the dependencies of want, computed when want is set (and
-	// indexed in the graph); depErr is set when Dependencies failed.
-	// sbDeps are those of the value in the southbound when it differs
-	// (after a failure): they decide what must not be deleted under it.
-	deps   []Dependency
-	sbDeps []Dependency
-	depErr error
-	// depsFor and derivedFor are the wanted values deps and derivedKVs
-	// were computed from: the same value again is not asked again.
-	depsFor, derivedFor any
-	derivedKVs          []KeyValuePair
-	// derived are the keys of the derived values of the value, sorted.
-	derived []string
-	// removedDerived are derived values deleted while the value in the
-	// southbound (not changed yet) still derives them: a read-back of the
-	// value must not take them as existing.
-	removedDerived []string
-
-	state  ValueState
-	lastOp Operation
-	err    error
-	fields []string // of an INVALID value
-
-	// A failed operation blocks the value until its want changes, a resync
-	// or its retry (failed holds the want it failed with).
-	blocked  bool
-	failed   any    // while blocked
-	attempt  int    // failures in a row
-	failSeq  uint64 // transaction of the first of them (RetryFor)
-	retryGen uint64 // the armed retry, if any
-	// retryOpts are the retry options of its last failure (its base's
-	// request's, kept for when the base's node is gone).
-	retryOpts RetryOptions
-	// txnSeq is the transaction in which the value last failed or was
-	// applied: a value that failed in a transaction is not applied again
-	// in it (except by a revert).
-	txnSeq  uint64
-	txnFail bool
-	// waitsOn names the dependent whose failed delete keeps this value
-	// from being deleted (with delReason, the delete to do once it goes).
-	waitsOn   string
-	delReason delReason
-
-	// dirty is set while the node is listed in the scheduler's dirty
-	// nodes; rec is its status as recorded (in the history's current
-	// statuses) and pe its published entry (see published), kept here so
-	// that publishing a node does not look its key up in those maps.
-	dirty bool
-	// viewDirty is set while the node is listed in the dirty nodes for its
-	// view only (see Scheduler.dirtyView). (The small fields are kept
-	// together: a node fits in 512 bytes.)
-	viewDirty bool
-	// mark holds the marks of the walk markSeq (see keymarks.go).
-	mark keyMark
-	// removed is set when the node leaves the graph (see graph.has).
-	removed bool
-	rec     *ValueStatus
-	// pe is its entry in the published statuses; nil until published.
-	pe *pubEntry
-	// readGen marks the value as reported by a read (see readMarks).
-	readGen uint64
-	markSeq uint64
-}
-
-// update is a request for a base value: the transaction that made it,
-// with its retry options. A nil value requests a delete.
-type update struct {
-	value  any
-	seq    uint64
-	retry  RetryOptions
-	revert bool
-}
-
-// exists tells whether the node's value is in the southbound.
-func (n *node) exists() bool { return n.sb != nil }
-
-// implicit values have no operations of their own: properties (derived
-// values without a descriptor) and values owned by the southbound.
-func (n *node) implicit() bool { return n.d == nil || n.origin == FromSB }
-
 // baseKey is the key whose request governs the value: its base for a
 // derived value, itself otherwise.
 func (g *graph) baseKey(n *node) string {
@@ -220,17 +104,19 @@ func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
 // setDeps replaces the indexed dependencies of n: those of the value it
 // wants and, when different, those of the value in the southbound.
 func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
-	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps, sbDeps) {
+	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps(), sbDeps) {
 		// Dependencies asked again for an equal value are indexed as they
 		// are: a resync re-asks every value it touches.
-		n.deps, n.sbDeps = deps, sbDeps
+		n.deps = deps
+		n.setSBDeps(sbDeps)
 		return
 	}
-	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
+	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps()...)
 	for _, dep := range old {
 		g.unindex(n, dep)
 	}
-	n.deps, n.sbDeps = deps, sbDeps
+	n.deps = deps
+	n.setSBDeps(sbDeps)
 	for _, dep := range deps {
 		g.index(n, dep)
 	}
@@ -349,7 +235,7 @@ func (g *graph) dependents(p *node) []*node {
 	})
 	for n := range g.selectors {
 		// Indexed for the dependencies of either value, as in index.
-		if selects(n.deps, p.key) || selects(n.sbDeps, p.key) {
+		if selects(n.deps, p.key) || selects(n.sbDeps(), p.key) {
 			out = append(out, n)
 		}
 	}

@@ -70,11 +70,12 @@ func (w *walker) skipInSync(n *node, v any) bool {
 	for i := range buf {
 		e := &buf[i]
 		m := e.n
-		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.pe == nil || m.base == "" && !identical(m.pe.view.nb, e.v) {
+		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.pub.st == nil || m.base == "" && !identical(m.pub.view.nb, e.v) {
 			w.s.dirtyView(m) // what DumpValues shows is the request
 		}
 		m.want, m.sb = e.v, e.v
-		m.txnSeq, m.txnFail, m.attempt = w.seq, false, 0
+		m.txnSeq, m.txnFail = w.seq, false
+		m.resetAttempts()
 		if e.newDeps {
 			// The same dependencies: indexed as they are.
 			w.g.setDeps(m, e.deps, nil)
@@ -92,10 +93,10 @@ func (w *walker) skipInSync(n *node, v any) bool {
 // base, if any), is in sync (see the rule above), appending the entries
 // of n and its derived values to buf.
 func (w *walker) inSyncCheck(n *node, v any, base string, buf []inSyncEntry, depth int) ([]inSyncEntry, bool) {
-	if n == nil || depth > inSyncDepth || n.dirty || n.base != base || n.origin != FromNB || n.dErr != nil ||
-		n.state != Configured || n.blocked || n.retryGen != 0 || n.err != nil || n.fields != nil ||
-		!n.exists() || !n.avail || n.deleting || n.updating || n.waitsOn != "" || len(n.removedDerived) > 0 ||
-		n.sbDeps != nil || n.depErr != nil || n.txnSeq == w.seq || v == nil {
+	if n == nil || depth > inSyncDepth || n.dirty || n.base != base || n.origin != FromNB || n.dErr() != nil ||
+		n.state != Configured || n.blocked || n.retryGen() != 0 || n.err != nil || n.fields() != nil ||
+		!n.exists() || !n.avail || n.deleting || n.updating || n.waitsOn() != "" || len(n.removedDerived()) > 0 ||
+		n.sbDeps() != nil || n.depErr() != nil || n.txnSeq == w.seq || v == nil {
 		return buf, false
 	}
 	if n.d == nil && base == "" {

@@ -32,7 +32,9 @@ func (s *Scheduler) newWalker(rec *TxnRecord, ctx context.Context) *walker {
 // newNode adds a node for key, owned by the descriptor claiming it.
 func (s *Scheduler) newNode(key string) *node {
 	n := s.g.add(key)
-	n.d, n.dErr = s.reg.owner(key)
+	d, err := s.reg.owner(key)
+	n.d = d
+	n.setDErr(err)
 	return n
 }
 
@@ -51,10 +53,11 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 	var redo []string
 	for k, n := range s.g.nodes {
 		nd, err := s.reg.owner(k)
-		if nd == n.d && (err == nil) == (n.dErr == nil) {
+		if nd == n.d && (err == nil) == (n.dErr() == nil) {
 			continue
 		}
-		n.d, n.dErr = nd, err
+		n.d = nd
+		n.setDErr(err)
 		// Dependencies and derived values come from the descriptor: those
 		// cached for the value are computed again.
 		n.depsFor, n.derivedFor, n.derivedKVs = nil, nil, nil
@@ -103,7 +106,7 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	var failed []*node
 	for _, k := range j.keys {
-		if n := s.g.nodes[k]; n != nil && n.retryGen == j.gen && n.blocked {
+		if n := s.g.nodes[k]; n != nil && n.retryGen() == j.gen && n.blocked {
 			failed = append(failed, n)
 		}
 	}
@@ -115,14 +118,14 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	w.retry, w.unblock = true, map[string]bool{}
 	var bases []string
 	for _, n := range failed {
-		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq)
+		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq())
 		b := s.g.baseKey(n)
 		w.unblock[n.key], w.unblock[b] = true, true
-		if m := w.retryOf[b]; n.attempt > m.attempt {
+		if m := w.retryOf[b]; n.attempt() > m.attempt {
 			if w.retryOf == nil {
 				w.retryOf = map[string]retryMark{}
 			}
-			w.retryOf[b] = retryMark{attempt: n.attempt, seq: n.failSeq}
+			w.retryOf[b] = retryMark{attempt: n.attempt(), seq: n.failSeq()}
 		}
 		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
 			bases = append(bases, b)
@@ -147,7 +150,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	// its own: deleted, if its base was applied again above (the base
 	// applies what it still derives).
 	for _, n := range failed {
-		if s.g.nodes[n.key] == n && n.blocked && n.retryGen == j.gen {
+		if s.g.nodes[n.key] == n && n.blocked && n.retryGen() == j.gen {
 			v := n.want
 			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
 				v = nil
@@ -368,6 +371,9 @@ func (s *Scheduler) reserve(n int) {
 	}
 	if len(s.g.nodes) == 0 {
 		s.g.nodes = make(map[string]*node, 2*n)
+	}
+	if len(s.g.exact) == 0 {
+		s.g.exact = make(map[string][]*node, n)
 	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {

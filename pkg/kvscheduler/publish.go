@@ -14,8 +14,8 @@ import "slices"
 // pubEntry is what is published of a key, under the scheduler's smu: its
 // status, replaced (a published status is never modified: readers and
 // the history keep it), and its view, changed in place. Each node has its
-// own entry (node.pe), so that publishing a known key again costs no map
-// operation and no allocation.
+// own entry (node.pub), so that publishing a key costs no allocation, and
+// publishing a known key again no map operation either.
 type pubEntry struct {
 	st   *ValueStatus
 	view pubValue
@@ -24,21 +24,18 @@ type pubEntry struct {
 // published returns n's published status (nil if none). It is replaced
 // only by the transaction's goroutine (under smu), which reads it here.
 func (n *node) published() *ValueStatus {
-	if n.pe == nil {
-		return nil
-	}
-	return n.pe.st
+	return n.pub.st
 }
 
 // setPublished publishes st as n's status, under smu: a new entry (with
 // n's view) if n has none, which it tells, else st replaces the entry's.
 func (s *Scheduler) setPublished(n *node, st *ValueStatus) bool {
-	if n.pe == nil {
-		n.pe = &pubEntry{st: st, view: value(n)}
-		s.statuses[n.key] = n.pe
+	if n.pub.st == nil {
+		n.pub = pubEntry{st: st, view: value(n)}
+		s.statuses[n.key] = &n.pub
 		return true
 	}
-	n.pe.st = st
+	n.pub.st = st
 	return false
 }
 
@@ -69,6 +66,7 @@ func (s *Scheduler) publish() []statusChange {
 	for _, n := range s.dirtyNodes {
 		full := n.dirty
 		n.dirty, n.viewDirty = false, false
+		n.tidy()
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
@@ -105,7 +103,7 @@ func (s *Scheduler) publish() []statusChange {
 		case e.st == nil:
 			if old != nil {
 				delete(s.statuses, key)
-				e.n.pe = nil
+				e.n.pub = pubEntry{}
 				if watched {
 					changed = append(changed, ValueStatus{Key: key, State: Removed, LastOp: old.LastOp,
 						Descriptor: old.Descriptor, Derived: old.Derived, BaseKey: old.BaseKey})
@@ -113,8 +111,8 @@ func (s *Scheduler) publish() []statusChange {
 			}
 		default:
 			if !s.setPublished(e.n, e.st) {
-				if v := value(e.n); !e.n.pe.view.same(&v) {
-					e.n.pe.view = v
+				if v := value(e.n); !e.n.pub.view.same(&v) {
+					e.n.pub.view = v
 				}
 			}
 			if e.st != old { // else unchanged: the published one stays
@@ -251,14 +249,14 @@ func (w *walker) status(n *node) *ValueStatus {
 func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	sc.deps, sc.strs = sc.deps[:0], sc.strs[:0]
 	st := &sc.st
-	*st = ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields,
+	*st = ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields(),
 		Derived: n.base != "", BaseKey: n.base}
 	if n.d != nil {
 		st.Descriptor = n.d.Name
 	}
 	if n.blocked {
 		st.State = Failed
-		if n.retryGen != 0 {
+		if n.retryGen() != 0 {
 			st.State = Retrying
 		}
 	}

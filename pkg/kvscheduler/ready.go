@@ -17,7 +17,7 @@ func (w *walker) readyHow(n *node) (ok, inCycle bool) {
 	if n.origin == FromSB {
 		return true, false
 	}
-	if n.depErr != nil || !w.baseAvail(n, nil) {
+	if n.depErr() != nil || !w.baseAvail(n, nil) {
 		return false, false
 	}
 	if w.depsMet(n, nil) {
@@ -64,7 +64,7 @@ func (w *walker) candidate(p *node) bool {
 			return false
 		}
 	}
-	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr == nil && p.depErr == nil && !p.blocked &&
+	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr() == nil && p.depErr() == nil && !p.blocked &&
 		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !(p.txnSeq == w.seq && p.txnFail) &&
 		!w.later(p)
 }

@@ -94,7 +94,7 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 		why = "nil value"
 	case n != nil && seen.hasNode(n):
 		why = "retrieved twice"
-	case !(n != nil && n.d == d && n.dErr == nil) && !d.selects(kv.Key):
+	case !(n != nil && n.d == d && n.dErr() == nil) && !d.selects(kv.Key):
 		// A node's descriptor is the one that selects its key.
 		why = "key not selected by the descriptor"
 	}
@@ -166,7 +166,7 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived, c.Key) {
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) {
 						continue
 					}
 					visited.add(c.Key)

@@ -25,15 +25,15 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		seen[n] = true
 		// A derived value left over by a failed delete may outlive its
 		// base's node: it keeps the options it was last retried with.
-		o := n.retryOpts
+		o := n.retryOpts()
 		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
 			o = b.last.retry
 		}
-		n.retryOpts = o
-		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt > o.MaxAttempts) {
+		n.ext().retryOpts = o
+		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt() > o.MaxAttempts) {
 			continue
 		}
-		d := o.delay(n.attempt)
+		d := o.delay(n.attempt())
 		groups[d] = append(groups[d], n.key)
 	}
 	// In order of delay, so that retries due together run in the same
@@ -45,7 +45,7 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		gen := s.retryGen
 		for _, k := range keys {
 			n := s.g.nodes[k]
-			n.retryGen = gen
+			n.ext().retryGen = gen
 			s.dirty(n)
 		}
 		s.armRetry(d, &job{kind: jobRetry, keys: keys, gen: gen, live: len(keys)})
@@ -55,25 +55,28 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 // clearFailure clears n's failure, which it is attempted again for (or
 // superseded by), and with it the retry armed for it.
 func (s *Scheduler) clearFailure(n *node) {
-	n.blocked, n.failed = false, nil
+	n.blocked = false
+	if n.x != nil {
+		n.x.failed = nil
+	}
 	s.disarm(n)
 }
 
 // disarm drops n's armed retry, if any, since n was changed, deleted or
 // applied: the retry's timer is stopped once none of its values needs it.
 func (s *Scheduler) disarm(n *node) {
-	if n.retryGen == 0 {
+	if n.retryGen() == 0 {
 		return
 	}
 	s.qmu.Lock()
-	if j := s.retries[n.retryGen]; j != nil {
+	if j := s.retries[n.x.retryGen]; j != nil {
 		if j.live--; j.live <= 0 {
 			delete(s.retries, j.gen)
 			j.timer.Stop()
 		}
 	}
 	s.qmu.Unlock()
-	n.retryGen = 0
+	n.x.retryGen = 0
 }
 
 func (s *Scheduler) armRetry(d time.Duration, j *job) {

@@ -11,6 +11,7 @@ type txnValue struct {
 	value any
 	last  *update
 	n     *node // the key's node, if it has one
+	group uint8 // see txnValues
 }
 
 // txnValues lists what a transaction applies, in the reference's order:
@@ -36,19 +37,19 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 			if n != nil {
 				w.markNode(n, markLater)
 			}
-			out = append(out, txnValue{kv.Key, kv.Value, &reqs[i], n})
+			out = append(out, txnValue{key: kv.Key, value: kv.Value, last: &reqs[i], n: n})
 		}
 		if t.resync != NoResync {
 			for k, n := range s.g.nodes {
 				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
-					out = append(out, txnValue{k, nil, req(nil), n})
+					out = append(out, txnValue{key: k, last: req(nil), n: n})
 				}
 			}
 		}
 	case DownstreamResync:
 		add := func(n *node) {
 			if n != nil && n.base == "" && n.origin == FromNB && n.last != nil && (n.last.value != nil || n.exists()) {
-				out = append(out, txnValue{n.key, n.last.value, n.last, n})
+				out = append(out, txnValue{key: n.key, value: n.last.value, last: n.last, n: n})
 			}
 		}
 		if scope == nil {
@@ -57,7 +58,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 				// Values of the northbound's kinds nobody requested
 				// (DISCOVERED) go, as with a full resync.
 				if n.base == "" && n.origin == FromNB && n.last == nil && n.exists() {
-					out = append(out, txnValue{n.key, nil, req(nil), n})
+					out = append(out, txnValue{key: n.key, last: req(nil), n: n})
 				}
 			}
 			break
@@ -88,36 +89,22 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 		}
 		return 3
 	}
-	// Sorted by group, then key: one sort of (group, index) pairs.
-	type entry struct {
-		group int
-		i     int
-	}
-	groups := make([]uint8, len(out))
+	// Sorted by group, then key, in place.
 	sorted := true
-	for i, v := range out {
-		groups[i] = uint8(group(v))
-		if i > 0 && sorted {
-			sorted = groups[i-1] < groups[i] || groups[i-1] == groups[i] && out[i-1].key < out[i].key
-		}
-	}
-	if sorted {
-		// Typically a resync's values, in key order and all in sync.
-		return out
-	}
-	idx := make([]entry, len(out))
 	for i := range out {
-		idx[i] = entry{int(groups[i]), i}
-	}
-	slices.SortFunc(idx, func(a, b entry) int {
-		if a.group != b.group {
-			return a.group - b.group
+		out[i].group = uint8(group(out[i]))
+		if i > 0 && sorted {
+			a, b := &out[i-1], &out[i]
+			sorted = a.group < b.group || a.group == b.group && a.key < b.key
 		}
-		return strings.Compare(out[a.i].key, out[b.i].key)
-	})
-	res := make([]txnValue, len(out))
-	for i, e := range idx {
-		res[i] = out[e.i]
 	}
-	return res
+	if !sorted {
+		slices.SortFunc(out, func(a, b txnValue) int {
+			if a.group != b.group {
+				return int(a.group) - int(b.group)
+			}
+			return strings.Compare(a.key, b.key)
+		})
+	}
+	return out
 }

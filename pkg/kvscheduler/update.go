@@ -13,7 +13,8 @@ func (w *walker) update(n *node) {
 	ro := w.newOp(OpUpdate, n)
 	if st, err, fields := w.check(n); st != 0 {
 		// The old value goes; the new one waits to be fixed.
-		n.state, n.err, n.fields = st, err, fields
+		n.state, n.err = st, err
+		n.setFields(fields)
 		if st == Invalid {
 			w.invalidated(n)
 		}
@@ -71,8 +72,8 @@ func (w *walker) finishUpdate(f frame) {
 		}
 	}
 	w.setDepsEq(n, eq)
-	if n.depErr != nil {
-		n.state, n.err = Invalid, n.depErr
+	if n.depErr() != nil {
+		n.state, n.err = Invalid, n.depErr()
 		w.invalidated(n)
 		w.delete(n, delInvalid, false)
 		return
@@ -110,10 +111,13 @@ func (w *walker) finishUpdate(f frame) {
 	}
 	wasAvail := n.avail
 	prevState := n.state
-	n.sb, n.avail, n.removedDerived = n.want, true, nil
+	n.sb, n.avail = n.want, true
+	n.setRemovedDerived(nil)
 	w.syncSBDepsEq(n, sbEqualYes)
-	n.state, n.err, n.fields = w.okState(n), nil, nil
-	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	n.state, n.err = w.okState(n), nil
+	n.setFields(nil)
+	n.txnSeq, n.txnFail = w.seq, false
+	n.resetAttempts()
 	if !f.equal {
 		n.lastOp = OpUpdate
 	}

@@ -26,7 +26,7 @@ func (w *walker) setDeps(n *node) { w.setDepsEq(n, sbEqualUnknown) }
 func (w *walker) setDepsEq(n *node, eq sbEqual) {
 	if n.depsFor != nil && identical(n.depsFor, n.want) {
 		// The same value as before: same dependencies.
-		if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
+		if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps() != nil {
 			w.g.setDeps(n, n.deps, sb)
 		}
 		return
@@ -47,7 +47,7 @@ func (w *walker) setDepsEq(n *node, eq sbEqual) {
 			deps = nil
 		}
 	}
-	n.depErr = err
+	n.setDepErr(err)
 	w.g.setDeps(n, deps, w.sbDepsEq(n, eq))
 }
 
@@ -79,7 +79,7 @@ func (w *walker) syncSBDeps(n *node) { w.syncSBDepsEq(n, sbEqualUnknown) }
 // same value, which equals itself (as safeEqual takes the same pointer
 // twice to be equal without asking the comparator).
 func (w *walker) syncSBDepsEq(n *node, eq sbEqual) {
-	if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
+	if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps() != nil {
 		w.g.setDeps(n, n.deps, sb)
 	}
 }
@@ -130,6 +130,21 @@ func sameDerivedKeys(derived []KeyValuePair, keys []string) bool {
 // setDerivedKeys lists, as n's derived values, those of derived and the
 // ones listed before that still exist.
 func (w *walker) setDerivedKeys(n *node, derived []KeyValuePair) {
+	left := false // an obsolete derived value still there stays listed
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.exists() && !hasKey(derived, k) {
+			left = true
+			break
+		}
+	}
+	if len(derived) == 1 && !left {
+		// The common case, kept in the node: no allocation. It is safe
+		// because no code keeps a node's list across a change of it (the
+		// frames of a walk hold keys, not lists).
+		n.derivedOne[0] = derived[0].Key
+		n.derived = n.derivedOne[:]
+		return
+	}
 	keys := make([]string, 0, len(derived))
 	for _, kv := range derived {
 		keys = append(keys, kv.Key)

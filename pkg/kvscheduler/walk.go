@@ -145,7 +145,7 @@ func (w *walker) drain(from string) {
 				w.create(f.n, true)
 			}
 		case fRedelete:
-			if n := f.n; w.g.has(n) && n.blocked && n.exists() && n.waitsOn == f.key && !n.deleting {
+			if n := f.n; w.g.has(n) && n.blocked && n.exists() && n.waitsOn() == f.key && !n.deleting {
 				// What it waited for is resolved: attempted again, even in
 				// the transaction it failed in.
 				w.s.clearFailure(n)
@@ -167,7 +167,7 @@ func (w *walker) drain(from string) {
 					w.push(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
 					break
 				}
-				w.delete(n, n.delReason, true)
+				w.delete(n, n.delReason(), true)
 			}
 		}
 	}
@@ -197,14 +197,14 @@ func (w *walker) applyValue(f frame) {
 		n.base, n.origin = f.base, f.origin
 	}
 	if n.blocked {
-		same := n.failed != nil && f.value != nil && w.equal(n, n.failed, f.value) || n.failed == nil && f.value == nil
+		same := n.failed() != nil && f.value != nil && w.equal(n, n.failed(), f.value) || n.failed() == nil && f.value == nil
 		if same && !w.unblocks(n) && !w.renews(n) {
 			return // left as it is until its value changes, a resync or its retry
 		}
 		w.s.clearFailure(n)
 		w.s.unwait(n)
 		if !same || w.renew {
-			n.attempt = 0
+			n.resetAttempts()
 		}
 	}
 	if (n.want == nil) != (f.value == nil) {
@@ -238,7 +238,7 @@ func (w *walker) depUpdate(n *node) {
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
 		w.s.clearFailure(n)
-		w.delete(n, n.delReason, true)
+		w.delete(n, n.delReason(), true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
 	case w.later(n):
@@ -266,7 +266,7 @@ func (w *walker) unblocks(n *node) bool {
 // releaseWaiters), and attempted in the meantime it would only fail again,
 // and then not be applied again in the transaction when wanted again.
 func (w *walker) renews(n *node) bool {
-	return w.renew && n.waitsOn == "" && w.isApplied(w.g.baseKey(n))
+	return w.renew && n.waitsOn() == "" && w.isApplied(w.g.baseKey(n))
 }
 
 // newOp starts the record of an operation on n.
@@ -275,8 +275,8 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
 		Retry: w.retry}
 	if w.retry {
-		ro.Attempt, ro.RetryFor = n.attempt, n.failSeq
-		if n.attempt == 0 {
+		ro.Attempt, ro.RetryFor = n.attempt(), n.failSeq()
+		if n.attempt() == 0 {
 			m := w.retryOf[w.g.baseKey(n)]
 			ro.Attempt, ro.RetryFor = m.attempt, m.seq
 		}
@@ -303,8 +303,8 @@ func (w *walker) create(n *node, recreate bool) {
 		return
 	}
 	w.setDeps(n)
-	if n.depErr != nil {
-		w.reject(n, Invalid, n.depErr, nil, ro)
+	if n.depErr() != nil {
+		w.reject(n, Invalid, n.depErr(), nil, ro)
 		return
 	}
 	ready, inCycle := w.readyHow(n)
@@ -328,10 +328,13 @@ func (w *walker) create(n *node, recreate bool) {
 		}
 		w.s.setMetadata(n, md)
 	}
-	n.sb, n.removedDerived = n.want, nil
+	n.sb = n.want
+	n.setRemovedDerived(nil)
 	n.avail = true
-	n.state, n.lastOp, n.err, n.fields = w.okState(n), OpCreate, nil, nil
-	n.txnSeq, n.txnFail, n.attempt = w.seq, false, 0
+	n.state, n.lastOp, n.err = w.okState(n), OpCreate, nil
+	n.setFields(nil)
+	n.txnSeq, n.txnFail = w.seq, false
+	n.resetAttempts()
 	if inCycle {
 		w.cycleMade = append(w.cycleMade, n)
 	}
@@ -352,8 +355,8 @@ func (w *walker) okState(n *node) ValueState {
 // claimed twice, a descriptor that cannot create, a failed validation.
 func (w *walker) check(n *node) (ValueState, error, []string) {
 	switch {
-	case n.dErr != nil:
-		return Invalid, n.dErr, nil
+	case n.dErr() != nil:
+		return Invalid, n.dErr(), nil
 	case n.d == nil:
 		if n.base == "" && n.origin != FromSB {
 			return Unimplemented, nil, nil
@@ -379,7 +382,8 @@ func (w *walker) check(n *node) (ValueState, error, []string) {
 
 // reject leaves n waiting as INVALID or UNIMPLEMENTED (a NOOP).
 func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro RecordedOp) {
-	n.state, n.err, n.fields = st, err, fields
+	n.state, n.err = st, err
+	n.setFields(fields)
 	if st == Invalid {
 		w.invalidated(n)
 	}

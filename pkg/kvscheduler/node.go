@@ -1,0 +1,280 @@
+package kvscheduler
+
+// node is one key of the scheduler's graph: what is wanted for it, what the
+// scheduler believes the southbound holds, and its state. Nodes live from
+// the first time a key is requested, retrieved or notified until it is
+// neither wanted nor in the southbound; a transaction touches only the
+// nodes its values reach (their derived values and dependents), which is
+// what makes its cost proportional to the change.
+//
+// What only a failed, rejected or unfinished value needs is kept out of
+// line, in nodeExtra: a batch allocates a node per value, and the
+// allocation (its bytes, clearing them, the collector scanning them) was
+// the largest cost of a batch's walk.
+type node struct {
+	key string
+	// d is the descriptor claiming the key (nil: a property, or a key no
+	// descriptor handles yet).
+	d *regDescriptor
+
+	// want is the value the key should have: the last one requested by the
+	// northbound, derived from the base, or notified; nil when it should
+	// not exist. It stays while the value waits (PENDING, INVALID).
+	want   any
+	origin Origin
+	base   string // the base of a derived value
+	// last is the last request for a base value (or, for a derived one,
+	// its base's), which retries re-apply; nil for values only retrieved.
+	last *update
+
+	// sb is the value in the southbound as the scheduler believes it (as
+	// applied or retrieved); nil when absent. avail tells whether it
+	// satisfies dependencies: false while it is being removed and after a
+	// failed delete, even though the value may still exist.
+	sb       any
+	metadata any
+
+	// deps are the dependencies of want, computed when want is set (and
+	// indexed in the graph).
+	deps []Dependency
+	// depsFor and derivedFor are the wanted values deps and derivedKVs
+	// were computed from: the same value again is not asked again.
+	depsFor, derivedFor any
+	derivedKVs          []KeyValuePair
+	// derived are the keys of the derived values of the value, sorted;
+	// derivedOne holds the list when it is one key (see setDerivedKeys).
+	derived    []string
+	derivedOne [1]string
+
+	state  ValueState
+	lastOp Operation
+	err    error
+
+	// txnSeq is the transaction in which the value last failed or was
+	// applied: a value that failed in a transaction is not applied again
+	// in it (except by a revert).
+	txnSeq uint64
+
+	// rec is its status as recorded (in the history's current statuses)
+	// and pub its published entry (see published; the scheduler's
+	// statuses point to it once published), kept here so that publishing
+	// a node does not look its key up in those maps, nor allocate an
+	// entry.
+	rec *ValueStatus
+	pub pubEntry
+	// readGen marks the value as reported by a read (see readMarks).
+	readGen uint64
+	markSeq uint64
+
+	x *nodeExtra // nil while none of its fields is set
+
+	avail    bool
+	deleting bool // its delete is under way (dependents and derived first)
+	// recheck is set when a value it may depend on was created while its
+	// delete was under way: once deleted into PENDING, it is checked again.
+	recheck  bool
+	updating bool // its update is under way (obsolete derived values first)
+	// A failed operation blocks the value until its want changes, a resync
+	// or its retry (see nodeExtra for the failure).
+	blocked bool
+	txnFail bool
+	// dirty is set while the node is listed in the scheduler's dirty
+	// nodes; viewDirty while it is listed for its view only (see
+	// Scheduler.dirtyView).
+	dirty     bool
+	viewDirty bool
+	// mark holds the marks of the walk markSeq (see keymarks.go).
+	mark keyMark
+	// removed is set when the node leaves the graph (see graph.has).
+	removed bool
+}
+
+// nodeExtra holds the fields of a node that only a failure, a rejection,
+// a wait or an unfinished change sets. A node gets one when one of them
+// is set, and loses it (see tidy) once they are all cleared again.
+type nodeExtra struct {
+	// dErr is set when two descriptors claim the key.
+	dErr error
+	// depErr is set when Dependencies failed.
+	depErr error
+	// sbDeps are the dependencies of the value in the southbound when it
+	// differs from the wanted one (after a failure): they decide what
+	// must not be deleted under it.
+	sbDeps []Dependency
+	// removedDerived are derived values deleted while the value in the
+	// southbound (not changed yet) still derives them: a read-back of the
+	// value must not take them as existing.
+	removedDerived []string
+	fields         []string // of an INVALID value
+
+	// failed holds the want a blocked value failed with.
+	failed   any
+	attempt  int    // failures in a row
+	failSeq  uint64 // transaction of the first of them (RetryFor)
+	retryGen uint64 // the armed retry, if any
+	// retryOpts are the retry options of its last failure (its base's
+	// request's, kept for when the base's node is gone).
+	retryOpts RetryOptions
+	// waitsOn names the dependent whose failed delete keeps this value
+	// from being deleted (with delReason, the delete to do once it goes).
+	waitsOn   string
+	delReason delReason
+}
+
+// ext returns n's extra fields, to set one.
+func (n *node) ext() *nodeExtra {
+	if n.x == nil {
+		n.x = &nodeExtra{}
+	}
+	return n.x
+}
+
+// tidy drops n's extra fields once none is set any more.
+func (n *node) tidy() {
+	x := n.x
+	if x != nil && x.dErr == nil && x.depErr == nil && x.sbDeps == nil && x.removedDerived == nil &&
+		x.fields == nil && x.failed == nil && x.attempt == 0 && x.failSeq == 0 && x.retryGen == 0 &&
+		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 {
+		n.x = nil
+	}
+}
+
+// The getters of the extra fields return their zero values for a node
+// without them; the setters allocate them only for a value to keep.
+
+func (n *node) dErr() error {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.dErr
+}
+
+func (n *node) setDErr(err error) {
+	if err != nil || n.x != nil {
+		n.ext().dErr = err
+	}
+}
+
+func (n *node) depErr() error {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.depErr
+}
+
+func (n *node) setDepErr(err error) {
+	if err != nil || n.x != nil {
+		n.ext().depErr = err
+	}
+}
+
+func (n *node) sbDeps() []Dependency {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.sbDeps
+}
+
+func (n *node) setSBDeps(deps []Dependency) {
+	if deps != nil || n.x != nil {
+		n.ext().sbDeps = deps
+	}
+}
+
+func (n *node) removedDerived() []string {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.removedDerived
+}
+
+func (n *node) setRemovedDerived(keys []string) {
+	if keys != nil || n.x != nil {
+		n.ext().removedDerived = keys
+	}
+}
+
+func (n *node) fields() []string {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.fields
+}
+
+func (n *node) setFields(f []string) {
+	if f != nil || n.x != nil {
+		n.ext().fields = f
+	}
+}
+
+func (n *node) failed() any {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.failed
+}
+
+func (n *node) attempt() int {
+	if n.x == nil {
+		return 0
+	}
+	return n.x.attempt
+}
+
+// resetAttempts starts n's count of failures in a row over.
+func (n *node) resetAttempts() {
+	if n.x != nil {
+		n.x.attempt = 0
+	}
+}
+
+func (n *node) failSeq() uint64 {
+	if n.x == nil {
+		return 0
+	}
+	return n.x.failSeq
+}
+
+func (n *node) retryGen() uint64 {
+	if n.x == nil {
+		return 0
+	}
+	return n.x.retryGen
+}
+
+func (n *node) retryOpts() RetryOptions {
+	if n.x == nil {
+		return RetryOptions{}
+	}
+	return n.x.retryOpts
+}
+
+func (n *node) waitsOn() string {
+	if n.x == nil {
+		return ""
+	}
+	return n.x.waitsOn
+}
+
+func (n *node) delReason() delReason {
+	if n.x == nil {
+		return 0
+	}
+	return n.x.delReason
+}
+
+// update is a request for a base value: the transaction that made it,
+// with its retry options. A nil value requests a delete.
+type update struct {
+	value  any
+	seq    uint64
+	retry  RetryOptions
+	revert bool
+}
+
+// exists tells whether the node's value is in the southbound.
+func (n *node) exists() bool { return n.sb != nil }
+
+// implicit values have no operations of their own: properties (derived
+// values without a descriptor) and values owned by the southbound.
+func (n *node) implicit() bool { return n.d == nil || n.origin == FromSB }
