@@ -49,7 +49,16 @@ func (sb *mapSouthbound) descriptor(name, prefix string) *kvscheduler.Descriptor
 		Retrieve: func(context.Context, []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
-			var out []kvscheduler.KVWithMetadata
+			// Counted and sized once: grown by append, the result of a
+			// read of 100,000 values was allocated five times over, which
+			// is this southbound's cost, not the scheduler's.
+			c := 0
+			for k := range sb.values {
+				if strings.HasPrefix(k, prefix) {
+					c++
+				}
+			}
+			out := make([]kvscheduler.KVWithMetadata, 0, c)
 			for k, v := range sb.values {
 				if strings.HasPrefix(k, prefix) {
 					out = append(out, kvscheduler.KVWithMetadata{Key: k, Value: v})

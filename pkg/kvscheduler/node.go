@@ -12,61 +12,35 @@ package kvscheduler
 // allocation (its bytes, clearing them, the collector scanning them) was
 // the largest cost of a batch's walk.
 type node struct {
+	// The fields every pass over the graph reads (a resync reads, scans
+	// and checks every value) come first, in as few cache lines as they
+	// fit: a graph of 100,000 values is far larger than the caches.
+
 	key string
 	// d is the descriptor claiming the key (nil: a property, or a key no
 	// descriptor handles yet).
 	d *regDescriptor
-
 	// want is the value the key should have: the last one requested by the
 	// northbound, derived from the base, or notified; nil when it should
 	// not exist. It stays while the value waits (PENDING, INVALID).
-	want   any
-	origin Origin
-	base   string // the base of a derived value
-	// last is the last request for a base value (or, for a derived one,
-	// its base's), which retries re-apply; nil for values only retrieved.
-	last *update
-
+	want any
 	// sb is the value in the southbound as the scheduler believes it (as
 	// applied or retrieved); nil when absent. avail tells whether it
 	// satisfies dependencies: false while it is being removed and after a
 	// failed delete, even though the value may still exist.
-	sb       any
-	metadata any
-
-	// deps are the dependencies of want, computed when want is set (and
-	// indexed in the graph).
-	deps []Dependency
-	// depsFor and derivedFor are the wanted values deps and derivedKVs
-	// were computed from: the same value again is not asked again.
-	depsFor, derivedFor any
-	derivedKVs          []KeyValuePair
-	// derived are the keys of the derived values of the value, sorted;
-	// derivedOne holds the list when it is one key (see setDerivedKeys).
-	derived    []string
-	derivedOne [1]string
-
+	sb     any
+	base   string // the base of a derived value
+	origin Origin
 	state  ValueState
 	lastOp Operation
-	err    error
-
+	// readGen marks the value as reported by a read (see readMarks).
+	readGen uint64
+	// markSeq is the walk whose marks mark holds (see keymarks.go).
+	markSeq uint64
 	// txnSeq is the transaction in which the value last failed or was
 	// applied: a value that failed in a transaction is not applied again
 	// in it (except by a revert).
 	txnSeq uint64
-
-	// rec is its status as recorded (in the history's current statuses)
-	// and pub its published entry (see published; the scheduler's
-	// statuses point to it once published), kept here so that publishing
-	// a node does not look its key up in those maps, nor allocate an
-	// entry.
-	rec *ValueStatus
-	pub pubEntry
-	// readGen marks the value as reported by a read (see readMarks).
-	readGen uint64
-	markSeq uint64
-
-	x *nodeExtra // nil while none of its fields is set
 
 	avail    bool
 	deleting bool // its delete is under way (dependents and derived first)
@@ -83,10 +57,36 @@ type node struct {
 	// Scheduler.dirtyView).
 	dirty     bool
 	viewDirty bool
-	// mark holds the marks of the walk markSeq (see keymarks.go).
-	mark keyMark
+	mark      keyMark
 	// removed is set when the node leaves the graph (see graph.has).
 	removed bool
+
+	// last is the last request for a base value (or, for a derived one,
+	// its base's), which retries re-apply; nil for values only retrieved.
+	last     *update
+	metadata any
+	x        *nodeExtra // nil while none of its fields is set
+	err      error
+
+	// deps are the dependencies of want, computed when want is set (and
+	// indexed in the graph).
+	deps []Dependency
+	// depsFor and derivedFor are the wanted values deps and derivedKVs
+	// were computed from: the same value again is not asked again.
+	depsFor, derivedFor any
+	derivedKVs          []KeyValuePair
+	// derived are the keys of the derived values of the value, sorted;
+	// derivedOne holds the list when it is one key (see setDerivedKeys).
+	derived    []string
+	derivedOne [1]string
+
+	// rec is its status as recorded (in the history's current statuses)
+	// and pub its published entry (see published; the scheduler's
+	// statuses point to it once published), kept here so that publishing
+	// a node does not look its key up in those maps, nor allocate an
+	// entry.
+	rec *ValueStatus
+	pub pubEntry
 }
 
 // nodeExtra holds the fields of a node that only a failure, a rejection,

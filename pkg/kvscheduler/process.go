@@ -423,7 +423,7 @@ func (s *Scheduler) setMetadata(n *node, md any) {
 // end of the transaction.
 func (s *Scheduler) dirty(n *node) {
 	if !n.dirty && !n.viewDirty {
-		s.dirtyNodes = append(s.dirtyNodes, n)
+		s.dirtyNodes = appendDoubling(s.dirtyNodes, n)
 	}
 	n.dirty = true
 }
@@ -433,7 +433,7 @@ func (s *Scheduler) dirty(n *node) {
 // built from changed.
 func (s *Scheduler) dirtyView(n *node) {
 	if !n.dirty && !n.viewDirty {
-		s.dirtyNodes = append(s.dirtyNodes, n)
+		s.dirtyNodes = appendDoubling(s.dirtyNodes, n)
 	}
 	n.viewDirty = true
 }

@@ -22,7 +22,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	byDesc := make(map[*regDescriptor][]*node, len(s.reg.order))
 	for _, n := range s.g.nodes {
 		if n.d != nil {
-			byDesc[n.d] = append(byDesc[n.d], n)
+			byDesc[n.d] = appendDoubling(byDesc[n.d], n)
 		}
 	}
 	var missing []string

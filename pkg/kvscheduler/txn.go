@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -73,9 +74,15 @@ func (o RetryOptions) delay(attempt int) time.Duration {
 // use and must not be changed after Commit. Later SetValue calls for the
 // same key win.
 type Txn struct {
-	s           *Scheduler
-	values      []KeyValuePair
+	s      *Scheduler
+	values []KeyValuePair
+	// index finds a key's value among values, for a key set again. It is
+	// built only once the keys stop coming in order: while each key is
+	// greater (or each smaller) than the one before, none can be set
+	// again but the last, and a batch built from a sorted list costs no
+	// map. dir is that order: 1 ascending, -1 descending.
 	index       map[string]int
+	dir         int
 	description string
 	resync      ResyncType
 	resyncKeys  []string
@@ -86,17 +93,34 @@ type Txn struct {
 
 // StartNBTransaction starts a northbound transaction.
 func (s *Scheduler) StartNBTransaction() *Txn {
-	return &Txn{s: s, index: map[string]int{}}
+	return &Txn{s: s}
 }
 
 // SetValue requests value for key; nil deletes the key.
 func (t *Txn) SetValue(key string, value any) *Txn {
+	if n := len(t.values); t.index == nil && n > 0 {
+		switch c := strings.Compare(key, t.values[n-1].Key); {
+		case c == 0:
+			t.values[n-1].Value = value
+			return t
+		case n == 1 || c == t.dir:
+			t.dir = c
+			t.values = appendDoubling(t.values, KeyValuePair{Key: key, Value: value})
+			return t
+		}
+		t.index = make(map[string]int, 2*n)
+		for i, kv := range t.values {
+			t.index[kv.Key] = i
+		}
+	}
 	if i, ok := t.index[key]; ok {
 		t.values[i].Value = value
 		return t
 	}
-	t.index[key] = len(t.values)
-	t.values = append(t.values, KeyValuePair{Key: key, Value: value})
+	if t.index != nil {
+		t.index[key] = len(t.values)
+	}
+	t.values = appendDoubling(t.values, KeyValuePair{Key: key, Value: value})
 	return t
 }
 

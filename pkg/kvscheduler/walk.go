@@ -286,12 +286,7 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 
 func (w *walker) record(n *node, ro RecordedOp) {
 	ro.NewState = n.state
-	if ex := w.rec.Executed; len(ex) == cap(ex) && cap(ex) >= 256 {
-		// Doubled rather than grown by a quarter, as append grows large
-		// slices: a batch's record is copied once, not four times.
-		w.rec.Executed = append(make([]RecordedOp, 0, 2*cap(ex)), ex...)
-	}
-	w.rec.Executed = append(w.rec.Executed, ro)
+	w.rec.Executed = appendDoubling(w.rec.Executed, ro)
 }
 
 // create applies n.want to a key that does not exist in the southbound.
