@@ -16,24 +16,16 @@ type history struct {
 	recs     []*TxnRecord
 	maxCount int
 	maxAge   time.Duration
-	// cur are the statuses published with the last record. It is kept here,
-	// under mu, rather than read from the scheduler's statuses so that past
-	// graphs are rebuilt from a state consistent with recs.
-	cur map[string]*ValueStatus
+	// The statuses recorded with the last record are the published
+	// entries' (pubEntry.rec): a transaction's statuses are published and
+	// its record added under mu, so that past graphs are rebuilt from a
+	// state consistent with recs.
 }
 
-func (h *history) add(r *TxnRecord, changes []statusChange, now time.Time) {
+// addLocked adds r, under mu.
+func (h *history) addLocked(r *TxnRecord, now time.Time) {
 	if h.maxCount < 0 {
 		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range changes {
-		if c.after == nil {
-			delete(h.cur, c.key)
-		} else {
-			h.cur[c.key] = c.after
-		}
 	}
 	h.recs = append(h.recs, r)
 	if over := len(h.recs) - h.maxCount; over > 0 {
@@ -175,15 +167,15 @@ func (s *Scheduler) snapshot(pick func([]*TxnRecord) (int, error)) (GraphSnapsho
 		return GraphSnapshot{}, fmt.Errorf("transaction history is disabled: %w", ErrOutsideHistory)
 	}
 	s.hist.mu.Lock()
-	recs, cur := s.hist.recs, s.hist.cur
+	recs := s.hist.recs
 	i, err := pick(recs)
 	if err != nil {
 		s.hist.mu.Unlock()
 		return GraphSnapshot{}, err
 	}
-	// Only the keys changed by later records differ from cur; the others
-	// are read from cur directly. cur changes with every record, so it is
-	// read under the lock.
+	// Only the keys changed by later records differ from the statuses
+	// recorded last; the others are read from those directly. They change
+	// with every record, so they are read under the lock.
 	target := recs[i]
 	past := make(map[string]*ValueStatus)
 	for j := len(recs) - 1; j > i; j-- {
@@ -191,12 +183,14 @@ func (s *Scheduler) snapshot(pick func([]*TxnRecord) (int, error)) (GraphSnapsho
 			past[c.key] = c.before
 		}
 	}
-	vals := make([]ValueStatus, 0, len(cur)+len(past))
-	for k, st := range cur {
-		if _, undone := past[k]; !undone {
-			vals = append(vals, *st)
+	s.smu.RLock()
+	vals := make([]ValueStatus, 0, len(s.statuses)+len(past))
+	for k, e := range s.statuses {
+		if _, undone := past[k]; !undone && e.rec != nil {
+			vals = append(vals, *e.rec)
 		}
 	}
+	s.smu.RUnlock()
 	s.hist.mu.Unlock()
 	for _, st := range past {
 		if st != nil {

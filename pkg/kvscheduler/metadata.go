@@ -41,6 +41,16 @@ func (mm *metadataMap) Labels() []string {
 	return out
 }
 
+// reserve makes room for about n labels in an empty map (a map cannot
+// grow in place: only an empty one is replaced).
+func (mm *metadataMap) reserve(n int) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if len(mm.m) == 0 {
+		mm.m = make(map[string]any, n)
+	}
+}
+
 func (mm *metadataMap) put(label string, md any) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()

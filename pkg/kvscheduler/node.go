@@ -80,12 +80,9 @@ type node struct {
 	derived    []string
 	derivedOne [1]string
 
-	// rec is its status as recorded (in the history's current statuses)
-	// and pub its published entry (see published; the scheduler's
+	// pub is its published entry (see published; the scheduler's
 	// statuses point to it once published), kept here so that publishing
-	// a node does not look its key up in those maps, nor allocate an
-	// entry.
-	rec *ValueStatus
+	// a node does not look its key up, nor allocate an entry.
 	pub pubEntry
 }
 

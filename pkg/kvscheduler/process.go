@@ -232,12 +232,23 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			// the publishing if it is not applied after all.
 			v.n = s.newNode(v.key)
 			s.dirty(v.n)
+			if v.n.d != nil {
+				v.n.d.batch++
+			}
 		}
 		if v.n != nil {
 			w.markNode(v.n, markLater)
 		} else {
 			w.setLater(v.key)
 		}
+	}
+	for _, d := range s.reg.order {
+		// A descriptor's metadata map gets room for the values the batch
+		// adds at once, rather than growing step by step under its lock.
+		if d.batch >= 256 && d.WithMetadata {
+			d.md.reserve(d.batch)
+		}
+		d.batch = 0
 	}
 	for i, v := range values {
 		if w.ended() {
@@ -380,11 +391,6 @@ func (s *Scheduler) reserve(n int) {
 		s.statuses = make(map[string]*pubEntry, 2*n)
 	}
 	s.smu.Unlock()
-	s.hist.mu.Lock()
-	if len(s.hist.cur) == 0 {
-		s.hist.cur = make(map[string]*ValueStatus, 2*n)
-	}
-	s.hist.mu.Unlock()
 }
 
 func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
@@ -399,13 +405,16 @@ func (s *Scheduler) finish(w *walker) {
 	rec := w.rec
 	w.settleCycles()
 	s.scheduleRetries(w)
+	// The statuses recorded and the record go in together (see history).
+	s.hist.mu.Lock()
 	rec.changes = s.publish()
 	rec.Stop = s.opts.Clock.Now()
+	s.hist.addLocked(rec, rec.Stop)
+	s.hist.mu.Unlock()
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 		l.Log(s.opts.TxnLogLevel, rec)
 	}
-	s.hist.add(rec, rec.changes, s.opts.Clock.Now())
 }
 
 // setMetadata records n's metadata, in the descriptor's map too.

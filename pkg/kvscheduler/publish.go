@@ -19,6 +19,11 @@ import "slices"
 type pubEntry struct {
 	st   *ValueStatus
 	view pubValue
+	// rec is the status as the history recorded it last (st, unless a
+	// refresh published an intermediate one since): the history's current
+	// statuses, from which past graphs are rebuilt (see snapshot). It
+	// changes only while the history's lock is held too.
+	rec *ValueStatus
 }
 
 // published returns n's published status (nil if none). It is replaced
@@ -99,6 +104,7 @@ func (s *Scheduler) publish() []statusChange {
 		e := &entries[i]
 		key := e.n.key
 		old := e.n.published() // s.statuses[key]
+		before := e.n.pub.rec
 		switch {
 		case e.st == nil:
 			if old != nil {
@@ -124,10 +130,11 @@ func (s *Scheduler) publish() []statusChange {
 		if !recorded {
 			continue
 		}
-		before := e.n.rec // s.hist.cur[key], written only by this goroutine
 		if before != e.st && (before == nil || e.st == nil || !before.sameRecorded(e.st)) {
 			changes = append(changes, statusChange{key: key, before: before, after: e.st})
-			e.n.rec = e.st
+			if e.st != nil {
+				e.n.pub.rec = e.st
+			}
 		}
 	}
 	for w := range s.watches {

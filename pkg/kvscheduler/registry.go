@@ -15,6 +15,9 @@ type registry struct {
 type regDescriptor struct {
 	*Descriptor
 	md *metadataMap
+	// batch counts the new values of a transaction it claims, while the
+	// transaction's nodes are made (see processTxn).
+	batch int
 }
 
 func newRegistry() *registry {

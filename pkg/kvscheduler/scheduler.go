@@ -136,7 +136,6 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hist.maxCount, s.hist.maxAge = opts.HistoryMaxCount, opts.HistoryMaxAge
-	s.hist.cur = map[string]*ValueStatus{}
 	s.scheduleTrim()
 	s.wg.Add(1)
 	go s.run()
