@@ -188,9 +188,16 @@ type statusScratch struct {
 	strs []string
 }
 
-// smallStatus is a status with room for its dependencies and strings
-// when they are few (most values have a dependency or two): one
-// allocation for all of it.
+// oneDepStatus and smallStatus are a status with room for its
+// dependencies and strings when they are few (most values have a
+// dependency or two): one allocation for all of it, the smallest that
+// fits.
+type oneDepStatus struct {
+	st   ValueStatus
+	deps [1]DependencyStatus
+	strs [1]string
+}
+
 type smallStatus struct {
 	st   ValueStatus
 	deps [2]DependencyStatus
@@ -212,6 +219,14 @@ func (sc *statusScratch) own() *ValueStatus {
 	case total == 0 && sc.st.Dependencies == nil:
 		st = new(ValueStatus)
 		*st = sc.st
+	case total <= 1 && len(sc.st.Dependencies) <= 1:
+		box := new(oneDepStatus)
+		box.st = sc.st
+		st, strs = &box.st, box.strs[:0:total]
+		if sc.st.Dependencies != nil {
+			st.Dependencies = box.deps[:len(sc.st.Dependencies):len(sc.st.Dependencies)]
+			copy(st.Dependencies, sc.st.Dependencies)
+		}
 	case total <= 3 && len(sc.st.Dependencies) <= 2:
 		box := new(smallStatus)
 		box.st = sc.st
