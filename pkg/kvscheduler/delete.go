@@ -159,8 +159,8 @@ func (w *walker) reaches(n, m *node) bool {
 			next = append(next, b)
 		}
 		deps := x.deps
-		if x.sbDeps() != nil {
-			deps = x.sbDeps()
+		if x.sbDeps != nil {
+			deps = x.sbDeps
 		}
 		for _, dep := range deps {
 			w.g.providers(x, dep, func(p *node) bool {
@@ -198,10 +198,10 @@ func (w *walker) mayStay(n *node) bool {
 	if w.ready(n) {
 		return true
 	}
-	if n.sbDeps() == nil || n.updating || !w.baseAvail(n, nil) {
+	if n.sbDeps == nil || n.updating || !w.baseAvail(n, nil) {
 		return false
 	}
-	for _, dep := range n.sbDeps() {
+	for _, dep := range n.sbDeps {
 		if !w.depMet(n, dep, nil) {
 			return false
 		}
@@ -307,8 +307,8 @@ func (w *walker) neededVia(n, p *node) string {
 			continue
 		}
 		deps := m.deps
-		if m.sbDeps() != nil {
-			deps = m.sbDeps()
+		if m.sbDeps != nil {
+			deps = m.sbDeps
 		}
 		if m.updating && !m.deleting && m.d != nil && m.d.Dependencies != nil {
 			// Changed right after: what its new value needs counts. Not

@@ -104,19 +104,19 @@ func (g *graph) eachPrefixOf(key string, f func(*prefixEntry)) {
 // setDeps replaces the indexed dependencies of n: those of the value it
 // wants and, when different, those of the value in the southbound.
 func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
-	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps(), sbDeps) {
+	if sameIndexed(n.deps, deps) && sameIndexed(n.sbDeps, sbDeps) {
 		// Dependencies asked again for an equal value are indexed as they
 		// are: a resync re-asks every value it touches.
 		n.deps = deps
-		n.setSBDeps(sbDeps)
+		n.sbDeps = sbDeps
 		return
 	}
-	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps()...)
+	old := append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
 	for _, dep := range old {
 		g.unindex(n, dep)
 	}
 	n.deps = deps
-	n.setSBDeps(sbDeps)
+	n.sbDeps = sbDeps
 	for _, dep := range deps {
 		g.index(n, dep)
 	}
@@ -235,7 +235,7 @@ func (g *graph) dependents(p *node) []*node {
 	})
 	for n := range g.selectors {
 		// Indexed for the dependencies of either value, as in index.
-		if selects(n.deps, p.key) || selects(n.sbDeps(), p.key) {
+		if selects(n.deps, p.key) || selects(n.sbDeps, p.key) {
 			out = append(out, n)
 		}
 	}

@@ -69,8 +69,11 @@ type node struct {
 	err      error
 
 	// deps are the dependencies of want, computed when want is set (and
-	// indexed in the graph).
-	deps []Dependency
+	// indexed in the graph). sbDeps are those of the value in the
+	// southbound when it differs from the wanted one (during an update,
+	// after a failure): they decide what must not be deleted under it.
+	// (In the node, not in nodeExtra: every update sets them.)
+	deps, sbDeps []Dependency
 	// depsFor and derivedFor are the wanted values deps and derivedKVs
 	// were computed from: the same value again is not asked again.
 	depsFor, derivedFor any
@@ -94,10 +97,6 @@ type nodeExtra struct {
 	dErr error
 	// depErr is set when Dependencies failed.
 	depErr error
-	// sbDeps are the dependencies of the value in the southbound when it
-	// differs from the wanted one (after a failure): they decide what
-	// must not be deleted under it.
-	sbDeps []Dependency
 	// removedDerived are derived values deleted while the value in the
 	// southbound (not changed yet) still derives them: a read-back of the
 	// value must not take them as existing.
@@ -129,7 +128,7 @@ func (n *node) ext() *nodeExtra {
 // tidy drops n's extra fields once none is set any more.
 func (n *node) tidy() {
 	x := n.x
-	if x != nil && x.dErr == nil && x.depErr == nil && x.sbDeps == nil && x.removedDerived == nil &&
+	if x != nil && x.dErr == nil && x.depErr == nil && x.removedDerived == nil &&
 		x.fields == nil && x.failed == nil && x.attempt == 0 && x.failSeq == 0 && x.retryGen == 0 &&
 		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 {
 		n.x = nil
@@ -162,19 +161,6 @@ func (n *node) depErr() error {
 func (n *node) setDepErr(err error) {
 	if err != nil || n.x != nil {
 		n.ext().depErr = err
-	}
-}
-
-func (n *node) sbDeps() []Dependency {
-	if n.x == nil {
-		return nil
-	}
-	return n.x.sbDeps
-}
-
-func (n *node) setSBDeps(deps []Dependency) {
-	if deps != nil || n.x != nil {
-		n.ext().sbDeps = deps
 	}
 }
 

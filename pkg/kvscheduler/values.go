@@ -26,7 +26,7 @@ func (w *walker) setDeps(n *node) { w.setDepsEq(n, sbEqualUnknown) }
 func (w *walker) setDepsEq(n *node, eq sbEqual) {
 	if n.depsFor != nil && identical(n.depsFor, n.want) {
 		// The same value as before: same dependencies.
-		if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps() != nil {
+		if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
 			w.g.setDeps(n, n.deps, sb)
 		}
 		return
@@ -79,7 +79,7 @@ func (w *walker) syncSBDeps(n *node) { w.syncSBDepsEq(n, sbEqualUnknown) }
 // same value, which equals itself (as safeEqual takes the same pointer
 // twice to be equal without asking the comparator).
 func (w *walker) syncSBDepsEq(n *node, eq sbEqual) {
-	if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps() != nil {
+	if sb := w.sbDepsEq(n, eq); sb != nil || n.sbDeps != nil {
 		w.g.setDeps(n, n.deps, sb)
 	}
 }
