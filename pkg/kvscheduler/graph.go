@@ -262,7 +262,7 @@ func selects(deps []Dependency, key string) bool {
 // false. A value can satisfy its own dependency (a cycle of one).
 func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 	if dep.Key != "" {
-		if p := g.nodes[dep.Key]; p != nil {
+		if p := g.provider(n, dep.Key); p != nil {
 			f(p)
 		}
 		return
@@ -293,6 +293,23 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 			}
 		}
 	}
+}
+
+// provider returns the node of key, a dependency of n. The node of n's
+// first dependency is remembered in n (dep0): readiness, statuses and the
+// in-sync check ask for it again and again, and each lookup in a map of
+// a large graph costs a few cache misses. A remembered node is used only
+// while it is still the node of its key (a key has one node in the graph
+// at a time); an absent one is looked up every time.
+func (g *graph) provider(n *node, key string) *node {
+	if p := n.dep0; p != nil && !p.removed && p.key == key {
+		return p
+	}
+	p := g.nodes[key]
+	if p != nil && len(n.deps) > 0 && n.deps[0].Key == key {
+		n.dep0 = p
+	}
+	return p
 }
 
 // removeNode removes n from the list of k in m, and the list once empty.

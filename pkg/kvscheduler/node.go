@@ -74,6 +74,9 @@ type node struct {
 	// after a failure): they decide what must not be deleted under it.
 	// (In the node, not in nodeExtra: every update sets them.)
 	deps, sbDeps []Dependency
+	// dep0 is the node of the first dependency, once looked up (see
+	// graph.provider).
+	dep0 *node
 	// depsFor and derivedFor are the wanted values deps and derivedKVs
 	// were computed from: the same value again is not asked again.
 	depsFor, derivedFor any
