@@ -59,7 +59,9 @@ import (
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
 // unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass); -kvseed=S runs
-// only seed S.
+// only seed S. -kvspurious adds a fourth rule, which the scheduler does
+// not keep yet: a delete refused because a dependent still existed is
+// not reported failed when the same transaction then deleted it.
 func TestRandomGraphs(t *testing.T) {
 	if *kvSeed != 0 {
 		checkSeed(t, *kvSeed)
@@ -104,6 +106,11 @@ var (
 	// known, to look for the ones they mask.
 	kvIgnore  = flag.String("kvignore", "", "comma-separated failure classes TestRandomGraphs does not report")
 	kvHistory = flag.Bool("kvhistory", false, "print the scheduler's transaction records with a failure")
+	// -kvspurious checks that no delete is reported failed for a dependent
+	// that still existed when the same transaction then deleted it. Off
+	// by default: the scheduler does not pass it yet (487 of seeds
+	// 1-20,000 fail it; see the "spurious-failure" class).
+	kvSpurious = flag.Bool("kvspurious", false, "also fail deletes reported failed that the same transaction then did")
 )
 
 func ignored(kind string) bool {
@@ -276,6 +283,29 @@ func runScenario(sc scenario) (res *propFailure) {
 		var te *kvscheduler.TransactionError
 		if err != nil && !errors.As(err, &te) {
 			return &propFailure{kind: "commit", msg: err.Error(), step: h.step}
+		}
+		// A delete the scheduler refused for a dependent that still
+		// existed, and that went through in the same transaction once the
+		// dependent was gone, did not fail: reporting it is a transaction
+		// failed for nothing (the order of the walk, not the southbound).
+		// After an injected failure in the transaction, such a refusal
+		// may follow from it (the dependent's delete failed first), and
+		// is left alone.
+		injected := false
+		if te != nil {
+			for _, ke := range te.Failed {
+				injected = injected || errors.Is(ke.Err, errInjected)
+			}
+		}
+		if *kvSpurious && te != nil && !injected {
+			vals := sb.Values()
+			for _, ke := range te.Failed {
+				if _, there := vals[ke.Key]; !there && ke.Operation == kvscheduler.OpDelete &&
+					strings.Contains(ke.Err.Error(), "still exists") {
+					return &propFailure{kind: "spurious-failure", step: h.step,
+						msg: fmt.Sprintf("%s reported failed (%v), but deleted by the same transaction", ke.Key, ke.Err)}
+				}
+			}
 		}
 		// An update the scheduler refused itself (a property the old value
 		// derives is still needed) leaves the value in the southbound as
