@@ -48,6 +48,7 @@ type frame struct {
 	sb      any            // fFinishUpd: the value in the southbound equal compared (with value, the wanted one)
 	waited  bool           // fFinishDel: the delete waited for a dependent to go
 	avail   bool           // fFinishDel: the value was available before its delete began
+	noDefer bool           // fFinishDel: not to be deferred again (see flushDeferred)
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
 }
 
@@ -97,6 +98,9 @@ type walker struct {
 	cycleMade []*node
 	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
 	inSyncBuf []inSyncEntry
+	// deferred are the ends of deletes waiting for the delete under way of
+	// the key they are listed under (see deferDelete).
+	deferred map[string][]frame
 	// renew marks an NB transaction: the values it requests (and their
 	// derived values) are attempted again even if they failed with the
 	// very value requested, and count their attempts from the start.
@@ -122,7 +126,10 @@ func (w *walker) drain(from string) {
 	// Every frame applies or checks one value; a walk that exceeds this
 	// bound is a bug, reported rather than left to spin.
 	budget := 64 * (len(w.g.nodes) + 64)
-	for len(w.stack) > 0 {
+	for len(w.stack) > 0 || len(w.deferred) > 0 {
+		if len(w.stack) == 0 {
+			w.flushDeferred()
+		}
 		if budget--; budget < 0 {
 			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)))
 			w.dropStack()
