@@ -221,20 +221,10 @@ func (sc *statusScratch) own() *ValueStatus {
 		*st = sc.st
 	case total <= 1 && len(sc.st.Dependencies) <= 1:
 		box := new(oneDepStatus)
-		box.st = sc.st
-		st, strs = &box.st, box.strs[:0:total]
-		if sc.st.Dependencies != nil {
-			st.Dependencies = box.deps[:len(sc.st.Dependencies):len(sc.st.Dependencies)]
-			copy(st.Dependencies, sc.st.Dependencies)
-		}
+		st, strs = sc.copyInto(&box.st, box.deps[:]), box.strs[:0:total]
 	case total <= 3 && len(sc.st.Dependencies) <= 2:
 		box := new(smallStatus)
-		box.st = sc.st
-		st, strs = &box.st, box.strs[:0:total]
-		if sc.st.Dependencies != nil {
-			st.Dependencies = box.deps[:len(sc.st.Dependencies):len(sc.st.Dependencies)]
-			copy(st.Dependencies, sc.st.Dependencies)
-		}
+		st, strs = sc.copyInto(&box.st, box.deps[:]), box.strs[:0:total]
 	default:
 		st = new(ValueStatus)
 		*st = sc.st
@@ -256,6 +246,18 @@ func (sc *statusScratch) own() *ValueStatus {
 	st.UnmetDependencies = take(st.UnmetDependencies)
 	for i := range st.Dependencies {
 		st.Dependencies[i].Keys = take(st.Dependencies[i].Keys)
+	}
+	return st
+}
+
+// copyInto copies the status built in sc to st, its dependencies into
+// deps (room enough for them), and returns st; the strings are copied by
+// own.
+func (sc *statusScratch) copyInto(st *ValueStatus, deps []DependencyStatus) *ValueStatus {
+	*st = sc.st
+	if n := len(sc.st.Dependencies); sc.st.Dependencies != nil {
+		st.Dependencies = deps[:n:n]
+		copy(st.Dependencies, sc.st.Dependencies)
 	}
 	return st
 }
