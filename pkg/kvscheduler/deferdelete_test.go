@@ -2,7 +2,6 @@ package kvscheduler_test
 
 import (
 	"context"
-	"flag"
 	"strings"
 	"testing"
 
@@ -47,17 +46,12 @@ func TestDeleteUnderWayIsNotReportedFailed(t *testing.T) {
 }
 
 // TestRandomReproSpuriousDeleteFailures pins seeds of TestRandomGraphs
-// with its -kvspurious rule: 16 (the scenario of
+// with its rule 4 (no delete reported failed for nothing): 16 (the scenario of
 // TestDeleteUnderWayIsNotReportedFailed), which failed it before deletes
 // under way were waited for, and 6736, which a first version of that fix
 // broke (a base deleted before its derived value, whose delete it let
 // "go together" with it as a member of the same cycle).
 func TestRandomReproSpuriousDeleteFailures(t *testing.T) {
-	if !flag.Parsed() {
-		flag.Parse()
-	}
-	defer func(v bool) { *kvSpurious = v }(*kvSpurious)
-	*kvSpurious = true
 	checkScenario(t, scenario{Txns: []rtxn{
 		{Set: []rset{{"a/g0/0", &rval{Derived: []int{1}}}}},
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"d/g0/0/1"}}}}},

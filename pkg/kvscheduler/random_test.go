@@ -56,12 +56,17 @@ import (
 //     derived values) is there as it was and satisfies dependencies, so
 //     the fixed point counts it as existing; one left by a failed delete
 //     does not (rule 5 of issue 13).
+//  4. No failure reported for nothing: a delete the scheduler refused
+//     because a value depending on it still existed is not reported
+//     failed when the same transaction then deleted it, unless the
+//     refusal follows from a real failure (one injected in the
+//     transaction, a value that had failed before it, or a refusal of the
+//     dependent in turn). Such a report made a transaction with revert
+//     revert.
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
 // unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass); -kvseed=S runs
-// only seed S. -kvspurious adds a fourth rule, which the scheduler does
-// not keep yet: a delete refused because a dependent still existed is
-// not reported failed when the same transaction then deleted it.
+// only seed S.
 func TestRandomGraphs(t *testing.T) {
 	if *kvSeed != 0 {
 		checkSeed(t, *kvSeed)
@@ -106,11 +111,6 @@ var (
 	// known, to look for the ones they mask.
 	kvIgnore  = flag.String("kvignore", "", "comma-separated failure classes TestRandomGraphs does not report")
 	kvHistory = flag.Bool("kvhistory", false, "print the scheduler's transaction records with a failure")
-	// -kvspurious checks that no delete is reported failed for a dependent
-	// that still existed when the same transaction then deleted it. Off
-	// by default: the scheduler does not pass it yet (487 of seeds
-	// 1-20,000 fail it; see the "spurious-failure" class).
-	kvSpurious = flag.Bool("kvspurious", false, "also fail deletes reported failed that the same transaction then did")
 )
 
 func ignored(kind string) bool {
@@ -275,10 +275,8 @@ func runScenario(sc scenario) (res *propFailure) {
 	commit := func(txn *kvscheduler.Txn) *propFailure {
 		sb.ResetOps()
 		failedBefore := map[string]bool{}
-		if *kvSpurious {
-			for _, st := range s.ValueStatuses(nil) {
-				failedBefore[st.Key] = st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying
-			}
+		for _, st := range s.ValueStatuses(nil) {
+			failedBefore[st.Key] = st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying
 		}
 		_, err := txn.WithRetry(retry).Commit(ctx)
 		defer func() {
@@ -290,26 +288,32 @@ func runScenario(sc scenario) (res *propFailure) {
 		if err != nil && !errors.As(err, &te) {
 			return &propFailure{kind: "commit", msg: err.Error(), step: h.step}
 		}
-		// A delete the scheduler refused for a dependent that still
+		// Rule 4. A delete the scheduler refused for a dependent that still
 		// existed, and that went through in the same transaction once the
 		// dependent was gone, did not fail: reporting it is a transaction
 		// failed for nothing (the order of the walk, not the southbound).
 		// After an injected failure in the transaction, or when the
 		// dependent named had failed before it, such a refusal may follow
 		// from that failure (the dependent's delete failed first), and is
-		// left alone.
+		// left alone; so is one whose dependent was refused in turn.
 		injected := false
 		if te != nil {
 			for _, ke := range te.Failed {
 				injected = injected || errors.Is(ke.Err, errInjected)
 			}
 		}
-		if *kvSpurious && te != nil && !injected {
+		if te != nil && !injected {
 			vals := sb.Values()
+			// A refusal whose dependent was refused itself in the
+			// transaction is a link of such a chain too.
+			refused := map[string]bool{}
+			for _, ke := range te.Failed {
+				refused[ke.Key] = true
+			}
 			for _, ke := range te.Failed {
 				blocker, _, _ := strings.Cut(strings.TrimPrefix(ke.Err.Error(), "kvscheduler: not deleted: "), ",")
 				if _, there := vals[ke.Key]; !there && ke.Operation == kvscheduler.OpDelete &&
-					strings.Contains(ke.Err.Error(), "still exists") && !failedBefore[blocker] {
+					strings.Contains(ke.Err.Error(), "still exists") && !failedBefore[blocker] && !refused[blocker] {
 					return &propFailure{kind: "spurious-failure", step: h.step,
 						msg: fmt.Sprintf("%s reported failed (%v), but deleted by the same transaction", ke.Key, ke.Err)}
 				}
