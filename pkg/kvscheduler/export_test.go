@@ -29,3 +29,16 @@ func QueueLen(s *Scheduler) int {
 func BeforeWatchRegistered(s *Scheduler, f func()) {
 	s.beforeWatch.Store(&f)
 }
+
+// NodesKeepingRemoved returns the keys whose nodes still refer to a node
+// removed from the graph (as the remembered node of their first
+// dependency). Call it only while the scheduler is idle.
+func NodesKeepingRemoved(s *Scheduler) []string {
+	var out []string
+	for k, n := range s.g.nodes {
+		if n.dep0 != nil && n.dep0.removed {
+			out = append(out, k)
+		}
+	}
+	return out
+}
