@@ -76,6 +76,13 @@ func (g *graph) add(key string) *node {
 // remove drops n and its dependencies from the graph.
 func (g *graph) remove(n *node) {
 	g.setDeps(n, nil, nil)
+	// Its dependents forget it (see provider): a removed node is not kept
+	// alive, nor what it refers to.
+	for _, m := range g.exact[n.key] {
+		if m.dep0 == n {
+			m.dep0 = nil
+		}
+	}
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
 	for sm := range g.matched {
 		delete(sm.members, n)
@@ -117,6 +124,7 @@ func (g *graph) setDeps(n *node, deps, sbDeps []Dependency) {
 	}
 	n.deps = deps
 	n.sbDeps = sbDeps
+	n.dep0 = nil // remembered only while indexed (see remove)
 	for _, dep := range deps {
 		g.index(n, dep)
 	}
