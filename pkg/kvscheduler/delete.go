@@ -2,7 +2,6 @@ package kvscheduler
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -93,34 +92,40 @@ func (w *walker) deferDelete(f frame, blocker string) bool {
 		return false
 	}
 	f.n.deleting = true // still under way
-	if w.deferred == nil {
-		w.deferred = map[string][]frame{}
-	}
-	w.deferred[blocker] = append(w.deferred[blocker], f)
+	w.deferred = append(w.deferred, deferredFinish{blocker: blocker, f: f})
 	return true
+}
+
+// deferredFinish is the end of a delete deferred until the delete of
+// blocker concludes.
+type deferredFinish struct {
+	blocker string
+	f       frame
 }
 
 // releaseDeferred pushes the finishes deferred until key's delete
 // concluded, to run next, in the order they were deferred.
 func (w *walker) releaseDeferred(key string) {
-	fs := w.deferred[key]
-	if len(fs) == 0 {
-		return
-	}
-	delete(w.deferred, key)
+	var fs []frame
+	w.deferred = slices.DeleteFunc(w.deferred, func(d deferredFinish) bool {
+		if d.blocker == key {
+			fs = append(fs, d.f)
+			return true
+		}
+		return false
+	})
 	for _, f := range slices.Backward(fs) {
 		w.push(f)
 	}
 }
 
-// flushDeferred pushes every deferred finish, not to be deferred again:
-// the drain ran out with deletes still waiting for one another.
+// flushDeferred pushes every deferred finish, to run in the order they
+// were deferred and not to be deferred again: the drain ran out with
+// deletes still waiting for one another.
 func (w *walker) flushDeferred() {
-	for _, k := range slices.Sorted(maps.Keys(w.deferred)) {
-		for _, f := range slices.Backward(w.deferred[k]) {
-			f.noDefer = true
-			w.push(f)
-		}
+	for _, d := range slices.Backward(w.deferred) {
+		d.f.noDefer = true
+		w.push(d.f)
 	}
 	w.deferred = nil
 }

@@ -142,8 +142,8 @@ func (w *walker) settleCycles() {
 // that delete, dependents to create, derived values to apply) is checked
 // again by the next transaction (see resume).
 func (w *walker) dropStack() {
-	for _, fs := range w.deferred {
-		w.stack = append(w.stack, fs...)
+	for _, d := range w.deferred {
+		w.stack = append(w.stack, d.f)
 	}
 	w.deferred = nil
 	for _, f := range w.stack {

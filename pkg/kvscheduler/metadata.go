@@ -17,6 +17,8 @@ type MetadataMap interface {
 type metadataMap struct {
 	mu sync.RWMutex
 	m  map[string]any
+	// reserved is set once the map was sized for a batch (see reserve).
+	reserved bool
 }
 
 func newMetadataMap() *metadataMap { return &metadataMap{m: map[string]any{}} }
@@ -42,12 +44,15 @@ func (mm *metadataMap) Labels() []string {
 }
 
 // reserve makes room for about n labels in an empty map (a map cannot
-// grow in place: only an empty one is replaced).
+// grow in place: only an empty one is replaced), once: a descriptor whose
+// values have no metadata keeps its map empty, and every batch would make
+// it anew.
 func (mm *metadataMap) reserve(n int) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
-	if len(mm.m) == 0 {
+	if len(mm.m) == 0 && !mm.reserved {
 		mm.m = make(map[string]any, n)
+		mm.reserved = true
 	}
 }
 

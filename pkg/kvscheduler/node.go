@@ -65,7 +65,7 @@ type node struct {
 	// its base's), which retries re-apply; nil for values only retrieved.
 	last     *update
 	metadata any
-	x        *nodeExtra // nil while none of its fields is set
+	x        *nodeExtra // nil until one of its fields is set (see tidy)
 	err      error
 
 	// deps are the dependencies of want, computed when want is set (and
@@ -94,7 +94,9 @@ type node struct {
 
 // nodeExtra holds the fields of a node that only a failure, a rejection,
 // a wait or an unfinished change sets. A node gets one when one of them
-// is set, and loses it (see tidy) once they are all cleared again.
+// is set, and loses it (see tidy) once they are all back to zero: a value
+// that failed keeps it, with its retry options, which a later failure of
+// a derived value whose base is gone falls back on.
 type nodeExtra struct {
 	// dErr is set when two descriptors claim the key.
 	dErr error

@@ -99,8 +99,8 @@ type walker struct {
 	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
 	inSyncBuf []inSyncEntry
 	// deferred are the ends of deletes waiting for the delete under way of
-	// the key they are listed under (see deferDelete).
-	deferred map[string][]frame
+	// another key, in the order they were deferred (see deferDelete).
+	deferred []deferredFinish
 	// renew marks an NB transaction: the values it requests (and their
 	// derived values) are attempted again even if they failed with the
 	// very value requested, and count their attempts from the start.
@@ -131,7 +131,7 @@ func (w *walker) drain(from string) {
 			w.flushDeferred()
 		}
 		if budget--; budget < 0 {
-			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)))
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)+len(w.deferred)))
 			w.dropStack()
 			break
 		}

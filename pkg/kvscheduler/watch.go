@@ -23,7 +23,9 @@ type Watch struct {
 
 // WatchValueStatus subscribes to status updates of keys matching selector
 // (all keys if nil). The subscription ends when ctx is done or Close is
-// called; the channel is then closed.
+// called; the channel is then closed. The selector is called while the
+// scheduler publishes statuses, with its locks held: it must only look at
+// the key, and must not call the scheduler.
 func (s *Scheduler) WatchValueStatus(ctx context.Context, selector func(key string) bool) *Watch {
 	w := &Watch{s: s, selector: selector, ch: make(chan ValueStatus), pending: map[string]ValueStatus{},
 		signal: make(chan struct{}, 1), done: make(chan struct{})}
