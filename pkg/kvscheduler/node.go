@@ -252,11 +252,12 @@ func (n *node) delReason() delReason {
 }
 
 // update is a request for a base value: the transaction that made it,
-// with its retry options. A nil value requests a delete.
+// with its retry options (shared by the transaction's requests; nil: no
+// retry). A nil value requests a delete.
 type update struct {
 	value  any
 	seq    uint64
-	retry  RetryOptions
+	retry  *RetryOptions
 	revert bool
 }
 

@@ -27,7 +27,10 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 		// base's node: it keeps the options it was last retried with.
 		o := n.retryOpts()
 		if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.last != nil {
-			o = b.last.retry
+			o = RetryOptions{}
+			if b.last.retry != nil {
+				o = *b.last.retry
+			}
 		}
 		n.ext().retryOpts = o
 		if !o.Enabled || w.noRetry[n] || !retriable(n.d, n.err) || (o.MaxAttempts > 0 && n.attempt() > o.MaxAttempts) {

@@ -24,7 +24,11 @@ type txnValue struct {
 // upstream resync which nodes are not named.
 func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint64) []txnValue {
 	var out []txnValue
-	req := func(v any) *update { return &update{value: v, seq: seq, retry: t.retry, revert: t.revert} }
+	// The retry options are shared by the requests (a copy: the requests
+	// outlive the transaction, which must not be kept with them).
+	retry := &RetryOptions{}
+	*retry = t.retry
+	req := func(v any) *update { return &update{value: v, seq: seq, retry: retry, revert: t.revert} }
 	switch t.resync {
 	case NoResync, FullResync, UpstreamResync:
 		out = make([]txnValue, 0, len(t.values))
@@ -32,7 +36,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 		// one allocation, not one each.
 		reqs := make([]update, len(t.values))
 		for i, kv := range t.values {
-			reqs[i] = update{value: kv.Value, seq: seq, retry: t.retry, revert: t.revert}
+			reqs[i] = update{value: kv.Value, seq: seq, retry: retry, revert: t.revert}
 			n := s.g.nodes[kv.Key]
 			if n != nil {
 				w.markNode(n, markLater)
