@@ -135,13 +135,7 @@ func (r *replica) stop(t *testing.T) time.Time {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	controlplanetest.Eventually(t, timeout, what, cond)
 }
 
 // leaderOf waits until one of rs holds the lease and returns it and the

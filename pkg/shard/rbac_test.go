@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -177,7 +178,7 @@ type rbacMember struct {
 func joinAs(t *testing.T, cfg *rest.Config, ring shard.Ring, name string) *rbacMember {
 	t.Helper()
 	log := logrus.New()
-	log.SetOutput(discardWriter{})
+	log.SetOutput(io.Discard)
 	r := &rbacMember{log: logtest.NewLocal(log), called: map[string]string{}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(t.Context())
 	r.cancel = cancel
@@ -234,15 +235,11 @@ func (r *rbacMember) stop(t *testing.T) {
 	})
 }
 
-type discardWriter struct{}
-
-func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-
 // runSharderAs runs the ring's sharder with cfg until the test ends.
 func runSharderAs(t *testing.T, cfg *rest.Config, ring shard.Ring) *logtest.Hook {
 	t.Helper()
 	log := logrus.New()
-	log.SetOutput(discardWriter{})
+	log.SetOutput(io.Discard)
 	hook := logtest.NewLocal(log)
 	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{
 		Leader: []leader.Option{leader.WithIdentity("sharder"), leader.WithLeaseDuration(leaseDuration),

@@ -204,13 +204,7 @@ func newSharder(t *testing.T, cfg *rest.Config, ring Ring, o SharderOptions) *Sh
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", testTimeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	controlplanetest.Eventually(t, testTimeout, what, cond)
 }
 
 func createConfigMaps(t *testing.T, ns, prefix string, n int) {

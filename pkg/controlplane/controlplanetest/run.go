@@ -58,3 +58,17 @@ func Run(t testing.TB, run func(ctx context.Context) error) {
 		}
 	})
 }
+
+// Eventually polls cond until it holds, and fails the test, naming what it
+// waited for, if it does not within timeout. Tests against a control plane
+// wait for what the API server and the informers reach in their own time.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
