@@ -68,6 +68,13 @@ func (s *Scheduler) publish() []statusChange {
 	}
 	entries := make([]entry, 0, len(s.dirtyNodes))
 	sc := &s.scratch
+	nChanges := 0 // to size the history's list once rather than grow it
+	add := func(n *node, st *ValueStatus) {
+		if recordedChange(n.pub.rec, st) {
+			nChanges++
+		}
+		entries = append(entries, entry{n: n, st: st})
+	}
 	for _, n := range s.dirtyNodes {
 		full := n.dirty
 		n.dirty, n.viewDirty = false, false
@@ -75,12 +82,12 @@ func (s *Scheduler) publish() []statusChange {
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
 			s.unwait(n)
 			s.g.remove(n)
-			entries = append(entries, entry{n: n})
+			add(n, nil)
 			continue
 		}
 		if pub := n.published(); !full && pub != nil {
 			// Only its view changed.
-			entries = append(entries, entry{n: n, st: pub})
+			add(n, pub)
 			continue
 		}
 		// Built in scratch buffers and compared with the published status
@@ -92,11 +99,14 @@ func (s *Scheduler) publish() []statusChange {
 		} else {
 			st = sc.own()
 		}
-		entries = append(entries, entry{n: n, st: st})
+		add(n, st)
 	}
 	s.dirtyNodes = emptied(s.dirtyNodes)
 	recorded := s.opts.HistoryMaxCount >= 0
 	var changes []statusChange
+	if recorded {
+		changes = make([]statusChange, 0, nChanges)
+	}
 	s.smu.Lock()
 	watched := len(s.watches) > 0
 	var changed []ValueStatus
@@ -127,10 +137,7 @@ func (s *Scheduler) publish() []statusChange {
 				}
 			}
 		}
-		if !recorded {
-			continue
-		}
-		if before != e.st && (before == nil || e.st == nil || !before.sameRecorded(e.st)) {
+		if recorded && recordedChange(before, e.st) {
 			changes = append(changes, statusChange{key: key, before: before, after: e.st})
 			if e.st != nil {
 				e.n.pub.rec = e.st
@@ -144,6 +151,12 @@ func (s *Scheduler) publish() []statusChange {
 	}
 	s.smu.Unlock()
 	return changes
+}
+
+// recordedChange tells whether st, to be published, differs from the
+// status the history recorded last (before).
+func recordedChange(before, st *ValueStatus) bool {
+	return before != st && (before == nil || st == nil || !before.sameRecorded(st))
 }
 
 // emptied returns the list of dirty nodes empty. The nodes are cleared
