@@ -63,3 +63,38 @@ func TestRandomReproSpuriousDeleteFailures(t *testing.T) {
 		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"any:d/g1/"}}}}},
 	}})
 }
+
+// TestDeleteCycleThroughDerivedValue: a/b derives d/b and depends on a/a,
+// which depends on d/b. Deleting a/b makes each delete wait on another
+// (a/a for a/b, which depends on it; d/b for a/a; a/b for d/b, which it
+// derives): no order keeps every rule. The values go as in the reference:
+// the dependent taken down first, then the derived value, then the base;
+// nothing is reported failed, and no delete is left waiting.
+func TestDeleteCycleThroughDerivedValue(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := withDeps(sb.Descriptor("a", "a/"))
+	a.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		if s, _ := v.(string); strings.HasPrefix(s, "+") {
+			return []kvscheduler.KeyValuePair{{Key: "d/" + strings.TrimPrefix(key, "a/"), Value: "x"}}
+		}
+		return nil
+	}
+	register(t, s, a, sb.Descriptor("d", "d/"))
+	mustSet(t, s, "a/a", "v")
+	mustSet(t, s, "a/b", "+v|a/a")
+	mustSet(t, s, "a/a", "v|d/b")
+	wantSB(t, sb, map[string]any{"a/a": "v|d/b", "a/b": "+v|a/a", "d/b": "x"})
+	sb.ResetOps()
+
+	rec, err := s.StartNBTransaction().SetValue("a/b", nil).Commit(context.Background())
+	if err != nil {
+		t.Fatalf("the transaction failed: %v\n%s", err, rec)
+	}
+	wantOps(t, sb, "delete a/a", "delete d/b", "delete a/b")
+	wantSB(t, sb, map[string]any{})
+	wantState(t, s, "a/a", kvscheduler.Pending)
+	if n := kvscheduler.WaitingDeletes(s); n != 0 {
+		t.Errorf("%d deletes left waiting", n)
+	}
+}
