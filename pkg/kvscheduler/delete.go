@@ -369,7 +369,7 @@ func (w *walker) stillNeeded(n *node) string {
 			if d, err := w.s.reg.owner(kv.Key); d != nil || err != nil {
 				continue // not a property
 			}
-			c = &node{key: kv.Key} // only its key is looked at
+			c = &node{key: kv.Key, removed: true} // not in the graph: only its key is looked at
 		case c.d != nil || c.base != n.key:
 			continue
 		}

@@ -24,8 +24,11 @@ func (g *graph) baseKey(n *node) string {
 // without scanning the graph.
 type graph struct {
 	nodes map[string]*node
-	// exact maps a key to the nodes with a dependency on exactly that key
-	// (a slice: a key has few dependents, and a map per key costs more).
+	// exact maps a key that has no node to the nodes with a dependency on
+	// exactly that key (a slice: a key has few dependents, and a map per
+	// key costs more). A key's list moves to its node (node.dependents)
+	// while it has one: the list is read, and added to, for every value
+	// created, and a lookup in a map of a large graph costs cache misses.
 	exact map[string][]*node
 	// prefixes holds, per key prefix used by any-of dependencies, the
 	// nodes depending on it and the nodes whose keys have it.
@@ -64,6 +67,12 @@ func newGraph() *graph {
 func (g *graph) add(key string) *node {
 	n := &node{key: key}
 	g.nodes[key] = n
+	if len(g.exact) > 0 {
+		if ns, ok := g.exact[key]; ok {
+			n.dependents = ns
+			delete(g.exact, key)
+		}
+	}
 	g.eachPrefixOf(key, func(e *prefixEntry) { e.members[n] = struct{}{} })
 	for sm := range g.matched {
 		if sm.sel(key) {
@@ -78,10 +87,15 @@ func (g *graph) remove(n *node) {
 	g.setDeps(n, nil, nil)
 	// Its dependents forget it (see provider): a removed node is not kept
 	// alive, nor what it refers to.
-	for _, m := range g.exact[n.key] {
+	for _, m := range n.dependents {
 		if m.dep0 == n {
 			m.dep0 = nil
 		}
+	}
+	if len(n.dependents) > 0 {
+		// Values still waiting for the key.
+		g.exact[n.key] = n.dependents
+		n.dependents = nil
 	}
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
 	for sm := range g.matched {
@@ -166,7 +180,11 @@ func sameIndexed(a, b []Dependency) bool {
 
 func (g *graph) index(n *node, dep Dependency) {
 	if dep.Key != "" {
-		if ns := g.exact[dep.Key]; !slices.Contains(ns, n) {
+		if p := g.provider(n, dep.Key); p != nil {
+			if !slices.Contains(p.dependents, n) {
+				p.dependents = append(p.dependents, n)
+			}
+		} else if ns := g.exact[dep.Key]; !slices.Contains(ns, n) {
 			g.exact[dep.Key] = append(ns, n)
 		}
 		return
@@ -205,7 +223,13 @@ func (g *graph) index(n *node, dep Dependency) {
 
 func (g *graph) unindex(n *node, dep Dependency) {
 	if dep.Key != "" {
-		removeNode(g.exact, dep.Key, n)
+		if p := g.provider(n, dep.Key); p != nil {
+			if i := slices.Index(p.dependents, n); i >= 0 {
+				p.dependents = slices.Delete(p.dependents, i, i+1)
+			}
+		} else {
+			removeNode(g.exact, dep.Key, n)
+		}
 		return
 	}
 	for _, p := range dep.AnyOf.KeyPrefixes {
@@ -229,13 +253,13 @@ func (g *graph) dependents(p *node) []*node {
 	if len(g.prefixes) == 0 && len(g.selectors) == 0 {
 		// The common case costs no allocation: the list is sorted once
 		// and stays so until a dependent is added.
-		out := g.exact[p.key]
+		out := g.exactDependents(p)
 		if !slices.IsSortedFunc(out, compareKeys) {
 			slices.SortFunc(out, compareKeys)
 		}
 		return out
 	}
-	out := slices.Clone(g.exact[p.key])
+	out := slices.Clone(g.exactDependents(p))
 	g.eachPrefixOf(p.key, func(e *prefixEntry) {
 		for n := range e.dependents {
 			out = append(out, n)
@@ -252,6 +276,19 @@ func (g *graph) dependents(p *node) []*node {
 	}
 	slices.SortFunc(out, compareKeys)
 	return slices.Compact(out)
+}
+
+// exactDependents returns the list of the nodes depending on exactly p's
+// key: p's own while p is in the graph, else that of the key's node now, or
+// the index's for a key without a node.
+func (g *graph) exactDependents(p *node) []*node {
+	if !p.removed {
+		return p.dependents
+	}
+	if q := g.nodes[p.key]; q != nil {
+		return q.dependents
+	}
+	return g.exact[p.key]
 }
 
 func compareKeys(a, b *node) int { return strings.Compare(a.key, b.key) }

@@ -77,6 +77,9 @@ type node struct {
 	// dep0 is the node of the first dependency, once looked up (see
 	// graph.provider).
 	dep0 *node
+	// dependents are the nodes with a dependency on exactly its key (see
+	// graph.exact), sorted by key once asked for (see graph.dependents).
+	dependents []*node
 	// depsFor and derivedFor are the wanted values deps and derivedKVs
 	// were computed from: the same value again is not asked again.
 	depsFor, derivedFor any

@@ -382,11 +382,6 @@ func (s *Scheduler) reserve(n int) {
 	}
 	if len(s.g.nodes) == 0 {
 		s.g.nodes = make(map[string]*node, 2*n)
-		// Only with the graph: an index that stays empty (no value
-		// depends on a key) is not made anew for every batch.
-		if len(s.g.exact) == 0 {
-			s.g.exact = make(map[string][]*node, n)
-		}
 	}
 	s.smu.Lock()
 	if len(s.statuses) == 0 {

@@ -10,11 +10,11 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
-// TestResyncWithoutKeyDependenciesSizesNoIndex: the dependency index is
-// sized for a batch only while the graph is empty. A graph whose values
-// have no dependency on a key keeps that index empty, and a resync of it
-// must not make it anew, sized for every value, each time: it allocates
-// about what the same resync does when one value has such a dependency.
+// TestResyncWithoutKeyDependenciesSizesNoIndex: a graph whose values have
+// no dependency on a key keeps the dependency index empty, and a resync of
+// it must not make that index anew, sized for every value, each time (it
+// once did): it allocates about what the same resync does when one value
+// has such a dependency.
 func TestResyncWithoutKeyDependenciesSizesNoIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates a graph of 10,000 values")
