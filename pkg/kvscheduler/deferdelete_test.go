@@ -19,16 +19,7 @@ import (
 // deleted moments later by the same transaction), and, asked with revert,
 // to revert what it had done.
 func TestDeleteUnderWayIsNotReportedFailed(t *testing.T) {
-	s := newSched(t, kvscheduler.Options{})
-	sb := kvtest.New()
-	a := withDeps(sb.Descriptor("a", "a/"))
-	a.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
-		if s, _ := v.(string); strings.HasPrefix(s, "+") {
-			return []kvscheduler.KeyValuePair{{Key: "d/" + strings.TrimPrefix(key, "a/"), Value: "x"}}
-		}
-		return nil
-	}
-	register(t, s, a, sb.Descriptor("d", "d/"))
+	s, sb := derivingScheduler(t)
 	mustSet(t, s, "a/0", "+v")
 	mustSet(t, s, "a/1", "v|d/0")
 	wantSB(t, sb, map[string]any{"a/0": "+v", "d/0": "x", "a/1": "v|d/0"})
@@ -71,16 +62,7 @@ func TestRandomReproSpuriousDeleteFailures(t *testing.T) {
 // the dependent taken down first, then the derived value, then the base;
 // nothing is reported failed, and no delete is left waiting.
 func TestDeleteCycleThroughDerivedValue(t *testing.T) {
-	s := newSched(t, kvscheduler.Options{})
-	sb := kvtest.New()
-	a := withDeps(sb.Descriptor("a", "a/"))
-	a.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
-		if s, _ := v.(string); strings.HasPrefix(s, "+") {
-			return []kvscheduler.KeyValuePair{{Key: "d/" + strings.TrimPrefix(key, "a/"), Value: "x"}}
-		}
-		return nil
-	}
-	register(t, s, a, sb.Descriptor("d", "d/"))
+	s, sb := derivingScheduler(t)
 	mustSet(t, s, "a/a", "v")
 	mustSet(t, s, "a/b", "+v|a/a")
 	mustSet(t, s, "a/a", "v|d/b")
@@ -97,4 +79,21 @@ func TestDeleteCycleThroughDerivedValue(t *testing.T) {
 	if n := kvscheduler.WaitingDeletes(s); n != 0 {
 		t.Errorf("%d deletes left waiting", n)
 	}
+}
+
+// derivingScheduler returns a scheduler with descriptors for a/ (values
+// "name|deps" as withDeps reads them; a value starting with "+" derives
+// d/<name> = "x") and for d/, on a fresh kvtest southbound.
+func derivingScheduler(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbound) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := withDeps(sb.Descriptor("a", "a/"))
+	a.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		if s, _ := v.(string); strings.HasPrefix(s, "+") {
+			return []kvscheduler.KeyValuePair{{Key: "d/" + strings.TrimPrefix(key, "a/"), Value: "x"}}
+		}
+		return nil
+	}
+	register(t, s, a, sb.Descriptor("d", "d/"))
+	return s, sb
 }
