@@ -41,7 +41,9 @@
 // managers own (an injected env entry, an annotation) are not looked at, so
 // neither causes a re-apply. Objects found without such a record (after a
 // restart) are checked against a server-side dry run of their desired
-// value, once each. Two desired values are compared with Equivalent.
+// value, once each; a read sends those dry runs together, a few at a time,
+// so the first resync after a restart does not wait a round trip per
+// object. Two desired values are compared with Equivalent.
 //
 // # Dependencies
 //

@@ -89,7 +89,7 @@ func deployment(ns string) *appsv1.Deployment {
 	return kubedescriptor.DependsOn(d, kubedescriptor.KeyFor(configMapKind, ns, "web-config"))
 }
 
-func commit(t *testing.T, txn *kvscheduler.Txn) *kvscheduler.TxnRecord {
+func commit(t testing.TB, txn *kvscheduler.Txn) *kvscheduler.TxnRecord {
 	t.Helper()
 	rec, err := txn.Commit(t.Context())
 	if err != nil {

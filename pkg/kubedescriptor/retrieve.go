@@ -3,6 +3,7 @@ package kubedescriptor
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,7 @@ func (k *kind) retrieve(ctx context.Context, correlate []kvscheduler.KVWithMetad
 		return nil, err
 	}
 	desired := correlated(correlate)
+	k.recordDryRuns(ctx, objs, desired)
 	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
 	for _, obj := range objs {
 		m, err := meta.Accessor(obj)
@@ -138,17 +140,9 @@ func (k *kind) actualValue(ctx context.Context, key string, live runtime.Object,
 	if err != nil {
 		return live, false
 	}
-	uid, rv := m.GetUID(), m.GetResourceVersion()
 	st := k.applied.get(key)
-	if st == nil || st.uid != uid || st.noRecordAt != "" && st.noRecordAt != rv {
-		st = nil
-		if result, err := k.patch(ctx, key, want, true); err == nil {
-			st = newAppliedState(result, want, k.opts.FieldManager)
-		}
-		if st == nil || st.uid != uid {
-			st = &appliedState{uid: uid, noRecordAt: rv}
-		}
-		k.applied.put(key, st)
+	if needsDryRun(st, m) {
+		st = k.dryRun(ctx, key, m, want)
 	}
 	if st.noRecordAt != "" {
 		if Equivalent(live, want) {
@@ -160,4 +154,62 @@ func (k *kind) actualValue(ctx context.Context, key string, live runtime.Object,
 		return live, false
 	}
 	return st.value, true
+}
+
+// dryRunConcurrency bounds the dry runs one Retrieve sends at once.
+const dryRunConcurrency = 8
+
+// recordDryRuns sends together (up to dryRunConcurrency at a time) the
+// dry runs that stand in for the apply records of the objects with a
+// desired value and no record, which after a restart is every object: one
+// after another, in report, they made the first resync after a restart
+// take a round trip per object before it could apply anything
+// (TestRestartDryRunsGoTogether).
+func (k *kind) recordDryRuns(ctx context.Context, objs []runtime.Object, desired map[string]any) {
+	sem := make(chan struct{}, dryRunConcurrency)
+	var wg sync.WaitGroup
+	for _, obj := range objs {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			continue // report says so
+		}
+		key := KeyFor(k.gvk, m.GetNamespace(), m.GetName())
+		want, ok := desired[key]
+		if !ok || !needsDryRun(k.applied.get(key), m) {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			// A dry run that panics records nothing: report repeats it on
+			// the scheduler's goroutine, whose guard reports the panic as
+			// the read's error, as it would without this pass.
+			defer func() { _ = recover() }()
+			k.dryRun(ctx, key, m, want)
+		}()
+	}
+	wg.Wait()
+}
+
+// needsDryRun tells whether st, the record of the apply of live's key, is
+// missing or stale: of another object (the same key re-created), or of a
+// failed dry run of a version of live that changed since.
+func needsDryRun(st *appliedState, live metav1.Object) bool {
+	return st == nil || st.uid != live.GetUID() || st.noRecordAt != "" && st.noRecordAt != live.GetResourceVersion()
+}
+
+// dryRun records, for live at key, what a server-side dry run of want
+// says the descriptor's apply would own, or, if the dry run fails, that
+// live at its resourceVersion has no record.
+func (k *kind) dryRun(ctx context.Context, key string, live metav1.Object, want any) *appliedState {
+	var st *appliedState
+	if result, err := k.patch(ctx, key, want, true); err == nil {
+		st = newAppliedState(result, want, k.opts.FieldManager)
+	}
+	if st == nil || st.uid != live.GetUID() {
+		st = &appliedState{uid: live.GetUID(), noRecordAt: live.GetResourceVersion()}
+	}
+	k.applied.put(key, st)
+	return st
 }

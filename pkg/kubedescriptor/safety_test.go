@@ -23,7 +23,7 @@ var jobKind = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"
 
 // scheduler returns a scheduler with one descriptor of gvk built from opts
 // (FieldManager filled in, and Clients unless set).
-func scheduler(t *testing.T, gvk schema.GroupVersionKind, opts kubedescriptor.Options) *kvscheduler.Scheduler {
+func scheduler(t testing.TB, gvk schema.GroupVersionKind, opts kubedescriptor.Options) *kvscheduler.Scheduler {
 	t.Helper()
 	if opts.Clients == nil {
 		clients, err := client.NewSharedClientFactory(cp.Config(), nil)
