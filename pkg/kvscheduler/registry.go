@@ -59,6 +59,16 @@ func (r *registry) add(d *Descriptor) *regDescriptor {
 	return rd
 }
 
+// derives tells whether a registered descriptor derives values.
+func (r *registry) derives() bool {
+	for _, d := range r.order {
+		if d.DerivedValues != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // selects tells whether d claims key; a KeySelector that panics claims
 // nothing.
 func (d *regDescriptor) selects(key string) bool { return safeSelect(d.KeySelector, key) }
