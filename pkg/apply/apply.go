@@ -24,7 +24,9 @@
 // Nothing is pruned on incomplete information: a whole set is pruned for a
 // gone owner (Set.OwnerKey, no objects) only after a live read confirms the
 // owner is gone or being deleted, since a filtered cache also loses objects
-// that merely stopped matching (see ErrOwnerExists).
+// that merely stopped matching (see ErrOwnerExists). Nor is another set's
+// object taken: a desired object whose label names another set is left as
+// it is (see ClaimedError and Set.TakeOver).
 //
 // For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
 // WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating
@@ -121,8 +123,9 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 // inventory, which is what to do when the owner goes away; when the set is
 // named by Set.OwnerKey (the owner object is no longer at hand), the owner's
 // absence is first confirmed with the API server, and a live owner that is
-// not being deleted keeps everything and gives ErrOwnerExists. Errors of
-// single objects are joined; the rest of the set is still applied.
+// not being deleted keeps everything and gives ErrOwnerExists. An object
+// another set holds is not applied (a *ClaimedError). Errors of single
+// objects are joined; the rest of the set is still applied.
 func (a *Applier) Apply(ctx context.Context, set Set, objs ...runtime.Object) error {
 	_, err := a.run(ctx, set, objs, false)
 	return err
@@ -187,7 +190,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 
 	for _, d := range want {
-		change, err := a.applyOne(ctx, set, d, dryRun)
+		change, err := a.applyOne(ctx, id, set, d, dryRun)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("apply %s: %w", d.key, err))
 			continue
@@ -327,7 +330,7 @@ func (a *Applier) prepare(id *setIdentity, set Set, obj runtime.Object) (desired
 func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }
 
 // applyOne applies one object (or dry-runs it) and says what changed.
-func (a *Applier) applyOne(ctx context.Context, set Set, d desired, dryRun bool) (string, error) {
+func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desired, dryRun bool) (string, error) {
 	// The kind's client decodes into its Go type (or unstructured for
 	// kinds outside the scheme), so results are read through accessors.
 	before, _, err := a.clients.NewObjects(d.key.GVK)
@@ -339,6 +342,14 @@ func (a *Applier) applyOne(ctx context.Context, set Set, d desired, dryRun bool)
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", err
+	}
+	if exists {
+		// Another set's object stays that set's: applying it would
+		// drop what only that set applied (one field manager applies
+		// every set) and let this set's pruning delete it.
+		if err := id.claimed(d.key, before); err != nil {
+			return "", err
+		}
 	}
 	body, err := applyBody(d, before, exists)
 	if err != nil {

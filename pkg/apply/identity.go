@@ -66,6 +66,9 @@ type setIdentity struct {
 	ownerDesc    string
 	id           string
 	invNamespace string
+	// takeOver holds the hashes (and legacy hashes) of the sets named in
+	// Set.TakeOver, whose objects this set may take.
+	takeOver map[string]bool
 }
 
 func (a *Applier) identify(set Set) (*setIdentity, error) {
@@ -109,6 +112,15 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 		id.legacyHash = setHash(id.ownerDesc, set.ID)
 	}
 	id.hash = setHash(hashed, set.ID)
+	for _, other := range set.TakeOver {
+		if id.takeOver == nil {
+			id.takeOver = map[string]bool{}
+		}
+		id.takeOver[setHash(hashed, other)] = true
+		if id.legacyHash != "" {
+			id.takeOver[setHash(id.ownerDesc, other)] = true
+		}
+	}
 	return id, nil
 }
 

@@ -59,6 +59,11 @@ type Set struct {
 	// AllowClusterScoped (wrangler's names, the only way to set them there).
 	OwnerNamespaceOnly   bool
 	ClusterScopedRefused bool
+	// TakeOver names other sets of the same owner (by ID) whose objects
+	// this set may take when it names them: to rename a set (a generating
+	// handler) without losing its children. Objects of any other set are
+	// refused with a *ClaimedError.
+	TakeOver []string
 }
 
 // ObjectKey identifies an object in a Plan, or a gone owner in Set.OwnerKey.

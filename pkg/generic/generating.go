@@ -69,6 +69,11 @@ type SetOptions struct {
 	// RecreateImmutable does so for children of any kind
 	// (apply.Set.RecreateImmutable).
 	RecreateImmutable bool
+	// TakeOver names the handlers (set IDs) of the same owner whose
+	// children this handler may take when it returns them
+	// (apply.Set.TakeOver): for renaming a handler. A child of any other
+	// set fails the handler with an *apply.ClaimedError and stays as it is.
+	TakeOver []string
 }
 
 // RegisterGeneratingHandler runs handler for every change of the kind until
@@ -95,6 +100,7 @@ func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, 
 		NoOwnerReference:     opts.NoOwnerReference,
 		RecreateKinds:        slices.Clone(opts.Set.RecreateKinds),
 		RecreateImmutable:    opts.Set.RecreateImmutable,
+		TakeOver:             slices.Clone(opts.Set.TakeOver),
 		OwnerNamespaceOnly:   !opts.AllowCrossNamespace,
 		ClusterScopedRefused: !opts.AllowClusterScoped,
 	}
