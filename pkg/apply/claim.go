@@ -2,9 +2,12 @@ package apply
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ClaimedError is returned (wrapped, joined with the set's other errors)
@@ -36,16 +39,44 @@ func (e *ClaimedError) Error() string {
 
 // claimed returns a *ClaimedError when the live object (of key) is labelled
 // as an object of another set than id, or one id may take over. An object
-// without the label belongs to no set and may be applied.
+// without the label belongs to no set and may be applied. A label that is
+// not one of id's hashes still names id's set (or one it takes over) when
+// the object's annotations name the same owner, whatever version it was
+// read through, and the same set ID: a legacy hash made with another
+// version of the owner than the one at hand.
 func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 	m, err := meta.Accessor(live)
 	if err != nil {
 		return err
 	}
 	hash := m.GetLabels()[LabelSet]
-	if hash == "" || hash == id.hash || hash == id.legacyHash || id.takeOver[hash] {
+	if hash == "" || hash == id.hash || hash == id.legacyHash || id.takeOverHashes[hash] {
 		return nil
 	}
 	annotations := m.GetAnnotations()
-	return &ClaimedError{Object: key, SetID: annotations[AnnotationSetID], Owner: annotations[AnnotationOwner]}
+	setID, owner := annotations[AnnotationSetID], annotations[AnnotationOwner]
+	if (setID == id.id || slices.Contains(id.takeOver, setID)) && ownerOf(owner) == id.ownerID {
+		return nil
+	}
+	return &ClaimedError{Object: key, SetID: setID, Owner: owner}
+}
+
+// ownerOf reads the owner's identity from an AnnotationOwner value,
+// "group/version/Kind namespace/name" ("version/Kind" for the core group);
+// the zero objectID when there is none or it does not parse.
+func ownerOf(annotation string) objectID {
+	kind, nsName, ok := strings.Cut(annotation, " ")
+	if !ok {
+		return objectID{}
+	}
+	slash := strings.LastIndex(kind, "/")
+	ns, name, ok := strings.Cut(nsName, "/")
+	if slash < 0 || !ok {
+		return objectID{}
+	}
+	gv, err := schema.ParseGroupVersion(kind[:slash])
+	if err != nil {
+		return objectID{}
+	}
+	return objectID{gk: schema.GroupKind{Group: gv.Group, Kind: kind[slash+1:]}, namespace: ns, name: name}
 }

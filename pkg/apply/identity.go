@@ -66,9 +66,13 @@ type setIdentity struct {
 	ownerDesc    string
 	id           string
 	invNamespace string
-	// takeOver holds the hashes (and legacy hashes) of the sets named in
-	// Set.TakeOver, whose objects this set may take.
-	takeOver map[string]bool
+	// ownerID is the owner's identity (zero for an ownerless set), and
+	// takeOver holds the IDs of the sets named in Set.TakeOver and
+	// takeOverHashes their hashes (and legacy hashes), whose objects
+	// this set may take.
+	ownerID        objectID
+	takeOver       []string
+	takeOverHashes map[string]bool
 }
 
 func (a *Applier) identify(set Set) (*setIdentity, error) {
@@ -112,13 +116,14 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 		id.legacyHash = setHash(id.ownerDesc, set.ID)
 	}
 	id.hash = setHash(hashed, set.ID)
+	id.ownerID, id.takeOver = ownerID, set.TakeOver
 	for _, other := range set.TakeOver {
-		if id.takeOver == nil {
-			id.takeOver = map[string]bool{}
+		if id.takeOverHashes == nil {
+			id.takeOverHashes = map[string]bool{}
 		}
-		id.takeOver[setHash(hashed, other)] = true
+		id.takeOverHashes[setHash(hashed, other)] = true
 		if id.legacyHash != "" {
-			id.takeOver[setHash(id.ownerDesc, other)] = true
+			id.takeOverHashes[setHash(id.ownerDesc, other)] = true
 		}
 	}
 	return id, nil

@@ -1,10 +1,13 @@
 package apply_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
@@ -111,5 +114,43 @@ func TestTakeOverMovesObjectsFromNamedSets(t *testing.T) {
 	}
 	if _, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "child", metav1.GetOptions{}); err == nil {
 		t.Fatal("the set that took the child over could not prune it")
+	}
+}
+
+// An object labelled with the legacy hash its set had when its owner was
+// read through another version (before the hash left the version out) is
+// still the set's own: its annotations name the same owner, whatever the
+// version, and the same set ID. It is applied, not refused as another set's.
+func TestLegacyHashOfAnotherOwnerVersionIsTheSameSet(t *testing.T) {
+	a, kube, ns, _ := setup(t)
+	ctx := t.Context()
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "owner-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MaxReplicas:    2,
+		},
+	}
+	if _, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asV1, err := kube.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, hpa.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := "autoscaling/v2/HorizontalPodAutoscaler " + ns + "/" + hpa.Name
+	sum := sha256.Sum256([]byte(desc + "\x00x"))
+	child := cm("child", "1")
+	child.Labels = map[string]string{apply.LabelSet: hex.EncodeToString(sum[:])[:40]}
+	child.Annotations = map[string]string{apply.AnnotationOwner: desc, apply.AnnotationSetID: "x"}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, apply.Set{Owner: asV1, ID: "x"}, cm("child", "2")); err != nil {
+		t.Fatalf("the set's own object, under the legacy hash of another owner version: %v", err)
+	}
+	got, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "child", metav1.GetOptions{})
+	if err != nil || got.Data["v"] != "2" {
+		t.Fatalf("the set's own object was not applied: %v %v", got.Data, err)
 	}
 }
