@@ -367,7 +367,7 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		if dryRun {
 			return "recreate", nil
 		}
-		return "recreate", a.recreate(ctx, d, before, body, after, opts, err)
+		return "recreate", a.recreate(ctx, id, d, before, body, after, opts, err)
 	}
 	if !exists {
 		return "create", nil

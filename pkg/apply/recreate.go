@@ -59,8 +59,9 @@ func onlyImmutable(err error) bool {
 // recreate deletes the live object (preconditioned on its UID, so an
 // object recreated by someone else meanwhile is spared) and applies body
 // again, which creates it. An object that is still there after the delete
-// gives ErrRecreatePending.
-func (a *Applier) recreate(ctx context.Context, d desired, live runtime.Object, body []byte, into runtime.Object, opts metav1.PatchOptions, cause error) error {
+// gives ErrRecreatePending; one created again meanwhile by another set is
+// left to it (a *ClaimedError).
+func (a *Applier) recreate(ctx context.Context, id *setIdentity, d desired, live runtime.Object, body []byte, into runtime.Object, opts metav1.PatchOptions, cause error) error {
 	m, err := meta.Accessor(live)
 	if err != nil {
 		return err
@@ -81,7 +82,11 @@ func (a *Applier) recreate(ctx context.Context, d desired, live runtime.Object, 
 		if cm, mErr := meta.Accessor(check); mErr == nil && cm.GetUID() == uid {
 			return fmt.Errorf("recreate: %w", ErrRecreatePending)
 		}
-		// Someone else created it again meanwhile: apply to theirs.
+		// Created again meanwhile: apply to it, unless it is another
+		// set's.
+		if err := id.claimed(d.key, check); err != nil {
+			return fmt.Errorf("recreate: %w", err)
+		}
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("recreate: %w", err)
 	}
