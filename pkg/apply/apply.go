@@ -26,7 +26,8 @@
 // owner is gone or being deleted, since a filtered cache also loses objects
 // that merely stopped matching (see ErrOwnerExists). Nor is another set's
 // object taken: a desired object whose label names another set is left as
-// it is (see ClaimedError and Set.TakeOver).
+// it is (see ClaimedError and Set.TakeOver). A pruned object is deleted
+// only as listed, or after a read shows it still carries the set's label.
 //
 // For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
 // WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating

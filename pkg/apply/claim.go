@@ -50,7 +50,7 @@ func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 		return err
 	}
 	hash := m.GetLabels()[LabelSet]
-	if hash == "" || hash == id.hash || hash == id.legacyHash || id.takeOverHashes[hash] {
+	if hash == "" || id.labelledBy(hash) || id.takeOverHashes[hash] {
 		return nil
 	}
 	annotations := m.GetAnnotations()

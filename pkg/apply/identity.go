@@ -144,3 +144,9 @@ func (id *setIdentity) selector() string {
 	}
 	return fmt.Sprintf("%s in (%s,%s)", LabelSet, id.hash, id.legacyHash)
 }
+
+// labelledBy reports whether hash, an object's LabelSet label, is one the
+// set's selector selects.
+func (id *setIdentity) labelledBy(hash string) bool {
+	return hash != "" && (hash == id.hash || hash == id.legacyHash)
+}

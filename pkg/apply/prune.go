@@ -58,17 +58,55 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		if dryRun {
 			continue
 		}
-		// The UID precondition spares an object recreated under the
-		// same name since the list.
-		uid := m.GetUID()
-		background := metav1.DeletePropagationBackground
-		err = c.Delete(ctx, key.Namespace, key.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := a.deleteFromSet(ctx, c, id, key, m); err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// pruneAttempts bounds how often deleteFromSet reads an object that keeps
+// changing again; the next Apply tries again.
+const pruneAttempts = 3
+
+// deleteFromSet deletes a listed object of the set, only as it was listed:
+// the delete is preconditioned on its UID (an object recreated under the
+// same name is someone else's) and resourceVersion. An object changed since
+// the list is read again and deleted only while it still carries the set's
+// label: one taken out of the set meanwhile (its label removed, or taken
+// over by another set) stays.
+func (a *Applier) deleteFromSet(ctx context.Context, c *client.Client, id *setIdentity, key ObjectKey, listed metav1.Object) error {
+	uid, rv := listed.GetUID(), listed.GetResourceVersion()
+	background := metav1.DeletePropagationBackground
+	for attempt := 1; ; attempt++ {
+		err := c.Delete(ctx, key.Namespace, key.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &background})
+		if err == nil || apierrors.IsNotFound(err) {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == pruneAttempts {
+			return err
+		}
+		current, _, err := a.clients.NewObjects(c.GroupVersionKind())
+		if err != nil {
+			return err
+		}
+		err = c.Get(ctx, key.Namespace, key.Name, current, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		m, err := meta.Accessor(current)
+		if err != nil {
+			return err
+		}
+		if m.GetUID() != uid || !id.labelledBy(m.GetLabels()[LabelSet]) {
+			return nil // replaced, or no longer the set's
+		}
+		rv = m.GetResourceVersion()
+	}
 }
 
 // listSet lists the set's objects of gk, through the kind's preferred
