@@ -12,7 +12,7 @@ import (
 
 // ClaimedError is returned (wrapped, joined with the set's other errors)
 // for a desired object that already belongs to another set: its
-// lariat.dev/set label names another set's hash. Applying it would hand it
+// lariat.dev/set label names another set's hash, or it is a set's inventory. Applying it would hand it
 // to this set (one field manager applies every set, so the other set's
 // fields and owner reference would go) and this set's pruning could later
 // delete it while the other set still wants it; so the object is left as it
@@ -26,6 +26,9 @@ type ClaimedError struct {
 	// record (Owner is empty for an ownerless set).
 	SetID string
 	Owner string
+	// Inventory says the object is that set's inventory ConfigMap,
+	// which no set may apply (Set.TakeOver does not change that).
+	Inventory bool
 }
 
 // Error names the object and the set holding it.
@@ -34,11 +37,15 @@ func (e *ClaimedError) Error() string {
 	if e.Owner != "" {
 		holder += " of " + e.Owner
 	}
+	if e.Inventory {
+		return fmt.Sprintf("%s is the inventory of %s; not applied", e.Object, holder)
+	}
 	return fmt.Sprintf("%s belongs to %s; not taken over (name that set in Set.TakeOver to move it)", e.Object, holder)
 }
 
-// claimed returns a *ClaimedError when the live object (of key) is labelled
-// as an object of another set than id, or one id may take over. An object
+// claimed returns a *ClaimedError when the live object (of key) is a set's
+// inventory, or is labelled as an object of another set than id or one id
+// may take over. An object
 // without the label belongs to no set and may be applied. A label that is
 // not one of id's hashes still names id's set (or one it takes over) when
 // the object's annotations name the same owner, whatever version it was
@@ -49,12 +56,17 @@ func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 	if err != nil {
 		return err
 	}
+	annotations := m.GetAnnotations()
+	setID, owner := annotations[AnnotationSetID], annotations[AnnotationOwner]
+	if _, ok := m.GetLabels()[LabelInventory]; ok {
+		// A set's inventory is never one of its objects, nor another
+		// set's: applying over it would lose where its objects are.
+		return &ClaimedError{Object: key, SetID: setID, Owner: owner, Inventory: true}
+	}
 	hash := m.GetLabels()[LabelSet]
 	if hash == "" || id.labelledBy(hash) || id.takeOverHashes[hash] {
 		return nil
 	}
-	annotations := m.GetAnnotations()
-	setID, owner := annotations[AnnotationSetID], annotations[AnnotationOwner]
 	if (setID == id.id || slices.Contains(id.takeOver, setID)) && ownerOf(owner) == id.ownerID {
 		return nil
 	}

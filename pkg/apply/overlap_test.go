@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
@@ -152,5 +153,30 @@ func TestLegacyHashOfAnotherOwnerVersionIsTheSameSet(t *testing.T) {
 	got, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "child", metav1.GetOptions{})
 	if err != nil || got.Data["v"] != "2" {
 		t.Fatalf("the set's own object was not applied: %v %v", got.Data, err)
+	}
+}
+
+// A desired ConfigMap named like another set's inventory is refused: the
+// inventory is that set's record of where its objects are, and applying
+// over it (same field manager) would drop it, orphaning the set's objects.
+func TestDesiredObjectNamedLikeAnInventoryIsRefused(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	ctx := t.Context()
+	if err := a.Apply(ctx, apply.Set{Owner: owner, ID: "kids"}, cm("kid", "1")); err != nil {
+		t.Fatal(err)
+	}
+	list, err := kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: apply.LabelInventory})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the set's inventory: %v %v", list, err)
+	}
+	inv := list.Items[0]
+	err = a.Apply(ctx, apply.Set{ID: "ownerless"}, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: inv.Name, Namespace: ns}})
+	var claimed *apply.ClaimedError
+	if !errors.As(err, &claimed) || claimed.SetID != "kids" {
+		t.Errorf("apply over another set's inventory: %v, want a *apply.ClaimedError naming set kids", err)
+	}
+	got, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, inv.Name, metav1.GetOptions{})
+	if err != nil || got.Data["kinds"] != inv.Data["kinds"] {
+		t.Fatalf("the inventory was applied over: %v %v", got.Data, err)
 	}
 }
