@@ -33,7 +33,8 @@
 // ring's sharder; every replica runs it, and the one elected on
 // SharderLeaseName does the work, its writes fenced by that election. It
 // changes nothing while its views are not synced, while its view of the
-// member Leases is broken, or while no member is live, and it moves an
+// member Leases is broken or being listed again (until the whole list is
+// in its store), or while no member is live, and it moves an
 // object directly only off a member whose expiry a read of its Lease from
 // the API server confirmed.
 package shard

@@ -59,6 +59,7 @@ type member struct {
 	lastRenew time.Time
 	stop      context.CancelFunc
 	done      chan struct{}
+	kube      kubernetes.Interface
 }
 
 func startMember(t *testing.T, ring Ring, identity string) *member {
@@ -70,9 +71,15 @@ func startMember(t *testing.T, ring Ring, identity string) *member {
 // behind.
 func startMemberBehind(t *testing.T, ring Ring, identity string, behind time.Duration) *member {
 	t.Helper()
-	m := &member{identity: identity, id: MemberID(identity), ns: ring.Namespace, behind: behind, done: make(chan struct{})}
+	return startMemberOn(t, clientset(), ring, identity, behind)
+}
+
+// startMemberOn is startMemberBehind on the API server kube talks to.
+func startMemberOn(t *testing.T, kube kubernetes.Interface, ring Ring, identity string, behind time.Duration) *member {
+	t.Helper()
+	m := &member{identity: identity, id: MemberID(identity), ns: ring.Namespace, behind: behind, done: make(chan struct{}), kube: kube}
 	m.name = MemberLeaseName(ring.Name, m.id)
-	leases := clientset().CoordinationV1().Leases(ring.Namespace)
+	leases := kube.CoordinationV1().Leases(ring.Namespace)
 	dur := int32(memberLease / time.Second)
 	now := metav1.NewMicroTime(time.Now().Add(-behind))
 	_, err := leases.Create(t.Context(), &coordinationv1.Lease{
@@ -128,7 +135,7 @@ func (m *member) expire() time.Time {
 func (m *member) release(t *testing.T) {
 	t.Helper()
 	m.expire()
-	leases := clientset().CoordinationV1().Leases(m.ns)
+	leases := m.kube.CoordinationV1().Leases(m.ns)
 	l, err := leases.Get(t.Context(), m.name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,6 +84,10 @@ type members struct {
 
 	mu      sync.Mutex
 	healthy bool
+	// pending is the resourceVersion of the first event of the current
+	// watch: the view is healthy again once the informer's store holds
+	// it, and with it everything listed before it.
+	pending string
 	seen    map[string]seenRenewal // by lease name
 	dead    map[string]bool
 	confirm map[string]bool // member IDs to read the lease of
@@ -95,16 +100,21 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
 	// The list and watch report whether they work, so that a view that
-	// stopped following the API server is not acted on. A watch counts as
-	// working once it delivers something: client-go's rest client answers
-	// a watch whose connection broke (an EOF) with an empty watch and no
-	// error, so success of the call proves nothing.
+	// stopped following the API server is not acted on. A list, or a
+	// watch that starts with one, is a relist: what the informer's store
+	// holds is about to be replaced, so the view knows nothing until the
+	// whole list is in the store. A watch counts as working once its
+	// first event (after the list it starts with, if any) has reached
+	// the store, which then holds all that came before: client-go's rest
+	// client answers a watch whose connection broke (an EOF) with an
+	// empty watch and no error, so success of the call proves nothing,
+	// and a list or a watch list is handed to the store only after the
+	// call returned, or after its first events were delivered.
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = sel
-			l, err := client.List(ctx, o)
-			m.setHealthy(err == nil)
-			return l, err
+			m.setHealthy(false)
+			return client.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = sel
@@ -113,7 +123,7 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log
 				m.setHealthy(false)
 				return nil, err
 			}
-			return m.track(w), nil
+			return m.track(w, o.SendInitialEvents != nil && *o.SendInitialEvents), nil
 		},
 	}
 	m.inf = cache.NewSharedIndexInformer(lw, &coordinationv1.Lease{}, 0, cache.Indexers{})
@@ -122,11 +132,39 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log
 		m.setHealthy(false)
 	})
 	_, _ = m.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { m.poke() },
-		UpdateFunc: func(any, any) { m.poke() },
-		DeleteFunc: func(any) { m.poke() },
+		AddFunc:    m.arrived,
+		UpdateFunc: func(_, cur any) { m.arrived(cur) },
+		DeleteFunc: m.arrived,
 	})
 	return m
+}
+
+// arrived is told of every lease the informer's store took in: the
+// first event of a watch makes the view healthy once it is there.
+func (m *members) arrived(o any) {
+	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	if a, err := meta.Accessor(o); err == nil {
+		m.mu.Lock()
+		healed := m.pending != "" && a.GetResourceVersion() == m.pending
+		if healed {
+			m.pending = ""
+		}
+		m.mu.Unlock()
+		if healed {
+			m.setHealthy(true)
+		}
+	}
+	m.poke()
+}
+
+// expect records rv as the event whose arrival in the store makes the
+// view healthy ("": none).
+func (m *members) expect(rv string) {
+	m.mu.Lock()
+	m.pending = rv
+	m.mu.Unlock()
 }
 
 func (m *members) setHealthy(ok bool) {
@@ -314,11 +352,16 @@ func (m *members) compute(ctx context.Context) time.Time {
 	return next
 }
 
-// track returns w, reporting the view healthy when w delivers its first
-// event and unhealthy when it ends or delivers an error. A watch that ends
-// normally (its timeout) thus pauses the sharder until the next one
-// delivers; member leases renew every few seconds, so that is short.
-func (m *members) track(w watch.Interface) watch.Interface {
+// track returns w, reporting the view unhealthy when w ends or delivers
+// an error, and expecting its first event: once the informer's store holds
+// that event, the view is healthy (see arrived). With initial, w is a
+// watch list: the events up to the bookmark that ends the initial ones are
+// the list, which the reflector gathers apart and hands to the store only
+// at that bookmark, so the first event to expect is the one after it. A
+// watch that ends normally (its timeout) thus pauses the sharder until the
+// next one delivers; member leases renew every few seconds, so that is
+// short.
+func (m *members) track(w watch.Interface, initial bool) watch.Interface {
 	h := &trackedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(h.out)
@@ -327,16 +370,26 @@ func (m *members) track(w watch.Interface) watch.Interface {
 			switch {
 			case ev.Type == watch.Error:
 				m.setHealthy(false)
+			case ev.Type == watch.Bookmark:
+				if a, err := meta.Accessor(ev.Object); err == nil && a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					initial = false
+				}
+			case initial:
 			case first:
 				first = false
-				m.setHealthy(true)
+				if a, err := meta.Accessor(ev.Object); err == nil {
+					m.expect(a.GetResourceVersion())
+				}
 			}
 			select {
 			case h.out <- ev:
 			case <-h.stop:
+				m.expect("")
+				m.setHealthy(false)
 				return
 			}
 		}
+		m.expect("")
 		m.setHealthy(false)
 	}()
 	return h

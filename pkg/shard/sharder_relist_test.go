@@ -1,0 +1,403 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestSharderRelistActsOnNoPartialView: the sharder is cut off from the API
+// server (a proxy) long enough for etcd to compact past what its informers
+// last saw, while members change (one leaves, one joins) and objects are
+// created and deleted. When it comes back every watch is refused as too old
+// and its informers list again, in the same term. Every write it makes from
+// then on must agree with the members as they are (a and c): an object
+// assigned to a instead of c, or drained off a though a is its member,
+// would be a decision taken on a view that was missing a member or
+// objects.
+func TestSharderRelistActsOnNoPartialView(t *testing.T) {
+	own := controlplanetest.Start(t, controlplane.Options{APIServerFlags: []string{
+		"--watch-cache=false",
+		"--etcd-compaction-interval=1s",
+	}})
+	cfg := rest.CopyConfig(own.Config())
+	cfg.QPS = -1
+	kube := controlplanetest.Clientset(cfg)
+	ring := Ring{Name: "ring", Namespace: controlplanetest.Namespace(t, cfg), Kinds: []Kind{configMaps}}
+	createConfigMapsOn(t, kube, ring.Namespace, "cm", 40)
+	a, b := startMemberOn(t, kube, ring, "a", 0), startMemberOn(t, kube, ring, "b", 0)
+
+	proxy, proxied := controlplanetest.NewProxy(t, cfg)
+	var rec requestLog
+	o := sharderOptions(nil)
+	o.Namespace = ring.Namespace
+	// The election outlives the cut, so that the informers relist in the
+	// same term instead of a new term building new ones.
+	o.Leader = append(o.Leader, leader.WithLeaseDuration(time.Minute), leader.WithRenewDeadline(50*time.Second))
+	s := newSharder(t, rec.wrap(proxied), ring, o)
+	runSharder(t, s)
+	before := waitSettledOn(t, kube, ring, a.id, b.id)
+	s.mu.Lock()
+	term := s.cur
+	s.mu.Unlock()
+	listed, err := kube.CoreV1().ConfigMaps(ring.Namespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Cut()
+	eventually(t, "the sharder to see its lease view broken", func() bool {
+		v := s.view()
+		return v != nil && !v.valid
+	})
+	b.release(t)
+	c := startMemberOn(t, kube, ring, "c", 0)
+	createConfigMapsOn(t, kube, ring.Namespace, "late", 40)
+	for i := range 5 {
+		if err := kube.CoreV1().ConfigMaps(ring.Namespace).Delete(t.Context(), fmt.Sprintf("cm-%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCompactedOn(t, kube, ring.Namespace, listed.ResourceVersion)
+	mark := rec.len()
+	proxy.Restore()
+
+	waitSettledOn(t, kube, ring, a.id, c.id)
+	s.mu.Lock()
+	same := s.cur == term
+	s.mu.Unlock()
+	if !same {
+		t.Fatal("the sharder's term ended during the cut: its informers were built anew, not relisted")
+	}
+	reqs := rec.since(mark)
+	var relistedObjects, relistedLeases bool
+	for _, r := range reqs {
+		if r.method == http.MethodGet && r.list {
+			relistedObjects = relistedObjects || strings.HasSuffix(r.path, "/configmaps")
+			relistedLeases = relistedLeases || strings.HasSuffix(r.path, "/leases")
+		}
+	}
+	if !relistedObjects || !relistedLeases {
+		t.Fatalf("no relist after the cut (configmaps %v, leases %v): the test did not make the watches too old", relistedObjects, relistedLeases)
+	}
+	checkWritesAgree(t, ring, reqs, before, a.id, c.id)
+}
+
+// checkWritesAgree fails t if a ConfigMap patch in reqs the API server
+// accepted disagrees with members being the live ones: an assignment to
+// another member than Pick's, or a drain off a member that is the object's
+// wanted one (before: the objects' members when members changed).
+func checkWritesAgree(t *testing.T, ring Ring, reqs []request, before map[string]state, members ...string) {
+	t.Helper()
+	assign, drain := AssignmentLabel(ring.Name), DrainLabel(ring.Name)
+	writes := 0
+	for _, r := range reqs {
+		if r.method != http.MethodPatch || r.status >= 300 || !strings.Contains(r.path, "/configmaps/") {
+			continue
+		}
+		writes++
+		name := r.path[strings.LastIndex(r.path, "/")+1:]
+		want := Pick(ring.Namespace+"/"+name, members)
+		var p struct {
+			Metadata struct {
+				Labels map[string]*string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatalf("patch of %s: %v", name, err)
+		}
+		if to, ok := p.Metadata.Labels[assign]; ok && to != nil && *to != want {
+			t.Errorf("the sharder assigned ConfigMap %s to %s; the live members are %v and it belongs to %s", name, *to, members, want)
+		}
+		if d, ok := p.Metadata.Labels[drain]; ok && d != nil && before[name].member == want {
+			t.Errorf("the sharder drained ConfigMap %s off %s, which is still its member", name, want)
+		}
+	}
+	if writes == 0 {
+		t.Fatal("the sharder wrote nothing after the members changed: the test exercised nothing")
+	}
+}
+
+// request is one request the sharder sent.
+type request struct {
+	method, path string
+	list         bool // a GET that is a list, or a watch that starts with one
+	body         []byte
+	status       int
+}
+
+// requestLog records the requests sent through a config, with their bodies
+// and the API server's status.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []request
+}
+
+func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			r := request{method: req.Method, path: req.URL.Path,
+				list: req.Method == http.MethodGet &&
+					(req.URL.Query().Get("watch") != "true" || req.URL.Query().Get("sendInitialEvents") == "true")}
+			if req.Body != nil && req.GetBody != nil {
+				if b, err := req.GetBody(); err == nil {
+					r.body, _ = io.ReadAll(b)
+				}
+			} else if req.Body != nil {
+				r.body, _ = io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(r.body))
+			}
+			resp, err := next.RoundTrip(req)
+			if err == nil {
+				r.status = resp.StatusCode
+			}
+			l.mu.Lock()
+			l.reqs = append(l.reqs, r)
+			l.mu.Unlock()
+			return resp, err
+		})
+	})
+	return c
+}
+
+func (l *requestLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+func (l *requestLog) since(i int) []request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]request(nil), l.reqs[i:]...)
+}
+
+func createConfigMapsOn(t *testing.T, kube kubernetes.Interface, ns, prefix string, n int) {
+	t.Helper()
+	cms := kube.CoreV1().ConfigMaps(ns)
+	for i := range n {
+		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitSettledOn waits until every ConfigMap of the ring's namespace is
+// assigned as Pick says over ids, with no drain label, and returns the
+// states. It acknowledges drains the way the members would.
+func waitSettledOn(t *testing.T, kube kubernetes.Interface, ring Ring, ids ...string) map[string]state {
+	t.Helper()
+	var st map[string]state
+	eventually(t, "every ConfigMap assigned to its wanted member", func() bool {
+		l, err := kube.CoreV1().ConfigMaps(ring.Namespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = map[string]state{}
+		for _, cm := range l.Items {
+			if cm.Name == "kube-root-ca.crt" {
+				continue
+			}
+			_, d := cm.Labels[DrainLabel(ring.Name)]
+			s := state{member: cm.Labels[AssignmentLabel(ring.Name)], draining: d}
+			if d {
+				patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null}}}`, cm.ResourceVersion, AssignmentLabel(ring.Name), DrainLabel(ring.Name))
+				_, _ = kube.CoreV1().ConfigMaps(ring.Namespace).Patch(t.Context(), cm.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			}
+			if s.draining || s.member != Pick(ring.Namespace+"/"+cm.Name, ids) {
+				return false
+			}
+			st[cm.Name] = s
+		}
+		return true
+	})
+	return st
+}
+
+// waitCompactedOn waits until a watch of ns's ConfigMaps from
+// resourceVersion is refused as too old (etcd's revisions are shared by
+// every kind, so the sharder's Lease watches are too).
+func waitCompactedOn(t *testing.T, kube kubernetes.Interface, ns, resourceVersion string) {
+	t.Helper()
+	cms := kube.CoreV1().ConfigMaps(ns)
+	controlplanetest.Eventually(t, time.Minute, "resourceVersion "+resourceVersion+" compacted", func() bool {
+		w, err := cms.Watch(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersion})
+		if err == nil {
+			select {
+			case e := <-w.ResultChan():
+				if e.Type == watch.Error {
+					err = apierrors.FromObject(e.Object)
+				}
+			case <-time.After(200 * time.Millisecond):
+			}
+			w.Stop()
+		}
+		var status apierrors.APIStatus
+		if err != nil && !errors.As(err, &status) {
+			t.Fatalf("watch: %v", err)
+		}
+		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+	})
+}
+
+// TestSharderWaitsForTheWholeLeaseRelist: the sharder's lease view is cut
+// off while one member leaves and another joins; when it comes back its
+// informer lists the Leases again, and the test holds that list back after
+// its first Lease. Until the list is whole and in the informer's store,
+// the sharder knows nothing of the members: it must not act on the Leases
+// it had before (the new member missing from them), and every write it
+// makes agrees with the members as they are.
+func TestSharderWaitsForTheWholeLeaseRelist(t *testing.T) {
+	ring := testRing(t, configMaps)
+	createConfigMaps(t, ring.Namespace, "cm", 40)
+	a, b := startMember(t, ring, "a"), startMember(t, ring, "b")
+	proxy, proxied := controlplanetest.NewProxy(t, config())
+	var st listStall
+	o := sharderOptions(nil)
+	o.Namespace = ring.Namespace
+	o.LeaseConfig = st.wrap(proxied)
+	var rec requestLog
+	s := newSharder(t, rec.wrap(config()), ring, o)
+	runSharder(t, s)
+	before := waitSettled(t, ring, a, b)
+
+	proxy.Cut()
+	eventually(t, "the sharder to see its lease view broken", func() bool {
+		v := s.view()
+		return v != nil && !v.valid
+	})
+	b.release(t)
+	c := startMember(t, ring, "c")
+	createConfigMaps(t, ring.Namespace, "late", 40)
+	mark := rec.len()
+	st.arm()
+	proxy.Restore()
+	select {
+	case <-st.held:
+	case <-time.After(testTimeout):
+		t.Fatal("the sharder did not list the Leases again with a watch list: nothing was held back")
+	}
+	// Time for a sharder that took its old Leases for the members to
+	// confirm one and write.
+	time.Sleep(memberLease)
+	if v := s.view(); v != nil && v.valid {
+		t.Errorf("while its Lease list was held back, the sharder's member view was valid: live %v", v.live)
+	}
+	st.release()
+	waitSettledOn(t, clientset(), ring, a.id, c.id)
+	checkWritesAgree(t, ring, rec.since(mark), before, a.id, c.id)
+}
+
+// listStall, once armed, answers the next watch of Leases with 410 Gone
+// (too old a resourceVersion), so that the informer lists again, and holds
+// that watch list back after its first event, until released.
+type listStall struct {
+	mu      sync.Mutex
+	armed   bool
+	held    chan struct{} // closed when the stall holds bytes back
+	resume  chan struct{} // closed by release
+	release func()
+}
+
+func (s *listStall) arm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.armed = true
+	s.held, s.resume = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	resume := s.resume
+	s.release = func() { once.Do(func() { close(resume) }) }
+}
+
+func (s *listStall) wrap(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	// JSON, whose watch events are lines, so that the first one can be
+	// told from the rest.
+	c.ContentType, c.AcceptContentTypes = "application/json", "application/json"
+	c.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			q := req.URL.Query()
+			if !strings.HasSuffix(req.URL.Path, "/leases") || q.Get("watch") != "true" {
+				return next.RoundTrip(req)
+			}
+			s.mu.Lock()
+			armed := s.armed
+			s.mu.Unlock()
+			if armed && q.Get("sendInitialEvents") != "true" {
+				return &http.Response{StatusCode: http.StatusGone, Status: "410 Gone", Request: req,
+					Header: http.Header{"Content-Type": []string{"application/json"}},
+					Body: io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure",` +
+						`"message":"too old resource version: 1 (2)","reason":"Expired","code":410}`))}, nil
+			}
+			resp, err := next.RoundTrip(req)
+			if err != nil || q.Get("sendInitialEvents") != "true" {
+				return resp, err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.armed {
+				s.armed = false
+				resp.Body = &stalledBody{ReadCloser: resp.Body, held: s.held, resume: s.resume, done: req.Context().Done()}
+			}
+			return resp, err
+		})
+	})
+	return c
+}
+
+// stalledBody passes on a watch stream up to the end of its first event
+// (a line), then holds the rest back until resume is closed.
+type stalledBody struct {
+	io.ReadCloser
+	held           chan struct{}
+	resume, done   <-chan struct{}
+	passed, waited bool
+	rest           []byte
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if !b.passed {
+		n, err := b.ReadCloser.Read(p)
+		if i := bytes.IndexByte(p[:n], '\n'); i >= 0 {
+			b.passed = true
+			b.rest = append(b.rest, p[i+1:n]...)
+			return i + 1, nil
+		}
+		return n, err
+	}
+	if !b.waited {
+		b.waited = true
+		close(b.held)
+		select {
+		case <-b.resume:
+		case <-b.done:
+			return 0, io.EOF
+		}
+	}
+	if len(b.rest) > 0 {
+		n := copy(p, b.rest)
+		b.rest = b.rest[n:]
+		return n, nil
+	}
+	return b.ReadCloser.Read(p)
+}
