@@ -58,10 +58,13 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 		case notMine:
 			// The cache lags behind a move; the event that takes the
 			// object out of it is on its way.
+			g.m.metrics.refuse(g.gvk, refusedNotMine)
 			return false, nil
 		case draining:
+			g.m.metrics.refuse(g.gvk, refusedDraining)
 			return false, g.acknowledge(ctx, key, o.GetResourceVersion())
 		}
+		g.m.metrics.admit(g.gvk)
 		return true, nil
 	}
 	c, err := g.clients.forKind(g.gvk)
@@ -70,11 +73,13 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 	}
 	_, err = g.get(ctx, c, key)
 	if apierrors.IsNotFound(err) {
+		g.m.metrics.admit(g.gvk)
 		return true, nil // deleted: the handlers see nil, as always
 	}
 	if err != nil {
 		return false, err
 	}
+	g.m.metrics.refuse(g.gvk, refusedUncached)
 	// Moved away (not mine), or mine and not cached yet (the cache will
 	// deliver it, and the next pass decides with it): either way not a
 	// deletion, and nothing for the handlers now.
@@ -101,6 +106,9 @@ func (g *memberGate) acknowledge(ctx context.Context, key, resourceVersion strin
 	}
 	for attempt := 1; ; attempt++ {
 		err := c.Patch(ctx, ns, name, types.MergePatchType, patch, &unstructured.Unstructured{}, metav1.PatchOptions{})
+		if err == nil {
+			g.m.metrics.acknowledged(g.gvk)
+		}
 		switch {
 		case err == nil, apierrors.IsNotFound(err):
 			// Acknowledged, or deleted (the cache delivers the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
@@ -35,6 +36,7 @@ type Member struct {
 	leases   coordinationv1client.LeasesGetter
 	elector  *leader.Elector
 	ran      atomic.Bool
+	metrics  *gateMetrics
 }
 
 // ErrMembershipLost is returned (wrapped) by Member.Run when the member
@@ -75,7 +77,7 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
 	ring.Kinds = slices.Clone(ring.Kinds)
-	return &Member{ring: ring, id: id, identity: identity, leases: leases, elector: e}, nil
+	return &Member{ring: ring, id: id, identity: identity, leases: leases, elector: e, metrics: newGateMetrics(ring.Name, id)}, nil
 }
 
 // ID returns the member's ID: the value of the assignment label on the
@@ -117,6 +119,7 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 	if !m.ran.CompareAndSwap(false, true) {
 		return fmt.Errorf("shard: member %s of ring %s ran already: a member runs one term; build a new one (see Join)", m.id, m.ring.Name)
 	}
+	defer m.metrics.unregister()
 	var lost atomic.Bool
 	err := m.elector.RunTerm(ctx, func(work context.Context) error {
 		defer func() {
@@ -139,6 +142,24 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 		m.elector.Logger().Warnf("shard: member %s of ring %s: its released Lease stays (the sharder reads it as dead): %v", m.id, m.ring.Name, derr)
 	}
 	return err
+}
+
+// Register registers the metrics of the member's gates with r. They all carry the labels ring, member (the term's ID) and gvk (as in
+// the controllers' metrics, e.g. v1/ConfigMap):
+// lariat_shard_gate_admitted_total counts the passes let through to the
+// handlers, lariat_shard_gate_refused_total{reason} those kept from them
+// (not_mine: the cached object is assigned elsewhere, the cache lagging
+// behind a move; draining: the object drains from this member;
+// uncached: absent from the cache, and the API server says it was not
+// deleted), and lariat_shard_gate_drains_acknowledged_total the drains
+// the member acknowledged. Call it once per term, in Join's fn or before
+// Run: Run unregisters them when the term ends, since its ID is dead
+// then, so one registry can serve a replica's terms one after another.
+func (m *Member) Register(r prometheus.Registerer) error {
+	if err := m.metrics.register(r); err != nil {
+		return fmt.Errorf("shard: member %s of ring %s: metrics: %w", m.id, m.ring.Name, err)
+	}
+	return nil
 }
 
 // Fence returns a copy of cfg whose writes are refused unless the member

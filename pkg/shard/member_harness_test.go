@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +88,8 @@ type member struct {
 	renews    controlplanetest.WriteLog // lease writes (not deletes) the API server accepted, by time sent
 	terms     atomic.Int32
 	running   atomic.Bool
-	slowDone  atomic.Int32 // writes of slow handler calls attempted
+	slowDone  atomic.Int32         // writes of slow handler calls attempted
+	metrics   *prometheus.Registry // the gate metrics of the member's terms
 
 	mu         sync.Mutex
 	calls      []call
@@ -122,7 +124,7 @@ type memberOpts struct {
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	t.Helper()
 	r := &member{name: name, done: make(chan error, 1), tombstones: map[string]int{},
-		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}}
+		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}, metrics: prometheus.NewRegistry()}
 	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp().Config())
 	dataProx, dataCfg := controlplanetest.NewProxy(t, cp().Config())
 	r.leaseProx, r.dataProx = leaseProx, dataProx
@@ -133,6 +135,9 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	r.cancel = cancel
 	go func() {
 		r.done <- shard.Join(ctx, kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), testRing(ns), func(ctx context.Context, m *shard.Member) error {
+			if err := m.Register(r.metrics); err != nil {
+				return err
+			}
 			term, err := r.build(ctx, t, ns, m, dataCfg, o)
 			if err != nil {
 				return err
