@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,12 +44,6 @@ var configMapGVK = corev1.SchemeGroupVersion.WithKind("ConfigMap")
 
 // handledBy is the annotation a member's marking handler writes.
 const handledBy = "test.lariat.dev/handled-by"
-
-func quiet() *logrus.Logger {
-	l := logrus.New()
-	l.SetLevel(logrus.FatalLevel)
-	return l
-}
 
 func testRing(ns string) shard.Ring {
 	return shard.Ring{Name: ringName, Namespace: ns, Kinds: []shard.Kind{{GVK: configMapGVK}}}
@@ -155,7 +148,7 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 			<-ctx.Done()
 			return nil
 		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -172,7 +165,7 @@ func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Me
 	term := &memberTerm{m: m}
 	opts := m.FactoryOptions(dataCfg, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quiet(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
 	})
 	inner := opts.Controller.KindGates[configMapGVK]
 	if inner == nil {

@@ -88,7 +88,7 @@ func TestMemberRunsOneTerm(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	m, err := shard.NewMember(controlplanetest.Clientset(cp().Config()).CoordinationV1(), testRing(ns),
 		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}

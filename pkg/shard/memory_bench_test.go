@@ -101,7 +101,7 @@ func replicaHeap(b *testing.B, m *shard.Member, ns string) (float64, int) {
 	defer cancel()
 	f, err := generic.NewFactoryFromConfig(cp().Config(), nil, m.FactoryOptions(cp().Config(), &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	}))
 	if err != nil {
 		b.Fatal(err)

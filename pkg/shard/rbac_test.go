@@ -211,7 +211,7 @@ func joinAs(t *testing.T, cfg *rest.Config, ring shard.Ring, name string) *rbacM
 			<-ctx.Done()
 			return nil
 		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	}()
 	t.Cleanup(func() { r.stop(t) })
 	eventually(t, name+" joined", func() bool { return r.ID() != "" })
@@ -243,7 +243,7 @@ func runSharderAs(t *testing.T, cfg *rest.Config, ring shard.Ring) *logtest.Hook
 	hook := logtest.NewLocal(log)
 	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{
 		Leader: []leader.Option{leader.WithIdentity("sharder"), leader.WithLeaseDuration(leaseDuration),
-			leader.WithRenewDeadline(renewDeadline), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())},
+			leader.WithRenewDeadline(renewDeadline), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())},
 		Logger: log, Namespace: ring.Namespace, RetryPeriod: retryPeriod, DrainTimeout: time.Second,
 	})
 	if err != nil {

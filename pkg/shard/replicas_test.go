@@ -163,14 +163,14 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 	// is a new term whose objects all move (the test allows it, but its
 	// counts of moves would not hold).
 	timing := []leader.Option{leader.WithLeaseDuration(3 * leaseDuration), leader.WithRenewDeadline(3 * renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())}
 	cfg := rest.CopyConfig(cp().Config())
 	cfg.QPS, cfg.Burst = 500, 1000
 	r := &ringReplica{name: name}
 	term := func(ctx context.Context, m *shard.Member) error {
 		f, err := generic.NewFactoryFromConfig(m.Fence(cfg), nil, m.FactoryOptions(cfg, &generic.FactoryOptions{
 			Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ring.Namespace}, SyncTimeout: time.Minute},
-			Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+			Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 		}))
 		if err != nil {
 			return err
@@ -199,7 +199,7 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 		r.terms.Add(1)
 		return f.Start(ctx, 4)
 	}
-	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: quiet(),
+	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: controlplanetest.QuietLogger(),
 		RetryPeriod: retryPeriod, Leader: append([]leader.Option{leader.WithIdentity(name + "-sharder")}, timing...)})
 	if err != nil {
 		t.Fatal(err)

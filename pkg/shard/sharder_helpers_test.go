@@ -153,16 +153,10 @@ func testRing(t *testing.T, kinds ...Kind) Ring {
 	return Ring{Name: "ring", Namespace: controlplanetest.Namespace(t, cp.Config()), Kinds: kinds}
 }
 
-func quiet() *logrus.Logger {
-	l := logrus.New()
-	l.SetLevel(logrus.FatalLevel)
-	return l
-}
-
 // sharderOptions are short-timed options for the tests; log, if not nil,
 // records the sharder's warnings.
 func sharderOptions(log *logtest.Hook) SharderOptions {
-	l := quiet()
+	l := controlplanetest.QuietLogger()
 	if log != nil {
 		l.SetLevel(logrus.WarnLevel)
 		l.AddHook(log)
@@ -170,7 +164,7 @@ func sharderOptions(log *logtest.Hook) SharderOptions {
 	}
 	return SharderOptions{
 		Leader: []leader.Option{leader.WithIdentity("sharder"), leader.WithLeaseDuration(2 * time.Second),
-			leader.WithRenewDeadline(time.Second), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())},
+			leader.WithRenewDeadline(time.Second), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())},
 		Logger:      l,
 		RetryPeriod: retryPeriod,
 	}

@@ -22,3 +22,13 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// QuietLogger returns a logger that drops everything below fatal, for the
+// components a test builds whose reports it does not assert (a sharder, a
+// member, a controller factory): their warnings about the faults the test
+// injects would only bury the test's own output.
+func QuietLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetLevel(logrus.FatalLevel)
+	return l
+}
