@@ -81,14 +81,17 @@ type SharderOptions struct {
 // yet and lariat_shard_drains_overdue those older than DrainTimeout. They
 // describe the elected sharder's view: a standby reports no objects.
 type Sharder struct {
-	ring     Ring
-	o        SharderOptions
-	log      logrus.FieldLogger
-	cfg      *rest.Config
-	leaseCfg *rest.Config
-	elector  *leader.Elector
-	metrics  *metrics
-	mapper   meta.RESTMapper
+	ring    Ring
+	o       SharderOptions
+	log     logrus.FieldLogger
+	elector *leader.Elector
+	metrics *metrics
+	mapper  meta.RESTMapper
+
+	// The clients of every term, built once: the fenced ones are fenced
+	// by the election, which outlives its terms.
+	readMeta, writeMeta metadata.Interface
+	leases, gcLeases    kubernetes.Interface
 
 	mu  sync.Mutex
 	cur *term // the running term's state, nil while not leading
@@ -117,10 +120,10 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 	if o.RetryPeriod <= 0 {
 		o.RetryPeriod = leader.DefaultRetryPeriod
 	}
-	s := &Sharder{ring: ring, o: o, cfg: cfg, leaseCfg: cfg,
-		log: o.Logger.WithFields(logrus.Fields{"ring": ring.Name})}
+	s := &Sharder{ring: ring, o: o, log: o.Logger.WithFields(logrus.Fields{"ring": ring.Name})}
+	leaseCfg := cfg
 	if o.LeaseConfig != nil {
-		s.leaseCfg = o.LeaseConfig
+		leaseCfg = o.LeaseConfig
 	}
 	electionClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -130,6 +133,18 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 	s.elector, err = leader.New(electionClient.CoordinationV1(), ring.Namespace, SharderLeaseName(ring.Name), leaderOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("shard: sharder election: %w", err)
+	}
+	if s.readMeta, err = metadata.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	if s.writeMeta, err = metadata.NewForConfig(s.elector.Fence(cfg)); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	if s.leases, err = kubernetes.NewForConfig(leaseCfg); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	if s.gcLeases, err = kubernetes.NewForConfig(s.elector.Fence(leaseCfg)); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
 	}
 	s.mapper = o.Mapper
 	if s.mapper == nil {
@@ -201,23 +216,7 @@ func (s *Sharder) lead(ctx context.Context) error {
 	if err != nil {
 		return nil // ctx ended
 	}
-	readMeta, err := metadata.NewForConfig(s.cfg)
-	if err != nil {
-		return err
-	}
-	writeMeta, err := metadata.NewForConfig(s.elector.Fence(s.cfg))
-	if err != nil {
-		return err
-	}
-	leases, err := kubernetes.NewForConfig(s.leaseCfg)
-	if err != nil {
-		return err
-	}
-	gcLeases, err := kubernetes.NewForConfig(s.elector.Fence(s.leaseCfg))
-	if err != nil {
-		return err
-	}
-	t := newTerm(s, kinds, readMeta, writeMeta, leases, gcLeases)
+	t := newTerm(s, kinds, s.readMeta, s.writeMeta, s.leases, s.gcLeases)
 	s.mu.Lock()
 	s.cur = t
 	s.mu.Unlock()
