@@ -28,12 +28,16 @@ import (
 // TestSharderRelistActsOnNoPartialView: the sharder is cut off from the API
 // server (a proxy) long enough for etcd to compact past what its informers
 // last saw, while members change (one leaves, one joins) and objects are
-// created and deleted. When it comes back every watch is refused as too old
-// and its informers list again, in the same term. Every write it makes from
-// then on must agree with the members as they are (a and c): an object
-// assigned to a instead of c, or drained off a though a is its member,
-// would be a decision taken on a view that was missing a member or
-// objects.
+// created and deleted. When it comes back, the resourceVersions its
+// informers hold are compacted (a watch from them is refused as too old,
+// 410 Gone), so they list again, in the same term. Every write it makes
+// from then on must agree with the members as they are (a and c): an
+// object assigned to a instead of c, or drained off a though a is its
+// member, would be a decision taken on a view that was missing a member
+// or objects. It passed before the lease view waited for the whole list
+// to be in its store too: the window between a list's return and the
+// store holding it is short; TestSharderWaitsForTheWholeLeaseRelist holds
+// it open.
 func TestSharderRelistActsOnNoPartialView(t *testing.T) {
 	own := controlplanetest.Start(t, controlplane.Options{APIServerFlags: []string{
 		"--watch-cache=false",
