@@ -88,6 +88,9 @@ type members struct {
 	// watch: the view is healthy again once the informer's store holds
 	// it, and with it everything listed before it.
 	pending string
+	// watches counts the watches tracked, so that the end of one that was
+	// replaced already changes nothing.
+	watches uint64
 	seen    map[string]seenRenewal // by lease name
 	dead    map[string]bool
 	confirm map[string]bool // member IDs to read the lease of
@@ -159,12 +162,38 @@ func (m *members) arrived(o any) {
 	m.poke()
 }
 
-// expect records rv as the event whose arrival in the store makes the
-// view healthy ("": none).
-func (m *members) expect(rv string) {
+// startWatch returns the number of a new watch, the current one from now
+// on.
+func (m *members) startWatch() uint64 {
 	m.mu.Lock()
-	m.pending = rv
+	defer m.mu.Unlock()
+	m.watches++
+	m.pending = ""
+	return m.watches
+}
+
+// expect records rv, the first event of watch n, as the event whose
+// arrival in the store makes the view healthy, unless n was replaced.
+func (m *members) expect(n uint64, rv string) {
+	m.mu.Lock()
+	if m.watches == n {
+		m.pending = rv
+	}
 	m.mu.Unlock()
+}
+
+// endWatch reports the view unhealthy when watch n ended, unless it was
+// replaced already.
+func (m *members) endWatch(n uint64) {
+	m.mu.Lock()
+	current := m.watches == n
+	if current {
+		m.pending = ""
+	}
+	m.mu.Unlock()
+	if current {
+		m.setHealthy(false)
+	}
 }
 
 func (m *members) setHealthy(ok bool) {
@@ -363,6 +392,7 @@ func (m *members) compute(ctx context.Context) time.Time {
 // short.
 func (m *members) track(w watch.Interface, initial bool) watch.Interface {
 	h := &trackedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	n := m.startWatch()
 	go func() {
 		defer close(h.out)
 		first := true
@@ -378,19 +408,17 @@ func (m *members) track(w watch.Interface, initial bool) watch.Interface {
 			case first:
 				first = false
 				if a, err := meta.Accessor(ev.Object); err == nil {
-					m.expect(a.GetResourceVersion())
+					m.expect(n, a.GetResourceVersion())
 				}
 			}
 			select {
 			case h.out <- ev:
 			case <-h.stop:
-				m.expect("")
-				m.setHealthy(false)
+				m.endWatch(n)
 				return
 			}
 		}
-		m.expect("")
-		m.setHealthy(false)
+		m.endWatch(n)
 	}()
 	return h
 }
