@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 
+	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
@@ -458,16 +459,20 @@ type quietError struct{ err error }
 func (e *quietError) Error() string { return e.err.Error() }
 func (e *quietError) Unwrap() error { return e.err }
 
-// onlyRoutine reports whether every cause in err's tree is an API conflict
-// or marked with RetryQuietly, so that one handler's routine retry does not
-// hide another's real error. It walks the tree itself: errors.As (and so
-// apierrors.IsConflict) would find a routine cause anywhere in a joined
-// error, even next to a real failure. A RetryQuietly mark covers all it
+// onlyRoutine reports whether every cause in err's tree is an API conflict,
+// a read of a cache that has not synced yet while its informer runs (it
+// lists on its own, and a kind that cannot list is logged by name by the
+// cache factory), or marked with RetryQuietly, so that one handler's routine
+// retry does not hide another's real error. It walks the tree itself:
+// errors.As (and so apierrors.IsConflict) would find a routine cause
+// anywhere in a joined error, even next to a real failure. A RetryQuietly mark covers all it
 // wraps: the handler said so.
 func onlyRoutine(err error) bool {
 	switch e := err.(type) {
 	case *quietError:
 		return true
+	case *lariatcache.NotSyncedError:
+		return !e.Stopped
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		for _, cause := range errs {

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
 )
 
 func TestSharedHandlerChainsJoinsAndRecovers(t *testing.T) {
@@ -91,6 +93,7 @@ func TestSharedHandlerRemove(t *testing.T) {
 func TestOnlyRoutine(t *testing.T) {
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("changed"))
 	other := errors.New("other")
+	secrets := schema.GroupResource{Resource: "secrets"}
 	cases := []struct {
 		err  error
 		want bool
@@ -108,6 +111,11 @@ func TestOnlyRoutine(t *testing.T) {
 		{&HandlerError{Handler: "a", Err: fmt.Errorf("sync: %w", errors.Join(RetryQuietly(other), other))}, false},
 		{&HandlerError{Handler: "a", Err: fmt.Errorf("sync: %w", errors.Join(RetryQuietly(other), conflict))}, true},
 		{fmt.Errorf("%w and %w", conflict, conflict), true},
+		// A cache that has not synced yet is waited for quietly; one whose
+		// informer is not running will not sync by waiting, so it is seen.
+		{&HandlerError{Handler: "a", Err: fmt.Errorf("read: %w", &cache.NotSyncedError{Resource: secrets})}, true},
+		{&HandlerError{Handler: "a", Err: &cache.NotSyncedError{Resource: secrets, Stopped: true}}, false},
+		{errors.Join(&cache.NotSyncedError{Resource: secrets}, other), false},
 	}
 	for i, c := range cases {
 		if got := onlyRoutine(c.err); got != c.want {

@@ -8,27 +8,59 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 )
 
 // Cache is a typed, read-only view of an informer's store. It satisfies
 // CacheInterface. Objects it returns are shared with every other reader
 // (and with handlers) and must not be modified: DeepCopy them first.
+//
+// A cache of an informer (NewInformerCache, Controller.Cache) answers only
+// once the informer has synced: before, Get, List and GetByIndex fail with
+// a *lariatcache.NotSyncedError, never an empty list or a NotFound that
+// would say "nothing exists" of a kind not listed yet. wrangler's caches
+// return whatever the store holds.
 type Cache[T RuntimeMetaObject] struct {
 	indexer  cache.Indexer
+	informer cache.SharedIndexInformer // nil: read the indexer as it is
 	resource schema.GroupResource
 }
 
-// NewCache returns the typed view of indexer, an informer's store of objects
-// of type T; resource names the kind in NotFound errors.
+// NewCache returns the typed view of indexer, a store of objects of type T
+// that the caller knows to be complete: reads return what it holds, at any
+// time. resource names the kind in errors. For an informer's store use
+// NewInformerCache, which does not answer before the informer has synced.
 func NewCache[T RuntimeMetaObject](indexer cache.Indexer, resource schema.GroupResource) *Cache[T] {
 	return &Cache[T]{indexer: indexer, resource: resource}
 }
 
+// NewInformerCache returns the typed view of informer's store. Until the
+// informer has synced (and, for informers of a lariat cache factory, while
+// it is not running), reads fail with a *lariatcache.NotSyncedError naming
+// resource, so that a kind not listed yet is never read as empty.
+func NewInformerCache[T RuntimeMetaObject](informer cache.SharedIndexInformer, resource schema.GroupResource) *Cache[T] {
+	return &Cache[T]{indexer: informer.GetIndexer(), informer: informer, resource: resource}
+}
+
+// synced returns the *lariatcache.NotSyncedError of an informer cache that
+// cannot answer yet.
+func (c *Cache[T]) synced() error {
+	if c.informer == nil {
+		return nil
+	}
+	return lariatcache.CheckSynced(c.informer, c.resource)
+}
+
 // Get returns the cached object namespace/name (namespace is empty for
 // cluster-scoped kinds). A miss is a NotFound API error, so callers handle
-// it with apierrors.IsNotFound as they would a miss on the API server.
+// it with apierrors.IsNotFound as they would a miss on the API server; a
+// cache that has not synced returns a *lariatcache.NotSyncedError instead.
 func (c *Cache[T]) Get(namespace, name string) (T, error) {
 	var zero T
+	if err := c.synced(); err != nil {
+		return zero, err
+	}
 	key := name
 	if namespace != "" {
 		key = namespace + "/" + name
@@ -44,8 +76,12 @@ func (c *Cache[T]) Get(namespace, name string) (T, error) {
 }
 
 // List returns the cached objects of namespace ("" for all) whose labels
-// selector matches; a nil selector matches all.
+// selector matches; a nil selector matches all. A cache that has not
+// synced returns a *lariatcache.NotSyncedError, never an empty list.
 func (c *Cache[T]) List(namespace string, selector labels.Selector) ([]T, error) {
+	if err := c.synced(); err != nil {
+		return nil, err
+	}
 	if selector == nil {
 		selector = labels.Everything()
 	}
@@ -105,8 +141,11 @@ func (c *Cache[T]) AddIndexer(indexName string, indexer Indexer[T]) error {
 }
 
 // GetByIndex returns the cached objects indexed under key in the named
-// index.
+// index. A cache that has not synced returns a *lariatcache.NotSyncedError.
 func (c *Cache[T]) GetByIndex(indexName, key string) ([]T, error) {
+	if err := c.synced(); err != nil {
+		return nil, err
+	}
 	items, err := c.indexer.ByIndex(indexName, key)
 	if err != nil {
 		return nil, err

@@ -121,9 +121,10 @@ func (c *Controller[T, TList]) GroupVersionKind() schema.GroupVersionKind {
 	return c.controller.GroupVersionKind()
 }
 
-// Cache returns the typed view of the kind's informer store.
+// Cache returns the typed view of the kind's informer store; it does not
+// answer before the informer has synced (see NewInformerCache).
 func (c *Controller[T, TList]) Cache() CacheInterface[T] {
-	return NewCache[T](c.controller.Informer().GetIndexer(), c.resource)
+	return NewInformerCache[T](c.controller.Informer(), c.resource)
 }
 
 // Updater returns a function that updates objects of the kind, for code that

@@ -79,10 +79,17 @@ type NonNamespacedCache[T RuntimeMetaObject] struct {
 	*Cache[T]
 }
 
-// NewNonNamespacedCache returns the typed view of indexer, an informer's
-// store of cluster-scoped objects of type T.
+// NewNonNamespacedCache returns the typed view of indexer, a complete store
+// of cluster-scoped objects of type T; see NewCache.
 func NewNonNamespacedCache[T RuntimeMetaObject](indexer cache.Indexer, resource schema.GroupResource) *NonNamespacedCache[T] {
 	return &NonNamespacedCache[T]{Cache: NewCache[T](indexer, resource)}
+}
+
+// NewNonNamespacedInformerCache returns the typed view of informer's store
+// of cluster-scoped objects of type T, which does not answer before the
+// informer has synced; see NewInformerCache.
+func NewNonNamespacedInformerCache[T RuntimeMetaObject](informer cache.SharedIndexInformer, resource schema.GroupResource) *NonNamespacedCache[T] {
+	return &NonNamespacedCache[T]{Cache: NewInformerCache[T](informer, resource)}
 }
 
 // Get returns the named cached object, or a NotFound API error.
@@ -126,9 +133,10 @@ func (c *NonNamespacedController[T, TList]) EnqueueAfter(name string, duration t
 	c.Controller.EnqueueAfter(metav1.NamespaceNone, name, duration)
 }
 
-// Cache returns the typed view of the kind's informer store.
+// Cache returns the typed view of the kind's informer store; it does not
+// answer before the informer has synced (see NewInformerCache).
 func (c *NonNamespacedController[T, TList]) Cache() NonNamespacedCacheInterface[T] {
-	return NewNonNamespacedCache[T](c.Informer().GetIndexer(), c.resource)
+	return NewNonNamespacedInformerCache[T](c.Informer(), c.resource)
 }
 
 // Delete deletes the named object.
