@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -50,9 +52,13 @@ type reporter struct {
 // whenever one of the app's values changes.
 func (r *reporter) status(app *demov1.WebApp, status demov1.WebAppStatus) (demov1.WebAppStatus, error) {
 	ns, name := app.Namespace, app.Name
-	status.NodePort = 0
-	if svc, err := r.services.Get(ns, name); err == nil && len(svc.Spec.Ports) > 0 {
+	// The Service cache may not have synced yet (this handler runs once
+	// WebApps have): the port recorded stays until the Service is known.
+	switch svc, err := r.services.Get(ns, name); {
+	case err == nil && len(svc.Spec.Ports) > 0:
 		status.NodePort = svc.Spec.Ports[0].NodePort
+	case !cache.IsNotSynced(err):
+		status.NodePort = 0
 	}
 	waiting := map[string]bool{}
 	var failed, progressing []string
@@ -100,7 +106,7 @@ func (r *reporter) status(app *demov1.WebApp, status demov1.WebAppStatus) (demov
 		}
 		var parts []string
 		for _, dep := range status.WaitingFor {
-			if _, err := r.webapps.Get(ns, dep); err != nil {
+			if _, err := r.webapps.Get(ns, dep); apierrors.IsNotFound(err) {
 				dep += " (no such WebApp)"
 			}
 			parts = append(parts, dep)
