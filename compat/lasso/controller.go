@@ -128,17 +128,50 @@ func (f *SharedControllerFactory) wrap(c controller.SharedController) (lassocont
 // SharedCacheFactory returns the cache factory behind the controllers.
 func (f *SharedControllerFactory) SharedCacheFactory() lassocache.SharedCacheFactory { return f.caches }
 
-// Start starts the informers and controllers as Lariat's factory does, and
-// waits for the informers to sync. A kind that does not sync is named in
-// the returned *cache.SyncError without holding up the others, which are
-// running when Start returns (wrangler's own Factory.Start stops at its
-// Sync, with "cache sync failed for informer <Kind>", before starting any
-// controller; call this Start to run the kinds that synced).
+// Start starts the informers, waits for them to sync, and then starts the
+// controllers, as lasso does: no handler runs before every started kind has
+// synced, because wrangler's caches cannot say that a kind has not synced
+// (a miss is NotFound, a list whatever the informer holds), so a handler
+// reading another kind's cache early would be told that nothing exists.
+// Unlike lasso's, Start does not block while a kind cannot sync (its CRD
+// is missing, RBAC forbids listing): after the factory's SyncTimeout it
+// returns the *cache.SyncError naming the kind, and the controllers start,
+// in the background until ctx ends, once every kind has synced. (Lariat's
+// own typed caches fail with a *cache.NotSyncedError instead, so Lariat's
+// factory starts each kind's controller as soon as that kind has synced.)
 func (f *SharedControllerFactory) Start(ctx context.Context, workers int) error {
 	f.mu.Lock()
 	errs := append([]error(nil), f.errs...)
 	f.mu.Unlock()
+	caches := f.controllers.SharedCacheFactory()
+	if err := caches.Start(ctx); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if _, err := caches.WaitForCacheSync(ctx); err != nil {
+		if ctx.Err() == nil {
+			go f.startWhenSynced(ctx, workers)
+		}
+		return errors.Join(append(errs, err)...)
+	}
 	return errors.Join(append(errs, f.controllers.Start(ctx, workers))...)
+}
+
+// startWhenSynced starts the controllers once every started kind has
+// synced, unless ctx ends first. The kinds still missing are logged by
+// name by the cache factory (cache.SharedCacheFactoryOptions.UnhealthyAfter).
+func (f *SharedControllerFactory) startWhenSynced(ctx context.Context, workers int) {
+	caches := f.controllers.SharedCacheFactory()
+	for {
+		if _, err := caches.WaitForCacheSync(ctx); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	// Every kind has synced, so only a kind created meanwhile could fail
+	// here, and it is named by the cache factory as well.
+	_ = f.controllers.Start(ctx, workers)
 }
 
 // SharedController is one of Lariat's shared controllers seen through

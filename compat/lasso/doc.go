@@ -24,10 +24,14 @@
 // lasso's ForResource and ForResourceKind, and its WaitForCacheSync, have
 // no error. Their failures are kept: Start returns those of ForResource*
 // joined with Lariat's *cache.SyncError, and SharedCacheFactory.SyncError
-// returns the last WaitForCacheSync's. A kind that does not sync (its CRD
-// is missing) does not hold up the others when Start is
-// SharedControllerFactory.Start; wrangler's own Factory.Start stops at its
-// Sync before starting any controller, as it does on lasso. StartGVK starts
+// returns the last WaitForCacheSync's. As on lasso, no controller starts
+// before every started kind has synced, since wrangler's caches cannot say
+// that a kind has not synced (a handler reading another kind's cache early
+// would be told that nothing exists); but SharedControllerFactory.Start
+// returns the *cache.SyncError after the factory's SyncTimeout instead of
+// blocking, and starts the controllers once the missing kinds have synced.
+// wrangler's own Factory.Start stops at its Sync before starting any
+// controller, as it does on lasso. StartGVK starts
 // every informer not yet started, since Lariat starts informers
 // factory-wide.
 //
