@@ -167,3 +167,50 @@ func TestCacheOfAnUnsyncedKindIsNotReadAsEmpty(t *testing.T) {
 		t.Fatalf("Get of a missing Secret from the synced cache: %v, want NotFound", err)
 	}
 }
+
+// TestRestartedFactorysCacheIsNotReadBeforeItListedAgain: the typed cache
+// of a factory whose context ended holds the view it had then, which misses
+// what was created since; read as current, a miss would say that an
+// existing object does not exist. So while stopped, and after a new Start
+// until the informer has listed again (here the list is held up by a
+// stalled connection), reads fail with a *cache.NotSyncedError; once it has
+// listed they answer with what exists.
+func TestRestartedFactorysCacheIsNotReadBeforeItListedAgain(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	proxy, proxied := controlplanetest.NewProxy(t, cp.Config())
+	f := newFactory(t, proxied, ns)
+	cms := newConfigMaps(t, f)
+	first, cancel := context.WithCancel(t.Context())
+	if err := f.Start(first, 1); err != nil {
+		t.Fatal(err)
+	}
+	createCM(t, ns, "before")
+	controlplanetest.Eventually(t, timeout, "the first term's cache", func() bool {
+		_, err := cms.Cache().Get(ns, "before")
+		return err == nil
+	})
+	cancel()
+	createCM(t, ns, "meanwhile")
+
+	var notSynced *cache.NotSyncedError
+	if _, err := cms.Cache().Get(ns, "meanwhile"); !errors.As(err, &notSynced) || !notSynced.Stopped {
+		t.Fatalf("Get from the stopped factory's cache: %v, want a *cache.NotSyncedError with Stopped", err)
+	}
+	if got, err := cms.Cache().List(ns, nil); !cache.IsNotSynced(err) {
+		t.Fatalf("List from the stopped factory's cache: %d objects, %v, want a *cache.NotSyncedError", len(got), err)
+	}
+
+	held := proxy.Stall()
+	second, cancel2 := context.WithCancel(t.Context())
+	defer cancel2()
+	go func() { _ = f.Start(second, 1) }()
+	<-held
+	if _, err := cms.Cache().Get(ns, "meanwhile"); !errors.As(err, &notSynced) || notSynced.Stopped {
+		t.Fatalf("Get while the restarted informer lists: %v, want a *cache.NotSyncedError without Stopped", err)
+	}
+	proxy.Resume()
+	controlplanetest.Eventually(t, timeout, "the restarted cache serving what was created while stopped", func() bool {
+		_, err := cms.Cache().Get(ns, "meanwhile")
+		return err == nil
+	})
+}
