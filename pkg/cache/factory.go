@@ -143,6 +143,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
+	informer.namespace = opts.Namespace
 	health.relist = informer.relist
 	k := &kindInformer{informer: informer, health: health}
 	// Failures are counted and logged where the list or watch is made;

@@ -57,3 +57,31 @@ func CheckSynced(informer cache.SharedIndexInformer, resource schema.GroupResour
 	}
 	return &NotSyncedError{Resource: resource, Stopped: stopped}
 }
+
+// NotCoveredError is returned by reads of a cache limited to one namespace
+// (Options.Namespace) that ask about another: the cache knows nothing of it,
+// so a miss or an empty list there would be a guess.
+type NotCoveredError struct {
+	// Resource names the kind whose cache was read.
+	Resource schema.GroupResource
+	// Namespace is the namespace asked about; Covered the only one the
+	// cache holds.
+	Namespace, Covered string
+}
+
+// Error names the kind and both namespaces.
+func (e *NotCoveredError) Error() string {
+	return fmt.Sprintf("the %s cache covers namespace %q only: it cannot tell what exists in %q", e.Resource, e.Covered, e.Namespace)
+}
+
+// CheckNamespace returns a *NotCoveredError naming resource when informer,
+// one of a SharedCacheFactory's, lists a single namespace and namespace is
+// another one; nil otherwise (namespace empty asks for what the informer
+// holds, and other informers are not checked).
+func CheckNamespace(informer cache.SharedIndexInformer, resource schema.GroupResource, namespace string) error {
+	r, ok := informer.(*restartableInformer)
+	if !ok || namespace == "" || r.namespace == "" || namespace == r.namespace {
+		return nil
+	}
+	return &NotCoveredError{Resource: resource, Namespace: namespace, Covered: r.namespace}
+}

@@ -24,6 +24,9 @@ import (
 // informer was stopped, and an add for each that is new.
 type restartableInformer struct {
 	build func(indexers cache.Indexers) (cache.SharedIndexInformer, error)
+	// namespace is the only namespace the informer lists (Options.Namespace);
+	// empty for all.
+	namespace string
 
 	// runMu serializes runs; mu guards the fields below and is never held
 	// while waiting, since handlers of the old informer may call back in.

@@ -19,8 +19,12 @@ import (
 // A cache of an informer (NewInformerCache, Controller.Cache) answers only
 // once the informer has synced: before, Get, List and GetByIndex fail with
 // a *lariatcache.NotSyncedError, never an empty list or a NotFound that
-// would say "nothing exists" of a kind not listed yet. wrangler's caches
-// return whatever the store holds.
+// would say "nothing exists" of a kind not listed yet. Likewise a cache
+// limited to one namespace (cache.Options.Namespace) fails Get and List of
+// another namespace with a *lariatcache.NotCoveredError. wrangler's caches
+// return whatever the store holds. A cache filtered by label or field
+// selector cannot tell a missing object from one outside its selector: its
+// misses are NotFound, and mean only "not among the objects selected".
 type Cache[T RuntimeMetaObject] struct {
 	indexer  cache.Indexer
 	informer cache.SharedIndexInformer // nil: read the indexer as it is
@@ -38,16 +42,22 @@ func NewCache[T RuntimeMetaObject](indexer cache.Indexer, resource schema.GroupR
 // NewInformerCache returns the typed view of informer's store. Until the
 // informer has synced (and, for informers of a lariat cache factory, while
 // it is not running), reads fail with a *lariatcache.NotSyncedError naming
-// resource, so that a kind not listed yet is never read as empty.
+// resource, so that a kind not listed yet is never read as empty; reads of
+// a namespace a factory's informer does not list fail with a
+// *lariatcache.NotCoveredError.
 func NewInformerCache[T RuntimeMetaObject](informer cache.SharedIndexInformer, resource schema.GroupResource) *Cache[T] {
 	return &Cache[T]{indexer: informer.GetIndexer(), informer: informer, resource: resource}
 }
 
-// synced returns the *lariatcache.NotSyncedError of an informer cache that
-// cannot answer yet.
-func (c *Cache[T]) synced() error {
+// known returns why an informer cache cannot answer about namespace ("" for
+// all it holds): a *lariatcache.NotSyncedError while it has not synced, a
+// *lariatcache.NotCoveredError for a namespace it does not list.
+func (c *Cache[T]) known(namespace string) error {
 	if c.informer == nil {
 		return nil
+	}
+	if err := lariatcache.CheckNamespace(c.informer, c.resource, namespace); err != nil {
+		return err
 	}
 	return lariatcache.CheckSynced(c.informer, c.resource)
 }
@@ -55,10 +65,11 @@ func (c *Cache[T]) synced() error {
 // Get returns the cached object namespace/name (namespace is empty for
 // cluster-scoped kinds). A miss is a NotFound API error, so callers handle
 // it with apierrors.IsNotFound as they would a miss on the API server; a
-// cache that has not synced returns a *lariatcache.NotSyncedError instead.
+// cache that has not synced returns a *lariatcache.NotSyncedError instead,
+// and one limited to another namespace a *lariatcache.NotCoveredError.
 func (c *Cache[T]) Get(namespace, name string) (T, error) {
 	var zero T
-	if err := c.synced(); err != nil {
+	if err := c.known(namespace); err != nil {
 		return zero, err
 	}
 	key := name
@@ -77,9 +88,11 @@ func (c *Cache[T]) Get(namespace, name string) (T, error) {
 
 // List returns the cached objects of namespace ("" for all) whose labels
 // selector matches; a nil selector matches all. A cache that has not
-// synced returns a *lariatcache.NotSyncedError, never an empty list.
+// synced returns a *lariatcache.NotSyncedError, never an empty list, and a
+// cache limited to another namespace a *lariatcache.NotCoveredError
+// (namespace "" lists what the cache holds).
 func (c *Cache[T]) List(namespace string, selector labels.Selector) ([]T, error) {
-	if err := c.synced(); err != nil {
+	if err := c.known(namespace); err != nil {
 		return nil, err
 	}
 	if selector == nil {
@@ -143,7 +156,7 @@ func (c *Cache[T]) AddIndexer(indexName string, indexer Indexer[T]) error {
 // GetByIndex returns the cached objects indexed under key in the named
 // index. A cache that has not synced returns a *lariatcache.NotSyncedError.
 func (c *Cache[T]) GetByIndex(indexName, key string) ([]T, error) {
-	if err := c.synced(); err != nil {
+	if err := c.known(""); err != nil {
 		return nil, err
 	}
 	items, err := c.indexer.ByIndex(indexName, key)

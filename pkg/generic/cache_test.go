@@ -86,8 +86,9 @@ func TestCache(t *testing.T) {
 			t.Errorf("NotFound details %+v, want configmaps \"missing\"", d)
 		}
 	}
-	if _, err := c.Get("other-namespace", "a"); !apierrors.IsNotFound(err) {
-		t.Errorf("Get in another namespace: %v, want NotFound", err)
+	// The cache lists ns only: it cannot answer for another namespace.
+	if _, err := c.Get("other-namespace", "a"); !errors.As(err, new(*cache.NotCoveredError)) {
+		t.Errorf("Get in another namespace: %v, want a *cache.NotCoveredError", err)
 	}
 
 	if web, err := c.List(ns, metav1LabelSelector(t, "tier=web")); err != nil || !slices.Equal(cmNames(web), []string{"a", "b"}) {
@@ -96,8 +97,8 @@ func TestCache(t *testing.T) {
 	if all, err := c.List("", labels.Everything()); err != nil || len(all) != 3 {
 		t.Errorf("List all namespaces: %v, %v", cmNames(all), err)
 	}
-	if none, err := c.List("other-namespace", nil); err != nil || len(none) != 0 {
-		t.Errorf("List of another namespace: %v, %v", cmNames(none), err)
+	if none, err := c.List("other-namespace", nil); !errors.As(err, new(*cache.NotCoveredError)) {
+		t.Errorf("List of another namespace: %v, %v, want a *cache.NotCoveredError", cmNames(none), err)
 	}
 
 	if web, err := c.GetByIndex("tier", "web"); err != nil || !slices.Equal(cmNames(web), []string{"a", "b"}) {
