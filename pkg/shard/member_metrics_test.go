@@ -3,7 +3,6 @@ package shard_test
 import (
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -61,16 +60,16 @@ func TestGateMetricsCountWhatTheGateDid(t *testing.T) {
 		}
 	}
 	a.mu.Unlock()
-	if got := counter(t, a.metrics, "lariat_shard_gate_admitted_total", labels); got != admitted || admitted < 5 {
+	if got := shard.MetricSum(t, a.metrics, "lariat_shard_gate_admitted_total", labels); got != admitted || admitted < 5 {
 		t.Errorf("lariat_shard_gate_admitted_total = %v; the gate let %v passes through (want at least the 4 objects and the deletion)", got, admitted)
 	}
-	if got := counter(t, a.metrics, "lariat_shard_gate_drains_acknowledged_total", labels); got != 1 {
+	if got := shard.MetricSum(t, a.metrics, "lariat_shard_gate_drains_acknowledged_total", labels); got != 1 {
 		t.Errorf("lariat_shard_gate_drains_acknowledged_total = %v, want 1", got)
 	}
-	if got := counter(t, a.metrics, "lariat_shard_gate_refused_total", with("reason", "draining")); got < 1 {
+	if got := shard.MetricSum(t, a.metrics, "lariat_shard_gate_refused_total", with("reason", "draining")); got < 1 {
 		t.Errorf("lariat_shard_gate_refused_total{reason=draining} = %v, want at least 1", got)
 	}
-	if got := counter(t, a.metrics, "lariat_shard_gate_refused_total", with("reason", "uncached")); got < 1 {
+	if got := shard.MetricSum(t, a.metrics, "lariat_shard_gate_refused_total", with("reason", "uncached")); got < 1 {
 		t.Errorf("lariat_shard_gate_refused_total{reason=uncached} = %v, want at least 1 (the moved object)", got)
 	}
 
@@ -79,41 +78,7 @@ func TestGateMetricsCountWhatTheGateDid(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.done <- nil
-	if got := counter(t, a.metrics, "lariat_shard_gate_admitted_total", labels); got != -1 {
+	if got := shard.MetricSum(t, a.metrics, "lariat_shard_gate_admitted_total", labels); got != -1 {
 		t.Errorf("the gate metrics of a's ended term are still registered (admitted %v)", got)
 	}
-}
-
-// counter returns the sum of the samples of the metric name in reg whose
-// labels include labels (-1 if there is none).
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, found := 0.0, false
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	samples:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue samples
-				}
-			}
-			sum += m.GetCounter().GetValue()
-			found = true
-		}
-	}
-	if !found {
-		return -1
-	}
-	return sum
 }

@@ -278,19 +278,20 @@ func ack(t *testing.T, ring Ring, name string) {
 	}
 }
 
-// gauge returns the value of the metric name with the given labels in reg
-// (-1 if absent).
-func gauge(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+// metricSum returns the sum of the samples (counters or gauges) of the
+// metric name in reg whose labels include labels (-1 if there is none).
+func metricSum(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	sum, found := 0.0, false
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
 		}
-	metrics:
+	samples:
 		for _, m := range mf.GetMetric() {
 			got := map[string]string{}
 			for _, lp := range m.GetLabel() {
@@ -298,16 +299,21 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string, labels map[strin
 			}
 			for k, v := range labels {
 				if got[k] != v {
-					continue metrics
+					continue samples
 				}
 			}
 			if m.Counter != nil {
-				return m.Counter.GetValue()
+				sum += m.Counter.GetValue()
+			} else {
+				sum += m.Gauge.GetValue()
 			}
-			return m.Gauge.GetValue()
+			found = true
 		}
 	}
-	return -1
+	if !found {
+		return -1
+	}
+	return sum
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

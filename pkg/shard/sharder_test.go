@@ -111,11 +111,11 @@ func TestSharderAssignsEveryObjectEvenly(t *testing.T) {
 	eventually(t, "lariat_shard_objects to count every object", func() bool {
 		sum := 0.0
 		for _, id := range ids {
-			sum += gauge(t, reg, "lariat_shard_objects", map[string]string{"ring": ring.Name, "member": id})
+			sum += metricSum(t, reg, "lariat_shard_objects", map[string]string{"ring": ring.Name, "member": id})
 		}
 		return sum == float64(n+len(uids)+20+1)
 	})
-	if got := gauge(t, reg, "lariat_shard_moves_total", nil); got != 0 {
+	if got := metricSum(t, reg, "lariat_shard_moves_total", nil); got != 0 {
 		t.Errorf("lariat_shard_moves_total = %v after first assignments, want 0", got)
 	}
 }
@@ -163,7 +163,7 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 		return true
 	})
 	eventually(t, "every late drain reported", func() bool {
-		return gauge(t, reg, "lariat_shard_drains_overdue", nil) == float64(len(wantDrained))
+		return metricSum(t, reg, "lariat_shard_drains_overdue", nil) == float64(len(wantDrained))
 	})
 	time.Sleep(500 * time.Millisecond) // a few more report ticks: still once each
 	reported := map[string]int{}
@@ -180,10 +180,10 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 	if len(reported) != len(wantDrained) {
 		t.Errorf("%d drains reported, want %d", len(reported), len(wantDrained))
 	}
-	if got := gauge(t, reg, "lariat_shard_drains_pending", nil); got != float64(len(wantDrained)) {
+	if got := metricSum(t, reg, "lariat_shard_drains_pending", nil); got != float64(len(wantDrained)) {
 		t.Errorf("lariat_shard_drains_pending = %v, want %d", got, len(wantDrained))
 	}
-	if got := gauge(t, reg, "lariat_shard_moves_total", nil); got != float64(len(wantDrained)) {
+	if got := metricSum(t, reg, "lariat_shard_moves_total", nil); got != float64(len(wantDrained)) {
 		t.Errorf("lariat_shard_moves_total = %v, want %d", got, len(wantDrained))
 	}
 	for _, name := range slices.Sorted(maps.Keys(wantDrained)) {
@@ -196,7 +196,7 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 		}
 	}
 	eventually(t, "no drain pending", func() bool {
-		return gauge(t, reg, "lariat_shard_drains_pending", nil) == 0
+		return metricSum(t, reg, "lariat_shard_drains_pending", nil) == 0
 	})
 }
 
