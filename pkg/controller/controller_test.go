@@ -59,7 +59,7 @@ func newFactory(t *testing.T, cfg *rest.Config, ns string, s setup) *controller.
 		s.cacheOpts.SyncTimeout = time.Minute
 	}
 	if s.opts.Logger == nil {
-		s.opts.Logger = quietLogger()
+		s.opts.Logger = controlplanetest.QuietLogger()
 	}
 	s.cacheOpts.Logger = s.opts.Logger
 	f, err := controller.NewSharedControllerFactory(cache.NewSharedCacheFactory(clients, &s.cacheOpts), &s.opts)
@@ -67,12 +67,6 @@ func newFactory(t *testing.T, cfg *rest.Config, ns string, s setup) *controller.
 		t.Fatal(err)
 	}
 	return f
-}
-
-func quietLogger() *logrus.Logger {
-	l := logrus.New()
-	l.SetLevel(logrus.FatalLevel)
-	return l
 }
 
 // recorder is a handler that remembers what it saw.

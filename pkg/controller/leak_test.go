@@ -56,7 +56,7 @@ func TestStoppedControllersLeaveNothingBehind(t *testing.T) {
 			default:
 			}
 			return nil
-		}), &controller.Options{Logger: quietLogger()})
+		}), &controller.Options{Logger: controlplanetest.QuietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

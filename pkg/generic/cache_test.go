@@ -148,7 +148,7 @@ func TestAddIndexerWithDefaultCacheOptions(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quietLogger()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	})
 	if err != nil {
 		t.Fatal(err)

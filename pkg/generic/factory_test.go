@@ -28,7 +28,7 @@ func TestFactorySharedAcrossGroups(t *testing.T) {
 	scheme := runtime.NewScheme()
 	f, err := generic.NewFactoryFromConfig(cp.Config(), scheme, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quietLogger()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func TestGeneratingHandlerOwnerLeavingFilteredCacheKeepsChildren(t *testing.T) {
 			Default:     cache.Options{Namespace: ns, LabelSelector: selected + "=yes"},
 			SyncTimeout: time.Minute,
 		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quietLogger()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	})
 	if err != nil {
 		t.Fatal(err)

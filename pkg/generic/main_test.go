@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -49,7 +48,7 @@ func newFactory(t *testing.T, cfg *rest.Config, ns string) *generic.Factory {
 			Default:     cache.Options{Namespace: ns},
 			SyncTimeout: time.Minute,
 		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quietLogger()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -64,12 +63,6 @@ func newConfigMaps(t *testing.T, f *generic.Factory) *configMaps {
 		t.Fatal(err)
 	}
 	return c
-}
-
-func quietLogger() *logrus.Logger {
-	l := logrus.New()
-	l.SetLevel(logrus.FatalLevel)
-	return l
 }
 
 func start(t *testing.T, f *generic.Factory) context.Context {

@@ -36,7 +36,7 @@ func BenchmarkTakeover(b *testing.B) {
 func takeover(b *testing.B, cut bool) time.Duration {
 	ns := controlplanetest.Namespace(b, cp.Config())
 	opts := []leader.Option{leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())}
 	type candidate struct {
 		e      *leader.Elector
 		proxy  *controlplanetest.Proxy

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -59,12 +58,6 @@ type replica struct {
 	done   chan error
 }
 
-func quiet() *logrus.Logger {
-	l := logrus.New()
-	l.SetLevel(logrus.FatalLevel)
-	return l
-}
-
 func startReplica(t *testing.T, ns, name string) *replica {
 	t.Helper()
 	r := &replica{name: name, done: make(chan error, 1)}
@@ -74,7 +67,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	leaseCfg.Timeout = renewDeadline
 	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
 		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +76,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	dataCfg := e.Fence(r.writes.Wrap(cp.Config(), false))
 	f, err := generic.NewFactoryFromConfig(dataCfg, nil, &generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: quiet()},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestReleaseWaitsForTheWork(t *testing.T) {
 		return kubernetes.NewForConfigOrDie(rec.Wrap(cp.Config(), true))
 	}
 	opts := []leader.Option{leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet())}
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())}
 	first, err := leader.New(leases(&controlplanetest.WriteLog{}).CoordinationV1(), ns, "lease", append(opts, leader.WithIdentity("first"))...)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestCallbackErrorEndsRun(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	leases := kubernetes.NewForConfigOrDie(cp.Config()).CoordinationV1()
 	m, err := leader.NewManager(leases, ns, "lease", leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}

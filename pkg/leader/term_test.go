@@ -23,7 +23,7 @@ func TestRunTermDoesNotCampaignAgain(t *testing.T) {
 	var writes controlplanetest.WriteLog
 	e, err := leader.New(kubernetes.NewForConfigOrDie(writes.Wrap(cfg, true)).CoordinationV1(), ns, "lease",
 		leader.WithIdentity("once"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(quiet()))
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
