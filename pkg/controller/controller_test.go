@@ -103,18 +103,6 @@ func (r *recorder) order() []string {
 	return slices.Clone(r.keys)
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // kube returns a clientset without client-side throttling (client-go's
 // default of 5 requests per second would make the writers in these tests
 // slower than the controllers they test).
@@ -152,7 +140,7 @@ func TestChangesReachHandlers(t *testing.T) {
 
 	key := ns + "/cm"
 	createCM(t, cp.Config(), ns, "cm", map[string]string{"v": "1"})
-	eventually(t, 30*time.Second, "create", func() bool { cm, _ := rec.seen(key); return cm != nil && cm.Data["v"] == "1" })
+	controlplanetest.Eventually(t, 30*time.Second, "create", func() bool { cm, _ := rec.seen(key); return cm != nil && cm.Data["v"] == "1" })
 
 	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
 	cm, err := cms.Get(t.Context(), "cm", metav1.GetOptions{})
@@ -163,12 +151,12 @@ func TestChangesReachHandlers(t *testing.T) {
 	if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "update", func() bool { cm, _ := rec.seen(key); return cm != nil && cm.Data["v"] == "2" })
+	controlplanetest.Eventually(t, 30*time.Second, "update", func() bool { cm, _ := rec.seen(key); return cm != nil && cm.Data["v"] == "2" })
 
 	if err := cms.Delete(t.Context(), "cm", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "delete as nil", func() bool { cm, ok := rec.seen(key); return ok && cm == nil })
+	controlplanetest.Eventually(t, 30*time.Second, "delete as nil", func() bool { cm, ok := rec.seen(key); return ok && cm == nil })
 }
 
 func TestFailingHandlerBacksOffUntilFixed(t *testing.T) {
@@ -199,7 +187,7 @@ func TestFailingHandlerBacksOffUntilFixed(t *testing.T) {
 	start(t, f, 1)
 	createCM(t, cp.Config(), ns, "flaky", nil)
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(calls) }
-	eventually(t, 30*time.Second, "success after retries", func() bool { return count() == failures+1 })
+	controlplanetest.Eventually(t, 30*time.Second, "success after retries", func() bool { return count() == failures+1 })
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -227,7 +215,7 @@ func TestKeysEnqueuedBeforeStartAreProcessed(t *testing.T) {
 	c.EnqueueAfter(ns, "delayed", 100*time.Millisecond)
 	started := time.Now()
 	start(t, f, 1)
-	eventually(t, 30*time.Second, "keys enqueued before Start", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "keys enqueued before Start", func() bool {
 		a, okA := rec.seen(ns + "/does-not-exist")
 		b, okB := rec.seen(ns + "/also-missing")
 		c, okC := rec.seen(ns + "/delayed")
@@ -251,11 +239,11 @@ func TestLateHandlerGetsEveryCachedKey(t *testing.T) {
 	first := newRecorder()
 	c.RegisterHandler(t.Context(), "first", first)
 	start(t, f, 1)
-	eventually(t, 30*time.Second, "first handler", func() bool { return len(first.order()) >= 3 })
+	controlplanetest.Eventually(t, 30*time.Second, "first handler", func() bool { return len(first.order()) >= 3 })
 
 	late := newRecorder()
 	c.RegisterHandler(t.Context(), "late", late)
-	eventually(t, 30*time.Second, "late handler sees cached keys", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "late handler sees cached keys", func() bool {
 		for i := range 3 {
 			if cm, ok := late.seen(fmt.Sprintf("%s/cm-%d", ns, i)); !ok || cm == nil {
 				return false
@@ -278,7 +266,7 @@ func TestHandlerUnregisteredWhenContextEnds(t *testing.T) {
 	c.RegisterHandler(handlerCtx, "gone", gone)
 	start(t, f, 1)
 	createCM(t, cp.Config(), ns, "one", nil)
-	eventually(t, 30*time.Second, "both handlers", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "both handlers", func() bool {
 		_, a := keep.seen(ns + "/one")
 		_, b := gone.seen(ns + "/one")
 		return a && b
@@ -286,16 +274,16 @@ func TestHandlerUnregisteredWhenContextEnds(t *testing.T) {
 	cancel()
 	// Unregistration happens asynchronously; once a later key has reached
 	// "keep", any key after that must skip "gone".
-	eventually(t, 30*time.Second, "unregistration", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "unregistration", func() bool {
 		name := fmt.Sprintf("probe-%d", time.Now().UnixNano())
 		createCM(t, cp.Config(), ns, name, nil)
-		eventually(t, 30*time.Second, "probe", func() bool { _, ok := keep.seen(ns + "/" + name); return ok })
+		controlplanetest.Eventually(t, 30*time.Second, "probe", func() bool { _, ok := keep.seen(ns + "/" + name); return ok })
 		_, ok := gone.seen(ns + "/" + name)
 		return !ok
 	})
 	before := len(gone.order())
 	createCM(t, cp.Config(), ns, "after", nil)
-	eventually(t, 30*time.Second, "keep sees later keys", func() bool { _, ok := keep.seen(ns + "/after"); return ok })
+	controlplanetest.Eventually(t, 30*time.Second, "keep sees later keys", func() bool { _, ok := keep.seen(ns + "/after"); return ok })
 	if after := len(gone.order()); after != before {
 		t.Fatalf("a handler whose context ended was called %d more times", after-before)
 	}
@@ -319,7 +307,7 @@ func TestWatchEventsOvertakeInitialList(t *testing.T) {
 	}))
 	start(t, f, 1)
 	createCM(t, cp.Config(), ns, "urgent", nil)
-	eventually(t, time.Minute, "all keys", func() bool { return len(rec.order()) >= existing+1 })
+	controlplanetest.Eventually(t, time.Minute, "all keys", func() bool { return len(rec.order()) >= existing+1 })
 
 	pos := slices.Index(rec.order(), ns+"/urgent")
 	// In arrival order the new object would come last (position 100); as
@@ -364,7 +352,7 @@ func TestMissingCRDDoesNotBlockAndLateCRDIsServed(t *testing.T) {
 		t.Fatalf("Start: want a SyncError naming only %s, got %v", lateGVK, err)
 	}
 	createCM(t, cp.Config(), ns, "works", nil)
-	eventually(t, 30*time.Second, "configmap handled while the late kind is missing", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "configmap handled while the late kind is missing", func() bool {
 		cm, _ := cmRec.seen(ns + "/works")
 		return cm != nil
 	})
@@ -377,7 +365,7 @@ func TestMissingCRDDoesNotBlockAndLateCRDIsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "object handled after its CRD was installed", func() bool {
+	controlplanetest.Eventually(t, time.Minute, "object handled after its CRD was installed", func() bool {
 		gadgetMu.Lock()
 		defer gadgetMu.Unlock()
 		return gadgetKeys[ns+"/g1"]
@@ -406,7 +394,7 @@ func TestConflictsRetryWithoutErrorLines(t *testing.T) {
 	}))
 	start(t, f, 1)
 	createCM(t, cp.Config(), ns, "c", nil)
-	eventually(t, 30*time.Second, "retry after conflict", func() bool { mu.Lock(); defer mu.Unlock(); return calls >= 2 })
+	controlplanetest.Eventually(t, 30*time.Second, "retry after conflict", func() bool { mu.Lock(); defer mu.Unlock(); return calls >= 2 })
 	for _, e := range hook.AllEntries() {
 		if e.Level <= logrus.ErrorLevel {
 			t.Errorf("conflict logged as %s: %s", e.Level, e.Message)
@@ -430,7 +418,7 @@ func TestErrorsAndPanicsAreLoggedWithKindAndKey(t *testing.T) {
 	}))
 	start(t, f, 1)
 	createCM(t, cp.Config(), ns, "p", nil)
-	eventually(t, 30*time.Second, "error line", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "error line", func() bool {
 		for _, e := range hook.AllEntries() {
 			if e.Level == logrus.ErrorLevel && e.Data["key"] == ns+"/p" && e.Data["gvk"] == "v1/ConfigMap" &&
 				strings.Contains(e.Message, "handler panics panicked: handler bug") {
@@ -461,7 +449,7 @@ func TestMetrics(t *testing.T) {
 		createCM(t, cp.Config(), ns, fmt.Sprintf("m-%d", i), nil)
 	}
 	start(t, f, 1)
-	eventually(t, 30*time.Second, "handled", func() bool { return len(rec.order()) >= 3 })
+	controlplanetest.Eventually(t, 30*time.Second, "handled", func() bool { return len(rec.order()) >= 3 })
 
 	families, err := reg.Gather()
 	if err != nil {

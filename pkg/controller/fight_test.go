@@ -106,7 +106,7 @@ func TestFightingHandlersAreBackedOffAndNamed(t *testing.T) {
 	c.RegisterHandler(t.Context(), "owner-b", labelSetter(t, "b", &writes, at))
 	start(t, f, 2)
 
-	eventually(t, 30*time.Second, "the first write", func() bool { return writes.Load() > 0 })
+	controlplanetest.Eventually(t, 30*time.Second, "the first write", func() bool { return writes.Load() > 0 })
 	time.Sleep(5 * time.Second)
 	mu.Lock()
 	n := inInterval
@@ -181,7 +181,7 @@ func TestConvergingHandlerIsNotHeld(t *testing.T) {
 	createCM(t, cp.Config(), ns, "steps", nil)
 	start(t, f, 2)
 
-	eventually(t, 30*time.Second, "the handler to reach its last step", settled.Load)
+	controlplanetest.Eventually(t, 30*time.Second, "the handler to reach its last step", settled.Load)
 	if got := fightsRecorded(t, reg); got != 0 {
 		t.Errorf("lariat_handler_fights_total = %v for a converging handler, want 0", got)
 	}

@@ -63,11 +63,11 @@ func TestGateSkipsHandlers(t *testing.T) {
 
 	createCM(t, cp.Config(), ns, "skipped", nil)
 	createCM(t, cp.Config(), ns, "handled", nil)
-	eventually(t, 30*time.Second, "the handled key to reach the handler", func() bool { _, ok := rec.seen(ns + "/handled"); return ok })
-	eventually(t, 30*time.Second, "the gate to see the skipped key", func() bool { return log.count(ns+"/skipped") > 0 })
+	controlplanetest.Eventually(t, 30*time.Second, "the handled key to reach the handler", func() bool { _, ok := rec.seen(ns + "/handled"); return ok })
+	controlplanetest.Eventually(t, 30*time.Second, "the gate to see the skipped key", func() bool { return log.count(ns+"/skipped") > 0 })
 	// Requeue the skipped key: every pass goes through the gate.
 	c.Enqueue(ns, "skipped")
-	eventually(t, 30*time.Second, "the gate to see the requeued key", func() bool { return log.count(ns+"/skipped") > 1 })
+	controlplanetest.Eventually(t, 30*time.Second, "the gate to see the requeued key", func() bool { return log.count(ns+"/skipped") > 1 })
 	if _, ok := rec.seen(ns + "/skipped"); ok {
 		t.Fatalf("the handler ran for a key its gate skipped; handler saw %v", rec.order())
 	}
@@ -108,7 +108,7 @@ func TestGateErrorRetries(t *testing.T) {
 
 	key := ns + "/retried"
 	createCM(t, cp.Config(), ns, "retried", nil)
-	eventually(t, 30*time.Second, "the handler to run after the gate stopped failing", func() bool { _, ok := rec.seen(key); return ok })
+	controlplanetest.Eventually(t, 30*time.Second, "the handler to run after the gate stopped failing", func() bool { _, ok := rec.seen(key); return ok })
 	if gateCallsAtHandler != failures+1 {
 		t.Fatalf("the handler ran after %d gate passes, want %d (%d failures, then admitted)", gateCallsAtHandler, failures+1, failures)
 	}

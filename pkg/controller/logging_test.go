@@ -90,18 +90,18 @@ func TestRealErrorsJoinedWithRoutineOnesAreLogged(t *testing.T) {
 		}
 		return false
 	}
-	eventually(t, 30*time.Second, "the real error joined with a conflict at error level", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the real error joined with a conflict at error level", func() bool {
 		return errorLine(ns+"/joined", "disk full")
 	})
-	eventually(t, 30*time.Second, "the real error wrapped with routine ones at error level", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the real error wrapped with routine ones at error level", func() bool {
 		return errorLine(ns+"/wrapped", "quota exceeded")
 	})
-	eventually(t, 30*time.Second, "the routine key handled", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the routine key handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return ran["routine"]
 	})
-	eventually(t, 30*time.Second, "the routine key's retry logged", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the routine key's retry logged", func() bool {
 		for _, e := range hook.AllEntries() {
 			if e.Data["key"] == ns+"/routine" {
 				return true

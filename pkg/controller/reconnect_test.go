@@ -216,7 +216,7 @@ func TestListWatchFailuresAreCountedLoggedAndNamed(t *testing.T) {
 		}
 		return false
 	}
-	eventually(t, 30*time.Second, "the kind named as unable to list or watch", named)
+	controlplanetest.Eventually(t, 30*time.Second, "the kind named as unable to list or watch", named)
 	time.Sleep(2 * time.Second) // more failures, which must not each get a line
 	errs := metric("lariat_cache_list_watch_errors_total")
 	warnings := 0
@@ -235,7 +235,7 @@ func TestListWatchFailuresAreCountedLoggedAndNamed(t *testing.T) {
 	if err := own.StartAPIServer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "healthy again", func() bool { return metric("lariat_cache_list_watch_failing_seconds") == 0 })
+	controlplanetest.Eventually(t, 30*time.Second, "healthy again", func() bool { return metric("lariat_cache_list_watch_failing_seconds") == 0 })
 }
 
 // valueTimes records when the handler first saw each value of each key.

@@ -51,7 +51,7 @@ func TestReliability(t *testing.T) {
 		c.RegisterHandler(t.Context(), "record", rec)
 		start(t, f, 1)
 		key := ns + "/doomed"
-		eventually(t, 30*time.Second, "initial object", func() bool { cm, _ := rec.seen(key); return cm != nil })
+		controlplanetest.Eventually(t, 30*time.Second, "initial object", func() bool { cm, _ := rec.seen(key); return cm != nil })
 
 		cms := kube(own.Config()).CoreV1().ConfigMaps(ns)
 		before, err := cms.Get(t.Context(), "doomed", metav1.GetOptions{})
@@ -66,11 +66,11 @@ func TestReliability(t *testing.T) {
 		waitCompacted(t, own, ns, before.ResourceVersion)
 		proxy.Restore()
 
-		eventually(t, 2*time.Minute, "deletion seen after the gap", func() bool { cm, ok := rec.seen(key); return ok && cm == nil })
+		controlplanetest.Eventually(t, 2*time.Minute, "deletion seen after the gap", func() bool { cm, ok := rec.seen(key); return ok && cm == nil })
 		if _, ok := tombstones.Load(key); !ok {
 			t.Error("the deletion did not come through a relist tombstone; the test did not create a real watch gap")
 		}
-		eventually(t, 30*time.Second, "object created during the gap", func() bool { cm, _ := rec.seen(ns + "/bystander"); return cm != nil })
+		controlplanetest.Eventually(t, 30*time.Second, "object created during the gap", func() bool { cm, _ := rec.seen(ns + "/bystander"); return cm != nil })
 	})
 
 	t.Run("API server restart while objects change loses nothing", func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestReliability(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprint(rounds)
-		eventually(t, 2*time.Minute, "every object's final state", func() bool {
+		controlplanetest.Eventually(t, 2*time.Minute, "every object's final state", func() bool {
 			for i := range objects {
 				cm, _ := rec.seen(fmt.Sprintf("%s/obj-%d", ns, i))
 				if cm == nil || cm.Data["v"] != want {

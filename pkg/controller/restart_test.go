@@ -32,7 +32,7 @@ func TestStartAgainAfterContextEnded(t *testing.T) {
 	}
 	createCM(t, cp.Config(), ns, "before", map[string]string{"v": "1"})
 	createCM(t, cp.Config(), ns, "doomed", map[string]string{"v": "1"})
-	eventually(t, 30*time.Second, "first term", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "first term", func() bool {
 		a, _ := rec.seen(ns + "/before")
 		b, _ := rec.seen(ns + "/doomed")
 		return a != nil && b != nil
@@ -40,7 +40,7 @@ func TestStartAgainAfterContextEnded(t *testing.T) {
 	cancel()
 	// Until the first term's informer has stopped it could itself deliver
 	// the changes below, and the test would pass without the restart.
-	eventually(t, 30*time.Second, "the first term's informer stopped", c.Informer().IsStopped)
+	controlplanetest.Eventually(t, 30*time.Second, "the first term's informer stopped", c.Informer().IsStopped)
 
 	// While stopped: a change and a deletion the handler must catch up on.
 	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
@@ -57,16 +57,16 @@ func TestStartAgainAfterContextEnded(t *testing.T) {
 	}
 
 	start(t, f, 2)
-	eventually(t, 30*time.Second, "the change made while stopped", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the change made while stopped", func() bool {
 		cm, _ := rec.seen(ns + "/before")
 		return cm != nil && cm.Data["v"] == "2"
 	})
-	eventually(t, 30*time.Second, "the deletion made while stopped", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "the deletion made while stopped", func() bool {
 		cm, ok := rec.seen(ns + "/doomed")
 		return ok && cm == nil
 	})
 	createCM(t, cp.Config(), ns, "after", map[string]string{"v": "1"})
-	eventually(t, 30*time.Second, "an object created after the restart", func() bool {
+	controlplanetest.Eventually(t, 30*time.Second, "an object created after the restart", func() bool {
 		cm, _ := rec.seen(ns + "/after")
 		return cm != nil
 	})

@@ -56,7 +56,7 @@ func TestRequestsCutShortByStoppingAreNotErrors(t *testing.T) {
 		t.Fatalf("the handler's request returned %v, want context.Canceled", err)
 	}
 	// Once no worker is left, whatever the stop logged has been logged.
-	eventually(t, 10*time.Second, "the workers to stop", func() bool { return !workersRunning() })
+	controlplanetest.Eventually(t, 10*time.Second, "the workers to stop", func() bool { return !workersRunning() })
 	for _, e := range hook.AllEntries() {
 		if e.Level <= logrus.WarnLevel {
 			t.Fatalf("logged at %s while stopping: %s %v", e.Level, e.Message, e.Data)

@@ -78,13 +78,7 @@ func start(t *testing.T, f *generic.Factory) context.Context {
 // eventually polls cond until it holds or the timeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	controlplanetest.Eventually(t, timeout, what, cond)
 }
 
 // kube returns a clientset without client-side throttling, standing in for

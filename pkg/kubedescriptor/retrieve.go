@@ -30,14 +30,19 @@ func (k *kind) retrieve(ctx context.Context, correlate []kvscheduler.KVWithMetad
 		return nil, err
 	}
 	desired := correlated(correlate)
-	k.recordDryRuns(ctx, objs, desired)
-	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
-	for _, obj := range objs {
+	metas := make([]metav1.Object, len(objs))
+	keys := make([]string, len(objs))
+	for i, obj := range objs {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, k.report(ctx, KeyFor(k.gvk, m.GetNamespace(), m.GetName()), obj, desired))
+		metas[i], keys[i] = m, KeyFor(k.gvk, m.GetNamespace(), m.GetName())
+	}
+	k.recordDryRuns(ctx, metas, keys, desired)
+	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
+	for i, obj := range objs {
+		out = append(out, k.report(ctx, keys[i], obj, desired))
 	}
 	return out, nil
 }
@@ -165,15 +170,11 @@ const dryRunConcurrency = 8
 // after another, in report, they made the first resync after a restart
 // take a round trip per object before it could apply anything
 // (TestRestartDryRunsGoTogether).
-func (k *kind) recordDryRuns(ctx context.Context, objs []runtime.Object, desired map[string]any) {
+func (k *kind) recordDryRuns(ctx context.Context, metas []metav1.Object, keys []string, desired map[string]any) {
 	sem := make(chan struct{}, dryRunConcurrency)
 	var wg sync.WaitGroup
-	for _, obj := range objs {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			continue // report says so
-		}
-		key := KeyFor(k.gvk, m.GetNamespace(), m.GetName())
+	for i, m := range metas {
+		key := keys[i]
 		want, ok := desired[key]
 		if !ok || !needsDryRun(k.applied.get(key), m) {
 			continue

@@ -88,6 +88,9 @@ func benchChain10k(b *testing.B, newDescriptor func() *kvscheduler.Descriptor) {
 	}
 	ctx := context.Background()
 	var cpu cpuMeter
+	// What the transaction leaves live and how often the collector ran
+	// during it, the collector's share of the chain's time.
+	var liveMB, gcs float64
 	for b.Loop() {
 		b.StopTimer()
 		d := newDescriptor()
@@ -111,11 +114,18 @@ func benchChain10k(b *testing.B, newDescriptor func() *kvscheduler.Descriptor) {
 		// The previous iteration's scheduler is collected here, outside
 		// the timed part: collecting it is not this transaction's cost.
 		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		cpu.begin()
 		rec, err := txn.Commit(ctx)
 		cpu.end()
 		b.StopTimer()
+		runtime.ReadMemStats(&after)
+		gcs = float64(after.NumGC - before.NumGC)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		liveMB = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
 		created := 0
 		for _, op := range rec.Executed {
 			if !op.NOOP { // values left waiting first are recorded too
@@ -129,4 +139,6 @@ func benchChain10k(b *testing.B, newDescriptor func() *kvscheduler.Descriptor) {
 		b.StartTimer()
 	}
 	cpu.report(b)
+	b.ReportMetric(liveMB, "live-MB")
+	b.ReportMetric(gcs, "gcs/op")
 }
