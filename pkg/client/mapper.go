@@ -10,7 +10,8 @@ import (
 
 // RediscoverInterval and RediscoverBurst bound how often a factory re-reads
 // discovery on account of one kind (or resource): when a lookup misses it,
-// or when Rediscover is asked after a request for it answered NotFound. A
+// and, counted apart, when Rediscover is asked after a request for it
+// answered NotFound. A
 // kind that keeps missing, or a CRD that flaps, thus costs at most
 // RediscoverBurst discovery reads per interval instead of one per lookup;
 // the burst of two lets a kind that missed once and was then installed be
@@ -73,6 +74,10 @@ func (l *refreshLimits) allow(key string) bool {
 }
 
 func kindKey(gk schema.GroupKind) string { return "kind " + gk.String() }
+
+// staleKindKey is Rediscover's key for gk, apart from kindKey's: a mapping
+// found stale and a kind found missing are different events.
+func staleKindKey(gk schema.GroupKind) string { return "stale kind " + gk.String() }
 
 func resourceKey(gr schema.GroupResource) string { return "resource " + gr.String() }
 

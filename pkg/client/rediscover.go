@@ -17,11 +17,14 @@ import (
 // and the mapper only re-reads on its own when a lookup misses. It also drops
 // the cached clients of gk, so the next ForKind maps the kind afresh and
 // fails with a NoMatch error when it is no longer served. It does nothing
-// and returns false when gk already caused RediscoverBurst re-reads within
-// RediscoverInterval, or when the factory's mapper cannot be reset.
+// and returns false when Rediscover was already called for gk
+// RediscoverBurst times within RediscoverInterval, or when the factory's
+// mapper cannot be reset. Its budget is its own, not the one of lookups that
+// missed gk: a kind whose lookups missed while its CRD was being installed
+// must still be refreshed when its CRD is deleted right after.
 func (f *SharedClientFactory) Rediscover(gk schema.GroupKind) bool {
 	resettable, ok := f.mapper.(meta.ResettableRESTMapper)
-	if !ok || !f.limits.allow(kindKey(gk)) {
+	if !ok || !f.limits.allow(staleKindKey(gk)) {
 		return false
 	}
 	resettable.Reset()

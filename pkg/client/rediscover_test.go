@@ -108,3 +108,24 @@ func TestCachedClientMatchesScope(t *testing.T) {
 		t.Fatalf("the same request did not get the cached client: %v", err)
 	}
 }
+
+// A kind whose lookups missed while its CRD was being installed has spent
+// its re-reads on those misses; a request that then finds the kind gone
+// (its CRD deleted right after) must still be able to refresh the mapping:
+// a stale mapping and a missing kind are different events, each with its own
+// budget, or the first request after the deletion fails with NotFound until
+// the interval has passed.
+func TestRediscoverIsNotSpentByMissedLookups(t *testing.T) {
+	f, err := client.NewSharedClientFactory(cp.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range client.RediscoverBurst + 1 {
+		if _, err := f.ForKind(testkinds.GadgetGVK); !meta.IsNoMatchError(err) {
+			t.Fatalf("a kind that is not installed: %v, want NoMatch", err)
+		}
+	}
+	if !f.Rediscover(testkinds.GadgetGVK.GroupKind()) {
+		t.Fatal("Rediscover refused after lookups of the kind had missed: the misses spent its budget")
+	}
+}
