@@ -25,9 +25,9 @@ import (
 )
 
 // TestBackWithinSecondsAfterAPIServerRestarts is the scenario: 200
-// objects, 5,000 updates from 4 writers that keep writing (each write
-// retried until it succeeds while the API server is down), and the API
-// server restarted five times while they write. Every object's final state
+// objects, at least 5,000 updates from 4 writers that keep writing (each
+// write retried until it succeeds while the API server is down) until the
+// API server has been restarted five times under them. Every object's final state
 // must reach the handler within 10 s of the last write: informers must be
 // listing and watching again within seconds of the server coming back,
 // however often it went away, instead of waiting behind client-go's growing
@@ -65,10 +65,25 @@ func TestBackWithinSecondsAfterAPIServerRestarts(t *testing.T) {
 	errs := make(chan error, writers+1)
 	var wg sync.WaitGroup
 	writeStart := time.Now()
+	// The restarter closes restartsOver when it is done (or failed), and
+	// the writers keep writing until then, however fast this machine
+	// writes: every restart starts and ends with writes in flight.
+	restartsOver := make(chan struct{})
+	writingOn := func(n int) bool {
+		if n < updates/writers {
+			return true
+		}
+		select {
+		case <-restartsOver:
+			return false
+		default:
+			return true
+		}
+	}
 	for w := range writers {
 		finals[w] = map[string]final{}
 		wg.Go(func() {
-			for n := range updates / writers {
+			for n := 0; writingOn(n); n++ {
 				i := w + writers*(n%(objects/writers))
 				value := fmt.Sprint(n + 1)
 				if err := writeCounting(t.Context(), cms, name(i), value, &failures); err != nil {
@@ -80,18 +95,18 @@ func TestBackWithinSecondsAfterAPIServerRestarts(t *testing.T) {
 			}
 		})
 	}
-	// The restarts are spread over the writes by progress (restart k once
-	// k/(restarts+1) of them are done), so they happen while writes are in
-	// flight however fast this machine writes. Each restart must have
-	// failed some writes, or the writers were not writing through it.
+	// The restarts are spread over the first 5,000 writes by progress
+	// (restart k once k/(restarts+1) of them are done). Each restart must
+	// have failed some writes, or the writers were not writing through it.
 	var restarted atomic.Int64
-	writing := make(chan struct{})
+	writersDone := make(chan struct{})
 	var restarter sync.WaitGroup
 	restarter.Go(func() {
+		defer close(restartsOver)
 		for k := int64(1); k <= restarts; k++ {
 			for written.Load() < k*updates/(restarts+1) {
 				select {
-				case <-writing:
+				case <-writersDone: // every writer failed
 					return
 				case <-time.After(10 * time.Millisecond):
 				}
@@ -109,7 +124,7 @@ func TestBackWithinSecondsAfterAPIServerRestarts(t *testing.T) {
 	})
 	wg.Wait()
 	lastWrite := time.Now()
-	close(writing)
+	close(writersDone)
 	restarter.Wait()
 	close(errs)
 	for err := range errs {
