@@ -356,6 +356,9 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		return true
 	}
 	p := c.handle(ctx, key)
+	if p.stale {
+		return true // not a pass: nothing ran, nothing to count or retry
+	}
 	err := p.err
 	if hold := c.loops.passed(key, p, now); hold > 0 {
 		if err != nil && !onlyRoutine(err) && !errors.Is(err, ErrIgnore) {
@@ -410,6 +413,13 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 		robj = obj.(runtime.Object)
 		p.resourceVersion = resourceVersion(obj)
 	}
+	shared, isShared := c.handler.(*sharedHandler)
+	if isShared && shared.own.stale(key, robj) {
+		// The handlers wrote a newer version than this copy (or finalized
+		// the object); the watch event of that write queues the key again.
+		c.opts.Metrics.stalePassSkipped(c.gvk)
+		return pass{stale: true}
+	}
 	if c.opts.Gate != nil {
 		handle, err := c.opts.Gate.Admit(ctx, key, robj)
 		if err != nil {
@@ -419,7 +429,7 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 			return pass{}
 		}
 	}
-	if shared, ok := c.handler.(*sharedHandler); ok {
+	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
 		// one, so metrics and errors name the handler.
 		p.writes, p.err = shared.run(key, robj)

@@ -33,6 +33,9 @@ type pass struct {
 	resourceVersion string
 	writes          []write
 	err             error
+	// stale is set when no handler ran because the cached copy was older
+	// than a version the handlers wrote (see ownWrites).
+	stale bool
 }
 
 // hotLoops finds keys whose handlers keep rewriting their object: a pass

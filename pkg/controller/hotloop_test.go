@@ -162,7 +162,7 @@ func TestSharedHandlerReportsWrites(t *testing.T) {
 		return cm, nil
 	}))
 	h.add("returns-nothing", SharedHandlerFunc(func(string, runtime.Object) (runtime.Object, error) { return nil, nil }))
-	writes, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "1"}})
+	writes, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

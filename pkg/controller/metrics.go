@@ -22,6 +22,7 @@ type Metrics struct {
 	handlerErrors   *prometheus.CounterVec
 	handlerPanics   *prometheus.CounterVec
 	handlerFights   *prometheus.CounterVec
+	stalePasses     *prometheus.CounterVec
 }
 
 // NewMetrics creates the controller metrics and registers them with reg.
@@ -54,8 +55,11 @@ func NewMetrics(reg prometheus.Registerer, caches *cache.SharedCacheFactory) (*M
 		handlerFights: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lariat_handler_fights_total", Help: "Episodes in which a key's handlers kept rewriting its object, each write starting the next pass, so that the key was backed off; per kind (see Options.RewriteLimit).",
 		}, []string{"gvk"}),
+		stalePasses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lariat_handler_stale_passes_total", Help: "Passes skipped because the cached object was older than a version the kind's handlers had written (the cache lagged behind their writes), per kind.",
+		}, []string{"gvk"}),
 	}
-	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics, m.handlerFights}
+	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics, m.handlerFights, m.stalePasses}
 	if caches != nil {
 		collectors = append(collectors, cachedObjects{caches})
 	}
@@ -164,3 +168,10 @@ func (c cachedObjects) Collect(ch chan<- prometheus.Metric) {
 // cache.KindLabel, which the caches' own log lines and errors use, so that
 // every layer names a kind alike.
 func KindLabel(gvk schema.GroupVersionKind) string { return cache.KindLabel(gvk) }
+
+func (m *Metrics) stalePassSkipped(gvk string) {
+	if m == nil {
+		return
+	}
+	m.stalePasses.WithLabelValues(gvk).Inc()
+}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -87,6 +88,7 @@ func (s *sharedController) RegisterHandler(ctx context.Context, name string, han
 type sharedHandler struct {
 	gvk     string
 	metrics *Metrics
+	own     ownWrites
 
 	mu       sync.RWMutex
 	nextID   int
@@ -130,13 +132,15 @@ func (h *sharedHandler) OnChange(key string, obj runtime.Object) error {
 // run calls every handler, even after one fails, passing each the object the
 // previous one returned, and joins their errors. ErrIgnore is dropped. It
 // also returns the writes: the handlers that returned the object with a new
-// resourceVersion.
+// resourceVersion. The object the last write left behind is remembered, so
+// that no pass starts from an older cached copy (see ownWrites).
 func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
 	h.mu.RLock()
 	handlers := h.handlers
 	h.mu.RUnlock()
 	var errs []error
 	var writes []write
+	given := obj
 	for _, nh := range handlers {
 		var next runtime.Object
 		err := callHandler(h.metrics, h.gvk, nh.name, func() (err error) {
@@ -146,7 +150,7 @@ func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
 		if err != nil && !errors.Is(err, ErrIgnore) {
 			errs = append(errs, &HandlerError{Handler: nh.name, Err: err})
 		}
-		if next != nil && !isNilPointer(next) {
+		if passedOn(next) {
 			if obj != nil {
 				if rv := resourceVersion(next); rv != "" && rv != resourceVersion(obj) {
 					writes = append(writes, write{handler: nh.name, resourceVersion: rv})
@@ -155,7 +159,23 @@ func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
 			obj = next
 		}
 	}
+	if obj != given {
+		h.own.wrote(key, given, obj)
+	}
 	return writes, errors.Join(errs...)
+}
+
+// passedOn reports whether a handler's returned object replaces the one the
+// next handler gets. As on lasso, nil and an object without a UID do not: a
+// handler returning a placeholder (&v1.ConfigMap{}) must not hide the real
+// object from the handlers after it, nor turn a deletion's nil into an
+// object. An object without metadata is passed on.
+func passedOn(next runtime.Object) bool {
+	if next == nil || isNilPointer(next) {
+		return false
+	}
+	m, err := meta.Accessor(next)
+	return err != nil || m.GetUID() != ""
 }
 
 // isNilPointer catches a typed nil (a (*Pod)(nil) in a runtime.Object),

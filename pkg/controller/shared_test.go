@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -47,7 +48,8 @@ func TestSharedHandlerChainsJoinsAndRecovers(t *testing.T) {
 		return nil, nil
 	}))
 
-	_, err := h.run("ns/x", &corev1.ConfigMap{Data: map[string]string{"step": "start"}})
+	// A real object has a UID; only such returned objects are passed on.
+	_, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Data: map[string]string{"step": "start"}})
 
 	want := "a:start b:after-a c:after-a d:after-a e:after-a"
 	if got := strings.Join(seen, " "); got != want {
