@@ -1,6 +1,7 @@
 package crd_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -49,6 +50,14 @@ func createObject(t *testing.T, gvr schema.GroupVersionResource, kind, ns, name 
 	if _, err := dyn.Resource(gvr).Namespace(ns).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create a %s right after Install: %v", kind, err)
 	}
+	// Some of these objects have fixed names outside any test namespace:
+	// delete them, so the test passes again in the same control plane
+	// (go test -count).
+	t.Cleanup(func() {
+		if err := dyn.Resource(gvr).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete the %s %s: %v", kind, name, err)
+		}
+	})
 }
 
 // The generator's manifests install and are served when Install returns;

@@ -27,8 +27,8 @@ func TestDriftIsJudgedOnOwnedFields(t *testing.T) {
 	ctx := t.Context()
 	ns := controlplanetest.Namespace(t, cp.Config())
 	kube := controlplanetest.Clientset(cp.Config())
-	deps := scheduler(t, deploymentKind, kubedescriptor.Options{})
-	jobs := scheduler(t, jobKind, kubedescriptor.Options{})
+	deps := scheduler(t, deploymentKind, kubedescriptor.Options{Namespace: ns})
+	jobs := scheduler(t, jobKind, kubedescriptor.Options{Namespace: ns})
 
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
@@ -105,7 +105,7 @@ func TestDriftIsJudgedOnOwnedFields(t *testing.T) {
 	// After a restart nothing records what was applied: a dry run of the
 	// desired value stands in for it, so an unchanged object is not
 	// re-applied and a changed one is.
-	restarted := scheduler(t, deploymentKind, kubedescriptor.Options{})
+	restarted := scheduler(t, deploymentKind, kubedescriptor.Options{Namespace: ns})
 	before, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
