@@ -157,3 +157,30 @@ func (f *SharedClientFactory) IsHealthy(ctx context.Context) bool {
 	_, err = c.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	return err == nil
 }
+
+// NotInSchemeError is the failure of a controller whose kind is not in the
+// scheme Lariat's client factory decodes with. wrangler's generated
+// controllers cast every object to their Go type, and Lariat decodes a kind
+// it does not know into *unstructured.Unstructured, so without this check
+// every handler of the kind would panic on every retry.
+type NotInSchemeError struct {
+	GVK schema.GroupVersionKind
+}
+
+// Error names the kind and what to pass.
+func (e *NotInSchemeError) Error() string {
+	return fmt.Sprintf("lasso: %s is not in the scheme Lariat's client factory was given, so its objects would not decode "+
+		"to the Go type wrangler's controllers expect: pass wrangler's schemes.All (github.com/rancher/wrangler/v3/pkg/schemes), "+
+		"where wrangler's generated packages register their kinds, as the scheme (client.SharedClientFactoryOptions.Scheme, "+
+		"or the scheme argument of NewSharedControllerFactoryFromConfigWithOptions, where nil means it), "+
+		"or register the kind's AddToScheme in the scheme you pass", e.GVK)
+}
+
+// checkTyped fails with a *NotInSchemeError when gvk's objects would be
+// decoded as unstructured.
+func (f *SharedClientFactory) checkTyped(gvk schema.GroupVersionKind) error {
+	if !f.clients.Scheme().Recognizes(gvk) {
+		return &NotInSchemeError{GVK: gvk}
+	}
+	return nil
+}

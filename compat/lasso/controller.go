@@ -30,6 +30,9 @@ type SharedControllerFactory struct {
 	// errs are the failures of ForResource and ForResourceKind, whose
 	// lasso signatures have no error; Start returns them.
 	errs []error
+	// defaultWorkers is lasso's DefaultWorkers, used when Start is given
+	// no worker count; 0 leaves it to Lariat's factory.
+	defaultWorkers int
 }
 
 var _ lassocontroller.SharedControllerFactory = (*SharedControllerFactory)(nil)
@@ -116,6 +119,9 @@ func (f *SharedControllerFactory) wrap(c controller.SharedController) (lassocont
 	if sc, ok := f.shared[c.GroupVersionKind()]; ok && sc.SharedController == c {
 		return sc, nil
 	}
+	if err := f.caches.clients.checkTyped(c.GroupVersionKind()); err != nil {
+		return nil, err
+	}
 	lc, err := f.caches.clients.wrap(c.Client())
 	if err != nil {
 		return nil, err
@@ -140,6 +146,9 @@ func (f *SharedControllerFactory) SharedCacheFactory() lassocache.SharedCacheFac
 // own typed caches fail with a *cache.NotSyncedError instead, so Lariat's
 // factory starts each kind's controller as soon as that kind has synced.)
 func (f *SharedControllerFactory) Start(ctx context.Context, workers int) error {
+	if workers <= 0 {
+		workers = f.defaultWorkers
+	}
 	f.mu.Lock()
 	errs := append([]error(nil), f.errs...)
 	f.mu.Unlock()

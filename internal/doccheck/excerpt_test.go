@@ -45,16 +45,18 @@ func pageExcerpts(t *testing.T, page string) []excerpt {
 	for sc.Scan() {
 		n++
 		line := sc.Text()
+		// Markers and fences may be indented, inside a list item.
+		bare := strings.TrimSpace(line)
 		switch {
-		case cur == nil && strings.HasPrefix(line, excerptMarker):
-			file := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(line, excerptMarker), "-->"))
+		case cur == nil && strings.HasPrefix(bare, excerptMarker):
+			file := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(bare, excerptMarker), "-->"))
 			cur = &excerpt{page: page, line: n, file: file}
 		case cur != nil && !open:
-			if !strings.HasPrefix(line, "```") {
+			if !strings.HasPrefix(bare, "```") {
 				t.Fatalf("%s:%d: the excerpt marker is not followed by a fenced block", page, cur.line)
 			}
 			open = true
-		case cur != nil && strings.HasPrefix(line, "```"):
+		case cur != nil && strings.HasPrefix(bare, "```"):
 			out = append(out, *cur)
 			cur, open = nil, false
 		case cur != nil:

@@ -38,6 +38,12 @@ type SharedControllerFactoryOptions struct {
 	// Zero fields take DefaultBackoffBase and DefaultBackoffMax.
 	Backoff     Backoff
 	KindBackoff map[schema.GroupVersionKind]Backoff
+	// RateLimiter, when set, gives the retry rate limiter of each kind's
+	// queue in place of Backoff and KindBackoff, for callers that bring
+	// their own (lasso's options carry client-go rate limiters). It is
+	// called once per kind; it may return nil for a kind to keep the
+	// kind's Backoff.
+	RateLimiter func(gvk schema.GroupVersionKind) clientworkqueue.TypedRateLimiter[string]
 	// KindWorkers sets the number of workers of a kind; others get the
 	// count given to Start.
 	KindWorkers map[schema.GroupVersionKind]int
@@ -176,6 +182,11 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 }
 
 func (f *SharedControllerFactory) rateLimiter(gvk schema.GroupVersionKind) clientworkqueue.TypedRateLimiter[string] {
+	if f.opts.RateLimiter != nil {
+		if l := f.opts.RateLimiter(gvk); l != nil {
+			return l
+		}
+	}
 	b := f.opts.Backoff
 	if kb, ok := f.opts.KindBackoff[gvk]; ok {
 		b = kb
