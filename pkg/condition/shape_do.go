@@ -93,3 +93,28 @@ func (s Shape[C]) IsTrue(conds []C, cond Cond) bool {
 	got, ok := s.find(conds, cond)
 	return ok && got.Status == string(metav1.ConditionTrue)
 }
+
+// IsFalse reports whether cond is in conds with status False.
+func (s Shape[C]) IsFalse(conds []C, cond Cond) bool {
+	got, ok := s.find(conds, cond)
+	return ok && got.Status == string(metav1.ConditionFalse)
+}
+
+// IsUnknown reports whether cond is missing from conds or Unknown, as
+// Cond.IsUnknown does: a condition nobody set yet is not known.
+func (s Shape[C]) IsUnknown(conds []C, cond Cond) bool {
+	got, ok := s.find(conds, cond)
+	return !ok || got.Status == string(metav1.ConditionUnknown)
+}
+
+// Reason returns cond's reason, "" when conds does not have it.
+func (s Shape[C]) Reason(conds []C, cond Cond) string {
+	got, _ := s.find(conds, cond)
+	return got.Reason
+}
+
+// Message returns cond's message, "" when conds does not have it.
+func (s Shape[C]) Message(conds []C, cond Cond) string {
+	got, _ := s.find(conds, cond)
+	return got.Message
+}
