@@ -24,10 +24,17 @@
 // Nothing is pruned on incomplete information: a whole set is pruned for a
 // gone owner (Set.OwnerKey, no objects) only after a live read confirms the
 // owner is gone or being deleted, since a filtered cache also loses objects
-// that merely stopped matching (see ErrOwnerExists). Nor is another set's
-// object taken: a desired object whose label names another set is left as
-// it is (see ClaimedError and Set.TakeOver). A pruned object is deleted
-// only as listed, or after a read shows it still carries the set's label.
+// that merely stopped matching (see ErrOwnerExists). Nor is what the set
+// did not create taken: a desired object whose label names another set is
+// left as it is (see ClaimedError and Set.TakeOver), and so is one that
+// exists without any set's label, made by hand or by another tool (see
+// NotManagedError; Set.Adopt, Set.AdoptKinds and LabelAdopt take it over
+// explicitly). Such an object is never written to, nor pruned later. Every
+// write is conditional on what the set read: an apply carries the
+// resourceVersion the set checked (or, for an object it read as absent,
+// one no object has, so that it only creates), and a recreate's delete the
+// UID and resourceVersion. A pruned object is deleted only as listed, or
+// after a read shows it still carries the set's label.
 //
 // For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
 // WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating
@@ -125,7 +132,10 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 // named by Set.OwnerKey (the owner object is no longer at hand), the owner's
 // absence is first confirmed with the API server, and a live owner that is
 // not being deleted keeps everything and gives ErrOwnerExists. An object
-// another set holds is not applied (a *ClaimedError). Errors of single
+// another set holds is not applied (a *ClaimedError), nor one that belongs
+// to no set unless the set may adopt it (a *NotManagedError). An object
+// changed by someone else between the set's read and its write gives an
+// API Conflict: the next Apply reads and checks it again. Errors of single
 // objects are joined; the rest of the set is still applied.
 func (a *Applier) Apply(ctx context.Context, set Set, objs ...runtime.Object) error {
 	_, err := a.run(ctx, set, objs, false)
@@ -345,9 +355,11 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		return "", err
 	}
 	if exists {
-		// Another set's object stays that set's: applying it would
-		// drop what only that set applied (one field manager applies
-		// every set) and let this set's pruning delete it.
+		// Another set's object stays that set's, and one that belongs
+		// to no set stays its manager's: applying it would drop what
+		// only the other set applied (one field manager applies every
+		// set), or take over fields someone else set, and let this
+		// set's pruning delete it.
 		if err := id.claimed(d.key, before); err != nil {
 			return "", err
 		}
@@ -362,13 +374,16 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, after, opts); err != nil {
-		if !exists || !mayRecreate(set, d.key.GVK.GroupKind(), err) {
+		if !exists {
+			return "", a.createFailed(ctx, id, d, err)
+		}
+		if !mayRecreate(set, d.key.GVK.GroupKind(), err) {
 			return "", err
 		}
 		if dryRun {
 			return "recreate", nil
 		}
-		return "recreate", a.recreate(ctx, id, d, before, body, after, opts, err)
+		return "recreate", a.recreate(ctx, id, d, before, after, opts, err)
 	}
 	if !exists {
 		return "create", nil
@@ -383,28 +398,6 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		return "update", nil
 	}
 	return "unchanged", nil
-}
-
-// applyBody is d's apply patch. The set's owner reference gives up being
-// the controller when the live object already has another controller: the
-// API server allows only one, and that reference is another writer's.
-func applyBody(d desired, live runtime.Object, exists bool) ([]byte, error) {
-	obj := d.obj
-	if exists && d.ownerUID != "" {
-		if m, err := meta.Accessor(live); err == nil {
-			if ref := metav1.GetControllerOfNoCopy(m); ref != nil && ref.UID != d.ownerUID {
-				obj = obj.DeepCopy()
-				refs := obj.GetOwnerReferences()
-				for i := range refs {
-					if refs[i].UID == d.ownerUID {
-						refs[i].Controller = nil
-					}
-				}
-				obj.SetOwnerReferences(refs)
-			}
-		}
-	}
-	return json.Marshal(obj.Object)
 }
 
 func resourceVersion(obj runtime.Object) string {

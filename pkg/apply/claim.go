@@ -45,12 +45,12 @@ func (e *ClaimedError) Error() string {
 
 // claimed returns a *ClaimedError when the live object (of key) is a set's
 // inventory, or is labelled as an object of another set than id or one id
-// may take over. An object
-// without the label belongs to no set and may be applied. A label that is
-// not one of id's hashes still names id's set (or one it takes over) when
-// the object's annotations name the same owner, whatever version it was
-// read through, and the same set ID: a legacy hash made with another
-// version of the owner than the one at hand.
+// may take over; and a *NotManagedError when it carries no set's label and
+// id may not adopt it (see Set.Adopt). A label that is not one of id's
+// hashes still names id's set (or one it takes over) when the object's
+// annotations name the same owner, whatever version it was read through,
+// and the same set ID: a legacy hash made with another version of the
+// owner than the one at hand.
 func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 	m, err := meta.Accessor(live)
 	if err != nil {
@@ -64,7 +64,13 @@ func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 		return &ClaimedError{Object: key, SetID: setID, Owner: owner, Inventory: true}
 	}
 	hash := m.GetLabels()[LabelSet]
-	if hash == "" || id.labelledBy(hash) || id.takeOverHashes[hash] {
+	if hash == "" {
+		if id.mayAdopt(key.GVK.GroupKind(), m.GetLabels()) {
+			return nil
+		}
+		return id.notManaged(key, m)
+	}
+	if id.labelledBy(hash) || id.takeOverHashes[hash] {
 		return nil
 	}
 	if (setID == id.id || slices.Contains(id.takeOver, setID)) && ownerOf(owner) == id.ownerID {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -30,6 +31,8 @@ func TestOwnerIsController(t *testing.T) {
 // An object that another writer made the controller of keeps that
 // controller (the server allows one) and the set's owner is added as a
 // plain owner; references others added to the live object stay on re-apply.
+// The object is made by that other writer, so the set adopts it explicitly
+// (AdoptKinds): without it the set would refuse it (NotManagedError).
 func TestOwnerYieldsToAnotherController(t *testing.T) {
 	a, kube, ns, owner := setup(t)
 	ctx := t.Context()
@@ -46,7 +49,7 @@ func TestOwnerYieldsToAnotherController(t *testing.T) {
 	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	set := apply.Set{Owner: owner, ID: "ctl"}
+	set := apply.Set{Owner: owner, ID: "ctl", AdoptKinds: []schema.GroupKind{{Kind: "ConfigMap"}}}
 	if err := a.Apply(ctx, set, cm("child", "1")); err != nil {
 		t.Fatalf("apply to an object with another controller: %v", err)
 	}

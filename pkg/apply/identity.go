@@ -73,6 +73,9 @@ type setIdentity struct {
 	ownerID        objectID
 	takeOver       []string
 	takeOverHashes map[string]bool
+	// adopt and adoptKinds are Set.Adopt and Set.AdoptKinds.
+	adopt      bool
+	adoptKinds []schema.GroupKind
 }
 
 func (a *Applier) identify(set Set) (*setIdentity, error) {
@@ -117,6 +120,7 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 	}
 	id.hash = setHash(hashed, set.ID)
 	id.ownerID, id.takeOver = ownerID, set.TakeOver
+	id.adopt, id.adoptKinds = set.Adopt, set.AdoptKinds
 	for _, other := range set.TakeOver {
 		if id.takeOverHashes == nil {
 			id.takeOverHashes = map[string]bool{}

@@ -56,20 +56,23 @@ func onlyImmutable(err error) bool {
 	return true
 }
 
-// recreate deletes the live object (preconditioned on its UID, so an
-// object recreated by someone else meanwhile is spared) and applies body
-// again, which creates it. An object that is still there after the delete
-// gives ErrRecreatePending; one created again meanwhile by another set is
-// left to it (a *ClaimedError).
-func (a *Applier) recreate(ctx context.Context, id *setIdentity, d desired, live runtime.Object, body []byte, into runtime.Object, opts metav1.PatchOptions, cause error) error {
+// recreate deletes the live object and applies d again, which creates it.
+// The delete is preconditioned on the live object's UID and resourceVersion:
+// it deletes the object only as the set read and checked it (an object
+// recreated by someone else, or taken out of the set meanwhile, is spared
+// and the next Apply checks it again). An object that is still there after
+// the delete gives ErrRecreatePending; one made again meanwhile is applied
+// only if the set may (a *ClaimedError or *NotManagedError otherwise), and
+// the create is create-only, as in applyOne.
+func (a *Applier) recreate(ctx context.Context, id *setIdentity, d desired, live runtime.Object, into runtime.Object, opts metav1.PatchOptions, cause error) error {
 	m, err := meta.Accessor(live)
 	if err != nil {
 		return err
 	}
-	uid := m.GetUID()
+	uid, rv := m.GetUID(), m.GetResourceVersion()
 	background := metav1.DeletePropagationBackground
 	err = d.client.Delete(ctx, d.key.Namespace, d.key.Name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &background})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("recreate after %v: delete: %w", cause, err)
 	}
@@ -78,19 +81,26 @@ func (a *Applier) recreate(ctx context.Context, id *setIdentity, d desired, live
 		return err
 	}
 	err = d.client.Get(ctx, d.key.Namespace, d.key.Name, check, metav1.GetOptions{})
-	if err == nil {
+	exists := err == nil
+	if exists {
 		if cm, mErr := meta.Accessor(check); mErr == nil && cm.GetUID() == uid {
 			return fmt.Errorf("recreate: %w", ErrRecreatePending)
 		}
-		// Created again meanwhile: apply to it, unless it is another
-		// set's.
+		// Made again meanwhile: apply to it, only if the set may.
 		if err := id.claimed(d.key, check); err != nil {
 			return fmt.Errorf("recreate: %w", err)
 		}
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("recreate: %w", err)
 	}
+	body, err := applyBody(d, check, exists)
+	if err != nil {
+		return err
+	}
 	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, into, opts); err != nil {
+		if !exists {
+			err = a.createFailed(ctx, id, d, err)
+		}
 		return fmt.Errorf("recreate: create: %w", err)
 	}
 	return nil

@@ -62,8 +62,22 @@ type Set struct {
 	// TakeOver names other sets of the same owner (by ID) whose objects
 	// this set may take when it names them: to rename a set (a generating
 	// handler) without losing its children. Objects of any other set are
-	// refused with a *ClaimedError.
+	// refused with a *ClaimedError. TakeOver takes only what those sets
+	// hold: an object that belongs to no set is refused as without it
+	// (see Adopt).
 	TakeOver []string
+	// Adopt lets the set take over an existing object of any kind that
+	// belongs to no set (made by hand or by another tool, or taken out of
+	// its set by removing its LabelSet); AdoptKinds does so for the
+	// objects of these kinds only. Without either, such an object is
+	// taken over only when its user labelled it LabelAdopt=true; any
+	// other is refused with a *NotManagedError and left as it is. An
+	// adopted object is the set's from then on: applied as the set says,
+	// and pruned when the set no longer names it or its owner goes.
+	// Wrangler's apply adopts every such object; this is the opt-in for
+	// ports that relied on it.
+	Adopt      bool
+	AdoptKinds []schema.GroupKind
 }
 
 // ObjectKey identifies an object in a Plan, or a gone owner in Set.OwnerKey.
