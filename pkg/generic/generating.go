@@ -74,6 +74,17 @@ type SetOptions struct {
 	// (apply.Set.TakeOver): for renaming a handler. A child of any other
 	// set fails the handler with an *apply.ClaimedError and stays as it is.
 	TakeOver []string
+	// Adopt lets the handler take over existing children of any kind
+	// that belong to no set (made by hand or by another tool), and
+	// AdoptKinds those of the listed kinds (apply.Set.Adopt and
+	// AdoptKinds). Without them such a child is taken over only when its
+	// user labelled it apply.LabelAdopt=true; any other fails the
+	// handler with an *apply.NotManagedError (in cond, and retried with
+	// backoff, so that labelling the child is picked up) and is left as
+	// it is, while the rest of the children are applied. Wrangler adopts
+	// them silently; this is the opt-in for ports that relied on it.
+	Adopt      bool
+	AdoptKinds []schema.GroupKind
 }
 
 // RegisterGeneratingHandler runs handler for every change of the kind until
@@ -101,6 +112,8 @@ func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, 
 		RecreateKinds:        slices.Clone(opts.Set.RecreateKinds),
 		RecreateImmutable:    opts.Set.RecreateImmutable,
 		TakeOver:             slices.Clone(opts.Set.TakeOver),
+		Adopt:                opts.Set.Adopt,
+		AdoptKinds:           slices.Clone(opts.Set.AdoptKinds),
 		OwnerNamespaceOnly:   !opts.AllowCrossNamespace,
 		ClusterScopedRefused: !opts.AllowClusterScoped,
 	}
