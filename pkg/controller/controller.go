@@ -111,6 +111,8 @@ type controller struct {
 	// keys off with the same per-key history as failures.
 	limiter clientworkqueue.TypedRateLimiter[string]
 	loops   *hotLoops
+	// permanent remembers the permanent failures logged, to log each once.
+	permanent permanentFailures
 
 	startLock sync.Mutex
 	queue     *workqueue.Queue[string] // the running queue; nil while stopped
@@ -360,8 +362,11 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		return true // not a pass: nothing ran, nothing to count or retry
 	}
 	err := p.err
+	c.permanent.passed(key, err)
 	if hold := c.loops.passed(key, p, now); hold > 0 {
-		if err != nil && !onlyRoutine(err) && !errors.Is(err, ErrIgnore) {
+		if err != nil && onlyPermanent(err) {
+			c.permanent.failed(key, err, c.log)
+		} else if err != nil && !routineOrPermanent(err) && !errors.Is(err, ErrIgnore) {
 			c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
 				Errorf("handler failed, retrying: %v", err)
 		}
@@ -376,9 +381,15 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		// run the handler again before the queue shuts down); the next
 		// run re-queues every cached key.
 		c.log.WithField("key", key).Debugf("stopping: %v", err)
-	case onlyRoutine(err):
+	case onlyPermanent(err):
+		// Retrying would fail the same way: the next event of the key
+		// (a new version of the object, an Enqueue) runs it again.
+		queue.Forget(key)
+		c.permanent.failed(key, err, c.log)
+	case routineOrPermanent(err):
 		// Someone else changed the object first (the retry sees the new
-		// version), or the handler asked for a quiet retry. Routine, not
+		// version), or the handler asked for a quiet retry; any other
+		// cause is permanent, and logged when it is alone. Routine, not
 		// worth an error line.
 		c.log.WithField("key", key).Debugf("retrying: %v", err)
 		queue.AddRateLimited(key)

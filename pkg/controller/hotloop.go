@@ -163,7 +163,7 @@ func (h *hotLoops) passed(key string, p pass, now time.Time) time.Duration {
 // wrote: often a conflict with the fight's other write, which neither
 // continues nor ends the chain. Every other such pass ends it, so no entry
 // outlives the chance of its chain going on: a pass that succeeded (or
-// returned ErrIgnore, so no retry comes), a pass of a deleted object (a
+// returned ErrIgnore or a permanent error, so no retry comes), a pass of a deleted object (a
 // later object of that name starts from a version never written here), and
 // a pass begun from someone else's version (the chain cannot continue
 // from there; a fight under way is kept, as its writes are).
@@ -174,7 +174,7 @@ func (h *hotLoops) wroteNothing(key string, p pass, now time.Time) {
 	if r == nil {
 		return
 	}
-	retried := p.err != nil && !errors.Is(p.err, ErrIgnore)
+	retried := p.err != nil && !errors.Is(p.err, ErrIgnore) && !onlyPermanent(p.err)
 	if retried && p.resourceVersion != "" && (r.fighting || slices.Contains(r.written, p.resourceVersion)) {
 		return
 	}

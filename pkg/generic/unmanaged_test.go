@@ -106,8 +106,10 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 	eventually(t, "the owner's condition False with the refusal", func() bool {
 		refused = getService(t, ns, "owner")
 		c := generated.Get(refused.Status.Conditions)
+		// The other handler's condition too: its first write is not a
+		// retry's.
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "handmade exists and belongs to no set") &&
-			strings.Contains(c.Message, apply.LabelAdopt+"=true")
+			strings.Contains(c.Message, apply.LabelAdopt+"=true") && adopted.IsTrue(refused.Status.Conditions)
 	})
 	if _, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "own", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the handler's other child was not applied: %v", err)
