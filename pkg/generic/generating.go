@@ -98,7 +98,12 @@ type SetOptions struct {
 // error; the status is written as by RegisterStatusHandler. When the apply
 // fails, the handler's status is dropped too, as when the handler fails: it
 // was computed before the apply and may describe children that do not exist
-// as described, so the stored status stays, with cond False.
+// as described, so the stored status stays, with cond False. A child that
+// exists without belonging to any set (made by hand or by another tool) is
+// not taken over unless SetOptions.Adopt or AdoptKinds say so (or the child
+// is labelled apply.LabelAdopt=true): cond carries the
+// *apply.NotManagedError, the other children are applied, and the key is
+// retried with backoff.
 func RegisterGeneratingHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], applier *apply.Applier, access StatusAccess[T, S], cond condition.Cond, name string, handler GeneratingHandler[T, S], opts *GeneratingHandlerOptions) {
 	if opts == nil {
 		opts = &GeneratingHandlerOptions{}

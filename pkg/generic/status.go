@@ -64,7 +64,10 @@ type GeneratingHandler[T RuntimeMetaObject, S any] func(obj T, status S) ([]runt
 // that "return FooStatus{}, err" does not wipe the other fields and
 // conditions. An error made only of API conflicts is routine (the handler or
 // the write raced another writer): it writes nothing, leaves cond as it is
-// and is retried quietly with the object as it then is.
+// and is retried quietly with the object as it then is. An error marked
+// with controller.Permanent (retrying cannot fix it) sets cond False with
+// its message like any other, and is not retried: the object's next
+// version runs the handler again.
 func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, name string, handler StatusHandler[T, S]) {
 	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
 		var zero T
