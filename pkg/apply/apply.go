@@ -377,7 +377,10 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		if !exists {
 			return "", a.createFailed(ctx, id, d, err)
 		}
-		if !mayRecreate(set, d.key.GVK.GroupKind(), err) {
+		// Only the set's own object is recreated: one it is adopting
+		// (no set's label yet) is still someone else's, not to be
+		// deleted.
+		if !mayRecreate(set, d.key.GVK.GroupKind(), err) || !inASet(before) {
 			return "", err
 		}
 		if dryRun {
@@ -398,6 +401,13 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 		return "update", nil
 	}
 	return "unchanged", nil
+}
+
+// inASet reports whether obj carries a set's label; for an object claimed
+// passed, the set's own or one it takes over.
+func inASet(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetLabels()[LabelSet] != ""
 }
 
 func resourceVersion(obj runtime.Object) string {

@@ -73,7 +73,10 @@ type Set struct {
 	// taken over only when its user labelled it LabelAdopt=true; any
 	// other is refused with a *NotManagedError and left as it is. An
 	// adopted object is the set's from then on: applied as the set says,
-	// and pruned when the set no longer names it or its owner goes.
+	// and pruned when the set no longer names it or its owner goes. An
+	// object being adopted is never recreated (RecreateKinds,
+	// RecreateImmutable): until the set applied it once it is someone
+	// else's, and an apply rejected for an immutable field is returned.
 	// Wrangler's apply adopts every such object; this is the opt-in for
 	// ports that relied on it.
 	Adopt      bool

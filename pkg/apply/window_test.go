@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -142,4 +143,27 @@ func TestRecreateDoesNotDeleteAnObjectTakenOutOfTheSetMeanwhile(t *testing.T) {
 		t.Fatalf("the object taken out of the set was recreated or written to: uid %s→%s, resourceVersion %s→%s",
 			released.UID, got.UID, released.ResourceVersion, got.ResourceVersion)
 	}
+}
+
+// Adopting is not recreating: an object that belongs to no set, which the
+// set may adopt (Set.Adopt), but whose apply is rejected for an immutable
+// field, is not deleted and created again, whatever the Recreate options:
+// until the set has applied it once, it is someone else's object. The
+// apply's Invalid error is returned and the object stays as it is.
+func TestRecreateDoesNotDeleteAnObjectBeingAdopted(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	made, err := kube.CoreV1().ConfigMaps(ns).Create(t.Context(), immutableCM("frozen", "by hand"), metav1.CreateOptions{FieldManager: byHand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := apply.Set{Owner: owner, ID: "kids", Adopt: true, RecreateImmutable: true}
+	err = a.Apply(t.Context(), set, immutableCM("frozen", "set"))
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("adopting an object whose apply is rejected for an immutable field: %v, want the Invalid error", err)
+	}
+	got, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), "frozen", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the object being adopted is gone: %v", err)
+	}
+	unchanged(t, "the object being adopted", made, got)
 }
