@@ -1,6 +1,7 @@
 package generic_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,9 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, gvk string) floa
 // rate limiter (lariat_queue_retries_total), which write nothing (the
 // owner's resourceVersion stays), not a loop of status writes each
 // starting the next pass. A handler whose SetOptions.AdoptKinds lists the
-// kind takes such a child over, and prunes it with its owner.
+// kind takes such a child over, and prunes it with its owner. The
+// unmanaged children are a ConfigMap and, as in issue 26, a Namespace made
+// by hand with a ConfigMap in it.
 func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	ctx := t.Context()
@@ -77,6 +80,15 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 	svcs := newServices(t, f)
 	applier := newApplier(t, f)
 	var runs counter
+	// The issue's case: a Namespace made by hand, holding a ConfigMap,
+	// that a generating handler names.
+	handNS := "hm-" + ns
+	madeNS, err := kube().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: handNS}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube().CoreV1().Namespaces().Delete(context.Background(), handNS, metav1.DeleteOptions{}) })
+	createCM(t, handNS, "content")
 	generic.RegisterGeneratingHandler(ctx, svcs, applier, serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			if svc.Name != "owner" {
@@ -85,9 +97,10 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 			runs.inc()
 			return []runtime.Object{
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "handmade"}, Data: map[string]string{"v": "handler"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: handNS}},
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "own"}, Data: map[string]string{"v": "handler"}},
 			}, st, nil
-		}, nil)
+		}, &generic.GeneratingHandlerOptions{AllowClusterScoped: true})
 	const adopted = condition.Cond("Adopted")
 	generic.RegisterGeneratingHandler(ctx, svcs, applier, serviceStatus, adopted, "adopting",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
@@ -109,6 +122,7 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 		// The other handler's condition too: its first write is not a
 		// retry's.
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "handmade exists and belongs to no set") &&
+			strings.Contains(c.Message, "Namespace "+handNS+" exists and belongs to no set") &&
 			strings.Contains(c.Message, apply.LabelAdopt+"=true") && adopted.IsTrue(refused.Status.Conditions)
 	})
 	if _, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "own", metav1.GetOptions{}); err != nil {
@@ -152,4 +166,9 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 	if got := getCM(t, ns, "handmade"); got.ResourceVersion != made.ResourceVersion {
 		t.Fatalf("the unmanaged child was written to after its owner went: %+v", got.ObjectMeta)
 	}
+	gotNS, err := kube().CoreV1().Namespaces().Get(ctx, handNS, metav1.GetOptions{})
+	if err != nil || gotNS.ResourceVersion != madeNS.ResourceVersion || gotNS.DeletionTimestamp != nil {
+		t.Fatalf("the hand-made Namespace was written to or deleted with the owner: %v %+v", err, gotNS.ObjectMeta)
+	}
+	getCM(t, handNS, "content")
 }
