@@ -78,6 +78,12 @@ type Options struct {
 	// Gate, when set, runs before the handler on every pass and may skip
 	// it; see Gate. Nil runs the handler on every pass.
 	Gate Gate
+	// StopGrace is how long a run's handlers may go on after its context
+	// ended before Wait stops waiting for them: they are then logged by
+	// kind, key and handler, counted in
+	// lariat_handlers_outlived_stop_grace_total, and named in Wait's
+	// *StillRunningError. Zero means DefaultStopGrace.
+	StopGrace time.Duration
 }
 
 // Controller feeds one informer's keys to one handler.
@@ -95,8 +101,9 @@ type Controller interface {
 	// The informer itself must be started by the caller (the factory does).
 	// After ctx ends, Start may be called again with a new context; the
 	// new run handles every cached key and every key cached when the last
-	// run stopped. A stopped controller's event handler leaves the
-	// informer until then.
+	// run stopped, each only once the last run's handlers for it have
+	// returned. A stopped controller's event handler leaves the informer
+	// until then. Wait (see Waiter) waits for a run's handlers to return.
 	Start(ctx context.Context, workers int) error
 }
 
@@ -113,6 +120,9 @@ type controller struct {
 	loops   *hotLoops
 	// permanent remembers the permanent failures logged, to log each once.
 	permanent permanentFailures
+	grace     time.Duration
+	// passes are the keys being handled, by any run.
+	passes passes
 
 	startLock sync.Mutex
 	queue     *workqueue.Queue[string] // the running queue; nil while stopped
@@ -120,6 +130,7 @@ type controller struct {
 	ran       bool                     // Start has run workers before
 	startKeys []startKey               // keys enqueued while stopped
 	reg       cache.ResourceEventHandlerRegistration
+	runs      map[*run]struct{} // runs whose workers have not all returned
 }
 
 type startKey struct {
@@ -150,6 +161,11 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		c.limiter = workqueue.DefaultRateLimiter[string]()
 	}
 	c.loops = newHotLoops(c.opts.RewriteLimit, c.limiter, c.log, c.opts.Metrics, c.gvk)
+	c.grace = c.opts.StopGrace
+	if c.grace <= 0 {
+		c.grace = DefaultStopGrace
+	}
+	c.runs = map[*run]struct{}{}
 	reg, err := informer.AddEventHandler(c.eventHandler())
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", name, err)
@@ -273,14 +289,23 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 	c.startKeys = nil
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
-	go c.run(ctx, queue, workers, restart)
+	r := &run{ctx: ctx, queue: queue, done: make(chan struct{}), graceOver: make(chan struct{})}
+	c.runs[r] = struct{}{}
+	go c.run(r, workers, restart)
 	return nil
 }
 
-// run serves queue with workers until ctx ends. A restart first queues
-// every cached key, since keys queued when the last run stopped were
-// dropped with its queue.
-func (c *controller) run(ctx context.Context, queue *workqueue.Queue[string], workers int, restart bool) {
+// run serves its queue with workers until its context ends, and returns
+// once they all have. A restart first queues every cached key, since keys
+// queued when the last run stopped were dropped with its queue.
+func (c *controller) run(r *run, workers int, restart bool) {
+	ctx, queue := r.ctx, r.queue
+	defer func() {
+		c.startLock.Lock()
+		delete(c.runs, r)
+		c.startLock.Unlock()
+		close(r.done)
+	}()
 	defer c.stopped(queue)
 	// Keys are looked up in the informer's store, so workers wait for it to
 	// be filled; a kind that never syncs holds only its own workers, never
@@ -300,12 +325,14 @@ func (c *controller) run(ctx context.Context, queue *workqueue.Queue[string], wo
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for c.processNext(ctx, queue) {
+			for c.processNext(r) {
 			}
 		})
 	}
 	<-ctx.Done()
 	queue.ShutDown()
+	stopGrace := c.graceTimer(r)
+	defer stopGrace()
 	wg.Wait()
 }
 
@@ -334,11 +361,12 @@ func (c *controller) stopped(queue *workqueue.Queue[string]) {
 	}
 }
 
-// processNext handles one key; it returns false when the queue shut down.
-// ctx is the run's: once it ended, an error that is its cancellation (a
-// request the handler made with the context it was registered with) is the
-// stop, not a failure worth an error line.
-func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[string]) bool {
+// processNext handles one key of r's queue; it returns false when the
+// queue shut down. Once r's context ended, an error that is its
+// cancellation (a request the handler made with the context it was
+// registered with) is the stop, not a failure worth an error line.
+func (c *controller) processNext(r *run) bool {
+	ctx, queue := r.ctx, r.queue
 	key, shutdown := queue.Get()
 	if shutdown {
 		return false
@@ -349,6 +377,12 @@ func (c *controller) processNext(ctx context.Context, queue *workqueue.Queue[str
 		// (the next run re-queues every cached key, see stopped).
 		return false
 	}
+	if !c.passes.claim(key, r, func() { queue.AddWithPriority(key, workqueue.High) }) {
+		// An earlier run, stopping, still handles the key: this run
+		// takes it once that pass has ended, never beside it.
+		return true
+	}
+	defer c.passes.release(key)
 	// One clock reading serves the pass: a hold counted from its start
 	// ends no later than the AddAfter that follows the handlers.
 	now := time.Now()
@@ -432,6 +466,7 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 		return pass{stale: true}
 	}
 	if c.opts.Gate != nil {
+		c.passes.running(key, "gate")
 		handle, err := c.opts.Gate.Admit(ctx, key, robj)
 		if err != nil {
 			return pass{err: fmt.Errorf("gate: %w", err)}
@@ -443,9 +478,10 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
 		// one, so metrics and errors name the handler.
-		p.writes, p.err = shared.run(key, robj)
+		p.writes, p.err = shared.run(key, robj, func(name string) { c.passes.running(key, name) })
 		return p
 	}
+	c.passes.running(key, c.name)
 	p.err = callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
 	return p
 }

@@ -61,6 +61,11 @@ type SharedControllerFactoryOptions struct {
 	// members gate their sharded kinds). Kinds without one run their
 	// handlers on every pass.
 	KindGates map[schema.GroupVersionKind]Gate
+	// StopGrace bounds Wait and Run: how long a run's handlers may go on
+	// after its context ended before they are logged, counted and named
+	// in a *StillRunningError; see Options.StopGrace. Zero means
+	// DefaultStopGrace.
+	StopGrace time.Duration
 }
 
 // SharedControllerFactory hands out one SharedController per kind and starts
@@ -172,6 +177,7 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		GVK:                    label,
 		RewriteLimit:           f.opts.RewriteLimit,
 		Gate:                   f.opts.KindGates[gvk],
+		StopGrace:              f.opts.StopGrace,
 	})
 	if err != nil {
 		return nil, err

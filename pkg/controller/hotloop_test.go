@@ -162,14 +162,14 @@ func TestSharedHandlerReportsWrites(t *testing.T) {
 		return cm, nil
 	}))
 	h.add("returns-nothing", SharedHandlerFunc(func(string, runtime.Object) (runtime.Object, error) { return nil, nil }))
-	writes, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "1"}})
+	writes, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "1"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(writes) != 1 || writes[0] != (write{handler: "writes", resourceVersion: "2"}) {
 		t.Fatalf("writes %+v, want one by the handler that wrote", writes)
 	}
-	if writes, err := h.run("ns/x", nil); len(writes) != 0 || err != nil {
+	if writes, err := h.run("ns/x", nil, nil); len(writes) != 0 || err != nil {
 		t.Fatalf("writes %+v, error %v for a deleted object", writes, err)
 	}
 }

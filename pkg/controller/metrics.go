@@ -23,6 +23,7 @@ type Metrics struct {
 	handlerPanics   *prometheus.CounterVec
 	handlerFights   *prometheus.CounterVec
 	stalePasses     *prometheus.CounterVec
+	outlived        *prometheus.CounterVec
 }
 
 // NewMetrics creates the controller metrics and registers them with reg.
@@ -58,8 +59,11 @@ func NewMetrics(reg prometheus.Registerer, caches *cache.SharedCacheFactory) (*M
 		stalePasses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lariat_handler_stale_passes_total", Help: "Passes skipped because the cached object was older than a version the kind's handlers had written (the cache lagged behind their writes), per kind.",
 		}, []string{"gvk"}),
+		outlived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lariat_handlers_outlived_stop_grace_total", Help: "Handler calls still running when the stop grace period after their run's end had passed, per kind and handler (see Options.StopGrace).",
+		}, []string{"gvk", "handler"}),
 	}
-	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics, m.handlerFights, m.stalePasses}
+	collectors := []prometheus.Collector{m.depth, m.adds, m.retries, m.queueWait, m.handlerDuration, m.handlerErrors, m.handlerPanics, m.handlerFights, m.stalePasses, m.outlived}
 	if caches != nil {
 		collectors = append(collectors, cachedObjects{caches})
 	}
@@ -90,6 +94,15 @@ func (m *Metrics) fightStarted(gvk string) {
 		return
 	}
 	m.handlerFights.WithLabelValues(gvk).Inc()
+}
+
+// outlivedGrace counts a handler call still running after its run's stop
+// grace period.
+func (m *Metrics) outlivedGrace(gvk, handler string) {
+	if m == nil {
+		return
+	}
+	m.outlived.WithLabelValues(gvk, handler).Inc()
 }
 
 // queueMetrics returns the queue hooks for one kind, with its label values

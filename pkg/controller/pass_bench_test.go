@@ -28,10 +28,10 @@ func BenchmarkPass(b *testing.B) {
 	queue := workqueue.New(workqueue.Options[string]{})
 	defer queue.ShutDown()
 	ctrl := c.(*controller)
-	ctx := b.Context()
+	r := &run{ctx: b.Context(), queue: queue}
 	b.ReportAllocs()
 	for b.Loop() {
 		queue.Add("ns/x")
-		ctrl.processNext(ctx, queue)
+		ctrl.processNext(r)
 	}
 }

@@ -125,7 +125,7 @@ func (h *sharedHandler) remove(id int) {
 // OnChange makes sharedHandler a Handler; the controller calls run instead
 // so that each handler is timed and recovered on its own.
 func (h *sharedHandler) OnChange(key string, obj runtime.Object) error {
-	_, err := h.run(key, obj)
+	_, err := h.run(key, obj, nil)
 	return err
 }
 
@@ -133,8 +133,9 @@ func (h *sharedHandler) OnChange(key string, obj runtime.Object) error {
 // previous one returned, and joins their errors. ErrIgnore is dropped. It
 // also returns the writes: the handlers that returned the object with a new
 // resourceVersion. The object the last write left behind is remembered, so
-// that no pass starts from an older cached copy (see ownWrites).
-func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
+// that no pass starts from an older cached copy (see ownWrites). running,
+// when set, is told each handler's name before it is called.
+func (h *sharedHandler) run(key string, obj runtime.Object, running func(name string)) ([]write, error) {
 	h.mu.RLock()
 	handlers := h.handlers
 	h.mu.RUnlock()
@@ -143,6 +144,9 @@ func (h *sharedHandler) run(key string, obj runtime.Object) ([]write, error) {
 	given := obj
 	for _, nh := range handlers {
 		var next runtime.Object
+		if running != nil {
+			running(nh.name)
+		}
 		err := callHandler(h.metrics, h.gvk, nh.name, func() (err error) {
 			next, err = nh.handler.OnChange(key, obj)
 			return err

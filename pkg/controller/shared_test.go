@@ -49,7 +49,7 @@ func TestSharedHandlerChainsJoinsAndRecovers(t *testing.T) {
 	}))
 
 	// A real object has a UID; only such returned objects are passed on.
-	_, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Data: map[string]string{"step": "start"}})
+	_, err := h.run("ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Data: map[string]string{"step": "start"}}, nil)
 
 	want := "a:start b:after-a c:after-a d:after-a e:after-a"
 	if got := strings.Join(seen, " "); got != want {
@@ -84,7 +84,7 @@ func TestSharedHandlerRemove(t *testing.T) {
 	id := h.add("one", count)
 	h.add("two", count)
 	h.remove(id)
-	if _, err := h.run("k", nil); err != nil {
+	if _, err := h.run("k", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {

@@ -188,6 +188,32 @@ func (f *Factory) Start(ctx context.Context, workers int) error {
 	return f.controllers.Start(ctx, workers)
 }
 
+// Run starts the factory with ctx (see Start), blocks until ctx ends, and
+// returns once everything it ran has stopped: every handler call returned
+// and every informer stopped (see controller.SharedControllerFactory.Run).
+// It is the whole term function under leader election or sharding:
+//
+//	leader.Run(ctx, leases, ns, name, func(ctx context.Context) error {
+//		return f.Run(ctx, 2)
+//	})
+//
+// Handlers still running after the stop grace period
+// (FactoryOptions.Controller.StopGrace, default 20 s) are logged, counted
+// and named in the returned error (errors.Is(err,
+// controller.ErrStillRunning)), on which leader and shard leave their Lease
+// to expire instead of releasing it.
+func (f *Factory) Run(ctx context.Context, workers int) error {
+	f.seal()
+	return f.controllers.Run(ctx, workers)
+}
+
+// Wait blocks until every run begun by Start (or Sync) has stopped, for
+// callers that Start the factory themselves; see
+// controller.SharedControllerFactory.Wait.
+func (f *Factory) Wait(ctx context.Context) error {
+	return f.controllers.Wait(ctx)
+}
+
 // Sync starts the informers created so far, without their controllers, and
 // waits for them to sync, so caches can be read before handlers run.
 func (f *Factory) Sync(ctx context.Context) error {
