@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
 )
+
+// errLeaseKept refuses a release while the term's work may still run.
+var errLeaseKept = errors.New("leader: not released while the term's work may still run; the lease will expire")
 
 // ErrLeaseLost is the cause (context.Cause) of a work context that ended
 // because the lease was lost or could not be renewed in time.
@@ -48,14 +54,20 @@ func New(leases coordinationv1client.LeasesGetter, namespace, name string, opts 
 
 // Run calls fn each time this replica becomes leader, with a context that
 // ends when the lease is lost, when its renew deadline passes, or when ctx
-// ends. fn should return once its context has ended and its work has
-// stopped; if it returns nil earlier, the lease is held until that context
-// ends anyway (wrangler's start-and-return callbacks). Run releases the
-// lease only after fn returned.
+// ends. fn must return only once its context has ended and its work has
+// stopped, every handler included: return f.Run(ctx, workers) of a
+// generic or controller factory. If it returns nil earlier, the lease is
+// held until that context ends anyway (wrangler's start-and-return
+// callbacks), but work it started is not waited for. Run releases the
+// lease only after fn returned; if fn's error matches
+// controller.ErrStillRunning (handlers outlived the factory's stop grace
+// period), the lease is not released at all but left to expire, so that
+// no other replica leads while they may still act.
 //
 // Run returns nil when ctx ends, or fn's error when fn fails while its
-// context is still live (an error returned after the lease was lost is
-// logged, and the replica stands by again). It never exits the process.
+// context is still live, or when it reports work still running as ctx
+// ends (an error returned after the lease was lost is logged, and the
+// replica stands by again). It never exits the process.
 func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, namespace, name string, fn func(context.Context) error, opts ...Option) error {
 	e, err := New(leases, namespace, name, opts...)
 	if err != nil {
@@ -146,7 +158,13 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 		over    bool // the elector returned: fn must not start any more
 		fnErr   error
 		done    = make(chan struct{})
+		// mayRelease is false from fn's call until it returned with its
+		// work stopped: a release client-go attempts meanwhile (after a
+		// failed renewal) is refused, and so is one after fn reported
+		// work still running, so that the lease expires instead.
+		mayRelease atomic.Bool
 	)
+	mayRelease.Store(true)
 	// While waiting for the lease, ctx ending ends the election at once.
 	unwatch := context.AfterFunc(ctx, func() {
 		mu.Lock()
@@ -162,7 +180,7 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 		Client:     e.leases,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
 		Labels:     e.o.labels,
-	}, e: e}
+	}, e: e, mayRelease: &mayRelease}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            e.namespace + "/" + e.name,
@@ -179,10 +197,13 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 					return
 				}
 				leading = true
+				mayRelease.Store(false)
 				mu.Unlock()
 				defer close(done)
 				defer stopElect() // releases the lease, now that fn has returned
-				fnErr = e.lead(ctx, leadCtx, fn)
+				var keep bool
+				fnErr, keep = e.lead(ctx, leadCtx, fn)
+				mayRelease.Store(!keep)
 			},
 			OnStoppedLeading: func() {},
 			OnNewLeader:      e.setLeader,
@@ -204,8 +225,12 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 }
 
 // lead runs fn for one term of leadership and returns its error if it
-// failed while the term was live.
-func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) error) error {
+// failed while the term was live, or if its work outlived the stop grace
+// while ctx ended (the process is stopping: the caller learns that the
+// lease was left to expire). keep is true when the lease must not be
+// released: fn's error says that work of the term still runs
+// (controller.ErrStillRunning).
+func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) error) (err error, keep bool) {
 	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -216,16 +241,27 @@ func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) er
 
 	log := e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("identity", e.o.identity)
 	log.Info("leader: leading")
-	err := fn(work)
+	err = fn(work)
+	if errors.Is(err, controller.ErrStillRunning) {
+		// Releasing would let another replica take the work over while
+		// this one's handlers may still act: the lease expires instead,
+		// a lease duration after the last renewal, and the fence (closed
+		// from now on) refuses their writes.
+		log.WithError(err).Warn("leader: work still running after the term: the lease is not released, it will expire")
+		if work.Err() == nil || ctx.Err() != nil {
+			return err, true
+		}
+		return nil, true
+	}
 	if err != nil && work.Err() == nil {
-		return err
+		return err, false
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		log.WithError(err).Warn("leader: the work failed after its term had ended")
 	}
 	<-work.Done()
 	log.WithField("cause", context.Cause(work)).Info("leader: stopped leading")
-	return nil
+	return nil, false
 }
 
 // watchDeadline ends work with ErrLeaseLost once the renew deadline of the
@@ -285,6 +321,8 @@ func (e *Elector) revoke() {
 type trackingLock struct {
 	*resourcelock.LeaseLock
 	e *Elector
+	// mayRelease is false while a release must not be sent (see term).
+	mayRelease *atomic.Bool
 }
 
 // Create creates the Lease (the first candidate ever).
@@ -301,6 +339,9 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 	if r.HolderIdentity != l.Identity() {
 		// A release: our writes stop before the lease is given up.
 		l.e.revoke()
+		if !l.mayRelease.Load() {
+			return errLeaseKept
+		}
 		return do(ctx, r)
 	}
 	sent := time.Now()

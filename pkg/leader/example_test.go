@@ -12,7 +12,9 @@ import (
 
 // Run a factory's controllers only while this replica leads. Losing the
 // lease ends ctx of the function; winning it again calls the function
-// again, and the factory starts again.
+// again, and the factory starts again. The function returns only once the
+// factory's work has stopped (every handler returned), so the lease is
+// released only then.
 func ExampleRun() {
 	cfg := cp.Config()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -30,13 +32,11 @@ func ExampleRun() {
 	}
 	// ... register controllers and handlers on f ...
 	err = leader.Run(ctx, kube.CoordinationV1(), "default", "example-operator", func(ctx context.Context) error {
-		if err := f.Start(ctx, 2); err != nil {
-			return err
-		}
 		fmt.Println("leading")
 		cancel() // the example ends here; an operator waits for SIGTERM
-		<-ctx.Done()
-		return nil
+		// Start the factory, wait for ctx to end, and return once every
+		// handler has returned.
+		return f.Run(ctx, 2)
 	})
 	fmt.Println("stopped, lease released:", err)
 	// Output:
@@ -69,13 +69,9 @@ func ExampleElector_Fence() {
 		return
 	}
 	err = e.Run(ctx, func(ctx context.Context) error {
-		if err := f.Start(ctx, 2); err != nil {
-			return err
-		}
 		fmt.Println("leading as", e.Leader() == e.Identity())
 		cancel()
-		<-ctx.Done()
-		return nil
+		return f.Run(ctx, 2)
 	})
 	fmt.Println(err)
 	// Output:
@@ -83,8 +79,9 @@ func ExampleElector_Fence() {
 	// <nil>
 }
 
-// wrangler's leader manager, ported: callbacks start their work and return
-// (or block until ctx ends); Run returns errors instead of exiting.
+// wrangler's leader manager, ported: Run returns errors instead of exiting.
+// A callback that runs a factory blocks in its Run, so that the lease is
+// released only once the factory's handlers have returned.
 func ExampleManager() {
 	cfg := cp.Config()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,9 +97,14 @@ func ExampleManager() {
 		fmt.Println(err)
 		return
 	}
+	f, err := generic.NewFactoryFromConfig(cfg, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	m.OnLeader("controllers", func(ctx context.Context) error {
 		fmt.Println("starting the controllers")
-		return nil // started; they stop when ctx ends
+		return f.Run(ctx, 2) // until ctx ends and every handler returned
 	})
 	m.OnLeader("until-cancelled", func(ctx context.Context) error {
 		cancel()

@@ -2,10 +2,13 @@ package leader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
 // Manager runs named callbacks while its replica leads: wrangler's leader
@@ -38,7 +41,11 @@ func (m *Manager) Elector() *Elector { return m.elector }
 
 // OnLeader registers fn to run, under name, each time this replica starts
 // leading. Callbacks run concurrently, each with the term's context; one
-// may start its work and return nil, or block until the context ends.
+// may start its work and return nil, or block until the context ends. A
+// callback that starts a factory must block until the factory's work has
+// stopped (return f.Run(ctx, workers)): the lease is released once every
+// callback returned, and work started by one that returned early is not
+// waited for.
 // Callbacks registered while a term runs join from the next term on.
 func (m *Manager) OnLeader(name string, fn func(ctx context.Context) error) {
 	m.mu.Lock()
@@ -63,20 +70,29 @@ func (m *Manager) runCallbacks(ctx context.Context) error {
 		wg    sync.WaitGroup
 		once  sync.Once
 		first error
+		mu    sync.Mutex
+		still []error // callbacks whose work outlived its stop grace
 	)
 	for _, cb := range cbs {
 		wg.Go(func() {
-			if err := cb.fn(ctx); err != nil && ctx.Err() == nil {
+			err := cb.fn(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
 				once.Do(func() {
 					first = fmt.Errorf("leader: callback %q: %w", cb.name, err)
 					cancel(first)
 				})
+			case errors.Is(err, controller.ErrStillRunning):
+				mu.Lock()
+				still = append(still, fmt.Errorf("leader: callback %q: %w", cb.name, err))
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return first
+	if first != nil || len(still) > 0 {
+		// A callback's work still running keeps the lease (see Run).
+		return errors.Join(append([]error{first}, still...)...)
 	}
 	// Callbacks that started work and returned keep the term until it ends.
 	<-ctx.Done()

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
+	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -47,7 +48,11 @@ func Join(ctx context.Context, leases coordinationv1client.LeasesGetter, ring Ri
 		switch {
 		case errors.Is(err, ErrMembershipLost):
 			m.elector.Logger().Warnf("shard: member %s of ring %s lost its membership; joining again under a new ID", m.id, ring.Name)
-			stale = append(stale, m)
+			if !errors.Is(err, controller.ErrStillRunning) {
+				// A term whose handlers may still run keeps its Lease
+				// until it expires (the sharder's GC deletes it then).
+				stale = append(stale, m)
+			}
 		case err != nil:
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -99,19 +100,25 @@ func (m *Member) Ring() Ring {
 
 // Run runs the member's one term: it acquires the member Lease and calls
 // fn while it is held; fn's context ends when ctx ends or the membership is
-// lost (the Lease could not be renewed within the renew deadline). Start
-// the factory built from this member (Fence, FactoryOptions) in fn and
-// return once it stopped, so that the replica handles the member's objects
-// only while it is live.
+// lost (the Lease could not be renewed within the renew deadline). Run
+// the factory built from this member (Fence, FactoryOptions) in fn, with
+// its Run (return f.Run(ctx, workers)), so that fn returns only once every
+// handler of the term has returned and the replica handles the member's
+// objects only while it is live.
 //
 // When ctx ends, Run releases and then deletes the Lease after fn
 // returned, so the sharder moves the member's objects at once, and returns
-// nil (or fn's error, if fn failed while the term was live). When the
+// nil (or fn's error, if fn failed while the term was live). If fn's error
+// says handlers still ran after the stop grace period
+// (controller.ErrStillRunning), the Lease is neither released nor
+// deleted: it expires, and the sharder moves the objects only then, while
+// the fence refuses the term's writes; Run returns that error. When the
 // membership is lost, Run returns an error wrapping ErrMembershipLost and
 // does not campaign again: the sharder may be moving the member's objects
 // already, and the ID must never be live again. The Lease of a lost term
-// is left to expire; Join deletes it when its next term holds a Lease, and
-// the ring's sharder once no object names the member.
+// is left to expire; Join deletes it when its next term holds a Lease
+// (unless handlers of the lost term still ran), and the ring's sharder
+// once no object names the member.
 // Run runs once: a second call fails. The factory cannot be started again
 // either, since its selector names this member's ID; build a new Member
 // and factory for the next term, or use Join.
@@ -121,6 +128,7 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 	}
 	defer m.metrics.unregister()
 	var lost atomic.Bool
+	var still error // fn's error, when the term's work outlived its stop grace
 	err := m.elector.RunTerm(ctx, func(work context.Context) error {
 		defer func() {
 			if errors.Is(context.Cause(work), leader.ErrLeaseLost) {
@@ -128,6 +136,9 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 			}
 		}()
 		err := fn(work)
+		if errors.Is(err, controller.ErrStillRunning) {
+			still = err
+		}
 		if err == nil {
 			// leader waits for the term's end after an early return;
 			// wait here, so that the cause is known.
@@ -135,8 +146,22 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 		}
 		return err
 	})
+	if still != nil && err == nil {
+		// The lease was lost meanwhile (leader logged fn's error).
+		err = still
+	}
 	if err == nil && (lost.Load() || ctx.Err() == nil) {
 		return fmt.Errorf("shard: member %s (%s) of ring %s: %w", m.id, m.identity, m.ring.Name, ErrMembershipLost)
+	}
+	if still != nil {
+		// Handlers of the term may still act on its objects: the Lease
+		// (not released by leader either) stays until it expires, and
+		// the sharder moves the objects only then.
+		m.elector.Logger().Warnf("shard: member %s of ring %s: handlers still running after the term; its Lease is left to expire", m.id, m.ring.Name)
+		if lost.Load() || ctx.Err() == nil {
+			return fmt.Errorf("shard: member %s (%s) of ring %s: %w: %w", m.id, m.identity, m.ring.Name, ErrMembershipLost, err)
+		}
+		return err
 	}
 	if derr := m.deleteLease(ctx); derr != nil {
 		m.elector.Logger().Warnf("shard: member %s of ring %s: its released Lease stays (the sharder reads it as dead): %v", m.id, m.ring.Name, derr)

@@ -60,11 +60,9 @@ func ExampleJoin() {
 			defer kube.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 
-		if err := f.Start(ctx, 2); err != nil {
-			return err
-		}
-		<-ctx.Done()
-		return nil
+		// Run returns once the term's context ended and every handler
+		// of the term returned: only then is the member Lease given up.
+		return f.Run(ctx, 2)
 	})
 	fmt.Println(err)
 	// Output:

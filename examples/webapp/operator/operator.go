@@ -326,11 +326,18 @@ func (o *Operator) WebApps() democtl.WebAppController { return o.webapps }
 // Registry returns the registry holding the operator's metrics.
 func (o *Operator) Registry() *prometheus.Registry { return o.registry }
 
-// Run starts the operator and blocks until ctx ends, then stops the event
-// loop and the scheduler. It returns an error if the operator cannot start
-// or its event loop aborts. A missing WebApp CRD is not fatal: it is
-// logged, and WebApps are handled once the CRD is installed.
-func (o *Operator) Run(ctx context.Context) error {
+// Run starts the operator and blocks until ctx ends, then returns once its
+// work has stopped: the controllers' handlers returned, then the event loop
+// and the scheduler stopped. It returns an error if the operator cannot
+// start or its event loop aborts, and one matching
+// controller.ErrStillRunning if a handler or a scheduler call was still
+// running after its grace period (under leader election the lease is then
+// left to expire). A missing WebApp CRD is not fatal: it is logged, and
+// WebApps are handled once the CRD is installed.
+func (o *Operator) Run(ctx context.Context) (err error) {
+	// Whichever way Run returns, what it started stops before it does.
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
 	o.runCtx = ctx
 	// The status handler's own writes are not news to the loop: WebApp
 	// updates reach it only when more than the status changed. The
@@ -355,17 +362,11 @@ func (o *Operator) Run(ctx context.Context) error {
 	if err := o.loop.Start(ctx); err != nil {
 		return err
 	}
+	var controllersStarted chan struct{} // closed when Start returned
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		// The loop closed itself when ctx ended (Stop then returns nil);
-		// the scheduler it committed to is closed after it, which
-		// cancels the descriptors' requests in flight.
-		if err := o.loop.Stop(stopCtx); err != nil {
-			o.log.WithError(err).Warn("webapp operator: stopping the event loop")
-		}
-		if err := o.sched.Close(); err != nil {
-			o.log.WithError(err).Warn("webapp operator: closing the scheduler")
+		cancelRun()
+		if stopErr := o.stop(ctx, controllersStarted); err == nil {
+			err = stopErr
 		}
 	}()
 	// The informers start first, so that the controllers' wait for their
@@ -375,7 +376,11 @@ func (o *Operator) Run(ctx context.Context) error {
 		return err
 	}
 	controllers := make(chan error, 1)
-	go func() { controllers <- o.factory.Start(ctx, o.opts.Workers) }()
+	controllersStarted = make(chan struct{})
+	go func() {
+		defer close(controllersStarted)
+		controllers <- o.factory.Start(ctx, o.opts.Workers)
+	}()
 	// The bridge holds the loop's startup resync until every kind it
 	// watches has synced (a WebApp kind that cannot be listed must not
 	// look like "no WebApps", which would delete every child); the
