@@ -202,7 +202,7 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 				defer close(done)
 				defer stopElect() // releases the lease, now that fn has returned
 				var keep bool
-				fnErr, keep = e.lead(ctx, leadCtx, fn)
+				keep, fnErr = e.lead(ctx, leadCtx, fn)
 				mayRelease.Store(!keep)
 			},
 			OnStoppedLeading: func() {},
@@ -224,13 +224,13 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 	return fnErr
 }
 
-// lead runs fn for one term of leadership and returns its error if it
-// failed while the term was live, or if its work outlived the stop grace
-// while ctx ended (the process is stopping: the caller learns that the
-// lease was left to expire). keep is true when the lease must not be
-// released: fn's error says that work of the term still runs
-// (controller.ErrStillRunning).
-func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) error) (err error, keep bool) {
+// lead runs fn for one term of leadership. keep is true when the lease
+// must not be released: fn's error says that work of the term still runs
+// (controller.ErrStillRunning). err is fn's error if it failed while the
+// term was live, or if its work outlived the stop grace while ctx ended
+// (the process is stopping: the caller learns that the lease was left to
+// expire).
+func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) error) (keep bool, err error) {
 	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -249,19 +249,19 @@ func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) er
 		// from now on) refuses their writes.
 		log.WithError(err).Warn("leader: work still running after the term: the lease is not released, it will expire")
 		if work.Err() == nil || ctx.Err() != nil {
-			return err, true
+			return true, err
 		}
-		return nil, true
+		return true, nil
 	}
 	if err != nil && work.Err() == nil {
-		return err, false
+		return false, err
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		log.WithError(err).Warn("leader: the work failed after its term had ended")
 	}
 	<-work.Done()
 	log.WithField("cause", context.Cause(work)).Info("leader: stopped leading")
-	return nil, false
+	return false, nil
 }
 
 // watchDeadline ends work with ErrLeaseLost once the renew deadline of the

@@ -101,11 +101,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	go func() {
 		r.done <- e.Run(ctx, func(ctx context.Context) error {
 			r.terms.Add(1)
-			if err := f.Start(ctx, 2); err != nil && ctx.Err() == nil {
-				return err
-			}
-			<-ctx.Done()
-			return nil
+			return f.Run(ctx, 2)
 		})
 	}()
 	t.Cleanup(func() {

@@ -141,12 +141,12 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 			r.cur.Store(term)
 			r.terms.Add(1)
 			r.running.Store(true)
+			// running is false from the term's end on, while f.Run still
+			// waits for the handlers (the slow ones wait for that).
+			stop := context.AfterFunc(ctx, func() { r.running.Store(false) })
+			defer stop()
 			defer r.running.Store(false)
-			if err := term.f.Start(ctx, 2); err != nil && ctx.Err() == nil {
-				return err
-			}
-			<-ctx.Done()
-			return nil
+			return term.f.Run(ctx, 2)
 		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
 			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	}()

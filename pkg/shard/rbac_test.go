@@ -205,11 +205,7 @@ func joinAs(t *testing.T, cfg *rest.Config, ring shard.Ring, name string) *rbacM
 			r.mu.Lock()
 			r.id = id
 			r.mu.Unlock()
-			if err := f.Start(ctx, 2); err != nil && ctx.Err() == nil {
-				return err
-			}
-			<-ctx.Done()
-			return nil
+			return f.Run(ctx, 2)
 		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
 			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	}()

@@ -197,7 +197,7 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 		})
 		r.cur.Store(&ringTerm{m: m, cms: cms})
 		r.terms.Add(1)
-		return f.Start(ctx, 4)
+		return f.Run(ctx, 4)
 	}
 	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: controlplanetest.QuietLogger(),
 		RetryPeriod: retryPeriod, Leader: append([]leader.Option{leader.WithIdentity(name + "-sharder")}, timing...)})
