@@ -35,6 +35,10 @@
 // one no object has, so that it only creates), and a recreate's delete the
 // UID and resourceVersion. A pruned object is deleted only as listed, or
 // after a read shows it still carries the set's label.
+// An owner created again under the same name names the same set but is
+// another owner: objects record the UID of the owner they were applied for
+// (AnnotationOwnerUID), and no pass for one owner prunes what was applied
+// for a live other (see Plan.Kept).
 //
 // For a port from wrangler's apply: Set.NoDelete and Set.NoDeleteKinds are
 // WithNoDelete and WithNoDeleteGVK, Set.NoOwnerReference is the generating
@@ -71,6 +75,11 @@ const (
 	AnnotationOwner = "lariat.dev/owner"
 	// AnnotationSetID holds the set ID as given.
 	AnnotationSetID = "lariat.dev/set-id"
+	// AnnotationOwnerUID holds the UID of the owner the object was applied
+	// for. An owner deleted and created again under the same name names
+	// the same set, but is a different owner: pruning for one never
+	// deletes what was applied for the other (see Set.OwnerKey).
+	AnnotationOwnerUID = "lariat.dev/owner-uid"
 	// LabelInventory marks a set's inventory ConfigMap with the set's hash;
 	// it is not LabelSet, so the set's own pruning never sees it.
 	LabelInventory = "lariat.dev/inventory"
@@ -224,7 +233,13 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 	for _, gk := range all.kinds() {
 		noDelete := set.NoDelete || slices.Contains(set.NoDeleteKinds, gk)
-		deleted, err := a.prune(ctx, id, gk, all[gk], keep, dryRun || noDelete)
+		deleted, spared, err := a.prune(ctx, id, gk, all[gk], keep, dryRun || noDelete)
+		// Objects of a newer owner of the same name stay, and so does
+		// the inventory that points at them.
+		plan.Kept = append(plan.Kept, spared...)
+		for _, k := range spared {
+			kinds.add(gk, k.Namespace)
+		}
 		if noDelete {
 			plan.Kept = append(plan.Kept, deleted...)
 			// The kept objects still carry the set's label: the
@@ -308,6 +323,9 @@ func (a *Applier) prepare(id *setIdentity, set Set, obj runtime.Object) (desired
 	annotations[AnnotationSetID] = id.id
 	if id.owner != nil {
 		annotations[AnnotationOwner] = id.ownerDesc
+		if id.ownerUID != "" {
+			annotations[AnnotationOwnerUID] = string(id.ownerUID)
+		}
 		// Kubernetes only honours owner references to cluster-scoped
 		// owners or owners in the object's own namespace.
 		// The set's reference joins the ones the object carries (the

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // confirmOwnerGone reads the owner from the API server, through its kind's
@@ -29,31 +30,42 @@ func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID str
 
 // ownerLive reports whether the owner exists and is not being deleted.
 func (a *Applier) ownerLive(ctx context.Context, key ObjectKey) (bool, error) {
-	c, err := a.clients.ForKind(key.GVK.GroupKind().WithVersion(""))
+	uid, err := a.liveOwnerUID(ctx, idOf(key))
+	return uid != "", err
+}
+
+// liveOwnerUID reads the owner named by owner from the API server, through
+// its kind's preferred version, and returns its UID while it exists and is
+// not being deleted, or "" when there is no such owner.
+func (a *Applier) liveOwnerUID(ctx context.Context, owner objectID) (types.UID, error) {
+	c, err := a.clients.ForKind(owner.gk.WithVersion(""))
 	if meta.IsNoMatchError(err) {
 		// The owner's kind is no longer served, so no owner is left;
 		// unless discovery of its group failed.
-		return false, a.confirmNotServed(ctx, key.GVK.GroupKind())
+		return "", a.confirmNotServed(ctx, owner.gk)
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	owner, _, err := a.clients.NewObjects(c.GroupVersionKind())
+	obj, _, err := a.clients.NewObjects(c.GroupVersionKind())
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	err = c.Get(ctx, key.Namespace, key.Name, owner, metav1.GetOptions{})
+	err = c.Get(ctx, owner.namespace, owner.name, obj, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return "", nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	m, err := meta.Accessor(owner)
+	m, err := meta.Accessor(obj)
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	return m.GetDeletionTimestamp() == nil, nil
+	if m.GetDeletionTimestamp() != nil {
+		return "", nil
+	}
+	return m.GetUID(), nil
 }
 
 // setIdentity is everything derived from a Set.
@@ -66,6 +78,10 @@ type setIdentity struct {
 	ownerDesc    string
 	id           string
 	invNamespace string
+	// ownerUID is the UID of Set.Owner: the incarnation of the owner this
+	// Apply acts for ("" when the set is named by OwnerKey, whose owner
+	// is gone, or is ownerless).
+	ownerUID types.UID
 	// ownerID is the owner's identity (zero for an ownerless set), and
 	// takeOver holds the IDs of the sets named in Set.TakeOver and
 	// takeOverHashes their hashes (and legacy hashes), whose objects
@@ -95,6 +111,7 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 			return nil, fmt.Errorf("apply: owner: %w", err)
 		}
 		id.owner, id.ownerGVK, id.ownerScoped = m, gvk, !c.Namespaced()
+		id.ownerUID = m.GetUID()
 		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
 		ownerID = objectID{gk: gvk.GroupKind(), namespace: m.GetNamespace(), name: m.GetName()}
 		if m.GetNamespace() != "" {

@@ -32,17 +32,21 @@ func idOf(k ObjectKey) objectID {
 
 // prune deletes (or, dry-running, lists) the set's objects of one kind that
 // are not kept. It lists the kind through its preferred served version, in
-// each of the namespaces the inventory records for it.
-func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool, keep map[objectID]bool, dryRun bool) ([]ObjectKey, error) {
+// each of the namespaces the inventory records for it. Objects applied for
+// a newer owner of the same name are spared (see ownerCheck) and returned
+// apart.
+func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKind, recorded map[string]bool, keep map[objectID]bool, dryRun bool) (deleted, spared []ObjectKey, err error) {
 	c, items, err := a.listSet(ctx, id, gk, recorded)
 	if err != nil {
-		return nil, fmt.Errorf("prune %s: %w", gk, err)
+		return nil, nil, fmt.Errorf("prune %s: %w", gk, err)
 	}
 	if c == nil {
-		return nil, nil // the kind is gone from the cluster, and its objects with it
+		return nil, nil, nil // the kind is gone from the cluster, and its objects with it
 	}
 	gvk := c.GroupVersionKind()
-	var deleted []ObjectKey
+	// A check of its own per kind: the owner is read after this kind's
+	// list, so that every object listed was there before the read.
+	owner := &ownerCheck{a: a, id: id}
 	var errs []error
 	for _, item := range items {
 		m, err := meta.Accessor(item)
@@ -54,6 +58,15 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		if keep[idOf(key)] {
 			continue
 		}
+		spare, err := owner.spares(ctx, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
+			continue
+		}
+		if spare {
+			spared = append(spared, key)
+			continue
+		}
 		deleted = append(deleted, key)
 		if dryRun {
 			continue
@@ -62,7 +75,7 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
 		}
 	}
-	return deleted, errors.Join(errs...)
+	return deleted, spared, errors.Join(errs...)
 }
 
 // pruneAttempts bounds how often deleteFromSet reads an object that keeps

@@ -113,7 +113,9 @@ type Plan struct {
 	// an object here when a dry-run apply was rejected and the set allows
 	// recreating it.
 	Recreate []ObjectKey
-	// Kept lists objects that left the set but were not pruned, because
-	// of Set.NoDelete or Set.NoDeleteKinds.
+	// Kept lists objects that left the set but were not pruned: because
+	// they were applied for a live, newer owner of the same name (an
+	// owner deleted and created again; see AnnotationOwnerUID), or
+	// because of Set.NoDelete or Set.NoDeleteKinds.
 	Kept []ObjectKey
 }

@@ -94,7 +94,9 @@ type SetOptions struct {
 // children is named after the handler, so two generating handlers of one
 // owner do not prune each other's. When the owner is deleted its children are
 // pruned; an owner that only left a filtered cache (label, field or
-// namespace) keeps them. cond (when not empty) reflects the handler's and the apply's
+// namespace) keeps them, and so does an owner created again under the same
+// name: children record their owner's UID, and the deletion pass of the
+// old owner, however late, leaves the new owner's children alone. cond (when not empty) reflects the handler's and the apply's
 // error; the status is written as by RegisterStatusHandler. When the apply
 // fails, the handler's status is dropped too, as when the handler fails: it
 // was computed before the apply and may describe children that do not exist
