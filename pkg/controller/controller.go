@@ -377,15 +377,15 @@ func (c *controller) processNext(r *run) bool {
 		// (the next run re-queues every cached key, see stopped).
 		return false
 	}
-	if !c.passes.claim(key, r, func() { queue.AddWithPriority(key, workqueue.High) }) {
+	// One clock reading serves the pass: a hold counted from its start
+	// ends no later than the AddAfter that follows the handlers.
+	now := time.Now()
+	if !c.passes.claim(key, r, now) {
 		// An earlier run, stopping, still handles the key: this run
 		// takes it once that pass has ended, never beside it.
 		return true
 	}
 	defer c.passes.release(key)
-	// One clock reading serves the pass: a hold counted from its start
-	// ends no later than the AddAfter that follows the handlers.
-	now := time.Now()
 	if wait := c.held(key, now); wait > 0 {
 		// Its handlers fight: a watch event does not cut the wait short.
 		queue.AddAfter(key, wait)

@@ -81,12 +81,12 @@ type run struct {
 
 // activePass is a key being handled: by which run, since when, and which
 // handler runs now. Runs after it that took the key from their queue wait
-// for it (waiters re-queue the key in theirs).
+// for it: the key is queued again in theirs when the pass ends.
 type activePass struct {
 	run     *run
 	since   time.Time
 	handler string
-	waiters []func()
+	waiters []*run
 }
 
 // passes holds the keys being handled by any run of a controller, so that
@@ -95,36 +95,37 @@ type activePass struct {
 // gives it within one run.
 type passes struct {
 	mu     sync.Mutex
-	active map[string]*activePass
+	active map[string]activePass
 }
 
-// claim marks key as handled by r. It returns false when an earlier run
-// handles it: then requeue is called once that pass has ended.
-func (p *passes) claim(key string, r *run, requeue func()) bool {
+// claim marks key as handled by r, from now on. It returns false when an
+// earlier run handles it: the key is then queued again in r's queue once
+// that pass has ended.
+func (p *passes) claim(key string, r *run, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active == nil {
-		p.active = map[string]*activePass{}
+		p.active = map[string]activePass{}
 	}
 	if a, ok := p.active[key]; ok {
-		a.waiters = append(a.waiters, requeue)
+		a.waiters = append(a.waiters, r)
+		p.active[key] = a
 		return false
 	}
-	p.active[key] = &activePass{run: r, since: time.Now()}
+	p.active[key] = activePass{run: r, since: now}
 	return true
 }
 
-// release ends key's pass and re-queues it in the runs that waited for it.
+// release ends key's pass and queues it again in the runs that waited for
+// it (a queue shut down meanwhile drops it: its run re-queued every cached
+// key for the next one when it stopped).
 func (p *passes) release(key string) {
 	p.mu.Lock()
 	a := p.active[key]
 	delete(p.active, key)
 	p.mu.Unlock()
-	if a == nil {
-		return
-	}
-	for _, requeue := range a.waiters {
-		requeue()
+	for _, r := range a.waiters {
+		r.queue.AddWithPriority(key, workqueue.High)
 	}
 }
 
@@ -134,6 +135,7 @@ func (p *passes) running(key, handler string) {
 	defer p.mu.Unlock()
 	if a, ok := p.active[key]; ok {
 		a.handler = handler
+		p.active[key] = a
 	}
 }
 
