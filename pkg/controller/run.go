@@ -1,0 +1,114 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
+)
+
+func (c *controller) Start(ctx context.Context, workers int) error {
+	if workers < 1 {
+		return fmt.Errorf("controller %s: workers must be at least 1, got %d", c.name, workers)
+	}
+	c.startLock.Lock()
+	defer c.startLock.Unlock()
+	if c.queue != nil && c.runCtx.Err() == nil {
+		return nil
+	}
+	if c.reg == nil {
+		// Removed when the last run stopped.
+		reg, err := c.informer.AddEventHandler(c.eventHandler())
+		if err != nil {
+			return fmt.Errorf("controller %s: %w", c.name, err)
+		}
+		c.reg = reg
+	}
+	if old := c.queue; old != nil {
+		old.ShutDown() // its run is ending; its keys are in the store
+	}
+	queue := workqueue.New(workqueue.Options[string]{
+		RateLimiter: c.limiter,
+		Metrics:     c.opts.Metrics.queueMetrics(c.gvk),
+	})
+	for _, k := range c.startKeys {
+		addTo(queue, k)
+	}
+	c.startKeys = nil
+	restart := c.ran
+	c.queue, c.runCtx, c.ran = queue, ctx, true
+	r := &run{ctx: ctx, queue: queue, done: make(chan struct{}), graceOver: make(chan struct{})}
+	c.runs[r] = struct{}{}
+	go c.run(r, workers, restart)
+	return nil
+}
+
+// run serves its queue with workers until its context ends, and returns
+// once they all have. A restart first queues every cached key, since keys
+// queued when the last run stopped were dropped with its queue.
+func (c *controller) run(r *run, workers int, restart bool) {
+	ctx, queue := r.ctx, r.queue
+	defer func() {
+		c.startLock.Lock()
+		delete(c.runs, r)
+		c.startLock.Unlock()
+		close(r.done)
+	}()
+	defer c.stopped(queue)
+	// Keys are looked up in the informer's store, so workers wait for it to
+	// be filled; a kind that never syncs holds only its own workers, never
+	// another kind's. A short poll: sync is a one-time wait and every
+	// millisecond of it delays the first handler call of a cold start.
+	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return c.informer.HasSynced(), nil
+	})
+	if err != nil {
+		return
+	}
+	if restart {
+		for _, key := range c.informer.GetStore().ListKeys() {
+			queue.AddWithPriority(key, workqueue.Low)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNext(r) {
+			}
+		})
+	}
+	<-ctx.Done()
+	queue.ShutDown()
+	stopGrace := c.graceTimer(r)
+	defer stopGrace()
+	wg.Wait()
+}
+
+// stopped ends a run: unless a new run has begun, the controller's event
+// handler leaves the informer (which may outlive the controller), and every
+// cached key is kept for the next run, so that an object deleted before it
+// is handled as gone.
+func (c *controller) stopped(queue *workqueue.Queue[string]) {
+	queue.ShutDown()
+	c.startLock.Lock()
+	if c.queue != queue {
+		c.startLock.Unlock()
+		return
+	}
+	c.queue = nil
+	reg := c.reg
+	c.reg = nil
+	c.startLock.Unlock()
+	for _, key := range c.informer.GetStore().ListKeys() {
+		c.add(startKey{key: key, priority: workqueue.Low})
+	}
+	if reg != nil {
+		if err := c.informer.RemoveEventHandler(reg); err != nil {
+			c.log.WithError(err).Warn("cannot remove the stopped controller's event handler")
+		}
+	}
+}
