@@ -68,6 +68,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		return nil
 	}
 	var missing []string
+	s.readSince = s.readGen + 1
 	for _, desc := range order {
 		d := s.reg.byName[desc.Name]
 		ks := byDesc[d]

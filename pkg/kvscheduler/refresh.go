@@ -26,6 +26,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		}
 	}
 	var missing []string
+	s.readSince = s.readGen + 1
 	for _, desc := range order {
 		d := s.reg.byName[desc.Name]
 		if d.Retrieve == nil {
@@ -75,7 +76,10 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		for _, n := range byDesc[d] {
-			if !seen.hasNode(n) && s.g.has(n) {
+			// A derived value exists as its base does (Retrieve returns
+			// base values): one its descriptor does not report is
+			// not gone for that.
+			if !seen.hasNode(n) && s.g.has(n) && n.base == "" {
 				missing = s.unreported(w, n, missing)
 			}
 		}
@@ -92,7 +96,9 @@ func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, 
 		why = "empty key"
 	case kv.Value == nil:
 		why = "nil value"
-	case n != nil && seen.hasNode(n):
+	case n != nil && seen.hasNode(n) && n.base == "":
+		// A derived value its base derived in this read, and that the
+		// read reports too, is one value.
 		why = "retrieved twice"
 	case !(n != nil && n.d == d && n.dErr() == nil) && !d.selects(kv.Key):
 		// A node's descriptor is the one that selects its key.
@@ -171,6 +177,9 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 					}
 					visited.add(c.Key)
 					cn := s.g.nodes[c.Key]
+					// Reported by this read itself: the read says what
+					// the southbound holds.
+					read := cn != nil && seen.hasNode(cn)
 					known := cn != nil && (!cn.exists() || cn.blocked)
 					if cn == nil {
 						cn = s.newNode(c.Key)
@@ -180,13 +189,13 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 						cn.base, cn.origin = b.key, b.origin
 					}
 					seen.add(cn)
-					// A derived value its own descriptor reads back is
-					// known from that read; the others exist with their
-					// base, unless the scheduler knows better: they do not
-					// exist (they wait, or their create failed) or an
-					// operation on them failed (the southbound holds what
+					// A derived value exists with its base, whatever
+					// descriptor claims it, unless the read reported it
+					// itself or the scheduler knows better: it does not
+					// exist (it waits, or its create failed) or an
+					// operation on it failed (the southbound holds what
 					// was there before).
-					if !retrieves(cn.d) && !known {
+					if !read && !known {
 						s.found(w, cn, c.Value)
 					}
 					if cn.want == nil && cn.state == NonExistent {
@@ -302,10 +311,6 @@ func (c *correlation) origin(key string) Origin {
 	return c.origins[key]
 }
 
-func retrieves(d *regDescriptor) bool {
-	return d != nil && (d.Retrieve != nil || d.RetrieveKeys != nil)
-}
-
 // found records that the southbound holds v at n. A value whose delete
 // failed stays unavailable (its dependents are not created while it waits
 // for its retry), unless the transaction attempts it again (a resync) and
@@ -341,7 +346,9 @@ func (s *Scheduler) gone(w *walker, n *node) {
 	for i := 0; i < len(order); i++ {
 		b := order[i]
 		for _, k := range b.derived {
-			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] {
+			// A derived value a read of this refresh reported exists,
+			// whatever became of its base.
+			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] && c.readGen < s.readSince {
 				seen[c] = true
 				order = append(order, c)
 			}

@@ -45,8 +45,11 @@ type Scheduler struct {
 	waiters map[string][]*node
 	// scratch holds the buffers statuses are built in (see publish).
 	scratch statusScratch
-	// readGen numbers the reads of descriptors (see readMarks).
-	readGen uint64
+	// readGen numbers the reads of descriptors (see readMarks);
+	// readSince is the first number of the refresh under way, so that a
+	// value reported by any read of it is told from one not reported.
+	readGen   uint64
+	readSince uint64
 	// readStack and readKeys are buffers of refreshValue.
 	readStack []*node
 	readKeys  []string
