@@ -13,8 +13,37 @@ import (
 // as the descriptors implement RetrieveKeys. Keys no descriptor claims, or
 // whose descriptor cannot retrieve, stay as the scheduler believes them.
 func (s *Scheduler) refreshKeys(w *walker, keys []string) {
-	missing := s.readBack(w, keys, func(d *regDescriptor, err error) { s.markUnread(w.rec, d, err) }, true)
+	missing := s.readBack(w, s.withDerived(keys), func(d *regDescriptor, err error) { s.markUnread(w.rec, d, err) }, true)
 	s.announce(missing)
+}
+
+// withDerived adds to keys the derived values the scheduler knows of
+// theirs (and of those in turn): a base is read back with its derived
+// values, as a full resync reads them, so that a repair of a base the
+// southbound lost does not take its derived values for lost with it.
+func (s *Scheduler) withDerived(keys []string) []string {
+	out := keys
+	var in map[string]bool
+	for i := 0; i < len(out); i++ {
+		n := s.g.nodes[out[i]]
+		if n == nil || len(n.derived) == 0 {
+			continue
+		}
+		if in == nil {
+			out = slices.Clone(keys)
+			in = make(map[string]bool, len(keys))
+			for _, k := range keys {
+				in[k] = true
+			}
+		}
+		for _, k := range n.derived {
+			if c := s.g.nodes[k]; c != nil && c.base == n.key && !in[k] {
+				in[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // refreshFailed reads back, after failed operations, the bases of the
@@ -95,12 +124,19 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			s.refreshValue(w, d, kv, s.g.nodes[kv.Key], seen, corr)
 		}
 		for _, k := range ks {
-			if n := s.g.nodes[k]; n != nil && !seen.hasNode(n) && n.d == d {
-				if announce {
-					missing = s.unreported(w, n, missing)
-				} else if n.exists() || n.avail {
-					s.gone(w, n)
-				}
+			n := s.g.nodes[k]
+			if n == nil || n.d != d || n.readGen >= s.readSince {
+				continue // reported (by any read of this read-back)
+			}
+			if n.base != "" && d.RetrieveKeys == nil {
+				// Retrieve returns base values: a derived value it leaves
+				// out exists as its base does.
+				continue
+			}
+			if announce {
+				missing = s.unreported(w, n, missing)
+			} else if n.exists() || n.avail {
+				s.gone(w, n)
 			}
 		}
 	}
