@@ -83,23 +83,12 @@ func TestFullResyncOverExistingDerivedValuesClaimedByTheirDescriptor(t *testing.
 }
 
 // arrayDescriptor is the reference's mock descriptor with its array values
-// (test.ArrayValueDerBuilder): "a/<name>" holds comma-separated items and
-// derives "a/<name>/<item>" for each, keys its own selector claims.
+// (test.ArrayValueDerBuilder): "<prefix><name>" holds comma-separated items and
+// derives "<prefix><name>/<item>" for each, keys its own selector claims.
 // Retrieve returns base values only, as the reference's mock southbound.
-func arrayDescriptor(sb *kvtest.Southbound) *kvscheduler.Descriptor {
-	d := sb.Descriptor("a", "a/")
-	d.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
-		if strings.Count(key, "/") > 1 {
-			return nil
-		}
-		var out []kvscheduler.KeyValuePair
-		for _, item := range strings.Split(v.(string), ",") {
-			if item != "" {
-				out = append(out, kvscheduler.KeyValuePair{Key: key + "/" + item, Value: item})
-			}
-		}
-		return out
-	}
+func arrayDescriptor(sb *kvtest.Southbound, name, prefix string) *kvscheduler.Descriptor {
+	d := sb.Descriptor(name, prefix)
+	d.DerivedValues = arrayItems
 	retrieve := d.Retrieve
 	d.Retrieve = func(ctx context.Context, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 		all, err := retrieve(ctx, c)
@@ -121,7 +110,7 @@ func arrayDescriptor(sb *kvtest.Southbound) *kvscheduler.Descriptor {
 func TestResyncWithNonEmptySBClaimingDerived(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
-	d := arrayDescriptor(sb)
+	d := arrayDescriptor(sb, "a", "a/")
 	d.Dependencies = func(key string, _ any) []kvscheduler.Dependency {
 		switch key {
 		case "a/2/item1":

@@ -401,12 +401,18 @@ func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
 	return &TxnRecord{SeqNum: s.seq, Type: t, Start: s.opts.Clock.Now()}
 }
 
-// finish settles the cycles the walk created, schedules retries, drops
-// the nodes nothing refers to any more, publishes statuses and records the
-// transaction.
+// finish settles the cycles the walk created, reads back what failed,
+// schedules retries, drops the nodes nothing refers to any more,
+// publishes statuses and records the transaction.
 func (s *Scheduler) finish(w *walker) {
 	rec := w.rec
 	w.settleCycles()
+	// After every kind of transaction (notifications, retries and
+	// registrations too, as in the reference), the bases of the failed
+	// values are read back, so that their retries start from what the
+	// southbound holds. A transaction that read them already reads
+	// nothing again.
+	s.refreshFailed(w)
 	s.scheduleRetries(w)
 	// The statuses recorded and the record go in together (see history).
 	s.hist.mu.Lock()
