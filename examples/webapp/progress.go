@@ -140,7 +140,7 @@ func describeEvent(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) stri
 // transaction, or nil when the event committed nothing or the scheduler's
 // history no longer has it.
 func schedulerRecord(rec eventloop.EventRecord, sched *kvscheduler.Scheduler) *kvscheduler.TxnRecord {
-	if rec.Txn == nil || rec.Txn.SeqNum == 0 {
+	if rec.Txn == nil || rec.Txn.SeqNum == 0 && rec.Txn.Ref == "" {
 		return nil
 	}
 	txn, _ := sched.GetRecordedTransaction(rec.Txn.SeqNum)

@@ -32,9 +32,9 @@ const (
 // keeps events (by default 10,000 events or 24 hours).
 type TxnSummary struct {
 	// SeqNum is the committer's own number of the transaction (the KV
-	// scheduler's transaction sequence number with loopcommit), by which
-	// the full record can be read from the committer while it keeps it; 0
-	// when the committer numbers none.
+	// scheduler's transaction sequence number with loopcommit, from 0), by
+	// which the full record can be read from the committer while it keeps
+	// it. A committer that numbers none leaves it 0 and Ref empty.
 	SeqNum uint64 `json:"seqNum,omitempty"`
 	// Ref says where the full record can be read, e.g.
 	// "/scheduler/txn-history?seq-num=12".
@@ -62,7 +62,7 @@ type TxnOp struct {
 // printouts; the full record is the committer's.
 func (s *TxnSummary) String() string {
 	var b strings.Builder
-	if s.SeqNum != 0 {
+	if s.SeqNum != 0 || s.Ref != "" {
 		fmt.Fprintf(&b, "transaction #%d", s.SeqNum)
 	} else {
 		b.WriteString("transaction")

@@ -17,7 +17,7 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 		return
 	}
 	ro := w.newOp(OpDelete, n)
-	ro.Recreate = reason == delRecreate
+	ro.Recreate = ro.Recreate || reason == delRecreate
 	wasAvail := n.avail
 	n.deleting = true
 	// An update under way is over: the old value goes, and the new one
@@ -212,7 +212,9 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 			w.push(frame{kind: fDepUpdate, n: n})
 		}
 	case delRecreate:
-		n.state, n.err = Pending, nil
+		// REMOVED until the create that follows, as in the reference's
+		// record.
+		n.state, n.err = Removed, nil
 		n.setFields(nil)
 		if f.waited {
 			w.push(frame{kind: fCreate, n: n}) // the create of the re-create

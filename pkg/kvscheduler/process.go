@@ -26,7 +26,7 @@ func (s *Scheduler) newWalker(rec *TxnRecord, ctx context.Context) *walker {
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum, ctx: ctx}
+	return &walker{s: s, g: s.g, rec: rec, seq: rec.SeqNum + 1, ctx: ctx}
 }
 
 // newNode adds a node for key, owned by the descriptor claiming it.
@@ -118,7 +118,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	w.retry, w.unblock = true, map[string]bool{}
 	var bases []string
 	for _, n := range failed {
-		rec.RetryOf = appendUnique(rec.RetryOf, n.failSeq())
+		rec.RetryOf = appendUnique(rec.RetryOf, txnNumber(n.failSeq()))
 		b := s.g.baseKey(n)
 		w.unblock[n.key], w.unblock[b] = true, true
 		if m := w.retryOf[b]; n.attempt() > m.attempt {
@@ -397,8 +397,11 @@ func (s *Scheduler) reserve(n int) {
 }
 
 func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
+	// Transactions are numbered from 0, as in the reference; the walk's
+	// own number (walker.seq, node marks) is one more, so that 0 marks
+	// nothing.
 	s.seq++
-	return &TxnRecord{SeqNum: s.seq, Type: t, Start: s.opts.Clock.Now()}
+	return &TxnRecord{SeqNum: s.seq - 1, Type: t, Start: s.opts.Clock.Now()}
 }
 
 // finish settles the cycles the walk created, reads back what failed,
@@ -414,6 +417,8 @@ func (s *Scheduler) finish(w *walker) {
 	// nothing again.
 	s.refreshFailed(w)
 	s.scheduleRetries(w)
+	w.compact()
+	markRetrying(s, w)
 	// The statuses recorded and the record go in together (see history).
 	s.hist.mu.Lock()
 	rec.changes = s.publish()
@@ -423,6 +428,25 @@ func (s *Scheduler) finish(w *walker) {
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 		l.Log(s.opts.TxnLogLevel, rec)
+	}
+}
+
+// markRetrying records as RETRYING the failed operations whose values
+// have their retry armed now, as the reference's record does: the state
+// the operation left the value in, not the FAILED it was before its retry
+// was scheduled.
+func markRetrying(s *Scheduler, w *walker) {
+	if len(w.failedNs) == 0 {
+		return
+	}
+	for i := range w.rec.Executed {
+		op := &w.rec.Executed[i]
+		if op.Err == nil || op.NewState != Failed {
+			continue
+		}
+		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && n.txnSeq == w.seq {
+			op.NewState = Retrying
+		}
 	}
 }
 

@@ -288,6 +288,11 @@ func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	st := &sc.st
 	*st = ValueStatus{Key: n.key, State: n.state, LastOp: n.lastOp, Error: n.err, InvalidFields: n.fields(),
 		Derived: n.base != "", BaseKey: n.base}
+	if n.origin == FromSB {
+		// Obtained from the southbound: no operation of the northbound's,
+		// as in the reference.
+		st.LastOp = OpNone
+	}
 	if n.d != nil {
 		st.Descriptor = n.d.Name
 	}

@@ -28,6 +28,7 @@ func (w *walker) update(n *node) {
 	}
 	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
 		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
+		w.markRecreating(n)
 		w.push(frame{kind: fCreate, n: n})
 		w.delete(n, delRecreate, false)
 		return
@@ -131,5 +132,19 @@ func (w *walker) finishUpdate(f frame) {
 	w.releaseWaiters(n) // it may depend on other values now
 	if !wasAvail {
 		w.availChanged(n, true)
+	}
+}
+
+// markRecreating records that n's derived values (as its value in the
+// southbound derives them) go and come back with n's re-creation.
+func (w *walker) markRecreating(n *node) {
+	if len(n.derived) == 0 {
+		return
+	}
+	if w.recreating == nil {
+		w.recreating = map[string]bool{}
+	}
+	for _, k := range n.derived {
+		w.recreating[k] = true
 	}
 }

@@ -57,7 +57,7 @@ func (s *Scheduler) DumpValues(descriptor, keyPrefix string, view View) []KVWith
 		switch view {
 		case NBView:
 			if v.nb != nil {
-				out = append(out, KVWithMetadata{Key: k, Value: v.nb, Origin: FromNB})
+				out = append(out, KVWithMetadata{Key: k, Value: v.nb, Metadata: v.metadata, Origin: FromNB})
 			}
 		case SBView:
 			if v.sb != nil {

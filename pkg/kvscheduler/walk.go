@@ -105,9 +105,28 @@ type walker struct {
 	// derived values) are attempted again even if they failed with the
 	// very value requested, and count their attempts from the start.
 	renew bool
+	// recreating are the derived values of the values the transaction
+	// re-creates (as their values derived them before): their operations
+	// are recorded as re-creations, as in the reference.
+	recreating map[string]bool
+	// pendingOps indexes, by node, the last operation recorded of a value
+	// it left PENDING, while no other operation of it follows (see
+	// compressOp).
+	pendingOps map[*node]int
+	dropped    int
 }
 
-// retryMark is the attempt of a retry and the transaction it retries.
+// txnNumber is the number of the transaction whose walk is numbered seq
+// (see newRecord); 0 for none.
+func txnNumber(seq uint64) uint64 {
+	if seq == 0 {
+		return 0
+	}
+	return seq - 1
+}
+
+// retryMark is the attempt of a retry and the transaction it retries
+// (the walk's number).
 type retryMark struct {
 	attempt int
 	seq     uint64
@@ -281,11 +300,14 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: n.state,
 		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
 		Retry: w.retry}
+	if len(w.recreating) > 0 && n.base != "" && w.recreating[n.key] {
+		ro.Recreate = true
+	}
 	if w.retry {
-		ro.Attempt, ro.RetryFor = n.attempt(), n.failSeq()
+		ro.Attempt, ro.RetryFor = n.attempt(), txnNumber(n.failSeq())
 		if n.attempt() == 0 {
 			m := w.retryOf[w.g.baseKey(n)]
-			ro.Attempt, ro.RetryFor = m.attempt, m.seq
+			ro.Attempt, ro.RetryFor = m.attempt, txnNumber(m.seq)
 		}
 	}
 	return ro
@@ -293,13 +315,70 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 
 func (w *walker) record(n *node, ro RecordedOp) {
 	ro.NewState = n.state
+	if w.compressOp(n, &ro) {
+		return
+	}
 	w.rec.Executed = appendDoubling(w.rec.Executed, ro)
+	if ro.NewState == Pending {
+		if w.pendingOps == nil {
+			w.pendingOps = map[*node]int{}
+		}
+		w.pendingOps[n] = len(w.rec.Executed) - 1
+	}
+}
+
+// compressOp compresses the record as the reference does
+// (compressTxnOps): the CREATE that left n PENDING is dropped when n's
+// next operation is a CREATE (which takes its previous state, value and
+// error), and a delete of n from PENDING merges into the delete that left
+// it PENDING, when that was n's last operation. It tells whether ro was
+// merged into the earlier operation. The dropped operations are removed
+// from the record at the end of the transaction (see compact).
+func (w *walker) compressOp(n *node, ro *RecordedOp) bool {
+	if len(w.pendingOps) == 0 {
+		return false
+	}
+	i, ok := w.pendingOps[n]
+	if !ok {
+		return false
+	}
+	delete(w.pendingOps, n)
+	prev := &w.rec.Executed[i]
+	switch {
+	case prev.Operation == OpCreate && ro.Operation == OpCreate:
+		ro.PrevValue, ro.PrevErr, ro.PrevState = prev.PrevValue, prev.PrevErr, prev.PrevState
+		prev.Key = "" // dropped
+		w.dropped++
+	case prev.Operation == OpDelete && ro.Operation == OpDelete && ro.PrevState == Pending:
+		prev.NewValue, prev.Err, prev.NewState = ro.NewValue, ro.Err, ro.NewState
+		if ro.NewState == Pending {
+			w.pendingOps[n] = i
+		}
+		return true
+	}
+	return false
+}
+
+// compact removes the operations compressOp dropped from the record.
+func (w *walker) compact() {
+	if w.dropped == 0 {
+		return
+	}
+	ops := w.rec.Executed[:0]
+	for _, op := range w.rec.Executed {
+		if op.Key != "" {
+			ops = append(ops, op)
+		}
+	}
+	clear(w.rec.Executed[len(ops):])
+	w.rec.Executed = ops
+	w.dropped = 0
 }
 
 // create applies n.want to a key that does not exist in the southbound.
 func (w *walker) create(n *node, recreate bool) {
 	ro := w.newOp(OpCreate, n)
-	ro.Recreate = recreate
+	ro.Recreate = ro.Recreate || recreate
 	if st, err, fields := w.check(n); st != 0 {
 		w.reject(n, st, err, fields, ro)
 		return

@@ -40,7 +40,7 @@ func TestCommitter(t *testing.T) {
 	if !kept || r.Resync != kvscheduler.FullResync || r.Description != "startup" {
 		t.Fatalf("summary %+v, scheduler's record %+v", rec, r)
 	}
-	if rec.Ref != "/scheduler/txn-history?seq-num=1" || len(rec.Ops) != 2 || rec.Ops[0] != (eventloop.TxnOp{Operation: "CREATE", Key: "a/1", State: "CONFIGURED"}) {
+	if rec.Ref != "/scheduler/txn-history?seq-num=0" || len(rec.Ops) != 2 || rec.Ops[0] != (eventloop.TxnOp{Operation: "CREATE", Key: "a/1", State: "CONFIGURED"}) {
 		t.Fatalf("summary %+v", rec)
 	}
 	if got := sb.Values(); len(got) != 2 {

@@ -12,7 +12,8 @@ import (
 // requested view with the key's current status.
 //
 // ValueSeqNum is the last recorded transaction that created, updated or
-// notified the key, to tell how old the value is; it is empty when that
+// notified the key (transactions are numbered from 0), to tell how old
+// the value is; it is empty when that
 // happened before the kept history or in a refresh, which records do not
 // list.
 type DumpEntry struct {
@@ -24,8 +25,8 @@ type DumpEntry struct {
 	// Metadata is the value's metadata, for values that exist.
 	Metadata any `json:"metadata,omitempty"`
 	// Origin is "NB" or "SB": who owns the value.
-	Origin      string `json:"origin,omitempty"`
-	ValueSeqNum uint64 `json:"valueSeqNum,omitempty"`
+	Origin      string  `json:"origin,omitempty"`
+	ValueSeqNum *uint64 `json:"valueSeqNum,omitempty"`
 }
 
 // DumpView is the answer of GET /scheduler/dump.
@@ -58,7 +59,9 @@ func (h *handler) dump(w http.ResponseWriter, r *http.Request) error {
 		if kv != nil {
 			e.Value, e.Metadata, e.Origin = jsonValue(kv.Value), jsonValue(kv.Metadata), originName(kv.Origin)
 		}
-		e.ValueSeqNum = last[st.Key]
+		if seq, ok := last[st.Key]; ok {
+			e.ValueSeqNum = &seq
+		}
 		return e
 	}
 	if kview == kvscheduler.CachedView {

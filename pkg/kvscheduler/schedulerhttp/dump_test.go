@@ -16,12 +16,12 @@ func TestDump(t *testing.T) {
 	if d.View != "cached" || len(d.Values) != 3 {
 		t.Fatalf("dump = %+v", d)
 	}
-	if v := d.Values[0]; v.Key != "link/eth0" || string(mustJSON(t, v.Value)) != `"up"` || v.ValueSeqNum != 1 {
+	if v := d.Values[0]; v.Key != "link/eth0" || string(mustJSON(t, v.Value)) != `"up"` || v.ValueSeqNum == nil || *v.ValueSeqNum != 0 {
 		t.Errorf("link = %+v", v)
 	}
 	// The cached view holds a pending value as it waits to be created.
 	if v := d.Values[2]; v.Key != "route/r2" || string(mustJSON(t, v.Value)) != `"eth9"` || v.State != "PENDING" ||
-		len(v.WaitingFor) != 1 || v.Origin != "NB" || v.Metadata != nil || v.ValueSeqNum != 0 {
+		len(v.WaitingFor) != 1 || v.Origin != "NB" || v.Metadata != nil || v.ValueSeqNum != nil {
 		t.Errorf("pending route = %+v", v)
 	}
 	if v := d.Values[0]; v.Origin != "NB" || string(mustJSON(t, v.Metadata)) != "1" {

@@ -33,9 +33,9 @@ func TestGraphDOT(t *testing.T) {
 	if strings.Contains(body, "gold") {
 		t.Errorf("highlight without txn:\n%s", body)
 	}
-	_, _, body = f.do(t, "GET", "/scheduler/graph?format=dot&txn=1")
-	if !strings.Contains(body, `fillcolor=palegreen, color=gold, penwidth=4];`) || !strings.Contains(body, "transaction #1") {
-		t.Errorf("txn=1 not highlighted:\n%s", body)
+	_, _, body = f.do(t, "GET", "/scheduler/graph?format=dot&txn=0")
+	if !strings.Contains(body, `fillcolor=palegreen, color=gold, penwidth=4];`) || !strings.Contains(body, "transaction #0") {
+		t.Errorf("txn=0 not highlighted:\n%s", body)
 	}
 	if strings.Contains(body, `"route/r2" [label="route/r2\nPENDING\n[route]", fillcolor=khaki, color=gold`) {
 		t.Errorf("pending value highlighted although not changed:\n%s", body)

@@ -22,7 +22,7 @@ type fixture struct {
 
 // newFixture starts a scheduler with links and routes (a route depends on
 // the link it goes via) and applies link/eth0, route/r1 via eth0 and
-// route/r2 via the missing eth9 in transaction #1.
+// route/r2 via the missing eth9 in transaction #0.
 func newFixture(t *testing.T, opts ...schedulerhttp.Option) *fixture {
 	t.Helper()
 	ctx := context.Background()

@@ -14,7 +14,7 @@ func TestTxnHistory(t *testing.T) {
 	f := newFixture(t)
 	var all []schedulerhttp.TxnJSON
 	f.getJSON(t, "GET", "/scheduler/txn-history", 200, &all)
-	if len(all) != 1 || all[0].SeqNum != 1 || all[0].Description != "setup" || len(all[0].Executed) != 3 {
+	if len(all) != 1 || all[0].SeqNum != 0 || all[0].Description != "setup" || len(all[0].Executed) != 3 {
 		t.Fatalf("history = %+v", all)
 	}
 	if all[0].Executed[0].Operation != "CREATE" || all[0].Executed[0].NewState != "CONFIGURED" {
@@ -22,9 +22,9 @@ func TestTxnHistory(t *testing.T) {
 	}
 
 	var one schedulerhttp.TxnJSON
-	f.getJSON(t, "GET", "/scheduler/txn-history?seq-num=1", 200, &one)
-	if one.SeqNum != 1 || one.TxnType != "NB transaction" || len(one.Values) != 3 {
-		t.Errorf("seq-num=1: %+v", one)
+	f.getJSON(t, "GET", "/scheduler/txn-history?seq-num=0", 200, &one)
+	if one.SeqNum != 0 || one.TxnType != "NB transaction" || len(one.Values) != 3 {
+		t.Errorf("seq-num=0: %+v", one)
 	}
 	f.wantError(t, "GET", "/scheduler/txn-history?seq-num=99", 404, "#99")
 	f.wantError(t, "GET", "/scheduler/txn-history?seq-num=x", 400, "seq-num")
@@ -33,7 +33,7 @@ func TestTxnHistory(t *testing.T) {
 	if code, _, body := f.do(t, "HEAD", "/scheduler/txn-history"); code != 200 || body != "" {
 		t.Errorf("HEAD: %d %q", code, body)
 	}
-	if code, _, body := f.do(t, "GET", "/scheduler/txn-history?format=TEXT"); code != 200 || !strings.Contains(body, "Transaction #1") {
+	if code, _, body := f.do(t, "GET", "/scheduler/txn-history?format=TEXT"); code != 200 || !strings.Contains(body, "Transaction #0") {
 		t.Errorf("text history: %d %q", code, body)
 	}
 	f.wantError(t, "GET", "/scheduler/txn-history?until=b", 400, "until")
@@ -56,12 +56,12 @@ func TestTxnHistory(t *testing.T) {
 		t.Errorf("current window: %+v", win)
 	}
 
-	code, hdr, body := f.do(t, "GET", "/scheduler/txn-history?format=text&seq-num=1")
+	code, hdr, body := f.do(t, "GET", "/scheduler/txn-history?format=text&seq-num=0")
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("text: %d %v", code, hdr)
 	}
-	rec, _ := f.s.GetRecordedTransaction(1)
-	if body != rec.String() || !strings.Contains(body, "Transaction #1") {
+	rec, _ := f.s.GetRecordedTransaction(0)
+	if body != rec.String() || !strings.Contains(body, "Transaction #0") {
 		t.Errorf("text log = %q", body)
 	}
 }
@@ -69,7 +69,7 @@ func TestTxnHistory(t *testing.T) {
 func TestTxnHistoryRanges(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	for i := range 4 { // transactions #2 to #5
+	for i := range 4 { // transactions #1 to #4 (#0 is the fixture's)
 		if _, err := f.s.StartNBTransaction().SetValue("link/eth0", strconv.Itoa(i)).Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -87,20 +87,20 @@ func TestTxnHistoryRanges(t *testing.T) {
 	now := time.Now().Unix()
 	window := "since=" + strconv.FormatInt(now-60, 10) + "&until=" + strconv.FormatInt(now+60, 10)
 	for query, want := range map[string]string{
-		"":                   "1,2,3,4,5",
-		"from=2&to=4":        "2,3,4",
-		"from=4":             "4,5",
-		"to=2":               "1,2",
+		"":                   "0,1,2,3,4",
+		"from=1&to=3":        "1,2,3",
+		"from=3":             "3,4",
+		"to=1":               "0,1",
 		"from=9":             "",
-		"first=2":            "1,2",
+		"first=2":            "0,1",
 		"first=0":            "",
-		"first=99":           "1,2,3,4,5",
-		"last=2":             "4,5",
-		"last=99":            "1,2,3,4,5",
-		"first=1&last=1":     "1",
-		"from=3&first=1":     "3,4,5",
-		"from=5&to=5&last=3": "5",
-		window + "&from=5":   "1,2,3,4,5",
+		"first=99":           "0,1,2,3,4",
+		"last=2":             "3,4",
+		"last=99":            "0,1,2,3,4",
+		"first=1&last=1":     "0",
+		"from=2&first=1":     "2,3,4",
+		"from=4&to=4&last=3": "4",
+		window + "&from=4":   "0,1,2,3,4",
 		"since=" + strconv.FormatInt(now+3600, 10) + "&first=2": "",
 	} {
 		if got := seqs(query); got != want {
@@ -114,7 +114,7 @@ func TestTxnHistoryRanges(t *testing.T) {
 		t.Errorf("seq-num with ranges = %+v", one)
 	}
 	if code, _, body := f.do(t, "GET", "/scheduler/txn-history?format=text&last=1"); code != 200 ||
-		!strings.Contains(body, "Transaction #5") || strings.Contains(body, "Transaction #4") {
+		!strings.Contains(body, "Transaction #4") || strings.Contains(body, "Transaction #3") {
 		t.Errorf("text last=1: %d %q", code, body)
 	}
 	f.wantError(t, "GET", "/scheduler/txn-history?from=4&to=2", 400, "before")
@@ -168,10 +168,10 @@ func TestKeyTimeline(t *testing.T) {
 		event, op    string
 		value, state string
 	}{
-		{1, "requested", "", `"up"`, ""},
-		{1, "executed", "CREATE", `"up"`, "CONFIGURED"},
-		{2, "requested", "", `"down"`, ""},
-		{2, "executed", "UPDATE", `"down"`, "CONFIGURED"},
+		{0, "requested", "", `"up"`, ""},
+		{0, "executed", "CREATE", `"up"`, "CONFIGURED"},
+		{1, "requested", "", `"down"`, ""},
+		{1, "executed", "UPDATE", `"down"`, "CONFIGURED"},
 	}
 	for i, w := range wantEvents {
 		e := tl.Timeline[i]
@@ -219,7 +219,7 @@ func TestKeyTimeline(t *testing.T) {
 	}
 	var d schedulerhttp.DumpView
 	f.getJSON(t, "GET", "/scheduler/dump?key-prefix=link/eth9", 200, &d)
-	if len(d.Values) != 1 || string(mustJSON(t, d.Values[0].Value)) != `"up"` || d.Values[0].ValueSeqNum != 3 {
+	if len(d.Values) != 1 || string(mustJSON(t, d.Values[0].Value)) != `"up"` || d.Values[0].ValueSeqNum == nil || *d.Values[0].ValueSeqNum != 2 {
 		t.Errorf("dump of notified value = %+v", d)
 	}
 

@@ -17,7 +17,7 @@ func TestDownstreamResyncRepairsDrift(t *testing.T) {
 	f.sb.ResetOps()
 	var rec schedulerhttp.TxnJSON
 	f.getJSON(t, "POST", "/scheduler/downstream-resync", 200, &rec)
-	if rec.ResyncType != "Downstream" || rec.SeqNum != 2 {
+	if rec.ResyncType != "Downstream" || rec.SeqNum != 1 {
 		t.Errorf("record = %+v", rec)
 	}
 	if got := f.sb.Values()["link/eth0"]; got != "up" {

@@ -61,12 +61,12 @@ func TestMountedBelowPrefix(t *testing.T) {
 	}
 	var res schedulerhttp.ResyncResult
 	g.getJSON(t, "POST", "/debug/scheduler/downstream-resync", 200, &res)
-	if res.SeqNum != 2 || res.ResyncType != "Downstream" {
+	if res.SeqNum != 1 || res.ResyncType != "Downstream" {
 		t.Errorf("resync = %+v", res)
 	}
 	var recs []schedulerhttp.TxnJSON
 	g.getJSON(t, "GET", "/debug/scheduler/txn-history/?last=1", 200, &recs)
-	if len(recs) != 1 || recs[0].SeqNum != 2 {
+	if len(recs) != 1 || recs[0].SeqNum != 1 {
 		t.Errorf("history = %+v", recs)
 	}
 	g.wantError(t, "DELETE", "/debug/scheduler/status", 405, "DELETE")
