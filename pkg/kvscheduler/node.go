@@ -60,6 +60,10 @@ type node struct {
 	mark      keyMark
 	// removed is set when the node leaves the graph (see graph.has).
 	removed bool
+	// pendingOp is one more than the index in the transaction's record of
+	// the value's last operation, when that operation left it PENDING (see
+	// walker.compressOp); it fits in the padding before last.
+	pendingOp int32
 
 	// last is the last request for a base value (or, for a derived one,
 	// its base's), which retries re-apply; nil for values only retrieved.

@@ -109,11 +109,8 @@ type walker struct {
 	// re-creates (as their values derived them before): their operations
 	// are recorded as re-creations, as in the reference.
 	recreating map[string]bool
-	// pendingOps indexes, by node, the last operation recorded of a value
-	// it left PENDING, while no other operation of it follows (see
-	// compressOp).
-	pendingOps map[*node]int
-	dropped    int
+	// dropped counts the operations compressOp dropped from the record.
+	dropped int
 }
 
 // txnNumber is the number of the transaction whose walk is numbered seq
@@ -319,11 +316,8 @@ func (w *walker) record(n *node, ro RecordedOp) {
 		return
 	}
 	w.rec.Executed = appendDoubling(w.rec.Executed, ro)
-	if ro.NewState == Pending {
-		if w.pendingOps == nil {
-			w.pendingOps = map[*node]int{}
-		}
-		w.pendingOps[n] = len(w.rec.Executed) - 1
+	if ro.NewState == Pending && len(w.rec.Executed) < 1<<31-1 {
+		n.pendingOp = int32(len(w.rec.Executed))
 	}
 }
 
@@ -335,14 +329,18 @@ func (w *walker) record(n *node, ro RecordedOp) {
 // merged into the earlier operation. The dropped operations are removed
 // from the record at the end of the transaction (see compact).
 func (w *walker) compressOp(n *node, ro *RecordedOp) bool {
-	if len(w.pendingOps) == 0 {
+	if n.pendingOp == 0 {
 		return false
 	}
-	i, ok := w.pendingOps[n]
-	if !ok {
+	i := int(n.pendingOp) - 1
+	n.pendingOp = 0
+	// Every operation recorded of n sets or clears its index: one that
+	// names n at that index in this record is n's last (an index left
+	// by an earlier transaction names another key, or n's operation
+	// there in this transaction, which set it).
+	if i >= len(w.rec.Executed) || w.rec.Executed[i].Key != n.key || w.rec.Executed[i].NewState != Pending {
 		return false
 	}
-	delete(w.pendingOps, n)
 	prev := &w.rec.Executed[i]
 	switch {
 	case prev.Operation == OpCreate && ro.Operation == OpCreate:
@@ -352,7 +350,7 @@ func (w *walker) compressOp(n *node, ro *RecordedOp) bool {
 	case prev.Operation == OpDelete && ro.Operation == OpDelete && ro.PrevState == Pending:
 		prev.NewValue, prev.Err, prev.NewState = ro.NewValue, ro.Err, ro.NewState
 		if ro.NewState == Pending {
-			w.pendingOps[n] = i
+			n.pendingOp = int32(i + 1)
 		}
 		return true
 	}
