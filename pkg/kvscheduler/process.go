@@ -208,6 +208,10 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
 	w.resyncing = false
+	if len(w.stack) > 0 {
+		// Deletes that waited for values the read found gone.
+		w.drain("the values read back")
+	}
 	w.marked = slices.Grow(w.marked, len(t.values))
 	values := s.txnValues(w, t, scope, rec.SeqNum)
 	s.reserve(len(values))
@@ -428,25 +432,6 @@ func (s *Scheduler) finish(w *walker) {
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
 		l.Log(s.opts.TxnLogLevel, rec)
-	}
-}
-
-// markRetrying records as RETRYING the failed operations whose values
-// have their retry armed now, as the reference's record does: the state
-// the operation left the value in, not the FAILED it was before its retry
-// was scheduled.
-func markRetrying(s *Scheduler, w *walker) {
-	if len(w.failedNs) == 0 {
-		return
-	}
-	for i := range w.rec.Executed {
-		op := &w.rec.Executed[i]
-		if op.Err == nil || op.NewState != Failed {
-			continue
-		}
-		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && n.txnSeq == w.seq {
-			op.NewState = Retrying
-		}
 	}
 }
 

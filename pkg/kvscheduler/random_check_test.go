@@ -21,7 +21,10 @@ type harness struct {
 	// failed are the keys whose last operation was a failed delete or
 	// update ("delete", "update"): the value left in the southbound waits
 	// for its retry.
-	failed    map[string]string
+	failed map[string]string
+	// lost are the values the southbound lost behind the scheduler's
+	// back and the scheduler did not read back since (see lose).
+	lost      map[string]any
 	step      string
 	violation *propFailure
 }
@@ -47,11 +50,11 @@ func (h *harness) checkWrite(op, k string, v any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur := h.sb.Values()
-	have := present(cur)
+	have := h.believed(cur)
 	if b := baseOf(k); b != "" {
 		if !have[b] {
 			kind := "order-derived"
-			if newDepGraph(h.desired, sbBases(cur)).scc(k)[b] {
+			if newDepGraph(h.desired, sbBases(cur), sbBases(h.lost)).scc(k)[b] {
 				kind += "/cycle" // a cycle through the derived value
 			}
 			h.violate(kind, "%s of derived %s while its base %s is not in the southbound (southbound %v)", op, k, b, sortedKeys(cur))
@@ -65,7 +68,7 @@ func (h *harness) checkWrite(op, k string, v any) {
 			continue
 		}
 		if scc == nil {
-			scc = newDepGraph(h.desired, sbBases(cur), map[string]rval{k: rv}).scc(k)
+			scc = newDepGraph(h.desired, sbBases(cur), sbBases(h.lost), map[string]rval{k: rv}).scc(k)
 		}
 		if depMet(d, scc) {
 			continue
@@ -80,8 +83,10 @@ func (h *harness) checkDelete(k string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur := h.sb.Values()
-	have := present(cur)
-	after := present(cur)
+	// What the scheduler may believe: a value lost behind its back still
+	// satisfies a dependency as far as it knows.
+	have := h.believed(cur)
+	after := h.believed(cur)
 	delete(after, k)
 	if rv, ok := cur[k].(rval); ok {
 		for _, kv := range rv.derived(k) {
@@ -114,7 +119,7 @@ func (h *harness) checkDelete(k string) {
 				continue
 			}
 			if scc == nil {
-				scc = newDepGraph(h.desired, sbBases(cur)).scc(k)
+				scc = newDepGraph(h.desired, sbBases(cur), sbBases(h.lost)).scc(k)
 			}
 			if scc[y] {
 				continue
@@ -134,6 +139,7 @@ func (h *harness) noted(k string, failedOp string) {
 		h.failed[k] = failedOp
 	} else {
 		delete(h.failed, k)
+		delete(h.lost, k) // written again
 	}
 }
 
@@ -210,6 +216,11 @@ func (h *harness) checkAfterTxn() {
 			stack = append(stack, k)
 		}
 	}
+	// Values lost behind the scheduler's back are there as far as it
+	// knows: what they need stays until it reads them back.
+	for k := range h.lost {
+		stack = append(stack, k)
+	}
 	for len(stack) > 0 {
 		k := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -217,7 +228,11 @@ func (h *harness) checkAfterTxn() {
 		if b := baseOf(k); b != "" {
 			next = append(next, b)
 		}
-		if rv, ok := cur[k].(rval); ok {
+		v, ok := cur[k]
+		if !ok {
+			v = h.lost[k]
+		}
+		if rv, ok := v.(rval); ok {
 			for _, d := range rv.Deps {
 				for _, x := range depTargets(d, have) {
 					if have[x] {

@@ -107,6 +107,16 @@ func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
 			}
 		}
 		for i := 0; i < len(sc.Txns); i++ {
+			for j := len(sc.Txns[i].Lose) - 1; j >= 0; j-- {
+				c := cloneScenario(sc)
+				c.Txns[i].Lose = slices.Delete(c.Txns[i].Lose, j, j+1)
+				progress = try(c) || progress
+			}
+			if len(sc.Txns[i].Keys) > 0 {
+				c := cloneScenario(sc)
+				c.Txns[i].Keys = nil
+				progress = try(c) || progress
+			}
 			for j := len(sc.Txns[i].Fail) - 1; j >= 0; j-- {
 				c := cloneScenario(sc)
 				c.Txns[i].Fail = slices.Delete(c.Txns[i].Fail, j, j+1)
@@ -183,6 +193,16 @@ func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
 			c.NoDerivedRetrieve = false
 			progress = try(c) || progress
 		}
+		if sc.RetrieveDerived {
+			c := sc
+			c.RetrieveDerived = false
+			progress = try(c) || progress
+		}
+		if sc.ClaimDerived {
+			c := sc
+			c.ClaimDerived, c.RetrieveDerived = false, false
+			progress = try(c) || progress
+		}
 	}
 	return sc, f
 }
@@ -191,7 +211,8 @@ func cloneScenario(sc scenario) scenario {
 	c := sc
 	c.Txns = make([]rtxn, len(sc.Txns))
 	for i, tx := range sc.Txns {
-		c.Txns[i] = rtxn{Resync: tx.Resync, Fail: slices.Clone(tx.Fail), Set: make([]rset, len(tx.Set))}
+		c.Txns[i] = rtxn{Resync: tx.Resync, Keys: slices.Clone(tx.Keys), Lose: slices.Clone(tx.Lose),
+			Fail: slices.Clone(tx.Fail), Set: make([]rset, len(tx.Set))}
 		for j, s := range tx.Set {
 			c.Txns[i].Set[j].Key = s.Key
 			if s.Val != nil {

@@ -283,11 +283,18 @@ func reach(k string, edges map[string][]string) map[string]bool {
 //	checkScenario(t, scenario{...})
 func formatScenario(sc scenario) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "checkScenario(t, scenario{NoUpdate: %v, NoDerivedRetrieve: %v, Txns: []rtxn{\n", sc.NoUpdate, sc.NoDerivedRetrieve)
+	fmt.Fprintf(&b, "checkScenario(t, scenario{NoUpdate: %v, NoDerivedRetrieve: %v, ClaimDerived: %v, RetrieveDerived: %v, Txns: []rtxn{\n",
+		sc.NoUpdate, sc.NoDerivedRetrieve, sc.ClaimDerived, sc.RetrieveDerived)
 	for i, tx := range sc.Txns {
 		fmt.Fprintf(&b, "\t{ // %d\n", i)
 		if tx.Resync != kvscheduler.NoResync {
 			fmt.Fprintf(&b, "\t\tResync: kvscheduler.%sResync,\n", tx.Resync)
+		}
+		if len(tx.Keys) > 0 {
+			fmt.Fprintf(&b, "\t\tKeys: %#v,\n", tx.Keys)
+		}
+		if len(tx.Lose) > 0 {
+			fmt.Fprintf(&b, "\t\tLose: %#v,\n", tx.Lose)
 		}
 		if len(tx.Fail) > 0 {
 			b.WriteString("\t\tFail: []rfail{")

@@ -136,7 +136,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			if announce {
 				missing = s.unreported(w, n, missing)
 			} else if n.exists() || n.avail {
-				s.gone(w, n)
+				s.gone(w, n, true)
 			}
 		}
 	}

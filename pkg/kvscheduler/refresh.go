@@ -339,8 +339,10 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 
 // gone records that n (and its derived values) are not in the southbound.
 // Derived values go first; each value goes once, even when derived values
-// derive each other (a descriptor bug).
-func (s *Scheduler) gone(w *walker, n *node) {
+// derive each other (a descriptor bug). With recheck, the values that
+// depend on them are checked again once the walk goes on (deleted into
+// PENDING): outside a resync, nothing re-creates what they need.
+func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 	order := []*node{n}
 	seen := map[*node]bool{n: true}
 	for i := 0; i < len(order); i++ {
@@ -355,15 +357,21 @@ func (s *Scheduler) gone(w *walker, n *node) {
 		}
 	}
 	for _, m := range slices.Backward(order) {
-		s.goneOne(w, m)
+		s.goneOne(w, m, recheck)
+	}
+	// Deletes that waited for them to go go through now: the caller
+	// drains the walk (a scoped resync or a retry attempts only its own
+	// values again, so nothing else would).
+	for _, m := range order {
+		w.releaseWaiters(m)
 	}
 }
 
-func (s *Scheduler) goneOne(w *walker, n *node) {
+func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 	n.sb = nil
 	if n.avail {
 		n.avail = false
-		w.availChanged(n, false)
+		w.availChanged(n, recheck)
 	}
 	s.setMetadata(n, nil)
 	if n.want == nil || n.origin == FromSB {
@@ -383,7 +391,7 @@ func (s *Scheduler) unreported(w *walker, n *node, missing []string) []string {
 		return missing
 	}
 	configured := n.state == Configured
-	s.gone(w, n)
+	s.gone(w, n, false)
 	if n.origin == FromNB && n.last != nil && configured {
 		n.state = Missing
 		if n.last.value == nil {

@@ -113,15 +113,6 @@ type walker struct {
 	dropped int
 }
 
-// txnNumber is the number of the transaction whose walk is numbered seq
-// (see newRecord); 0 for none.
-func txnNumber(seq uint64) uint64 {
-	if seq == 0 {
-		return 0
-	}
-	return seq - 1
-}
-
 // retryMark is the attempt of a retry and the transaction it retries
 // (the walk's number).
 type retryMark struct {
@@ -319,58 +310,6 @@ func (w *walker) record(n *node, ro RecordedOp) {
 	if ro.NewState == Pending && len(w.rec.Executed) < 1<<31-1 {
 		n.pendingOp = int32(len(w.rec.Executed))
 	}
-}
-
-// compressOp compresses the record as the reference does
-// (compressTxnOps): the CREATE that left n PENDING is dropped when n's
-// next operation is a CREATE (which takes its previous state, value and
-// error), and a delete of n from PENDING merges into the delete that left
-// it PENDING, when that was n's last operation. It tells whether ro was
-// merged into the earlier operation. The dropped operations are removed
-// from the record at the end of the transaction (see compact).
-func (w *walker) compressOp(n *node, ro *RecordedOp) bool {
-	if n.pendingOp == 0 {
-		return false
-	}
-	i := int(n.pendingOp) - 1
-	n.pendingOp = 0
-	// Every operation recorded of n sets or clears its index: one that
-	// names n at that index in this record is n's last (an index left
-	// by an earlier transaction names another key, or n's operation
-	// there in this transaction, which set it).
-	if i >= len(w.rec.Executed) || w.rec.Executed[i].Key != n.key || w.rec.Executed[i].NewState != Pending {
-		return false
-	}
-	prev := &w.rec.Executed[i]
-	switch {
-	case prev.Operation == OpCreate && ro.Operation == OpCreate:
-		ro.PrevValue, ro.PrevErr, ro.PrevState = prev.PrevValue, prev.PrevErr, prev.PrevState
-		prev.Key = "" // dropped
-		w.dropped++
-	case prev.Operation == OpDelete && ro.Operation == OpDelete && ro.PrevState == Pending:
-		prev.NewValue, prev.Err, prev.NewState = ro.NewValue, ro.Err, ro.NewState
-		if ro.NewState == Pending {
-			n.pendingOp = int32(i + 1)
-		}
-		return true
-	}
-	return false
-}
-
-// compact removes the operations compressOp dropped from the record.
-func (w *walker) compact() {
-	if w.dropped == 0 {
-		return
-	}
-	ops := w.rec.Executed[:0]
-	for _, op := range w.rec.Executed {
-		if op.Key != "" {
-			ops = append(ops, op)
-		}
-	}
-	clear(w.rec.Executed[len(ops):])
-	w.rec.Executed = ops
-	w.dropped = 0
 }
 
 // create applies n.want to a key that does not exist in the southbound.

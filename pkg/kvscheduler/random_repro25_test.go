@@ -1,0 +1,78 @@
+package kvscheduler_test
+
+import (
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Reproducers of what TestRandomGraphs found once issue 25's paths were
+// added to it (random_ext_test.go): values the southbound lost behind the
+// scheduler's back, scoped resyncs, descriptors claiming derived keys.
+
+// TestRandomRepro25A_DependentOfValueFoundGone (seed 219): a/g0/2 is lost;
+// its update fails ("does not exist") and the read-back finds it gone, but
+// a/g1/3, created on it in the same transaction, stayed in the southbound
+// without its dependency. The values that depend on a value a read-back
+// after failures finds gone are checked again (deleted into PENDING).
+func TestRandomRepro25A_DependentOfValueFoundGone(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
+		{Lose: []string{"a/g0/2"}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 1}}, {"a/g1/3", &rval{Ver: 0, Deps: []string{"a/g0/2"}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+	}})
+}
+
+// TestRandomRepro25B_WaitingDeleteReleasedByReadBack (seed 129): the
+// deletes of a/g0/4 and its derived value wait for a/g0/2, whose delete
+// failed; a/g0/2 is lost, its delete fails again and the read-back finds
+// it gone. The deletes that waited for it go through then, not only with
+// their retries.
+func TestRandomRepro25B_WaitingDeleteReleasedByReadBack(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "a/g0/2"}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"any:d/g0/"}}}}},
+		{Set: []rset{{"a/g0/4", nil}}},
+		{Lose: []string{"a/g0/2"}, Set: []rset{{"a/g0/2", nil}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
+	}})
+}
+
+// TestRandomRepro25C_WaitingDeleteReleasedByScopedResync (seed 15464): the
+// delete of a/g0/2 waits for a/g1/1, which the southbound loses; a resync
+// scoped to a/g1/1 finds it gone, and the delete that waited for it goes
+// through in that resync.
+func TestRandomRepro25C_WaitingDeleteReleasedByScopedResync(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Deps: []string{"any:a/g0/"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
+		{Fail: []rfail{{"delete", "a/g0/0"}}, Set: []rset{
+			{"a/g1/1", &rval{Ver: 0, Deps: []string{"d/g0/2/1"}}},
+			{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g1/1"}}},
+		}},
+		{Set: []rset{{"a/g0/2", nil}}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"d/g1/1/1", "a/g1/1"}, Lose: []string{"a/g1/1"}},
+		{},
+	}})
+}
+
+// TestRandomRepro25D_WaitingDeleteReleasedByFullResync (seed 15655): the
+// delete of d/g0/0/1, left over by a/g0/0's change, waits for a/g0/2,
+// which the southbound loses; the full resync that finds it gone lets the
+// delete go through.
+func TestRandomRepro25D_WaitingDeleteReleasedByFullResync(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"update", "a/g0/2"}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"d/g0/0/1"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Derived: []int{0}}}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"any:d/g1/"}}}}},
+		{Fail: []rfail{{"delete", "a/g0/2"}}, Set: []rset{
+			{"a/g1/1", &rval{Ver: 0}},
+			{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g0/2"}}},
+		}},
+		{Resync: kvscheduler.FullResync, Lose: []string{"a/g0/2"}},
+		{Resync: kvscheduler.DownstreamResync},
+	}})
+}

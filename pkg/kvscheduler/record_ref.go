@@ -1,0 +1,85 @@
+package kvscheduler
+
+// What the record says beyond the operations as they ran, as the
+// reference's record says it: transaction numbers from 0, compressed
+// PENDING operations, RETRYING at the operation whose retry is armed.
+
+// txnNumber is the number of the transaction whose walk is numbered seq
+// (see newRecord); 0 for none.
+func txnNumber(seq uint64) uint64 {
+	if seq == 0 {
+		return 0
+	}
+	return seq - 1
+}
+
+// compressOp compresses the record as the reference does
+// (compressTxnOps): the CREATE that left n PENDING is dropped when n's
+// next operation is a CREATE (which takes its previous state, value and
+// error), and a delete of n from PENDING merges into the delete that left
+// it PENDING, when that was n's last operation. It tells whether ro was
+// merged into the earlier operation. The dropped operations are removed
+// from the record at the end of the transaction (see compact).
+func (w *walker) compressOp(n *node, ro *RecordedOp) bool {
+	if n.pendingOp == 0 {
+		return false
+	}
+	i := int(n.pendingOp) - 1
+	n.pendingOp = 0
+	// Every operation recorded of n sets or clears its index: one that
+	// names n at that index in this record is n's last (an index left
+	// by an earlier transaction names another key, or n's operation
+	// there in this transaction, which set it).
+	if i >= len(w.rec.Executed) || w.rec.Executed[i].Key != n.key || w.rec.Executed[i].NewState != Pending {
+		return false
+	}
+	prev := &w.rec.Executed[i]
+	switch {
+	case prev.Operation == OpCreate && ro.Operation == OpCreate:
+		ro.PrevValue, ro.PrevErr, ro.PrevState = prev.PrevValue, prev.PrevErr, prev.PrevState
+		prev.Key = "" // dropped
+		w.dropped++
+	case prev.Operation == OpDelete && ro.Operation == OpDelete && ro.PrevState == Pending:
+		prev.NewValue, prev.Err, prev.NewState = ro.NewValue, ro.Err, ro.NewState
+		if ro.NewState == Pending {
+			n.pendingOp = int32(i + 1)
+		}
+		return true
+	}
+	return false
+}
+
+// compact removes the operations compressOp dropped from the record.
+func (w *walker) compact() {
+	if w.dropped == 0 {
+		return
+	}
+	ops := w.rec.Executed[:0]
+	for _, op := range w.rec.Executed {
+		if op.Key != "" {
+			ops = append(ops, op)
+		}
+	}
+	clear(w.rec.Executed[len(ops):])
+	w.rec.Executed = ops
+	w.dropped = 0
+}
+
+// markRetrying records as RETRYING the failed operations whose values
+// have their retry armed now, as the reference's record does: the state
+// the operation left the value in, not the FAILED it was before its retry
+// was scheduled.
+func markRetrying(s *Scheduler, w *walker) {
+	if len(w.failedNs) == 0 {
+		return
+	}
+	for i := range w.rec.Executed {
+		op := &w.rec.Executed[i]
+		if op.Err == nil || op.NewState != Failed {
+			continue
+		}
+		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && n.txnSeq == w.seq {
+			op.NewState = Retrying
+		}
+	}
+}
