@@ -284,6 +284,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		}
 	}
 	w.resume()
+	w.recheckFoundGone()
 	var revertFailed []KeyError
 	reverted := false
 	revertFrom := -1

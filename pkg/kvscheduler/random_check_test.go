@@ -24,7 +24,9 @@ type harness struct {
 	failed map[string]string
 	// lost are the values the southbound lost behind the scheduler's
 	// back and the scheduler did not read back since (see lose).
-	lost      map[string]any
+	lost map[string]any
+	// owned are the southbound's own values ("s/" keys), notified.
+	owned     map[string]any
 	step      string
 	violation *propFailure
 }
@@ -200,7 +202,10 @@ func (h *harness) checkAfterTxn() {
 			}
 		}
 	}
-	want := fixedPoint(h.desired, true, given)
+	for k := range h.owned {
+		given[k] = true
+	}
+	want := h.withOwned(fixedPoint(h.desired, true, given))
 	// Values left by failed operations, and what they (transitively) need.
 	keep := map[string]bool{}
 	var stack []string

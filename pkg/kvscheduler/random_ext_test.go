@@ -171,3 +171,81 @@ func (h *harness) believed(cur map[string]any) map[string]bool {
 	}
 	return present(all)
 }
+
+// rnotify is a southbound notification: an own value "s/<i>" of the
+// southbound appearing (Up) or going, or a derived value "d/..." the
+// southbound holds, notified again as it is (the scheduler ignores it:
+// the northbound manages it).
+type rnotify struct {
+	Key string
+	Up  bool
+}
+
+// extendNotifications adds, from r, dependencies of desired values on the
+// southbound's own values and notifications of them, and notifications of
+// derived keys.
+func extendNotifications(r *rand.Rand, sc *scenario) {
+	for i := range sc.Txns {
+		tx := &sc.Txns[i]
+		for _, s := range tx.Set {
+			if s.Val != nil && r.IntN(7) == 0 {
+				d := fmt.Sprintf("s/%d", r.IntN(2))
+				if r.IntN(3) == 0 {
+					d = "any:s/"
+				}
+				s.Val.Deps = append(s.Val.Deps, d)
+			}
+		}
+		if r.IntN(6) == 0 {
+			tx.Notify = append(tx.Notify, rnotify{Key: fmt.Sprintf("s/%d", r.IntN(2)), Up: r.IntN(3) > 0})
+		}
+		if len(tx.Set) > 0 && r.IntN(10) == 0 {
+			k := tx.Set[r.IntN(len(tx.Set))].Key
+			tx.Notify = append(tx.Notify, rnotify{Key: fmt.Sprintf("d/%s/%d", k[2:], r.IntN(2)), Up: true})
+		}
+	}
+}
+
+// notify makes the southbound change (an own value appears or goes) and
+// tells the scheduler; a derived value is notified as the southbound
+// holds it, if it does. The transaction that follows waits for it.
+func (h *harness) notify(s *kvscheduler.Scheduler, n rnotify) *propFailure {
+	var v any
+	switch {
+	case strings.HasPrefix(n.Key, "d/"):
+		cur, ok := h.sb.Values()[n.Key]
+		if !ok {
+			return nil
+		}
+		v = cur
+	case n.Up:
+		v = "up"
+		h.sb.Set(n.Key, v, true)
+		h.owned[n.Key] = v
+	default:
+		h.sb.Remove(n.Key)
+		delete(h.owned, n.Key)
+	}
+	if err := s.PushSBNotification(n.Key, v, nil); err != nil {
+		return &propFailure{kind: "notify", msg: err.Error(), step: h.step}
+	}
+	return nil
+}
+
+// ownedKeys are the southbound's own values, which exist whatever the
+// northbound wants and satisfy dependencies.
+func (h *harness) ownedKeys() map[string]bool {
+	out := make(map[string]bool, len(h.owned))
+	for k := range h.owned {
+		out[k] = true
+	}
+	return out
+}
+
+// withOwned adds the southbound's own values to what it must hold.
+func (h *harness) withOwned(m map[string]any) map[string]any {
+	for k, v := range h.owned {
+		m[k] = v
+	}
+	return m
+}

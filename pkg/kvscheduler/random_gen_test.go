@@ -107,6 +107,11 @@ func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
 			}
 		}
 		for i := 0; i < len(sc.Txns); i++ {
+			for j := len(sc.Txns[i].Notify) - 1; j >= 0; j-- {
+				c := cloneScenario(sc)
+				c.Txns[i].Notify = slices.Delete(c.Txns[i].Notify, j, j+1)
+				progress = try(c) || progress
+			}
 			for j := len(sc.Txns[i].Lose) - 1; j >= 0; j-- {
 				c := cloneScenario(sc)
 				c.Txns[i].Lose = slices.Delete(c.Txns[i].Lose, j, j+1)
@@ -211,7 +216,7 @@ func cloneScenario(sc scenario) scenario {
 	c := sc
 	c.Txns = make([]rtxn, len(sc.Txns))
 	for i, tx := range sc.Txns {
-		c.Txns[i] = rtxn{Resync: tx.Resync, Keys: slices.Clone(tx.Keys), Lose: slices.Clone(tx.Lose),
+		c.Txns[i] = rtxn{Resync: tx.Resync, Keys: slices.Clone(tx.Keys), Lose: slices.Clone(tx.Lose), Notify: slices.Clone(tx.Notify),
 			Fail: slices.Clone(tx.Fail), Set: make([]rset, len(tx.Set))}
 		for j, s := range tx.Set {
 			c.Txns[i].Set[j].Key = s.Key

@@ -107,14 +107,15 @@ func depTargets(d string, nodes map[string]bool) []string {
 // d/b/0), and such values are in mostSouthbound, which counts derived
 // values in cycles too. Properties are left out of the result: they are
 // not in the southbound.
-func wantSouthbound(desired map[string]rval) map[string]any {
-	return fixedPoint(desired, false, nil)
+func wantSouthbound(desired map[string]rval, owned map[string]bool) map[string]any {
+	return fixedPoint(desired, false, owned)
 }
 
 // mostSouthbound is the most the southbound may hold: the greatest fixed
-// point in which derived values count for cycles too.
-func mostSouthbound(desired map[string]rval) map[string]any {
-	return fixedPoint(desired, true, nil)
+// point in which derived values count for cycles too. (owned are the
+// southbound's own values, which exist whatever the northbound wants.)
+func mostSouthbound(desired map[string]rval, owned map[string]bool) map[string]any {
+	return fixedPoint(desired, true, owned)
 }
 
 // fixedPoint computes the values that exist given the desired ones (see
@@ -295,6 +296,16 @@ func formatScenario(sc scenario) string {
 		}
 		if len(tx.Lose) > 0 {
 			fmt.Fprintf(&b, "\t\tLose: %#v,\n", tx.Lose)
+		}
+		if len(tx.Notify) > 0 {
+			b.WriteString("\t\tNotify: []rnotify{")
+			for i, n := range tx.Notify {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{%q, %v}", n.Key, n.Up)
+			}
+			b.WriteString("},\n")
 		}
 		if len(tx.Fail) > 0 {
 			b.WriteString("\t\tFail: []rfail{")

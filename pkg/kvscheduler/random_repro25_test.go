@@ -76,3 +76,37 @@ func TestRandomRepro25D_WaitingDeleteReleasedByFullResync(t *testing.T) {
 		{Resync: kvscheduler.DownstreamResync},
 	}})
 }
+
+// TestRandomRepro25E_ObsoleteDerivedOfRecreatedBase (seed 45658 of
+// 100,000): a/g1/1 and its derived value are lost; a resync scoped to the
+// derived keys re-creates the derived value under the base the scheduler
+// still believes there; the full resync that follows finds the base gone
+// and the derived value there, and creates the base with a value that no
+// longer derives it. The create deletes the derived values its new value
+// does not derive and the southbound holds, as the reference's create
+// does (applyNewRelations).
+func TestRandomRepro25E_ObsoleteDerivedOfRecreatedBase(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Derived: []int{0}}}}},
+		{Lose: []string{"a/g1/1"}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"d/g1/1/1", "d/g1/1/0"}},
+		{Resync: kvscheduler.FullResync, Set: []rset{{"a/g1/1", &rval{Ver: 0}}}},
+	}})
+}
+
+// TestRandomRepro25F_DependentOfValueAScopedResyncLeavesGone (seed 84224
+// of 100,000): a/g0/4 (which depends on its own derived value) is lost; a
+// resync scoped to it finds it gone and cannot create it again (a cycle
+// through a derived value is not created from nothing); a/g0/6, which
+// depends on that derived value, goes PENDING instead of staying in the
+// southbound without it. A value the resync does re-create keeps its
+// dependents untouched.
+func TestRandomRepro25F_DependentOfValueAScopedResyncLeavesGone(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/6", &rval{Ver: 0, Deps: []string{"d/g0/4/0"}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Deps: []string{"d/g0/4/0"}, Derived: []int{0}}}}},
+		{Lose: []string{"a/g0/4"}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"a/g0/4", "a/g1/3"}},
+	}})
+}

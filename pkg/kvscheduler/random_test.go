@@ -66,11 +66,13 @@ import (
 //
 // Issue 25's paths are drawn on top (random_ext_test.go): a descriptor
 // claiming its derived keys (with a Retrieve of base values only, or of
-// derived values too), downstream resyncs scoped to some keys, and base
+// derived values too), downstream resyncs scoped to some keys, base
 // values the southbound loses behind the scheduler's back (the order
 // checks count them as present until the scheduler reads them back; a
 // downstream resync repairs what is still lost before the retries
-// settle).
+// settle), and southbound notifications: the southbound's own values
+// "s/<i>" appearing and going (desired values depend on them), and
+// derived keys notified as the southbound holds them (ignored).
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
 // unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass); -kvseed=S runs
@@ -86,6 +88,7 @@ func TestRandomGraphs(t *testing.T) {
 	for seed := uint64(1); seed <= uint64(*kvSeeds); seed++ {
 		sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 		extendScenario(rand.New(rand.NewPCG(seed, 25)), &sc)
+		extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
 		f := runScenario(sc)
 		if f == nil {
 			continue
@@ -134,6 +137,7 @@ func ignored(kind string) bool {
 func checkSeed(t *testing.T, seed uint64) {
 	sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 	extendScenario(rand.New(rand.NewPCG(seed, 25)), &sc)
+	extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
 	if f := runScenario(sc); f != nil {
 		reportFailure(t, seed, sc, f)
 	}
@@ -171,8 +175,11 @@ type rtxn struct {
 	// Lose are base values the southbound loses behind the scheduler's
 	// back before the transaction, with their derived values.
 	Lose []string
-	Fail []rfail
-	Set  []rset
+	// Notify are southbound notifications pushed before the transaction
+	// (see harness.notify).
+	Notify []rnotify
+	Fail   []rfail
+	Set    []rset
 }
 
 type scenario struct {
@@ -276,7 +283,7 @@ func runScenario(sc scenario) (res *propFailure) {
 		}()
 	}
 	sb := kvtest.New()
-	h := &harness{sb: sb, desired: map[string]rval{}, failed: map[string]string{}, lost: map[string]any{}}
+	h := &harness{sb: sb, desired: map[string]rval{}, failed: map[string]string{}, lost: map[string]any{}, owned: map[string]any{}}
 	for _, desc := range h.descriptors(sc) {
 		if err := s.RegisterDescriptor(ctx, desc); err != nil {
 			return &propFailure{kind: "setup", msg: err.Error()}
@@ -351,6 +358,22 @@ func runScenario(sc scenario) (res *propFailure) {
 		for _, k := range tx.Lose {
 			h.lose(k)
 		}
+		if len(tx.Notify) > 0 {
+			// The notifications are processed (an empty transaction
+			// waits for them) before the model takes the transaction's
+			// changes.
+			for _, n := range tx.Notify {
+				if f := h.notify(s, n); f != nil {
+					h.mu.Unlock()
+					return f
+				}
+			}
+			h.mu.Unlock()
+			if f := commit(s.StartNBTransaction()); f != nil {
+				return f
+			}
+			h.mu.Lock()
+		}
 		txn := s.StartNBTransaction().WithResync(tx.Resync)
 		if len(tx.Keys) > 0 {
 			txn.WithResyncKeys(tx.Keys...)
@@ -411,7 +434,7 @@ func runScenario(sc scenario) (res *propFailure) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.step = "settled"
-	got, least, most := sb.Values(), wantSouthbound(h.desired), mostSouthbound(h.desired)
+	got, least, most := sb.Values(), h.withOwned(wantSouthbound(h.desired, h.ownedKeys())), h.withOwned(mostSouthbound(h.desired, h.ownedKeys()))
 	// Between the least and the most (cycles through derived values exist
 	// or not, depending on the order they came in), and consistent.
 	want := maps.Clone(least)

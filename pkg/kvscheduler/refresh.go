@@ -358,6 +358,11 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 	}
 	for _, m := range slices.Backward(order) {
 		s.goneOne(w, m, recheck)
+		if !recheck {
+			// Their dependents are checked again after the transaction's
+			// values (see recheckFoundGone).
+			w.foundGone = append(w.foundGone, m)
+		}
 	}
 	// Deletes that waited for them to go go through now: the caller
 	// drains the walk (a scoped resync or a retry attempts only its own
@@ -380,6 +385,24 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		n.want, n.last, n.state = nil, nil, Removed
 	}
 	s.dirty(n)
+}
+
+// recheckFoundGone checks again, once a resync applied its values, the
+// dependents of the values its read found gone and that are still not
+// available: the resync did not re-create them (they wait, or only some
+// keys were resynced), so what depends on them goes PENDING rather than
+// stay in the southbound without them. Those the resync re-created keep
+// their dependents untouched.
+func (w *walker) recheckFoundGone() {
+	for _, n := range w.foundGone {
+		if w.g.has(n) && !n.avail {
+			w.availChanged(n, true)
+		}
+	}
+	w.foundGone = nil
+	if len(w.stack) > 0 {
+		w.drain("the values found gone")
+	}
 }
 
 // unreported handles a value of the graph that the descriptor's Retrieve

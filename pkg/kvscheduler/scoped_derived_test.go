@@ -57,3 +57,20 @@ func TestScopedResyncOfALostBaseKnowsItsDerivedValues(t *testing.T) {
 		}
 	}
 }
+
+// A repair that re-creates a lost value leaves what depends on it alone:
+// the dependents of a value a resync's read finds gone are checked again
+// only if the resync did not re-create it (TestRandomRepro25F).
+func TestScopedResyncRepairKeepsDependents(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"), withDeps(sb.Descriptor("b", "b/")))
+	mustSet(t, s, "a/1", "x", "b/1", "y|a/1")
+	sb.ResetOps()
+	sb.Remove("a/1")
+	if _, err := repair(s, "a/1"); err != nil {
+		t.Fatal(err)
+	}
+	wantOps(t, sb, "create a/1")
+	wantState(t, s, "b/1", kvscheduler.Configured)
+}

@@ -105,11 +105,23 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 // order. Obsolete ones were deleted before (see update); those whose
 // delete failed stay listed, so that the retry of n deletes them again.
 func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	var obsolete []string
 	if !sameDerivedKeys(derived, n.derived) {
+		// Derived values the new value does not derive and that are in
+		// the southbound (a read found them while their base was gone)
+		// go first, as the reference's create deletes them.
+		for _, k := range n.derived {
+			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && !c.deleting && !hasKey(derived, k) {
+				obsolete = append(obsolete, k)
+			}
+		}
 		w.setDerivedKeys(n, derived)
 	} // else the list would be built again as it is (an unchanged value)
 	for _, kv := range slices.Backward(derived) {
 		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
+	}
+	for _, k := range slices.Backward(obsolete) {
+		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 	}
 }
 

@@ -111,6 +111,9 @@ type walker struct {
 	recreating map[string]bool
 	// dropped counts the operations compressOp dropped from the record.
 	dropped int
+	// foundGone are the values a resync's read found gone (see
+	// recheckFoundGone).
+	foundGone []*node
 }
 
 // retryMark is the attempt of a retry and the transaction it retries
