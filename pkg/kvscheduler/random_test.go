@@ -358,15 +358,13 @@ func runScenario(sc scenario) (res *propFailure) {
 		for _, k := range tx.Lose {
 			h.lose(k)
 		}
-		if len(tx.Notify) > 0 {
-			// The notifications are processed (an empty transaction
-			// waits for them) before the model takes the transaction's
-			// changes.
-			for _, n := range tx.Notify {
-				if f := h.notify(s, n); f != nil {
-					h.mu.Unlock()
-					return f
-				}
+		// Each notification is processed (an empty transaction waits for
+		// it) before the next one is made from the southbound's content,
+		// and before the model takes the transaction's changes.
+		for _, n := range tx.Notify {
+			if f := h.notify(s, n); f != nil {
+				h.mu.Unlock()
+				return f
 			}
 			h.mu.Unlock()
 			if f := commit(s.StartNBTransaction()); f != nil {
