@@ -110,3 +110,19 @@ func TestRandomRepro25F_DependentOfValueAScopedResyncLeavesGone(t *testing.T) {
 		{Resync: kvscheduler.DownstreamResync, Keys: []string{"a/g0/4", "a/g1/3"}},
 	}})
 }
+
+// TestRandomRepro25G_ScopedResyncCreatesWhatWaitedForAFoundValue (seed
+// 53088 of 100,000): a/g0/0 waits for a/g1/5, whose delete was refused
+// (its derived value's delete failed) although it is wanted; a resync
+// scoped to a/g1/5 finds it there, so a/g0/0 and the cycle it closes are
+// created in that resync. A scoped resync does not apply every value, so
+// the values waiting for one its read finds are checked again.
+func TestRandomRepro25G_ScopedResyncCreatesWhatWaitedForAFoundValue(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "d/g1/5/1"}}, Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"any:a/g1/", "a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0, Deps: []string{"a/g0/2"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g1/5"}}}}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"a/g1/5", "d/g0/4/0", "a/g0/2"}},
+	}})
+}

@@ -330,9 +330,9 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	}
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing && n.want != nil)) {
 		n.avail = true
-		// Values waiting for it can be created (a resync applies
-		// everything anyway).
-		w.availChanged(n, !w.resyncing)
+		// Values waiting for it can be created (a resync of everything
+		// applies them anyway; a scoped one does not).
+		w.availChanged(n, !w.resyncing || !w.unblockAll)
 		s.dirty(n)
 	}
 }
