@@ -126,3 +126,19 @@ func TestRandomRepro25G_ScopedResyncCreatesWhatWaitedForAFoundValue(t *testing.T
 		{Resync: kvscheduler.DownstreamResync, Keys: []string{"a/g1/5", "d/g0/4/0", "a/g0/2"}},
 	}})
 }
+
+// TestRandomRepro25H_ScopedResyncChecksWaitersAfterItsValues (seed 57687
+// of 100,000, found with a first version of the fix of G that checked the
+// waiting values right after the read): a/g1/3 waits for a/g0/2, whose
+// delete failed; the resync scoped to both finds a/g0/2 there, but it is
+// then deleted and created again by its own request. a/g1/3 must not be
+// created in between: the waiting values are checked once the resync
+// applied its values.
+func TestRandomRepro25H_ScopedResyncChecksWaitersAfterItsValues(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g1/3"}}}, {"a/g1/3", &rval{Ver: 0}}}},
+		{Fail: []rfail{{"delete", "a/g0/2"}}, Set: []rset{{"a/g0/2", &rval{Ver: 0}}, {"a/g1/3", nil}}},
+		{Set: []rset{{"a/g1/3", &rval{Ver: 0, Deps: []string{"a/g0/2"}}}}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"a/g1/3", "a/g0/2"}},
+	}})
+}

@@ -331,8 +331,12 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing && n.want != nil)) {
 		n.avail = true
 		// Values waiting for it can be created (a resync of everything
-		// applies them anyway; a scoped one does not).
-		w.availChanged(n, !w.resyncing || !w.unblockAll)
+		// applies them anyway; a scoped one checks them again once it
+		// applied its values, see recheckFound).
+		w.availChanged(n, !w.resyncing)
+		if w.resyncing && !w.unblockAll {
+			w.foundBack = append(w.foundBack, n)
+		}
 		s.dirty(n)
 	}
 }
@@ -393,13 +397,21 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 // keys were resynced), so what depends on them goes PENDING rather than
 // stay in the southbound without them. Those the resync re-created keep
 // their dependents untouched.
+//
+// Likewise, the values waiting for one a scoped resync's read found (it
+// applies only its keys) are checked again if it is still available.
 func (w *walker) recheckFoundGone() {
 	for _, n := range w.foundGone {
 		if w.g.has(n) && !n.avail {
 			w.availChanged(n, true)
 		}
 	}
-	w.foundGone = nil
+	for _, n := range w.foundBack {
+		if w.g.has(n) && n.avail {
+			w.availChanged(n, true)
+		}
+	}
+	w.foundGone, w.foundBack = nil, nil
 	if len(w.stack) > 0 {
 		w.drain("the values found gone")
 	}

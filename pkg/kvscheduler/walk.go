@@ -114,6 +114,8 @@ type walker struct {
 	// foundGone are the values a resync's read found gone (see
 	// recheckFoundGone).
 	foundGone []*node
+	// foundBack are the values a scoped resync's read made available.
+	foundBack []*node
 }
 
 // retryMark is the attempt of a retry and the transaction it retries
