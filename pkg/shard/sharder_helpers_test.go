@@ -170,6 +170,25 @@ func sharderOptions(log *logtest.Hook) SharderOptions {
 	}
 }
 
+// leaderTerms makes the sharder's leader log to a hook, and returns a
+// function that counts the terms it has led so far.
+func leaderTerms(o *SharderOptions) func() int {
+	l := controlplanetest.QuietLogger()
+	l.SetLevel(logrus.InfoLevel)
+	l.SetOutput(discard{})
+	hook := logtest.NewLocal(l)
+	o.Leader = append(o.Leader, leader.WithLogger(l))
+	return func() int {
+		n := 0
+		for _, e := range hook.AllEntries() {
+			if e.Message == "leader: leading" {
+				n++
+			}
+		}
+		return n
+	}
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }

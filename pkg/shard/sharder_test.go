@@ -136,6 +136,10 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 	o.Registerer = reg
 	o.Namespace = ring.Namespace
 	o.DrainTimeout = time.Second
+	// A new sharder term knows nothing of the reports of the last one and
+	// reports again: on a loaded machine the sharder can lose its 2 s lease
+	// and win it back. Its terms are counted from its leader's log.
+	terms := leaderTerms(&o)
 	runSharder(t, newSharder(t, config(), ring, o))
 	before := waitSettled(t, ring, ms...)
 
@@ -173,8 +177,8 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 		}
 	}
 	for name := range wantDrained {
-		if c := reported[ring.Namespace+"/"+name]; c != 1 {
-			t.Errorf("drain of %s reported %d times, want once", name, c)
+		if c, n := reported[ring.Namespace+"/"+name], terms(); c < 1 || c > n {
+			t.Errorf("drain of %s reported %d times in %d sharder terms, want once per term", name, c, n)
 		}
 	}
 	if len(reported) != len(wantDrained) {
