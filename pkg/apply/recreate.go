@@ -35,10 +35,22 @@ func mayRecreate(set Set, gk schema.GroupKind, err error) bool {
 
 // onlyImmutable reports whether every cause of an Invalid error is a field
 // that cannot change once set. The API server's validation words these
-// "field is immutable" and "may not change once set".
+// "field is immutable" (apimachinery's ValidateImmutableField, and "...
+// when `immutable` is set" for immutable ConfigMaps and Secrets), "may not
+// change once set", or forbids a change with a message that says
+// "immutable" (a bound claim's spec). A cause's message is its type, then,
+// for Invalid and most other types, the rejected value, then the reason:
+// the phrases are matched where the reason is (at the end, or anywhere in a
+// Forbidden cause, which echoes no value), never in the value, which can
+// say anything ("immutable:flag", a key that is simply invalid).
 func onlyImmutable(err error) bool {
 	immutable := func(msg string) bool {
-		return strings.Contains(msg, "immutable") || strings.Contains(msg, "may not change")
+		for _, reason := range []string{"field is immutable", "field is immutable when `immutable` is set", "may not change once set"} {
+			if strings.HasSuffix(msg, reason) {
+				return true
+			}
+		}
+		return strings.HasPrefix(msg, "Forbidden: ") && strings.Contains(msg, "immutable")
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
