@@ -114,11 +114,15 @@ func (h *removeHandler) OnChange(key string, obj runtime.Object) (runtime.Object
 	}
 	if newObj != nil && !isNilPointer(newObj) {
 		// The handler may have written the object; its finalizer list is
-		// the newer one.
-		if m, err = meta.Accessor(newObj); err != nil {
+		// the newer one. A placeholder without a UID (&v1.ConfigMap{})
+		// says nothing of the object, as in the handler chain.
+		nm, err := meta.Accessor(newObj)
+		if err != nil {
 			return nil, err
 		}
-		obj = newObj
+		if nm.GetUID() != "" {
+			m, obj = nm, newObj
+		}
 	}
 	return h.removeFinalizer(obj, m)
 }
