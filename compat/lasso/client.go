@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -184,3 +185,20 @@ func (f *SharedClientFactory) checkTyped(gvk schema.GroupVersionKind) error {
 	}
 	return nil
 }
+
+// failingClient is lasso's client of a resource whose controller could not
+// be made: every request fails with err, instead of a nil client that
+// wrangler's generated controllers would dereference.
+func failingClient(gvr schema.GroupVersionResource, kind string, namespaced bool, err error) *lassoclient.Client {
+	cfg := &rest.Config{Host: "https://lariat.invalid", ContentConfig: rest.ContentConfig{NegotiatedSerializer: clientscheme.Codecs.WithoutConversion()}}
+	rc, rcErr := rest.UnversionedRESTClientForConfigAndClient(cfg, &http.Client{Transport: failingTransport{err}})
+	if rcErr != nil {
+		return nil
+	}
+	return lassoclient.NewClient(gvr, kind, namespaced, rc, 0)
+}
+
+// failingTransport answers every request with its error.
+type failingTransport struct{ err error }
+
+func (t failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }

@@ -106,7 +106,9 @@ func (f *SharedControllerFactory) ForResourceKind(gvr schema.GroupVersionResourc
 		// said it twice.
 		f.errs = append(f.errs, err)
 		f.mu.Unlock()
-		return newErrorController()
+		// wrangler's generated controllers use the client before Start:
+		// it fails every request with the error Start will return.
+		return newErrorController(failingClient(gvr, kind, namespaced, err))
 	}
 	return sc
 }
@@ -214,10 +216,11 @@ func (s *SharedController) Client() *lassoclient.Client { return s.client }
 // Start reports why.
 type errorController struct {
 	informer toolscache.SharedIndexInformer
+	client   *lassoclient.Client
 }
 
-func newErrorController() *errorController {
-	return &errorController{informer: toolscache.NewSharedIndexInformer(nil, nil, 0, toolscache.Indexers{})}
+func newErrorController(client *lassoclient.Client) *errorController {
+	return &errorController{informer: toolscache.NewSharedIndexInformer(nil, nil, 0, toolscache.Indexers{}), client: client}
 }
 
 func (*errorController) Enqueue(string, string)                     {}
@@ -227,4 +230,4 @@ func (e *errorController) Informer() toolscache.SharedIndexInformer { return e.i
 func (*errorController) Start(context.Context, int) error           { return nil }
 func (*errorController) RegisterHandler(context.Context, string, lassocontroller.SharedControllerHandler) {
 }
-func (*errorController) Client() *lassoclient.Client { return nil }
+func (e *errorController) Client() *lassoclient.Client { return e.client }
