@@ -29,6 +29,10 @@ type ClaimedError struct {
 	// Inventory says the object is that set's inventory ConfigMap,
 	// which no set may apply (Set.TakeOver does not change that).
 	Inventory bool
+	// Label is the object's lariat.dev/set label, the hash of the set
+	// that holds it; with no SetID and Owner, the label is all there is
+	// (one put there by hand, say).
+	Label string
 }
 
 // Error names the object and the set holding it.
@@ -39,6 +43,11 @@ func (e *ClaimedError) Error() string {
 	}
 	if e.Inventory {
 		return fmt.Sprintf("%s is the inventory of %s; not applied", e.Object, holder)
+	}
+	if e.SetID == "" && e.Owner == "" {
+		return fmt.Sprintf("%s is labelled %s=%s, which names no set this one may take over, and carries no set's annotations "+
+			"(labelled by hand?); not taken over: remove the label and label it %s=true (or set Set.Adopt) to let this set take it",
+			e.Object, LabelSet, e.Label, LabelAdopt)
 	}
 	return fmt.Sprintf("%s belongs to %s; not taken over (name that set in Set.TakeOver to move it)", e.Object, holder)
 }
@@ -76,7 +85,7 @@ func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 	if (setID == id.id || slices.Contains(id.takeOver, setID)) && ownerOf(owner) == id.ownerID {
 		return nil
 	}
-	return &ClaimedError{Object: key, SetID: setID, Owner: owner}
+	return &ClaimedError{Object: key, SetID: setID, Owner: owner, Label: hash}
 }
 
 // ownerOf reads the owner's identity from an AnnotationOwner value,
