@@ -32,6 +32,10 @@ const (
 	// lease duration, time for a member busy in a long handler, or one
 	// that restarts, to get to it.
 	DefaultDrainTimeout = 2 * leader.DefaultLeaseDuration
+	// DefaultClockSkew is how far a member's clock may run behind the
+	// sharder's for the sharder to take the renewTime in its Lease for a
+	// recent renewal when it first sees it.
+	DefaultClockSkew = time.Second
 )
 
 // SharderOptions tunes NewSharder. The zero value is usable.
@@ -62,6 +66,14 @@ type SharderOptions struct {
 	// about a member whose lease it could not read
 	// (leader.DefaultRetryPeriod).
 	RetryPeriod time.Duration
+	// ClockSkew is the clock-skew allowance (DefaultClockSkew): a member
+	// Lease whose renewTime is less than its lease duration plus ClockSkew
+	// old, by the sharder's clock, counts as renewed recently. A member
+	// whose clock runs further behind counts as live once the sharder has
+	// seen its Lease renewed. Liveness only decides where objects go; a
+	// member's objects are moved off it directly only once it can no
+	// longer write, which no clock comparison decides (docs/replicas.md).
+	ClockSkew time.Duration
 	// LeaseConfig, when set, is used instead of cfg to read the members'
 	// Leases (the list, the watch and the reads that confirm a member is
 	// dead). The election's own Lease always goes through cfg.
@@ -119,6 +131,12 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 	}
 	if o.RetryPeriod <= 0 {
 		o.RetryPeriod = leader.DefaultRetryPeriod
+	}
+	switch {
+	case o.ClockSkew < 0:
+		return nil, fmt.Errorf("shard: clock-skew allowance %v is negative", o.ClockSkew)
+	case o.ClockSkew == 0:
+		o.ClockSkew = DefaultClockSkew
 	}
 	s := &Sharder{ring: ring, o: o, log: o.Logger.WithFields(logrus.Fields{"ring": ring.Name})}
 	leaseCfg := cfg

@@ -47,7 +47,7 @@ func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, l
 	t := &term{s: s, kinds: kinds, read: read, write: write, drains: newDrains(), gcLeases: gcLeases,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "shard-" + s.ring.Name})}
-	t.members = newMembers(s.ring, leases, s.o.RetryPeriod, s.log, t.requeueAll)
+	t.members = newMembers(s.ring, leases, s.o.RetryPeriod, s.o.ClockSkew, s.log, t.requeueAll)
 	for i, k := range kinds {
 		inf := metadatainformer.NewFilteredMetadataInformer(read, k.gvr, s.o.Namespace, 0, cache.Indexers{}, nil).Informer()
 		// The sharder needs labels, owner references and names: managed

@@ -66,7 +66,7 @@ func (m *members) deleteDead(ctx context.Context, leases coordinationv1client.Le
 		l := o.(*coordinationv1.Lease)
 		now := time.Now()
 		m.mu.Lock()
-		live := m.expiry(l, now).After(now)
+		live := m.mayWrite(l, now).After(now)
 		m.mu.Unlock()
 		if live {
 			return nil // the view will say so; never delete it

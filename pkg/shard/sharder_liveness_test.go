@@ -14,26 +14,45 @@ import (
 )
 
 // TestSharderKeepsAMemberWhoseClockRunsBehind: a member whose clock runs
-// 1.5 lease durations behind the sharder's writes renewTimes that are
-// already expired by the sharder's clock, but it keeps renewing; the
-// sharder counts it live by when it saw each renewal arrive, so the member
-// gets its share and keeps it, and its Lease is never collected.
+// 1.5 lease durations behind the sharder's, far beyond the clock-skew
+// allowance, writes renewTimes that are already expired by the sharder's
+// clock, but it keeps renewing. The sharder does not take its first sight
+// of the Lease for a renewal (TestNewSharderDoesNotReviveTheDead), so the
+// member is live once the sharder has seen a renewal arrive; from then on
+// it counts live by when it saw each renewal arrive, so the member gets
+// its share and keeps it, it is never taken for dead, and its Lease is
+// never collected.
 func TestSharderKeepsAMemberWhoseClockRunsBehind(t *testing.T) {
 	ring := testRing(t, configMaps)
-	createConfigMaps(t, ring.Namespace, "cm", 90)
 	a, b := startMember(t, ring, "a"), startMember(t, ring, "b")
 	late := startMemberBehind(t, ring, "late", memberLease*3/2)
 	o := sharderOptions(nil)
 	o.Namespace = ring.Namespace
 	s := newSharder(t, config(), ring, o)
 	runSharder(t, s)
+	neverDead := func(v *view) {
+		t.Helper()
+		if v != nil && v.valid && v.dead[late.id] {
+			t.Fatalf("member with a clock %v behind taken for dead: live %v, dead %v", late.behind, v.live, v.dead)
+		}
+	}
+	eventually(t, "the member with a clock behind live", func() bool {
+		v := s.view()
+		neverDead(v)
+		return v != nil && v.valid && v.liveSet[late.id]
+	})
+	// The objects come once every member is live: the test's members do
+	// not acknowledge drains.
+	createConfigMaps(t, ring.Namespace, "cm", 90)
 
-	// Every valid view, from the first, counts it live, for several
-	// lease durations (each renewal it wrote expired on arrival).
+	// Every valid view from here on counts it live, for several lease
+	// durations (each renewal it wrote expired on arrival).
 	checkLive := func(d time.Duration) {
 		t.Helper()
 		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-			if v := s.view(); v != nil && v.valid && !v.liveSet[late.id] {
+			v := s.view()
+			neverDead(v)
+			if v != nil && v.valid && !v.liveSet[late.id] {
 				t.Fatalf("member with a clock %v behind not live: live %v, dead %v", late.behind, v.live, v.dead)
 			}
 		}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,32 +41,9 @@ func (v *view) same(o *view) bool {
 	return o != nil && v.valid == o.valid && slices.Equal(v.live, o.live) && maps.Equal(v.dead, o.dead)
 }
 
-// seenRenewal is the latest renewal seen of a member lease and when this
-// sharder first saw it.
-type seenRenewal struct {
-	renew time.Time
-	at    time.Time
-}
-
-// members keeps the view of the ring's member Leases.
-//
-// A member is live when its lease names a holder whose MemberID is the
-// lease name's suffix after MemberLeaseName(ring, "") (a lease held by
-// another identity says nothing about that member), and its renewal is
-// recent: renewTime + leaseDurationSeconds > now, or, for a renewal this
-// sharder saw arrive, that moment + leaseDurationSeconds > now. The second
-// clause makes the view immune to a member's clock running behind this
-// sharder's (its renewTime then says less time is left than there is): a
-// member stops writing RenewDeadline after it sent its last successful renewal,
-// which is before this sharder saw it, and RenewDeadline < LeaseDuration.
-//
-// A member that is not live in the informer's view is not yet dead: the
-// view may lag (a watch is late, or an initial list came from a cache), and
-// moving the objects of a member that still writes would make two writers.
-// Before any of its objects is moved directly, the member's Lease is read
-// from the API server (a quorum read): only if that read shows it not live,
-// or gone, is the member dead. A failed read leaves it undecided, and its
-// objects stay, until a later read succeeds.
+// members keeps the view of the ring's member Leases. How a member is
+// judged live (assigned objects) or dead (its objects moved directly) is
+// in sharder_liveness.go.
 type members struct {
 	ring   string
 	prefix string
@@ -76,7 +51,8 @@ type members struct {
 	ns     string
 	inf    cache.SharedIndexInformer
 	retry  time.Duration
-	onView func() // called after a new view is published
+	skew   time.Duration // SharderOptions.ClockSkew
+	onView func()        // called after a new view is published
 	log    logrus.FieldLogger
 
 	cur    atomic.Pointer[view]
@@ -94,12 +70,19 @@ type members struct {
 	seen    map[string]seenRenewal // by lease name
 	dead    map[string]bool
 	confirm map[string]bool // member IDs to read the lease of
+	// confirmed are the members a read of their Lease showed live since
+	// they last were not: only they are assigned objects.
+	confirmed map[string]bool
+	// recheck holds members a read found not live but possibly still
+	// writing, with when to read their Lease again.
+	recheck map[string]time.Time
 }
 
-func newMembers(ring Ring, leases kubernetes.Interface, retry time.Duration, log logrus.FieldLogger, onView func()) *members {
+func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duration, log logrus.FieldLogger, onView func()) *members {
 	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
-		retry: retry, onView: onView, log: log, signal: make(chan struct{}, 1),
-		seen: map[string]seenRenewal{}, dead: map[string]bool{}, confirm: map[string]bool{}}
+		retry: retry, skew: skew, onView: onView, log: log, signal: make(chan struct{}, 1),
+		seen: map[string]seenRenewal{}, dead: map[string]bool{}, confirm: map[string]bool{},
+		confirmed: map[string]bool{}, recheck: map[string]time.Time{}}
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
 	// The list and watch report whether they work, so that a view that
@@ -246,139 +229,6 @@ func (m *members) loop(ctx context.Context) {
 		case <-timer.C:
 		}
 	}
-}
-
-// expiry returns until when the member lease l counts as live, recording
-// when a newer renewal was first seen. Zero: not live.
-func (m *members) expiry(l *coordinationv1.Lease, now time.Time) time.Time {
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil {
-		return time.Time{}
-	}
-	if MemberID(*l.Spec.HolderIdentity) != strings.TrimPrefix(l.Name, m.prefix) {
-		return time.Time{}
-	}
-	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	renew := l.Spec.RenewTime.Time
-	s, ok := m.seen[l.Name]
-	if !ok || renew.After(s.renew) {
-		s = seenRenewal{renew: renew, at: now}
-		m.seen[l.Name] = s
-	}
-	until := renew.Add(dur)
-	if byUs := s.at.Add(dur); byUs.After(until) {
-		until = byUs
-	}
-	return until
-}
-
-// compute publishes the view as of now and returns when it should be
-// computed again (zero: on the next event only).
-func (m *members) compute(ctx context.Context) time.Time {
-	now := time.Now()
-	m.mu.Lock()
-	healthy := m.healthy
-	m.mu.Unlock()
-	prev := m.view()
-	if !healthy || !m.inf.HasSynced() {
-		v := &view{}
-		if !v.same(prev) {
-			m.cur.Store(v)
-			m.onView()
-		}
-		return time.Time{}
-	}
-	m.mu.Lock()
-	live := map[string]time.Time{}
-	present := map[string]bool{}
-	for _, o := range m.inf.GetStore().List() {
-		l := o.(*coordinationv1.Lease)
-		if !strings.HasPrefix(l.Name, m.prefix) {
-			continue
-		}
-		present[l.Name] = true
-		if until := m.expiry(l, now); until.After(now) {
-			live[strings.TrimPrefix(l.Name, m.prefix)] = until
-		}
-	}
-	for name := range m.seen {
-		if !present[name] {
-			delete(m.seen, name) // a later read starts from its renewal
-		}
-	}
-	// Members that were live and are no longer are confirmed at once,
-	// rather than when one of their objects asks.
-	if prev != nil {
-		for _, id := range prev.live {
-			if _, ok := live[id]; !ok {
-				m.confirm[id] = true
-			}
-		}
-	}
-	var ask []string
-	for id := range m.confirm {
-		if _, ok := live[id]; !ok && !m.dead[id] {
-			ask = append(ask, id)
-		}
-		delete(m.confirm, id)
-	}
-	m.mu.Unlock()
-
-	var next time.Time
-	var retry []string
-	for _, id := range ask {
-		// Bounded, so that a hung API server does not hold the view
-		// back; the member stays undecided and is asked about again.
-		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
-		l, err := m.leases.CoordinationV1().Leases(m.ns).Get(getCtx, MemberLeaseName(m.ring, id), metav1.GetOptions{})
-		cancel()
-		m.mu.Lock()
-		switch {
-		case apierrors.IsNotFound(err):
-			m.dead[id] = true
-		case err != nil:
-			retry = append(retry, id)
-		default:
-			if until := m.expiry(l, time.Now()); until.After(time.Now()) {
-				live[id] = until
-			} else {
-				m.dead[id] = true
-			}
-		}
-		m.mu.Unlock()
-		if err != nil && !apierrors.IsNotFound(err) {
-			m.log.Warnf("shard: ring %s: cannot read the lease of member %s, its objects stay until it can be read: %v", m.ring, id, err)
-		}
-	}
-	m.mu.Lock()
-	for _, id := range retry {
-		m.confirm[id] = true
-	}
-	for id := range live {
-		delete(m.dead, id)
-	}
-	v := &view{valid: true, liveSet: map[string]bool{}, dead: maps.Clone(m.dead)}
-	m.mu.Unlock()
-	for id, until := range live {
-		v.live = append(v.live, id)
-		v.liveSet[id] = true
-		if next.IsZero() || until.Before(next) {
-			next = until
-		}
-	}
-	slices.Sort(v.live)
-	if len(retry) > 0 {
-		if r := time.Now().Add(m.retry); next.IsZero() || r.Before(next) {
-			next = r
-		}
-	}
-	if !v.same(prev) {
-		if prev == nil || !slices.Equal(v.live, prev.live) {
-			m.log.Infof("shard: ring %s: live members %v", m.ring, v.live)
-		}
-		m.cur.Store(v)
-		m.onView()
-	}
-	return next
 }
 
 // track returns w, reporting the view unhealthy when w ends or delivers

@@ -1,0 +1,259 @@
+package shard
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// How the sharder judges its members. Two questions are asked of a member
+// Lease, and they have different answers:
+//
+// Is the member live, so that objects may be assigned (or drained) to it?
+// Only on evidence that it renewed recently: its Lease names a holder whose
+// MemberID is the lease name's suffix after MemberLeaseName(ring, "") (a
+// lease held by another identity says nothing about that member), and
+// either renewTime + leaseDurationSeconds + ClockSkew > now (the Lease's
+// own timestamp, trusted to within the clock-skew allowance), or this
+// sharder saw the renewTime change less than leaseDurationSeconds ago (a
+// renewal it saw arrive, which keeps a member whose clock runs behind by
+// more than the allowance live). The first sight of a Lease is not a
+// renewal: a newly elected sharder that finds the Lease of a member dead
+// for an hour does not take it for live. A member live by the informer's
+// view is assigned objects only once a read of its Lease from the API
+// server (a quorum read) agreed, since it was last not live: a late watch
+// or a list served from a cache revives nobody.
+//
+// May the member still write, so that its objects must not be moved
+// directly? Yes until its renewTime + leaseDurationSeconds, and until this
+// sharder first saw its latest renewTime + leaseDurationSeconds, whichever
+// is later: a member stops writing RenewDeadline after it sent its last
+// successful renewal, which is before this sharder saw it, and
+// RenewDeadline < LeaseDuration; no clock is compared with another's. A
+// member that is not live is dead only once a read of its Lease shows
+// that it may no longer write (or the Lease is released or gone); a
+// failed read leaves it undecided, and its objects stay, until a later
+// read succeeds. A member that is neither (an old renewTime seen for the
+// first time) is read again once it may no longer write.
+
+// seenRenewal is the latest renewTime seen of a member lease and when this
+// sharder first saw it. observed tells whether that was a change this
+// sharder saw arrive (a renewal), rather than its first sight of the
+// Lease.
+type seenRenewal struct {
+	renew    time.Time
+	at       time.Time
+	observed bool
+}
+
+// holder reports whether l is held by the member its name is for, with the
+// fields a judgement needs.
+func (m *members) holder(l *coordinationv1.Lease) bool {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil {
+		return false
+	}
+	return MemberID(*l.Spec.HolderIdentity) == strings.TrimPrefix(l.Name, m.prefix)
+}
+
+// mayWrite returns until when the member of lease l may still write,
+// recording when a newer renewTime was first seen. Zero: it may not.
+// Called with m.mu held.
+func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
+	if !m.holder(l) {
+		return time.Time{}
+	}
+	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	renew := l.Spec.RenewTime.Time
+	s, ok := m.seen[l.Name]
+	switch {
+	case !ok:
+		s = seenRenewal{renew: renew, at: now}
+		m.seen[l.Name] = s
+	case renew.After(s.renew):
+		s = seenRenewal{renew: renew, at: now, observed: true}
+		m.seen[l.Name] = s
+	}
+	until := renew.Add(dur)
+	if byUs := s.at.Add(dur); byUs.After(until) {
+		until = byUs
+	}
+	return until
+}
+
+// liveUntil returns until when the member of lease l counts as live (zero:
+// not live), from its renewTime with the clock-skew allowance, or from a
+// renewal this sharder saw arrive. Call mayWrite on l first; with m.mu
+// held.
+func (m *members) liveUntil(l *coordinationv1.Lease) time.Time {
+	if !m.holder(l) {
+		return time.Time{}
+	}
+	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	renew := l.Spec.RenewTime.Time
+	until := renew.Add(dur + m.skew)
+	if s, ok := m.seen[l.Name]; ok && s.observed && !s.renew.Before(renew) {
+		if byUs := s.at.Add(dur); byUs.After(until) {
+			until = byUs
+		}
+	}
+	return until
+}
+
+// scan judges the Leases in the informer's store as of now. It returns the
+// members live by them whose liveness a read confirmed already, with until
+// when, and the members whose Lease must be read: live but not confirmed,
+// asked about by an object or live before and no longer, or due for a
+// recheck.
+func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[string]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	live, ask, present := map[string]time.Time{}, map[string]bool{}, map[string]bool{}
+	for _, o := range m.inf.GetStore().List() {
+		l := o.(*coordinationv1.Lease)
+		if !strings.HasPrefix(l.Name, m.prefix) {
+			continue
+		}
+		present[l.Name] = true
+		id := strings.TrimPrefix(l.Name, m.prefix)
+		m.mayWrite(l, now)
+		if until := m.liveUntil(l); !until.After(now) {
+			continue
+		} else if m.confirmed[id] {
+			live[id] = until
+		} else {
+			ask[id] = true
+		}
+	}
+	for name := range m.seen {
+		if !present[name] {
+			delete(m.seen, name) // a later read starts from its renewal
+		}
+	}
+	// Members that were live and are no longer are confirmed at once,
+	// rather than when one of their objects asks.
+	if prev != nil {
+		for _, id := range prev.live {
+			if _, ok := live[id]; !ok {
+				m.confirm[id] = true
+			}
+		}
+	}
+	for id := range m.confirm {
+		if _, ok := live[id]; !ok && !m.dead[id] {
+			ask[id] = true
+		}
+		delete(m.confirm, id)
+	}
+	for id, at := range m.recheck {
+		if !at.After(now) {
+			ask[id] = true
+			delete(m.recheck, id)
+		}
+	}
+	return live, ask
+}
+
+// read reads the Lease of each member in ask from the API server and
+// judges it: live ones are added to live and confirmed; gone, released or
+// expired ones are dead; one that is not live but may still write is read
+// again when it may not. It returns the members whose read failed.
+func (m *members) read(ctx context.Context, ask map[string]bool, live map[string]time.Time) []string {
+	var retry []string
+	for id := range ask {
+		// Bounded, so that a hung API server does not hold the view
+		// back; the member stays undecided and is asked about again.
+		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		l, err := m.leases.CoordinationV1().Leases(m.ns).Get(getCtx, MemberLeaseName(m.ring, id), metav1.GetOptions{})
+		cancel()
+		now := time.Now()
+		m.mu.Lock()
+		switch {
+		case apierrors.IsNotFound(err):
+			m.dead[id] = true
+		case err != nil:
+			retry = append(retry, id)
+		default:
+			writes := m.mayWrite(l, now)
+			if until := m.liveUntil(l); until.After(now) {
+				live[id] = until
+				m.confirmed[id] = true
+				delete(m.recheck, id)
+			} else if writes.After(now) {
+				m.recheck[id] = writes
+			} else {
+				m.dead[id] = true
+			}
+		}
+		m.mu.Unlock()
+		if err != nil && !apierrors.IsNotFound(err) {
+			m.log.Warnf("shard: ring %s: cannot read the lease of member %s, its objects stay until it can be read: %v", m.ring, id, err)
+		}
+	}
+	return retry
+}
+
+// compute publishes the view as of now and returns when it should be
+// computed again (zero: on the next event only).
+func (m *members) compute(ctx context.Context) time.Time {
+	m.mu.Lock()
+	healthy := m.healthy
+	m.mu.Unlock()
+	prev := m.view()
+	if !healthy || !m.inf.HasSynced() {
+		v := &view{}
+		if !v.same(prev) {
+			m.cur.Store(v)
+			m.onView()
+		}
+		return time.Time{}
+	}
+	live, ask := m.scan(time.Now(), prev)
+	retry := m.read(ctx, ask, live)
+
+	var next time.Time
+	soonest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	m.mu.Lock()
+	for _, id := range retry {
+		m.confirm[id] = true
+	}
+	for id := range m.confirmed {
+		if _, ok := live[id]; !ok {
+			delete(m.confirmed, id) // confirmed again before it is live again
+		}
+	}
+	for id := range live {
+		delete(m.dead, id)
+	}
+	for _, at := range m.recheck {
+		soonest(at)
+	}
+	v := &view{valid: true, liveSet: map[string]bool{}, dead: maps.Clone(m.dead)}
+	m.mu.Unlock()
+	for id, until := range live {
+		v.live = append(v.live, id)
+		v.liveSet[id] = true
+		soonest(until)
+	}
+	slices.Sort(v.live)
+	if len(retry) > 0 {
+		soonest(time.Now().Add(m.retry))
+	}
+	if !v.same(prev) {
+		if prev == nil || !slices.Equal(v.live, prev.live) {
+			m.log.Infof("shard: ring %s: live members %v", m.ring, v.live)
+		}
+		m.cur.Store(v)
+		m.onView()
+	}
+	return next
+}

@@ -1,0 +1,129 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestNewSharderDoesNotReviveTheDead: the replica that ran the sharder is
+// cut off from the API server (a crash: no release), and meanwhile the
+// ring holds the Lease of a member that last renewed an hour ago. The
+// sharder elected next must judge that member by the Lease's renewTime,
+// not by when it first saw the Lease: it assigns the objects created
+// before and after its election to the live members only, and sets no
+// drain (the live members stay live). Every label the new sharder writes
+// on a ConfigMap is recorded.
+func TestNewSharderDoesNotReviveTheDead(t *testing.T) {
+	ring := testRing(t, configMaps)
+	createConfigMaps(t, ring.Namespace, "before", 30)
+	a, b := startMember(t, ring, "a"), startMember(t, ring, "b")
+
+	// The first sharder, behind a proxy the test cuts.
+	proxy, cut := controlplanetest.NewProxy(t, config())
+	first := sharderOptions(nil)
+	first.Namespace = ring.Namespace
+	first.Leader = append(first.Leader, leader.WithIdentity("first"))
+	runSharder(t, newSharder(t, cut, ring, first))
+	waitSettled(t, ring, a, b)
+	proxy.Cut()
+
+	// A member that died an hour ago: its Lease still names it.
+	dead := "dead"
+	deadName := MemberLeaseName(ring.Name, MemberID(dead))
+	dur := int32(memberLease / time.Second)
+	old := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+	if _, err := clientset().CoordinationV1().Leases(ring.Namespace).Create(t.Context(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: deadName, Labels: map[string]string{RingLabel: ring.Name}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &dead, LeaseDurationSeconds: &dur,
+			AcquireTime: &old, RenewTime: &old},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createConfigMaps(t, ring.Namespace, "between", 30)
+
+	// The next sharder, every ConfigMap label it writes recorded.
+	rec := &labelRecorder{}
+	cfg := config()
+	cfg.Wrap(rec.wrap)
+	next := sharderOptions(nil)
+	next.Namespace = ring.Namespace
+	next.Leader = append(next.Leader, leader.WithIdentity("next"))
+	runSharder(t, newSharder(t, cfg, ring, next))
+	createConfigMaps(t, ring.Namespace, "after", 30)
+	waitSettled(t, ring, a, b)
+
+	var toDead, drained []string
+	for _, w := range rec.all() {
+		if w.labels[AssignmentLabel(ring.Name)] == MemberID(dead) {
+			toDead = append(toDead, w.name)
+		}
+		if v, ok := w.labels[DrainLabel(ring.Name)]; ok && v != nil {
+			drained = append(drained, w.name)
+		}
+	}
+	if len(toDead) > 0 {
+		t.Errorf("the new sharder assigned %d objects to the member dead for an hour: %v", len(toDead), toDead)
+	}
+	if len(drained) > 0 {
+		t.Errorf("the new sharder drained %d objects off live members: %v", len(drained), drained)
+	}
+	if len(rec.all()) == 0 {
+		t.Error("the new sharder wrote nothing")
+	}
+}
+
+// labelWrite is one merge patch of a ConfigMap's labels.
+type labelWrite struct {
+	name   string
+	labels map[string]any
+}
+
+// labelRecorder records the labels of every ConfigMap patch sent through
+// the transport it wraps.
+type labelRecorder struct {
+	mu     sync.Mutex
+	writes []labelWrite
+}
+
+func (r *labelRecorder) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodPatch || !strings.Contains(req.URL.Path, "/configmaps/") || req.Body == nil {
+			return next.RoundTrip(req)
+		}
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		var p struct {
+			Metadata struct {
+				Labels map[string]any `json:"labels"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(body, &p)
+		r.mu.Lock()
+		r.writes = append(r.writes, labelWrite{name: req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:], labels: p.Metadata.Labels})
+		r.mu.Unlock()
+		return next.RoundTrip(req)
+	})
+}
+
+func (r *labelRecorder) all() []labelWrite {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]labelWrite(nil), r.writes...)
+}
