@@ -22,7 +22,12 @@
 // A renewal sent at time S and accepted by the API server is seen by every
 // other candidate at some time O ≥ S (it cannot be seen before it was sent).
 // A candidate takes the lease only once it has seen no change for
-// LeaseDuration, so not before O + LeaseDuration ≥ S + LeaseDuration. The
+// LeaseDuration, so not before O + LeaseDuration ≥ S + LeaseDuration. Every
+// renewal is a change a candidate sees: it writes a new renewTime, which the
+// API server keeps to the microsecond, and this package's candidates compare
+// it to the microsecond (client-go's own lock compares whole seconds, so that
+// renewals within one second look unchanged and a candidate would take over
+// up to a second early; every replica on a Lease must use this package). The
 // leader's work context ends, and its fenced writes are refused, from
 // S + RenewDeadline on. RenewDeadline < LeaseDuration, so the old leader has
 // stopped issuing writes LeaseDuration − RenewDeadline (5 s with the

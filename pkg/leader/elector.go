@@ -325,6 +325,22 @@ type trackingLock struct {
 	mayRelease *atomic.Bool
 }
 
+// Get reads the Lease. client-go tells whether the lease changed since it
+// last looked by comparing the raw record returned here, and counts the
+// lease duration from when it last saw it change; its own raw record keeps
+// the renew time in whole seconds (metav1.Time's JSON), so renewals within
+// one second would look unchanged and a standby would count from an earlier
+// renewal, taking over up to a second early. The API server keeps a Lease's
+// renewTime to the microsecond (metav1.MicroTime), and so does the record in
+// memory: appended to the raw record, it makes every renewal a change.
+func (l *trackingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	r, raw, err := l.LeaseLock.Get(ctx)
+	if err != nil || r == nil {
+		return r, raw, err
+	}
+	return r, append(raw, r.RenewTime.UTC().Format(time.RFC3339Nano)...), nil
+}
+
 // Create creates the Lease (the first candidate ever).
 func (l *trackingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
 	return l.write(ctx, r, l.LeaseLock.Create)
