@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -22,8 +24,9 @@ import (
 // ring holds the Lease of a member that last renewed an hour ago. The
 // sharder elected next must judge that member by the Lease's renewTime,
 // not by when it first saw the Lease: it assigns the objects created
-// before and after its election to the live members only, and sets no
-// drain (the live members stay live). Every label the new sharder writes
+// before and after its election to the live members only, moves the
+// objects the dead member held to them, and sets no drain (the live
+// members stay live). Every label the new sharder writes
 // on a ConfigMap is recorded.
 func TestNewSharderDoesNotReviveTheDead(t *testing.T) {
 	ring := testRing(t, configMaps)
@@ -52,6 +55,16 @@ func TestNewSharderDoesNotReviveTheDead(t *testing.T) {
 		t.Fatal(err)
 	}
 	createConfigMaps(t, ring.Namespace, "between", 30)
+	// And objects it still held: the next sharder moves them once it can
+	// tell the member no longer writes (a lease duration after it first
+	// saw the Lease, since it compares no clocks for that).
+	for i := range 5 {
+		if _, err := clientset().CoreV1().ConfigMaps(ring.Namespace).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("held-%d", i), Labels: map[string]string{AssignmentLabel(ring.Name): MemberID(dead)},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// The next sharder, every ConfigMap label it writes recorded.
 	rec := &labelRecorder{}
