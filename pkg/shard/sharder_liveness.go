@@ -107,13 +107,20 @@ func (m *members) liveUntil(l *coordinationv1.Lease) time.Time {
 
 // scan judges the Leases in the informer's store as of now. It returns the
 // members live by them whose liveness a read confirmed already, with until
-// when, and the members whose Lease must be read: live but not confirmed,
-// asked about by an object or live before and no longer, or due for a
-// recheck.
-func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[string]bool) {
+// when, and the members whose Lease must be read: live but not confirmed
+// (with the resourceVersion of the Lease that says so), asked about by an
+// object or live before and no longer, or due for a recheck (with "").
+func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[string]string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	live, ask, present := map[string]time.Time{}, map[string]bool{}, map[string]bool{}
+	live, ask, present := map[string]time.Time{}, map[string]string{}, map[string]bool{}
+	// want asks for a read of id's Lease; a candidate's keeps its
+	// resourceVersion.
+	want := func(id string) {
+		if _, ok := ask[id]; !ok {
+			ask[id] = ""
+		}
+	}
 	for _, o := range m.inf.GetStore().List() {
 		l := o.(*coordinationv1.Lease)
 		if !strings.HasPrefix(l.Name, m.prefix) {
@@ -122,17 +129,22 @@ func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[str
 		present[l.Name] = true
 		id := strings.TrimPrefix(l.Name, m.prefix)
 		m.mayWrite(l, now)
-		if until := m.liveUntil(l); !until.After(now) {
-			continue
-		} else if m.confirmed[id] {
+		switch until := m.liveUntil(l); {
+		case !until.After(now):
+		case m.confirmed[id]:
 			live[id] = until
-		} else {
-			ask[id] = true
+		case m.refuted[id] != l.ResourceVersion:
+			ask[id] = l.ResourceVersion
 		}
 	}
 	for name := range m.seen {
 		if !present[name] {
 			delete(m.seen, name) // a later read starts from its renewal
+		}
+	}
+	for id := range m.refuted {
+		if !present[m.prefix+id] {
+			delete(m.refuted, id)
 		}
 	}
 	// Members that were live and are no longer are confirmed at once,
@@ -146,13 +158,13 @@ func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[str
 	}
 	for id := range m.confirm {
 		if _, ok := live[id]; !ok && !m.dead[id] {
-			ask[id] = true
+			want(id)
 		}
 		delete(m.confirm, id)
 	}
 	for id, at := range m.recheck {
 		if !at.After(now) {
-			ask[id] = true
+			want(id)
 			delete(m.recheck, id)
 		}
 	}
@@ -162,10 +174,12 @@ func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[str
 // read reads the Lease of each member in ask from the API server and
 // judges it: live ones are added to live and confirmed; gone, released or
 // expired ones are dead; one that is not live but may still write is read
-// again when it may not. It returns the members whose read failed.
-func (m *members) read(ctx context.Context, ask map[string]bool, live map[string]time.Time) []string {
+// again when it may not. A Lease the read refutes is not read again
+// until the informer's copy changes. It returns the members whose read
+// failed.
+func (m *members) read(ctx context.Context, ask map[string]string, live map[string]time.Time) []string {
 	var retry []string
-	for id := range ask {
+	for id, rv := range ask {
 		// Bounded, so that a hung API server does not hold the view
 		// back; the member stays undecided and is asked about again.
 		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
@@ -180,14 +194,20 @@ func (m *members) read(ctx context.Context, ask map[string]bool, live map[string
 			retry = append(retry, id)
 		default:
 			writes := m.mayWrite(l, now)
-			if until := m.liveUntil(l); until.After(now) {
+			until := m.liveUntil(l)
+			switch {
+			case until.After(now):
 				live[id] = until
 				m.confirmed[id] = true
 				delete(m.recheck, id)
-			} else if writes.After(now) {
+				delete(m.refuted, id)
+			case writes.After(now):
 				m.recheck[id] = writes
-			} else {
+			default:
 				m.dead[id] = true
+			}
+			if !until.After(now) && rv != "" {
+				m.refuted[id] = rv
 			}
 		}
 		m.mu.Unlock()

@@ -76,13 +76,17 @@ type members struct {
 	// recheck holds members a read found not live but possibly still
 	// writing, with when to read their Lease again.
 	recheck map[string]time.Time
+	// refuted holds, for members whose Lease the informer shows live and
+	// a read did not, the resourceVersion of the informer's copy: it is
+	// not read again until that copy changes.
+	refuted map[string]string
 }
 
 func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duration, log logrus.FieldLogger, onView func()) *members {
 	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
 		retry: retry, skew: skew, onView: onView, log: log, signal: make(chan struct{}, 1),
 		seen: map[string]seenRenewal{}, dead: map[string]bool{}, confirm: map[string]bool{},
-		confirmed: map[string]bool{}, recheck: map[string]time.Time{}}
+		confirmed: map[string]bool{}, recheck: map[string]time.Time{}, refuted: map[string]string{}}
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
 	// The list and watch report whether they work, so that a view that

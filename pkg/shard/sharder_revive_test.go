@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,16 +46,7 @@ func TestNewSharderDoesNotReviveTheDead(t *testing.T) {
 
 	// A member that died an hour ago: its Lease still names it.
 	dead := "dead"
-	deadName := MemberLeaseName(ring.Name, MemberID(dead))
-	dur := int32(memberLease / time.Second)
-	old := metav1.NewMicroTime(time.Now().Add(-time.Hour))
-	if _, err := clientset().CoordinationV1().Leases(ring.Namespace).Create(t.Context(), &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: deadName, Labels: map[string]string{RingLabel: ring.Name}},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &dead, LeaseDurationSeconds: &dur,
-			AcquireTime: &old, RenewTime: &old},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createDeadLease(t, ring, dead)
 	createConfigMaps(t, ring.Namespace, "between", 30)
 	// And objects it still held: the next sharder moves them once it can
 	// tell the member no longer writes (a lease duration after it first
@@ -140,3 +133,101 @@ func (r *labelRecorder) all() []labelWrite {
 	defer r.mu.Unlock()
 	return append([]labelWrite(nil), r.writes...)
 }
+
+// createDeadLease writes the Lease of member identity as it was left by a
+// member that died an hour ago, and returns its renewTime as the API server
+// serializes it.
+func createDeadLease(t *testing.T, ring Ring, identity string) string {
+	t.Helper()
+	dur := int32(memberLease / time.Second)
+	old := metav1.NewMicroTime(time.Now().Add(-time.Hour).Truncate(time.Microsecond))
+	if _, err := clientset().CoordinationV1().Leases(ring.Namespace).Create(t.Context(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: MemberLeaseName(ring.Name, MemberID(identity)), Labels: map[string]string{RingLabel: ring.Name}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &identity, LeaseDurationSeconds: &dur,
+			AcquireTime: &old, RenewTime: &old},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return old.UTC().Format(metav1.RFC3339Micro)
+}
+
+// TestSharderConfirmsALiveMemberBeforeAssigning: the sharder's list and
+// watch of the member Leases show the Lease of a member dead for an hour
+// as just renewed (what a lagging cache could serve); the read of that
+// Lease from the API server says otherwise, and the sharder assigns
+// nothing to the member.
+func TestSharderConfirmsALiveMemberBeforeAssigning(t *testing.T) {
+	ring := testRing(t, configMaps)
+	a, b := startMember(t, ring, "a"), startMember(t, ring, "b")
+	dead := "dead"
+	stale := []byte(createDeadLease(t, ring, dead))
+	createConfigMaps(t, ring.Namespace, "cm", 60)
+
+	var rewritten atomic.Int64
+	leaseCfg := config()
+	leaseCfg.ContentType, leaseCfg.AcceptContentTypes = "application/json", "application/json"
+	leaseCfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			resp, err := next.RoundTrip(req)
+			// Lists and watches end in /leases; a read of one Lease
+			// names it.
+			if err == nil && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/leases") {
+				resp.Body = &freshening{src: bufio.NewReader(resp.Body), body: resp.Body, stale: stale, n: &rewritten}
+			}
+			return resp, err
+		})
+	})
+	rec := &labelRecorder{}
+	cfg := config()
+	cfg.Wrap(rec.wrap)
+	o := sharderOptions(nil)
+	o.Namespace = ring.Namespace
+	o.LeaseConfig = leaseCfg
+	runSharder(t, newSharder(t, cfg, ring, o))
+	waitSettled(t, ring, a, b)
+
+	if rewritten.Load() == 0 {
+		t.Fatal("the sharder's list and watch never showed the dead member's Lease")
+	}
+	var toDead []string
+	for _, w := range rec.all() {
+		if w.labels[AssignmentLabel(ring.Name)] == MemberID(dead) {
+			toDead = append(toDead, w.name)
+		}
+	}
+	if len(toDead) > 0 {
+		t.Errorf("the sharder assigned %d objects to a member whose Lease only its watch showed renewed: %v", len(toDead), toDead)
+	}
+}
+
+// freshening is a response body in which every occurrence of stale (a
+// renewTime) on a line is replaced by the time of reading.
+type freshening struct {
+	src   *bufio.Reader
+	body  io.Closer
+	stale []byte
+	n     *atomic.Int64
+	buf   []byte
+}
+
+func (f *freshening) Read(p []byte) (int, error) {
+	for len(f.buf) == 0 {
+		line, err := f.src.ReadBytes('\n')
+		if bytes.Contains(line, f.stale) {
+			f.n.Add(1)
+			line = bytes.ReplaceAll(line, f.stale, []byte(time.Now().UTC().Format(metav1.RFC3339Micro)))
+		}
+		f.buf = line
+		if err != nil {
+			if len(f.buf) == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}
+
+func (f *freshening) Close() error { return f.body.Close() }
