@@ -36,5 +36,9 @@
 // member Leases is broken or being listed again (until the whole list is
 // in its store), or while no member is live, and it moves an
 // object directly only off a member whose expiry a read of its Lease from
-// the API server confirmed.
+// the API server confirmed. It assigns objects only to members live by
+// the evidence of the API server: a renewTime within the lease duration
+// plus SharderOptions.ClockSkew, or a renewal it saw arrive, and a read of
+// the Lease that agrees; its first sight of a Lease is not a renewal, so a
+// sharder elected after another crashed revives no dead member.
 package shard
