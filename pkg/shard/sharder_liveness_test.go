@@ -154,3 +154,15 @@ func TestSharderLeaseGCLosesToARenewal(t *testing.T) {
 		t.Errorf("the conditional delete answered %d, want %d (Conflict)", status, http.StatusConflict)
 	}
 }
+
+// TestNewSharderRefusesANegativeClockSkew: a negative allowance would take
+// members for not live although their renewTime says they are; NewSharder
+// refuses it and says why.
+func TestNewSharderRefusesANegativeClockSkew(t *testing.T) {
+	o := sharderOptions(nil)
+	o.ClockSkew = -time.Second
+	_, err := NewSharder(config(), Ring{Name: "ring", Namespace: "default", Kinds: []Kind{configMaps}}, o)
+	if err == nil || !strings.Contains(err.Error(), "clock-skew allowance") {
+		t.Fatalf("NewSharder with a negative clock skew: %v, want an error naming the clock-skew allowance", err)
+	}
+}
