@@ -21,10 +21,12 @@ func TestSetHashedWithOwnerVersionIsTakenOver(t *testing.T) {
 	ctx := t.Context()
 	sum := sha256.Sum256([]byte("v1/ConfigMap " + ns + "/" + owner.Name + "\x00old"))
 	legacy := hex.EncodeToString(sum[:])[:40]
+	// Written by the operator's field manager, as the old set's objects
+	// were: only what the applier's manager wrote is pruned.
 	for _, name := range []string{"keep", "stale"} {
 		obj := cm(name, "1")
 		obj.Labels = map[string]string{apply.LabelSet: legacy}
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, obj, metav1.CreateOptions{FieldManager: "test-operator"}); err != nil {
 			t.Fatal(err)
 		}
 	}

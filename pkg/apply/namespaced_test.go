@@ -122,7 +122,9 @@ func TestPruneNamespacesForInventoriesWithoutNamespaces(t *testing.T) {
 	if err := namespacedApplier(t, ns, apply.Options{}).Apply(ctx, set, cm("a", "1")); !apierrors.IsForbidden(err) {
 		t.Fatalf("pruning a kind of unknown namespaces without PruneNamespaces: %v, want Forbidden listing all namespaces", err)
 	}
-	restricted := namespacedApplier(t, ns, apply.Options{FieldManager: "restricted", PruneNamespaces: []string{ns}})
+	// The same operator (its field manager applied a and b), now allowed
+	// to list in its own namespace only.
+	restricted := namespacedApplier(t, ns, apply.Options{FieldManager: "test-operator", PruneNamespaces: []string{ns}})
 	// The failed Apply above left the inventory as it was.
 	if err := restricted.Apply(ctx, set, cm("a", "1")); err != nil {
 		t.Fatalf("pruning with PruneNamespaces: %v", err)

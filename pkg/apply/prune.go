@@ -58,6 +58,13 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		if keep[idOf(key)] {
 			continue
 		}
+		if !a.applied(m) {
+			// Labelled as the set's, but never applied by this applier's
+			// field manager: another writer's (another operator whose set
+			// has the same owner and ID, or a copy made by hand).
+			spared = append(spared, key)
+			continue
+		}
 		spare, err := owner.spares(ctx, m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
@@ -76,6 +83,22 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 		}
 	}
 	return deleted, spared, errors.Join(errs...)
+}
+
+// applied reports whether this applier's field manager applied (or
+// updated) the object: only such objects are pruned. The set's label says
+// which set an object belongs to, and two operators (two field managers)
+// whose sets have the same owner and ID share it; the managed fields say
+// who wrote the object. An object whose managed fields this manager has
+// lost entirely (another writer took every field it applied) is spared
+// too: it is no longer this applier's doing.
+func (a *Applier) applied(m metav1.Object) bool {
+	for _, e := range m.GetManagedFields() {
+		if e.Manager == a.opts.FieldManager {
+			return true
+		}
+	}
+	return false
 }
 
 // pruneAttempts bounds how often deleteFromSet reads an object that keeps
