@@ -234,8 +234,9 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	for _, gk := range all.kinds() {
 		noDelete := set.NoDelete || slices.Contains(set.NoDeleteKinds, gk)
 		deleted, spared, err := a.prune(ctx, id, gk, all[gk], keep, dryRun || noDelete)
-		// Objects of a newer owner of the same name stay, and so does
-		// the inventory that points at them.
+		// Objects of a newer owner of the same name, or of another
+		// field manager, stay, and so does the inventory that points at
+		// them.
 		plan.Kept = append(plan.Kept, spared...)
 		for _, k := range spared {
 			kinds.add(gk, k.Namespace)

@@ -115,7 +115,8 @@ type Plan struct {
 	Recreate []ObjectKey
 	// Kept lists objects that left the set but were not pruned: because
 	// they were applied for a live, newer owner of the same name (an
-	// owner deleted and created again; see AnnotationOwnerUID), or
-	// because of Set.NoDelete or Set.NoDeleteKinds.
+	// owner deleted and created again; see AnnotationOwnerUID), because
+	// another field manager wrote them (another operator's set of the
+	// same owner and ID), or because of Set.NoDelete or Set.NoDeleteKinds.
 	Kept []ObjectKey
 }
