@@ -267,6 +267,9 @@ func sideBySide(t *testing.T, opts sideOptions, scenario func(t *testing.T, s *s
 	if t.Failed() {
 		t.FailNow()
 	}
+	for _, which := range []impl{onLasso, onLariat} {
+		t.Logf("observed on %s: %q", which, recs[which].all())
+	}
 	return recs[onLasso], recs[onLariat]
 }
 
