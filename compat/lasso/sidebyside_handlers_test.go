@@ -30,7 +30,7 @@ func record(s *side, observer string) func(string, *corev1.ConfigMap) (*corev1.C
 func TestSideBySideHandlerChain(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
-		cms.OnChange(t.Context(), "modify", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "modify", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("modify", key, describeCM(cm))
 			if cm == nil {
 				return nil, nil
@@ -42,20 +42,20 @@ func TestSideBySideHandlerChain(t *testing.T) {
 			cm.Annotations["seen-modify"] = "yes" // in memory only
 			return cm, nil
 		})
-		cms.OnChange(t.Context(), "placeholder", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "placeholder", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("placeholder", key, describeCM(cm))
 			return &corev1.ConfigMap{}, nil
 		})
-		cms.AddGenericHandler(t.Context(), "typed-nil", func(key string, obj runtime.Object) (runtime.Object, error) {
+		cms.AddGenericHandler(s.handlers, "typed-nil", func(key string, obj runtime.Object) (runtime.Object, error) {
 			cm, _ := obj.(*corev1.ConfigMap)
 			s.rec.add("typed-nil", key, describeCM(cm))
 			return (*corev1.ConfigMap)(nil), nil
 		})
-		cms.OnChange(t.Context(), "wrangler-nil", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "wrangler-nil", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("wrangler-nil", key, describeCM(cm))
 			return nil, nil
 		})
-		cms.OnChange(t.Context(), "last", record(s, "last"))
+		cms.OnChange(s.handlers, "last", record(s, "last"))
 		s.start(t)
 		s.createCM(t, "a", "1")
 		s.waitCount(t, "last", 1)
@@ -74,14 +74,14 @@ func TestSideBySideHandlerChain(t *testing.T) {
 func TestSideBySideErrSkip(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
-		cms.OnChange(t.Context(), "skip", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "skip", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("skip", key, describeCM(cm))
 			if cm != nil && cm.Name == "wrapped" {
 				return cm, fmt.Errorf("not mine: %w", generic.ErrSkip)
 			}
 			return cm, generic.ErrSkip
 		})
-		cms.OnChange(t.Context(), "after", record(s, "after"))
+		cms.OnChange(s.handlers, "after", record(s, "after"))
 		s.start(t)
 		s.createCM(t, "plain", "1")
 		s.waitSeen(t, "after", s.key("plain"), describeCM(cmNamed("plain", "1")))
@@ -115,7 +115,7 @@ func TestSideBySideErrorsAreRetried(t *testing.T) {
 		var mu sync.Mutex
 		attempts := 0
 		cms := s.cms()
-		cms.OnChange(t.Context(), "flaky", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "flaky", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			mu.Lock()
 			attempts++
 			n := attempts
@@ -129,7 +129,7 @@ func TestSideBySideErrorsAreRetried(t *testing.T) {
 			s.rec.add("flaky", key, describeCM(cm)+" succeeded")
 			return cm, nil
 		})
-		cms.OnChange(t.Context(), "after", record(s, "after"))
+		cms.OnChange(s.handlers, "after", record(s, "after"))
 		s.start(t)
 		s.createCM(t, "a", "1")
 		s.waitCount(t, "after", 3)
@@ -149,7 +149,7 @@ func TestSideBySideEnqueue(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
 		var once sync.Once
-		cms.OnChange(t.Context(), "h", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "h", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("h", key, describeCM(cm))
 			if cm != nil && cm.Name == "a" {
 				once.Do(func() {
@@ -185,7 +185,7 @@ func TestSideBySideEnqueueAfterThenEnqueue(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
 		var once sync.Once
-		cms.OnChange(t.Context(), "h", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "h", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("h", key, describeCM(cm))
 			if cm != nil && cm.Name == "a" {
 				once.Do(func() {
@@ -254,11 +254,11 @@ func cutKey(line string) (key, what string, ok bool) {
 func TestSideBySideLateHandler(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
-		cms.OnChange(t.Context(), "early", record(s, "early"))
+		cms.OnChange(s.handlers, "early", record(s, "early"))
 		s.createCM(t, "a", "1")
 		s.start(t)
 		s.waitCount(t, "early", 1)
-		cms.OnChange(t.Context(), "late", record(s, "late"))
+		cms.OnChange(s.handlers, "late", record(s, "late"))
 		s.waitCount(t, "late", 1)
 		s.waitCount(t, "early", 2)
 		s.setCM(t, "a", "2") // a barrier: no third pass over v=1
@@ -274,7 +274,7 @@ func TestSideBySideHandlerRemovedWithItsContext(t *testing.T) {
 		cms := s.cms()
 		tempCtx, cancel := context.WithCancel(t.Context())
 		cms.OnChange(tempCtx, "temp", record(s, "temp"))
-		cms.OnChange(t.Context(), "stay", record(s, "stay"))
+		cms.OnChange(s.handlers, "stay", record(s, "stay"))
 		s.start(t)
 		s.createCM(t, "a", "1")
 		s.waitCount(t, "temp", 1)

@@ -24,7 +24,7 @@ func TestSideBySideCacheReads(t *testing.T) {
 		cms.Cache().AddIndexer("byV", func(cm *corev1.ConfigMap) ([]string, error) {
 			return []string{cm.Data["v"]}, nil
 		})
-		cms.OnChange(t.Context(), "reader", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "reader", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			if cm == nil || cm.Name != "reader" {
 				return cm, nil
 			}
@@ -105,7 +105,7 @@ func TestSideBySideUpdateAndUpdateStatusReturns(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{widgets: true}, func(t *testing.T, s *side) {
 		w := s.widgets.Widgets().V1().Widget()
 		var written sync.Map // name: the resourceVersion a handler's write left
-		w.OnChange(t.Context(), "status", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
+		w.OnChange(s.handlers, "status", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
 			if obj == nil || obj.Name != "st" || obj.Status.ObservedSize == obj.Spec.Size {
 				return obj, nil
 			}
@@ -117,7 +117,7 @@ func TestSideBySideUpdateAndUpdateStatusReturns(t *testing.T) {
 			}
 			return out, err
 		})
-		w.OnChange(t.Context(), "update", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
+		w.OnChange(s.handlers, "update", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
 			if obj == nil || obj.Name != "up" || obj.Annotations["seen-update"] != "" {
 				return obj, nil
 			}
@@ -129,7 +129,7 @@ func TestSideBySideUpdateAndUpdateStatusReturns(t *testing.T) {
 			}
 			return out, err
 		})
-		w.OnChange(t.Context(), "after", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
+		w.OnChange(s.handlers, "after", func(key string, obj *widgetv1.Widget) (*widgetv1.Widget, error) {
 			what := describeWidget(obj)
 			if obj != nil {
 				if rv, ok := written.Load(obj.Name); ok && obj.ResourceVersion == rv {

@@ -16,7 +16,7 @@ import (
 func TestSideBySideDeletionAndTombstone(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
-		cms.OnChange(t.Context(), "h", record(s, "h"))
+		cms.OnChange(s.handlers, "h", record(s, "h"))
 		if _, err := cms.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			DeleteFunc: func(obj any) {
 				key, _ := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -57,7 +57,7 @@ func TestSideBySideOnRemove(t *testing.T) {
 		cms := s.cms()
 		var mu sync.Mutex
 		failed := false
-		cms.OnRemove(t.Context(), "cleanup", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnRemove(s.handlers, "cleanup", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if !failed {
@@ -68,7 +68,7 @@ func TestSideBySideOnRemove(t *testing.T) {
 			s.rec.add("cleanup", key, describeCM(cm)+" succeeded")
 			return cm, nil
 		})
-		cms.OnChange(t.Context(), "watch", record(s, "watch"))
+		cms.OnChange(s.handlers, "watch", record(s, "watch"))
 		s.start(t)
 		s.createCM(t, "a", "1")
 		s.waitFinalizers(t, "a", 1)
@@ -110,7 +110,7 @@ func TestSideBySideTwoOnRemoveNotRunAgainOnAStaleCopy(t *testing.T) {
 		cms := s.cms()
 		entered, release := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		cms.OnRemove(t.Context(), "first", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnRemove(s.handlers, "first", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("first", key, describeCM(cm))
 			once.Do(func() {
 				close(entered)
@@ -118,11 +118,11 @@ func TestSideBySideTwoOnRemoveNotRunAgainOnAStaleCopy(t *testing.T) {
 			})
 			return cm, nil
 		})
-		cms.OnRemove(t.Context(), "second", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnRemove(s.handlers, "second", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			s.rec.add("second", key, describeCM(cm))
 			return cm, nil
 		})
-		cms.OnChange(t.Context(), "deletions", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cms.OnChange(s.handlers, "deletions", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			if cm == nil {
 				s.rec.add("deletions", key, "nil")
 			}

@@ -1,6 +1,7 @@
 package lasso_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	lassocache "github.com/rancher/lasso/pkg/cache"
 	lassocontroller "github.com/rancher/lasso/pkg/controller"
 	corectl "github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
@@ -61,6 +63,15 @@ type side struct {
 	kube    *kubernetes.Clientset
 	net     *netGate
 	rec     *recording
+	// handlers is the context handlers are registered with: it does not
+	// end with the test. lasso v0.2.10 removes a handler whose context
+	// ended by shifting the slice a running pass iterates (a data race
+	// the race detector reports when a test ends during a pass); the
+	// operator's factory stops with the test's context on both cores.
+	handlers context.Context
+	// metrics is Lariat's controller metrics registry (nil on lasso, which
+	// has only the global one).
+	metrics *prometheus.Registry
 }
 
 func newSide(t *testing.T, which impl, opts sideOptions) *side {
@@ -68,6 +79,7 @@ func newSide(t *testing.T, which impl, opts sideOptions) *side {
 	net, cfg := newNetGate(cp.Config())
 	ns := controlplanetest.Namespace(t, cfg)
 	var scf lassocontroller.SharedControllerFactory
+	var metrics *prometheus.Registry
 	switch which {
 	case onLasso:
 		f, err := lassocontroller.NewSharedControllerFactoryFromConfigWithOptions(cfg, schemes.All, &lassocontroller.SharedControllerFactoryOptions{
@@ -86,16 +98,19 @@ func newSide(t *testing.T, which impl, opts sideOptions) *side {
 		caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{
 			Default: cache.Options{Namespace: ns, Resync: opts.resync},
 		})
+		metrics = prometheus.NewRegistry()
 		lf, err := controller.NewSharedControllerFactory(caches, &controller.SharedControllerFactoryOptions{
 			SyncOnlyChangedObjects: opts.syncOnlyChanged,
 			Logger:                 controlplanetest.QuietLogger(),
+			Registerer:             metrics,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		scf = lasso.NewSharedControllerFactory(lf)
 	}
-	s := &side{impl: which, ns: ns, net: net, kube: controlplanetest.Clientset(cp.Config()), rec: newRecording(ns)}
+	s := &side{impl: which, ns: ns, net: net, kube: controlplanetest.Clientset(cp.Config()), rec: newRecording(ns), metrics: metrics,
+		handlers: context.WithoutCancel(t.Context())}
 	var err error
 	if s.core, err = corectl.NewFactoryFromConfigWithOptions(cfg, &corectl.FactoryOptions{SharedControllerFactory: scf}); err != nil {
 		t.Fatal(err)
