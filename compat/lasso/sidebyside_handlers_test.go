@@ -142,8 +142,8 @@ func TestSideBySideErrorsAreRetried(t *testing.T) {
 	}
 }
 
-// TestSideBySideEnqueue: Enqueue of a key with no object, before and
-// after Start (the handlers see nil), and EnqueueAfter from a handler (the
+// TestSideBySideEnqueue: Enqueue (and EnqueueAfter) of a key with no
+// object, before and after Start (the handlers see nil), and EnqueueAfter from a handler (the
 // key is handled again, with no event).
 func TestSideBySideEnqueue(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
@@ -160,8 +160,10 @@ func TestSideBySideEnqueue(t *testing.T) {
 			return cm, nil
 		})
 		cms.Enqueue(s.ns, "ghost-before-start")
+		cms.EnqueueAfter(s.ns, "ghost-after-before-start", 50*time.Millisecond)
 		s.start(t)
 		s.waitSeen(t, "h", s.key("ghost-before-start"), "nil")
+		s.waitSeen(t, "h", s.key("ghost-after-before-start"), "nil")
 		s.createCM(t, "a", "1")
 		s.waitSeen(t, "h", s.key("ghost"), "nil")
 		s.waitPasses(t, "h", "a", "1", 2)

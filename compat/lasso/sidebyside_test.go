@@ -202,7 +202,7 @@ func describeCM(cm *corev1.ConfigMap) string {
 
 // recording is what a side's handlers observed: per observer (a handler,
 // or "test" for facts the scenario checks), the sequence of observations.
-// Keys are recorded with the side's namespace replaced by NS.
+// The side's namespace is recorded as NS, in keys and observations.
 type recording struct {
 	ns string
 	mu sync.Mutex
@@ -219,8 +219,7 @@ func (r *recording) add(observer, key, what string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	key = strings.ReplaceAll(key, r.ns, "NS")
-	r.by[observer] = append(r.by[observer], key+": "+what)
+	r.by[observer] = append(r.by[observer], strings.ReplaceAll(key+": "+what, r.ns, "NS"))
 }
 
 // get returns observer's observations so far.
@@ -232,7 +231,7 @@ func (r *recording) get(observer string) []string {
 
 // has reports whether observer has recorded the line key+": "+what.
 func (r *recording) has(observer, key, what string) bool {
-	return slices.Contains(r.get(observer), strings.ReplaceAll(key, r.ns, "NS")+": "+what)
+	return slices.Contains(r.get(observer), strings.ReplaceAll(key+": "+what, r.ns, "NS"))
 }
 
 // count returns how many observations observer has recorded.
