@@ -126,7 +126,7 @@ func TestSideBySideStaleCopyAfterOwnWrites(t *testing.T) {
 		if s.impl == onLasso {
 			s.waitCount(t, "a", 2)
 		} else {
-			eventually(t, "the stale pass skipped", func() bool { return s.stalePasses(t) > 0 })
+			eventually(t, "the stale pass skipped", func() bool { return s.metric(t, "lariat_handler_stale_passes_total") > 0 })
 		}
 		s.net.open()
 		eventually(t, "both annotations in the cache", func() bool {
@@ -141,22 +141,4 @@ func TestSideBySideStaleCopyAfterOwnWrites(t *testing.T) {
 		"a": {fresh + " wrote"},
 		"b": {`NS/x: name="x" v="1" fin=[] deleting=false ann=[seen-a=yes] wrote`},
 	})
-}
-
-// stalePasses returns lariat_handler_stale_passes_total (Lariat only).
-func (s *side) stalePasses(t *testing.T) float64 {
-	t.Helper()
-	families, err := s.metrics.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range families {
-		if mf.GetName() == "lariat_handler_stale_passes_total" {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }
