@@ -41,6 +41,17 @@
 // every informer not yet started, since Lariat starts informers
 // factory-wide.
 //
+// What a wrangler handler observes is compared with lasso's by the
+// TestSideBySide* tests, which run each scenario on lasso v0.2.10 and on
+// this package; docs/comparison.md lists the behaviours. The differences
+// they assert are Lariat's on purpose (Enqueue is not rate-limited, so an
+// EnqueueAfter before it is not replaced; a pass from a cached copy older
+// than the handlers' own write is skipped; handlers that rewrite on every
+// pass are held back; the cache has no managedFields) but one: a handler
+// registered with the context of a lasso HandlerTransaction is registered
+// at once, not on Commit, and not dropped on Rollback, because lasso keeps
+// the transaction's context key and queue unexported.
+//
 // # Why a module of its own
 //
 // This package lives in the Go module github.com/lariat-dev/lariat/compat/lasso
