@@ -16,18 +16,27 @@ import (
 
 // TestSideBySideCacheReads: what a handler reads from wrangler's cache:
 // Get of an object and of a missing one (NotFound, with the message), of
-// another namespace than the factory's, List with a selector, and
-// GetByIndex of an indexer added before Start.
+// another namespace than the factory's, List with a selector, GetByIndex
+// of an indexer added before Start, and the caches of other kinds.
 func TestSideBySideCacheReads(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		cms := s.cms()
 		cms.Cache().AddIndexer("byV", func(cm *corev1.ConfigMap) ([]string, error) {
 			return []string{cm.Data["v"]}, nil
 		})
+		// A kind used only through its cache, asked for before Start, is
+		// listed before any handler runs; one first asked for inside a
+		// handler after Start has an informer nobody started, whose
+		// cache wrangler reads as empty on both cores.
+		secrets := s.core.Core().V1().Secret().Cache()
 		cms.OnChange(s.handlers, "reader", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			if cm == nil || cm.Name != "reader" {
 				return cm, nil
 			}
+			sec, err := secrets.Get(s.ns, "s")
+			s.rec.add("reader", "secret", fmt.Sprintf("found=%t", err == nil && sec.Name == "s")+errText(err))
+			sa, err := s.core.Core().V1().ServiceAccount().Cache().Get(s.ns, "default")
+			s.rec.add("reader", "service account first asked for in a handler", fmt.Sprintf("found=%t", err == nil && sa.Name == "default")+errText(err))
 			c := cms.Cache()
 			got, err := c.Get(s.ns, "a")
 			s.rec.add("reader", "get a", describeCM(got)+errText(err))
@@ -52,9 +61,15 @@ func TestSideBySideCacheReads(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if _, err := s.kube.CoreV1().Secrets(s.ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.kube.CoreV1().ServiceAccounts(s.ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 		s.createCM(t, "reader", "0")
 		s.start(t)
-		s.waitCount(t, "reader", 6)
+		s.waitCount(t, "reader", 8)
 	})
 	assertSame(t, lassoRec.all(), lariatRec.all())
 }
