@@ -96,4 +96,3 @@ func (s *side) metric(t *testing.T, name string) float64 {
 	}
 	return sum
 }
-
