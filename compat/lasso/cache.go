@@ -2,6 +2,7 @@ package lasso
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	lassocache "github.com/rancher/lasso/pkg/cache"
@@ -47,28 +48,67 @@ func (f *SharedCacheFactory) StartGVK(ctx context.Context, gvk schema.GroupVersi
 	return f.caches.Start(ctx)
 }
 
-// ForObject returns the informer of obj's kind.
+// ForObject returns the informer of obj's kind; a namespaced kind's has
+// the namespace index.
 func (f *SharedCacheFactory) ForObject(obj runtime.Object) (toolscache.SharedIndexInformer, error) {
-	return f.caches.ForObject(obj)
+	gvk, err := f.caches.SharedClientFactory().GVKForObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForKind(gvk)
 }
 
-// ForKind returns the informer of a kind.
+// ForKind returns the informer of a kind; a namespaced kind's has the
+// namespace index.
 func (f *SharedCacheFactory) ForKind(gvk schema.GroupVersionKind) (toolscache.SharedIndexInformer, error) {
-	return f.caches.ForKind(gvk)
+	c, err := f.caches.SharedClientFactory().ForKind(gvk)
+	if err != nil {
+		return nil, err
+	}
+	informer, err := f.caches.ForKind(gvk)
+	return namespaceIndexed(informer, err, c.Namespaced())
 }
 
-// ForResource returns the informer of a resource.
+// ForResource returns the informer of a resource; a namespaced one's has
+// the namespace index.
 func (f *SharedCacheFactory) ForResource(gvr schema.GroupVersionResource, namespaced bool) (toolscache.SharedIndexInformer, error) {
-	return f.caches.ForResource(gvr, namespaced)
+	informer, err := f.caches.ForResource(gvr, namespaced)
+	return namespaceIndexed(informer, err, namespaced)
 }
 
 // ForResourceKind returns the informer of a resource whose kind and scope
-// the caller knows; an empty kind is looked up, as lasso does.
+// the caller knows (an empty kind is looked up, as lasso does); a
+// namespaced one's has the namespace index.
 func (f *SharedCacheFactory) ForResourceKind(gvr schema.GroupVersionResource, kind string, namespaced bool) (toolscache.SharedIndexInformer, error) {
 	if kind == "" {
-		return f.caches.ForResource(gvr, namespaced)
+		return f.ForResource(gvr, namespaced)
 	}
-	return f.caches.ForResourceKind(gvr, kind, namespaced)
+	informer, err := f.caches.ForResourceKind(gvr, kind, namespaced)
+	return namespaceIndexed(informer, err, namespaced)
+}
+
+// namespaceIndexed adds client-go's namespace index (cache.NamespaceIndex)
+// to a namespaced kind's informer unless it has it. lasso builds those
+// informers with it (and a cluster-scoped kind's without), and wrangler
+// code reads it by name (Cache().GetByIndex(cache.NamespaceIndex, ns));
+// Lariat's lean informers have only the indexers asked for. client-go adds
+// an index to a running informer by indexing what it holds.
+func namespaceIndexed(informer toolscache.SharedIndexInformer, err error, namespaced bool) (toolscache.SharedIndexInformer, error) {
+	if err != nil || !namespaced {
+		return informer, err
+	}
+	has := func() bool {
+		_, ok := informer.GetIndexer().GetIndexers()[toolscache.NamespaceIndex]
+		return ok
+	}
+	if has() {
+		return informer, nil
+	}
+	err = informer.AddIndexers(toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	if err != nil && !has() { // not added by a concurrent caller
+		return nil, fmt.Errorf("namespace index: %w", err)
+	}
+	return informer, nil
 }
 
 // WaitForCacheSync waits for the started informers to sync, as Lariat's

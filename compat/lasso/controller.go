@@ -3,6 +3,7 @@ package lasso
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -124,9 +125,18 @@ func (f *SharedControllerFactory) wrap(c controller.SharedController) (lassocont
 	if err := f.caches.clients.checkTyped(c.GroupVersionKind()); err != nil {
 		return nil, err
 	}
-	lc, err := f.caches.clients.wrap(c.Client())
+	lariatClient, err := c.Client()
 	if err != nil {
 		return nil, err
+	}
+	lc, err := f.caches.clients.wrap(lariatClient, nil)
+	if err != nil {
+		return nil, err
+	}
+	// wrangler's Cache() reads the controller's informer, which lasso
+	// builds with the namespace index for a namespaced kind.
+	if _, err := namespaceIndexed(c.Informer(), nil, lariatClient.Namespaced()); err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", c.GroupVersionKind(), err)
 	}
 	sc := &SharedController{SharedController: c, client: lc}
 	f.shared[c.GroupVersionKind()] = sc

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // TestForResourceErrorNamesTheResourceOnce: lasso's ForResource has no
@@ -75,3 +76,26 @@ func TestForObject(t *testing.T) {
 type unknown struct{ corev1.ConfigMap }
 
 func (u *unknown) DeepCopyObject() runtime.Object { c := *u; return &c }
+
+// TestCacheFactoryInformersHaveTheNamespaceIndex: informers handed out by
+// the cache factory carry client-go's namespace index for namespaced
+// kinds, as lasso's do, and not for cluster-scoped ones.
+func TestCacheFactoryInformersHaveTheNamespaceIndex(t *testing.T) {
+	e := newEnv(t, nil, 0)
+	caches := e.adapter.SharedCacheFactory()
+	for _, tc := range []struct {
+		gvk  schema.GroupVersionKind
+		want bool
+	}{
+		{corev1.SchemeGroupVersion.WithKind("Secret"), true},
+		{corev1.SchemeGroupVersion.WithKind("Namespace"), false},
+	} {
+		informer, err := caches.ForKind(tc.gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := informer.GetIndexer().GetIndexers()[toolscache.NamespaceIndex]; got != tc.want {
+			t.Errorf("%s: namespace index %t, want %t", tc.gvk.Kind, got, tc.want)
+		}
+	}
+}

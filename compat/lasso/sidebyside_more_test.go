@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // TestSideBySideKindRegisteredAfterStart: a handler of a kind no handler
@@ -60,6 +61,11 @@ func TestSideBySideClusterScopedKind(t *testing.T) {
 				what = "name=" + ns.Name
 				if _, err := namespaces.Cache().Get(ns.Name); err != nil {
 					what += " cache: " + err.Error()
+				}
+				// lasso gives a cluster-scoped kind's informer no
+				// namespace index.
+				if _, err := namespaces.Cache().GetByIndex(toolscache.NamespaceIndex, ""); err != nil {
+					what += " namespace index: " + err.Error()
 				}
 			}
 			s.rec.add("ns", key, what)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	widgetv1 "github.com/lariat-dev/lariat/compat/lasso/testdata/wrangler/apis/widgets.lasso.lariat.dev/v1"
 )
@@ -50,6 +51,10 @@ func TestSideBySideCacheReads(t *testing.T) {
 			s.rec.add("reader", "list all namespaces", names(list)+errText(err))
 			list, err = c.GetByIndex("byV", "1")
 			s.rec.add("reader", "index v=1", names(list)+errText(err))
+			// lasso's informers come with client-go's namespace index,
+			// which wrangler code reads by name.
+			list, err = c.GetByIndex(toolscache.NamespaceIndex, s.ns)
+			s.rec.add("reader", "index namespace", names(list)+errText(err))
 			return cm, nil
 		})
 		for _, cm := range []struct{ name, v, app string }{{"a", "1", "x"}, {"b", "1", ""}, {"c", "2", "x"}} {
@@ -69,7 +74,7 @@ func TestSideBySideCacheReads(t *testing.T) {
 		}
 		s.createCM(t, "reader", "0")
 		s.start(t)
-		s.waitCount(t, "reader", 8)
+		s.waitCount(t, "reader", 9)
 	})
 	assertSame(t, lassoRec.all(), lariatRec.all())
 }
