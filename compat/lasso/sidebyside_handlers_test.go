@@ -155,6 +155,8 @@ func TestSideBySideEnqueue(t *testing.T) {
 				once.Do(func() {
 					cms.EnqueueAfter(s.ns, "a", 300*time.Millisecond)
 					cms.Enqueue(s.ns, "ghost")
+					// Outside the factory's namespace: nil on both.
+					cms.Enqueue("elsewhere", "a")
 				})
 			}
 			return cm, nil
@@ -166,6 +168,7 @@ func TestSideBySideEnqueue(t *testing.T) {
 		s.waitSeen(t, "h", s.key("ghost-after-before-start"), "nil")
 		s.createCM(t, "a", "1")
 		s.waitSeen(t, "h", s.key("ghost"), "nil")
+		s.waitSeen(t, "h", "elsewhere/a", "nil")
 		s.waitPasses(t, "h", "a", "1", 2)
 		s.setCM(t, "a", "2") // a barrier: no third pass over v=1
 		s.waitSeen(t, "h", s.key("a"), describeCM(cmNamed("a", "2")))

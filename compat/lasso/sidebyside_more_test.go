@@ -14,12 +14,14 @@ import (
 // TestSideBySideKindRegisteredAfterStart: a handler of a kind no handler
 // asked for before Start runs once the factory is started again (lasso's
 // controllers are started by the factory's Start, each time for those not
-// running), and sees the objects that exist. Two handlers of one name are
-// two handlers.
+// running), and sees the objects that exist; the kinds already running
+// are not handled again. Two handlers of one name are two handlers.
 func TestSideBySideKindRegisteredAfterStart(t *testing.T) {
 	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
 		s.cms().OnChange(s.handlers, "cm", record(s, "cm"))
+		s.createCM(t, "c", "1")
 		s.start(t)
+		s.waitCount(t, "cm", 1)
 		secrets := s.core.Core().V1().Secret()
 		for _, observer := range []string{"dup", "dup"} {
 			secrets.OnChange(s.handlers, "dup", func(key string, sec *corev1.Secret) (*corev1.Secret, error) {
@@ -38,6 +40,9 @@ func TestSideBySideKindRegisteredAfterStart(t *testing.T) {
 		}
 		s.start(t) // wrangler's Start again, for the kind asked for since
 		s.waitCount(t, "dup", 2)
+		// The running kind's handlers are not given its objects again.
+		s.setCM(t, "c", "2")
+		s.waitSeen(t, "cm", s.key("c"), describeCM(cmNamed("c", "2")))
 	})
 	assertSame(t, lassoRec.all(), lariatRec.all())
 	if got := lariatRec.get("dup"); len(got) != 2 {
