@@ -72,15 +72,8 @@ func NewSharedControllerFactoryFromConfigWithOptions(cfg *rest.Config, scheme *r
 	}
 	f := NewSharedControllerFactory(controllers)
 	f.defaultWorkers = opts.DefaultWorkers
-	if f.defaultWorkers <= 0 {
-		f.defaultWorkers = lassoDefaultWorkers
-	}
 	return f, nil
 }
-
-// lassoDefaultWorkers is the worker count lasso's factory gives a kind when
-// neither Start nor its options name one.
-const lassoDefaultWorkers = 5
 
 // controllerOptions translates lasso's controller options but for
 // DefaultWorkers, which Start applies.

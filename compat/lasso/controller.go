@@ -17,6 +17,10 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
+// DefaultWorkers is the number of workers per kind when Start is given
+// none (0), lasso's SharedControllerFactoryOptions.DefaultWorkers default.
+const DefaultWorkers = 5
+
 // SharedControllerFactory is Lariat's controller factory seen through
 // lasso's controller.SharedControllerFactory interface: given to a wrangler
 // v3 generated factory as FactoryOptions.SharedControllerFactory, it runs
@@ -31,8 +35,8 @@ type SharedControllerFactory struct {
 	// errs are the failures of ForResource and ForResourceKind, whose
 	// lasso signatures have no error; Start returns them.
 	errs []error
-	// defaultWorkers is lasso's DefaultWorkers, used when Start is given
-	// no worker count; 0 leaves it to Lariat's factory.
+	// defaultWorkers is lasso's DefaultWorkers option, used when Start
+	// is given no worker count; 0 means DefaultWorkers.
 	defaultWorkers int
 }
 
@@ -157,9 +161,16 @@ func (f *SharedControllerFactory) SharedCacheFactory() lassocache.SharedCacheFac
 // in the background until ctx ends, once every kind has synced. (Lariat's
 // own typed caches fail with a *cache.NotSyncedError instead, so Lariat's
 // factory starts each kind's controller as soon as that kind has synced.)
+//
+// workers below 1 means lasso's DefaultWorkers option when the factory was
+// built from lasso's options, else lasso's default, DefaultWorkers (5), as
+// lasso's factory does for wrangler's Start(ctx, 0); Lariat's would run one.
 func (f *SharedControllerFactory) Start(ctx context.Context, workers int) error {
-	if workers <= 0 {
+	if workers < 1 {
 		workers = f.defaultWorkers
+	}
+	if workers < 1 {
+		workers = DefaultWorkers
 	}
 	f.mu.Lock()
 	errs := append([]error(nil), f.errs...)

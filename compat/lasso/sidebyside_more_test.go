@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,4 +178,38 @@ func annotated(name string) *corev1.ConfigMap {
 func typeMeta(how string, cm *corev1.ConfigMap) string {
 	return how + " " + describeCM(cm) + " apiVersion=" + cm.APIVersion + " kind=" + cm.Kind +
 		" managedFields=" + strconv.FormatBool(len(cm.ManagedFields) > 0)
+}
+
+// TestSideBySideStartWithNoThreadiness: wrangler's Start(ctx, 0) leaves the
+// number of workers to the factory: lasso's DefaultWorkers, 5. Two keys'
+// handlers then run at once: each waits until the other has begun.
+func TestSideBySideStartWithNoThreadiness(t *testing.T) {
+	lassoRec, lariatRec := sideBySide(t, sideOptions{}, func(t *testing.T, s *side) {
+		began := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+		other := map[string]string{"a": "b", "b": "a"}
+		var once sync.Map
+		s.cms().OnChange(s.handlers, "h", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			if cm == nil || began[cm.Name] == nil {
+				return cm, nil
+			}
+			if _, done := once.LoadOrStore(cm.Name, true); done {
+				return cm, nil
+			}
+			close(began[cm.Name])
+			select {
+			case <-began[other[cm.Name]]:
+				s.rec.add("h", key, "ran while the other key's handler ran")
+			case <-t.Context().Done():
+			}
+			return cm, nil
+		})
+		s.createCM(t, "a", "1")
+		s.createCM(t, "b", "1")
+		if err := s.core.Start(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+		s.waitSeen(t, "h", s.key("a"), "ran while the other key's handler ran")
+		s.waitSeen(t, "h", s.key("b"), "ran while the other key's handler ran")
+	})
+	assertSame(t, perKey(lassoRec.get("h")), perKey(lariatRec.get("h")))
 }
