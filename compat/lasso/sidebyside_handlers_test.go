@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,19 +239,10 @@ func (s *side) waitPasses(t *testing.T, observer, name, value string, n int) {
 func perKey(seen []string) map[string][]string {
 	out := map[string][]string{}
 	for _, line := range seen {
-		key, _, _ := cutKey(line)
+		key, _, _ := strings.Cut(line, ": ")
 		out[key] = append(out[key], line)
 	}
 	return out
-}
-
-func cutKey(line string) (key, what string, ok bool) {
-	for i := 0; i+1 < len(line); i++ {
-		if line[i] == ':' && line[i+1] == ' ' {
-			return line[:i], line[i+2:], true
-		}
-	}
-	return line, "", false
 }
 
 // TestSideBySideLateHandler: a handler registered after Start is given

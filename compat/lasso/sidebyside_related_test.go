@@ -37,13 +37,13 @@ func TestSideBySideRelatedResource(t *testing.T) {
 		s.start(t)
 		s.waitCount(t, "cm-passes", 1)
 		passes := func() int { return s.rec.count("cm-passes") }
+		n := passes()
 		sec, err := s.kube.CoreV1().Secrets(s.ns).Create(t.Context(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "s"}, Data: map[string][]byte{"v": []byte("1")},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := passes()
 		s.waitSeen(t, "resolver", s.key("s"), "secret v=1 deleting=false")
 		s.waitCount(t, "cm-passes", n+1)
 		sec.Data["v"] = []byte("2")

@@ -34,10 +34,10 @@ func (s *side) resyncs(t *testing.T) func() int {
 	}
 }
 
-// TestSideBySideResync: with a resync period, handlers see an unchanged
-// object again and again.
+// TestSideBySideResync: with a resync period (client-go's least, 1 s),
+// handlers see an unchanged object again and again.
 func TestSideBySideResync(t *testing.T) {
-	lassoRec, lariatRec := sideBySide(t, sideOptions{resync: 200 * time.Millisecond}, func(t *testing.T, s *side) {
+	lassoRec, lariatRec := sideBySide(t, sideOptions{resync: time.Second}, func(t *testing.T, s *side) {
 		s.cms().OnChange(s.handlers, "h", record(s, "h"))
 		s.start(t)
 		s.createCM(t, "a", "1")
@@ -51,7 +51,7 @@ func TestSideBySideResync(t *testing.T) {
 // TestSideBySideSyncOnlyChangedObjects: with SyncOnlyChangedObjects, the
 // resyncs the informer delivers reach no handler; a change does.
 func TestSideBySideSyncOnlyChangedObjects(t *testing.T) {
-	lassoRec, lariatRec := sideBySide(t, sideOptions{resync: 200 * time.Millisecond, syncOnlyChanged: true}, func(t *testing.T, s *side) {
+	lassoRec, lariatRec := sideBySide(t, sideOptions{resync: time.Second, syncOnlyChanged: true}, func(t *testing.T, s *side) {
 		s.cms().OnChange(s.handlers, "h", record(s, "h"))
 		resyncs := s.resyncs(t)
 		s.start(t)

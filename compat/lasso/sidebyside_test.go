@@ -288,12 +288,25 @@ func sideBySide(t *testing.T, opts sideOptions, scenario func(t *testing.T, s *s
 }
 
 // assertSame fails with a per-observer diff unless both sides observed the
-// same.
+// same. Observations are compared per observer and key: the order of
+// different keys depends on which worker took which key first.
 func assertSame(t *testing.T, lassoSeen, lariatSeen map[string][]string) {
 	t.Helper()
-	if diff := diffRecordings("lasso", lassoSeen, "lariat", lariatSeen); diff != "" {
+	if diff := diffRecordings("lasso", byKey(lassoSeen), "lariat", byKey(lariatSeen)); diff != "" {
 		t.Fatalf("handlers observed different things on lasso and on compat/lasso:\n%s", diff)
 	}
+}
+
+// byKey splits each observer's observations by key, as "observer key".
+func byKey(seen map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for who, lines := range seen {
+		for _, line := range lines {
+			key, _, _ := strings.Cut(line, ": ")
+			out[who+" "+key] = append(out[who+" "+key], line)
+		}
+	}
+	return out
 }
 
 // assertObserved fails with a per-observer diff unless one side observed
