@@ -130,7 +130,7 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 	// another version is the same owner and must name the same set.
 	var hashed string
 	if ownerID != (objectID{}) {
-		hashed = fmt.Sprintf("%s/%s %s/%s", ownerID.gk.Group, ownerID.gk.Kind, ownerID.namespace, ownerID.name)
+		hashed = ownerID.hashInput()
 		// Sets written before hashed the owner with the version it was
 		// read through; Apply takes them over (see readInventory).
 		id.legacyHash = setHash(id.ownerDesc, set.ID)
@@ -148,6 +148,12 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 		}
 	}
 	return id, nil
+}
+
+// hashInput is what a set's hash says of its owner: group, kind, namespace
+// and name, not the version.
+func (o objectID) hashInput() string {
+	return fmt.Sprintf("%s/%s %s/%s", o.gk.Group, o.gk.Kind, o.namespace, o.name)
 }
 
 func setHash(ownerDesc, setID string) string {
