@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/client"
 )
 
 // confirmOwnerGone reads the owner from the API server, through its kind's
@@ -36,23 +38,44 @@ func (a *Applier) ownerLive(ctx context.Context, key ObjectKey) (bool, error) {
 
 // liveOwnerUID reads the owner named by owner from the API server, through
 // its kind's preferred version, and returns its UID while it exists and is
-// not being deleted, or "" when there is no such owner.
+// not being deleted, or "" when there is no such owner. Only the server's
+// NotFound for the owner itself says it is gone: a NotFound for the whole
+// resource means the mapping is stale (the version read through is no
+// longer served), so discovery is re-read for the kind and the owner read
+// again, once, as listSet does; a resource that still answers so is an
+// error, never the owner's absence.
 func (a *Applier) liveOwnerUID(ctx context.Context, owner objectID) (types.UID, error) {
-	c, err := a.clients.ForKind(owner.gk.WithVersion(""))
-	if meta.IsNoMatchError(err) {
-		// The owner's kind is no longer served, so no owner is left;
-		// unless discovery of its group failed.
-		return "", a.confirmNotServed(ctx, owner.gk)
+	for retried := false; ; retried = true {
+		c, err := a.clients.ForKind(owner.gk.WithVersion(""))
+		if meta.IsNoMatchError(err) {
+			// The owner's kind is no longer served, so no owner is
+			// left; unless discovery of its group failed.
+			return "", a.confirmNotServed(ctx, owner.gk)
+		}
+		if err != nil {
+			return "", err
+		}
+		uid, err := a.readOwner(ctx, c, owner)
+		if err == nil || !apierrors.IsNotFound(err) {
+			return uid, err
+		}
+		if retried || !a.clients.Rediscover(owner.gk) {
+			return "", fmt.Errorf("read owner through %s, which answers NotFound for the resource: %w", c.GroupVersionResource(), err)
+		}
 	}
-	if err != nil {
-		return "", err
-	}
+}
+
+// readOwner reads owner through c and returns its UID while it exists and
+// is not being deleted, "" when the server says it is not found, and the
+// NotFound error when the server says so of the resource rather than of
+// the owner.
+func (a *Applier) readOwner(ctx context.Context, c *client.Client, owner objectID) (types.UID, error) {
 	obj, _, err := a.clients.NewObjects(c.GroupVersionKind())
 	if err != nil {
 		return "", err
 	}
 	err = c.Get(ctx, owner.namespace, owner.name, obj, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) && objectNotFound(err, c.GroupVersionResource(), owner.name) {
 		return "", nil
 	}
 	if err != nil {
@@ -66,6 +89,21 @@ func (a *Applier) liveOwnerUID(ctx context.Context, owner objectID) (types.UID, 
 		return "", nil
 	}
 	return m.GetUID(), nil
+}
+
+// objectNotFound reports whether err, a NotFound, is the API server's
+// answer that the object name of gvr does not exist: a Status naming that
+// resource and name. A path the server does not serve (a version no longer
+// served, a deleted CRD) answers a bare 404, which client-go turns into a
+// NotFound carrying an UnexpectedServerResponse cause, or a Status that
+// names no object.
+func objectNotFound(err error, gvr schema.GroupVersionResource, name string) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || apierrors.IsUnexpectedServerError(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Name == name && d.Group == gvr.Group && d.Kind == gvr.Resource
 }
 
 // setIdentity is everything derived from a Set.
