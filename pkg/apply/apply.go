@@ -383,7 +383,7 @@ func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desi
 			return "", err
 		}
 	}
-	body, err := applyBody(d, before, exists)
+	body, err := a.applyBody(d, before, exists)
 	if err != nil {
 		return "", err
 	}

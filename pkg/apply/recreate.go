@@ -105,7 +105,7 @@ func (a *Applier) recreate(ctx context.Context, id *setIdentity, d desired, live
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("recreate: %w", err)
 	}
-	body, err := applyBody(d, check, exists)
+	body, err := a.applyBody(d, check, exists)
 	if err != nil {
 		return err
 	}
