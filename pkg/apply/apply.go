@@ -196,7 +196,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, errors.Join(errs...)
 	}
 
-	held, legacyInventory, err := a.readInventory(ctx, id)
+	held, legacyInventories, err := a.readInventory(ctx, id)
 	if err != nil {
 		return plan, err
 	}
@@ -258,9 +258,9 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	if len(errs) > 0 || dryRun {
 		return plan, errors.Join(errs...)
 	}
-	if legacyInventory {
+	for _, name := range legacyInventories {
 		// Its kinds are in the new inventory (written above) or pruned.
-		if err := a.deleteInventory(ctx, id.invNamespace, legacyInventoryName(id)); err != nil {
+		if err := a.deleteInventory(ctx, id.invNamespace, name); err != nil {
 			return plan, err
 		}
 	}

@@ -42,17 +42,28 @@ func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20]
 
 func legacyInventoryName(id *setIdentity) string { return "lariat-set-" + id.legacyHash[:20] }
 
-// readInventory reads the set's inventory. When there is none and the set
-// has a legacy hash, it reads the inventory written under that hash, and
-// says so: the set is being taken over, and that inventory is deleted once
-// the set was applied and pruned.
-func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inv inventory, legacy bool, err error) {
-	inv, err = a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id))
-	if inv != nil || err != nil || id.legacyHash == "" {
-		return orEmpty(inv), false, err
+// readInventory reads the set's inventory, and the inventory written under
+// its legacy hash, whether or not the set's own exists: a first Apply after
+// the upgrade that failed has written the set's inventory already, and the
+// legacy one must still be found and go. It returns the kinds of both and
+// the names of the legacy inventories that exist, which are deleted once
+// the set was applied and pruned in full (their kinds are then in the
+// set's inventory, or pruned).
+func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, []string, error) {
+	inv, err := a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id))
+	if err != nil {
+		return nil, nil, err
 	}
-	inv, err = a.readInventoryNamed(ctx, id.invNamespace, legacyInventoryName(id))
-	return orEmpty(inv), inv != nil, err
+	inv = orEmpty(inv)
+	if id.legacyHash == "" {
+		return inv, nil, nil
+	}
+	name := legacyInventoryName(id)
+	legacy, err := a.readInventoryNamed(ctx, id.invNamespace, name)
+	if err != nil || legacy == nil {
+		return inv, nil, err
+	}
+	return inv.union(legacy), []string{name}, nil
 }
 
 // readInventoryNamed returns nil (and no error) when the ConfigMap does not
