@@ -104,7 +104,7 @@ func (id *setIdentity) claimed(key ObjectKey, live runtime.Object) error {
 // that set is id's, or one id takes over, with its owner read through
 // another version.
 func (id *setIdentity) legacyOfAnotherVersion(hash, owner, setID string) bool {
-	if owner == "" || id.legacyHash == "" || ownerOf(owner) != id.ownerID {
+	if owner == "" || len(id.legacyHashes) == 0 || ownerOf(owner) != id.ownerID {
 		return false
 	}
 	if setID != id.id && !slices.Contains(id.takeOver, setID) {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -108,8 +110,11 @@ func objectNotFound(err error, gvr schema.GroupVersionResource, name string) boo
 
 // setIdentity is everything derived from a Set.
 type setIdentity struct {
-	hash         string
-	legacyHash   string // the hash of sets with an owner before it left the owner's version out
+	hash string
+	// legacyHashes are the hashes sets with an owner had before the hash
+	// left the owner's version out: one per version the owner may have
+	// been read through, the version at hand first (see legacyOwnerDescs).
+	legacyHashes []string
 	owner        metav1.Object
 	ownerGVK     schema.GroupVersionKind
 	ownerScoped  bool // the owner is cluster-scoped
@@ -135,6 +140,7 @@ type setIdentity struct {
 func (a *Applier) identify(set Set) (*setIdentity, error) {
 	id := &setIdentity{id: set.ID, invNamespace: a.opts.InventoryNamespace}
 	var ownerID objectID
+	var ownerGVK schema.GroupVersionKind // the version the owner is at hand in
 	if set.Owner != nil {
 		m, err := meta.Accessor(set.Owner)
 		if err != nil {
@@ -149,15 +155,16 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 			return nil, fmt.Errorf("apply: owner: %w", err)
 		}
 		id.owner, id.ownerGVK, id.ownerScoped = m, gvk, !c.Namespaced()
+		ownerGVK = gvk
 		id.ownerUID = m.GetUID()
-		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", gvk.GroupVersion(), gvk.Kind, m.GetNamespace(), m.GetName())
 		ownerID = objectID{gk: gvk.GroupKind(), namespace: m.GetNamespace(), name: m.GetName()}
+		id.ownerDesc = ownerID.describe(gvk.Version)
 		if m.GetNamespace() != "" {
 			id.invNamespace = m.GetNamespace()
 		}
 	} else if k := set.OwnerKey; k != nil {
-		id.ownerDesc = fmt.Sprintf("%s/%s %s/%s", k.GVK.GroupVersion(), k.GVK.Kind, k.Namespace, k.Name)
-		ownerID = idOf(*k)
+		ownerID, ownerGVK = idOf(*k), k.GVK
+		id.ownerDesc = ownerID.describe(k.GVK.Version)
 		if k.Namespace != "" {
 			id.invNamespace = k.Namespace
 		}
@@ -167,11 +174,15 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 	// The hash leaves the owner's version out: an owner read through
 	// another version is the same owner and must name the same set.
 	var hashed string
+	var legacyDescs []string
 	if ownerID != (objectID{}) {
 		hashed = ownerID.hashInput()
 		// Sets written before hashed the owner with the version it was
 		// read through; Apply takes them over (see readInventory).
-		id.legacyHash = setHash(id.ownerDesc, set.ID)
+		legacyDescs = a.legacyOwnerDescs(ownerID, ownerGVK.Version)
+		for _, desc := range legacyDescs {
+			id.legacyHashes = append(id.legacyHashes, setHash(desc, set.ID))
+		}
 	}
 	id.hash = setHash(hashed, set.ID)
 	id.ownerID, id.takeOver = ownerID, set.TakeOver
@@ -181,8 +192,8 @@ func (a *Applier) identify(set Set) (*setIdentity, error) {
 			id.takeOverHashes = map[string]bool{}
 		}
 		id.takeOverHashes[setHash(hashed, other)] = true
-		if id.legacyHash != "" {
-			id.takeOverHashes[setHash(id.ownerDesc, other)] = true
+		for _, desc := range legacyDescs {
+			id.takeOverHashes[setHash(desc, other)] = true
 		}
 	}
 	return id, nil
@@ -200,18 +211,50 @@ func setHash(ownerDesc, setID string) string {
 }
 
 // selector selects the set's objects: those labelled with its hash, and
-// with its legacy hash, so objects written before the hash left the owner's
-// version out are pruned or taken over rather than orphaned. (A legacy hash
-// cannot equal another set's hash: their inputs differ in shape.)
+// with its legacy hashes, so objects written before the hash left the
+// owner's version out are pruned or taken over rather than orphaned. (A
+// legacy hash cannot equal another set's hash: their inputs differ in
+// shape.)
 func (id *setIdentity) selector() string {
-	if id.legacyHash == "" {
+	if len(id.legacyHashes) == 0 {
 		return LabelSet + "=" + id.hash
 	}
-	return fmt.Sprintf("%s in (%s,%s)", LabelSet, id.hash, id.legacyHash)
+	return fmt.Sprintf("%s in (%s,%s)", LabelSet, id.hash, strings.Join(id.legacyHashes, ","))
 }
 
 // labelledBy reports whether hash, an object's LabelSet label, is one the
 // set's selector selects.
 func (id *setIdentity) labelledBy(hash string) bool {
-	return hash != "" && (hash == id.hash || hash == id.legacyHash)
+	return hash != "" && (hash == id.hash || slices.Contains(id.legacyHashes, hash))
+}
+
+// legacyOwnerDescs returns the owner descriptions ("group/version/Kind
+// namespace/name", AnnotationOwner's form) that sets of owner were hashed
+// with before the hash left the version out: the version at hand first,
+// then every other version the mapper knows for the owner's kind, since the
+// older Lariat may have read the owner through any of them. A kind the
+// mapper cannot map (no longer served, or its discovery failed) gives the
+// version at hand only: objects under another version's legacy hash are
+// then neither pruned nor is their inventory read, until it maps again
+// (claimed still knows them by their annotations).
+func (a *Applier) legacyOwnerDescs(owner objectID, atHand string) []string {
+	descs := []string{owner.describe(atHand)}
+	mappings, err := a.clients.RESTMapper().RESTMappings(owner.gk)
+	if err != nil {
+		return descs
+	}
+	for _, m := range mappings {
+		if desc := owner.describe(m.GroupVersionKind.Version); !slices.Contains(descs, desc) {
+			descs = append(descs, desc)
+		}
+	}
+	return descs
+}
+
+// describe returns the owner's description through version, as
+// AnnotationOwner records it: "group/version/Kind namespace/name"
+// ("version/Kind" for the core group).
+func (o objectID) describe(version string) string {
+	gv := schema.GroupVersion{Group: o.gk.Group, Version: version}
+	return fmt.Sprintf("%s/%s %s/%s", gv, o.gk.Kind, o.namespace, o.name)
 }

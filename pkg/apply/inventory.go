@@ -40,14 +40,16 @@ func (a *Applier) inventoryClient() (*client.Client, error) {
 
 func inventoryName(id *setIdentity) string { return "lariat-set-" + id.hash[:20] }
 
-func legacyInventoryName(id *setIdentity) string { return "lariat-set-" + id.legacyHash[:20] }
+// legacyInventoryName names the inventory a set had under legacyHash.
+func legacyInventoryName(legacyHash string) string { return "lariat-set-" + legacyHash[:20] }
 
-// readInventory reads the set's inventory, and the inventory written under
-// its legacy hash, whether or not the set's own exists: a first Apply after
-// the upgrade that failed has written the set's inventory already, and the
-// legacy one must still be found and go. It returns the kinds of both and
-// the names of the legacy inventories that exist, which are deleted once
-// the set was applied and pruned in full (their kinds are then in the
+// readInventory reads the set's inventory, and the inventories written
+// under its legacy hashes (one per version its owner may have been read
+// through), whether or not the set's own exists: a first Apply after the
+// upgrade that failed has written the set's inventory already, and the
+// legacy ones must still be found and go. It returns the kinds of them all
+// and the names of the legacy inventories that exist, which are deleted
+// once the set was applied and pruned in full (their kinds are then in the
 // set's inventory, or pruned).
 func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, []string, error) {
 	inv, err := a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id))
@@ -55,15 +57,19 @@ func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory
 		return nil, nil, err
 	}
 	inv = orEmpty(inv)
-	if id.legacyHash == "" {
-		return inv, nil, nil
+	var legacyNames []string
+	for _, hash := range id.legacyHashes {
+		name := legacyInventoryName(hash)
+		legacy, err := a.readInventoryNamed(ctx, id.invNamespace, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if legacy != nil {
+			inv = inv.union(legacy)
+			legacyNames = append(legacyNames, name)
+		}
 	}
-	name := legacyInventoryName(id)
-	legacy, err := a.readInventoryNamed(ctx, id.invNamespace, name)
-	if err != nil || legacy == nil {
-		return inv, nil, err
-	}
-	return inv.union(legacy), []string{name}, nil
+	return inv, legacyNames, nil
 }
 
 // readInventoryNamed returns nil (and no error) when the ConfigMap does not
