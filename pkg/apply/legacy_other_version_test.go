@@ -48,7 +48,9 @@ func TestOldSetOfAnotherOwnerVersionIsPrunedAsBefore(t *testing.T) {
 		child := cm(name, "1")
 		child.Labels = map[string]string{apply.LabelSet: legacy}
 		child.Annotations = map[string]string{apply.AnnotationOwner: desc, apply.AnnotationSetID: "x"}
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
+		// Written by the operator's field manager, as the old set's
+		// objects were: only what the applier's manager wrote is pruned.
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, child, metav1.CreateOptions{FieldManager: "test-operator"}); err != nil {
 			t.Fatal(err)
 		}
 	}
