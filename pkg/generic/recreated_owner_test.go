@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,39 @@ func (s *slowPrune) config() *rest.Config {
 		})
 	})
 	return cfg
+}
+
+// ownerReadGate is a replica's transport whose reads of the owner wait,
+// once waitFor was called, until the channel it was given is closed.
+type ownerReadGate struct {
+	mu   sync.Mutex
+	wait <-chan struct{}
+}
+
+func (g *ownerReadGate) config() *rest.Config {
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			g.mu.Lock()
+			wait := g.wait
+			g.mu.Unlock()
+			if wait != nil && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/services/web") {
+				select {
+				case <-wait:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+func (g *ownerReadGate) waitFor(ch <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.wait = ch
 }
 
 // holdNextList makes the next list of a deletion pass wait until release
@@ -136,7 +170,12 @@ func TestStalePruneOfARecreatedOwnerSparesItsChildren(t *testing.T) {
 	ctx := context.Background()
 	slow := &slowPrune{}
 	a := startGeneratingReplica(t, ns, slow.config())
-	b := startGeneratingReplica(t, ns, cp.Config())
+	// b's deletion pass waits until a's is held in its list: if b went
+	// first, it would prune the child and the inventory before a read
+	// them, and a would have nothing to list (seen on a loaded machine:
+	// the test then waited for a's list for ever).
+	bGate := &ownerReadGate{}
+	b := startGeneratingReplica(t, ns, bGate.config())
 	svcs := kube().CoreV1().Services(ns)
 	cms := kube().CoreV1().ConfigMaps(ns)
 	create := func() types.UID {
@@ -169,10 +208,15 @@ func TestStalePruneOfARecreatedOwnerSparesItsChildren(t *testing.T) {
 	eventually(t, "the first owner's child", func() bool { return childOf(first) != nil })
 
 	held, release := slow.holdNextList()
+	bGate.waitFor(held)
 	if err := svcs.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	<-held // a confirmed the owner gone and lists its children
+	select {
+	case <-held: // a confirmed the owner gone and lists its children
+	case <-time.After(timeout):
+		t.Fatal("a's deletion pass never listed the first owner's children")
+	}
 	eventually(t, "b pruning the first owner's child", func() bool {
 		_, err := cms.Get(ctx, "child-web", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
