@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -123,6 +124,29 @@ func leadingReplica(t *testing.T, a, b *webappReplica) (l, s *webappReplica) {
 	return l, s
 }
 
+// freeNodePortsAtEnd deletes the Services of ns when the test ends, after
+// the replicas started later have stopped (cleanups run last-in, first-out).
+// Node ports are cluster-wide and the test's namespace is never deleted: a
+// run of the same test again in this process (go test -count=N) would
+// otherwise find its fixed port range held by this run's Services, and its
+// WebApps would fail with "provided port is already allocated".
+func freeNodePortsAtEnd(t *testing.T, ns string) {
+	t.Helper()
+	t.Cleanup(func() {
+		services := controlplanetest.Clientset(cp.Config()).CoreV1().Services(ns)
+		list, err := services.List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("listing the Services to free their node ports: %v", err)
+			return
+		}
+		for _, svc := range list.Items {
+			if err := services.Delete(context.Background(), svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting Service %s to free its node port: %v", svc.Name, err)
+			}
+		}
+	})
+}
+
 func webAppClient(t *testing.T) democtl.WebAppController {
 	t.Helper()
 	f, err := demo.NewFactoryFromConfig(cp.Config())
@@ -161,6 +185,7 @@ func waitAvailable(t *testing.T, c democtl.WebAppController, ns string, names ..
 func TestWebAppReplicasHandOver(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	ports := operator.PortRange{First: 32600, Last: 32699}
+	freeNodePortsAtEnd(t, ns)
 	webapps := webAppClient(t)
 	l, s := leadingReplica(t, startWebAppReplica(t, ns, "a", ports), startWebAppReplica(t, ns, "b", ports))
 	createWebApp(t, webapps, ns, "one")
@@ -195,6 +220,7 @@ func TestWebAppReplicasHandOver(t *testing.T) {
 func TestWebAppReplicaCutOff(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	ports := operator.PortRange{First: 32700, Last: 32799}
+	freeNodePortsAtEnd(t, ns)
 	webapps := webAppClient(t)
 	l, s := leadingReplica(t, startWebAppReplica(t, ns, "a", ports), startWebAppReplica(t, ns, "b", ports))
 	createWebApp(t, webapps, ns, "one")
