@@ -383,9 +383,10 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		w.availChanged(n, recheck)
 	}
 	s.setMetadata(n, nil)
-	if n.want == nil || n.origin == FromSB {
+	if n.want == nil && (n.last == nil || n.last.value == nil) || n.origin == FromSB {
 		// Nothing wants it (or the southbound owned it): dropped from
-		// the graph.
+		// the graph. A request not applied yet (the value failed earlier
+		// in the transaction) is kept for its retry and resyncs.
 		n.want, n.last, n.state = nil, nil, Removed
 	}
 	s.dirty(n)
