@@ -187,7 +187,8 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 			return false
 		}
 	}
-	n.sb, n.derived = nil, nil
+	n.sb = nil
+	w.keepLeftovers(n)
 	n.setRemovedDerived(nil)
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
@@ -224,6 +225,23 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 	}
 	w.record(n, ro)
 	return false
+}
+
+// keepLeftovers lists, as n's derived values once n is deleted, only
+// those still in the southbound: derived values left over from an earlier
+// value of n (their delete failed), which did not need n. They are n's
+// all the same: a read that finds n gone takes them with it, and n's
+// next create deletes them (see pushDerived). Dropped from the list, they
+// outlived a loss of n in the scheduler's belief, and their retries
+// deleted for ever what the southbound no longer held (seed 50410).
+func (w *walker) keepLeftovers(n *node) {
+	var left []string
+	for _, k := range n.derived {
+		if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() {
+			left = append(left, k)
+		}
+	}
+	n.derived = left
 }
 
 // neededOnlyByWaiter tells whether property c is kept only by a value whose

@@ -27,3 +27,23 @@ func TestRandomRepro25I_WaitingDeleteOfValueRequestedAgain(t *testing.T) {
 		{Lose: []string{"a/g1/1"}, Set: []rset{{"a/g1/1", &rval{Ver: 0}}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g0/2", "a/g0/0"}}}}},
 	}})
 }
+
+// TestRandomRepro25J_LeftoverDerivedGoesWithLostBase (seed 50410 of
+// 100,000; 85140 too): d/g0/4/1, which a/g0/4 no longer derives, is left
+// over in the southbound by a failed delete; a/g0/4 is then deleted
+// (the leftover does not need it) and created again, and the southbound
+// loses it with the leftover. Descriptor "d" has no Retrieve: the
+// leftover exists as its base does. The base's delete had dropped it from
+// the base's derived values, so the resync that found the base gone did
+// not take it with it, and its retry deleted for ever a value the
+// southbound no longer held ("does not exist").
+func TestRandomRepro25J_LeftoverDerivedGoesWithLostBase(t *testing.T) {
+	checkScenario(t, scenario{NoDerivedRetrieve: true, Txns: []rtxn{
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Derived: []int{1}}}}},
+		{Fail: []rfail{{"delete", "d/g0/4/1"}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Derived: []int{0}}}, {"a/g0/4", &rval{Ver: 0, Deps: []string{"d/g0/0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0}}}},
+		{Lose: []string{"a/g0/4"}},
+	}})
+}
