@@ -189,6 +189,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 	}
 	n.sb = nil
 	w.keepLeftovers(n)
+	w.s.leftoverGone(n)
 	n.setRemovedDerived(nil)
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
@@ -242,6 +243,28 @@ func (w *walker) keepLeftovers(n *node) {
 		}
 	}
 	n.derived = left
+}
+
+// holdsLeftover tells whether n lists a derived value still in the
+// southbound with n as base: its node stays in the graph, even when
+// nothing is wanted there, so that a later request of n finds it (see
+// keepLeftovers).
+func (g *graph) holdsLeftover(n *node) bool {
+	for _, k := range n.derived {
+		if c := g.nodes[k]; c != nil && c.base == n.key && c.exists() {
+			return true
+		}
+	}
+	return false
+}
+
+// leftoverGone notes that derived value n is no longer in the southbound:
+// its base, kept in the graph for it alone (see holdsLeftover), is
+// published again, and dropped then if nothing else keeps it.
+func (s *Scheduler) leftoverGone(n *node) {
+	if b := s.g.nodes[n.base]; n.base != "" && b != nil && b.want == nil && !b.exists() {
+		s.dirty(b)
+	}
 }
 
 // neededOnlyByWaiter tells whether property c is kept only by a value whose

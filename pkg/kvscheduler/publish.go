@@ -79,7 +79,7 @@ func (s *Scheduler) publish() []statusChange {
 		full := n.dirty
 		n.dirty, n.viewDirty = false, false
 		n.tidy()
-		if n.want == nil && !n.exists() && !n.avail && !n.blocked {
+		if n.want == nil && !n.exists() && !n.avail && !n.blocked && !s.g.holdsLeftover(n) {
 			s.unwait(n)
 			s.g.remove(n)
 			add(n, nil)

@@ -378,6 +378,7 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 
 func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 	n.sb = nil
+	s.leftoverGone(n)
 	if n.avail {
 		n.avail = false
 		w.availChanged(n, recheck)
