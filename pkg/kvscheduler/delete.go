@@ -26,8 +26,38 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
 	w.availChanged(n, true)
+	w.recheckPropertyDependents(n)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+	}
+}
+
+// recheckPropertyDependents re-checks, before n's delete ends, the
+// values that depend on a property of n taken for gone by an earlier
+// delete of n that then failed (see knownAbsent): a property exists as
+// long as its base does, so they still count on n, but the graph no
+// longer leads from n to them. Those with no other provider go PENDING
+// first, as n's own dependents do; refusing n's delete for them ("not
+// deleted: X, which depends on it, still exists") reported a failure for
+// a delete that went through later in the same transaction, once another
+// provider was created (seed 36925).
+func (w *walker) recheckPropertyDependents(n *node) {
+	for _, k := range slices.Backward(n.removedDerived()) {
+		c := w.g.nodes[k]
+		switch {
+		case c == nil:
+			if d, err := w.s.reg.owner(k); d != nil || err != nil {
+				continue // a derived value of a descriptor: deleted
+			}
+			c = &node{key: k, removed: true} // only its key is looked at
+		case c.d != nil:
+			continue
+		}
+		for _, m := range slices.Backward(w.g.dependents(c)) {
+			if m != n && m.avail {
+				w.push(frame{kind: fDepUpdate, n: m})
+			}
+		}
 	}
 }
 

@@ -47,3 +47,23 @@ func TestRandomRepro25J_LeftoverDerivedGoesWithLostBase(t *testing.T) {
 		{Lose: []string{"a/g0/4"}},
 	}})
 }
+
+// TestRandomRepro25K_PropertyDependentGoesBeforeBase (seed 36925 of
+// 100,000; 77816 too): a/g0/6's delete failed after its property
+// p/g0/6/0 was taken for gone; a/g0/4 (any:p/) was created on a/g1/5's
+// property, and the southbound loses a/g1/5. The repair's resync deletes
+// a/g0/6 (a/g0/0, which it needs, is re-created) before it creates a/g1/5
+// again: a/g0/4 still needs a/g0/6's property, which exists as long as
+// a/g0/6 does. The delete was refused ("not deleted: a/g0/4, which
+// depends on it, still exists") and went through later in the resync,
+// reported failed for nothing; a/g0/4 goes PENDING first instead, as a
+// dependent of a/g0/6, and comes back with a/g1/5.
+func TestRandomRepro25K_PropertyDependentGoesBeforeBase(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g0/6"}}},
+		{Set: []rset{{"a/g0/6", &rval{Ver: 0, Deps: []string{"a/g0/0"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
+		{Lose: []string{"a/g1/5"}, Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"p/g0/2/1"}}}, {"a/g0/4", &rval{Ver: 0, Deps: []string{"any:p/"}}}}},
+	}})
+}
