@@ -67,3 +67,23 @@ func TestRandomRepro25K_PropertyDependentGoesBeforeBase(t *testing.T) {
 		{Lose: []string{"a/g1/5"}, Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"p/g0/2/1"}}}, {"a/g0/4", &rval{Ver: 0, Deps: []string{"any:p/"}}}}},
 	}})
 }
+
+// TestRandomRepro25KGuard_LostValueIsNotDeletedByTheTransaction (seed
+// 98804 of 100,000), a guard of the model (the scheduler was right):
+// a/g1/1's delete waits for a/g1/3 and the southbound loses a/g1/1. The
+// transaction deletes a/g1/3 and, counting on a/g1/3's new value, creates
+// a/g0/2 (a cycle through any:a/g1/), which needs a/g1/1 until a/g1/3 is
+// back: a/g1/1's delete is refused, and the read-back after the refusal
+// finds a/g1/1 gone. The model took its absence for a delete by the
+// transaction and the refusal for a failure reported for nothing; rule 4
+// is about values the transaction deleted.
+func TestRandomRepro25KGuard_LostValueIsNotDeletedByTheTransaction(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/3"}}},
+		{Set: []rset{{"a/g0/2", &rval{Deps: []string{"any:a/g1/"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+		{Lose: []string{"a/g1/1"}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/2"}}}}},
+	}})
+}

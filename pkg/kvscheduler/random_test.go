@@ -58,7 +58,9 @@ import (
 //     does not (rule 5 of issue 13).
 //  4. No failure reported for nothing: a delete the scheduler refused
 //     because a value depending on it still existed is not reported
-//     failed when the same transaction then deleted it, unless the
+//     failed when the same transaction then deleted it (it was in the
+//     southbound before the transaction and is not after: a value the
+//     southbound lost before is not deleted by it), unless the
 //     refusal follows from a real failure (one injected in the
 //     transaction, a value that had failed before it, or a refusal of the
 //     dependent in turn). Such a report made a transaction with revert
@@ -292,6 +294,9 @@ func runScenario(sc scenario) (res *propFailure) {
 	retry := kvscheduler.RetryOptions{Period: time.Second, ExpBackoff: true} // unlimited attempts
 	commit := func(txn *kvscheduler.Txn) *propFailure {
 		sb.ResetOps()
+		// Rule 4 is about values the transaction deleted: a value the
+		// southbound lost before it was not (seed 98804).
+		inBefore := sb.Values()
 		failedBefore := map[string]bool{}
 		for _, st := range s.ValueStatuses(nil) {
 			failedBefore[st.Key] = st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying
@@ -330,7 +335,8 @@ func runScenario(sc scenario) (res *propFailure) {
 			}
 			for _, ke := range te.Failed {
 				blocker, _, _ := strings.Cut(strings.TrimPrefix(ke.Err.Error(), "kvscheduler: not deleted: "), ",")
-				if _, there := vals[ke.Key]; !there && ke.Operation == kvscheduler.OpDelete &&
+				_, there := vals[ke.Key]
+				if _, was := inBefore[ke.Key]; was && !there && ke.Operation == kvscheduler.OpDelete &&
 					strings.Contains(ke.Err.Error(), "still exists") && !failedBefore[blocker] && !refused[blocker] {
 					return &propFailure{kind: "spurious-failure", step: h.step,
 						msg: fmt.Sprintf("%s reported failed (%v), but deleted by the same transaction", ke.Key, ke.Err)}
