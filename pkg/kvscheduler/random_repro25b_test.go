@@ -87,3 +87,22 @@ func TestRandomRepro25KGuard_LostValueIsNotDeletedByTheTransaction(t *testing.T)
 		{Lose: []string{"a/g1/1"}, Set: []rset{{"a/g1/3", &rval{Deps: []string{"a/g0/2"}}}}},
 	}})
 }
+
+// TestRandomRepro25L_DeleteWaitsForCycleBeingCreated (seed 22745 of
+// 100,000): a/g0/0 (not wanted any more) and a/g0/2 (re-created with a
+// value that needs a/g1/1) wait for their retries. The retry deletes
+// a/g0/2 and releases a/g0/0's delete; that delete makes a/g1/1 (any:a/g0/)
+// ready as a cycle with a/g0/2's new value, which creates it before
+// a/g0/0's delete ends: a/g1/1 needed a/g0/0 until a/g0/2 is back, so the
+// delete was refused, and a/g0/0 stayed in the southbound, needed by
+// nothing, once a/g0/2 was created. It waits for the cycle instead.
+func TestRandomRepro25L_DeleteWaitsForCycleBeingCreated(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Deps: []string{"any:a/g0/"}}}, {"a/g0/0", &rval{Ver: 0, Deps: []string{"any:s/"}}}}},
+		{Fail: []rfail{{"delete", "a/g1/1"}}, Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"any:a/g0/"}}}}},
+		{Set: []rset{{"a/g0/2", nil}}},
+		{Fail: []rfail{{"delete", "a/g0/2"}}},
+		{Notify: []rnotify{{"s/0", true}}},
+		{Set: []rset{{"a/g0/0", nil}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g1/1"}}}}},
+	}})
+}
