@@ -32,35 +32,6 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	}
 }
 
-// recheckPropertyDependents re-checks, before n's delete ends, the
-// values that depend on a property of n taken for gone by an earlier
-// delete of n that then failed (see knownAbsent): a property exists as
-// long as its base does, so they still count on n, but the graph no
-// longer leads from n to them. Those with no other provider go PENDING
-// first, as n's own dependents do; refusing n's delete for them ("not
-// deleted: X, which depends on it, still exists") reported a failure for
-// a delete that went through later in the same transaction, once another
-// provider was created (seed 36925).
-func (w *walker) recheckPropertyDependents(n *node) {
-	for _, k := range slices.Backward(n.removedDerived()) {
-		c := w.g.nodes[k]
-		switch {
-		case c == nil:
-			if d, err := w.s.reg.owner(k); d != nil || err != nil {
-				continue // a derived value of a descriptor: deleted
-			}
-			c = &node{key: k, removed: true} // only its key is looked at
-		case c.d != nil:
-			continue
-		}
-		for _, m := range slices.Backward(w.g.dependents(c)) {
-			if m != n && m.avail {
-				w.push(frame{kind: fDepUpdate, n: m})
-			}
-		}
-	}
-}
-
 // deleteAbsent handles the delete of a value that is not in the
 // southbound (pending, invalid, never created): nothing to do but its
 // state.
@@ -85,15 +56,6 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 	}
 }
 
-// knownAbsent records, for a derived value the scheduler knows is not in
-// the southbound, that its base's value there must not be read back as
-// having it (see refreshValue).
-func (w *walker) knownAbsent(n *node) {
-	if b := w.g.nodes[n.base]; n.base != "" && b != nil && b.exists() && !slices.Contains(b.removedDerived(), n.key) {
-		b.setRemovedDerived(append(b.removedDerived(), n.key))
-	}
-}
-
 // finishDelete deletes the value itself, once its dependents and derived
 // values went; then the deletes deferred until it concluded (see
 // deferDelete) are checked again.
@@ -102,76 +64,6 @@ func (w *walker) finishDelete(f frame) {
 		return
 	}
 	w.releaseDeferred(f.n.key)
-}
-
-// deferDelete defers the end of n's delete (frame f) until the delete
-// under way of blocker, a value that still needs n, concludes: the walk
-// pushed blocker's delete before n's finish but reaches n's finish first
-// (a base whose derived value's delete is under way below, a derived
-// value deleted again by its base's delete while its dependents' deletes
-// are under way below). The deferred finish runs again right after
-// blocker's, and nothing is recorded until then: failing it and waiting
-// for blocker as for a failed dependent reported a failure for a delete
-// that went through in the same transaction (seed 16 of TestRandomGraphs
-// with -kvspurious, TestDeleteUnderWayIsNotReportedFailed), and made a
-// transaction with revert revert. A finish deferred once in a drain that
-// runs out is checked as it is (see drain).
-//
-// A blocker created in the walk as a member of a cycle counts on members
-// not created yet (the other provider of what it needs from n, often):
-// the finish is deferred until the walk has nothing else to do (see
-// drain), and the blocker then has them, or is checked as a failed
-// dependent would be (seed 22745: the retry that re-created a/g0/2 made
-// a/g1/1, a cycle member with it, before a/g0/0's delete ended, refused
-// it for a/g1/1 and only then created a/g0/2, leaving a/g0/0 in the
-// southbound until its next retry).
-func (w *walker) deferDelete(f frame, blocker string) bool {
-	b := w.g.nodes[blocker]
-	if f.noDefer || b == nil || !b.deleting && !slices.Contains(w.cycleMade, b) {
-		return false
-	}
-	f.n.deleting = true // still under way
-	w.deferred = append(w.deferred, deferredFinish{blocker: blocker, f: f})
-	return true
-}
-
-// deferredFinish is the end of a delete deferred until the delete of
-// blocker concludes.
-type deferredFinish struct {
-	blocker string
-	f       frame
-}
-
-// releaseDeferred pushes the finishes deferred until key's delete
-// concluded, to run next, in the order they were deferred.
-func (w *walker) releaseDeferred(key string) {
-	var fs []frame
-	w.deferred = slices.DeleteFunc(w.deferred, func(d deferredFinish) bool {
-		if d.blocker == key {
-			fs = append(fs, d.f)
-			return true
-		}
-		return false
-	})
-	for _, f := range slices.Backward(fs) {
-		w.push(f)
-	}
-}
-
-// flushDeferred pushes every deferred finish, to run in the order they
-// were deferred and not to be deferred again: the drain ran out with
-// deletes still deferred. That is how a delete deferred for a member of a
-// cycle being created ends (see deferDelete); for deletes waiting on one
-// another, no known sequence gets here (those waiting through a cycle are
-// let go together by stillNeeded first: TestDeleteCycleThroughDerivedValue).
-// Each finish is checked as a failed dependent's would be, so a value
-// still needed is kept and reported, never deleted under it.
-func (w *walker) flushDeferred() {
-	for _, d := range slices.Backward(w.deferred) {
-		d.f.noDefer = true
-		w.push(d.f)
-	}
-	w.deferred = nil
 }
 
 // finishDeleteOrDefer is finishDelete; it tells whether the delete was
@@ -226,6 +118,16 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 			return false
 		}
 	}
+	w.deleted(n, f, recheck)
+	return false
+}
+
+// deleted records that the delete of n (frame f) went through: the value
+// is gone from the southbound, in the state its reason says. recheck is
+// set when a value it may depend on came back while its delete was under
+// way.
+func (w *walker) deleted(n *node, f frame, recheck bool) {
+	ro := f.op
 	n.sb = nil
 	w.keepLeftovers(n)
 	w.s.leftoverGone(n)
@@ -264,46 +166,6 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		// INVALID, with the error set by the caller.
 	}
 	w.record(n, ro)
-	return false
-}
-
-// keepLeftovers lists, as n's derived values once n is deleted, only
-// those still in the southbound: derived values left over from an earlier
-// value of n (their delete failed), which did not need n. They are n's
-// all the same: a read that finds n gone takes them with it, and n's
-// next create deletes them (see pushDerived). Dropped from the list, they
-// outlived a loss of n in the scheduler's belief, and their retries
-// deleted for ever what the southbound no longer held (seed 50410).
-func (w *walker) keepLeftovers(n *node) {
-	var left []string
-	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() {
-			left = append(left, k)
-		}
-	}
-	n.derived = left
-}
-
-// holdsLeftover tells whether n lists a derived value still in the
-// southbound with n as base: its node stays in the graph, even when
-// nothing is wanted there, so that a later request of n finds it (see
-// keepLeftovers).
-func (g *graph) holdsLeftover(n *node) bool {
-	for _, k := range n.derived {
-		if c := g.nodes[k]; c != nil && c.base == n.key && c.exists() {
-			return true
-		}
-	}
-	return false
-}
-
-// leftoverGone notes that derived value n is no longer in the southbound:
-// its base, kept in the graph for it alone (see holdsLeftover), is
-// published again, and dropped then if nothing else keeps it.
-func (s *Scheduler) leftoverGone(n *node) {
-	if b := s.g.nodes[n.base]; n.base != "" && b != nil && b.want == nil && !b.exists() {
-		s.dirty(b)
-	}
 }
 
 // neededOnlyByWaiter tells whether property c is kept only by a value whose
@@ -387,36 +249,6 @@ func (w *walker) derivesInSB(b, x *node) bool {
 	}
 	kvs, _ := callDerived(b.d, b.key, b.sb)
 	return hasKey(kvs, x.key)
-}
-
-// releaseWaiters deletes again, right after n, the values whose delete
-// waited for n to go, now that n is gone or changed.
-func (w *walker) releaseWaiters(n *node) {
-	ws := w.s.waiters[n.key]
-	if len(ws) == 0 {
-		return
-	}
-	delete(w.s.waiters, n.key)
-	for _, p := range slices.Backward(ws) {
-		w.push(frame{kind: fRedelete, n: p, key: n.key})
-	}
-}
-
-// wait records that n's failed operation waits for the value at key to go
-// (or change): n is listed once, under its latest wait only.
-func (s *Scheduler) wait(n *node, key string) {
-	s.unwait(n)
-	n.ext().waitsOn = key
-	s.waiters[key] = append(s.waiters[key], n)
-}
-
-// unwait drops n's wait, if any.
-func (s *Scheduler) unwait(n *node) {
-	if n.waitsOn() == "" {
-		return
-	}
-	removeNode(s.waiters, n.x.waitsOn, n)
-	n.x.waitsOn = ""
 }
 
 // stillNeeded names a value that depends on n (or derives from it) and is

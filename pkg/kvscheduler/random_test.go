@@ -294,9 +294,7 @@ func runScenario(sc scenario) (res *propFailure) {
 	retry := kvscheduler.RetryOptions{Period: time.Second, ExpBackoff: true} // unlimited attempts
 	commit := func(txn *kvscheduler.Txn) *propFailure {
 		sb.ResetOps()
-		// Rule 4 is about values the transaction deleted: a value the
-		// southbound lost before it was not (seed 98804).
-		inBefore := sb.Values()
+		inBefore := sb.Values() // for rule 4 (see spuriousFailure)
 		failedBefore := map[string]bool{}
 		for _, st := range s.ValueStatuses(nil) {
 			failedBefore[st.Key] = st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying
@@ -311,37 +309,9 @@ func runScenario(sc scenario) (res *propFailure) {
 		if err != nil && !errors.As(err, &te) {
 			return &propFailure{kind: "commit", msg: err.Error(), step: h.step}
 		}
-		// Rule 4. A delete the scheduler refused for a dependent that still
-		// existed, and that went through in the same transaction once the
-		// dependent was gone, did not fail: reporting it is a transaction
-		// failed for nothing (the order of the walk, not the southbound).
-		// After an injected failure in the transaction, or when the
-		// dependent named had failed before it, such a refusal may follow
-		// from that failure (the dependent's delete failed first), and is
-		// left alone; so is one whose dependent was refused in turn.
-		injected := false
-		if te != nil {
-			for _, ke := range te.Failed {
-				injected = injected || errors.Is(ke.Err, errInjected)
-			}
-		}
-		if te != nil && !injected {
-			vals := sb.Values()
-			// A refusal whose dependent was refused itself in the
-			// transaction is a link of such a chain too.
-			refused := map[string]bool{}
-			for _, ke := range te.Failed {
-				refused[ke.Key] = true
-			}
-			for _, ke := range te.Failed {
-				blocker, _, _ := strings.Cut(strings.TrimPrefix(ke.Err.Error(), "kvscheduler: not deleted: "), ",")
-				_, there := vals[ke.Key]
-				if _, was := inBefore[ke.Key]; was && !there && ke.Operation == kvscheduler.OpDelete &&
-					strings.Contains(ke.Err.Error(), "still exists") && !failedBefore[blocker] && !refused[blocker] {
-					return &propFailure{kind: "spurious-failure", step: h.step,
-						msg: fmt.Sprintf("%s reported failed (%v), but deleted by the same transaction", ke.Key, ke.Err)}
-				}
-			}
+		if f := spuriousFailure(te, inBefore, sb.Values(), failedBefore); f != nil {
+			f.step = h.step
+			return f
 		}
 		// An update the scheduler refused itself (a property the old value
 		// derives is still needed) leaves the value in the southbound as
@@ -460,6 +430,44 @@ func runScenario(sc scenario) (res *propFailure) {
 					return &propFailure{kind: "settled/unmet", step: h.step, msg: fmt.Sprintf("%s is in the southbound without its dependency %s", k, d)}
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// spuriousFailure checks rule 4 on the error te of a transaction, given
+// the southbound before (before) and after it (after) and the values
+// failed before it. A delete the scheduler refused for a dependent that
+// still existed, and that went through in the same transaction once the
+// dependent was gone, did not fail: reporting it is a transaction failed
+// for nothing (the order of the walk, not the southbound). After an
+// injected failure in the transaction, or when the dependent named had
+// failed before it, such a refusal may follow from that failure (the
+// dependent's delete failed first), and is left alone; so is one whose
+// dependent was refused in turn. A value the southbound lost before the
+// transaction was not deleted by it (seed 98804).
+func spuriousFailure(te *kvscheduler.TransactionError, before, after map[string]any, failedBefore map[string]bool) *propFailure {
+	if te == nil {
+		return nil
+	}
+	for _, ke := range te.Failed {
+		if errors.Is(ke.Err, errInjected) {
+			return nil
+		}
+	}
+	// A refusal whose dependent was refused itself in the transaction is
+	// a link of such a chain too.
+	refused := map[string]bool{}
+	for _, ke := range te.Failed {
+		refused[ke.Key] = true
+	}
+	for _, ke := range te.Failed {
+		blocker, _, _ := strings.Cut(strings.TrimPrefix(ke.Err.Error(), "kvscheduler: not deleted: "), ",")
+		_, there := after[ke.Key]
+		if _, was := before[ke.Key]; was && !there && ke.Operation == kvscheduler.OpDelete &&
+			strings.Contains(ke.Err.Error(), "still exists") && !failedBefore[blocker] && !refused[blocker] {
+			return &propFailure{kind: "spurious-failure",
+				msg: fmt.Sprintf("%s reported failed (%v), but deleted by the same transaction", ke.Key, ke.Err)}
 		}
 	}
 	return nil

@@ -164,30 +164,7 @@ func (w *walker) drain(from string) {
 				w.create(f.n, true)
 			}
 		case fRedelete:
-			if n := f.n; w.g.has(n) && n.blocked && n.exists() && n.waitsOn() == f.key && !n.deleting {
-				// What it waited for is resolved: attempted again, even in
-				// the transaction it failed in.
-				w.s.clearFailure(n)
-				n.txnFail = false
-				w.s.unwait(n)
-				w.s.dirty(n)
-				if n.lastOp == OpUpdate {
-					// An update that waited for a property to go: its
-					// request is applied (a base's latest one).
-					fa := frame{kind: fApply, key: n.key, value: n.want, base: n.base, origin: n.origin}
-					if n.base == "" && n.last != nil {
-						fa.value, fa.last = n.last.value, n.last
-					}
-					w.push(fa)
-					break
-				}
-				if n.base == "" && n.last != nil && !w.sameRequest(n, n.last.value, n.want) {
-					// Requested again since: that request is applied.
-					w.push(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
-					break
-				}
-				w.delete(n, n.delReason(), true)
-			}
+			w.redelete(f)
 		}
 	}
 }
