@@ -168,8 +168,9 @@ type rset struct {
 // on Key, before the transaction.
 type rfail struct{ Op, Key string }
 
-// rtxn is one transaction. A FullResync sends the whole desired state after
-// applying Set to it; a DownstreamResync ignores Set.
+// rtxn is one transaction. A FullResync or an UpstreamResync sends the
+// whole desired state after applying Set to it; a DownstreamResync ignores
+// Set.
 type rtxn struct {
 	Resync kvscheduler.ResyncType
 	// Keys scope a DownstreamResync (WithResyncKeys).
@@ -368,7 +369,7 @@ func runScenario(sc scenario) (res *propFailure) {
 				}
 			}
 		}
-		if tx.Resync == kvscheduler.FullResync {
+		if tx.Resync == kvscheduler.FullResync || tx.Resync == kvscheduler.UpstreamResync {
 			for _, k := range sortedKeys(h.desired) {
 				txn.SetValue(k, h.desired[k])
 			}
