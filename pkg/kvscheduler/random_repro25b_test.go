@@ -109,3 +109,35 @@ func TestRandomRepro25L_DeleteWaitsForCycleBeingCreated(t *testing.T) {
 		{Set: []rset{{"a/g0/0", nil}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g1/1"}}}}},
 	}})
 }
+
+// TestRandomRepro25IGuard_WaitingDeleteReleasedBeforeItsRequest (seeds
+// 43134 and 217128 of 300,000; both pass on main): guards against the
+// first fix tried for I, which left a released delete whose value the
+// transaction requests further on to that request. In the first scenario
+// a resync scoped to other keys applies a/g1/3's request without
+// attempting it again, and left it in the southbound without its
+// dependency; in the second, a/g1/1's request became an update of a value
+// whose new dependencies are met only as a cycle, and the whole cycle
+// went PENDING for good instead of being created.
+func TestRandomRepro25IGuard_WaitingDeleteReleasedBeforeItsRequest(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g1/1"}}}}},
+		{Fail: []rfail{{"create", "a/g0/0"}}, Set: []rset{
+			{"a/g1/3", &rval{Deps: []string{"a/g0/0"}, Derived: []int{0}}},
+			{"a/g1/1", &rval{Deps: []string{"a/g1/3"}}},
+		}},
+		{Fail: []rfail{{"delete", "a/g1/1"}}},
+		{Set: []rset{{"a/g1/3", &rval{}}}},
+		{Set: []rset{{"a/g1/3", &rval{Deps: []string{"d/g1/1/1"}}}}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"d/g1/3/0", "a/g1/1"}},
+	}})
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{}}}},
+		{Resync: kvscheduler.DownstreamResync, Fail: []rfail{{"delete", "a/g0/2"}}},
+		{Fail: []rfail{{"update", "d/g0/2/0"}}},
+		{Set: []rset{{"a/g0/2", &rval{Derived: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Deps: []string{"a/g0/0"}}}, {"a/g0/2", &rval{Ver: 2, Deps: []string{"a/g1/1"}, Derived: []int{0}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Deps: []string{"a/g0/2"}}}, {"a/g0/2", &rval{Deps: []string{"a/g1/1", "a/g0/2"}}}}},
+		{Resync: kvscheduler.DownstreamResync, Keys: []string{"d/g0/2/0", "a/g1/1", "a/g0/2"}},
+	}})
+}
