@@ -149,8 +149,11 @@ func TestFailedHealingsBackOffBeforeTheyAreFatal(t *testing.T) {
 	if err := e.loop.Health(); err != nil {
 		t.Fatalf("aborted after 2 failed healings of 3 allowed: %v", err)
 	}
-	// A healing that works resets the count.
+	// A healing that works resets the count. The next healing is
+	// scheduled after the failed one is counted: wait for it, or the step
+	// below may come first and fire nothing (seen under load).
 	healingWorks.Store(true)
+	waitFor(t, "the next healing to be scheduled", func() bool { return !e.loop.Status().HealingDue.IsZero() })
 	e.clock.Step(e.loop.Status().HealingDue.Sub(e.clock.Now()))
 	waitFor(t, "the count to reset", func() bool { return e.loop.Status().FailedHealings == 0 && e.loop.Status().HealingDue.IsZero() })
 
