@@ -454,11 +454,17 @@ func (o *Operator) watchDependents(ctx context.Context) error {
 }
 
 // enqueueOnStatusChange re-runs the status handler of a WebApp whenever
-// the scheduler changes the state of one of its values.
+// the scheduler changes the state of one of its values, and tells the port
+// allocator of a node port the API server refused (PortRefused).
 func (o *Operator) enqueueOnStatusChange(ctx context.Context) {
 	w := o.sched.WatchValueStatus(ctx, ownsKey)
 	defer w.Close()
 	for st := range w.C() {
+		if r, ok := refusedNodePort(st); ok {
+			if err := o.loop.PushEventContext(ctx, r); err != nil && ctx.Err() == nil {
+				o.log.WithError(err).WithField("webapp", r.App).Warn("webapp operator: could not tell the port allocator of a refused node port")
+			}
+		}
 		if ns, name, ok := appOfKey(st.Key); ok {
 			o.webapps.Enqueue(ns, name)
 		}

@@ -33,10 +33,14 @@ type ports struct {
 	r     PortRange
 	byApp map[string]int32 // "namespace/name" -> node port
 	owner map[int32]string // node port -> "namespace/name"
+	// refused holds the ports the API server refused as already
+	// allocated, held by no Service the operator sees; a full resync,
+	// which lists the Services again, forgets them.
+	refused map[int32]bool
 }
 
 func newPorts(inv *inventory, notes *notices, r PortRange, log logrus.FieldLogger) *ports {
-	return &ports{inv: inv, notes: notes, r: r, log: log, byApp: map[string]int32{}, owner: map[int32]string{}}
+	return &ports{inv: inv, notes: notes, r: r, log: log, byApp: map[string]int32{}, owner: map[int32]string{}, refused: map[int32]bool{}}
 }
 
 // String implements eventloop.EventHandler.
@@ -55,7 +59,7 @@ func (p *ports) Revert(eventloop.Event) error { return nil }
 // server refuses a port another Service holds, while a status may be stale.
 // WebApps still without a port get the lowest free one, in name order.
 func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOperations) error {
-	p.byApp, p.owner = map[string]int32{}, map[int32]string{}
+	p.byApp, p.owner, p.refused = map[string]int32{}, map[int32]string{}, map[int32]bool{}
 	p.notes.reset()
 	keys := p.inv.touched // every WebApp, sorted
 	for _, key := range keys {
@@ -77,6 +81,9 @@ func (p *ports) Resync(_ eventloop.Event, _ any, _ int, txn eventloop.ResyncOper
 // Update implements eventloop.EventHandler.
 func (p *ports) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
 	p.inv.observe(ev)
+	if r, ok := ev.(*PortRefused); ok {
+		return p.leaveRefused(r, txn), nil
+	}
 	var freed, put []string
 	if moved := p.followLiveService(txn); moved != "" {
 		put = append(put, moved)
@@ -147,6 +154,7 @@ func (p *ports) followLiveService(txn eventloop.UpdateOperations) string {
 		delete(p.byApp, evicted)
 		delete(p.owner, port)
 	}
+	delete(p.refused, port) // the API server gave it to this WebApp
 	p.take(key, port)
 	p.notes.clear(key)
 	p.putService(txn, app)
@@ -172,7 +180,7 @@ func (p *ports) take(key string, port int32) bool {
 	if port < p.r.First || port > p.r.Last {
 		return false
 	}
-	if owner, used := p.owner[port]; used && owner != key {
+	if owner, used := p.owner[port]; used && owner != key || p.refused[port] {
 		return false
 	}
 	p.owner[port] = key
