@@ -421,23 +421,52 @@ func (e *quietError) Unwrap() error { return e.err }
 // errors.As (and so apierrors.IsConflict) would find a routine cause
 // anywhere in a joined error, even next to a real failure. A RetryQuietly mark covers all it
 // wraps: the handler said so.
-func onlyRoutine(err error) bool {
+func onlyRoutine(err error) bool { return everyCause(err, routineCause) }
+
+// routineCause decides onlyRoutine for err where it can without looking
+// further down: a RetryQuietly mark or a NotSyncedError is decided where
+// it is; a conflict only at a leaf.
+func routineCause(err error) (yes, decided bool) {
 	switch e := err.(type) {
 	case *quietError:
-		return true
+		return true, true
 	case *lariatcache.NotSyncedError:
-		return !e.Stopped
+		return !e.Stopped, true
+	}
+	if isLeaf(err) {
+		return apierrors.IsConflict(err), true
+	}
+	return false, false
+}
+
+// everyCause reports whether every cause in err's tree satisfies cause,
+// which decides for an error when it can and leaves the walk to go down
+// through joined and wrapped errors when it cannot. errors.Is and
+// errors.As cannot say this: they find one matching cause anywhere.
+func everyCause(err error, cause func(error) (yes, decided bool)) bool {
+	if yes, decided := cause(err); decided {
+		return yes
+	}
+	switch e := err.(type) {
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
-		for _, cause := range errs {
-			if !onlyRoutine(cause) {
+		for _, c := range errs {
+			if !everyCause(c, cause) {
 				return false
 			}
 		}
 		return len(errs) > 0
 	case interface{ Unwrap() error }:
-		return onlyRoutine(e.Unwrap())
+		return everyCause(e.Unwrap(), cause)
 	}
-	// A leaf: IsConflict looks at it alone.
-	return apierrors.IsConflict(err)
+	return false
+}
+
+// isLeaf reports whether err wraps nothing.
+func isLeaf(err error) bool {
+	switch err.(type) {
+	case interface{ Unwrap() []error }, interface{ Unwrap() error }:
+		return false
+	}
+	return true
 }

@@ -43,26 +43,18 @@ func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
 // marked by Permanent, or wrapping ErrPermanent. errors.Is alone is not
 // enough: it finds ErrPermanent anywhere in a joined error, next to an
 // ordinary failure that is to be retried.
-func onlyPermanent(err error) bool {
-	if e, ok := err.(interface{ Unwrap() []error }); ok {
-		errs := e.Unwrap()
-		for _, cause := range errs {
-			if !onlyPermanent(cause) {
-				return false
-			}
-		}
-		return len(errs) > 0
-	}
+func onlyPermanent(err error) bool { return everyCause(err, permanentCause) }
+
+// permanentCause decides onlyPermanent for err where it is marked; an
+// unmarked leaf is not permanent.
+func permanentCause(err error) (yes, decided bool) {
 	if err == ErrPermanent {
-		return true
+		return true, true
 	}
 	if is, ok := err.(interface{ Is(error) bool }); ok && is.Is(ErrPermanent) {
-		return true
+		return true, true
 	}
-	if cause := errors.Unwrap(err); cause != nil {
-		return onlyPermanent(cause)
-	}
-	return false
+	return false, isLeaf(err)
 }
 
 // routineOrPermanent reports whether every cause in err's tree is routine
@@ -71,22 +63,15 @@ func onlyPermanent(err error) bool {
 // since the condition is not written yet; the retry fails permanently
 // alone and is logged then.
 func routineOrPermanent(err error) bool {
-	if onlyRoutine(err) || onlyPermanent(err) {
-		return true
-	}
-	if e, ok := err.(interface{ Unwrap() []error }); ok {
-		errs := e.Unwrap()
-		for _, cause := range errs {
-			if !routineOrPermanent(cause) {
-				return false
-			}
+	return everyCause(err, func(err error) (yes, decided bool) {
+		if yes, decided := routineCause(err); decided && yes {
+			return true, true
 		}
-		return len(errs) > 0
-	}
-	if cause := errors.Unwrap(err); cause != nil {
-		return routineOrPermanent(cause)
-	}
-	return false
+		if yes, decided := permanentCause(err); decided && yes {
+			return true, true
+		}
+		return false, isLeaf(err)
+	})
 }
 
 // permanentFailures remembers, per key, the message of the permanent
