@@ -203,3 +203,61 @@ func TestRefResyncWithNonEmptySB(t *testing.T) {
 		"UPDATE A/base2 =item1=>item1,item2 DISCOVERED->CONFIGURED",
 		"CREATE A/base2/item2 =item2 NONEXISTENT->PENDING derived noop")
 }
+
+// Mirrors the reference's TestResyncNotRemovingSBValues (resync_test.go):
+// a full resync over a southbound holding a value it owns (OBTAINED),
+// on which the requested A/base2 depends: the southbound's value is kept,
+// without metadata, and satisfies the dependency. Open (checked with
+// LARIAT_OPEN_DEFECTS=1): the reference's record lists the obtained value
+// among the resync's values (origin SB); Lariat's does not.
+func TestRefResyncNotRemovingSBValues(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	sb.Set("A/base1", "=base-value1", true)
+	d := refDescriptor(sb, "descriptor1", "A/")
+	d.Dependencies = refDeps(map[string][]string{"A/base2": {"A/base1"}})
+	retrieve := d.Retrieve
+	d.Retrieve = func(ctx context.Context, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		kvs, err := retrieve(ctx, c)
+		for i := range kvs {
+			if kvs[i].Origin == kvscheduler.FromSB {
+				kvs[i].Metadata = nil // as the reference's southbound holds it
+			}
+		}
+		return kvs, err
+	}
+	reads := correlated(d)
+	register(t, s, d)
+
+	rec, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).SetValue("A/base2", "item1").
+		Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSB(t, sb, map[string]any{"A/base1": "=base-value1", "A/base2": "item1", "A/base2/item1": "item1"})
+	wantOpsWithReads(t, sb, "retrieve descriptor1", "create A/base2", "create A/base2/item1")
+	if want := [][]string{{"A/base2=item1"}}; !reflect.DeepEqual(*reads, want) {
+		t.Errorf("read with correlate %q, want %q", *reads, want)
+	}
+	metadataOf(t, s, "descriptor1", "base2")
+	if m, _ := s.MetadataMap("descriptor1"); m != nil {
+		if md, ok := m.Get("base1"); ok {
+			t.Errorf("the obtained value has metadata %v in the map", md)
+		}
+	}
+	wantBaseDump(t, s, "descriptor1", kvscheduler.NBView, true, "A/base2=item1 NB")
+	for _, view := range []kvscheduler.View{kvscheduler.SBView, kvscheduler.CachedView} {
+		wantBaseDump(t, s, "descriptor1", view, false, "A/base1==base-value1 SB", "A/base2=item1 NB")
+	}
+	wantStatus(t, s, "A/base1", kvscheduler.Obtained, kvscheduler.OpNone)
+	wantStatus(t, s, "A/base2", kvscheduler.Configured, kvscheduler.OpCreate)
+	wantStatus(t, s, "A/base2/item1", kvscheduler.Configured, kvscheduler.OpCreate)
+	values := []string{"A/base2=item1"}
+	if checkOpen(t, "a full resync's record lists the obtained values among its values") {
+		values = []string{"A/base1==base-value1", "A/base2=item1"}
+	}
+	wantRefHeader(t, rec, 0, kvscheduler.NBTransaction, kvscheduler.FullResync, "", values...)
+	wantRefRecord(t, rec,
+		"CREATE A/base2 =item1 NONEXISTENT->CONFIGURED",
+		"CREATE A/base2/item1 =item1 NONEXISTENT->CONFIGURED derived")
+}
