@@ -48,15 +48,9 @@ func TestRefDependencyCycles(t *testing.T) {
 		"CREATE A/base3 =base-value3-data NONEXISTENT->PENDING noop")
 	// The reference lists A/base3's unmet dependencies as [A/base4,
 	// A/base1] in any order (equalStringArrays); Lariat in declaration order.
-	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
-		wantStatus(t, s, "A/base1", kvscheduler.Pending, kvscheduler.OpCreate, "A/base2")
-		wantStatus(t, s, "A/base2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base3")
-		wantStatus(t, s, "A/base3", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1", "A/base4")
-	} else {
-		wantStatus(t, s, "A/base1", kvscheduler.Pending, kvscheduler.OpNone, "A/base2")
-		wantStatus(t, s, "A/base2", kvscheduler.Pending, kvscheduler.OpNone, "A/base3")
-		wantStatus(t, s, "A/base3", kvscheduler.Pending, kvscheduler.OpNone, "A/base1", "A/base4")
-	}
+	wantPendingAfterCreate(t, s, "A/base1", "A/base2")
+	wantPendingAfterCreate(t, s, "A/base2", "A/base3")
+	wantPendingAfterCreate(t, s, "A/base3", "A/base1", "A/base4")
 
 	// A/base4 makes the whole cycle ready.
 	rec, err = s.StartNBTransaction().SetValue("A/base4", "base-value4-data").Commit(ctx)

@@ -75,11 +75,7 @@ func TestRefDataChangeTransactions(t *testing.T) {
 	for _, k := range []string{"A/base1", "A/base1/item2", "B/base2", "B/base2/item1", "C/base3", "C/base3/item1", "C/base3/item2"} {
 		wantStatus(t, s, k, kvscheduler.Configured, kvscheduler.OpCreate)
 	}
-	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
-		wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1/item1")
-	} else {
-		wantState(t, s, "B/base2/item2", kvscheduler.Pending)
-	}
+	wantPendingAfterCreate(t, s, "B/base2/item2", "A/base1/item1")
 
 	rec, err = s.StartNBTransaction().SetValue("C/base3", "item1").SetValue("A/base1", "item1").Commit(context.Background())
 	if err != nil {
@@ -158,18 +154,9 @@ func TestRefDataChangeTransactionWithRevert(t *testing.T) {
 		!te.Reverted {
 		t.Fatalf("error %v, want the failed update of A/base1, reverted", err)
 	}
-	eventually(t, "A/base1 reported CONFIGURED again", func() bool {
-		for {
-			select {
-			case st := <-w.C():
-				if st.Key == "A/base1" && st.State == kvscheduler.Configured && st.LastOp == kvscheduler.OpUpdate {
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
+	if st := awaitStatus(t, w, "A/base1", kvscheduler.Configured); st.LastOp != kvscheduler.OpUpdate {
+		t.Errorf("A/base1 reported %+v, want updated back", st)
+	}
 	wantSB(t, sb, map[string]any{"A/base1": "item2", "A/base1/item2": "item2",
 		"B/base2": "item1,item2", "B/base2/item1": "item1",
 		"C/base3": "item1,item2", "C/base3/item1": "item1", "C/base3/item2": "item2"})

@@ -343,3 +343,35 @@ func correlated(d *kvscheduler.Descriptor) *[][]string {
 	}
 	return &calls
 }
+
+// wantPendingAfterCreate checks a value left PENDING by its create, with
+// its unmet dependencies; its last operation (the reference's CREATE,
+// Lariat's NONE) only with LARIAT_OPEN_DEFECTS=1.
+func wantPendingAfterCreate(t *testing.T, s *kvscheduler.Scheduler, key string, unmet ...string) {
+	t.Helper()
+	lastOp := s.GetValueStatus(key).LastOp
+	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
+		lastOp = kvscheduler.OpCreate
+	}
+	wantStatus(t, s, key, kvscheduler.Pending, lastOp, unmet...)
+}
+
+// awaitStatus waits until the watch delivers the status of key in state.
+func awaitStatus(t *testing.T, w *kvscheduler.Watch, key string, state kvscheduler.ValueState) kvscheduler.ValueStatus {
+	t.Helper()
+	var got kvscheduler.ValueStatus
+	eventually(t, key+" reported "+state.String(), func() bool {
+		for {
+			select {
+			case st := <-w.C():
+				if st.Key == key && st.State == state {
+					got = st
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	return got
+}

@@ -14,25 +14,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// Mirrors the reference's TestNotificationsWithRetry (notification_test.go;
-// TestNotificationFailureIsReadBack pins its read-back): B/base2 (default
-// retries: 1 s, 3 attempts, backoff) waits for A/base1, C/base3 (retries
-// every 3 s) for any A/ value. A notification of A/base1 creates them; the
-// create of B/base2/item2 fails and leaves B/base2 holding [item1], that
-// of C/base3 fails too. Both failed values are read back (B with its
-// believed value and metadata as correlate, C with none, as C/base3 does
-// not exist); B/base2 is retried after 1 s (its base updated back, the
-// item created), C/base3 after 3 s.
-//
-// Open (checked with LARIAT_OPEN_DEFECTS=1): the read-back's correlate of
-// B holds the derived value whose create failed, and that of C the value
-// whose create failed (the reference's hold the values that exist); a
-// retry's record lists no values (the reference's lists those it
-// retries) and gives each retried value PrevState FAILED (it was
-// RETRYING); the last operation of B/base2 and B/base2/item1 after the
-// retry, which updates the base and re-applies item1 as it is (the
-// reference: UPDATE).
-func TestRefNotificationsWithRetry(t *testing.T) {
+// refRetryNotifiedSetup is the setup of TestRefNotificationsWithRetry,
+// up to the notification: B/base2 and C/base3 requested, PENDING, with
+// their retry options; it returns the reads of B's and C's descriptors.
+func refRetryNotifiedSetup(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbound, *clocktesting.FakeClock,
+	*[][]string, *[][]string) {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
 	sb := kvtest.New()
@@ -65,6 +52,30 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 	wantSB(t, sb, nil)
 	wantOps(t, sb)
 	wantNoMetadata(t, s, "descriptor1")
+	return s, sb, clk, readsB, readsC
+}
+
+// Mirrors the reference's TestNotificationsWithRetry (notification_test.go;
+// TestNotificationFailureIsReadBack pins its read-back): B/base2 (default
+// retries: 1 s, 3 attempts, backoff) waits for A/base1, C/base3 (retries
+// every 3 s) for any A/ value. A notification of A/base1 creates them; the
+// create of B/base2/item2 fails and leaves B/base2 holding [item1], that
+// of C/base3 fails too. Both failed values are read back (B with its
+// believed value and metadata as correlate, C with none, as C/base3 does
+// not exist); B/base2 is retried after 1 s (its base updated back, the
+// item created), C/base3 after 3 s.
+//
+// Open (checked with LARIAT_OPEN_DEFECTS=1): the read-back's correlate of
+// B holds the derived value whose create failed, and that of C the value
+// whose create failed (the reference's hold the values that exist); a
+// retry's record lists no values (the reference's lists those it
+// retries) and gives each retried value PrevState FAILED (it was
+// RETRYING); the last operation of B/base2 and B/base2/item1 after the
+// retry, which updates the base and re-applies item1 as it is (the
+// reference: UPDATE).
+func TestRefNotificationsWithRetry(t *testing.T) {
+	s, sb, clk, readsB, readsC := refRetryNotifiedSetup(t)
+	ctx := context.Background()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wB := s.WatchValueStatus(wctx, func(k string) bool { return strings.HasPrefix(k, "B/") })
@@ -72,7 +83,7 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 
 	sb.FailNext("create", "B/base2/item2", errors.New("failed to add derived value"))
 	sb.FailNext("create", "C/base3", errors.New("failed to add value"))
-	rec = notify(t, s, sb, "A/base1", "item1,item2", 10)
+	rec := notify(t, s, sb, "A/base1", "item1,item2", 10)
 	st := awaitStatus(t, wB, "B/base2/item2", kvscheduler.Retrying)
 	if st.LastOp != kvscheduler.OpCreate || fmt.Sprint(st.Error) != "failed to add derived value" {
 		t.Errorf("B/base2/item2 reported %+v", st)
@@ -86,16 +97,7 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 	wantSB(t, sb, map[string]any{"A/base1": "item1,item2", "B/base2": "item1", "B/base2/item1": "item1"})
 	wantOpsWithReads(t, sb, "create B/base2", "create B/base2/item1", "create C/base3", "create B/base2/item2",
 		"retrieve descriptor2", "retrieve descriptor3") // the failed values are read back
-	if checkOpen(t, "the read-back's correlate holds values whose create failed") {
-		if want := [][]string{{"B/base2=item1,item2+md"}}; !reflect.DeepEqual(*readsB, want) {
-			t.Errorf("B read back with correlate %q, want %q", *readsB, want)
-		}
-		if want := [][]string{nil}; !reflect.DeepEqual(*readsC, want) {
-			t.Errorf("C read back with correlate %q, want none", *readsC)
-		}
-	} else if len(*readsB) != 1 || len(*readsC) != 1 {
-		t.Errorf("read back B %q and C %q, want once each", *readsB, *readsC)
-	}
+	wantNotifiedReadBacks(t, readsB, readsC)
 	if md := metadataOf(t, s, "descriptor1", "base1"); md != 10 {
 		t.Errorf("A/base1 has metadata %v, want the notified 10", md)
 	}
@@ -144,6 +146,24 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 		t.Errorf("B/base2 was updated in place, but its metadata changed from %v to %v", mdB, md)
 	}
 	metadataOf(t, s, "descriptor3", "base3")
+}
+
+// wantNotifiedReadBacks checks the reads after the notification's
+// failures: B's with its believed base and metadata, C's with nothing
+// (checked with LARIAT_OPEN_DEFECTS=1: Lariat's correlates hold the
+// values whose create failed).
+func wantNotifiedReadBacks(t *testing.T, readsB, readsC *[][]string) {
+	t.Helper()
+	if checkOpen(t, "the read-back's correlate holds values whose create failed") {
+		if want := [][]string{{"B/base2=item1,item2+md"}}; !reflect.DeepEqual(*readsB, want) {
+			t.Errorf("B read back with correlate %q, want %q", *readsB, want)
+		}
+		if want := [][]string{nil}; !reflect.DeepEqual(*readsC, want) {
+			t.Errorf("C read back with correlate %q, want none", *readsC)
+		}
+	} else if len(*readsB) != 1 || len(*readsC) != 1 {
+		t.Errorf("read back B %q and C %q, want once each", *readsB, *readsC)
+	}
 }
 
 // wantRetryRecord checks a retry's record: its number, the transaction

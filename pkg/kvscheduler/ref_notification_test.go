@@ -80,11 +80,7 @@ func TestRefNotifications(t *testing.T) {
 	wantRefRecord(t, rec, "CREATE B/base2 =item1,item2 NONEXISTENT->PENDING noop")
 	wantBaseDump(t, s, "descriptor2", kvscheduler.NBView, false, "B/base2=item1,item2 NB")
 	wantBaseDump(t, s, "descriptor2", kvscheduler.SBView, false)
-	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
-		wantStatus(t, s, "B/base2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1")
-	} else {
-		wantStatus(t, s, "B/base2", kvscheduler.Pending, s.GetValueStatus("B/base2").LastOp, "A/base1")
-	}
+	wantPendingAfterCreate(t, s, "B/base2", "A/base1")
 
 	rec = notify(t, s, sb, "A/base1", "item1", 10)
 	wantSB(t, sb, map[string]any{"A/base1": "item1", "B/base2": "item1,item2", "B/base2/item1": "item1"})
@@ -99,11 +95,7 @@ func TestRefNotifications(t *testing.T) {
 	wantBaseDump(t, s, "descriptor1", kvscheduler.NBView, false)
 	wantStatus(t, s, "B/base2", kvscheduler.Configured, kvscheduler.OpCreate)
 	wantStatus(t, s, "B/base2/item1", kvscheduler.Configured, kvscheduler.OpCreate)
-	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
-		wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1/item2")
-	} else {
-		wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, s.GetValueStatus("B/base2/item2").LastOp, "A/base1/item2")
-	}
+	wantPendingAfterCreate(t, s, "B/base2/item2", "A/base1/item2")
 	wantStatus(t, s, "A/base1", kvscheduler.Obtained, kvscheduler.OpNone)
 	wantStatus(t, s, "A/base1/item1", kvscheduler.Obtained, kvscheduler.OpNone)
 	wantRefHeader(t, rec, 1, kvscheduler.SBNotification, kvscheduler.NoResync, "", "A/base1=item1")

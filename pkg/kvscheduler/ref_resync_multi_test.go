@@ -90,26 +90,6 @@ func TestRefResyncWithMultipleDescriptors(t *testing.T) {
 		"CREATE B/base2/item2 =item2 NONEXISTENT->PENDING derived noop")
 }
 
-// awaitStatus waits until the watch delivers the status of key in state.
-func awaitStatus(t *testing.T, w *kvscheduler.Watch, key string, state kvscheduler.ValueState) kvscheduler.ValueStatus {
-	t.Helper()
-	var got kvscheduler.ValueStatus
-	eventually(t, key+" reported "+state.String(), func() bool {
-		for {
-			select {
-			case st := <-w.C():
-				if st.Key == key && st.State == state {
-					got = st
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
-	return got
-}
-
 // Mirrors the reference's TestResyncWithRetry (resync_test.go): a full
 // resync with retry updates A/base1 (found holding an empty array) to
 // [item1, item2]; the create of item2 fails and leaves the base holding
