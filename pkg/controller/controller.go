@@ -23,6 +23,7 @@ import (
 	"github.com/sirupsen/logrus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 
@@ -83,6 +84,11 @@ type Options struct {
 	// lariat_handlers_outlived_stop_grace_total, and named in Wait's
 	// *StillRunningError. Zero means DefaultStopGrace.
 	StopGrace time.Duration
+	// Passes, when set, is told of every pass of the handlers over an
+	// object that exists (see PassTracker); Resource names the kind's
+	// resource for it.
+	Passes   PassTracker
+	Resource func() (schema.GroupResource, error)
 }
 
 // Controller feeds one informer's keys to one handler.
@@ -371,6 +377,9 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 		if !handle {
 			return pass{}
 		}
+	}
+	if done := c.tracking(key, robj); done != nil {
+		defer done()
 	}
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by

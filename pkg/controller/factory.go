@@ -66,6 +66,12 @@ type SharedControllerFactoryOptions struct {
 	// in a *StillRunningError; see Options.StopGrace. Zero means
 	// DefaultStopGrace.
 	StopGrace time.Duration
+	// Passes, when set, is told of every pass of every kind's handlers
+	// over an object that exists; see PassTracker. package leader's
+	// Elector.FactoryOptions and package shard's Member.FactoryOptions set
+	// it, so that the writes of objects handled under leader election or
+	// sharding are conditional.
+	Passes PassTracker
 }
 
 // SharedControllerFactory hands out one SharedController per kind and starts
@@ -178,6 +184,14 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		RewriteLimit:           f.opts.RewriteLimit,
 		Gate:                   f.opts.KindGates[gvk],
 		StopGrace:              f.opts.StopGrace,
+		Passes:                 f.opts.Passes,
+		Resource: func() (schema.GroupResource, error) {
+			c, err := getClient()
+			if err != nil {
+				return schema.GroupResource{}, err
+			}
+			return c.GroupVersionResource().GroupResource(), nil
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -15,7 +15,13 @@
 //     old leader is still stopping.
 //   - The work's context ends no later than the renew deadline, counted from
 //     the moment the last successful renewal was sent; Fence makes a
-//     rest.Config whose writes are refused from that moment on.
+//     rest.Config whose writes are refused from that moment on, and whose
+//     writes and reads of one object issued before it end then, whatever
+//     context the handler gave them. With a factory built from
+//     FactoryOptions, writes of an object being handled carry the
+//     resourceVersion of the handler's copy as a precondition, so a write
+//     delayed in the network past the term fails with a conflict once
+//     another replica wrote the object.
 //
 // # Timing
 //

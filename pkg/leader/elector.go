@@ -36,6 +36,8 @@ type Elector struct {
 	running    bool
 	validUntil time.Time // zero unless a renewal of ours succeeded and no release followed
 	leader     string    // the holder last seen
+
+	passes *passTable // the objects handlers of the term are handling
 }
 
 // New returns an Elector for the Lease namespace/name, which it creates if
@@ -49,7 +51,7 @@ func New(leases coordinationv1client.LeasesGetter, namespace, name string, opts 
 	if err != nil {
 		return nil, err
 	}
-	return &Elector{leases: leases, namespace: namespace, name: name, o: o}, nil
+	return &Elector{leases: leases, namespace: namespace, name: name, o: o, passes: &passTable{}}, nil
 }
 
 // Run calls fn each time this replica becomes leader, with a context that
@@ -94,6 +96,18 @@ func (e *Elector) Holding() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return !e.validUntil.IsZero() && time.Now().Before(e.validUntil)
+}
+
+// holdingUntil returns when the current holding ends (the renew deadline
+// of the last successful renewal), or zero if the replica does not hold
+// the lease now.
+func (e *Elector) holdingUntil() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.validUntil.IsZero() || !time.Now().Before(e.validUntil) {
+		return time.Time{}
+	}
+	return e.validUntil
 }
 
 // Run is the package's Run on an Elector built already (for Fence, or to

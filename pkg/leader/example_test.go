@@ -63,7 +63,7 @@ func ExampleElector_Fence() {
 		fmt.Println(err)
 		return
 	}
-	f, err := generic.NewFactoryFromConfig(e.Fence(cfg), nil, nil)
+	f, err := generic.NewFactoryFromConfig(e.Fence(cfg), nil, e.FactoryOptions(nil))
 	if err != nil {
 		fmt.Println(err)
 		return

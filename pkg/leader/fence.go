@@ -1,7 +1,10 @@
 package leader
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"k8s.io/client-go/rest"
@@ -20,13 +23,28 @@ func (e *NotLeaderError) Error() string {
 	return fmt.Sprintf("leader: %s %s refused: %s does not hold the lease", e.Method, e.URL, e.Identity)
 }
 
-// Fence returns a copy of cfg whose writes (any method but GET, HEAD and
-// OPTIONS) fail with a *NotLeaderError unless e holds the lease at the
-// moment the request is issued. Build the factories and clients of the
-// work that fn runs from it: a handler that is still busy when the renew
-// deadline passes, or a request retried after it, cannot write. Reads and
-// watches go through, so informers stay warm on standbys. The lease's own
-// client must not go through the fence.
+// Fence returns a copy of cfg whose requests are bound to the term:
+//
+//   - Writes (any method but GET, HEAD and OPTIONS) fail with a
+//     *NotLeaderError unless e holds the lease at the moment the request
+//     is issued.
+//   - Writes, and reads of one object (not lists and watches), issued
+//     while e holds the lease end, on this side, at the renew deadline of
+//     the last successful renewal: the moment the fence closes and the
+//     work's context ends, a lease duration minus the renew deadline
+//     before any other replica can take over. A handler stuck in a call
+//     on a stalled connection returns then, instead of going on while the
+//     next leader handles its object.
+//   - A write of an object that a handler of a factory built with
+//     FactoryOptions is handling carries a resourceVersion precondition
+//     (the copy the handler was given, or what the pass's last write of it
+//     returned), unless it carries one of its own, so that a write that
+//     sat in the network past the term fails with a conflict once anyone
+//     else wrote the object instead of landing after them.
+//
+// Build the factories and clients of the work that fn runs from it. Reads
+// and watches go through, so informers stay warm on standbys. The lease's
+// own client must not go through the fence.
 func (e *Elector) Fence(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &fence{e: e, next: rt} })
@@ -39,15 +57,72 @@ type fence struct {
 }
 
 func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
+	write := true
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		if !f.e.Holding() {
-			if req.Body != nil {
-				_ = req.Body.Close()
-			}
-			return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
-		}
+		write = false
 	}
-	return f.next.RoundTrip(req)
+	until := f.e.holdingUntil()
+	if write && until.IsZero() {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
+	}
+	t := parseTarget(req.URL)
+	var cancel context.CancelFunc
+	if !until.IsZero() && (write || t.obj.Name != "" && !t.watch) {
+		var ctx context.Context
+		ctx, cancel = context.WithDeadline(req.Context(), until)
+		req = req.WithContext(ctx)
+	}
+	rv, conditional := "", false
+	if write && t.obj.Name != "" {
+		rv, conditional = f.e.passes.expected(t.obj)
+	}
+	if conditional {
+		r, err := withPrecondition(req, rv)
+		if err != nil {
+			cancelIf(cancel)
+			return nil, err
+		}
+		req = r
+	}
+	resp, err := f.next.RoundTrip(req)
+	if err != nil {
+		cancelIf(cancel)
+		return nil, err
+	}
+	if conditional && resp.StatusCode < 300 {
+		b, rerr := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if rerr != nil {
+			cancelIf(cancel)
+			return nil, rerr
+		}
+		f.e.passes.wrote(t.obj, resourceVersionOf(resp.Header.Get("Content-Type"), b))
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	if cancel != nil {
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	}
+	return resp, nil
+}
+
+func cancelIf(cancel context.CancelFunc) {
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// cancelOnClose ends a request's deadline context once its body is read.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }

@@ -64,8 +64,9 @@ func (m *Member) ShardCache(opts *cache.SharedCacheFactoryOptions) {
 }
 
 // ShardControllers sets the Gate (see Gate) of each of the ring's kinds,
-// its requests made through Fence(cfg). Like ShardCache, it sets a copy of
-// opts' map.
+// its requests made through Fence(cfg), and the pass tracker that makes
+// the handlers' writes of the objects they handle conditional (see
+// leader.Elector.Fence). Like ShardCache, it sets a copy of opts' map.
 func (m *Member) ShardControllers(cfg *rest.Config, opts *controller.SharedControllerFactoryOptions) {
 	gates := make(map[schema.GroupVersionKind]controller.Gate, len(opts.KindGates)+len(m.ring.Kinds))
 	maps.Copy(gates, opts.KindGates)
@@ -74,4 +75,7 @@ func (m *Member) ShardControllers(cfg *rest.Config, opts *controller.SharedContr
 		gates[k.GVK] = &memberGate{m: m, gvk: k.GVK, clients: clients}
 	}
 	opts.KindGates = gates
+	// The handlers' writes of the objects they handle are conditional on
+	// the copy they were given (see leader.Elector.Fence).
+	opts.Passes = m.elector.PassTracker()
 }

@@ -1,0 +1,48 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ObjectRef names an object by its resource, never its version: what a
+// request's URL says of the object it writes.
+type ObjectRef struct {
+	Group, Resource, Namespace, Name string
+}
+
+// PassTracker is told of each pass of a kind's handlers over an object
+// that exists, with the resourceVersion of the copy the handlers are
+// given, so that the writes of that object made during the pass can be
+// made conditional on it: package leader's fence adds that version as a
+// precondition to such writes that carry none, so a write delayed in the
+// network fails with a conflict once anyone else wrote the object, rather
+// than land after another replica took the object over. Handling is
+// called in the worker that holds the key, before the first handler; done
+// after the last one returned.
+type PassTracker interface {
+	Handling(obj ObjectRef, resourceVersion string) (done func())
+}
+
+// tracking tells the PassTracker of the pass over key, whose handlers are
+// given obj, and returns what ends it (nil when there is nothing to tell:
+// no tracker, a deletion, a resource not known yet).
+func (c *controller) tracking(key string, obj runtime.Object) func() {
+	if c.opts.Passes == nil || obj == nil || c.opts.Resource == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetResourceVersion() == "" {
+		return nil
+	}
+	gr, err := c.opts.Resource()
+	if err != nil {
+		return nil
+	}
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	return c.opts.Passes.Handling(ObjectRef{Group: gr.Group, Resource: gr.Resource, Namespace: ns, Name: name}, m.GetResourceVersion())
+}

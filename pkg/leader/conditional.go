@@ -1,0 +1,185 @@
+package leader
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Conditional writes: a write through the fence of an object a handler of
+// the term is handling carries a resourceVersion precondition, the version
+// of the copy the handler was given (or what the pass's last write of it
+// returned), unless it carries one of its own. The API server then refuses
+// it with a conflict once anyone else wrote the object: a write that sat
+// in the network past the term cannot land after another replica handled
+// and wrote the object. (The sharder's move of an object is a write of it,
+// so under sharding any later member's handling makes the old member's
+// write fail.)
+
+// withPrecondition returns req with resourceVersion as its precondition,
+// or req itself when its body cannot carry one (a protobuf update, which
+// carries the resourceVersion of the object it updates, a creation) or
+// carries one already.
+func withPrecondition(req *http.Request, resourceVersion string) (*http.Request, error) {
+	if req.Method == http.MethodPost {
+		return req, nil
+	}
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	out := body
+	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	switch {
+	case req.Method == http.MethodDelete:
+		out = deletePrecondition(body, resourceVersion)
+	case mediaType == "application/json-patch+json":
+		out = jsonPatchPrecondition(body, resourceVersion)
+	case mediaType == "application/json" || strings.HasSuffix(mediaType, "patch+json") || mediaType == "application/apply-patch+yaml":
+		// A merge, strategic merge or apply patch, or a JSON update: a
+		// resourceVersion in the object is a precondition. An apply
+		// patch in YAML that is not JSON is left as it is.
+		out = objectPrecondition(body, resourceVersion)
+	}
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(out))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	r.ContentLength = int64(len(out))
+	if r.Header.Get("Content-Type") == "" && len(out) > 0 && len(body) == 0 {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r, nil
+}
+
+// objectPrecondition sets metadata.resourceVersion in a JSON object that
+// has none.
+func objectPrecondition(body []byte, resourceVersion string) []byte {
+	var obj map[string]any
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		return body
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	if rv, _ := md["resourceVersion"].(string); rv != "" {
+		return body
+	}
+	md["resourceVersion"] = resourceVersion
+	obj["metadata"] = md
+	return marshalOr(obj, body)
+}
+
+// jsonPatchPrecondition appends the replacement of metadata.resourceVersion
+// to a JSON patch that does not touch it: the patched object then carries
+// the version, which the API server checks like an update's.
+func jsonPatchPrecondition(body []byte, resourceVersion string) []byte {
+	var ops []map[string]any
+	if json.Unmarshal(body, &ops) != nil {
+		return body
+	}
+	for _, op := range ops {
+		if p, _ := op["path"].(string); p == "/metadata/resourceVersion" {
+			return body
+		}
+	}
+	ops = append(ops, map[string]any{"op": "replace", "path": "/metadata/resourceVersion", "value": resourceVersion})
+	return marshalOr(ops, body)
+}
+
+// deletePrecondition sets preconditions.resourceVersion in DeleteOptions
+// (an empty body is empty options).
+func deletePrecondition(body []byte, resourceVersion string) []byte {
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &obj) != nil {
+		return body
+	}
+	pre, _ := obj["preconditions"].(map[string]any)
+	if pre == nil {
+		pre = map[string]any{}
+	}
+	if rv, _ := pre["resourceVersion"].(string); rv != "" {
+		return body
+	}
+	pre["resourceVersion"] = resourceVersion
+	obj["preconditions"] = pre
+	if _, ok := obj["kind"]; !ok {
+		obj["kind"], obj["apiVersion"] = "DeleteOptions", "v1"
+	}
+	return marshalOr(obj, body)
+}
+
+func marshalOr(v any, fallback []byte) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fallback
+	}
+	return b
+}
+
+// protobufMagic starts every Kubernetes protobuf body.
+var protobufMagic = []byte("k8s\x00")
+
+// resourceVersionOf returns the metadata.resourceVersion of a response
+// body, JSON or Kubernetes protobuf ("" when it has none, or is a Status).
+func resourceVersionOf(contentType string, body []byte) string {
+	if bytes.HasPrefix(body, protobufMagic) {
+		return protobufResourceVersion(body[len(protobufMagic):])
+	}
+	var obj struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &obj) != nil || obj.Kind == "Status" {
+		return ""
+	}
+	return obj.Metadata.ResourceVersion
+}
+
+// protobufResourceVersion reads a runtime.Unknown envelope (typeMeta = 1,
+// raw = 2) whose raw object has its ObjectMeta as field 1, whose
+// resourceVersion is field 6: true of every built-in kind.
+func protobufResourceVersion(b []byte) string {
+	kind := string(protoField(protoField(b, 1), 2)) // TypeMeta.kind
+	if kind == "Status" {
+		return ""
+	}
+	return string(protoField(protoField(protoField(b, 2), 1), 6))
+}
+
+// protoField returns the bytes of the first length-delimited field num of
+// message b (nil if none).
+func protoField(b []byte, num protowire.Number) []byte {
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return nil
+		}
+		b = b[l:]
+		if n == num && typ == protowire.BytesType {
+			v, l := protowire.ConsumeBytes(b)
+			if l < 0 {
+				return nil
+			}
+			return v
+		}
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if l < 0 {
+			return nil
+		}
+		b = b[l:]
+	}
+	return nil
+}
