@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/leader"
@@ -128,6 +129,26 @@ func (m *member) expire() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lastRenew
+}
+
+// lengthen sets the duration the member's Lease holds for after each
+// renewal (it goes on renewing).
+func (m *member) lengthen(t *testing.T, d time.Duration) {
+	t.Helper()
+	leases := m.kube.CoordinationV1().Leases(m.ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := leases.Get(t.Context(), m.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		secs := int32(d / time.Second)
+		l.Spec.LeaseDurationSeconds = &secs
+		_, err = leases.Update(t.Context(), l, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // release stops renewing and clears the holder, the way a member that stops

@@ -207,7 +207,8 @@ func TestSharderDrainsOnJoin(t *testing.T) {
 // TestSharderMovesADeadMembersObjects: a member whose lease expires has its
 // objects reassigned directly (no drain: it stopped writing before its lease
 // expired); a member that
-// releases its lease loses its objects at once; the others keep theirs.
+// releases its lease loses its objects on the release (its Lease would
+// hold for another hour); the others keep theirs.
 func TestSharderMovesADeadMembersObjects(t *testing.T) {
 	ring := testRing(t, configMaps)
 	const n = 300
@@ -240,12 +241,13 @@ func TestSharderMovesADeadMembersObjects(t *testing.T) {
 		t.Fatal("a live member's Lease was deleted")
 	}
 
+	// b's Lease says it holds for an hour from its last renewal, so its
+	// objects can only move, within the test, on its release.
+	b.lengthen(t, time.Hour)
 	start := time.Now()
 	b.release(t)
 	waitSettled(t, ring, a)
-	if took := time.Since(start); took > memberLease {
-		t.Errorf("a released member's objects moved after %v, want before its lease could expire (%v)", took, memberLease)
-	}
+	t.Logf("a released member's objects moved %v after its release", time.Since(start))
 }
 
 // TestSharderChangesNothingWithoutLiveMembers: with no member, objects stay
