@@ -32,20 +32,15 @@ var faultTiming = []leader.Option{leader.WithLeaseDuration(3 * time.Second), lea
 
 // faultHandleTime is how long each handler run takes before it writes, so
 // that replicas are busy when they stop and a move or a takeover while a
-// run is under way would show as an overlap; slowHandleTime is that of a
-// run for one object in twenty (slowKey), longer than a takeover after a
-// release, so that a replica stopped while one runs would overlap with
-// the next leader's run for it if the lease went before the run ended.
+// run is under way would show as an overlap; slowHandleTime is that of the
+// runs of a replica about to be stopped (see runLog.slowDown), longer than
+// a takeover after a release, so that a replica stopped while one runs
+// would overlap with the next leader's run for its object if the lease
+// went before the run ended.
 const (
 	faultHandleTime = 50 * time.Millisecond
 	slowHandleTime  = 1500 * time.Millisecond
 )
-
-// slowKey reports whether key's runs take slowHandleTime: cm-NNN0 with an
-// even tens digit.
-func slowKey(key string) bool {
-	return len(key) > 2 && key[len(key)-1] == '0' && (key[len(key)-2]-'0')%2 == 0
-}
 
 // handlerRun is one handler call: by which replica (process) in which term
 // (a member ID, or the leader's term number), for which object, given
@@ -60,23 +55,45 @@ type handlerRun struct {
 type runLog struct {
 	mu   sync.Mutex
 	runs []handlerRun
-	slow map[string]int // slow runs under way, by replica
+	slow map[string]bool // replicas whose runs take slowHandleTime
+	busy map[string]int  // slow runs under way, by replica
 }
 
-// busy reports whether a slow run of replica is under way.
-func (l *runLog) busy(replica string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.slow[replica] > 0
-}
-
-func (l *runLog) slowRun(replica string, d int) {
+// slowDown makes the runs of replica begun from now on take
+// slowHandleTime.
+func (l *runLog) slowDown(replica string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.slow == nil {
-		l.slow = map[string]int{}
+		l.slow, l.busy = map[string]bool{}, map[string]int{}
 	}
-	l.slow[replica] += d
+	l.slow[replica] = true
+}
+
+// isBusy reports whether a slow run of replica is under way.
+func (l *runLog) isBusy(replica string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.busy[replica] > 0
+}
+
+// hold sleeps for the run of replica: slowHandleTime if it was slowed
+// down, faultHandleTime otherwise.
+func (l *runLog) hold(replica string) {
+	l.mu.Lock()
+	slow := l.slow[replica]
+	if slow {
+		l.busy[replica]++
+	}
+	l.mu.Unlock()
+	if !slow {
+		time.Sleep(faultHandleTime)
+		return
+	}
+	time.Sleep(slowHandleTime)
+	l.mu.Lock()
+	l.busy[replica]--
+	l.mu.Unlock()
 }
 
 func (l *runLog) add(r handlerRun) {
@@ -183,13 +200,7 @@ func markHandler(cms *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapLis
 				r.seq = n
 			}
 		}
-		if slowKey(key) {
-			log.slowRun(replica, 1)
-			defer log.slowRun(replica, -1)
-			time.Sleep(slowHandleTime)
-		} else {
-			time.Sleep(faultHandleTime)
-		}
+		log.hold(replica)
 		if cm == nil || cm.Annotations[handledBy] == replica {
 			return cm, nil
 		}
@@ -242,7 +253,7 @@ func startLeaderReplica(t *testing.T, base *rest.Config, ns, name string, log *r
 			term++
 			termMu.Unlock()
 			terms.add(name)
-			return f.Run(ctx, 4)
+			return f.Run(ctx, 8)
 		})
 	}()
 	t.Cleanup(r.stop)
@@ -272,7 +283,7 @@ func startMemberReplica(t *testing.T, base *rest.Config, ring shard.Ring, name s
 		r.mu.Lock()
 		r.m = m
 		r.mu.Unlock()
-		return f.Run(ctx, 4)
+		return f.Run(ctx, 8)
 	}
 	s, err := shard.NewSharder(cfg, ring, shard.SharderOptions{Namespace: ring.Namespace, Logger: controlplanetest.QuietLogger(),
 		RetryPeriod: 500 * time.Millisecond, Leader: append([]leader.Option{leader.WithIdentity(name + "-sharder")}, faultTiming...)})

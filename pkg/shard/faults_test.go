@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestReplicasSurviveFaults(t *testing.T) {
 			controlplanetest.Eventually(t, time.Minute, m.name+"'s first term", func() bool { return m.member() != nil })
 			onM := assignedTo(t, kube, nsS, m.member().ID())
 			at = faultOn(t, m, fault, log)
-			moved := waitMovedAndHandled(t, log, onM, m.name, at)
+			moved := waitMovedAndHandled(t, kube, log, onM, m.name, at)
 			t.Logf("round %d, %s: takeover %v after the leader's %s; member %s's %d objects handled elsewhere %v after its %s",
 				round+1, fault, took.Round(time.Millisecond), fault, m.name, len(onM), moved.Round(time.Millisecond), fault)
 			if fault == "cut" {
@@ -104,7 +105,7 @@ func TestReplicasSurviveFaults(t *testing.T) {
 	}
 }
 
-// faultOn kills, stops (once a slow handler run of it is under way) or
+// faultOn kills, stops (slowed down, once a slow run of it is under way) or
 // cuts off r, and returns when it began.
 func faultOn(t *testing.T, r *faultReplica, fault string, log *runLog) time.Time {
 	t.Helper()
@@ -113,7 +114,8 @@ func faultOn(t *testing.T, r *faultReplica, fault string, log *runLog) time.Time
 	case "kill":
 		r.kill()
 	case "stop":
-		controlplanetest.Eventually(t, time.Minute, r.name+" busy", func() bool { return log.busy(r.name) })
+		log.slowDown(r.name)
+		controlplanetest.Eventually(t, time.Minute, r.name+" busy", func() bool { return log.isBusy(r.name) })
 		at = time.Now()
 		r.stop()
 	case "cut":
@@ -171,27 +173,59 @@ func assignedTo(t *testing.T, kube kubernetes.Interface, ns, id string) []string
 
 // waitMovedAndHandled waits until every key was handled by a replica other
 // than old in a run begun after at, and returns how long after at the last
-// of them was.
-func waitMovedAndHandled(t *testing.T, log *runLog, keys []string, old string, at time.Time) time.Duration {
+// of them was. If they are not, it reports where the objects left are.
+func waitMovedAndHandled(t *testing.T, kube kubernetes.Interface, log *runLog, keys []string, old string, at time.Time) time.Duration {
 	t.Helper()
-	var took time.Duration
-	controlplanetest.Eventually(t, 2*time.Minute, "the objects of "+old+" handled elsewhere", func() bool {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
 		first := map[string]time.Time{}
 		for _, r := range log.all() {
 			if r.replica != old && r.start.After(at) && (first[r.key].IsZero() || r.start.Before(first[r.key])) {
 				first[r.key] = r.start
 			}
 		}
-		took = 0
+		var took time.Duration
+		var left []string
 		for _, k := range keys {
 			if first[k].IsZero() {
-				return false
+				left = append(left, k)
 			}
 			took = max(took, first[k].Sub(at))
 		}
-		return true
-	})
-	return took
+		if len(left) == 0 {
+			return took
+		}
+		if time.Now().After(deadline) {
+			dumpRing(t, kube, left)
+			t.Fatalf("2m after %s's fault, %d of its %d objects were not handled elsewhere", old, len(left), len(keys))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// dumpRing logs the assignment of keys and the ring's member Leases.
+func dumpRing(t *testing.T, kube kubernetes.Interface, keys []string) {
+	ns := keys[0][:strings.Index(keys[0], "/")]
+	for _, k := range keys[:min(len(keys), 5)] {
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), k[len(ns)+1:], metav1.GetOptions{})
+		if err == nil {
+			t.Logf("%s: labels %v, handled by %s, rv %s", k, cm.Labels, cm.Annotations[handledBy], cm.ResourceVersion)
+		}
+	}
+	leases, err := kube.CoordinationV1().Leases(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, l := range leases.Items {
+		t.Logf("lease %s: holder %v, renewed %v, duration %v", l.Name, ptrValue(l.Spec.HolderIdentity), l.Spec.RenewTime, ptrValue(l.Spec.LeaseDurationSeconds))
+	}
+}
+
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // waitHandledSince waits until every object of both namespaces was handled
