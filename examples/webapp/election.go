@@ -44,13 +44,14 @@ func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	// Every write of the operator goes through the fence: none is issued
-	// once the renew deadline has passed.
+	// once the renew deadline has passed, and none issued before it lands
+	// after another leader wrote the object it handles (Passes).
 	fenced := e.Fence(cfg)
 	t.out.say("Waiting to lead (Lease %s/%s, identity %s).", ns, name, e.Identity())
 	t.handler.standby("waiting to lead")
 	return e.Run(ctx, func(ctx context.Context) error {
 		t.out.say("Leading: starting the operator.")
-		err := t.operate(ctx, fenced)
+		err := t.operate(ctx, fenced, e.PassTracker())
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), leader.ErrLeaseLost) {
 			t.out.say("Lost the lease: the operator stopped; standing by.")
 			t.handler.standby("lost the lease; standing by (leader: " + e.Leader() + ")")

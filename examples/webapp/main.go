@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/kubeconfig"
 	"github.com/lariat-dev/lariat/pkg/signals"
@@ -152,7 +153,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	t := &term{o: o, cfg: cfg, out: out, log: log, url: "http://" + lis.Addr().String(), kubeconfig: kubeconfig,
 		handler: handler, ports: ports, waitForPods: waitForPods, started: started}
 	if !leaderElect {
-		return t.operate(ctx, cfg)
+		return t.operate(ctx, cfg, nil)
 	}
 	return t.elect(ctx, cfg)
 }
@@ -175,12 +176,12 @@ type term struct {
 // operate builds an operator on cfg and runs it until ctx ends (the
 // operator's loop and scheduler do not start twice: each term of
 // leadership gets an operator of its own).
-func (t *term) operate(ctx context.Context, cfg *rest.Config) error {
+func (t *term) operate(ctx context.Context, cfg *rest.Config, passes controller.PassTracker) error {
 	t.terms++
 	o, out := t.o, t.out
 	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes})
 	if err != nil {
 		return err
 	}

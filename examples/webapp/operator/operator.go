@@ -81,6 +81,12 @@ type Options struct {
 	Logger *logrus.Logger
 	// EventLoop tunes the event loop; nil means DefaultEventLoopConfig().
 	EventLoop *eventloop.Config
+	// Passes, under leader election, is the Elector's PassTracker
+	// (leader.Elector.PassTracker): with Config from its Fence, the
+	// handlers' writes of the objects they handle are then conditional on
+	// the copy they were given, so a write delayed past the term fails
+	// with a conflict instead of landing after the next leader's.
+	Passes controller.PassTracker
 }
 
 // DefaultEventLoopConfig returns the event loop configuration the operator
@@ -156,7 +162,7 @@ func New(opts Options) (*Operator, error) {
 			Default:     cache.Options{Namespace: opts.Namespace},
 			Kinds:       map[schema.GroupVersionKind]cache.KindOptions{configMapKind: managed, deploymentKind: managed, serviceKind: managed},
 		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: opts.Logger, Registerer: o.registry},
+		Controller: controller.SharedControllerFactoryOptions{Logger: opts.Logger, Registerer: o.registry, Passes: opts.Passes},
 	})
 	if err != nil {
 		return nil, err

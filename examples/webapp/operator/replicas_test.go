@@ -77,7 +77,7 @@ func startWebAppReplica(t *testing.T, ns, name string, ports operator.PortRange)
 	go func() {
 		r.done <- e.Run(ctx, func(ctx context.Context) error {
 			r.terms.Add(1)
-			op, err := operator.New(operator.Options{Config: cfg, Namespace: ns, Logger: log, NodePorts: ports})
+			op, err := operator.New(operator.Options{Config: cfg, Namespace: ns, Logger: log, NodePorts: ports, Passes: e.PassTracker()})
 			if err != nil {
 				return err
 			}
