@@ -184,7 +184,6 @@ func (r *faultReplica) member() *shard.Member {
 func replicaConfig(t *testing.T, base *rest.Config) (*controlplanetest.Proxy, *rest.Config) {
 	proxy, cfg := controlplanetest.NewProxy(t, base)
 	cfg.QPS, cfg.Burst = 200, 400
-	cfg.Timeout = 10 * time.Second
 	return proxy, cfg
 }
 
