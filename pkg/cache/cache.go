@@ -145,6 +145,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			opts.apply(&lo)
+			consistent(&lo)
 			return retryTransient(ctx, h, "list", func() (runtime.Object, error) {
 				c, err := getClient()
 				if err != nil {
@@ -197,6 +198,22 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		}
 	}
 	return informer, nil
+}
+
+// consistent turns a list at resourceVersion "0" (any version, which the
+// reflector asks for when it has none, as a new or rebuilt informer does)
+// into a consistent list (""): behind several API servers, "0" may be
+// answered from a watch cache lagging behind the state this informer, or
+// the one it was rebuilt from, already had, and the cache would go back in
+// time. The API server serves consistent lists from its watch cache once
+// that has caught up, so they cost little more. A list at a given
+// resourceVersion (a relist after a watch ended) is never older than it,
+// and is left alone.
+func consistent(lo *metav1.ListOptions) {
+	if lo.ResourceVersion == "0" && lo.Continue == "" {
+		lo.ResourceVersion = ""
+		lo.ResourceVersionMatch = ""
+	}
 }
 
 func (o Options) apply(lo *metav1.ListOptions) {
