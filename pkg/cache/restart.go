@@ -42,6 +42,7 @@ type restartableInformer struct {
 	transform    cache.TransformFunc // set through SetTransform, if any
 	errorHandler cache.WatchErrorHandlerWithContext
 	store        *storeProxy
+	relisted     map[*relistHook]struct{} // see OnRelisted
 }
 
 var _ cache.SharedIndexInformer = (*restartableInformer)(nil)
@@ -204,12 +205,12 @@ func (i *restartableInformer) start(ctx context.Context) (<-chan struct{}, error
 			return nil, err
 		}
 	}
-	return i.runLocked(ctx), nil
+	return i.runLocked(ctx, ran), nil
 }
 
 // runLocked runs the current informer until ctx ends or relist stops it;
-// runMu must be held.
-func (i *restartableInformer) runLocked(ctx context.Context) <-chan struct{} {
+// runMu must be held. A rebuilt one notifies OnRelisted once synced.
+func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-chan struct{} {
 	runCtx, stop := context.WithCancel(ctx)
 	i.mu.Lock()
 	i.ran, i.runCtx, i.stopRun = true, ctx, stop
@@ -222,6 +223,9 @@ func (i *restartableInformer) runLocked(ctx context.Context) <-chan struct{} {
 		defer stop()
 		informer.RunWithContext(runCtx)
 	}()
+	if rebuilt {
+		go i.notifyRelisted(runCtx, informer)
+	}
 	return run
 }
 
@@ -256,7 +260,7 @@ func (i *restartableInformer) relist() error {
 		i.mu.Unlock()
 		return err
 	}
-	i.runLocked(ctx)
+	i.runLocked(ctx, true)
 	return nil
 }
 

@@ -128,6 +128,8 @@ type controller struct {
 	grace     time.Duration
 	// passes are the keys being handled, by any run.
 	passes passes
+	// known are the keys whose end the handlers may not have seen.
+	known knownKeys
 
 	startLock sync.Mutex
 	queue     *workqueue.Queue[string] // the running queue; nil while stopped
@@ -176,6 +178,10 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		return nil, fmt.Errorf("controller %s: %w", name, err)
 	}
 	c.reg = reg
+	if r, ok := informer.(lariatcache.RelistNotifier); ok {
+		// The informer lives as long as the controller: never removed.
+		r.OnRelisted(c.enqueueGone)
+	}
 	return c, nil
 }
 
@@ -185,19 +191,19 @@ func (c *controller) eventHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList {
-				c.enqueueObject(obj, workqueue.Low)
+				c.enqueueObject(obj, workqueue.Low, true)
 			} else {
-				c.enqueueObject(obj, workqueue.High)
+				c.enqueueObject(obj, workqueue.High, true)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if resourceVersion(oldObj) != resourceVersion(newObj) {
-				c.enqueueObject(newObj, workqueue.High)
+				c.enqueueObject(newObj, workqueue.High, true)
 			} else if !c.opts.SyncOnlyChangedObjects {
-				c.enqueueObject(newObj, workqueue.Low) // a periodic resync
+				c.enqueueObject(newObj, workqueue.Low, true) // a periodic resync
 			}
 		},
-		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High) },
+		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High, false) },
 	}
 }
 
@@ -210,14 +216,18 @@ func resourceVersion(obj any) string {
 
 func (c *controller) Informer() cache.SharedIndexInformer { return c.informer }
 
-// enqueueObject queues an object's key; DeletionHandlingMetaNamespaceKeyFunc
-// unwraps DeletedFinalStateUnknown tombstones, so a deletion missed during a
-// watch gap still reaches the handler (as nil).
-func (c *controller) enqueueObject(obj any, p workqueue.Priority) {
+// enqueueObject queues an object's key, known from now on when the cache
+// has the object; DeletionHandlingMetaNamespaceKeyFunc unwraps
+// DeletedFinalStateUnknown tombstones, so a deletion missed during a watch
+// gap still reaches the handler (as nil).
+func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		c.log.WithError(err).Errorf("cannot compute the key of a %T", obj)
 		return
+	}
+	if cached {
+		c.known.add(key)
 	}
 	c.add(startKey{key: key, priority: p})
 }
@@ -377,6 +387,15 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 		if !handle {
 			return pass{}
 		}
+	}
+	if robj != nil {
+		c.known.add(key)
+	} else {
+		defer func() {
+			if p.err == nil || errors.Is(p.err, ErrIgnore) {
+				c.ended(key) // the handlers were told it is gone
+			}
+		}()
 	}
 	if done := c.tracking(key, robj); done != nil {
 		defer done()

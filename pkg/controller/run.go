@@ -73,6 +73,9 @@ func (c *controller) run(r *run, workers int, restart bool) {
 		for _, key := range c.informer.GetStore().ListKeys() {
 			queue.AddWithPriority(key, workqueue.Low)
 		}
+		// Deletions the last run's queue or the old informer dropped: the
+		// store is complete now (synced), so what it lacks is gone.
+		c.enqueueGone()
 	}
 	var wg sync.WaitGroup
 	for range workers {
