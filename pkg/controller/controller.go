@@ -137,7 +137,10 @@ type controller struct {
 	ran       bool                     // Start has run workers before
 	startKeys []startKey               // keys enqueued while stopped
 	reg       cache.ResourceEventHandlerRegistration
-	runs      map[*run]struct{} // runs whose workers have not all returned
+	// unrelisted removes enqueueGone from the informer's OnRelisted hooks;
+	// like reg, it goes when a run stops and comes back with the next.
+	unrelisted func()
+	runs       map[*run]struct{} // runs whose workers have not all returned
 }
 
 type startKey struct {
@@ -178,10 +181,7 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		return nil, fmt.Errorf("controller %s: %w", name, err)
 	}
 	c.reg = reg
-	if r, ok := informer.(lariatcache.RelistNotifier); ok {
-		// The informer lives as long as the controller: never removed.
-		r.OnRelisted(c.enqueueGone)
-	}
+	c.unrelisted = c.onRelisted()
 	return c, nil
 }
 

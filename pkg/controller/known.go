@@ -3,6 +3,7 @@ package controller
 import (
 	"sync"
 
+	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
@@ -71,4 +72,15 @@ func (c *controller) enqueueGone() {
 			c.add(startKey{key: key, priority: workqueue.High})
 		}
 	}
+}
+
+// onRelisted has enqueueGone called whenever the informer, rebuilt, has
+// its whole new list in its store (see cache.RelistNotifier); it returns
+// the function that stops that. An informer that is never rebuilt needs
+// nothing: its events are never dropped while the controller runs.
+func (c *controller) onRelisted() (remove func()) {
+	if r, ok := c.informer.(lariatcache.RelistNotifier); ok {
+		return r.OnRelisted(c.enqueueGone)
+	}
+	return func() {}
 }

@@ -27,6 +27,7 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 			return fmt.Errorf("controller %s: %w", c.name, err)
 		}
 		c.reg = reg
+		c.unrelisted = c.onRelisted()
 	}
 	if old := c.queue; old != nil {
 		old.ShutDown() // its run is ending; its keys are in the store
@@ -103,9 +104,13 @@ func (c *controller) stopped(queue *workqueue.Queue[string]) {
 		return
 	}
 	c.queue = nil
-	reg := c.reg
-	c.reg = nil
+	reg, unrelisted := c.reg, c.unrelisted
+	c.reg, c.unrelisted = nil, nil
 	c.startLock.Unlock()
+	if unrelisted != nil {
+		// The next run compares the store with the known keys itself.
+		unrelisted()
+	}
 	for _, key := range c.informer.GetStore().ListKeys() {
 		c.add(startKey{key: key, priority: workqueue.Low})
 	}
