@@ -379,13 +379,8 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 		return pass{stale: true}
 	}
 	if c.opts.Gate != nil {
-		c.passes.running(key, "gate")
-		handle, err := c.opts.Gate.Admit(ctx, key, robj)
-		if err != nil {
-			return pass{err: fmt.Errorf("gate: %w", err)}
-		}
-		if !handle {
-			return pass{}
+		if handle, err := c.admit(ctx, key, robj); err != nil || !handle {
+			return pass{err: err}
 		}
 	}
 	if robj != nil {

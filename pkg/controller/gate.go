@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -15,10 +16,15 @@ import (
 // Admit runs in the worker that holds the key, before the handlers, on
 // every pass (never concurrently with a handler for the same key), with the
 // controller run's context. obj is the cached object, nil when the cache
-// holds none. handle=false skips the handlers for this pass, as if they had
-// returned nil. An error retries the key with backoff, like a handler's
-// error (a conflict, or an error marked with RetryQuietly, is retried
-// without an error line).
+// holds none. It is nil only for a key the controller knows (its cache had
+// the object, or its handlers were given it, and they have not been told
+// since that it is gone): the absence of any other key is not this
+// replica's to report, and its pass skips the gate and the handlers. A
+// refusal of a nil obj says the object is not this replica's (any more):
+// the key is then forgotten. handle=false skips the handlers for this
+// pass, as if they had returned nil. An error retries the key with
+// backoff, like a handler's error (a conflict, or an error marked with
+// RetryQuietly, is retried without an error line).
 type Gate interface {
 	Admit(ctx context.Context, key string, obj runtime.Object) (handle bool, err error)
 }
@@ -29,4 +35,23 @@ type GateFunc func(ctx context.Context, key string, obj runtime.Object) (bool, e
 // Admit calls f.
 func (f GateFunc) Admit(ctx context.Context, key string, obj runtime.Object) (bool, error) {
 	return f(ctx, key, obj)
+}
+
+// admit asks the gate whether key's handlers run for robj. The absence of
+// a key the controller does not know is nothing for its handlers: the
+// object was never this replica's to handle (only the gate's kind of
+// cache, filtered to a share, makes that question arise).
+func (c *controller) admit(ctx context.Context, key string, robj runtime.Object) (bool, error) {
+	if robj == nil && !c.known.has(key) {
+		return false, nil
+	}
+	c.passes.running(key, "gate")
+	handle, err := c.opts.Gate.Admit(ctx, key, robj)
+	if err != nil {
+		return false, fmt.Errorf("gate: %w", err)
+	}
+	if !handle && robj == nil {
+		c.ended(key) // not this replica's to see go
+	}
+	return handle, nil
 }

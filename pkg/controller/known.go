@@ -10,7 +10,8 @@ import (
 // knownKeys are the keys whose end a controller's handlers may not have
 // seen: the cache had the object (the controller's event handler was told
 // of it) or the handlers were given it, and no pass has since given the
-// handlers its absence and seen them return.
+// handlers its absence and seen them return, nor has a Gate refused such a
+// pass (the object is not this replica's to see go).
 //
 // It is what makes a deletion reach the handlers when its event does not:
 // client-go drops the notifications an informer had not delivered when it
@@ -18,7 +19,8 @@ import (
 // restart or a relist is seeded from a store that already dropped the
 // object. After such a rebuild, once the new list is all in the store,
 // every known key the store lacks is queued, and its pass gives the
-// handlers nil.
+// handlers nil. It is also what a Gate's deletion rests on: a gated
+// controller gives its handlers the absence only of a known key.
 type knownKeys struct {
 	mu   sync.Mutex
 	keys map[string]struct{}

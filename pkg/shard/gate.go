@@ -47,7 +47,13 @@ func (m *Member) Gate(cfg *rest.Config, gvk schema.GroupVersionKind) controller.
 // member (the cache only moves forward), but its absence is never read as
 // a deletion: a relabel away from this member and a relist after a broken
 // watch both look like one to the cache, so an absent object is read from
-// the API server first.
+// the API server first. The controller asks about an absent object only
+// when this member held it (its cache had it, its handlers saw it, and no
+// pass has since told them it is gone, nor been refused here): a NotFound
+// is then this member's deletion to handle. A key queued on a member that
+// never held the object (relatedresource from a kind outside the ring)
+// reaches neither this gate nor the handlers, and an object that moved
+// away is refused here once, which makes the member forget it.
 func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) (bool, error) {
 	if obj != nil {
 		o, err := meta.Accessor(obj)

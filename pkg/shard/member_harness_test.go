@@ -112,6 +112,8 @@ type memberOpts struct {
 	// beforeStart, if set, is called with the first term's ID before its
 	// factory starts (to create objects its informer lists).
 	beforeStart func(id string)
+	// workers is the number of the factory's workers; zero means 2.
+	workers int
 }
 
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
@@ -146,7 +148,11 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 			stop := context.AfterFunc(ctx, func() { r.running.Store(false) })
 			defer stop()
 			defer r.running.Store(false)
-			return term.f.Run(ctx, 2)
+			workers := o.workers
+			if workers == 0 {
+				workers = 2
+			}
+			return term.f.Run(ctx, workers)
 		}, leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
 			leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
 	}()
