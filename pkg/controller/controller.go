@@ -215,7 +215,7 @@ func resourceVersion(obj any) string {
 func (c *controller) Informer() cache.SharedIndexInformer { return c.informer }
 
 // enqueueObject queues an object's key, known from now on when the cache
-// has the object; DeletionHandlingMetaNamespaceKeyFunc unwraps
+// has the object (see knownKeys); DeletionHandlingMetaNamespaceKeyFunc unwraps
 // DeletedFinalStateUnknown tombstones, so a deletion missed during a watch
 // gap still reaches the handler (as nil).
 func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
@@ -226,6 +226,8 @@ func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 	}
 	if cached {
 		c.known.add(key)
+	} else {
+		c.known.gone(key)
 	}
 	c.add(startKey{key: key, priority: p})
 }

@@ -1,7 +1,12 @@
 package controller
 
 import (
+	"context"
 	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
 
 	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
@@ -19,20 +24,29 @@ import (
 // restart or a relist is seeded from a store that already dropped the
 // object. After such a rebuild, once the new list is all in the store,
 // every known key the store lacks is queued, and its pass gives the
-// handlers nil. It is also what a Gate's deletion rests on: a gated
+// handlers nil; keys whose deletion event this run's queue already holds
+// are left to it, so that the handlers are not told twice. It is also what a Gate's deletion rests on: a gated
 // controller gives its handlers the absence only of a known key.
 type knownKeys struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
+	mu sync.Mutex
+	// keys maps each known key to whether a deletion event for it was
+	// queued in the current run (its pass is on its way).
+	keys map[string]bool
 }
 
-func (k *knownKeys) add(key string) {
+// add records that the cache has key's object (its event is queued).
+func (k *knownKeys) add(key string) { k.set(key, false) }
+
+// gone records that key's deletion event was queued.
+func (k *knownKeys) gone(key string) { k.set(key, true) }
+
+func (k *knownKeys) set(key string, gone bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.keys == nil {
-		k.keys = map[string]struct{}{}
+		k.keys = map[string]bool{}
 	}
-	k.keys[key] = struct{}{}
+	k.keys[key] = gone
 }
 
 func (k *knownKeys) has(key string) bool {
@@ -42,12 +56,25 @@ func (k *knownKeys) has(key string) bool {
 	return ok
 }
 
-func (k *knownKeys) list() []string {
+// newQueue forgets which deletion events were queued: the last run's queue,
+// which held them, is dropped.
+func (k *knownKeys) newQueue() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key := range k.keys {
+		k.keys[key] = false
+	}
+}
+
+// unqueued returns the known keys with no deletion event queued.
+func (k *knownKeys) unqueued() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := make([]string, 0, len(k.keys))
-	for key := range k.keys {
-		out = append(out, key)
+	for key, gone := range k.keys {
+		if !gone {
+			out = append(out, key)
+		}
 	}
 	return out
 }
@@ -63,26 +90,46 @@ func (c *controller) ended(key string) {
 	}
 }
 
-// enqueueGone queues every known key the informer's store lacks, so that
-// the handlers are told it is gone. Call it only when the store holds a
-// complete list (the informer has synced): on a partial view, absence is
-// not deletion.
-func (c *controller) enqueueGone() {
+// enqueueGone queues every known key the informer's store lacks and whose
+// deletion event is not queued, so that the handlers are told it is gone,
+// once reg (the controller's event handler registration) has synced: the
+// store then holds a complete list (on a partial view, absence is not
+// deletion), and the handler has been given every event of it, the
+// deletions the new list revealed included. It gives up when ctx ends.
+func (c *controller) enqueueGone(ctx context.Context, reg cache.ResourceEventHandlerRegistration) {
+	err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return reg.HasSynced(), nil
+	})
+	if err != nil {
+		return
+	}
 	store := c.informer.GetStore()
-	for _, key := range c.known.list() {
+	for _, key := range c.known.unqueued() {
 		if _, exists, err := store.GetByKey(key); err == nil && !exists {
 			c.add(startKey{key: key, priority: workqueue.High})
 		}
 	}
 }
 
-// onRelisted has enqueueGone called whenever the informer, rebuilt, has
-// its whole new list in its store (see cache.RelistNotifier); it returns
-// the function that stops that. An informer that is never rebuilt needs
+// relisted is the informer's OnRelisted hook: a relist may have dropped
+// events, so the running controller compares, in the background.
+func (c *controller) relisted() {
+	c.startLock.Lock()
+	ctx, reg := c.runCtx, c.reg
+	c.startLock.Unlock()
+	if reg == nil || ctx == nil || ctx.Err() != nil {
+		return // stopped: the next run compares
+	}
+	go c.enqueueGone(ctx, reg)
+}
+
+// onRelisted has relisted called whenever the informer, rebuilt, has its
+// whole new list in its store (see cache.RelistNotifier); it returns the
+// function that stops that. An informer that is never rebuilt needs
 // nothing: its events are never dropped while the controller runs.
 func (c *controller) onRelisted() (remove func()) {
 	if r, ok := c.informer.(lariatcache.RelistNotifier); ok {
-		return r.OnRelisted(c.enqueueGone)
+		return r.OnRelisted(c.relisted)
 	}
 	return func() {}
 }

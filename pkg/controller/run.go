@@ -40,6 +40,7 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 		addTo(queue, k)
 	}
 	c.startKeys = nil
+	c.known.newQueue()
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
 	r := &run{ctx: ctx, queue: queue, done: make(chan struct{}), graceOver: make(chan struct{})}
@@ -74,9 +75,13 @@ func (c *controller) run(r *run, workers int, restart bool) {
 		for _, key := range c.informer.GetStore().ListKeys() {
 			queue.AddWithPriority(key, workqueue.Low)
 		}
-		// Deletions the last run's queue or the old informer dropped: the
-		// store is complete now (synced), so what it lacks is gone.
-		c.enqueueGone()
+		// Deletions the last run's queue or the old informer dropped.
+		c.startLock.Lock()
+		reg := c.reg
+		c.startLock.Unlock()
+		if reg != nil {
+			c.enqueueGone(ctx, reg)
+		}
 	}
 	var wg sync.WaitGroup
 	for range workers {
