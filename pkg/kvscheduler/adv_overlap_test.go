@@ -1,0 +1,42 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// A descriptor registered after values exist, whose KeySelector claims
+// their keys too (no NBKeyPrefix, so the registration's overlap check
+// does not see it), is accepted silently. The existing value keeps its
+// CONFIGURED status; deleting it afterwards runs no Delete, reports it
+// gone (NONEXISTENT) and leaves it in the southbound.
+
+func TestAdvLateOverlappingDescriptorDoesNotOrphanValues(t *testing.T) {
+	advOpen(t, "registering a descriptor whose KeySelector overlaps existing values succeeds silently; an existing value deleted afterwards is reported NONEXISTENT while it stays in the southbound (no Delete runs)")
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	register(t, s, sb.Descriptor("a", "x/"))
+	mustSet(t, s, "x/1", "v")
+	wantOps(t, sb, "create x/1")
+
+	other := sb.Descriptor("c", "")
+	other.KeySelector = func(k string) bool { return strings.HasPrefix(k, "x/") }
+	regErr := s.RegisterDescriptor(context.Background(), other)
+	st := s.GetValueStatus("x/1")
+	if regErr == nil && !errors.Is(st.Error, kvscheduler.ErrAmbiguousKey) {
+		t.Logf("registration accepted and x/1 not reported ambiguous: %s", advState(s, "x/1"))
+	}
+
+	err := set(t, s, "x/1", nil)
+	_, still := sb.Values()["x/1"]
+	if still && err == nil {
+		t.Errorf("the delete of x/1 succeeded with %s, ops %v, yet the southbound still holds x/1",
+			advState(s, "x/1"), sb.OpStrings())
+	}
+	advWantAgree(t, s, sb, "after deleting x/1", "x/")
+}
