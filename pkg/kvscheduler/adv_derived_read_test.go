@@ -103,3 +103,29 @@ func TestAdvScopedResyncOfFoundBaseReadsItsDerivedValue(t *testing.T) {
 		t.Errorf("b/3 left in the southbound (%s)", advState(s, "b/3"))
 	}
 }
+
+func TestAdvDerivedValueChangedBehindTheBackIsRepairedWhateverTheRegistrationOrder(t *testing.T) {
+	advOpen(t, "with the derived values' descriptor registered before their bases', a derived value changed behind the scheduler's back is read by its descriptor's Retrieve, then overwritten by the base's derivation: a downstream resync (full, or scoped to the base) reports it CONFIGURED as derived and never updates it; registered the other way round, the same resync updates it")
+	ctx := context.Background()
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	b, d := advBaseDerived(sb)
+	register(t, s, d, b) // d first: nothing documents an order
+	mustSet(t, s, "b/1", "v")
+	wantOps(t, sb, "create b/1", "create d/1")
+
+	sb.Set("d/1", "changed", false) // drift of the derived value
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advWantAgree(t, s, sb, "after a downstream resync", "b/", "d/")
+	if got := sb.Values()["d/1"]; got != "v" {
+		t.Errorf("after a downstream resync (ops %v) the southbound holds d/1=%v, want v", sb.OpStrings(), got)
+	}
+	sb.ResetOps()
+	sb.Set("d/1", "changed", false)
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithResyncKeys("b/1").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advWantAgree(t, s, sb, "after a downstream resync scoped to b/1", "b/", "d/")
+}
