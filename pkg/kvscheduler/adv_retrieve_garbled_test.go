@@ -1,0 +1,41 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// A Retrieve that reports a key with no value (a descriptor bug, or a
+// southbound object it could not decode) has its entry skipped ("skipped:
+// nil value" in the record). The key is then taken for gone: the resync
+// creates a value the southbound holds, as if a partial view meant that
+// nothing exists there.
+
+func TestAdvGarbledReadIsNotTakenForAbsence(t *testing.T) {
+	advOpen(t, "a Retrieve that reports x/1 with a nil value makes the resync take x/1 for gone and call Create on a value that exists")
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	x := sb.Descriptor("x", "x/")
+	retrieve := x.Retrieve
+	x.Retrieve = func(ctx context.Context, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		out, err := retrieve(ctx, c)
+		for i := range out {
+			if out[i].Key == "x/1" {
+				out[i].Value = nil // reported, but not decoded
+			}
+		}
+		return out, err
+	}
+	register(t, s, x)
+	mustSet(t, s, "x/1", "a")
+	sb.ResetOps()
+
+	rec, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background())
+	if ops := sb.OpStrings(); len(ops) > 0 {
+		t.Errorf("the resync ran %v on x/1, which the southbound holds as requested (error %v, record errors %v); x/1: %s",
+			ops, err, rec.Errors, advState(s, "x/1"))
+	}
+}
