@@ -129,3 +129,23 @@ func TestAdvDerivedValueChangedBehindTheBackIsRepairedWhateverTheRegistrationOrd
 	}
 	advWantAgree(t, s, sb, "after a downstream resync scoped to b/1", "b/", "d/")
 }
+
+func TestAdvLostItemOfARetrieveThatReportsItemsIsRecreated(t *testing.T) {
+	advOpen(t, "with the reference's setup (the base's descriptor claims its derived items) and a Retrieve that reports the items too, an item lost behind the scheduler's back is reported CONFIGURED and never re-created by a resync, although the same read reports its sibling")
+	ctx := context.Background()
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	b := sb.Descriptor("b", "b/") // its Retrieve reports every "b/" key: bases and items
+	b.DerivedValues = refItems    // "b/1" = "x,y" derives "b/1/x" and "b/1/y"
+	b.RetrieveKeys = nil
+	register(t, s, b)
+	mustSet(t, s, "b/1", "x,y")
+	wantOps(t, sb, "create b/1", "create b/1/x", "create b/1/y")
+
+	sb.Remove("b/1/y")
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advWantAgree(t, s, sb, "after a downstream resync", "b/")
+	wantOps(t, sb, "create b/1/y")
+}
