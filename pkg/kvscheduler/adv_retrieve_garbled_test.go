@@ -39,3 +39,28 @@ func TestAdvGarbledReadIsNotTakenForAbsence(t *testing.T) {
 			ops, err, rec.Errors, advState(s, "x/1"))
 	}
 }
+
+func TestAdvGarbledScopedReadIsNotTakenForAbsence(t *testing.T) {
+	advOpen(t, "a RetrieveKeys that reports x/1 with a nil value makes a scoped resync call Create on x/1, which exists, and delete its dependent y/1; the skipped entry is not even named in the record")
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	x := sb.Descriptor("x", "x/")
+	retrieveKeys := x.RetrieveKeys
+	x.RetrieveKeys = func(ctx context.Context, keys []string, c []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
+		out, err := retrieveKeys(ctx, keys, c)
+		for i := range out {
+			out[i].Value = nil // reported, but not decoded
+		}
+		return out, err
+	}
+	register(t, s, x, withDeps(sb.Descriptor("y", "y/")))
+	mustSet(t, s, "x/1", "a", "y/1", "v|x/1")
+	sb.ResetOps()
+
+	rec, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithResyncKeys("x/1").Commit(context.Background())
+	if ops := sb.OpStrings(); len(ops) > 0 {
+		t.Errorf("the scoped resync ran %v although x/1 and y/1 are in the southbound as requested (error %v, record errors %v); x/1: %s; y/1: %s",
+			ops, err, rec.Errors, advState(s, "x/1"), advState(s, "y/1"))
+	}
+	advWantAgree(t, s, sb, "after the scoped resync", "x/", "y/")
+}
