@@ -40,3 +40,36 @@ func TestAdvLateOverlappingDescriptorDoesNotOrphanValues(t *testing.T) {
 	}
 	advWantAgree(t, s, sb, "after deleting x/1", "x/")
 }
+
+// A derived value without a descriptor is a property: it exists while its
+// base does, with no operations of its own. A descriptor registered later
+// that claims a property's key takes it over as if it had been created:
+// it is reported CONFIGURED (and in the SB view) although nothing created
+// it; its base's next update fails on it, and the base's delete is then
+// refused ("not deleted: p/1 ... still exists"): the base stays in the
+// southbound.
+
+func TestAdvDescriptorClaimingAPropertyDoesNotStrandItsBase(t *testing.T) {
+	advOpen(t, "a descriptor registered after a property exists takes the property for created: it is reported CONFIGURED though absent, and its base can no longer be deleted")
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	x := sb.Descriptor("x", "x/")
+	x.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "p/" + strings.TrimPrefix(key, "x/"), Value: v}}
+	}
+	register(t, s, x)
+	mustSet(t, s, "x/1", "a") // p/1 is a property: no descriptor
+	wantOps(t, sb, "create x/1")
+
+	p := sb.Descriptor("p", "p/")
+	p.NBKeyPrefix = ""
+	if err := s.RegisterDescriptor(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	advWantAgree(t, s, sb, "after registering p", "x/", "p/")
+	err := set(t, s, "x/1", nil)
+	if _, ok := sb.Values()["x/1"]; ok {
+		t.Errorf("the delete of x/1 (error %v, ops %v) left x/1 in the southbound: %s; p/1: %s",
+			err, sb.OpStrings(), advState(s, "x/1"), advState(s, "p/1"))
+	}
+}
