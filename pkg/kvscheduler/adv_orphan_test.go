@@ -57,3 +57,34 @@ func TestAdvFullResyncDeletesDerivedValuesOfALostUnwantedBase(t *testing.T) {
 		})
 	}
 }
+
+func TestAdvDerivedValueOfALostObtainedBaseIsNotReportedRemoved(t *testing.T) {
+	advOpen(t, "the southbound's own base lost while its derived value stays: a full resync reports both REMOVED for good (a state sent to watchers only) while the derived value is still in the southbound and in the SB view")
+	ctx := context.Background()
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	b, d := advBaseDerived(sb)
+	register(t, s, b, d)
+	sb.Set("b/1", "v", true) // the southbound's own values
+	sb.Set("d/1", "v", true)
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "d/1", kvscheduler.Obtained)
+
+	sb.Remove("b/1")
+	for i := 0; i < 2; i++ {
+		if _, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ops := sb.OpStrings(); len(ops) > 0 {
+		t.Fatalf("the resync touched the southbound's own values: %v", ops)
+	}
+	for _, k := range []string{"b/1", "d/1"} {
+		if st := s.GetValueStatus(k); st.State == kvscheduler.Removed {
+			_, in := sb.Values()[k]
+			t.Errorf("%s stays %s after two resyncs (in the southbound: %v; SB view %v)", k, st.State, in, s.DumpValues("", k, kvscheduler.SBView))
+		}
+	}
+}
