@@ -69,3 +69,28 @@ func TestAdvRequestedKeyIsNotDeletedWithABaseDerivingIt(t *testing.T) {
 	}
 	advWantAgree(t, s, sb, "after deleting b/1", "b/", "d/")
 }
+
+func TestAdvDuplicateDerivedKeyIsReportedNotFlapped(t *testing.T) {
+	advOpen(t, "DerivedValues returning one key twice with two values is neither rejected nor reported: the value is created then updated, and every resync of the unchanged state updates it twice")
+	ctx := context.Background()
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	b := sb.Descriptor("b", "b/")
+	b.DerivedValues = func(string, any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "d/1", Value: "a"}, {Key: "d/1", Value: "b"}} // a descriptor bug
+	}
+	d := sb.Descriptor("d", "d/")
+	d.NBKeyPrefix = ""
+	register(t, s, b, d)
+	rec, err := s.StartNBTransaction().SetValue("b/1", "v").Commit(ctx)
+	if err != nil || len(rec.Errors) > 0 {
+		return // reported: fine
+	}
+	sb.ResetOps()
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
+		return
+	}
+	if ops := sb.OpStrings(); len(ops) > 0 {
+		t.Errorf("nothing reported the duplicate derived key, and a resync of the unchanged state ran %v", ops)
+	}
+}
