@@ -14,7 +14,8 @@ import (
 // frames per node of the graph when the walk starts (plus 64), is smaller
 // than the walk, which is cut short ("did not end; N operations dropped"
 // in TxnRecord.Errors only). Commit returns nil, the base is CONFIGURED,
-// and most derived values are neither created nor known (no status).
+// and the derived values past the bound are neither created nor known (no
+// status).
 
 func TestAdvBaseWithManyDerivedValuesIsAppliedWhole(t *testing.T) {
 	advOpen(t, "a base deriving 5,000 values, set into an empty scheduler: only about 4,160 are created, the rest are dropped with no status, and Commit returns nil")
