@@ -43,3 +43,28 @@ func TestAdvDeleteUnderADenseAnyOfGroupIsAppliedOrReported(t *testing.T) {
 			advState(s, "x/1"), len(sb.Values()), rec.Errors)
 	}
 }
+
+func TestAdvNotifiedLossUnderADenseAnyOfGroupTakesItDown(t *testing.T) {
+	advOpen(t, "the southbound notifying that link/1 went, under 200 values that need it and any-of each other: the walk is cut by its bound and the values stay in the southbound, CONFIGURED, without their dependency")
+	const group = 200
+	sb := kvtest.New()
+	s := newSched(t, kvscheduler.Options{})
+	register(t, s, withDeps(sb.Descriptor("y", "y/")))
+	if err := s.PushSBNotification("link/1", "up", nil); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.StartNBTransaction()
+	for i := 0; i < group; i++ {
+		txn.SetValue(fmt.Sprintf("y/%04d", i), "v|y/*,link/1")
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PushSBNotification("link/1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	barrier(t, s)
+	if got := len(sb.Values()); got > 0 {
+		t.Errorf("link/1 is gone, yet %d values that need it stay in the southbound; y/0000: %s", got, advState(s, "y/0000"))
+	}
+}
