@@ -1,0 +1,194 @@
+// The dashboard page: loads the graph and the histories, then follows the
+// operator over Server-Sent Events. Plain ES modules, no build step.
+import { el, put, badge, getJSON, time } from "./dom.js";
+import { filterNodes, layout, draw, panZoom, rank } from "./graph.js";
+import { showValue, addEvent, addTxn, addDropped, showControllers, showReplicas } from "./views.js";
+
+const $ = (id) => document.getElementById(id);
+const live = new Map(); // key -> node, as the stream keeps it
+let travel = null; // the nodes of a past graph while time travelling
+let selected = null;
+let lastEvent = -1, lastTxn = -1;
+const txnSeqs = []; // retained transactions, for time travel
+let lastFit = "";
+// Exposed for the browser tests and anyone curious: renders and their time.
+const stats = (window.lariatDashboard = { renders: 0, lastRenderMs: 0, connected: false, graphLoads: 0 });
+const pz = panZoom($("graph"), $("viewport"));
+
+const filters = () => ({ prefix: $("filter-prefix").value, descriptor: $("filter-descriptor").value, state: $("filter-state").value, owner: $("filter-owner").value });
+
+function render() {
+  const t0 = performance.now();
+  const nodes = travel || live;
+  const list = filterNodes(nodes, filters());
+  list.sort((a, b) => rank(a.state) - rank(b.state) || (a.key < b.key ? -1 : 1));
+  $("counts").textContent = list.length + " of " + nodes.size + " values";
+  renderList(list);
+  const lay = layout(list, $("group").value);
+  draw($("viewport"), lay, selected, select, drill);
+  const fitKey = JSON.stringify(filters()) + $("group").value + (travel ? "travel" : "") + lay.grouped;
+  if (fitKey !== lastFit) { pz.fit(lay.width, lay.height); lastFit = fitKey; }
+  options(nodes);
+  Object.assign($("graph").dataset, { grouped: lay.grouped || "", count: list.length });
+  stats.renders++;
+  stats.lastRenderMs = performance.now() - t0;
+}
+
+let pending = 0;
+function schedule() {
+  if (!pending) pending = setTimeout(() => { pending = 0; render(); }, 100);
+}
+
+// renderList lists the filtered values, those needing attention first.
+function renderList(list) {
+  const rows = list.slice(0, 200).map((n) => el("div", { class: "row" + (n.key === selected ? " sel" : ""), "data-key": n.key, "data-state": n.state, onclick: () => select(n.key) },
+    badge(n.state), el("span", { class: "key" }, n.key),
+    ...(n.reasons || []).map((r) => el("div", { class: "why" }, r)), n.error ? el("div", { class: "err" }, n.error) : null));
+  if (list.length > 200) rows.push(el("p", { class: "hint" }, list.length - 200 + " more: filter to see them"));
+  $("attention").replaceChildren(...rows);
+}
+
+// options offers the descriptors, states and owners present.
+function options(nodes) {
+  const sets = { "filter-descriptor": new Set(), "filter-state": new Set(), "filter-owner": new Set() };
+  for (const n of nodes.values()) {
+    if (n.descriptor) sets["filter-descriptor"].add(n.descriptor);
+    sets["filter-state"].add(n.state);
+    if (n.owner) sets["filter-owner"].add(n.owner);
+  }
+  for (const [id, set] of Object.entries(sets)) {
+    const sel = $(id), have = new Set([...sel.options].map((o) => o.value));
+    for (const v of [...set].sort()) if (!have.has(v)) sel.append(el("option", { value: v }, v));
+  }
+}
+
+function select(key) {
+  selected = key;
+  schedule();
+  if (!travel) showValue($("detail"), key, select);
+  else {
+    const n = travel.get(key);
+    put($("detail"), el("h2", {}, key), n ? el("p", {}, badge(n.state), " at the chosen transaction") : null,
+      ...((n && n.reasons) || []).map((r) => el("p", { class: "why" }, r)), n && n.error ? el("p", { class: "err" }, n.error) : null);
+  }
+}
+
+function drill(kind, name) {
+  const target = { descriptor: "filter-descriptor", owner: "filter-owner", prefix: "filter-prefix" }[kind];
+  if (!target) return;
+  const e = $(target);
+  if (e.tagName === "SELECT" && ![...e.options].some((o) => o.value === name)) e.append(el("option", { value: name }, name));
+  e.value = name;
+  render();
+}
+
+async function loadGraph() {
+  const g = await getJSON("api/graph");
+  live.clear();
+  for (const n of g.nodes) live.set(n.key, n);
+  stats.graphLoads++;
+  render();
+}
+
+function travelTo(i) {
+  if (i >= txnSeqs.length) return backToLive();
+  const seq = txnSeqs[i];
+  getJSON("api/graph?seq=" + seq).then((g) => {
+    travel = new Map(g.nodes.map((n) => [n.key, n]));
+    $("travel-label").textContent = "after transaction #" + seq + " at " + time(g.time);
+    $("now").hidden = false;
+    render();
+  }, (e) => { $("travel-label").textContent = "transaction #" + seq + " is no longer retained (" + e.message + ")"; });
+}
+
+function backToLive() {
+  travel = null;
+  $("travel").value = $("travel").max;
+  $("travel-label").textContent = "";
+  $("now").hidden = true;
+  render();
+}
+
+function noteTxn(seq) {
+  txnSeqs.push(seq);
+  if (txnSeqs.length > 1000) txnSeqs.shift();
+  const atEnd = !travel;
+  $("travel").max = txnSeqs.length;
+  if (atEnd) $("travel").value = txnSeqs.length;
+}
+
+let detailTimer = 0;
+function refreshDetail(key) {
+  if (key !== selected || travel || detailTimer) return;
+  detailTimer = setTimeout(() => { detailTimer = 0; showValue($("detail"), selected, select); }, 200);
+}
+
+function connect() {
+  const es = new EventSource("api/stream?event=" + lastEvent + "&txn=" + lastTxn);
+  const on = (name, f) => es.addEventListener(name, (m) => f(JSON.parse(m.data)));
+  on("hello", () => {
+    $("live").className = "on";
+    $("live").textContent = "live";
+    stats.connected = true;
+    loadGraph();
+  });
+  on("status", (n) => {
+    if (n.state === "REMOVED") live.delete(n.key);
+    else live.set(n.key, n);
+    if (!travel) schedule();
+    refreshDetail(n.key);
+  });
+  on("event", (e) => {
+    if (e.seq <= lastEvent) return;
+    lastEvent = e.seq;
+    addEvent($("events"), e);
+  });
+  on("txn", (t) => {
+    if (t.seq <= lastTxn) return;
+    lastTxn = t.seq;
+    addTxn($("txns"), t);
+    noteTxn(t.seq);
+    for (const o of t.ops || []) refreshDetail(o.key);
+  });
+  on("dropped", (d) => {
+    addDropped([$("events"), $("txns")], d.dropped);
+    loadGraph();
+  });
+  es.onerror = () => {
+    es.close();
+    stats.connected = false;
+    $("live").className = "off";
+    $("live").textContent = "reconnecting";
+    setTimeout(connect, 1000);
+  };
+}
+
+function tabs() {
+  let timer = 0;
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.addEventListener("click", () => {
+      for (const o of document.querySelectorAll("#tabs button")) o.classList.toggle("active", o === b);
+      for (const s of document.querySelectorAll(".tab")) s.classList.toggle("active", s.id === "tab-" + b.dataset.tab);
+      clearInterval(timer);
+      const refresh = { controllers: () => showControllers($("loop"), $("controllers")), replicas: () => showReplicas($("replicas")) }[b.dataset.tab];
+      if (refresh) { refresh(); timer = setInterval(refresh, 2000); }
+    });
+  }
+}
+
+async function main() {
+  tabs();
+  for (const id of ["filter-prefix", "filter-descriptor", "filter-state", "filter-owner", "group"]) $(id).addEventListener("input", render);
+  $("travel").addEventListener("input", (e) => travelTo(Number(e.target.value)));
+  $("now").addEventListener("click", backToLive);
+  const info = await getJSON("api/info");
+  $("title").textContent = info.title;
+  document.title = info.title + " · Lariat";
+  const [events, txns] = await Promise.all([getJSON("api/events?last=100"), getJSON("api/txns?last=1000")]);
+  for (const e of events) { addEvent($("events"), e); lastEvent = e.seq; }
+  for (const t of txns) { noteTxn(t.seq); lastTxn = t.seq; }
+  for (const t of txns.slice(-100)) addTxn($("txns"), t);
+  connect();
+}
+
+main();

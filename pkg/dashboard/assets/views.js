@@ -1,0 +1,86 @@
+// The panes around the graph: the value detail, the live feeds, the
+// controllers and the replicas.
+import { el, put, badge, getJSON, time, firstLine } from "./dom.js";
+
+export async function showValue(pane, key, onKey) {
+  let v;
+  try {
+    v = await getJSON("api/value?key=" + encodeURIComponent(key));
+  } catch (e) {
+    put(pane, el("h2", {}, key), el("p", { class: "hint" }, "gone: " + e.message));
+    return;
+  }
+  const n = v.node;
+  const link = (k) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); onKey(k); } }, k);
+  put(pane, 
+    el("h2", { "data-key": n.key }, n.key),
+    el("p", {}, badge(n.state), n.descriptor ? " descriptor " + n.descriptor : "", n.lastOp ? ", last " + n.lastOp : ""),
+    n.owner ? el("p", {}, "owner " + n.owner) : null,
+    n.error ? el("p", { class: "err reason" }, n.error) : null,
+    ...(n.reasons || []).map((r) => el("p", { class: "why reason" }, r)),
+    n.base ? el("p", {}, "derived from ", link(n.base)) : null,
+    n.deps ? el("div", {}, el("h3", {}, "Depends on"),
+      el("ul", {}, n.deps.map((d) => el("li", {}, link(d.key), d.met ? "" : " (unmet)")))) : null,
+    el("h3", {}, "Timeline (newest first)"),
+    el("table", { class: "timeline" }, el("tr", {}, el("th", {}, "#"), el("th", {}, "when"), el("th", {}, "what"), el("th", {}, "transaction")),
+      v.timeline.map((s) => el("tr", {}, el("td", {}, s.seq), el("td", {}, time(s.time)),
+        el("td", {}, s.what, s.op ? " " + s.op.prev + "→" + s.op.new : "", s.op && s.op.error ? el("div", { class: "err" }, s.op.error) : null),
+        el("td", { title: s.txn }, firstLine(s.txn))))),
+    v.desired !== undefined ? el("div", {}, el("h3", {}, "Desired object"), el("pre", {}, JSON.stringify(v.desired, null, 1))) : null,
+    v.actual !== undefined ? el("div", {}, el("h3", {}, "Object in the cluster"), el("pre", { class: "actual" }, JSON.stringify(v.actual, null, 1))) : null,
+  );
+}
+
+const FEED_MAX = 500;
+
+function prepend(list, item) {
+  list.prepend(item);
+  while (list.children.length > FEED_MAX) list.lastChild.remove();
+}
+
+export function addEvent(list, e) {
+  prepend(list, el("li", { "data-seq": e.seq },
+    el("b", {}, "#" + e.seq + " "), time(e.start), " ", e.description,
+    e.followUpTo !== undefined ? " (follow-up of #" + e.followUpTo + ")" : "",
+    (e.handlers || []).filter((h) => h.change || h.error).map((h) =>
+      el("div", { class: "ops" + (h.error ? " err" : "") }, h.handler + ": " + (h.error || h.change))),
+    e.txnError ? el("div", { class: "err" }, "transaction: " + e.txnError) : null,
+    e.txnSeq !== undefined ? el("div", { class: "ops" }, "→ transaction #" + e.txnSeq) : null));
+}
+
+export function addTxn(list, t) {
+  prepend(list, el("li", { "data-seq": t.seq },
+    el("b", {}, "#" + t.seq + " "), time(t.stop), " ", t.type, t.resync ? " " + t.resync : "", t.description ? ": " + t.description : "",
+    (t.ops || []).map((o) => el("div", { class: "ops" + (o.error ? " err" : "") },
+      o.op + " " + o.key + " " + o.prev + "→" + o.new + (o.noop ? " (no-op)" : "") + (o.retry ? " retry " + o.attempt : "") + (o.error ? ": " + o.error : ""))),
+    (t.errors || []).map((e) => el("div", { class: "err" }, e))));
+}
+
+export function addDropped(lists, n) {
+  for (const l of lists) prepend(l, el("li", { class: "dropped" }, n + " live messages were dropped (the browser read too slowly); the graph was reloaded"));
+}
+
+const secs = (s) => (s >= 1 ? s.toFixed(2) + " s" : (s * 1000).toFixed(1) + " ms");
+
+export async function showControllers(loopPane, table) {
+  const c = await getJSON("api/controllers");
+  put(loopPane, c.loop ? el("p", {}, "Event loop: ", el("b", {}, c.loop.state), ", ", c.loop.processed + " events processed, ",
+    c.loop.queueLength + " queued", c.loop.healingDue ? ", healing due " + c.loop.healingDue : "",
+    c.loop.failedHealings ? ", " + c.loop.failedHealings + " failed healings" : "", c.loop.error ? el("div", { class: "err" }, c.loop.error) : null)
+    : el("p", { class: "hint" }, "No event loop attached."), c.error ? el("p", { class: "err" }, c.error) : null);
+  const cols = ["kind", "queue depth", "added", "waiting (mean)", "handling (mean)", "handled", "errors", "retries", "panics", "fights", "cached"];
+  put(table, el("tr", {}, cols.map((h) => el("th", {}, h))),
+    c.kinds.map((k) => el("tr", { "data-kind": k.kind }, [k.kind, k.queueDepth, k.adds, secs(k.waitMean), secs(k.handleMean), k.handled,
+      k.errors, k.retries, k.panics, k.fights, k.cached].map((v) => el("td", {}, v)))));
+}
+
+export async function showReplicas(pane) {
+  const r = await getJSON("api/replicas");
+  const modes = { single: "One replica, no leader election.", leader: "Replicas elect a leader; only it runs the operator.", sharded: "Replicas share the objects." };
+  put(pane, el("p", {}, modes[r.mode] || r.mode),
+    r.identity ? el("p", {}, "This replica: ", el("b", {}, r.identity), r.holding ? " (holding its lease)" : " (standing by)") : null,
+    r.leader ? el("p", {}, "Leader: ", el("b", { id: "leader" }, r.leader)) : null,
+    r.members && r.members.length ? el("table", {}, el("tr", {}, el("th", {}, "member"), el("th", {}, "share")),
+      r.members.map((m) => el("tr", {}, el("td", {}, m.id + (m.leader ? " (leader)" : "")), el("td", {}, m.share ? (m.share * 100).toFixed(0) + "%" : "")))) : null,
+    r.drains && r.drains.length ? el("div", {}, el("h3", {}, "Drains in flight"), el("ul", {}, r.drains.map((d) => el("li", {}, d)))) : null);
+}

@@ -1,0 +1,156 @@
+package dashboard
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Controller is one kind's line in the controllers view, read from the
+// operator's metrics.
+type Controller struct {
+	Kind       string  `json:"kind"`
+	QueueDepth float64 `json:"queueDepth"`
+	Adds       float64 `json:"adds"`
+	Retries    float64 `json:"retries"`
+	// WaitMean and HandleMean are the mean seconds a key waited in the
+	// queue and a handler call took.
+	WaitMean   float64 `json:"waitMean"`
+	HandleMean float64 `json:"handleMean"`
+	Handled    uint64  `json:"handled"`
+	Errors     float64 `json:"errors"`
+	Panics     float64 `json:"panics"`
+	Fights     float64 `json:"fights"`
+	Cached     float64 `json:"cached"`
+}
+
+// Loop is the event loop's line in the controllers view.
+type Loop struct {
+	State          string `json:"state"`
+	Error          string `json:"error,omitempty"`
+	Processed      uint64 `json:"processed"`
+	QueueLength    int    `json:"queueLength"`
+	HealingDue     string `json:"healingDue,omitempty"`
+	FailedHealings int    `json:"failedHealings"`
+}
+
+// Controllers is the answer of GET /ui/api/controllers.
+type Controllers struct {
+	Loop  *Loop        `json:"loop,omitempty"`
+	Kinds []Controller `json:"kinds"`
+	// Error says why the metrics could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+func (d *Dashboard) serveControllers(w http.ResponseWriter, _ *http.Request) {
+	out := Controllers{Kinds: []Controller{}}
+	if l := d.opts.Loop; l != nil {
+		st := l.Status()
+		out.Loop = &Loop{State: st.State.String(), Processed: st.Processed, QueueLength: st.QueueLength, FailedHealings: st.FailedHealings}
+		if st.Err != nil {
+			out.Loop.Error = st.Err.Error()
+		}
+		if !st.HealingDue.IsZero() {
+			out.Loop.HealingDue = st.HealingDue.Format("15:04:05")
+		}
+	}
+	if d.opts.Metrics != nil {
+		mfs, err := d.opts.Metrics.Gather()
+		if err != nil {
+			out.Error = err.Error()
+		}
+		out.Kinds = controllers(mfs)
+	}
+	writeJSON(w, out)
+}
+
+// controllers folds the controller metrics into one line per kind.
+func controllers(mfs []*dto.MetricFamily) []Controller {
+	byKind := map[string]*Controller{}
+	line := func(m *dto.Metric) *Controller {
+		kind := label(m, "gvk")
+		c := byKind[kind]
+		if c == nil {
+			c = &Controller{Kind: kind}
+			byKind[kind] = c
+		}
+		return c
+	}
+	var waitSum, handleSum = map[string]float64{}, map[string]float64{}
+	var waitCount = map[string]uint64{}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if !strings.HasPrefix(name, "lariat_queue_") && !strings.HasPrefix(name, "lariat_handler") && name != "lariat_cache_objects" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			c := line(m)
+			switch name {
+			case "lariat_queue_depth":
+				c.QueueDepth += m.GetGauge().GetValue()
+			case "lariat_queue_adds_total":
+				c.Adds += m.GetCounter().GetValue()
+			case "lariat_queue_retries_total":
+				c.Retries += m.GetCounter().GetValue()
+			case "lariat_queue_wait_seconds":
+				waitSum[c.Kind] += m.GetHistogram().GetSampleSum()
+				waitCount[c.Kind] += m.GetHistogram().GetSampleCount()
+			case "lariat_handler_duration_seconds":
+				handleSum[c.Kind] += m.GetHistogram().GetSampleSum()
+				c.Handled += m.GetHistogram().GetSampleCount()
+			case "lariat_handler_errors_total":
+				c.Errors += m.GetCounter().GetValue()
+			case "lariat_handler_panics_total":
+				c.Panics += m.GetCounter().GetValue()
+			case "lariat_handler_fights_total":
+				c.Fights += m.GetCounter().GetValue()
+			case "lariat_cache_objects":
+				c.Cached += m.GetGauge().GetValue()
+			}
+		}
+	}
+	out := make([]Controller, 0, len(byKind))
+	for kind, c := range byKind {
+		if n := waitCount[kind]; n > 0 {
+			c.WaitMean = waitSum[kind] / float64(n)
+		}
+		if c.Handled > 0 {
+			c.HandleMean = handleSum[kind] / float64(c.Handled)
+		}
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b Controller) int { return strings.Compare(a.Kind, b.Kind) })
+	return out
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// Info is the answer of GET /ui/api/info: what the page needs to know
+// before it draws anything.
+type Info struct {
+	Title       string `json:"title"`
+	HasLoop     bool   `json:"hasLoop"`
+	HasMetrics  bool   `json:"hasMetrics"`
+	HasReplicas bool   `json:"hasReplicas"`
+}
+
+func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, Info{Title: d.opts.Title, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil})
+}
+
+func (d *Dashboard) serveReplicas(w http.ResponseWriter, _ *http.Request) {
+	if d.opts.Replicas == nil {
+		writeJSON(w, Replicas{Mode: "single", Holding: true})
+		return
+	}
+	writeJSON(w, d.opts.Replicas())
+}

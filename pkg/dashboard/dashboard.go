@@ -1,0 +1,160 @@
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Path is where Mount serves the dashboard.
+const Path = "/ui/"
+
+//go:embed assets
+var assets embed.FS
+
+// Scheduler is the read-only introspection of a KV scheduler the dashboard
+// uses; *kvscheduler.Scheduler implements it.
+type Scheduler interface {
+	ValueStatuses(selector func(key string) bool) []kvscheduler.ValueStatus
+	GetValueStatus(key string) kvscheduler.ValueStatus
+	TransactionHistory(since, until time.Time) []*kvscheduler.TxnRecord
+	GraphSnapshotAt(seq uint64) (kvscheduler.GraphSnapshot, error)
+	DumpValues(descriptor, keyPrefix string, view kvscheduler.View) []kvscheduler.KVWithMetadata
+	WatchValueStatus(ctx context.Context, selector func(key string) bool) *kvscheduler.Watch
+}
+
+// EventLoop is the read-only introspection of an event loop the dashboard
+// uses; *eventloop.Loop implements it.
+type EventLoop interface {
+	Status() eventloop.Status
+	History() *eventloop.History
+}
+
+// Replicas describes the replicas of an operator at one moment.
+type Replicas struct {
+	// Mode says how replicas share the work: "single" (no election),
+	// "leader" (leader election) or "sharded".
+	Mode string `json:"mode"`
+	// Identity is this replica's.
+	Identity string `json:"identity,omitempty"`
+	// Leader is the identity of the leader (or of the sharder's leader).
+	Leader string `json:"leader,omitempty"`
+	// Holding tells whether this replica holds its lease now.
+	Holding bool `json:"holding"`
+	// Members are the replicas known, with their shares.
+	Members []Member `json:"members,omitempty"`
+	// Drains are the objects being handed from one member to another.
+	Drains []string `json:"drains,omitempty"`
+}
+
+// Member is one replica of a sharded or elected operator.
+type Member struct {
+	ID string `json:"id"`
+	// Share is the fraction of the objects the member holds (0 to 1); zero
+	// when unknown.
+	Share float64 `json:"share,omitempty"`
+	// Leader marks the member that leads.
+	Leader bool `json:"leader,omitempty"`
+}
+
+// Options configure a Dashboard. Scheduler is required; every other source
+// may be left out, and its view then says it is not available.
+type Options struct {
+	// Title names the operator in the page's heading.
+	Title     string
+	Scheduler Scheduler
+	Loop      EventLoop
+	// Metrics are read for the controllers view (lariat_queue_*,
+	// lariat_handler_*, lariat_cache_objects).
+	Metrics prometheus.Gatherer
+	// Replicas, when set, is called for the replicas view.
+	Replicas func() Replicas
+	// OwnerOf returns the owner of a key (e.g. the WebApp whose object it
+	// is) for grouping; nil groups by descriptor only.
+	OwnerOf func(key string) string
+	// RedactKinds are the kinds whose objects are shown only by name,
+	// namespace and labels. Secrets are always redacted so.
+	RedactKinds []schema.GroupKind
+	// RedactKeyPrefixes redact the values of the keys with these prefixes
+	// entirely (values that are not Kubernetes objects).
+	RedactKeyPrefixes []string
+	// StreamBuffer is the number of messages buffered for one stream
+	// client before the oldest are dropped; 0 means 1024.
+	StreamBuffer int
+	// PollInterval is how often a stream client's history readers look for
+	// new events and transactions; 0 means 200ms.
+	PollInterval time.Duration
+}
+
+// Dashboard serves the dashboard; it is an http.Handler for the paths below
+// Path (mount it with Mount).
+type Dashboard struct {
+	opts   Options
+	static http.Handler
+	mux    *http.ServeMux
+	// dropped counts stream messages dropped for slow clients.
+	dropped atomic.Uint64
+	clients atomic.Int64
+}
+
+// New returns the dashboard of the sources in opts.
+func New(opts Options) (*Dashboard, error) {
+	if opts.Scheduler == nil {
+		return nil, errors.New("dashboard: Options.Scheduler is required")
+	}
+	if opts.StreamBuffer <= 0 {
+		opts.StreamBuffer = 1024
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 200 * time.Millisecond
+	}
+	if opts.Title == "" {
+		opts.Title = "Lariat operator"
+	}
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		return nil, err
+	}
+	d := &Dashboard{opts: opts, static: http.StripPrefix(strings.TrimSuffix(Path, "/"), http.FileServerFS(sub))}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+Path+"api/graph", d.serveGraph)
+	mux.HandleFunc("GET "+Path+"api/value", d.serveValue)
+	mux.HandleFunc("GET "+Path+"api/txns", d.serveTxns)
+	mux.HandleFunc("GET "+Path+"api/events", d.serveEvents)
+	mux.HandleFunc("GET "+Path+"api/controllers", d.serveControllers)
+	mux.HandleFunc("GET "+Path+"api/replicas", d.serveReplicas)
+	mux.HandleFunc("GET "+Path+"api/info", d.serveInfo)
+	mux.HandleFunc("GET "+Path+"api/stream", d.serveStream)
+	mux.Handle("GET "+Path, d.static)
+	d.mux = mux
+	return d, nil
+}
+
+// Mount serves the dashboard on mux at Path.
+func (d *Dashboard) Mount(mux *http.ServeMux) { mux.Handle(Path, d) }
+
+// ServeHTTP serves the dashboard's page, assets and read-only API. Every
+// method but GET and HEAD is refused: the dashboard writes nothing.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "the dashboard is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	// The page loads nothing from elsewhere; the policy makes sure of it.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	d.mux.ServeHTTP(w, r)
+}

@@ -1,0 +1,159 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// heartbeat keeps idle streams open through proxies.
+const heartbeat = 15 * time.Second
+
+// Dropped returns how many stream messages were dropped, over all clients,
+// because a client read slower than the operator worked.
+func (d *Dashboard) Dropped() uint64 { return d.dropped.Load() }
+
+// Clients returns the number of stream clients connected now.
+func (d *Dashboard) Clients() int { return int(d.clients.Load()) }
+
+// serveStream answers GET /ui/api/stream with Server-Sent Events:
+//
+//	hello    {"event": E, "txn": T}: the newest event and transaction before the stream
+//	status   a Node whose status changed (state REMOVED: the value is gone)
+//	event    an Event the loop processed
+//	txn      a Txn the scheduler recorded
+//	dropped  {"dropped": N}: N messages were dropped here; reload what they carried
+//
+// event=E and txn=T (the newest the page has) make the stream start after
+// them, so nothing falls between the page's first read and the stream.
+// The producers never wait for the client (see ring).
+func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported by this server", http.StatusInternalServerError)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	buf := newRing(d.opts.StreamBuffer)
+	push := func(event string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		if buf.push(message{event: event, data: data}) {
+			d.dropped.Add(1)
+		}
+	}
+	// The watch is registered before the hello is pushed: a status change
+	// after the page's read of the graph reaches the stream.
+	watch := d.opts.Scheduler.WatchValueStatus(ctx, nil)
+	defer watch.Close()
+	evSeq, txnSeq := d.newest(r)
+	d.clients.Add(1)
+	defer d.clients.Add(-1)
+	push("hello", map[string]any{"event": evSeq, "txn": txnSeq})
+	go d.forwardStatuses(watch, push)
+	go d.pollHistories(ctx, evSeq, txnSeq, push)
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-buf.signal:
+			msgs, dropped := buf.take()
+			if dropped > 0 {
+				if _, err := fmt.Fprintf(w, "event: dropped\ndata: {\"dropped\":%d}\n\n", dropped); err != nil {
+					return
+				}
+			}
+			for _, m := range msgs {
+				if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, m.data); err != nil {
+					return
+				}
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+// newest returns the sequence numbers the stream starts after: the page's,
+// or the newest recorded (-1: none).
+func (d *Dashboard) newest(r *http.Request) (event, txn int64) {
+	event, txn = -1, -1
+	if d.opts.Loop != nil {
+		if last := d.opts.Loop.History().Last(1); len(last) == 1 {
+			event = int64(last[0].SeqNum)
+		}
+	}
+	if recs := d.opts.Scheduler.TransactionHistory(time.Time{}, time.Time{}); len(recs) > 0 {
+		txn = int64(recs[len(recs)-1].SeqNum)
+	}
+	q := r.URL.Query()
+	if n, err := strconv.ParseInt(q.Get("event"), 10, 64); err == nil && n >= -1 && n <= event {
+		event = n
+	}
+	if n, err := strconv.ParseInt(q.Get("txn"), 10, 64); err == nil && n >= -1 && n <= txn {
+		txn = n
+	}
+	return event, txn
+}
+
+// forwardStatuses pushes each status change until the watch ends. The
+// scheduler's watch coalesces per key and never blocks the scheduler.
+func (d *Dashboard) forwardStatuses(watch *kvscheduler.Watch, push func(string, any)) {
+	s := d.opts.Scheduler
+	stateOf := func(k string) (kvscheduler.ValueState, bool) { return s.GetValueStatus(k).State, true }
+	for st := range watch.C() {
+		push("status", d.node(st, stateOf))
+	}
+}
+
+// pollHistories pushes the events and transactions recorded after evSeq
+// and txnSeq, reading the histories every PollInterval: the loop and the
+// scheduler record as they always do and never know a client exists.
+func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push func(string, any)) {
+	tick := time.NewTicker(d.opts.PollInterval)
+	defer tick.Stop()
+	var since time.Time
+	for {
+		if d.opts.Loop != nil {
+			for _, rec := range d.opts.Loop.History().Range(uint64(evSeq+1), math.MaxUint64) {
+				push("event", encodeEvent(rec))
+				evSeq = int64(rec.SeqNum)
+			}
+		}
+		for _, rec := range d.opts.Scheduler.TransactionHistory(since, time.Time{}) {
+			if int64(rec.SeqNum) <= txnSeq {
+				continue
+			}
+			push("txn", encodeTxn(rec))
+			txnSeq = int64(rec.SeqNum)
+			// Stop times may go back with the wall clock; the margin
+			// keeps those records in the next read, the seq skips them.
+			since = rec.Stop.Add(-time.Minute)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
