@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -47,6 +48,13 @@ func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
 	// once the renew deadline has passed, and none issued before it lands
 	// after another leader wrote the object it handles (Passes).
 	fenced := e.Fence(cfg)
+	t.replicas = func() dashboard.Replicas {
+		r := dashboard.Replicas{Mode: "leader", Identity: e.Identity(), Leader: e.Leader(), Holding: e.Holding()}
+		if r.Leader != "" {
+			r.Members = []dashboard.Member{{ID: r.Leader, Share: 1, Leader: true}}
+		}
+		return r
+	}
 	t.out.say("Waiting to lead (Lease %s/%s, identity %s).", ns, name, e.Identity())
 	t.handler.standby("waiting to lead")
 	return e.Run(ctx, func(ctx context.Context) error {

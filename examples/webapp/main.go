@@ -37,6 +37,7 @@ import (
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
+	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/kubeconfig"
 	"github.com/lariat-dev/lariat/pkg/signals"
 )
@@ -135,6 +136,9 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		return fmt.Errorf("listen for the HTTP endpoints (choose another --listen): %w", err)
 	}
 	defer lis.Close()
+	// The dashboard's URL comes first: open it now and watch everything
+	// start (it says "not started yet" until the operator runs).
+	out.say("Dashboard: http://%s/ui/  (live, read-only; serves once the operator runs)", lis.Addr())
 	cfg, kubeconfig, stopCluster, err := cluster(ctx, o, log, out)
 	if err != nil {
 		return err
@@ -171,6 +175,8 @@ type term struct {
 	waitForPods bool
 	started     func(env)
 	terms       int
+	// replicas tells the dashboard who leads (set under leader election).
+	replicas func() dashboard.Replicas
 }
 
 // operate builds an operator on cfg and runs it until ctx ends (the
@@ -181,7 +187,7 @@ func (t *term) operate(ctx context.Context, cfg *rest.Config, passes controller.
 	o, out := t.o, t.out
 	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes, Replicas: t.replicas})
 	if err != nil {
 		return err
 	}
@@ -202,10 +208,11 @@ func (t *term) operate(ctx context.Context, cfg *rest.Config, passes controller.
 		out.say("The operator is running again.")
 	} else {
 		out.say("The operator is running. Look at:\n"+
+			"  %s/ui/                               the live dashboard\n"+
 			"  %s/controller/event-history?last=10  the last events the loop processed\n"+
 			"  %s/scheduler/status                  every object and what it waits for\n"+
 			"  %s/scheduler/txn-history?format=text the scheduler's transactions\n"+
-			"  %s/metrics                           Prometheus metrics", url, url, url, url)
+			"  %s/metrics                           Prometheus metrics", url, url, url, url, url)
 	}
 
 	if o.samples && t.terms == 1 {

@@ -263,6 +263,25 @@ func TestMakeRun(t *testing.T) {
 			t.Errorf("event history: %s created in event %d, after %s in event %d", o.what, o.seq, order[max(i-1, 0)].what, order[max(i-1, 0)].seq)
 		}
 	}
+	// The dashboard's URL is the first thing printed, and it serves.
+	if first, _, _ := strings.Cut(text, "\n"); !strings.Contains(first, "Dashboard: "+e.url+"/ui/") {
+		t.Errorf("the first line is %q, want the dashboard's URL %s/ui/", first, e.url)
+	}
+	resp, err := http.Get(e.url + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(page, []byte(`<svg id="graph"`)) {
+		t.Errorf("GET /ui/: %s\n%s", resp.Status, page)
+	}
+	var graph struct{ Nodes []struct{ Key, State string } }
+	getJSON(t, e.url+"/ui/api/graph", &graph)
+	if len(graph.Nodes) != 12 {
+		t.Errorf("the dashboard's graph has %d values, want the 12 of the three samples: %+v", len(graph.Nodes), graph.Nodes)
+	}
+
 	// The same history over HTTP, and the scheduler's view.
 	var served []map[string]any
 	getJSON(t, e.url+"/controller/event-history", &served)
@@ -274,7 +293,7 @@ func TestMakeRun(t *testing.T) {
 	if st["state"] != "CONFIGURED" {
 		t.Errorf("/scheduler/status of frontend's Deployment: %v", st)
 	}
-	resp, err := http.Get(e.url + "/metrics")
+	resp, err = http.Get(e.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

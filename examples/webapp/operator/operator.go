@@ -27,6 +27,7 @@ import (
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -87,6 +88,12 @@ type Options struct {
 	// the copy they were given, so a write delayed past the term fails
 	// with a conflict instead of landing after the next leader's.
 	Passes controller.PassTracker
+	// Replicas, when set, tells the dashboard's replicas view who leads
+	// (the command sets it under leader election).
+	Replicas func() dashboard.Replicas
+	// RedactKinds are kinds the dashboard shows only by name, namespace
+	// and labels; Secrets always are.
+	RedactKinds []schema.GroupKind
 }
 
 // DefaultEventLoopConfig returns the event loop configuration the operator
@@ -177,7 +184,9 @@ func New(opts Options) (*Operator, error) {
 	if err := o.buildLoop(); err != nil {
 		return nil, err
 	}
-	o.buildMux()
+	if err := o.buildMux(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -288,8 +297,23 @@ func (o *Operator) repair(keys []string) (uint64, error) {
 	return seq, err
 }
 
-func (o *Operator) buildMux() {
+func (o *Operator) buildMux() error {
+	dash, err := dashboard.New(dashboard.Options{
+		Title: "WebApp operator", Scheduler: o.sched, Loop: o.loop, Metrics: o.registry,
+		Replicas: o.opts.Replicas, RedactKinds: o.opts.RedactKinds,
+		// A WebApp's values are grouped by the WebApp.
+		OwnerOf: func(key string) string {
+			if ns, name, ok := appOfKey(key); ok {
+				return appKey(ns, name)
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		return err
+	}
 	o.mux = http.NewServeMux()
+	dash.Mount(o.mux)
 	o.mux.Handle("/controller/", o.loop.HTTPHandler())
 	o.mux.Handle("/scheduler/", schedulerhttp.New(o.sched))
 	o.mux.Handle("/metrics", promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{}))
@@ -303,11 +327,13 @@ func (o *Operator) buildMux() {
 	o.mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, Endpoints)
 	})
+	return nil
 }
 
 // Endpoints describes what Handler serves, one "path  description" per
 // line; the index (/) shows it.
-const Endpoints = `/controller/event-history    every event the loop processed, with each handler's part and the transaction
+const Endpoints = `/ui/                         the live dashboard: the value graph, events, controllers, replicas (read-only)
+/controller/event-history    every event the loop processed, with each handler's part and the transaction
 /scheduler/status            every object's state; PENDING ones say what they wait for
 /scheduler/txn-history       the scheduler's transactions (format=text for the logs)
 /scheduler/graph?format=dot  the dependency graph (SVG without format=dot, if Graphviz is installed)
@@ -315,7 +341,7 @@ const Endpoints = `/controller/event-history    every event the loop processed, 
 /healthz                     the event loop's health
 `
 
-// Handler serves the event history (/controller/), the scheduler
+// Handler serves the dashboard (/ui/), the event history (/controller/), the scheduler
 // (/scheduler/), Prometheus metrics (/metrics), health (/healthz) and an
 // index (/).
 func (o *Operator) Handler() http.Handler { return o.mux }
