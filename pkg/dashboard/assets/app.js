@@ -13,7 +13,7 @@ const txnSeqs = []; // retained transactions, for time travel
 let lastFit = "";
 // Exposed for the browser tests and anyone curious: renders and their time.
 const stats = (window.lariatDashboard = { renders: 0, lastRenderMs: 0, connected: false, graphLoads: 0 });
-const pz = panZoom($("graph"), $("viewport"));
+const pz = panZoom($("graph"), $("viewport"), (k) => select(k), (kind, name) => drill(kind, name));
 
 const filters = () => ({ prefix: $("filter-prefix").value, descriptor: $("filter-descriptor").value, state: $("filter-state").value, owner: $("filter-owner").value });
 
@@ -25,13 +25,17 @@ function render() {
   $("counts").textContent = list.length + " of " + nodes.size + " values";
   renderList(list);
   const lay = layout(list, $("group").value);
-  draw($("viewport"), lay, selected, select, drill);
-  const fitKey = JSON.stringify(filters()) + $("group").value + (travel ? "travel" : "") + lay.grouped;
+  draw($("viewport"), lay, selected);
+  // Fitted again when what is drawn changes (not when states change), so
+  // that a new value is not left outside the view.
+  const fitKey = JSON.stringify(filters()) + $("group").value + (travel ? "travel" : "") + lay.grouped + lay.boxes.length;
   if (fitKey !== lastFit) { pz.fit(lay.width, lay.height); lastFit = fitKey; }
   options(nodes);
   Object.assign($("graph").dataset, { grouped: lay.grouped || "", count: list.length });
   stats.renders++;
   stats.lastRenderMs = performance.now() - t0;
+  // Time from navigation to the first frame showing values.
+  if (!stats.firstPaintMs && nodes.size) requestAnimationFrame(() => { stats.firstPaintMs = stats.firstPaintMs || performance.now(); });
 }
 
 let pending = 0;
@@ -133,7 +137,9 @@ function connect() {
     loadGraph();
   });
   on("status", (n) => {
+    const old = live.get(n.key);
     if (n.state === "REMOVED") live.delete(n.key);
+    else if (old && JSON.stringify(old) === JSON.stringify(n)) return; // nothing to redraw
     else live.set(n.key, n);
     if (!travel) schedule();
     refreshDetail(n.key);

@@ -101,7 +101,10 @@ export function layout(list, mode) {
 }
 
 // draw renders a layout into the viewport group.
-export function draw(viewport, lay, selected, onNode, onGroup) {
+// Clicks are handled by the SVG (see panZoom), not by each element: the
+// graph is redrawn when values change, and a click whose element was
+// replaced between press and release would otherwise be lost.
+export function draw(viewport, lay, selected) {
   const parts = [];
   for (const e of lay.edges) {
     const d = "M" + e.points.map((p) => p.x.toFixed(1) + "," + p.y.toFixed(1)).join("L");
@@ -110,14 +113,14 @@ export function draw(viewport, lay, selected, onNode, onGroup) {
   for (const b of lay.boxes) {
     const x = b.x - b.width / 2, y = b.y - b.height / 2;
     if (b.group) {
-      parts.push(svg("g", { class: "group", "data-group": b.name, "data-total": b.total, transform: `translate(${x},${y})`, onclick: () => onGroup(lay.grouped, b.name) },
+      parts.push(svg("g", { class: "group", "data-group": b.name, "data-total": b.total, "data-kind": lay.grouped, transform: `translate(${x},${y})` },
         svg("rect", { width: b.width, height: b.height, class: "S-" + b.worst, "fill-opacity": 0.5 }),
         svg("text", { x: 8, y: 16 }, b.label), svg("text", { x: 8, y: 31 }, b.sub)));
       continue;
     }
     const n = b.node;
     parts.push(svg("g", { class: "node" + (n.key === selected ? " sel" : ""), "data-key": n.key, "data-state": n.state,
-      transform: `translate(${x},${y})`, onclick: () => onNode(n.key) },
+      transform: `translate(${x},${y})` },
       svg("title", {}, n.key + " — " + n.state + (n.reasons ? "\n" + n.reasons.join("\n") : "") + (n.error ? "\n" + n.error : "")),
       svg("rect", { width: b.width, height: b.height, class: "S-" + n.state }),
       svg("text", { x: 7, y: 16 }, n.key)));
@@ -127,13 +130,22 @@ export function draw(viewport, lay, selected, onNode, onGroup) {
   viewport.replaceChildren(defs, ...parts);
 }
 
-// panZoom makes the SVG draggable and zoomable with the wheel.
-export function panZoom(svgEl, viewport) {
+// panZoom makes the SVG draggable and zoomable with the wheel; a press and
+// release without a drag selects the node (onNode(key)) or the group
+// (onGroup(kind, name)) under the pointer at release.
+export function panZoom(svgEl, viewport, onNode, onGroup) {
   const v = { x: 0, y: 0, k: 1 };
   const apply = () => viewport.setAttribute("transform", `translate(${v.x},${v.y}) scale(${v.k})`);
-  let drag = null;
-  svgEl.addEventListener("mousedown", (e) => { drag = { x: e.clientX - v.x, y: e.clientY - v.y }; });
+  let drag = null, press = null;
+  svgEl.addEventListener("mousedown", (e) => { drag = { x: e.clientX - v.x, y: e.clientY - v.y }; press = { x: e.clientX, y: e.clientY }; });
   window.addEventListener("mouseup", () => { drag = null; });
+  svgEl.addEventListener("mouseup", (e) => {
+    if (!press || Math.abs(e.clientX - press.x) + Math.abs(e.clientY - press.y) > 4) return;
+    press = null;
+    const t = e.target.closest && e.target.closest("g.node, g.group");
+    if (t && t.classList.contains("node")) onNode(t.dataset.key);
+    else if (t) onGroup(t.dataset.kind, t.dataset.group);
+  });
   svgEl.addEventListener("mousemove", (e) => { if (drag) { v.x = e.clientX - drag.x; v.y = e.clientY - drag.y; apply(); } });
   svgEl.addEventListener("wheel", (e) => {
     e.preventDefault();
