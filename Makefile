@@ -6,7 +6,7 @@ GO ?= go
 # Tests start real control planes; several packages may run at once.
 TEST_FLAGS ?= -race -timeout 30m
 
-.PHONY: all controlplane test run generate verify bench
+.PHONY: all controlplane chromium test run generate verify bench screenshots
 
 all: test
 
@@ -14,9 +14,15 @@ all: test
 controlplane:
 	@scripts/controlplane/build.sh
 
+## chromium: install Chromium for the dashboard's browser tests where it is
+## missing (Debian's package, as root; otherwise it says how).
+chromium:
+	@scripts/install-chromium.sh
+
 ## test: everything CI runs: verify, then every test with -race against a real API server
-## (the main module, scripts/bench, and the lasso compatibility module compat/lasso).
-test: controlplane verify
+## (the main module, scripts/bench, and the lasso compatibility module compat/lasso),
+## the dashboard's in a real headless Chromium.
+test: controlplane chromium verify
 	$(GO) test $(TEST_FLAGS) ./...
 	cd scripts/bench && $(GO) test -timeout 10m ./...
 	cd compat/lasso && $(GO) test $(TEST_FLAGS) ./...
@@ -39,6 +45,12 @@ generate:
 ## generates (nothing out of date, stale or missing).
 verify:
 	@scripts/verify.sh
+
+## screenshots: regenerate the dashboard's screenshots in docs/images (taken
+## by its browser tests; see docs/dashboard.md).
+screenshots: controlplane chromium
+	mkdir -p docs/images
+	LARIAT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run 'TestDashboardInABrowser|TestTenThousandValuesInABrowser' ./pkg/dashboard/ ./examples/webapp/operator/
 
 ## bench: run the benchmarks, then the side-by-side comparison with lasso and
 ## controller-runtime (prints a Markdown table; see docs/benchmarks.md).
