@@ -29,7 +29,7 @@ type fixture struct {
 	sb   *kvtest.Southbound
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
@@ -80,7 +80,7 @@ func (putter) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string
 	return "put " + key, nil
 }
 
-func (f *fixture) dashboard(t *testing.T, opts dashboard.Options) (*dashboard.Dashboard, *httptest.Server) {
+func (f *fixture) dashboard(t testing.TB, opts dashboard.Options) (*dashboard.Dashboard, *httptest.Server) {
 	t.Helper()
 	opts.Scheduler, opts.Loop = f.s, f.loop
 	d, err := dashboard.New(opts)
@@ -95,7 +95,7 @@ func (f *fixture) dashboard(t *testing.T, opts dashboard.Options) (*dashboard.Da
 }
 
 // push pushes ev as a blocking event and waits for it.
-func (f *fixture) push(t *testing.T, ev *eventlooptest.Event) {
+func (f *fixture) push(t testing.TB, ev *eventlooptest.Event) {
 	t.Helper()
 	ev.Blocking = true
 	if err := f.loop.PushEvent(ev); err != nil {

@@ -2,10 +2,13 @@ package dashboard
 
 import "sync"
 
-// message is one Server-Sent Event, encoded by the producer.
+// message is one Server-Sent Event, not encoded yet: only the messages a
+// client is sent are encoded (by its writer), so a busy operator with a
+// slow client costs a copy of a reference per dropped message, not its
+// encoding.
 type message struct {
 	event string
-	data  []byte
+	v     any
 }
 
 // ring is a stream client's bounded buffer. push never blocks: when the
@@ -14,8 +17,8 @@ type message struct {
 // holds up a producer.
 type ring struct {
 	mu      sync.Mutex
-	buf     []message
-	size    int
+	buf     []message // circular, len(buf) == size
+	head, n int       // the oldest message and the number held
 	dropped int
 	// signal has room for one wake-up: a push while the reader is busy
 	// leaves one for its next wait.
@@ -23,20 +26,22 @@ type ring struct {
 }
 
 func newRing(size int) *ring {
-	return &ring{size: size, buf: make([]message, 0, size), signal: make(chan struct{}, 1)}
+	return &ring{buf: make([]message, size), signal: make(chan struct{}, 1)}
 }
 
 // push adds m, dropping the oldest message if the buffer is full; it
 // returns whether a message was dropped.
 func (r *ring) push(m message) (dropped bool) {
 	r.mu.Lock()
-	if len(r.buf) == r.size {
-		copy(r.buf, r.buf[1:])
-		r.buf = r.buf[:r.size-1]
+	if r.n == len(r.buf) {
+		r.buf[r.head] = m
+		r.head = (r.head + 1) % len(r.buf)
 		r.dropped++
 		dropped = true
+	} else {
+		r.buf[(r.head+r.n)%len(r.buf)] = m
+		r.n++
 	}
-	r.buf = append(r.buf, m)
 	r.mu.Unlock()
 	select {
 	case r.signal <- struct{}{}:
@@ -50,7 +55,12 @@ func (r *ring) push(m message) (dropped bool) {
 func (r *ring) take() ([]message, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	msgs, dropped := r.buf, r.dropped
-	r.buf, r.dropped = make([]message, 0, r.size), 0
-	return msgs, dropped
+	out := make([]message, r.n)
+	for i := range out {
+		j := (r.head + i) % len(r.buf)
+		out[i], r.buf[j] = r.buf[j], message{}
+	}
+	dropped := r.dropped
+	r.head, r.n, r.dropped = 0, 0, 0
+	return out, dropped
 }

@@ -11,7 +11,7 @@ func TestRingKeepsTheNewestAndCountsTheRest(t *testing.T) {
 	r := newRing(4)
 	drops := 0
 	for i := range 10 {
-		if r.push(message{event: "n", data: fmt.Appendf(nil, "%d", i)}) {
+		if r.push(message{event: "n", v: fmt.Sprint(i)}) {
 			drops++
 		}
 	}
@@ -21,12 +21,24 @@ func TestRingKeepsTheNewestAndCountsTheRest(t *testing.T) {
 	}
 	var got string
 	for _, m := range msgs {
-		got += string(m.data)
+		got += m.v.(string)
 	}
 	if got != "6789" {
 		t.Errorf("kept %q, want the newest, 6789", got)
 	}
 	if msgs, dropped := r.take(); len(msgs) != 0 || dropped != 0 {
 		t.Errorf("after take: %d messages, %d dropped; want an empty buffer", len(msgs), dropped)
+	}
+	// Filled again from where the last take left it, past the wrap.
+	for i := range 6 {
+		r.push(message{event: "n", v: fmt.Sprint(i)})
+	}
+	msgs, dropped = r.take()
+	got = ""
+	for _, m := range msgs {
+		got += m.v.(string)
+	}
+	if got != "2345" || dropped != 2 {
+		t.Errorf("second round: kept %q, dropped %d; want 2345 and 2", got, dropped)
 	}
 }

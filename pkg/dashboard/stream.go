@@ -9,11 +9,18 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
 // heartbeat keeps idle streams open through proxies.
 const heartbeat = 15 * time.Second
+
+// pace is the least time between two batches a stream client is sent:
+// while an operator is busy, messages go out in batches rather than one
+// write (and one wake-up of the writer) per change. A page needs no finer
+// grain.
+const pace = 50 * time.Millisecond
 
 // Dropped returns how many stream messages were dropped, over all clients,
 // because a client read slower than the operator worked.
@@ -43,11 +50,7 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	buf := newRing(d.opts.StreamBuffer)
 	push := func(event string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
-		if buf.push(message{event: event, data: data}) {
+		if buf.push(message{event: event, v: v}) {
 			d.dropped.Add(1)
 		}
 	}
@@ -85,11 +88,20 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			for _, m := range msgs {
-				if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, m.data); err != nil {
+				data, err := json.Marshal(d.encode(m.v))
+				if err != nil {
+					continue
+				}
+				if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, data); err != nil {
 					return
 				}
 			}
 			flusher.Flush()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pace):
+			}
 		}
 	}
 }
@@ -116,13 +128,25 @@ func (d *Dashboard) newest(r *http.Request) (event, txn int64) {
 	return event, txn
 }
 
+// encode turns a buffered record into what the page reads.
+func (d *Dashboard) encode(v any) any {
+	switch v := v.(type) {
+	case kvscheduler.ValueStatus:
+		s := d.opts.Scheduler
+		return d.node(v, func(k string) (kvscheduler.ValueState, bool) { return s.GetValueStatus(k).State, true })
+	case eventloop.EventRecord:
+		return encodeEvent(v)
+	case *kvscheduler.TxnRecord:
+		return encodeTxn(v)
+	}
+	return v
+}
+
 // forwardStatuses pushes each status change until the watch ends. The
 // scheduler's watch coalesces per key and never blocks the scheduler.
 func (d *Dashboard) forwardStatuses(watch *kvscheduler.Watch, push func(string, any)) {
-	s := d.opts.Scheduler
-	stateOf := func(k string) (kvscheduler.ValueState, bool) { return s.GetValueStatus(k).State, true }
 	for st := range watch.C() {
-		push("status", d.node(st, stateOf))
+		push("status", st)
 	}
 }
 
@@ -136,7 +160,7 @@ func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push
 	for {
 		if d.opts.Loop != nil {
 			for _, rec := range d.opts.Loop.History().Range(uint64(evSeq+1), math.MaxUint64) {
-				push("event", encodeEvent(rec))
+				push("event", rec)
 				evSeq = int64(rec.SeqNum)
 			}
 		}
@@ -144,7 +168,7 @@ func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push
 			if int64(rec.SeqNum) <= txnSeq {
 				continue
 			}
-			push("txn", encodeTxn(rec))
+			push("txn", rec)
 			txnSeq = int64(rec.SeqNum)
 			// Stop times may go back with the wall clock; the margin
 			// keeps those records in the next read, the seq skips them.
