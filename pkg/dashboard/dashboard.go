@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"embed"
 	"errors"
 	"io/fs"
@@ -31,7 +30,6 @@ type Scheduler interface {
 	TransactionHistory(since, until time.Time) []*kvscheduler.TxnRecord
 	GraphSnapshotAt(seq uint64) (kvscheduler.GraphSnapshot, error)
 	DumpValues(descriptor, keyPrefix string, view kvscheduler.View) []kvscheduler.KVWithMetadata
-	WatchValueStatus(ctx context.Context, selector func(key string) bool) *kvscheduler.Watch
 }
 
 // EventLoop is the read-only introspection of an event loop the dashboard

@@ -32,14 +32,16 @@ func (d *Dashboard) Clients() int { return int(d.clients.Load()) }
 // serveStream answers GET /ui/api/stream with Server-Sent Events:
 //
 //	hello    {"event": E, "txn": T}: the newest event and transaction before the stream
-//	status   a Node whose status changed (state REMOVED: the value is gone)
 //	event    an Event the loop processed
-//	txn      a Txn the scheduler recorded
+//	txn      a StreamTxn the scheduler recorded, with the statuses it changed
 //	dropped  {"dropped": N}: N messages were dropped here; reload what they carried
 //
 // event=E and txn=T (the newest the page has) make the stream start after
 // them, so nothing falls between the page's first read and the stream.
-// The producers never wait for the client (see ring).
+// The statuses come from the transactions' records
+// (TxnRecord.ChangedStatuses), not from a status watch: the scheduler does
+// no work for a client. The producers never wait for the client (see
+// ring).
 func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -54,15 +56,10 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 			d.dropped.Add(1)
 		}
 	}
-	// The watch is registered before the hello is pushed: a status change
-	// after the page's read of the graph reaches the stream.
-	watch := d.opts.Scheduler.WatchValueStatus(ctx, nil)
-	defer watch.Close()
 	evSeq, txnSeq := d.newest(r)
 	d.clients.Add(1)
 	defer d.clients.Add(-1)
 	push("hello", map[string]any{"event": evSeq, "txn": txnSeq})
-	go d.forwardStatuses(watch, push)
 	go d.pollHistories(ctx, evSeq, txnSeq, push)
 
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -128,26 +125,41 @@ func (d *Dashboard) newest(r *http.Request) (event, txn int64) {
 	return event, txn
 }
 
+// maxStreamStatuses bounds the statuses sent with one transaction; a
+// transaction that changed more (a resync of a large graph) is sent with
+// Reload set instead.
+const maxStreamStatuses = 500
+
+// StreamTxn is a transaction on the stream: the Txn with the values whose
+// status it changed (state REMOVED: the value is gone).
+type StreamTxn struct {
+	Txn
+	Statuses []Node `json:"statuses,omitempty"`
+	// Reload says the transaction changed too many values to send: read
+	// the graph again.
+	Reload bool `json:"reload,omitempty"`
+}
+
 // encode turns a buffered record into what the page reads.
 func (d *Dashboard) encode(v any) any {
 	switch v := v.(type) {
-	case kvscheduler.ValueStatus:
-		s := d.opts.Scheduler
-		return d.node(v, func(k string) (kvscheduler.ValueState, bool) { return s.GetValueStatus(k).State, true })
 	case eventloop.EventRecord:
 		return encodeEvent(v)
 	case *kvscheduler.TxnRecord:
-		return encodeTxn(v)
+		out := StreamTxn{Txn: encodeTxn(v)}
+		sts := v.ChangedStatuses()
+		if len(sts) > maxStreamStatuses {
+			out.Reload = true
+			return out
+		}
+		s := d.opts.Scheduler
+		stateOf := func(k string) (kvscheduler.ValueState, bool) { return s.GetValueStatus(k).State, true }
+		for _, st := range sts {
+			out.Statuses = append(out.Statuses, d.node(st, stateOf))
+		}
+		return out
 	}
 	return v
-}
-
-// forwardStatuses pushes each status change until the watch ends. The
-// scheduler's watch coalesces per key and never blocks the scheduler.
-func (d *Dashboard) forwardStatuses(watch *kvscheduler.Watch, push func(string, any)) {
-	for st := range watch.C() {
-		push("status", st)
-	}
 }
 
 // pollHistories pushes the events and transactions recorded after evSeq

@@ -136,14 +136,6 @@ function connect() {
     stats.connected = true;
     loadGraph();
   });
-  on("status", (n) => {
-    const old = live.get(n.key);
-    if (n.state === "REMOVED") live.delete(n.key);
-    else if (old && JSON.stringify(old) === JSON.stringify(n)) return; // nothing to redraw
-    else live.set(n.key, n);
-    if (!travel) schedule();
-    refreshDetail(n.key);
-  });
   on("event", (e) => {
     if (e.seq <= lastEvent) return;
     lastEvent = e.seq;
@@ -154,7 +146,14 @@ function connect() {
     lastTxn = t.seq;
     addTxn($("txns"), t);
     noteTxn(t.seq);
+    if (t.reload) return loadGraph();
+    for (const n of t.statuses || []) {
+      if (n.state === "REMOVED") live.delete(n.key);
+      else live.set(n.key, n);
+      refreshDetail(n.key);
+    }
     for (const o of t.ops || []) refreshDetail(o.key);
+    if (!travel && t.statuses) schedule();
   });
   on("dropped", (d) => {
     addDropped([$("events"), $("txns")], d.dropped);
