@@ -88,7 +88,7 @@ type Options struct {
 	// entirely (values that are not Kubernetes objects).
 	RedactKeyPrefixes []string
 	// StreamBuffer is the number of messages buffered for one stream
-	// client before the oldest are dropped; 0 means 512.
+	// client before the oldest are dropped; 0 means 256.
 	StreamBuffer int
 	// PollInterval is how often a stream client's history readers look for
 	// new events and transactions; 0 means 200ms.
@@ -112,7 +112,7 @@ func New(opts Options) (*Dashboard, error) {
 		return nil, errors.New("dashboard: Options.Scheduler is required")
 	}
 	if opts.StreamBuffer <= 0 {
-		opts.StreamBuffer = 512
+		opts.StreamBuffer = 256
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 200 * time.Millisecond

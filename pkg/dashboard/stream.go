@@ -20,7 +20,7 @@ const heartbeat = 15 * time.Second
 // while an operator is busy, messages go out in batches rather than one
 // write (and one wake-up of the writer) per change. A page needs no finer
 // grain.
-const pace = 50 * time.Millisecond
+const pace = 200 * time.Millisecond
 
 // Dropped returns how many stream messages were dropped, over all clients,
 // because a client read slower than the operator worked.
