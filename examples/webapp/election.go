@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
 	"os"
@@ -109,6 +110,15 @@ func (s *swappable) standby(why string) {
 	s.use(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			fmt.Fprintln(w, "ok (standby)")
+			return
+		}
+		if r.URL.Path == "/ui/" {
+			// The dashboard's URL is printed before the operator runs: a
+			// browser opened at once waits here and reloads by itself.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `<!doctype html><meta http-equiv="refresh" content="1"><title>Lariat: standby</title><p>The operator is not running (%s); this page reloads until it is.</p>`, html.EscapeString(why))
 			return
 		}
 		http.Error(w, "standby: "+why, http.StatusServiceUnavailable)
