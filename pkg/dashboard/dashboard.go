@@ -70,9 +70,12 @@ type Member struct {
 // may be left out, and its view then says it is not available.
 type Options struct {
 	// Title names the operator in the page's heading.
-	Title     string
+	Title string
+	// Scheduler is the KV scheduler whose values the graph shows.
 	Scheduler Scheduler
-	Loop      EventLoop
+	// Loop, when set, feeds the events view and the loop's line of the
+	// controllers view.
+	Loop EventLoop
 	// Metrics are read for the controllers view (lariat_queue_*,
 	// lariat_handler_*, lariat_cache_objects).
 	Metrics prometheus.Gatherer
