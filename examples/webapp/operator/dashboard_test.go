@@ -139,6 +139,33 @@ func TestDashboardInABrowser(t *testing.T) {
 		browsertest.Wait[bool](t, page, "the controllers view", `document.querySelectorAll("#controllers tr[data-kind]").length > 0`)
 		browsertest.Screenshot(t, page, "dashboard-controllers")
 	})
+
+	t.Run("time travel draws the graph after a past transaction", func(t *testing.T) {
+		if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#tabs button[data-tab="graph"]`))); err != nil {
+			t.Fatal(err)
+		}
+		// The first retained transaction: only the first WebApp's values.
+		seq := browsertest.Eval[int](t, page, `(() => { const e = document.getElementById("travel"); e.value = 0; e.dispatchEvent(new Event("input")); return window.lariatDashboard.travelSeqs[0]; })()`)
+		snap, err := op.Scheduler().GraphSnapshotAt(uint64(seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for _, st := range snap.Values {
+			want[st.Key] = st.State.String()
+		}
+		drawn := browsertest.Wait[map[string]string](t, page, fmt.Sprintf("the graph after transaction %d", seq),
+			fmt.Sprintf(`document.getElementById("travel-label").textContent.includes("#%d ") && Object.fromEntries([...document.querySelectorAll("#graph g.node")].map(n => [n.dataset.key, n.dataset.state]))`, seq))
+		if fmt.Sprint(drawn) != fmt.Sprint(want) {
+			t.Errorf("after transaction %d the page draws %v, the scheduler's snapshot has %v", seq, drawn, want)
+		}
+		browsertest.Screenshot(t, page, "dashboard-time-travel")
+		if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#now`))); err != nil {
+			t.Fatal(err)
+		}
+		live := len(op.Scheduler().ValueStatuses(nil))
+		browsertest.Wait[bool](t, page, "the live graph again", fmt.Sprintf(`document.querySelectorAll("#graph g.node").length === %d && document.getElementById("now").hidden`, live))
+	})
 }
 
 // nodeStates is a JavaScript expression: the states the graph draws for

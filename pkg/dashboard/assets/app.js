@@ -9,10 +9,10 @@ const live = new Map(); // key -> node, as the stream keeps it
 let travel = null; // the nodes of a past graph while time travelling
 let selected = null;
 let lastEvent = -1, lastTxn = -1;
-const txnSeqs = []; // retained transactions, for time travel
+const txnSeqs = []; // retained transactions, for time travel (oldest first)
 let lastFit = "";
 // Exposed for the browser tests and anyone curious: renders and their time.
-const stats = (window.lariatDashboard = { renders: 0, lastRenderMs: 0, connected: false, graphLoads: 0 });
+const stats = (window.lariatDashboard = { renders: 0, lastRenderMs: 0, connected: false, graphLoads: 0, travelSeqs: txnSeqs });
 const pz = panZoom($("graph"), $("viewport"), (k) => select(k), (kind, name) => drill(kind, name));
 
 const filters = () => ({ prefix: $("filter-prefix").value, descriptor: $("filter-descriptor").value, state: $("filter-state").value, owner: $("filter-owner").value });
