@@ -31,8 +31,13 @@ test: controlplane chromium verify
 ## sample WebApps, and tell what happens until Ctrl-C (RUN_FLAGS adds flags,
 ## e.g. RUN_FLAGS=--listen=127.0.0.1:9000).
 # The program is built first and run directly (not with go run) so Ctrl-C
-# reaches it alone and its clean shutdown is what the user sees.
-run: controlplane
+# reaches it alone and its clean shutdown is what the user sees. The
+# dashboard's URL comes first, before the control plane and the build
+# (the program prints it again once it listens).
+RUN_LISTEN = $(or $(lastword $(patsubst --listen=%,%,$(filter --listen=%,$(RUN_FLAGS)))),127.0.0.1:8089)
+run:
+	@echo "Dashboard: http://$(RUN_LISTEN)/ui/  (live once the operator runs)"
+	@$(MAKE) --no-print-directory controlplane
 	@echo "Building the example operator (examples/webapp)..."
 	@$(GO) build -o bin/webapp ./examples/webapp
 	@bin/webapp --local --samples $(RUN_FLAGS)

@@ -73,7 +73,7 @@ func main() {
 	flag.StringVar(&o.crds, "crds", "crds", "directory of the CRD manifests")
 	flag.BoolVar(&o.samples, "samples", false, "create the sample WebApps, in namespace "+sampleNamespace+" or --namespace")
 	flag.DurationVar(&o.pause, "pause", 2*time.Second, "pause between sample WebApps")
-	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the event-history, scheduler and metrics endpoints")
+	flag.StringVar(&o.listen, "listen", "127.0.0.1:8089", "address of the dashboard (/ui/) and the event-history, scheduler and metrics endpoints")
 	flag.StringVar(&o.namespace, "namespace", "", "only handle WebApps of this namespace (default: all)")
 	flag.StringVar(&o.nodePorts, "node-ports", "30000-32767", "range node ports are allocated from, within the API server's --service-node-port-range")
 	flag.StringVar(&o.waitForPods, "wait-for-pods", "auto", "true: a WebApp is available once its Deployment reports all replicas available; false: once its objects exist; auto: true unless --local (the local control plane runs no pods)")
