@@ -130,7 +130,12 @@ function refreshDetail(key) {
 function connect() {
   const es = new EventSource("api/stream?event=" + lastEvent + "&txn=" + lastTxn);
   const on = (name, f) => es.addEventListener(name, (m) => f(JSON.parse(m.data)));
-  on("hello", () => {
+  on("hello", (h) => {
+    // The stream starts right after these. Lower than what the page has:
+    // the operator restarted (a new term numbers from 0 again).
+    if (h.txn < lastTxn) txnSeqs.length = 0;
+    lastEvent = h.event;
+    lastTxn = h.txn;
     $("live").className = "on";
     $("live").textContent = "live";
     stats.connected = true;
