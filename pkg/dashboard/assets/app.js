@@ -86,7 +86,17 @@ function drill(kind, name) {
   render();
 }
 
+// reloadSoon reloads the graph after dropped messages or a transaction too
+// large to stream, at most every 2 s: a page that keeps falling behind a
+// busy operator must not make it encode its whole graph again and again.
+let reloadTimer = 0, lastLoad = 0;
+function reloadSoon() {
+  if (reloadTimer) return;
+  reloadTimer = setTimeout(() => { reloadTimer = 0; loadGraph(); }, Math.max(0, 2000 - (performance.now() - lastLoad)));
+}
+
 async function loadGraph() {
+  lastLoad = performance.now();
   const g = await getJSON("api/graph");
   live.clear();
   for (const n of g.nodes) live.set(n.key, n);
@@ -151,7 +161,7 @@ function connect() {
     lastTxn = t.seq;
     addTxn($("txns"), t);
     noteTxn(t.seq);
-    if (t.reload) return loadGraph();
+    if (t.reload) return reloadSoon();
     for (const n of t.statuses || []) {
       if (n.state === "REMOVED") live.delete(n.key);
       else live.set(n.key, n);
@@ -162,7 +172,7 @@ function connect() {
   });
   on("dropped", (d) => {
     addDropped([$("events"), $("txns")], d.dropped);
-    loadGraph();
+    reloadSoon();
   });
   es.onerror = () => {
     es.close();
