@@ -50,6 +50,21 @@ func (r *ring) push(m message) (dropped bool) {
 	return dropped
 }
 
+// skip counts n messages dropped without ever being buffered: a producer
+// that knows they would be dropped does not make them.
+func (r *ring) skip(n int) {
+	if n <= 0 {
+		return
+	}
+	r.mu.Lock()
+	r.dropped += n
+	r.mu.Unlock()
+	select {
+	case r.signal <- struct{}{}:
+	default:
+	}
+}
+
 // take returns the buffered messages, oldest first, and how many were
 // dropped before them, and empties the buffer.
 func (r *ring) take() ([]message, int) {

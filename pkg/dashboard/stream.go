@@ -60,7 +60,11 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	d.clients.Add(1)
 	defer d.clients.Add(-1)
 	push("hello", map[string]any{"event": evSeq, "txn": txnSeq})
-	go d.pollHistories(ctx, evSeq, txnSeq, push)
+	skip := func(n int) {
+		buf.skip(n)
+		d.dropped.Add(uint64(n))
+	}
+	go d.pollHistories(ctx, evSeq, txnSeq, push, skip)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -165,16 +169,13 @@ func (d *Dashboard) encode(v any) any {
 // pollHistories pushes the events and transactions recorded after evSeq
 // and txnSeq, reading the histories every PollInterval: the loop and the
 // scheduler record as they always do and never know a client exists.
-func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push func(string, any)) {
+func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push func(string, any), skip func(int)) {
 	tick := time.NewTicker(d.opts.PollInterval)
 	defer tick.Stop()
 	var since time.Time
 	for {
 		if d.opts.Loop != nil {
-			for _, rec := range d.opts.Loop.History().Range(uint64(evSeq+1), math.MaxUint64) {
-				push("event", rec)
-				evSeq = int64(rec.SeqNum)
-			}
+			evSeq = d.pollEvents(evSeq, push, skip)
 		}
 		for _, rec := range d.opts.Scheduler.TransactionHistory(since, time.Time{}) {
 			if int64(rec.SeqNum) <= txnSeq {
@@ -192,4 +193,30 @@ func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push
 		case <-tick.C:
 		}
 	}
+}
+
+// pollEvents pushes the events recorded after evSeq and returns the newest
+// one's number. When there are more than the client's buffer holds, only
+// the newest that fit are copied out of the history; the others are
+// counted as dropped without being made (a busy loop with a slow client
+// costs no copy of every event).
+func (d *Dashboard) pollEvents(evSeq int64, push func(string, any), skip func(int)) int64 {
+	h := d.opts.Loop.History()
+	last := h.Last(1)
+	if len(last) == 0 || int64(last[0].SeqNum) <= evSeq {
+		return evSeq
+	}
+	newest := int64(last[0].SeqNum)
+	var recs []eventloop.EventRecord
+	if newest-evSeq > int64(d.opts.StreamBuffer) {
+		recs = h.Range(uint64(newest)-uint64(d.opts.StreamBuffer)+1, uint64(newest))
+		skip(int(newest-evSeq) - len(recs))
+	} else {
+		recs = h.Range(uint64(evSeq+1), math.MaxUint64)
+	}
+	for _, rec := range recs {
+		push("event", rec)
+		evSeq = int64(rec.SeqNum)
+	}
+	return max(evSeq, newest)
 }
