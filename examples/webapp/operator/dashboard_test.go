@@ -144,19 +144,33 @@ func TestDashboardInABrowser(t *testing.T) {
 		if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#tabs button[data-tab="graph"]`))); err != nil {
 			t.Fatal(err)
 		}
-		// The first retained transaction: only the first WebApp's values.
-		seq := browsertest.Eval[int](t, page, `(() => { const e = document.getElementById("travel"); e.value = 0; e.dispatchEvent(new Event("input")); return window.lariatDashboard.travelSeqs[0]; })()`)
-		snap, err := op.Scheduler().GraphSnapshotAt(uint64(seq))
-		if err != nil {
-			t.Fatal(err)
-		}
+		// A past transaction after which api's Deployment waited (it is
+		// CONFIGURED now): the page must draw that past, not the present.
+		api := operator.DeploymentKey(ns, "api")
+		seqs := browsertest.Eval[[]uint64](t, page, `window.lariatDashboard.travelSeqs`)
+		index, seq := -1, uint64(0)
 		want := map[string]string{}
-		for _, st := range snap.Values {
-			want[st.Key] = st.State.String()
+		for i, s := range seqs {
+			snap, err := op.Scheduler().GraphSnapshotAt(s)
+			if err != nil {
+				continue
+			}
+			states := map[string]string{}
+			for _, st := range snap.Values {
+				states[st.Key] = st.State.String()
+			}
+			if states[api] == "PENDING" {
+				index, seq, want = i, s, states
+				break
+			}
 		}
+		if index < 0 {
+			t.Fatalf("no retained transaction after which %s was PENDING among %v", api, seqs)
+		}
+		browsertest.Eval[chromedp.Void](t, page, fmt.Sprintf(`(e => { e.value = %d; e.dispatchEvent(new Event("input")); })(document.getElementById("travel"))`, index))
 		drawn := browsertest.Wait[map[string]string](t, page, fmt.Sprintf("the graph after transaction %d", seq),
 			fmt.Sprintf(`document.getElementById("travel-label").textContent.includes("#%d ") && Object.fromEntries([...document.querySelectorAll("#graph g.node")].map(n => [n.dataset.key, n.dataset.state]))`, seq))
-		if fmt.Sprint(drawn) != fmt.Sprint(want) {
+		if fmt.Sprint(drawn) != fmt.Sprint(want) || drawn[api] != "PENDING" {
 			t.Errorf("after transaction %d the page draws %v, the scheduler's snapshot has %v", seq, drawn, want)
 		}
 		browsertest.Screenshot(t, page, "dashboard-time-travel")

@@ -112,6 +112,7 @@ function travelTo(i) {
     $("travel-label").textContent = "after transaction #" + seq + " at " + time(g.time);
     $("now").hidden = false;
     render();
+    if (selected) select(selected); // its state then, not now
   }, (e) => { $("travel-label").textContent = "transaction #" + seq + " is no longer retained (" + e.message + ")"; });
 }
 
@@ -121,6 +122,7 @@ function backToLive() {
   $("travel-label").textContent = "";
   $("now").hidden = true;
   render();
+  if (selected) select(selected);
 }
 
 function noteTxn(seq) {
