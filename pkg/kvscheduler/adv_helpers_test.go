@@ -12,8 +12,9 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
-// Helpers of the adversarial tests (adv_*_test.go): each proves an open
-// defect and is skipped unless LARIAT_OPEN_DEFECTS=1.
+// Helpers of the adversarial tests (adv_*_test.go): each proves a defect;
+// those still open call advOpen and are skipped unless
+// LARIAT_OPEN_DEFECTS=1, those fixed run always.
 
 // advOpen skips the test unless LARIAT_OPEN_DEFECTS is set, naming what it
 // proves.

@@ -272,17 +272,27 @@ func (s *Scheduler) GetValueStatus(key string) ValueStatus {
 }
 
 // ValueStatuses returns the statuses of all keys matching selector (all
-// keys if nil), sorted by key.
+// keys if nil), sorted by key. The selector is called with the status lock
+// read-held; a selector that panics panics in the caller, with the lock
+// released.
 func (s *Scheduler) ValueStatuses(selector func(key string) bool) []ValueStatus {
+	out := s.selectStatuses(selector)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// selectStatuses copies the statuses selector selects. The unlock is
+// deferred: a selector that panics must not leave the lock held, or the
+// scheduler's next publish, and every reader after it, would wait for ever.
+func (s *Scheduler) selectStatuses(selector func(key string) bool) []ValueStatus {
 	s.smu.RLock()
+	defer s.smu.RUnlock()
 	out := make([]ValueStatus, 0, len(s.statuses))
 	for k, e := range s.statuses {
 		if selector == nil || selector(k) {
 			out = append(out, *e.st)
 		}
 	}
-	s.smu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 
