@@ -21,8 +21,9 @@ var (
 	// ErrAmbiguousKey is the status error of a key claimed by two
 	// descriptors' key selectors.
 	ErrAmbiguousKey = errors.New("kvscheduler: key claimed by more than one descriptor")
-	// ErrPanic is wrapped by the error of a descriptor callback that panicked.
-	ErrPanic = errors.New("kvscheduler: descriptor callback panicked")
+	// ErrPanic is wrapped by the error of a descriptor callback that
+	// panicked, and by Watch.Err when a watch's selector panicked.
+	ErrPanic = errors.New("kvscheduler: callback panicked")
 	// ErrEmptyKey is returned for a transaction that sets the empty key.
 	ErrEmptyKey = errors.New("kvscheduler: empty key")
 )

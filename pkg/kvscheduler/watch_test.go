@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -88,5 +89,38 @@ func TestWatchSeesMissingValueRepaired(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A watch selector is user code run on the scheduler's goroutine: when it
+// panics, the watch ends with an error wrapping ErrPanic, and the
+// scheduler and the other watches go on.
+func TestWatchSelectorPanicEndsOnlyThatWatch(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("x", "x/"))
+	bad := s.WatchValueStatus(context.Background(), func(k string) bool {
+		if k == "x/2" {
+			panic("bad selector")
+		}
+		return true
+	})
+	good := s.WatchValueStatus(context.Background(), nil)
+	defer good.Close()
+	mustSet(t, s, "x/1", "a")
+	mustSet(t, s, "x/2", "b")
+	for range bad.C() { // x/1's statuses, then the channel closes
+	}
+	if err := bad.Err(); !errors.Is(err, kvscheduler.ErrPanic) || !strings.Contains(err.Error(), `"x/2"`) {
+		t.Fatalf("Err of the watch whose selector panicked on x/2: %v, want ErrPanic naming x/2", err)
+	}
+	mustSet(t, s, "x/3", "c")
+	for st := range good.C() {
+		if st.Key == "x/3" && st.State == kvscheduler.Configured {
+			break
+		}
+	}
+	if err := good.Err(); err != nil {
+		t.Errorf("the other watch has error %v", err)
 	}
 }
