@@ -16,6 +16,10 @@ var (
 	// call. The scheduler's goroutine is then abandoned where it hangs.
 	ErrCloseTimeout = errors.New("kvscheduler: close timed out")
 
+	// ErrInvalidOptions is wrapped by the error of New for Options it
+	// cannot run with (a negative duration); the error names the field.
+	ErrInvalidOptions = errors.New("kvscheduler: invalid options")
+
 	// ErrInvalidDescriptor is wrapped by registration errors.
 	ErrInvalidDescriptor = errors.New("kvscheduler: invalid descriptor")
 	// ErrAmbiguousKey is the status error of a key claimed by two

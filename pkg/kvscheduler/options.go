@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,13 +26,16 @@ type Options struct {
 	// HistoryMaxCount bounds the number of recorded transactions; 0 means
 	// 1000, a negative value disables history.
 	HistoryMaxCount int
-	// HistoryMaxAge drops older records; 0 means one hour.
+	// HistoryMaxAge drops older records; 0 means one hour. A negative age
+	// is refused by New (to disable history, set HistoryMaxCount < 0).
 	HistoryMaxAge time.Duration
 	// HistoryTrimPeriod is how often records are trimmed by age even when no
-	// transaction runs; 0 means one minute.
+	// transaction runs; 0 means one minute. A negative period is refused by
+	// New.
 	HistoryTrimPeriod time.Duration
 	// CloseTimeout bounds how long Close waits for the descriptor call in
-	// progress; 0 means DefaultCloseTimeout. Descriptors should follow
+	// progress; 0 means DefaultCloseTimeout. A negative timeout is refused
+	// by New. Descriptors should follow
 	// Scheduler.Context, which Close cancels first, so that their calls
 	// end well within it.
 	CloseTimeout time.Duration
@@ -39,6 +43,26 @@ type Options struct {
 
 // DefaultCloseTimeout is the default of Options.CloseTimeout.
 const DefaultCloseTimeout = 10 * time.Second
+
+// validate refuses the values that have no meaning. A negative duration
+// would be armed as a timer that fires at once: the history trim re-arms
+// itself at once, for ever (a busy loop), and an age below zero drops
+// every record as soon as it is made.
+func (o *Options) validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"HistoryMaxAge", o.HistoryMaxAge},
+		{"HistoryTrimPeriod", o.HistoryTrimPeriod},
+		{"CloseTimeout", o.CloseTimeout},
+	} {
+		if f.d < 0 {
+			return fmt.Errorf("%w: %s is %v; it must be positive, or 0 for its default", ErrInvalidOptions, f.name, f.d)
+		}
+	}
+	return nil
+}
 
 func (o *Options) defaults() {
 	if o.TxnLogLevel == logrus.PanicLevel {
@@ -53,7 +77,7 @@ func (o *Options) defaults() {
 	if o.HistoryMaxAge == 0 {
 		o.HistoryMaxAge = time.Hour
 	}
-	if o.CloseTimeout <= 0 {
+	if o.CloseTimeout == 0 {
 		o.CloseTimeout = DefaultCloseTimeout
 	}
 	if o.HistoryTrimPeriod == 0 {

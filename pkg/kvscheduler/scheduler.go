@@ -122,9 +122,12 @@ type jobResult struct {
 	err error
 }
 
-// New starts a scheduler. It fails only if the metrics cannot be
-// registered.
+// New starts a scheduler. It fails if opts are invalid (an error wrapping
+// ErrInvalidOptions) or if the metrics cannot be registered.
 func New(opts Options) (*Scheduler, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	opts.defaults()
 	m, err := newMetrics(opts.Registerer, opts.Name)
 	if err != nil {

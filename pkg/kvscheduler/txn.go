@@ -48,9 +48,12 @@ func (r ResyncType) String() string {
 // a transaction with revert (outside its undo) are not retried.
 type RetryOptions struct {
 	Enabled bool
-	// Period is the delay before the first retry (default one second).
+	// Period is the delay before the first retry; 0 or a negative period
+	// means the default, one second.
 	Period time.Duration
-	// MaxAttempts is the number of retries; 0 means unlimited.
+	// MaxAttempts is the number of retries; 0 or a negative number means
+	// unlimited (to retry nothing, leave Enabled false: do not call
+	// WithRetry).
 	MaxAttempts int
 	// ExpBackoff doubles the delay with every attempt, up to about an hour
 	// (the doubling stops once the delay reaches an hour).
