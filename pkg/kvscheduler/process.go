@@ -39,7 +39,7 @@ func (s *Scheduler) newNode(key string) *node {
 }
 
 func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
-	if err := s.reg.check(d); err != nil {
+	if err := s.reg.check(d, s.g); err != nil {
 		return nil, err
 	}
 	rd := s.reg.add(d)

@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +25,9 @@ func newRegistry() *registry {
 	return &registry{byName: map[string]*regDescriptor{}}
 }
 
-func (r *registry) check(d *Descriptor) error {
+// check refuses a descriptor that is invalid, clashes with a registered
+// one, or claims keys of g that already have values (see claimsValues).
+func (r *registry) check(d *Descriptor, g *graph) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil", ErrInvalidDescriptor)
 	}
@@ -49,7 +52,40 @@ func (r *registry) check(d *Descriptor) error {
 	if _, err := r.retrieveOrder(d); err != nil {
 		return err
 	}
-	return nil
+	return claimsValues(d, g)
+}
+
+// maxNamedKeys bounds the keys a refused registration names.
+const maxNamedKeys = 10
+
+// claimsValues refuses a descriptor registered late whose KeySelector
+// claims keys that already have values: a value of another descriptor
+// (requested, or in the southbound), or one in the southbound that no
+// descriptor handles (a property, a key the southbound notified). Taking
+// such a value over would leave the scheduler believing that the new
+// descriptor created what it never did: its delete would run nobody's
+// Delete (the value orphaned in the southbound) or the new descriptor's
+// Delete on something absent (its base then never deleted). Keys without a
+// descriptor that are only requested (UNIMPLEMENTED) are what a late
+// registration is for: it applies them.
+func claimsValues(d *Descriptor, g *graph) error {
+	var keys []string
+	for k, n := range g.nodes {
+		if (n.d != nil || n.exists()) && safeSelect(d.KeySelector, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	named, more := keys, ""
+	if len(keys) > maxNamedKeys {
+		named, more = keys[:maxNamedKeys], fmt.Sprintf(" and %d more", len(keys)-maxNamedKeys)
+	}
+	return fmt.Errorf("%w %q: its KeySelector claims keys that already have values "+
+		"(of another descriptor, or in the southbound without one): %s%s; register it before such values exist",
+		ErrInvalidDescriptor, d.Name, strings.Join(named, ", "), more)
 }
 
 func (r *registry) add(d *Descriptor) *regDescriptor {

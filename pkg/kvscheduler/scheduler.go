@@ -234,8 +234,11 @@ func (s *Scheduler) runDueRetries() bool {
 
 // RegisterDescriptor adds a descriptor. Values that waited for it
 // (UNIMPLEMENTED) are applied right away. Invalid descriptors, duplicate
-// names, overlapping NB key prefixes and retrieve-dependency cycles are
-// reported as errors wrapping ErrInvalidDescriptor.
+// names, overlapping NB key prefixes, retrieve-dependency cycles and a
+// KeySelector claiming keys that already have values (of another
+// descriptor, or in the southbound without a descriptor: properties and
+// notified values; the error names them) are reported as errors wrapping
+// ErrInvalidDescriptor.
 func (s *Scheduler) RegisterDescriptor(ctx context.Context, d *Descriptor) error {
 	j := &job{kind: jobRegister, desc: d, done: make(chan jobResult, 1)}
 	if err := s.enqueue(j); err != nil {
