@@ -16,11 +16,10 @@ import (
 // as descriptor callbacks are ("no panic in library code for bad input"):
 // a WatchValueStatus selector that panicked on some key panicked on the
 // scheduler's goroutine, which crashed the process (fixed: the watch ends
-// with an error); a ValueStatuses
-// selector that panicked left the status lock read-locked (no deferred
-// unlock, fixed), so that once the caller recovered (as net/http does for
-// a handler) the scheduler's next publish waited for ever, and every
-// reader with it.
+// with an error); a ValueStatuses selector that panicked left the status
+// lock read-locked (no deferred unlock, fixed), so that once the caller
+// recovered (as net/http does for a handler) the scheduler's next publish
+// waited for ever, and every reader with it.
 
 // advWatchPanicChild is the child process's scenario of
 // TestAdvPanickingWatchSelectorDoesNotCrash.
