@@ -145,6 +145,14 @@ func (h *harness) noted(k string, failedOp string) {
 	}
 }
 
+// sbHas tells whether the southbound holds k.
+func (h *harness) sbHas(k string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.sb.Values()[k]
+	return ok
+}
+
 func failedOp(op string, err error) string {
 	if err != nil {
 		return op
@@ -157,6 +165,12 @@ func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 	create, update, del := d.Create, d.Update, d.Delete
 	d.Create = func(ctx context.Context, k string, v any) (any, error) {
 		h.checkWrite("create", k, v)
+		if b := baseOf(k); b != "" && !h.sbHas(b) {
+			// A derived value exists only with its base (what a Retrieve
+			// of base values relies on): the southbound refuses one whose
+			// base it lost behind the scheduler's back.
+			return nil, fmt.Errorf("%s: base %s does not exist", k, b)
+		}
 		md, err := create(ctx, k, v)
 		if err == nil {
 			h.noted(k, "")
@@ -195,10 +209,19 @@ func (h *harness) checkAfterTxn() {
 		if _, desired := h.desired[k]; !desired || op != "update" {
 			continue
 		}
-		if rv, ok := cur[k].(rval); ok {
+		v, ok := cur[k]
+		if !ok {
+			// Lost behind the scheduler's back: it is there as far as the
+			// scheduler knows until it reads it back, and values that
+			// depend on it may be created meanwhile (the order checks
+			// count it as present too).
+			v = h.lost[k]
+		}
+		if rv, ok := v.(rval); ok {
 			given[k] = true
 			for _, kv := range rv.derived(k) {
-				given[kv.Key] = have[kv.Key]
+				_, lost := h.lost[kv.Key]
+				given[kv.Key] = have[kv.Key] || lost
 			}
 		}
 	}

@@ -136,8 +136,10 @@ func (h *harness) lose(k string) {
 }
 
 // found forgets the losses a resync read back: all of them, or those of
-// the keys it was scoped to (with their derived values).
-func (h *harness) found(tx rtxn) {
+// the keys it was scoped to (with their derived values). A derived key a
+// scoped resync names is read only if a descriptor returns derived values
+// (otherwise it exists as its base does, as far as the scheduler knows).
+func (h *harness) found(sc scenario, tx rtxn) {
 	if tx.Resync == kvscheduler.NoResync || tx.Resync == kvscheduler.UpstreamResync {
 		return
 	}
@@ -145,7 +147,11 @@ func (h *harness) found(tx rtxn) {
 		clear(h.lost)
 		return
 	}
+	derivedRead := sc.ClaimDerived && sc.RetrieveDerived || !sc.ClaimDerived && !sc.NoDerivedRetrieve
 	for _, k := range tx.Keys {
+		if baseOf(k) != "" && !derivedRead {
+			continue
+		}
 		delete(h.lost, k)
 		for l := range h.lost {
 			if baseOf(l) == k {

@@ -77,8 +77,8 @@ import (
 // derived keys notified as the southbound holds them (ignored).
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
-// unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass); -kvseed=S runs
-// only seed S.
+// unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass) from
+// -kvfrom=F (default 1); -kvseed=S runs only seed S.
 func TestRandomGraphs(t *testing.T) {
 	if *kvSeed != 0 {
 		checkSeed(t, *kvSeed)
@@ -87,7 +87,7 @@ func TestRandomGraphs(t *testing.T) {
 	// One shrunk reproducer per class of failure.
 	seen := map[string]int{}
 	var failing []string
-	for seed := uint64(1); seed <= uint64(*kvSeeds); seed++ {
+	for seed := *kvFrom; seed < *kvFrom+uint64(*kvSeeds); seed++ {
 		sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 		extendScenario(rand.New(rand.NewPCG(seed, 25)), &sc)
 		extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
@@ -121,6 +121,7 @@ func depClass(d string) string {
 var (
 	kvSeeds = flag.Int("kvseeds", 500, "number of seeds of TestRandomGraphs")
 	kvSeed  = flag.Uint64("kvseed", 0, "run only this seed of TestRandomGraphs")
+	kvFrom  = flag.Uint64("kvfrom", 1, "first seed of TestRandomGraphs (with -kvseeds)")
 	// -kvignore=order-derived,extra hides classes of failures already
 	// known, to look for the ones they mask.
 	kvIgnore  = flag.String("kvignore", "", "comma-separated failure classes TestRandomGraphs does not report")
@@ -379,7 +380,7 @@ func runScenario(sc scenario) (res *propFailure) {
 			return f
 		}
 		h.mu.Lock()
-		h.found(tx)
+		h.found(sc, tx)
 		h.mu.Unlock()
 	}
 	if len(h.lost) > 0 {
