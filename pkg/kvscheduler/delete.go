@@ -34,7 +34,7 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 
 // deleteAbsent handles the delete of a value that is not in the
 // southbound (pending, invalid, never created): nothing to do but its
-// state.
+// state, and the derived values of it a read found without it.
 func (w *walker) deleteAbsent(n *node, reason delReason) {
 	switch reason {
 	case delRemove:
@@ -53,7 +53,9 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 		// The state was set by the caller.
 	case delRecreate:
 		// The create follows.
+		return
 	}
+	w.dropStrayDerived(n)
 }
 
 // finishDelete deletes the value itself, once its dependents and derived

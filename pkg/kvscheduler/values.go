@@ -125,6 +125,19 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	}
 }
 
+// dropStrayDerived deletes the derived values of n that the southbound
+// holds while n is not there and is not created now (it waits): a read
+// found them while their base was gone. A derived value exists only with
+// its base, so they go, as they would with a create of n that no longer
+// derives them (see pushDerived).
+func (w *walker) dropStrayDerived(n *node) {
+	for _, k := range slices.Backward(n.derived) {
+		if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && !c.deleting {
+			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+		}
+	}
+}
+
 // sameDerivedKeys tells whether keys (sorted) are the keys of derived
 // (sorted by key), in order.
 func sameDerivedKeys(derived []KeyValuePair, keys []string) bool {

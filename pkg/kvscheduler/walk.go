@@ -312,6 +312,7 @@ func (w *walker) create(n *node, recreate bool) {
 		n.state = Pending
 		ro.NOOP = true
 		w.record(n, ro)
+		w.dropStrayDerived(n)
 		return
 	}
 	if !n.implicit() {
