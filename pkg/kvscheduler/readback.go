@@ -48,7 +48,10 @@ func (s *Scheduler) withDerived(keys []string) []string {
 
 // refreshFailed reads back, after failed operations, the bases of the
 // failed values: one read per descriptor, so that retries start from what
-// the southbound really holds (the base included).
+// the southbound really holds (the base included). The bases are read
+// with their derived values, as a scoped resync reads them: a derived
+// value the southbound holds without its base is not taken for gone
+// with it.
 func (s *Scheduler) refreshFailed(w *walker) {
 	var keys []string
 	for _, n := range w.failedNs {
@@ -72,7 +75,7 @@ func (s *Scheduler) refreshFailed(w *walker) {
 	if len(keys) > 0 {
 		// A failed read leaves the values as the scheduler believes them;
 		// the retry or the next resync reads again.
-		s.readBack(w, keys, func(*regDescriptor, error) {}, false)
+		s.readBack(w, s.withDerived(keys), func(*regDescriptor, error) {}, false)
 		w.drain("the values read back")
 	}
 }

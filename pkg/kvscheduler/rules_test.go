@@ -75,8 +75,9 @@ func TestRuleDerivedValuesRebuiltFromRetrievedBase(t *testing.T) {
 }
 
 // Rule 3: after failed operations, the bases of the failed values are read
-// back, one read per descriptor, so that the retry starts from what the
-// southbound holds.
+// back, with the derived values the scheduler knows of theirs (addr/a/z,
+// which if/a's new value derives), one read per descriptor, so that the
+// retry starts from what the southbound holds.
 func TestRuleFailuresReadBackTheirBasesOncePerDescriptor(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -101,7 +102,7 @@ func TestRuleFailuresReadBackTheirBasesOncePerDescriptor(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := map[string][][]string{"if": {{"if/a"}}, "addr": {{"addr/a/x", "addr/a/y"}}}
+	want := map[string][][]string{"if": {{"if/a"}}, "addr": {{"addr/a/x", "addr/a/y", "addr/a/z"}}}
 	if !reflect.DeepEqual(reads, want) {
 		t.Fatalf("reads after the failures %v, want %v", reads, want)
 	}

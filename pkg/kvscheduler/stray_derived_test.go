@@ -69,3 +69,19 @@ func TestStrayDerivedOfDeletedAbsentBaseGoes(t *testing.T) {
 	wantOps(t, sb, "delete addr/a/x")
 	wantSB(t, sb, map[string]any{})
 }
+
+// A read-back after a failure reads the failed base's derived values too:
+// finding the base gone, it does not take for gone with it a derived value
+// the southbound holds, which the base's next create, deriving nothing,
+// then deletes (seeds 107292, 141985 and 211294 of TestRandomGraphs).
+func TestReadBackOfFailedBaseReadsItsDerived(t *testing.T) {
+	s, sb := strayAddr(t)
+	if err := set(t, s, "if/a", "x,"); err == nil { // same derived value, another value: an update
+		t.Fatal("the update of the lost if/a did not fail")
+	}
+	wantState(t, s, "addr/a/x", kvscheduler.Configured)
+	sb.ResetOps()
+	mustSet(t, s, "if/a", "")
+	wantOps(t, sb, "create if/a", "delete addr/a/x")
+	wantSB(t, sb, map[string]any{"if/a": ""})
+}
