@@ -308,10 +308,14 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		w.availChanged(n, recheck)
 	}
 	s.setMetadata(n, nil)
-	if n.want == nil && (n.last == nil || n.last.value == nil) || n.origin == FromSB {
+	deleteRequested := n.base == "" && n.last != nil && n.last.value == nil
+	if n.want == nil && (n.last == nil || n.last.value == nil) || deleteRequested || n.origin == FromSB {
 		// Nothing wants it (or the southbound owned it): dropped from
 		// the graph. A request not applied yet (the value failed earlier
-		// in the transaction) is kept for its retry and resyncs.
+		// in the transaction) is kept for its retry and resyncs; so is a
+		// delete not applied yet: the value it held (taken down into
+		// PENDING by a dependency, and failed there) is not wanted any
+		// more, and must not be created again (seed 110998).
 		n.want, n.last, n.state = nil, nil, Removed
 	}
 	s.dirty(n)
