@@ -1,6 +1,10 @@
 package kvscheduler_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
 
 // Reproducers of seeds 100,001-300,000 of TestRandomGraphs (the scheduler's
 // failures; random_repro26_model_test.go has the model's). Seeds 200248,
@@ -24,5 +28,25 @@ func TestRandomRepro26C_FoundGoneAfterRequestedDelete(t *testing.T) {
 		{Set: []rset{{"a/g0/4", &rval{Ver: 0}}}},
 		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
 		{Lose: []string{"a/g1/5"}, Set: []rset{{"a/g1/5", nil}, {"a/g0/0", nil}}},
+	}})
+}
+
+// TestRandomRepro26D_FailedDeleteRequestedLater (seed 241994): a/g0/2's
+// delete into PENDING failed (a/g0/0, as the southbound holds it, needs
+// it); a full resync then requests for a/g0/2 the very value the
+// southbound holds, further on in the transaction. When a/g0/0's update
+// deleted its obsolete property first, the re-check of a/g0/2 attempted
+// its failed delete again, before a/g0/0 changed: a/g0/2 was deleted
+// while a/g0/0 in the southbound depended on it. A value the transaction
+// requests further on is left to that request, failed delete or not.
+func TestRandomRepro26D_FailedDeleteRequestedLater(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g0/4"}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g0/2"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Deps: []string{"any:p/"}}}, {"a/g0/2", &rval{Ver: 0}}}},
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Deps: []string{"a/g1/1"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"any:p/"}}}}},
+		{Resync: kvscheduler.FullResync, Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
 	}})
 }

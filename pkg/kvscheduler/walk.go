@@ -230,6 +230,11 @@ func (w *walker) depUpdate(n *node) {
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
 		w.delete(n, delPending, false)
+	case w.later(n):
+		// Set by the transaction further on: created with its new value
+		// then, not with the one it waited with; a failed delete is
+		// attempted again, or not, by its new request (seed 241994: the
+		// southbound held the very value requested further on).
 	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
@@ -237,9 +242,6 @@ func (w *walker) depUpdate(n *node) {
 		w.delete(n, n.delReason(), true)
 	case n.blocked && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case w.later(n):
-		// Set by the transaction further on: created with its new value
-		// then, not with the one it waited with.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
 		if w.ready(n) {
 			w.s.clearFailure(n)
