@@ -38,131 +38,6 @@ func (s *Scheduler) newNode(key string) *node {
 	return n
 }
 
-func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
-	if err := s.reg.check(d, s.g); err != nil {
-		return nil, err
-	}
-	rd := s.reg.add(d)
-	if d.WithMetadata {
-		s.smu.Lock()
-		s.mdMaps[d.Name] = rd.md
-		s.smu.Unlock()
-	}
-	// Values whose owner changes (typically UNIMPLEMENTED values the new
-	// descriptor claims) are applied again.
-	var redo []string
-	for k, n := range s.g.nodes {
-		nd, err := s.reg.owner(k)
-		if nd == n.d && (err == nil) == (n.dErr() == nil) {
-			continue
-		}
-		n.d = nd
-		n.setDErr(err)
-		// Dependencies and derived values come from the descriptor: those
-		// cached for the value are computed again.
-		n.depsFor, n.derivedFor, n.derivedKVs = nil, nil, nil
-		if n.base == "" && n.last != nil && !n.exists() {
-			redo = append(redo, k)
-		}
-	}
-	if len(redo) == 0 {
-		return nil, nil
-	}
-	slices.Sort(redo)
-	rec := s.newRecord(DescriptorRegistration)
-	rec.Description = "registered descriptor " + d.Name
-	w := s.newWalker(rec, nil)
-	for _, k := range redo {
-		n := s.g.nodes[k]
-		w.setApplied(k)
-		w.run(frame{kind: fApply, key: k, value: n.last.value, last: n.last, origin: n.origin})
-	}
-	s.finish(w)
-	return rec, nil
-}
-
-// notify applies a change the southbound made on its own. Notifications
-// for values the northbound manages are ignored, as in the reference: the
-// scheduler's view of those comes from its own operations and resyncs.
-func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
-	if n := s.g.nodes[kv.Key]; n != nil && n.origin == FromNB && (n.want != nil || n.last != nil || n.exists()) {
-		return nil, nil
-	}
-	rec := s.newRecord(SBNotification)
-	rec.Values = []KeyValuePair{{Key: kv.Key, Value: kv.Value}}
-	w := s.newWalker(rec, nil)
-	w.setApplied(kv.Key)
-	w.run(frame{kind: fApply, key: kv.Key, value: kv.Value, origin: FromSB,
-		last: &update{value: kv.Value, seq: rec.SeqNum}})
-	if n := s.g.nodes[kv.Key]; n != nil && n.exists() {
-		s.setMetadata(n, kv.Metadata)
-	}
-	s.finish(w)
-	return rec, nil
-}
-
-// retryFailed re-applies the requests of the bases of values whose retry
-// is due; values changed since (or retried by a resync) are left out.
-func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
-	var failed []*node
-	for _, k := range j.keys {
-		if n := s.g.nodes[k]; n != nil && n.retryGen() == j.gen && n.blocked {
-			failed = append(failed, n)
-		}
-	}
-	if len(failed) == 0 {
-		return nil, nil // nothing left to retry: no transaction (nor sequence number)
-	}
-	rec := s.newRecord(RetryFailedOps)
-	w := s.newWalker(rec, nil)
-	w.retry, w.unblock = true, map[string]bool{}
-	var bases []string
-	for _, n := range failed {
-		rec.RetryOf = appendUnique(rec.RetryOf, txnNumber(n.failSeq()))
-		b := s.g.baseKey(n)
-		w.unblock[n.key], w.unblock[b] = true, true
-		if m := w.retryOf[b]; n.attempt() > m.attempt {
-			if w.retryOf == nil {
-				w.retryOf = map[string]retryMark{}
-			}
-			w.retryOf[b] = retryMark{attempt: n.attempt(), seq: n.failSeq()}
-		}
-		if bn := s.g.nodes[b]; bn != nil && bn.last != nil && !slices.Contains(bases, b) {
-			bases = append(bases, b)
-		}
-	}
-	slices.Sort(bases)
-	// As in a transaction, a base not re-applied yet is neither created
-	// with, nor counted on in a cycle for, the value it failed with: its
-	// request comes further on.
-	for _, b := range bases {
-		w.setLater(b)
-	}
-	for _, b := range bases {
-		n := s.g.nodes[b]
-		w.applyNow(b)
-		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
-	}
-	w.resume()
-	// A derived value its base no longer reaches (left over by a delete
-	// that failed when the base changed or went, or whose create failed
-	// before its base went PENDING or stopped deriving it) is retried on
-	// its own: deleted, if its base was applied again above (the base
-	// applies what it still derives).
-	for _, n := range failed {
-		if s.g.nodes[n.key] == n && n.blocked && n.retryGen() == j.gen {
-			v := n.want
-			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
-				v = nil
-			}
-			w.setApplied(n.key)
-			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
-		}
-	}
-	s.finish(w)
-	return rec, nil
-}
-
 func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	t := j.txn
 	rec := s.newRecord(NBTransaction)
@@ -171,6 +46,36 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	ctx, done := s.txnContext(j.ctx)
 	defer done()
 	w := s.newWalker(rec, ctx)
+	// Read what the southbound holds (a resync), then apply the values,
+	// then undo them if the transaction reverts on failure, then read
+	// back what failed and report.
+	scope := s.readForResync(w, t)
+	values := s.prepareValues(w, t, scope)
+	undos := s.applyValues(w, values)
+	w.resume()
+	w.recheckFoundGone()
+	out := txnOutcome{revertFrom: -1}
+	if w.topErr && rec.Revert {
+		s.revert(w, undos, &out)
+	}
+	w.settleCycles()
+	s.refreshFailed(w)
+	if out.revertFrom < 0 {
+		out.invalid = s.invalidOf(w)
+	}
+	terr := s.txnError(w, &out)
+	s.finish(w)
+	if terr == nil {
+		return rec, nil
+	}
+	return rec, terr
+}
+
+// readForResync starts a resync: it attempts the failed values (of its
+// scope) again and reads back what the southbound holds. It returns the
+// keys of a scoped resync (nil for any other transaction).
+func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
+	rec := w.rec
 	var scope map[string]bool // the keys of a scoped resync
 	if len(t.resyncKeys) > 0 {
 		scope = make(map[string]bool, len(t.resyncKeys))
@@ -212,6 +117,13 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		// Deletes that waited for values the read found gone.
 		w.drain("the values read back")
 	}
+	return scope
+}
+
+// prepareValues lists the transaction's values in the order they are
+// applied and marks them as to come (see keymarks.go).
+func (s *Scheduler) prepareValues(w *walker, t *Txn, scope map[string]bool) []txnValue {
+	rec := w.rec
 	w.marked = slices.Grow(w.marked, len(t.values))
 	values := s.txnValues(w, t, scope, rec.SeqNum)
 	s.reserve(len(values))
@@ -222,11 +134,6 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		// what it does instead.
 		rec.Executed = make([]RecordedOp, 0, min(2*len(values), 1<<16))
 	}
-	type undo struct {
-		key  string
-		prev *update
-	}
-	var undos []undo
 	for i := range values {
 		v := &values[i]
 		if v.n == nil && v.value != nil {
@@ -254,6 +161,22 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		}
 		d.batch = 0
 	}
+	return values
+}
+
+// undo is what a transaction with revert re-applies for a key if it
+// fails: the key's request before the transaction (nil: a delete).
+type undo struct {
+	key  string
+	prev *update
+}
+
+// applyValues applies the transaction's values in order, each with
+// everything it reaches, until the context ends (or, with revert, a value
+// fails). With revert, it returns the requests to re-apply.
+func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
+	rec := w.rec
+	var undos []undo
 	for i, v := range values {
 		if w.ended() {
 			for _, r := range values[i:] {
@@ -283,73 +206,79 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 			break
 		}
 	}
-	w.resume()
-	w.recheckFoundGone()
-	var revertFailed []KeyError
-	reverted := false
-	revertFrom := -1
-	var invalid []KeyError
-	if w.topErr && rec.Revert {
-		// The failed values are read back first, so that the undo starts
-		// from what the southbound holds; then the previous requests are
-		// applied again, last first.
-		s.refreshFailed(w)
-		revertFrom = len(w.rec.Errors)
-		// The invalid values are named as the transaction left them,
-		// before the undo removes them.
-		invalid = s.invalidOf(w)
-		w.reverting = true
-		// What failed to be deleted is still there, as it was before the
-		// transaction: available again, and so are its dependents.
-		for _, n := range w.failedNs {
-			if s.g.nodes[n.key] == n && n.lastOp == OpDelete && n.exists() && !n.avail {
-				n.avail = true
-				w.availChanged(n, true)
-				w.drain(n.key)
-			}
-		}
-		w.failedNs = nil
-		notApplied := len(rec.NotApplied)
-		for _, u := range slices.Backward(undos) {
-			last := &update{seq: rec.SeqNum, revert: true}
-			if u.prev != nil {
-				c := *u.prev
-				c.revert = true
-				last = &c
-			}
-			w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
-		}
-		for _, e := range w.rec.Errors[revertFrom:] {
-			if ke, ok := e.(KeyError); ok {
-				revertFailed = append(revertFailed, ke)
-			}
-		}
-		// An undo the transaction's context stopped is not a revert.
-		reverted = len(revertFailed) == 0 && len(rec.NotApplied) == notApplied
-	}
-	w.settleCycles()
+	return undos
+}
+
+// txnOutcome is what a transaction reports besides its record.
+type txnOutcome struct {
+	reverted     bool
+	revertFailed []KeyError
+	// revertFrom is the index in the record's errors of the first error
+	// of the undo (-1: no undo).
+	revertFrom int
+	invalid    []KeyError
+}
+
+// revert undoes a transaction with revert that failed: the failed values
+// are read back first, so that the undo starts from what the southbound
+// holds; then the previous requests are applied again, last first.
+func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
+	rec := w.rec
 	s.refreshFailed(w)
-	if revertFrom < 0 {
-		invalid = s.invalidOf(w)
+	out.revertFrom = len(w.rec.Errors)
+	// The invalid values are named as the transaction left them, before
+	// the undo removes them.
+	out.invalid = s.invalidOf(w)
+	w.reverting = true
+	// What failed to be deleted is still there, as it was before the
+	// transaction: available again, and so are its dependents.
+	for _, n := range w.failedNs {
+		if s.g.nodes[n.key] == n && n.lastOp == OpDelete && n.exists() && !n.avail {
+			n.avail = true
+			w.availChanged(n, true)
+			w.drain(n.key)
+		}
 	}
+	w.failedNs = nil
+	notApplied := len(rec.NotApplied)
+	for _, u := range slices.Backward(undos) {
+		last := &update{seq: rec.SeqNum, revert: true}
+		if u.prev != nil {
+			c := *u.prev
+			c.revert = true
+			last = &c
+		}
+		w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
+	}
+	for _, e := range w.rec.Errors[out.revertFrom:] {
+		if ke, ok := e.(KeyError); ok {
+			out.revertFailed = append(out.revertFailed, ke)
+		}
+	}
+	// An undo the transaction's context stopped is not a revert.
+	out.reverted = len(out.revertFailed) == 0 && len(rec.NotApplied) == notApplied
+}
+
+// txnError builds the error a transaction returns, nil if nothing failed.
+func (s *Scheduler) txnError(w *walker, out *txnOutcome) *TransactionError {
+	rec := w.rec
 	var unread []*RetrieveError
 	for _, re := range s.unread {
 		unread = append(unread, re)
 	}
 	s.unread = nil
 	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
-	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: reverted, RevertFailed: revertFailed, Retrieve: unread,
-		Invalid: invalid, NotApplied: rec.NotApplied, Canceled: w.canceled}
+	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: out.reverted, RevertFailed: out.revertFailed, Retrieve: unread,
+		Invalid: out.invalid, NotApplied: rec.NotApplied, Canceled: w.canceled}
 	for i, e := range rec.Errors {
-		if ke, ok := e.(KeyError); ok && (revertFrom < 0 || i < revertFrom) {
+		if ke, ok := e.(KeyError); ok && (out.revertFrom < 0 || i < out.revertFrom) {
 			terr.Failed = append(terr.Failed, ke)
 		}
 	}
-	s.finish(w)
 	if len(terr.Failed)+len(terr.RevertFailed)+len(terr.Retrieve)+len(terr.Invalid)+len(terr.NotApplied) == 0 && terr.Canceled == nil {
-		return rec, nil
+		return nil
 	}
-	return rec, terr
+	return terr
 }
 
 // invalidOf names the values the transaction left INVALID: its values and
@@ -376,29 +305,6 @@ func (s *Scheduler) invalidOf(w *walker) []KeyError {
 	})
 	slices.SortFunc(out, func(a, b KeyError) int { return strings.Compare(a.Key, b.Key) })
 	return out
-}
-
-// reserve makes room for about n new values (and, when a descriptor
-// derives values, as many derived ones) in maps that would otherwise grow
-// step by step in a first large transaction. Maps cannot grow in place:
-// only empty ones are replaced. Room for derived values that never come
-// is not free: the two maps are a tenth of what a batch of values without
-// derived values leaves in memory.
-func (s *Scheduler) reserve(n int) {
-	if n < 256 {
-		return
-	}
-	if s.reg.derives() {
-		n *= 2
-	}
-	if len(s.g.nodes) == 0 {
-		s.g.nodes = make(map[string]*node, n)
-	}
-	s.smu.Lock()
-	if len(s.statuses) == 0 {
-		s.statuses = make(map[string]*pubEntry, n)
-	}
-	s.smu.Unlock()
 }
 
 func (s *Scheduler) newRecord(t TxnType) *TxnRecord {
