@@ -1,0 +1,103 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// readDerived rebuilds, from n's value as read, the derived values of n.
+// The derived values exist with their base, as derived from what was
+// read (their own descriptors, if any, do not retrieve them); values
+// the base no longer derives are gone. A value derived again within
+// the same read (derived values that derive each other, a descriptor
+// bug) is skipped, and the read is bounded as the walk is.
+// The stack and the keys are buffers reused from one value to the
+// next (a resync reads every value).
+func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
+	stack := append(s.readStack[:0], n)
+	defer func() { clear(stack[:cap(stack)]); s.readStack = stack[:0] }()
+	var visited keySet
+	visited.add(n.key)
+	budget := 64 * (len(s.g.nodes) + 64)
+	for len(stack) > 0 {
+		if budget--; budget < 0 {
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; %d not read", n.key, len(stack)))
+			break
+		}
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		keys := s.readKeys[:0]
+		if b.d != nil && b.d.DerivedValues != nil {
+			kvs, err := callDerived(b.d, b.key, b.sb)
+			if err == nil {
+				for _, c := range kvs {
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) {
+						continue
+					}
+					visited.add(c.Key)
+					cn := s.derivedRead(w, b, c, seen)
+					keys = append(keys, c.Key)
+					stack = append(stack, cn)
+				}
+			}
+		}
+		for _, k := range b.derived {
+			if slices.Contains(keys, k) {
+				continue
+			}
+			// An obsolete derived value is unavailable; if it was there
+			// (its delete failed), it stays listed so that the base's
+			// next change deletes it. Its own read, if any, tells.
+			if cn := s.g.nodes[k]; cn != nil && cn.base == b.key && cn.exists() {
+				if cn.avail {
+					cn.avail = false
+					w.availChanged(cn, false)
+				}
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		s.readKeys = keys
+		switch {
+		case len(keys) == 0:
+			b.derived = nil
+		case !slices.Equal(keys, b.derived):
+			b.derived = slices.Clone(keys)
+		}
+	}
+
+}
+
+// derivedRead records derived value c of b, as b's value read derives it,
+// and returns its node.
+func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMarks) *node {
+	cn := s.g.nodes[c.Key]
+	// Reported by this read itself: the read says what
+	// the southbound holds.
+	read := cn != nil && seen.hasNode(cn)
+	known := cn != nil && (!cn.exists() || cn.blocked)
+	if cn == nil {
+		cn = s.newNode(c.Key)
+	}
+	if cn.base != b.key || cn.origin != b.origin {
+		s.dirty(cn) // its status names its base
+		cn.base, cn.origin = b.key, b.origin
+	}
+	seen.add(cn)
+	// A derived value exists with its base, whatever
+	// descriptor claims it, unless the read reported it
+	// itself or the scheduler knows better: it does not
+	// exist (it waits, or its create failed) or an
+	// operation on it failed (the southbound holds what
+	// was there before).
+	if !read && !known {
+		s.found(w, cn, c.Value)
+	}
+	if cn.want == nil && cn.state == NonExistent {
+		cn.state = Discovered
+		if cn.origin == FromSB {
+			cn.want, cn.state = c.Value, Obtained
+		}
+	}
+	return cn
+}
