@@ -61,19 +61,27 @@ type pubValue struct {
 // published ones because a refresh may have published intermediate
 // statuses in between, which no record describes).
 func (s *Scheduler) publish() []statusChange {
+	entries, nChanges := s.dirtyStatuses()
+	return s.publishStatuses(entries, nChanges)
+}
+
+// pubUpdate is the status to publish for a node (nil: the node is dropped).
+type pubUpdate struct {
+	n  *node
+	st *ValueStatus
+}
+
+// dirtyStatuses builds the statuses of the dirty nodes, drops the nodes
+// nothing refers to any more, and counts the changes the history records.
+func (s *Scheduler) dirtyStatuses() (entries []pubUpdate, nChanges int) {
 	w := &walker{s: s, g: s.g, seq: s.seq}
-	type entry struct {
-		n  *node
-		st *ValueStatus // nil: the node is dropped
-	}
-	entries := make([]entry, 0, len(s.dirtyNodes))
+	entries = make([]pubUpdate, 0, len(s.dirtyNodes))
 	sc := &s.scratch
-	nChanges := 0 // to size the history's list once rather than grow it
 	add := func(n *node, st *ValueStatus) {
 		if recordedChange(n.pub.rec, st) {
-			nChanges++
+			nChanges++ // to size the history's list once rather than grow it
 		}
-		entries = append(entries, entry{n: n, st: st})
+		entries = append(entries, pubUpdate{n: n, st: st})
 	}
 	for _, n := range s.dirtyNodes {
 		full := n.dirty
@@ -102,6 +110,12 @@ func (s *Scheduler) publish() []statusChange {
 		add(n, st)
 	}
 	s.dirtyNodes = emptied(s.dirtyNodes)
+	return entries, nChanges
+}
+
+// publishStatuses publishes entries, notifies the watchers of the changed
+// statuses and returns the changes the history records.
+func (s *Scheduler) publishStatuses(entries []pubUpdate, nChanges int) []statusChange {
 	recorded := s.opts.HistoryMaxCount >= 0
 	var changes []statusChange
 	if recorded {
@@ -131,10 +145,8 @@ func (s *Scheduler) publish() []statusChange {
 					e.n.pub.view = v
 				}
 			}
-			if e.st != old { // else unchanged: the published one stays
-				if watched {
-					changed = append(changed, *e.st)
-				}
+			if e.st != old && watched { // else unchanged: the published one stays
+				changed = append(changed, *e.st)
 			}
 		}
 		if recorded && recordedChange(before, e.st) {
