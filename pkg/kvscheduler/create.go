@@ -1,0 +1,110 @@
+package kvscheduler
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Creates: a value the southbound does not hold is created once it is
+// valid and its dependencies are met; otherwise it waits (PENDING, or
+// INVALID or UNIMPLEMENTED until it is requested again).
+
+// create applies n.want to a key that does not exist in the southbound.
+func (w *walker) create(n *node, recreate bool) {
+	ro := w.newOp(OpCreate, n)
+	ro.Recreate = ro.Recreate || recreate
+	if st, err, fields := w.check(n); st != 0 {
+		w.reject(n, st, err, fields, ro)
+		return
+	}
+	w.setDeps(n)
+	if n.depErr() != nil {
+		w.reject(n, Invalid, n.depErr(), nil, ro)
+		return
+	}
+	ready, inCycle := w.readyHow(n)
+	if !ready {
+		n.state = Pending
+		ro.NOOP = true
+		w.record(n, ro)
+		w.dropStrayDerived(n)
+		return
+	}
+	if !n.implicit() {
+		if w.hold(n, OpCreate, ro) {
+			return
+		}
+		var md any
+		w.s.calling(n.d, "Create", n.key)
+		err := guard(func() (err error) { md, err = n.d.Create(w.ctx, n.key, n.want); return err })
+		w.s.returned()
+		if err != nil {
+			w.fail(n, OpCreate, err, ro)
+			return
+		}
+		w.s.setMetadata(n, md)
+	}
+	n.sb = n.want
+	n.setRemovedDerived(nil)
+	n.avail = true
+	n.state, n.lastOp, n.err = w.okState(n), OpCreate, nil
+	n.setFields(nil)
+	n.txnSeq, n.txnFail = w.seq, false
+	n.resetAttempts()
+	if inCycle {
+		w.cycleMade = append(w.cycleMade, n)
+	}
+	w.record(n, ro)
+	derived := w.derivedOf(n)
+	w.pushDerived(n, derived)
+	w.availChanged(n, true)
+}
+
+func (w *walker) okState(n *node) ValueState {
+	if n.origin == FromSB {
+		return Obtained
+	}
+	return Configured
+}
+
+// check rejects a value the scheduler cannot apply: no descriptor, a key
+// claimed twice, a descriptor that cannot create, a failed validation.
+func (w *walker) check(n *node) (ValueState, error, []string) {
+	switch {
+	case n.dErr() != nil:
+		return Invalid, n.dErr(), nil
+	case n.d == nil:
+		if n.base == "" && n.origin != FromSB {
+			return Unimplemented, nil, nil
+		}
+		return 0, nil, nil // a property, or a southbound value
+	case n.origin == FromSB:
+		return 0, nil, nil
+	case n.d.Create == nil:
+		return Invalid, fmt.Errorf("kvscheduler: descriptor %q cannot create values", n.d.Name), nil
+	case n.d.Validate == nil:
+		return 0, nil, nil
+	}
+	err := guard(func() error { return n.d.Validate(n.key, n.want) })
+	if err == nil {
+		return 0, nil, nil
+	}
+	var ive *InvalidValueError
+	if errors.As(err, &ive) {
+		return Invalid, err, ive.Fields
+	}
+	return Invalid, err, nil
+}
+
+// reject leaves n waiting as INVALID or UNIMPLEMENTED (a NOOP).
+func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro RecordedOp) {
+	n.state, n.err = st, err
+	n.setFields(fields)
+	if st == Invalid {
+		w.invalidated(n)
+	}
+	w.setDeps(n)
+	ro.NOOP = true
+	ro.Err = err
+	w.record(n, ro)
+}
