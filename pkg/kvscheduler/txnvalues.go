@@ -77,26 +77,10 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 			}
 		}
 	}
-	group := func(v txnValue) int {
-		n := v.n
-		switch {
-		case v.value == nil:
-			return 0
-		case n == nil || !n.exists():
-			return 2
-		// The comparison is asked only of descriptors for which a change
-		// is a re-create: for the others its answer does not matter.
-		case n.d != nil && !n.implicit() && (n.d.Update == nil || n.d.UpdateWithRecreate != nil) &&
-			!safeEqual(n.d, n.key, n.sb, v.value) &&
-			(n.d.Update == nil || (&walker{s: s}).needsRecreate(n, v.value)):
-			return 1
-		}
-		return 3
-	}
 	// Sorted by group, then key, in place.
 	sorted := true
 	for i := range out {
-		out[i].group = uint8(group(out[i]))
+		out[i].group = uint8(s.txnGroup(out[i]))
 		if i > 0 && sorted {
 			a, b := &out[i-1], &out[i]
 			sorted = a.group < b.group || a.group == b.group && a.key < b.key
@@ -142,4 +126,23 @@ func sortTxnValues(vs []txnValue) {
 		}
 		vs[k], ks[k].i = tmp, -1
 	}
+}
+
+// txnGroup is the group of a transaction's value in the reference's
+// order: deletes (0), re-creates (1), creates (2), updates (3).
+func (s *Scheduler) txnGroup(v txnValue) int {
+	n := v.n
+	switch {
+	case v.value == nil:
+		return 0
+	case n == nil || !n.exists():
+		return 2
+	// The comparison is asked only of descriptors for which a change
+	// is a re-create: for the others its answer does not matter.
+	case n.d != nil && !n.implicit() && (n.d.Update == nil || n.d.UpdateWithRecreate != nil) &&
+		!safeEqual(n.d, n.key, n.sb, v.value) &&
+		(n.d.Update == nil || (&walker{s: s}).needsRecreate(n, v.value)):
+		return 1
+	}
+	return 3
 }

@@ -110,6 +110,13 @@ func (w *walker) finishUpdate(f frame) {
 		}
 		w.s.setMetadata(n, md)
 	}
+	w.updated(n, f, ro)
+}
+
+// updated records that n's update (frame f) went through: the
+// southbound holds the wanted value; its derived values follow, and the
+// values that wait for it are checked again.
+func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	wasAvail := n.avail
 	prevState := n.state
 	n.sb, n.avail = n.want, true
