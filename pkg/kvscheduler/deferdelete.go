@@ -29,10 +29,10 @@ import "slices"
 // southbound until its next retry).
 func (w *walker) deferDelete(f frame, blocker string) bool {
 	b := w.g.nodes[blocker]
-	if f.noDefer || b == nil || !b.deleting && !slices.Contains(w.cycleMade, b) {
+	if f.noDefer || b == nil || !b.deleting() && !slices.Contains(w.cycleMade, b) {
 		return false
 	}
-	f.n.deleting = true // still under way
+	f.n.under |= underDelete // still under way
 	w.deferred = append(w.deferred, deferredFinish{blocker: blocker, f: f})
 	return true
 }

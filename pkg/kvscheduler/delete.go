@@ -19,10 +19,10 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = ro.Recreate || reason == delRecreate
 	wasAvail := n.avail
-	n.deleting = true
+	n.under |= underDelete
 	// An update under way is over: the old value goes, and the new one
 	// is created after, if it can be (see finishUpdate).
-	n.updating = false
+	n.under &^= underUpdate
 	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
 	w.availChanged(n, true)
@@ -73,9 +73,9 @@ func (w *walker) finishDelete(f frame) {
 func (w *walker) finishDeleteOrDefer(f frame) bool {
 	n := f.n
 	ro := f.op
-	n.deleting = false
-	recheck := n.recheck
-	n.recheck = false
+	n.under &^= underDelete
+	recheck := n.under&underRecheck != 0
+	n.under &^= underRecheck
 	if !n.exists() || !w.g.has(n) {
 		return false // deleted meanwhile (by a delete that waited for a dependent)
 	}
@@ -86,14 +86,18 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		// in a cycle with n (which stillNeeded lets go together): a base
 		// never goes before what it derives.
 		for _, k := range n.derived {
-			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && c.deleting && w.deferDelete(f, k) {
-				n.recheck = recheck
+			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && c.deleting() && w.deferDelete(f, k) {
+				if recheck {
+					n.under |= underRecheck
+				}
 				return true
 			}
 		}
 		if blocker := w.stillNeeded(n); blocker != "" {
 			if w.deferDelete(f, blocker) {
-				n.recheck = recheck
+				if recheck {
+					n.under |= underRecheck
+				}
 				return true
 			}
 			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
@@ -231,7 +235,7 @@ func (w *walker) mayStay(n *node) bool {
 	if w.ready(n) {
 		return true
 	}
-	if n.sbDeps == nil || n.updating || !w.baseAvail(n, nil) {
+	if n.sbDeps == nil || n.updating() || !w.baseAvail(n, nil) {
 		return false
 	}
 	for _, dep := range n.sbDeps {
@@ -267,7 +271,7 @@ func (w *walker) stillNeeded(n *node) string {
 		// A derived value left over from an earlier value of n (its
 		// delete failed when n changed) does not need n any more.
 		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
-			!(c.deleting && w.reaches(n, c)) {
+			!(c.deleting() && w.reaches(n, c)) {
 			return k
 		}
 	}
@@ -306,14 +310,14 @@ func (w *walker) neededVia(n, p *node) string {
 		// turn, is in a cycle with n: members of a cycle go together. An
 		// update whose new value needs n, say what its old value derives,
 		// then finds n gone and deletes its old value into PENDING.
-		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting || m.updating || m.waitsOn() != "") && w.reaches(n, m) {
+		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting() || m.updating() || m.waitsOn() != "") && w.reaches(n, m) {
 			continue
 		}
 		deps := m.deps
 		if m.sbDeps != nil {
 			deps = m.sbDeps
 		}
-		if m.updating && !m.deleting && m.d != nil && m.d.Dependencies != nil {
+		if m.updating() && !m.deleting() && m.d != nil && m.d.Dependencies != nil {
 			// Changed right after: what its new value needs counts. Not
 			// once it is being deleted (its new value waits): its old
 			// value stays in the southbound until then.

@@ -149,14 +149,14 @@ func (w *walker) dropStack() {
 	for _, f := range w.stack {
 		switch f.kind {
 		case fFinishDel:
-			f.n.deleting = false
+			f.n.under &^= underDelete
 			if f.n.exists() && f.avail && !f.n.avail {
 				f.n.avail = true
 				w.availChanged(f.n, false)
 			}
 			w.s.toResume(f.n, resumeDependents)
 		case fFinishUpd:
-			f.n.updating = false
+			f.n.under &^= underUpdate
 			w.s.toResume(f.n, resumeSelf)
 		case fDepUpdate, fCreate, fRedelete:
 			w.s.toResume(f.n, resumeSelf)

@@ -42,12 +42,10 @@ type node struct {
 	// in it (except by a revert).
 	txnSeq uint64
 
-	avail    bool
-	deleting bool // its delete is under way (dependents and derived first)
-	// recheck is set when a value it may depend on was created while its
-	// delete was under way: once deleted into PENDING, it is checked again.
-	recheck  bool
-	updating bool // its update is under way (obsolete derived values first)
+	avail bool
+	// under is the change the walk has under way on the value (see
+	// underWay).
+	under underWay
 	// A failed operation blocks the value until its want changes, a resync
 	// or its retry (see nodeExtra for the failure).
 	blocked bool
@@ -257,6 +255,29 @@ func (n *node) delReason() delReason {
 	}
 	return n.x.delReason
 }
+
+// underWay is the change a walk has under way on a value: a change is
+// several frames of the walk (see walk.go), and what runs in between must
+// know that the value is on its way out or to another value.
+type underWay uint8
+
+const (
+	// underDelete: its delete is under way (derived values and dependents
+	// first, the value last).
+	underDelete underWay = 1 << iota
+	// underUpdate: its update is under way (obsolete derived values
+	// first, then the value, then its new derived values).
+	underUpdate
+	// underRecheck: a value it may depend on was created while its delete
+	// was under way: once deleted into PENDING, it is checked again.
+	underRecheck
+)
+
+// deleting tells whether n's delete is under way.
+func (n *node) deleting() bool { return n.under&underDelete != 0 }
+
+// updating tells whether n's update is under way.
+func (n *node) updating() bool { return n.under&underUpdate != 0 }
 
 // update is a request for a base value: the transaction that made it,
 // with its retry options (shared by the transaction's requests; nil: no

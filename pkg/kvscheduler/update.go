@@ -40,7 +40,7 @@ func (w *walker) update(n *node) {
 	// its old value needed. Its value in the southbound keeps its own
 	// dependencies (sbDeps) for what must not be deleted under it.
 	w.setDepsEq(n, eq)
-	n.updating = true
+	n.under |= underUpdate
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
 	// Obsolete derived values are deleted before their base changes.
 	for _, k := range slices.Backward(n.derived) {
@@ -52,7 +52,7 @@ func (w *walker) update(n *node) {
 
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
-	n.updating = false
+	n.under &^= underUpdate
 	if !w.g.has(n) || n.txnSeq == w.seq && n.txnFail && !w.reverting {
 		return
 	}

@@ -234,7 +234,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with; a failed delete is
 		// attempted again, or not, by its new request (seed 241994: the
 		// southbound held the very value requested further on).
-	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting && w.unblocks(n):
+	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
 		w.s.clearFailure(n)
@@ -305,8 +305,8 @@ func (w *walker) availChanged(n *node, recheck bool) {
 	if recheck {
 		// Re-checked right after n, in key order.
 		for _, m := range slices.Backward(deps) {
-			if n.avail && m.deleting {
-				m.recheck = true // its delete checks it again once done
+			if n.avail && m.deleting() {
+				m.under |= underRecheck // its delete checks it again once done
 			}
 			w.push(frame{kind: fDepUpdate, n: m})
 		}
