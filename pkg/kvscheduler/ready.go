@@ -65,7 +65,7 @@ func (w *walker) candidate(p *node) bool {
 		}
 	}
 	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr() == nil && p.depErr() == nil && !p.blocked &&
-		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !(p.txnSeq == w.seq && p.txnFail) &&
+		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !w.failedHere(p) &&
 		!w.later(p)
 }
 

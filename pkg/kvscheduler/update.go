@@ -53,7 +53,7 @@ func (w *walker) update(n *node) {
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
 	n.under &^= underUpdate
-	if !w.g.has(n) || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if !w.g.has(n) || w.failedHere(n) && !w.reverting {
 		return
 	}
 	if !n.exists() {

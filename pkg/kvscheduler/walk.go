@@ -159,7 +159,7 @@ func (w *walker) drain(from string) {
 			w.finishUpdate(f)
 		case fCreate:
 			// Not if a cascade created it meanwhile.
-			if !(f.n.txnSeq == w.seq && f.n.txnFail) && w.g.has(f.n) && !f.n.exists() {
+			if !w.failedHere(f.n) && w.g.has(f.n) && !f.n.exists() {
 				w.create(f.n, true)
 			}
 		case fRedelete:
@@ -182,7 +182,7 @@ func (w *walker) applyValue(f frame) {
 	if f.last != nil {
 		n.last = f.last // requested, even if not applied now: its retry applies it
 	}
-	if n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if w.failedHere(n) && !w.reverting {
 		return // failed in this transaction already
 	}
 	if f.last != nil && f.base == "" && f.origin == FromNB && w.skipInSync(n, f.value) {
@@ -220,7 +220,7 @@ func (w *walker) applyValue(f frame) {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if !w.g.has(n) || n.origin != FromNB || n.txnSeq == w.seq && n.txnFail && !w.reverting {
+	if !w.g.has(n) || n.origin != FromNB || w.failedHere(n) && !w.reverting {
 		return
 	}
 	w.s.dirty(n)
@@ -248,6 +248,10 @@ func (w *walker) depUpdate(n *node) {
 		}
 	}
 }
+
+// failedHere tells whether n failed in this walk: a value that failed in
+// a transaction is not applied again in it (except by its undo).
+func (w *walker) failedHere(n *node) bool { return n.txnSeq == w.seq && n.txnFail }
 
 // unblocks tells whether the transaction attempts n again although it
 // failed: a retry of it (or its base), a resync, a revert.
