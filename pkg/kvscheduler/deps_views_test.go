@@ -172,19 +172,7 @@ func TestDumpValues(t *testing.T) {
 		t.Fatalf("cached configured value: %+v", kv)
 	}
 
-	// Filters.
-	if got := kvKeys(s.DumpValues("route", "", kvscheduler.CachedView)); !reflect.DeepEqual(got, []string{"route/r1", "route/r2"}) {
-		t.Fatalf("route descriptor: %v", got)
-	}
-	if got := kvKeys(s.DumpValues("route", "route/r2", kvscheduler.NBView)); !reflect.DeepEqual(got, []string{"route/r2"}) {
-		t.Fatalf("route descriptor and prefix: %v", got)
-	}
-	if got := kvKeys(s.DumpValues("", "link/", kvscheduler.SBView)); !reflect.DeepEqual(got, []string{"link/eth0", "link/sb"}) {
-		t.Fatalf("link prefix: %v", got)
-	}
-	if got := s.DumpValues("", "", kvscheduler.View(42)); got != nil {
-		t.Fatalf("unknown view: %v", got)
-	}
+	checkDumpFilters(t, s)
 
 	// A failed update leaves the old value in the southbound and the new
 	// one requested.
@@ -201,6 +189,27 @@ func TestDumpValues(t *testing.T) {
 	if kv := findKV(t, s.DumpValues("", "link/eth0", kvscheduler.CachedView), "link/eth0"); kv.Value != "up" {
 		t.Fatalf("cached after failed update: %+v", kv)
 	}
+
+}
+
+// checkDumpFilters checks DumpValues' filters on TestDumpValues' values.
+func checkDumpFilters(t *testing.T, s *kvscheduler.Scheduler) {
+	t.Helper()
+	if got := kvKeys(s.DumpValues("route", "", kvscheduler.CachedView)); !reflect.DeepEqual(got, []string{"route/r1", "route/r2"}) {
+		t.Fatalf("route descriptor: %v", got)
+	}
+	if got := kvKeys(s.DumpValues("route", "route/r2", kvscheduler.NBView)); !reflect.DeepEqual(got, []string{"route/r2"}) {
+		t.Fatalf("route descriptor and prefix: %v", got)
+	}
+	if got := kvKeys(s.DumpValues("", "link/", kvscheduler.SBView)); !reflect.DeepEqual(got, []string{"link/eth0", "link/sb"}) {
+		t.Fatalf("link prefix: %v", got)
+	}
+	if got := s.DumpValues("", "", kvscheduler.View(42)); got != nil {
+		t.Fatalf("unknown view: %v", got)
+	}
+}
+
+func TestViewString(t *testing.T) {
 	for v, name := range map[kvscheduler.View]string{kvscheduler.CachedView: "cached", kvscheduler.NBView: "NB",
 		kvscheduler.SBView: "SB", kvscheduler.View(7): "View(7)"} {
 		if v.String() != name {

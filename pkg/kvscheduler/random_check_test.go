@@ -200,6 +200,21 @@ func (h *harness) checkAfterTxn() {
 	defer h.mu.Unlock()
 	cur := h.sb.Values()
 	have := present(cur)
+	given := h.givenAfterTxn(cur, have)
+	want := h.withOwned(fixedPoint(h.desired, true, given))
+	keep := h.keptAfterTxn(cur, have, given)
+	for _, k := range sortedKeys(cur) {
+		if _, ok := want[k]; !ok && !keep[k] {
+			h.violate("extra", "%s is in the southbound but neither desired with its dependencies met nor kept by a failed delete (southbound %v, want %v)", k, sortedKeys(cur), sortedKeys(want))
+			return
+		}
+	}
+}
+
+// givenAfterTxn lists the values that exist as far as the scheduler
+// knows although the desired values alone would not make them: values a
+// failed update left (and their derived values), the southbound's own.
+func (h *harness) givenAfterTxn(cur map[string]any, have map[string]bool) map[string]bool {
 	// A value whose update failed is in the southbound as it was, derived
 	// values and properties with it, and it still satisfies dependencies
 	// (unlike one whose delete failed): desired values that depend on it
@@ -228,7 +243,13 @@ func (h *harness) checkAfterTxn() {
 	for k := range h.owned {
 		given[k] = true
 	}
-	want := h.withOwned(fixedPoint(h.desired, true, given))
+	return given
+}
+
+// keptAfterTxn lists the values a transaction may leave in the southbound
+// beyond the wanted ones: those left by failed operations, and what they
+// (and the values lost behind the scheduler's back) need.
+func (h *harness) keptAfterTxn(cur map[string]any, have, given map[string]bool) map[string]bool {
 	// Values left by failed operations, and what they (transitively) need.
 	keep := map[string]bool{}
 	var stack []string
@@ -276,10 +297,5 @@ func (h *harness) checkAfterTxn() {
 			}
 		}
 	}
-	for _, k := range sortedKeys(cur) {
-		if _, ok := want[k]; !ok && !keep[k] {
-			h.violate("extra", "%s is in the southbound but neither desired with its dependencies met nor kept by a failed delete (southbound %v, want %v)", k, sortedKeys(cur), sortedKeys(want))
-			return
-		}
-	}
+	return keep
 }

@@ -90,126 +90,165 @@ func genScenario(r *rand.Rand) scenario {
 // repeating while anything helps. Every candidate is run once (a flaky
 // candidate is simply not kept).
 func shrink(sc scenario, f *propFailure) (scenario, *propFailure) {
-	try := func(c scenario) bool {
-		if g := runScenario(c); g != nil && g.kind == f.kind {
-			sc, f = c, g
-			return true
-		}
-		return false
-	}
+	sh := &shrinker{sc: sc, f: f}
 	for progress := true; progress; {
-		progress = false
-		for i := len(sc.Txns) - 1; i >= 0; i-- {
-			if i < len(sc.Txns) {
-				c := sc
-				c.Txns = slices.Delete(slices.Clone(sc.Txns), i, i+1)
-				progress = try(c) || progress
-			}
+		progress = sh.dropTxns()
+		progress = sh.dropParts() || progress
+		progress = sh.simplifyValues() || progress
+		progress = sh.dropFlags() || progress
+	}
+	return sh.sc, sh.f
+}
+
+// shrinker holds the smallest scenario found so far that fails as the
+// first one did, and its failure.
+type shrinker struct {
+	sc scenario
+	f  *propFailure
+}
+
+// try keeps c if it fails with the same class of failure.
+func (sh *shrinker) try(c scenario) bool {
+	if g := runScenario(c); g != nil && g.kind == sh.f.kind {
+		sh.sc, sh.f = c, g
+		return true
+	}
+	return false
+}
+
+// dropTxns tries the scenario without each of its transactions.
+func (sh *shrinker) dropTxns() (progress bool) {
+	for i := len(sh.sc.Txns) - 1; i >= 0; i-- {
+		if i < len(sh.sc.Txns) {
+			c := sh.sc
+			c.Txns = slices.Delete(slices.Clone(sh.sc.Txns), i, i+1)
+			progress = sh.try(c) || progress
 		}
-		for i := 0; i < len(sc.Txns); i++ {
-			for j := len(sc.Txns[i].Notify) - 1; j >= 0; j-- {
-				c := cloneScenario(sc)
-				c.Txns[i].Notify = slices.Delete(c.Txns[i].Notify, j, j+1)
-				progress = try(c) || progress
-			}
-			for j := len(sc.Txns[i].Lose) - 1; j >= 0; j-- {
-				c := cloneScenario(sc)
-				c.Txns[i].Lose = slices.Delete(c.Txns[i].Lose, j, j+1)
-				progress = try(c) || progress
-			}
-			if len(sc.Txns[i].Keys) > 0 {
-				c := cloneScenario(sc)
-				c.Txns[i].Keys = nil
-				progress = try(c) || progress
-			}
-			for j := len(sc.Txns[i].Fail) - 1; j >= 0; j-- {
-				c := cloneScenario(sc)
-				c.Txns[i].Fail = slices.Delete(c.Txns[i].Fail, j, j+1)
-				progress = try(c) || progress
-			}
-			for j := len(sc.Txns[i].Set) - 1; j >= 0; j-- {
-				c := cloneScenario(sc)
-				c.Txns[i].Set = slices.Delete(c.Txns[i].Set, j, j+1)
-				progress = try(c) || progress
-			}
-			if sc.Txns[i].Resync != kvscheduler.NoResync && sc.Txns[i].Resync != kvscheduler.DownstreamResync {
-				c := cloneScenario(sc)
-				c.Txns[i].Resync = kvscheduler.NoResync
-				progress = try(c) || progress
-			}
+	}
+	return progress
+}
+
+// dropParts tries each transaction without each of its parts.
+func (sh *shrinker) dropParts() (progress bool) {
+	for i := 0; i < len(sh.sc.Txns); i++ {
+		for j := len(sh.sc.Txns[i].Notify) - 1; j >= 0; j-- {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Notify = slices.Delete(c.Txns[i].Notify, j, j+1)
+			progress = sh.try(c) || progress
 		}
-		for i := 0; i < len(sc.Txns); i++ {
-			for j := 0; j < len(sc.Txns[i].Set); j++ {
-				if sc.Txns[i].Set[j].Val == nil {
-					continue
-				}
-				for _, field := range []int{0, 1, 2, 3} {
-					for x := 0; ; x++ {
-						c := cloneScenario(sc)
-						v := c.Txns[i].Set[j].Val
-						var ok bool
-						switch field {
-						case 0:
-							if ok = x < len(v.Deps); ok {
-								v.Deps = slices.Delete(v.Deps, x, x+1)
-							}
-						case 1:
-							if ok = x < len(v.Derived); ok {
-								v.Derived = slices.Delete(v.Derived, x, x+1)
-							}
-						case 2:
-							if ok = x < len(v.Props); ok {
-								v.Props = slices.Delete(v.Props, x, x+1)
-							}
-						case 3:
-							if ok = x == 0 && v.Ver != 0; ok {
-								v.Ver = 0
-							}
-						}
-						if !ok {
-							break
-						}
-						// No empty lists: formatScenario prints none, and
-						// the values it prints must compare as these do.
-						if len(v.Deps) == 0 {
-							v.Deps = nil
-						}
-						if len(v.Derived) == 0 {
-							v.Derived = nil
-						}
-						if len(v.Props) == 0 {
-							v.Props = nil
-						}
-						if try(c) {
-							progress = true
-							x-- // the next element moved to x
-						}
+		for j := len(sh.sc.Txns[i].Lose) - 1; j >= 0; j-- {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Lose = slices.Delete(c.Txns[i].Lose, j, j+1)
+			progress = sh.try(c) || progress
+		}
+		if len(sh.sc.Txns[i].Keys) > 0 {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Keys = nil
+			progress = sh.try(c) || progress
+		}
+		for j := len(sh.sc.Txns[i].Fail) - 1; j >= 0; j-- {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Fail = slices.Delete(c.Txns[i].Fail, j, j+1)
+			progress = sh.try(c) || progress
+		}
+		for j := len(sh.sc.Txns[i].Set) - 1; j >= 0; j-- {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Set = slices.Delete(c.Txns[i].Set, j, j+1)
+			progress = sh.try(c) || progress
+		}
+		if r := sh.sc.Txns[i].Resync; r != kvscheduler.NoResync && r != kvscheduler.DownstreamResync {
+			c := cloneScenario(sh.sc)
+			c.Txns[i].Resync = kvscheduler.NoResync
+			progress = sh.try(c) || progress
+		}
+	}
+	return progress
+}
+
+// simplifyValues tries each value set without each of its dependencies,
+// derived values and properties, and at version 0.
+func (sh *shrinker) simplifyValues() (progress bool) {
+	for i := 0; i < len(sh.sc.Txns); i++ {
+		for j := 0; j < len(sh.sc.Txns[i].Set); j++ {
+			if sh.sc.Txns[i].Set[j].Val == nil {
+				continue
+			}
+			for field := range 4 {
+				for x := 0; ; x++ {
+					c := cloneScenario(sh.sc)
+					if !simplified(c.Txns[i].Set[j].Val, field, x) {
+						break
+					}
+					if sh.try(c) {
+						progress = true
+						x-- // the next element moved to x
 					}
 				}
 			}
 		}
-		if sc.NoUpdate {
-			c := sc
-			c.NoUpdate = false
-			progress = try(c) || progress
+	}
+	return progress
+}
+
+// simplified drops element x of v's field (0: Deps, 1: Derived, 2: Props;
+// 3: sets Ver to 0 once) and tells whether there was one.
+func simplified(v *rval, field, x int) bool {
+	var ok bool
+	switch field {
+	case 0:
+		if ok = x < len(v.Deps); ok {
+			v.Deps = slices.Delete(v.Deps, x, x+1)
 		}
-		if sc.NoDerivedRetrieve {
-			c := sc
-			c.NoDerivedRetrieve = false
-			progress = try(c) || progress
+	case 1:
+		if ok = x < len(v.Derived); ok {
+			v.Derived = slices.Delete(v.Derived, x, x+1)
 		}
-		if sc.RetrieveDerived {
-			c := sc
-			c.RetrieveDerived = false
-			progress = try(c) || progress
+	case 2:
+		if ok = x < len(v.Props); ok {
+			v.Props = slices.Delete(v.Props, x, x+1)
 		}
-		if sc.ClaimDerived {
-			c := sc
-			c.ClaimDerived, c.RetrieveDerived = false, false
-			progress = try(c) || progress
+	case 3:
+		if ok = x == 0 && v.Ver != 0; ok {
+			v.Ver = 0
 		}
 	}
-	return sc, f
+	// No empty lists: formatScenario prints none, and the values it
+	// prints must compare as these do.
+	if len(v.Deps) == 0 {
+		v.Deps = nil
+	}
+	if len(v.Derived) == 0 {
+		v.Derived = nil
+	}
+	if len(v.Props) == 0 {
+		v.Props = nil
+	}
+	return ok
+}
+
+// dropFlags tries the scenario without each of its descriptors' options.
+func (sh *shrinker) dropFlags() (progress bool) {
+	if sh.sc.NoUpdate {
+		c := sh.sc
+		c.NoUpdate = false
+		progress = sh.try(c) || progress
+	}
+	if sh.sc.NoDerivedRetrieve {
+		c := sh.sc
+		c.NoDerivedRetrieve = false
+		progress = sh.try(c) || progress
+	}
+	if sh.sc.RetrieveDerived {
+		c := sh.sc
+		c.RetrieveDerived = false
+		progress = sh.try(c) || progress
+	}
+	if sh.sc.ClaimDerived {
+		c := sh.sc
+		c.ClaimDerived, c.RetrieveDerived = false, false
+		progress = sh.try(c) || progress
+	}
+	return progress
 }
 
 func cloneScenario(sc scenario) scenario {
