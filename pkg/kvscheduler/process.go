@@ -53,7 +53,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	values := s.prepareValues(w, t, scope)
 	undos := s.applyValues(w, values)
 	w.resume()
-	w.recheckFoundGone()
+	w.recheckRead()
 	out := txnOutcome{revertFrom: -1}
 	if w.topErr && rec.Revert {
 		s.revert(w, undos, &out)

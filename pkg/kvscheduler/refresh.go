@@ -175,7 +175,7 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 		// applied its values, see recheckFound).
 		w.availChanged(n, !w.resyncing)
 		if w.resyncing && !w.unblockAll {
-			w.foundBack = append(w.foundBack, n)
+			w.readChanged = append(w.readChanged, readChange{n: n, avail: true})
 		}
 		s.dirty(n)
 	}
@@ -204,8 +204,8 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 		s.goneOne(w, m, recheck)
 		if !recheck {
 			// Their dependents are checked again after the transaction's
-			// values (see recheckFoundGone).
-			w.foundGone = append(w.foundGone, m)
+			// values (see recheckRead).
+			w.readChanged = append(w.readChanged, readChange{n: m, avail: false})
 		}
 	}
 	// Deletes that waited for them to go go through now: the caller
@@ -237,29 +237,25 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 	s.dirty(n)
 }
 
-// recheckFoundGone checks again, once a resync applied its values, the
-// dependents of the values its read found gone and that are still not
-// available: the resync did not re-create them (they wait, or only some
-// keys were resynced), so what depends on them goes PENDING rather than
-// stay in the southbound without them. Those the resync re-created keep
-// their dependents untouched.
-//
-// Likewise, the values waiting for one a scoped resync's read found (it
-// applies only its keys) are checked again if it is still available.
-func (w *walker) recheckFoundGone() {
-	for _, n := range w.foundGone {
-		if w.g.has(n) && !n.avail {
-			w.availChanged(n, true)
+// recheckRead checks again, once a resync applied its values, the
+// dependents of the values whose availability its read changed, if they
+// are still as the read found them. A value found gone that the resync did
+// not re-create (it waits, or only some keys were resynced) takes what
+// depends on it down (PENDING) rather than leave it in the southbound
+// without it; one it re-created keeps its dependents untouched. The values
+// waiting for one a scoped resync's read found (it applies only its keys)
+// are created if it is still there. Those found gone go first.
+func (w *walker) recheckRead() {
+	for _, avail := range []bool{false, true} {
+		for _, c := range w.readChanged {
+			if c.avail == avail && w.g.has(c.n) && c.n.avail == avail {
+				w.availChanged(c.n, true)
+			}
 		}
 	}
-	for _, n := range w.foundBack {
-		if w.g.has(n) && n.avail {
-			w.availChanged(n, true)
-		}
-	}
-	w.foundGone, w.foundBack = nil, nil
+	w.readChanged = nil
 	if len(w.stack) > 0 {
-		w.drain("the values found gone")
+		w.drain("the values the read changed")
 	}
 }
 

@@ -110,11 +110,16 @@ type walker struct {
 	recreating map[string]bool
 	// dropped counts the operations compressOp dropped from the record.
 	dropped int
-	// foundGone are the values a resync's read found gone (see
-	// recheckFoundGone).
-	foundGone []*node
-	// foundBack are the values a scoped resync's read made available.
-	foundBack []*node
+	// readChanged are the values whose availability a resync's read
+	// changed (see recheckRead).
+	readChanged []readChange
+}
+
+// readChange is a value whose availability a read changed, and what the
+// read found.
+type readChange struct {
+	n     *node
+	avail bool
 }
 
 // retryMark is the attempt of a retry and the transaction it retries
