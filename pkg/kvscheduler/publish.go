@@ -61,7 +61,10 @@ type pubValue struct {
 // published ones because a refresh may have published intermediate
 // statuses in between, which no record describes).
 func (s *Scheduler) publish() []statusChange {
-	entries, nChanges := s.dirtyStatuses()
+	// Made here and only lent to the two steps, so that a small list
+	// (one value's change) stays on the stack.
+	entries := make([]pubUpdate, 0, len(s.dirtyNodes))
+	entries, nChanges := s.dirtyStatuses(entries)
 	return s.publishStatuses(entries, nChanges)
 }
 
@@ -71,11 +74,11 @@ type pubUpdate struct {
 	st *ValueStatus
 }
 
-// dirtyStatuses builds the statuses of the dirty nodes, drops the nodes
-// nothing refers to any more, and counts the changes the history records.
-func (s *Scheduler) dirtyStatuses() (entries []pubUpdate, nChanges int) {
+// dirtyStatuses appends to entries the statuses of the dirty nodes,
+// drops the nodes nothing refers to any more, and counts the changes the
+// history records.
+func (s *Scheduler) dirtyStatuses(entries []pubUpdate) (_ []pubUpdate, nChanges int) {
 	w := &walker{s: s, g: s.g, seq: s.seq}
-	entries = make([]pubUpdate, 0, len(s.dirtyNodes))
 	sc := &s.scratch
 	add := func(n *node, st *ValueStatus) {
 		if recordedChange(n.pub.rec, st) {
