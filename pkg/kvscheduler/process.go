@@ -51,6 +51,14 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	// back what failed and report.
 	scope := s.readForResync(w, t)
 	values := s.prepareValues(w, t, scope)
+	if len(w.stack) > 0 {
+		// Deletes that waited for values the read found gone, walked once
+		// the transaction's values are marked as to come: a value they
+		// reach that the transaction requests further on is applied then,
+		// with its new value, not created now with the one it waited with
+		// (seed 398638).
+		w.drain("the values read back")
+	}
 	undos := s.applyValues(w, values)
 	w.resume()
 	w.recheckRead()
@@ -113,10 +121,6 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
 	w.resyncing = false
-	if len(w.stack) > 0 {
-		// Deletes that waited for values the read found gone.
-		w.drain("the values read back")
-	}
 	return scope
 }
 

@@ -50,3 +50,22 @@ func TestRandomRepro26D_FailedDeleteRequestedLater(t *testing.T) {
 		{Resync: kvscheduler.FullResync, Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
 	}})
 }
+
+// TestRandomRepro26E_ReadReleasedDeleteOfValueRequestedLater (seed 398638
+// of 300,001-400,000; 316716 too): a/g0/2's delete waited for a/g1/1,
+// whose delete failed; a/g0/0 waits for a/g0/2 (a cycle with a/g0/2's new
+// value). A full resync finds a/g1/1 lost: the read released a/g0/2's
+// delete, and the walk of it, before the transaction's values were marked
+// as to come, created a/g0/2 and a/g0/0 as a cycle with the values they
+// waited with, although the resync requests a/g0/0 without dependencies
+// further on: a/g0/2 was created before a/g0/0 existed. What a read
+// releases is walked once the transaction's values are marked.
+func TestRandomRepro26E_ReadReleasedDeleteOfValueRequestedLater(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Fail: []rfail{{"delete", "a/g1/1"}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0}}}},
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Deps: []string{"any:a/g0/"}}}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g0/0"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g0/2"}}}}},
+		{Resync: kvscheduler.FullResync, Lose: []string{"a/g1/1"}, Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
+	}})
+}
