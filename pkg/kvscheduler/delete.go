@@ -186,6 +186,10 @@ func (w *walker) neededOnlyByWaiter(c, n *node) bool {
 // or through what it needs: its dependencies (of the values in the
 // southbound) and its base.
 func (w *walker) reaches(n, m *node) bool {
+	// m's properties exist as long as its value in the southbound derives
+	// them, even once their nodes are gone (taken for gone by a delete of
+	// m that then failed): a value that needs one of them needs m.
+	props := w.propertiesInSB(m)
 	seen := map[*node]bool{n: true}
 	stack := []*node{n}
 	for len(stack) > 0 {
@@ -206,6 +210,11 @@ func (w *walker) reaches(n, m *node) bool {
 				}
 				return true
 			})
+			for _, k := range props {
+				if dep.matchesKey(k) {
+					return true
+				}
+			}
 		}
 		for _, p := range next {
 			if p == m {
@@ -218,6 +227,22 @@ func (w *walker) reaches(n, m *node) bool {
 		}
 	}
 	return false
+}
+
+// propertiesInSB returns the keys of the properties (derived values
+// without a descriptor) that n's value in the southbound derives.
+func (w *walker) propertiesInSB(n *node) []string {
+	if !n.exists() || n.d == nil || n.d.DerivedValues == nil {
+		return nil
+	}
+	kvs, _ := callDerived(n.d, n.key, n.sb)
+	var out []string
+	for _, kv := range kvs {
+		if d, err := w.s.reg.owner(kv.Key); d == nil && err == nil {
+			out = append(out, kv.Key)
+		}
+	}
+	return out
 }
 
 // mayStay tells whether n's value, which is available, may stay in the

@@ -69,3 +69,29 @@ func TestRandomRepro26E_ReadReleasedDeleteOfValueRequestedLater(t *testing.T) {
 		{Resync: kvscheduler.FullResync, Lose: []string{"a/g1/1"}, Set: []rset{{"a/g0/0", &rval{Ver: 0}}}},
 	}})
 }
+
+// TestRandomRepro26F_DeletesOfACycleThroughProperties (seed 310458 of
+// 300,001-400,000; it failed before issue 25's fixes too): a/g0/2 and
+// a/g0/4 each need the other's property (any:p/), and their deletes into
+// PENDING took the properties for gone (their nodes dropped) before
+// a/g0/2's delete failed. Each delete was then refused for the other
+// ("not deleted: a/g0/4, which depends on it, still exists"), for ever:
+// members of a cycle go together, but the check that a dependent is in a
+// cycle with the value (reaches) did not see a property whose node was
+// gone, while the check that refuses the delete (stillNeeded) did. A
+// property exists as long as its base's value in the southbound derives
+// it, for both.
+func TestRandomRepro26F_DeletesOfACycleThroughProperties(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0, Deps: []string{"a/g0/4", "a/g0/2"}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0, Props: []int{0}}}}},
+		{Set: []rset{{"a/g0/4", &rval{Ver: 0, Deps: []string{"any:p/"}, Props: []int{0}}}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0}}}},
+		{Resync: kvscheduler.DownstreamResync, Fail: []rfail{{"delete", "a/g0/2"}}},
+		{Set: []rset{
+			{"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g0/6", "any:p/"}, Props: []int{0}}},
+			{"a/g0/6", &rval{Ver: 0, Deps: []string{"a/g1/1"}}},
+			{"a/g0/4", &rval{Ver: 0, Deps: []string{"d/g0/0/1"}}},
+		}},
+	}})
+}
