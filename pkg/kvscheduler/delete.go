@@ -84,9 +84,14 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 	if n.origin != FromSB {
 		// A derived value whose delete is under way goes first, even one
 		// in a cycle with n (which stillNeeded lets go together): a base
-		// never goes before what it derives.
+		// never goes before what it derives. One left over from an
+		// earlier value of n (its delete failed when n changed) does not
+		// need n (see stillNeeded), and may be waiting for n to go: n
+		// waiting for it in turn made both wait until the walk ran out,
+		// and reported the leftover's delete failed although it went
+		// through then (seed 581126).
 		for _, k := range n.derived {
-			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && c.deleting() && w.deferDelete(f, k) {
+			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && c.deleting() && w.derivesInSB(n, c) && w.deferDelete(f, k) {
 				if recheck {
 					n.under |= underRecheck
 				}

@@ -95,3 +95,22 @@ func TestRandomRepro26F_DeletesOfACycleThroughProperties(t *testing.T) {
 		}},
 	}})
 }
+
+// TestRandomRepro26G_LeftoverDerivedOfBaseGoingPending (seed 581126 of
+// 400,001-600,000; it failed before issue 25's fixes too): d/g1/3/0's
+// delete failed when a/g1/3 stopped deriving it, so it is left over, and
+// a/g1/3's value in the southbound needs it (any:d/g1/). a/g1/3's next
+// value derives it again but waits, so a/g1/3 is deleted into PENDING
+// with its derived values: d/g1/3/0's delete waited for a/g1/3's (which
+// needs it), and a/g1/3's waited for d/g1/3/0's (a base goes after what it
+// derives), until the walk ran out; d/g1/3/0's delete was then reported
+// failed ("not deleted: a/g1/3, which depends on it, still exists"),
+// although it went through in the same transaction. A leftover does not
+// need its base, which does not wait for it.
+func TestRandomRepro26G_LeftoverDerivedOfBaseGoingPending(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/3", &rval{Ver: 0, Derived: []int{0, 1}}}}},
+		{Fail: []rfail{{"delete", "d/g1/3/0"}}, Set: []rset{{"a/g1/3", &rval{Ver: 0, Deps: []string{"any:d/g1/"}, Derived: []int{1}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Ver: 0, Deps: []string{"d/g1/1/1"}, Derived: []int{0}}}}},
+	}})
+}
