@@ -114,3 +114,23 @@ func TestRandomRepro26G_LeftoverDerivedOfBaseGoingPending(t *testing.T) {
 		{Set: []rset{{"a/g1/3", &rval{Ver: 0, Deps: []string{"d/g1/1/1"}, Derived: []int{0}}}}},
 	}})
 }
+
+// TestRandomRepro26H_UpdatedCycleMemberLeftWithoutItsCycle (seed 426567
+// of 400,001-600,000; it failed before issue 25's fixes too): a/g1/1 is
+// updated to need a/g1/5, which waits for a/g0/4, which waits for a/g0/2,
+// which needs a/g1/1: a cycle, updated and created as a whole. a/g0/4's
+// create fails; the members created in the walk are checked again then
+// (cycleBroken), but a/g1/1, updated rather than created, was not: it
+// stayed in the southbound without a/g1/5, kept there only by what the
+// failed a/g0/4 needs, until a/g0/2 changed. A member updated counting
+// on its cycle is checked again with those created.
+func TestRandomRepro26H_UpdatedCycleMemberLeftWithoutItsCycle(t *testing.T) {
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/1", &rval{Ver: 0}}}},
+		{Fail: []rfail{{"create", "a/g0/4"}}, Set: []rset{{"a/g0/4", &rval{Ver: 0, Deps: []string{"a/g0/2"}}}}},
+		{Fail: []rfail{{"delete", "a/g1/1"}}},
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0, Deps: []string{"a/g0/4"}}}, {"a/g1/1", nil}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g1/1"}}}, {"a/g1/1", &rval{Ver: 0, Deps: []string{"a/g1/5"}}}}},
+		{Set: []rset{{"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g0/0"}}}}},
+	}})
+}

@@ -79,11 +79,17 @@ func (w *walker) finishUpdate(f frame) {
 		w.delete(n, delInvalid, false)
 		return
 	}
-	if !w.ready(n) {
+	ready, inCycle := w.readyHow(n)
+	if !ready {
 		// The old value goes (its dependents first); the new one waits
 		// for its dependencies.
 		w.delete(n, delPending, false)
 		return
+	}
+	if inCycle {
+		// Updated counting on members of its cycle, as a created member
+		// is: checked again with them (see settleCycles; seed 426567).
+		w.cycleMade = append(w.cycleMade, n)
 	}
 	// A property exists with the value that derives it: while one the
 	// new value drops is still needed (its delete failed), the value is

@@ -92,8 +92,8 @@ type walker struct {
 	// of the failed values of each retried base, for the operations on
 	// values that did not fail themselves.
 	retryOf map[string]retryMark
-	// cycleMade are the values created in the transaction as members of a
-	// cycle, counting on the other members being created too.
+	// cycleMade are the values created (or updated) in the transaction as
+	// members of a cycle, counting on the other members being created too.
 	cycleMade []*node
 	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
 	inSyncBuf []inSyncEntry
