@@ -1,0 +1,36 @@
+package kvscheduler_test
+
+import (
+	"os"
+	"testing"
+)
+
+// openDefect skips a test that proves a known defect not fixed yet (each
+// is listed in docs/safety.md, "Not yet guaranteed"), unless the
+// environment sets LARIAT_OPEN_DEFECTS: the test stays in the repository,
+// failing on the current code, for whoever fixes the defect to run.
+func openDefect(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
+		t.Skipf("open defect: %s (docs/safety.md, Not yet guaranteed); LARIAT_OPEN_DEFECTS=1 runs it", what)
+	}
+}
+
+// TestRandomOpen443352_CycleRetryThrashes (seed 443352 of 400,001-600,000,
+// the one seed of 600,000 that still fails; it failed before issue 25's
+// fixes too): a/g0/0, a/g1/5, a/g0/6 and a/g0/4 form a cycle, a/g0/0 and
+// a/g0/2 also depend on any a/g0/ key (themselves included). a/g0/0's
+// create fails; its retry creates and deletes the members in turn (a/g0/4
+// created, then deleted into PENDING, a/g0/0 created, deleted, ...) many
+// times in one transaction, and the retries settle with a/g0/2, a/g0/4,
+// a/g0/6 and a/g1/5 missing ("settled/missing-self"): values missing, none
+// deleted under another.
+func TestRandomOpen443352_CycleRetryThrashes(t *testing.T) {
+	openDefect(t, "kvscheduler: the retry of a failed member of a cycle with self any-of dependencies creates and deletes its members in turn (seed 443352)")
+	checkScenario(t, scenario{Txns: []rtxn{
+		{Set: []rset{{"a/g1/5", &rval{Ver: 0, Deps: []string{"a/g0/6"}}}}},
+		{Set: []rset{{"a/g0/6", &rval{Ver: 0, Deps: []string{"a/g0/4"}}}, {"a/g0/4", &rval{Ver: 0, Deps: []string{"a/g0/0"}}}}},
+		{Fail: []rfail{{"create", "a/g0/0"}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Deps: []string{"a/g1/5", "any:a/g0/"}}}, {"a/g0/2", &rval{Ver: 0, Deps: []string{"a/g0/6", "any:a/g0/"}}}}},
+	}})
+}
