@@ -105,7 +105,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 				}
 				return true
 			}
-			w.fail(n, OpDelete, fmt.Errorf("kvscheduler: not deleted: %s, which depends on it, still exists", blocker), ro)
+			w.fail(n, OpDelete, notDeletedError(w.g, n, blocker), ro)
 			// Deleted as soon as the blocker goes (or by its retry).
 			n.ext().delReason = f.reason
 			w.s.wait(n, blocker)

@@ -177,3 +177,14 @@ func (e *TransactionError) Unwrap() []error {
 	}
 	return errs
 }
+
+// notDeletedError is the failure of n's delete refused because blocker,
+// which still needs n, is in the southbound: the error says how it needs
+// n (a derived value derives from its base, anything else depends on it).
+func notDeletedError(g *graph, n *node, blocker string) error {
+	how := "depends on it"
+	if b := g.nodes[blocker]; b != nil && b.base == n.key && b.key != n.key {
+		how = "derives from it"
+	}
+	return fmt.Errorf("kvscheduler: not deleted: %s, which %s, still exists", blocker, how)
+}

@@ -60,10 +60,8 @@ func TestRefSpecialCase(t *testing.T) {
 	wantSB(t, sb, map[string]any{"A/base1": "item1", "A/base1/item1": "item1"})
 	wantRefRecord(t, rec,
 		`DELETE A/base1/item1 =item1 CONFIGURED->FAILED derived err="failed to delete value"`,
-		// Open: the deviation's error says "which derives from it", Lariat's
-		// "which depends on it".
-		`?DELETE A/base1 =item1 CONFIGURED->FAILED err="kvscheduler: not deleted: A/base1/item1, which derives from it, still exists"`,
-		`?UPDATE A/base1 ==>item1 FAILED->CONFIGURED revert preverr="kvscheduler: not deleted: A/base1/item1, which derives from it, still exists"`,
+		`DELETE A/base1 =item1 CONFIGURED->FAILED err="kvscheduler: not deleted: A/base1/item1, which derives from it, still exists"`,
+		`UPDATE A/base1 ==>item1 FAILED->CONFIGURED revert preverr="kvscheduler: not deleted: A/base1/item1, which derives from it, still exists"`,
 		`UPDATE A/base1/item1 =item1=>item1 FAILED->CONFIGURED derived noop revert preverr="failed to delete value"`)
 	wantStatus(t, s, "A/base1", kvscheduler.Configured, kvscheduler.OpUpdate)
 	wantState(t, s, "A/base1/item1", kvscheduler.Configured)
