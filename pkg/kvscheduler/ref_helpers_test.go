@@ -233,7 +233,8 @@ func wantStatusErr(t *testing.T, s *kvscheduler.Scheduler, key string, state kvs
 // wantBaseDump checks the base values DumpValues returns for a descriptor
 // in a view, as "key=value origin" sorted by key, each with metadata when
 // withMD. Derived values are left out: the reference's dumps by
-// descriptor list base values only, Lariat's list the derived values too.
+// descriptor list base values only, Lariat's list the derived values too
+// (a deviation, docs/kvscheduler.md).
 func wantBaseDump(t *testing.T, s *kvscheduler.Scheduler, desc string, view kvscheduler.View, withMD bool, want ...string) {
 	t.Helper()
 	var got []string

@@ -42,7 +42,9 @@ func (v View) String() string {
 // everything), sorted by key. The values are those of the last completed
 // transaction; like statuses, they are safe to read from any goroutine.
 // Values and metadata are shared with the scheduler: do not modify them.
-// An unknown view returns nil.
+// An unknown view returns nil. A descriptor's values include the derived
+// values it handles (the VPP-Agent's dump by descriptor lists base values
+// only; see the deviations in docs/kvscheduler.md).
 func (s *Scheduler) DumpValues(descriptor, keyPrefix string, view View) []KVWithMetadata {
 	if view < CachedView || view > SBView {
 		return nil
