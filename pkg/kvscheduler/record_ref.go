@@ -83,3 +83,19 @@ func markRetrying(s *Scheduler, w *walker) {
 		}
 	}
 }
+
+// prevState is the state n is recorded in before an operation: the state
+// its status reports, RETRYING for a failed value whose retry was armed
+// (as in the reference, where RETRYING is a state of the value), not the
+// FAILED it is kept in. Its retry may have been disarmed already by the
+// walk that attempts it again (see clearFailure): the published status
+// still says RETRYING then, unless it failed again in this transaction.
+func (w *walker) prevState(n *node) ValueState {
+	if n.state != Failed || n.txnSeq == w.seq && n.txnFail {
+		return n.state
+	}
+	if n.blocked && n.retryGen() != 0 || n.published() != nil && n.published().State == Retrying {
+		return Retrying
+	}
+	return n.state
+}

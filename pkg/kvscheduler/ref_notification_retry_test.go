@@ -69,8 +69,7 @@ func refRetryNotifiedSetup(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southb
 // B holds the derived value whose create failed, and that of C the value
 // whose create failed (the reference's hold the values that exist); a
 // retry's record lists no values (the reference's lists those it
-// retries) and gives each retried value PrevState FAILED (it was
-// RETRYING); the last operation of B/base2 and B/base2/item1 after the
+// retries); the last operation of B/base2 and B/base2/item1 after the
 // retry, which updates the base and re-applies item1 as it is (the
 // reference: UPDATE).
 func TestRefNotificationsWithRetry(t *testing.T) {
@@ -130,7 +129,7 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 	}
 	wantRetryRecord(t, lastRecord(t, s), 3, 2, "B/base2=item1,item2",
 		"UPDATE B/base2 =item1=>item1,item2 CONFIGURED->CONFIGURED retry",
-		`?CREATE B/base2/item2 =item2 RETRYING->CONFIGURED derived retry preverr="failed to add derived value"`)
+		`CREATE B/base2/item2 =item2 RETRYING->CONFIGURED derived retry preverr="failed to add derived value"`)
 
 	clk.Step(2 * time.Second)
 	eventually(t, "the retry of C/base3", func() bool { return retries(s) == 2 })
@@ -138,7 +137,7 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 	wantOps(t, sb, "create C/base3")
 	wantStatus(t, s, "C/base3", kvscheduler.Configured, kvscheduler.OpCreate)
 	wantRetryRecord(t, lastRecord(t, s), 4, 2, "C/base3=base-value3-data",
-		`?CREATE C/base3 =base-value3-data RETRYING->CONFIGURED retry preverr="failed to add value"`)
+		`CREATE C/base3 =base-value3-data RETRYING->CONFIGURED retry preverr="failed to add value"`)
 	if md := metadataOf(t, s, "descriptor1", "base1"); md != 10 {
 		t.Errorf("A/base1 has metadata %v, want the notified 10", md)
 	}

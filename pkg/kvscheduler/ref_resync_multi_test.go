@@ -100,8 +100,7 @@ func TestRefResyncWithMultipleDescriptors(t *testing.T) {
 // base, the derived value whose create failed (the reference's holds the
 // bases the scheduler believes exist, and Lariat's doc says the values it
 // believes exist); the retry's record lists no values (the reference's
-// lists those it retries) and gives the retried item PrevState FAILED
-// (it was RETRYING); the reference's item1 has last operation UPDATE
+// lists those it retries); the reference's item1 has last operation UPDATE
 // after the retry (the retry re-applies it, equal), Lariat's CREATE.
 func TestRefResyncWithRetry(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
@@ -175,9 +174,7 @@ func TestRefResyncWithRetry(t *testing.T) {
 	}
 	wantRefRecord(t, rec,
 		"UPDATE A/base1 =item1=>item1,item2 CONFIGURED->CONFIGURED retry",
-		// Open: Lariat records the retried value's PrevState FAILED, although
-		// it was (and was reported) RETRYING.
-		`?CREATE A/base1/item2 =item2 RETRYING->CONFIGURED derived retry preverr="failed to add value"`)
+		`CREATE A/base1/item2 =item2 RETRYING->CONFIGURED derived retry preverr="failed to add value"`)
 	for _, op := range rec.Executed {
 		if op.Attempt != 1 || op.RetryFor != 0 {
 			t.Errorf("%s %s: attempt %d of transaction %d, want 1 of 0", op.Operation, op.Key, op.Attempt, op.RetryFor)

@@ -277,7 +277,7 @@ func (w *walker) renews(n *node) bool {
 
 // newOp starts the record of an operation on n.
 func (w *walker) newOp(kind Operation, n *node) RecordedOp {
-	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: n.state,
+	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: w.prevState(n),
 		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
 		Retry: w.retry}
 	if len(w.recreating) > 0 && n.base != "" && w.recreating[n.key] {
