@@ -107,12 +107,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		if len(ks) == 0 {
 			continue
 		}
-		var correlate []KVWithMetadata
-		for _, k := range ks {
-			if n := s.g.nodes[k]; n != nil && n.want != nil {
-				correlate = append(correlate, KVWithMetadata{Key: k, Value: n.want, Metadata: n.metadata, Origin: n.origin})
-			}
-		}
+		correlate := s.believed(ks)
 		got, err := s.retrieveKeys(w.ctx, d, ks, correlate)
 		if err != nil {
 			onErr(d, err)
@@ -144,6 +139,20 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		}
 	}
 	return missing
+}
+
+// believed is the correlate of a read of keys: the base values among
+// them the scheduler believes exist (available), with their last requested
+// value and metadata, as the reference's reads pass them. A value whose
+// create failed, or a derived value, is not one of them.
+func (s *Scheduler) believed(keys []string) []KVWithMetadata {
+	var out []KVWithMetadata
+	for _, k := range keys {
+		if n := s.g.nodes[k]; n != nil && n.avail && n.base == "" && n.want != nil {
+			out = append(out, KVWithMetadata{Key: k, Value: n.want, Metadata: n.metadata, Origin: n.origin})
+		}
+	}
+	return out
 }
 
 // retrieveKeys reads the values of keys (all d's) with d.RetrieveKeys, or,

@@ -65,10 +65,7 @@ func refRetryNotifiedSetup(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southb
 // not exist); B/base2 is retried after 1 s (its base updated back, the
 // item created), C/base3 after 3 s.
 //
-// Open (checked with LARIAT_OPEN_DEFECTS=1): the read-back's correlate of
-// B holds the derived value whose create failed, and that of C the value
-// whose create failed (the reference's hold the values that exist); a
-// retry's record lists no values (the reference's lists those it
+// Open (checked with LARIAT_OPEN_DEFECTS=1): a retry's record lists no values (the reference's lists those it
 // retries); the last operation of B/base2 and B/base2/item1 after the
 // retry, which updates the base and re-applies item1 as it is (the
 // reference: UPDATE).
@@ -149,19 +146,14 @@ func TestRefNotificationsWithRetry(t *testing.T) {
 
 // wantNotifiedReadBacks checks the reads after the notification's
 // failures: B's with its believed base and metadata, C's with nothing
-// (checked with LARIAT_OPEN_DEFECTS=1: Lariat's correlates hold the
-// values whose create failed).
+// (the values whose create failed do not exist).
 func wantNotifiedReadBacks(t *testing.T, readsB, readsC *[][]string) {
 	t.Helper()
-	if checkOpen(t, "the read-back's correlate holds values whose create failed") {
-		if want := [][]string{{"B/base2=item1,item2+md"}}; !reflect.DeepEqual(*readsB, want) {
-			t.Errorf("B read back with correlate %q, want %q", *readsB, want)
-		}
-		if want := [][]string{nil}; !reflect.DeepEqual(*readsC, want) {
-			t.Errorf("C read back with correlate %q, want none", *readsC)
-		}
-	} else if len(*readsB) != 1 || len(*readsC) != 1 {
-		t.Errorf("read back B %q and C %q, want once each", *readsB, *readsC)
+	if want := [][]string{{"B/base2=item1,item2+md"}}; !reflect.DeepEqual(*readsB, want) {
+		t.Errorf("B read back with correlate %q, want %q", *readsB, want)
+	}
+	if want := [][]string{nil}; !reflect.DeepEqual(*readsC, want) {
+		t.Errorf("C read back with correlate %q, want none", *readsC)
 	}
 }
 
