@@ -109,6 +109,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	for _, b := range bases {
 		n := s.g.nodes[b]
 		w.applyNow(b)
+		rec.Values = append(rec.Values, KeyValuePair{Key: b, Value: n.last.value}) // as in the reference
 		w.run(frame{kind: fApply, key: b, value: n.last.value, last: n.last, origin: n.origin})
 	}
 	w.resume()
@@ -124,6 +125,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 				v = nil
 			}
 			w.setApplied(n.key)
+			rec.Values = append(rec.Values, KeyValuePair{Key: n.key, Value: v})
 			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
 		}
 	}

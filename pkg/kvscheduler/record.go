@@ -76,8 +76,16 @@ type TxnRecord struct {
 	Description string
 	Revert      bool
 	Start, Stop time.Time
-	// Values are the requested changes (or the notified value).
+	// Values are the requested changes (or the notified value), as in the
+	// reference's record: a retry's are the requests it applies again; a
+	// full or upstream resync's are followed by the deletes it adds for
+	// the values it no longer requests, then by the values obtained from
+	// the southbound it keeps (the last Obtained of Values, which nobody
+	// requested).
 	Values []KeyValuePair
+	// Obtained counts the values obtained from the southbound at the end
+	// of Values (see Values).
+	Obtained int
 	// RetryOf lists the transactions whose failures this one retries.
 	RetryOf []uint64
 	// Executed are the operations actually executed, in order.

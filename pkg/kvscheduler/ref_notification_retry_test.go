@@ -65,10 +65,9 @@ func refRetryNotifiedSetup(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southb
 // not exist); B/base2 is retried after 1 s (its base updated back, the
 // item created), C/base3 after 3 s.
 //
-// Open (checked with LARIAT_OPEN_DEFECTS=1): a retry's record lists no values (the reference's lists those it
-// retries); the last operation of B/base2 and B/base2/item1 after the
-// retry, which updates the base and re-applies item1 as it is (the
-// reference: UPDATE).
+// Open (checked with LARIAT_OPEN_DEFECTS=1): the last operation of
+// B/base2 and B/base2/item1 after the retry, which updates the base and
+// re-applies item1 as it is (the reference: UPDATE).
 func TestRefNotificationsWithRetry(t *testing.T) {
 	s, sb, clk, readsB, readsC := refRetryNotifiedSetup(t)
 	ctx := context.Background()
@@ -158,15 +157,11 @@ func wantNotifiedReadBacks(t *testing.T, readsB, readsC *[][]string) {
 }
 
 // wantRetryRecord checks a retry's record: its number, the transaction
-// whose failures it retries, its values (checked with LARIAT_OPEN_DEFECTS=1:
-// Lariat's record lists none) and its operations, each the first retry.
+// whose failures it retries, its values (the requests it applies again)
+// and its operations, each the first retry.
 func wantRetryRecord(t *testing.T, rec *kvscheduler.TxnRecord, seq, of uint64, value string, ops ...string) {
 	t.Helper()
-	var values []string
-	if checkOpen(t, "a retry's record lists the values it retries") {
-		values = []string{value}
-	}
-	wantRefHeader(t, rec, seq, kvscheduler.RetryFailedOps, kvscheduler.NoResync, "", values...)
+	wantRefHeader(t, rec, seq, kvscheduler.RetryFailedOps, kvscheduler.NoResync, "", value)
 	if !reflect.DeepEqual(rec.RetryOf, []uint64{of}) {
 		t.Errorf("transaction #%d retries %v, want [%d]", rec.SeqNum, rec.RetryOf, of)
 	}

@@ -59,9 +59,8 @@ func TestRefEmptyResync(t *testing.T) {
 // resync creates two bases over an empty southbound, A/base2 depending on
 // A/base1/item1 and A/base1/item2 on A/base2/item1 (a derived value
 // depending on a derived value); then an empty full resync removes
-// everything, dependents first. Open (checked with LARIAT_OPEN_DEFECTS=1):
-// the reference's record of that resync lists the deletes it adds among
-// its values; Lariat's lists none.
+// everything, dependents first; its record lists the deletes it adds
+// among its values.
 func TestRefResyncWithEmptySB(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -114,13 +113,9 @@ func TestRefResyncWithEmptySB(t *testing.T) {
 	if want := [][]string{{"A/base1=item1,item2+md", "A/base2=item1+md"}}; !reflect.DeepEqual(*reads, want) {
 		t.Errorf("read with correlate %q, want %q", *reads, want)
 	}
-	// Open: the reference records the deletes a full resync adds for the
-	// values it no longer requests among the transaction's values.
-	var deletes []string
-	if checkOpen(t, "a full resync's record lists the deletes it adds among its values") {
-		deletes = []string{"A/base1=<nil>", "A/base2=<nil>"}
-	}
-	wantRefHeader(t, rec, 1, kvscheduler.NBTransaction, kvscheduler.FullResync, "", deletes...)
+	// The deletes a full resync adds for the values it no longer requests
+	// are among the transaction's values, as in the reference.
+	wantRefHeader(t, rec, 1, kvscheduler.NBTransaction, kvscheduler.FullResync, "", "A/base1=<nil>", "A/base2=<nil>")
 	wantRefRecord(t, rec,
 		"DELETE A/base1/item2 =item2 CONFIGURED->REMOVED derived",
 		"DELETE A/base2/item1 =item1 CONFIGURED->REMOVED derived",
@@ -207,9 +202,8 @@ func TestRefResyncWithNonEmptySB(t *testing.T) {
 // Mirrors the reference's TestResyncNotRemovingSBValues (resync_test.go):
 // a full resync over a southbound holding a value it owns (OBTAINED),
 // on which the requested A/base2 depends: the southbound's value is kept,
-// without metadata, and satisfies the dependency. Open (checked with
-// LARIAT_OPEN_DEFECTS=1): the reference's record lists the obtained value
-// among the resync's values (origin SB); Lariat's does not.
+// without metadata, and satisfies the dependency; the record lists the
+// obtained value among the resync's values, as the reference's does.
 func TestRefResyncNotRemovingSBValues(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -252,11 +246,10 @@ func TestRefResyncNotRemovingSBValues(t *testing.T) {
 	wantStatus(t, s, "A/base1", kvscheduler.Obtained, kvscheduler.OpNone)
 	wantStatus(t, s, "A/base2", kvscheduler.Configured, kvscheduler.OpCreate)
 	wantStatus(t, s, "A/base2/item1", kvscheduler.Configured, kvscheduler.OpCreate)
-	values := []string{"A/base2=item1"}
-	if checkOpen(t, "a full resync's record lists the obtained values among its values") {
-		values = []string{"A/base1==base-value1", "A/base2=item1"}
+	wantRefHeader(t, rec, 0, kvscheduler.NBTransaction, kvscheduler.FullResync, "", "A/base1==base-value1", "A/base2=item1")
+	if n := len(rec.Values); rec.Obtained != 1 || n == 0 || rec.Values[n-1].Key != "A/base1" {
+		t.Errorf("values %v end with %d obtained, want A/base1 last, obtained", rec.Values, rec.Obtained)
 	}
-	wantRefHeader(t, rec, 0, kvscheduler.NBTransaction, kvscheduler.FullResync, "", values...)
 	wantRefRecord(t, rec,
 		"CREATE A/base2 =item1 NONEXISTENT->CONFIGURED",
 		"CREATE A/base2/item1 =item1 NONEXISTENT->CONFIGURED derived")

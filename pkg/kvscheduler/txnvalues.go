@@ -44,11 +44,15 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 			out = append(out, txnValue{key: kv.Key, value: kv.Value, last: &reqs[i], n: n})
 		}
 		if t.resync != NoResync {
+			var obtained []KeyValuePair
 			for k, n := range s.g.nodes {
 				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
 					out = append(out, txnValue{key: k, last: req(nil), n: n})
+				} else if n.markSeq != w.seq && n.base == "" && n.origin == FromSB && n.exists() {
+					obtained = append(obtained, KeyValuePair{Key: k, Value: n.sb})
 				}
 			}
+			recordResyncValues(w.rec, out[len(t.values):], obtained)
 		}
 	case DownstreamResync:
 		add := func(n *node) {
@@ -90,6 +94,26 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 		sortTxnValues(out)
 	}
 	return out
+}
+
+// recordResyncValues adds to the record of a full or upstream resync, as
+// the reference's record has them, after the values it was given, the
+// deletes it adds for the values it no longer requests, then the values
+// obtained from the southbound it keeps (TxnRecord.Obtained), each sorted
+// by key.
+func recordResyncValues(rec *TxnRecord, deletes []txnValue, obtained []KeyValuePair) {
+	if len(deletes)+len(obtained) == 0 {
+		return
+	}
+	added := make([]KeyValuePair, 0, len(deletes)+len(obtained))
+	for _, v := range deletes {
+		added = append(added, KeyValuePair{Key: v.key})
+	}
+	byKey := func(a, b KeyValuePair) int { return strings.Compare(a.Key, b.Key) }
+	slices.SortFunc(added, byKey)
+	slices.SortFunc(obtained, byKey)
+	rec.Values = append(append(slices.Clip(rec.Values), added...), obtained...)
+	rec.Obtained = len(obtained)
 }
 
 // sortTxnValues sorts vs by group, then key. It sorts a compact list of

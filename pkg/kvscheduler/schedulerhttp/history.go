@@ -120,7 +120,8 @@ func (h *handler) keyTimeline(w http.ResponseWriter, r *http.Request) error {
 		}
 		// A downstream resync ignores its values: they were not requested.
 		if rec.Resync != kvscheduler.DownstreamResync {
-			for _, kv := range rec.Values {
+			// Values obtained from the southbound were not requested.
+			for _, kv := range rec.Values[:len(rec.Values)-rec.Obtained] {
 				if kv.Key != key {
 					continue
 				}

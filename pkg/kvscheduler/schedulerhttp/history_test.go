@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
 )
 
@@ -221,6 +222,18 @@ func TestKeyTimeline(t *testing.T) {
 	f.getJSON(t, "GET", "/scheduler/dump?key-prefix=link/eth9", 200, &d)
 	if len(d.Values) != 1 || string(mustJSON(t, d.Values[0].Value)) != `"up"` || d.Values[0].ValueSeqNum == nil || *d.Values[0].ValueSeqNum != 2 {
 		t.Errorf("dump of notified value = %+v", d)
+	}
+	// A resync keeps the obtained value; its record lists it, as the
+	// reference's does, but nobody requested it.
+	rec, err := f.s.StartNBTransaction().WithResync(kvscheduler.UpstreamResync).SetValue("link/eth0", "down").
+		SetValue("route/r1", "eth0").SetValue("route/r2", "eth9").Commit(ctx)
+	if err != nil || rec.Obtained != 1 || rec.Values[len(rec.Values)-1].Key != "link/eth9" {
+		t.Fatalf("resync: %v, values %v (%d obtained)", err, rec.Values, rec.Obtained)
+	}
+	var kept schedulerhttp.KeyTimeline
+	f.getJSON(t, "GET", "/scheduler/key-timeline?key=link/eth9", 200, &kept)
+	if len(kept.Timeline) != 2 || kept.Current.State != "OBTAINED" {
+		t.Errorf("timeline of the obtained value after the resync = %+v", kept)
 	}
 
 	f.wantError(t, "GET", "/scheduler/key-timeline", 400, "key")
