@@ -193,10 +193,9 @@ func TestRefDataChangeTransactionWithRevert(t *testing.T) {
 		"DELETE C/base3 =item1 CONFIGURED->REMOVED recreate revert",
 		"CREATE C/base3 =item1,item2 REMOVED->CONFIGURED recreate revert",
 		"CREATE C/base3/item1 =item1 REMOVED->CONFIGURED derived recreate revert", // reference: NONEXISTENT (deviation)
-		// Deviation: REMOVED, not NONEXISTENT. Open: the reference does not
-		// flag it re-created (C/base3's value before its re-creation, item1,
-		// does not derive it); Lariat does.
-		"?CREATE C/base3/item2 =item2 REMOVED->CONFIGURED derived revert")
+		// Deviation: REMOVED, not NONEXISTENT. Not flagged re-created:
+		// C/base3's value before this re-creation, item1, does not derive it.
+		"CREATE C/base3/item2 =item2 REMOVED->CONFIGURED derived revert")
 	wantStatus(t, s, "A/base1", kvscheduler.Configured, kvscheduler.OpUpdate)
 	wantStatus(t, s, "A/base1/item2", kvscheduler.Configured, kvscheduler.OpCreate)
 	wantState(t, s, "B/base2/item2", kvscheduler.Pending)

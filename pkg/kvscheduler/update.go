@@ -149,15 +149,32 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 }
 
 // markRecreating records that n's derived values (as its value in the
-// southbound derives them) go and come back with n's re-creation.
+// southbound derives them) go and come back with n's re-creation. A later
+// re-creation of n in the transaction (its revert's) replaces the marks:
+// a value n derived before the earlier one only is not re-created by it.
 func (w *walker) markRecreating(n *node) {
 	if len(n.derived) == 0 {
 		return
 	}
 	if w.recreating == nil {
-		w.recreating = map[string]bool{}
+		w.recreating, w.recreations = map[string]recreateMark{}, map[string]int{}
 	}
+	w.recreations[n.key]++
 	for _, k := range n.derived {
-		w.recreating[k] = true
+		w.recreating[k] = recreateMark{base: n.key, n: w.recreations[n.key]}
 	}
+}
+
+// recreateMark marks a derived value re-created with its base: the
+// base's n-th re-creation in the transaction.
+type recreateMark struct {
+	base string
+	n    int
+}
+
+// isRecreating tells whether n is a derived value re-created with its
+// base, by the base's latest re-creation (see markRecreating).
+func (w *walker) isRecreating(n *node) bool {
+	m, ok := w.recreating[n.key]
+	return ok && m.base == n.base && m.n == w.recreations[n.base]
 }

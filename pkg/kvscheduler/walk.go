@@ -106,8 +106,10 @@ type walker struct {
 	renew bool
 	// recreating are the derived values of the values the transaction
 	// re-creates (as their values derived them before): their operations
-	// are recorded as re-creations, as in the reference.
-	recreating map[string]bool
+	// are recorded as re-creations, as in the reference; recreations
+	// counts the re-creations of each such value (see markRecreating).
+	recreating  map[string]recreateMark
+	recreations map[string]int
 	// dropped counts the operations compressOp dropped from the record.
 	dropped int
 	// readChanged are the values whose availability a resync's read
@@ -280,7 +282,7 @@ func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: w.prevState(n),
 		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
 		Retry: w.retry}
-	if len(w.recreating) > 0 && n.base != "" && w.recreating[n.key] {
+	if len(w.recreating) > 0 && n.base != "" && w.isRecreating(n) {
 		ro.Recreate = true
 	}
 	if w.retry {
