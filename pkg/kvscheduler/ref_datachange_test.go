@@ -128,7 +128,8 @@ func TestRefDataChangeTransactions(t *testing.T) {
 // the value the scheduler believes, and its metadata, as correlate) and
 // everything is reverted in reverse order, the re-created base re-created
 // again. Deviation (docs/kvscheduler.md): derived values created again
-// after their base's re-creation have PrevState REMOVED, not NONEXISTENT.
+// after their base's re-creation, or deleted and created again by the
+// revert (A/base1/item2), have PrevState REMOVED, not NONEXISTENT.
 func TestRefDataChangeTransactionWithRevert(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -188,7 +189,7 @@ func TestRefDataChangeTransactionWithRevert(t *testing.T) {
 		`UPDATE A/base1 =item2=>item1 CONFIGURED->FAILED err="failed to modify value"`,
 		// the revert:
 		`UPDATE A/base1 ==>item2 FAILED->CONFIGURED revert preverr="failed to modify value"`,
-		"?CREATE A/base1/item2 =item2 NONEXISTENT->CONFIGURED derived revert", // Lariat: REMOVED->
+		"CREATE A/base1/item2 =item2 REMOVED->CONFIGURED derived revert", // reference: NONEXISTENT (deviation)
 		"DELETE C/base3/item1 =item1 CONFIGURED->REMOVED derived recreate revert",
 		"DELETE C/base3 =item1 CONFIGURED->REMOVED recreate revert",
 		"CREATE C/base3 =item1,item2 REMOVED->CONFIGURED recreate revert",
