@@ -24,7 +24,7 @@ func (w *walker) create(n *node, recreate bool) {
 	}
 	ready, inCycle := w.readyHow(n)
 	if !ready {
-		n.state = Pending
+		n.state, n.lastOp = Pending, appliedOp(recreate)
 		ro.NOOP = true
 		w.record(n, ro)
 		w.dropStrayDerived(n)
@@ -47,7 +47,7 @@ func (w *walker) create(n *node, recreate bool) {
 	n.sb = n.want
 	n.setRemovedDerived(nil)
 	n.avail = true
-	n.state, n.lastOp, n.err = w.okState(n), OpCreate, nil
+	n.state, n.lastOp, n.err = w.okState(n), appliedOp(recreate), nil
 	n.setFields(nil)
 	n.txnSeq, n.txnFail = w.seq, false
 	n.resetAttempts()

@@ -47,7 +47,7 @@ func (w *walker) deleteAbsent(n *node, reason delReason) {
 		}
 		n.state = Removed
 		w.knownAbsent(n)
-	case delPending:
+	case delPending, delPendingUpdate:
 		n.state = Pending
 	case delInvalid:
 		// The state was set by the caller.
@@ -156,6 +156,9 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 	case delRemove:
 		n.state, n.err = Removed, nil
 		n.setFields(nil)
+	case delPendingUpdate:
+		n.lastOp = OpUpdate // the operation chosen, as the reference reports it
+		fallthrough
 	case delPending:
 		n.state, n.err = Pending, nil
 		n.setFields(nil)

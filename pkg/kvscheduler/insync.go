@@ -36,7 +36,9 @@ import (
 //     back, and no stopped transaction left work to resume.
 //
 // Then its walk would run no operation, record none, leave its state and
-// dependencies as they are and leave its status as published.
+// dependencies as they are and leave its status as published, but for its
+// last operation, UPDATE (the operation chosen, as the reference reports
+// it): a status whose last operation was another is published again.
 
 // inSyncDepth bounds the derived values of derived values the shortcut
 // checks; deeper trees are walked.
@@ -74,6 +76,12 @@ func (w *walker) skipInSync(n *node, v any) bool {
 			w.s.dirtyView(m) // what DumpValues shows is the request
 		}
 		m.want, m.sb = e.v, e.v
+		if m.lastOp != OpUpdate {
+			// Its walk would have chosen UPDATE (see appliedOp): only the
+			// first request again after another operation changes its status.
+			m.lastOp = OpUpdate
+			w.s.dirty(m)
+		}
 		m.txnSeq, m.txnFail = w.seq, false
 		m.resetAttempts()
 		if e.newDeps {

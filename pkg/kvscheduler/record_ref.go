@@ -99,3 +99,20 @@ func (w *walker) prevState(n *node) ValueState {
 	}
 	return n.state
 }
+
+// appliedOp is the last operation of a value its create left CONFIGURED
+// or PENDING, as the reference reports it: the operation the transaction
+// chose for the value, CREATE, or UPDATE for a value re-created (an
+// update by re-creation). A value's last operation is that chosen when it
+// was last applied, whatever ran (see also finishUpdate and skipInSync).
+func appliedOp(recreate bool) Operation {
+	if recreate {
+		return OpUpdate
+	}
+	return OpCreate
+}
+
+// delPendingUpdate is the delete into PENDING of a value whose new value's
+// dependencies are unmet: as delPending, but its last operation is the
+// UPDATE chosen for it, as the reference reports it.
+const delPendingUpdate = delRecreate + 1

@@ -16,8 +16,7 @@ import (
 // A/base2 (which fails, and leaves the southbound holding it), and is
 // created again when A/base2 is requested with a new value.
 //
-// Open (checked with LARIAT_OPEN_DEFECTS=1): the last operation of a value
-// left PENDING by its create (the reference: CREATE, Lariat: NONE). The
+// A value left PENDING by its create has last operation CREATE. The
 // fourth transaction differs on purpose: the reference creates A/base2
 // over the value its failed delete left (its mock southbound only notes
 // the invalid create), Lariat, which knows the value is still there,

@@ -33,11 +33,10 @@ func refThreeDescriptors(sb *kvtest.Southbound) []*kvscheduler.Descriptor {
 // C/base3 by re-creation. Deviation (docs/kvscheduler.md): the derived
 // value created again after its base's re-creation has PrevState REMOVED,
 // not NONEXISTENT. Not ported: the graph's flag statistics (internal).
-// Open (checked with LARIAT_OPEN_DEFECTS=1): the reference's last
-// operation of a PENDING value is the CREATE that left it waiting, that
-// of a re-created value UPDATE (the operation requested: its
-// LastUpdateFlag records the operation chosen for the value); Lariat
-// reports NONE and CREATE.
+// As in the reference, the last operation of a PENDING value is the
+// CREATE that left it waiting, that of a re-created value UPDATE (the
+// operation requested: the reference's LastUpdateFlag records the
+// operation chosen for the value).
 func TestRefDataChangeTransactions(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -107,11 +106,7 @@ func TestRefDataChangeTransactions(t *testing.T) {
 		t.Errorf("C/base3 was re-created, but kept its metadata %v", md)
 	}
 	wantStatus(t, s, "A/base1", kvscheduler.Configured, kvscheduler.OpUpdate)
-	if checkOpen(t, "last operation of a re-created value (reference: UPDATE)") {
-		wantStatus(t, s, "C/base3", kvscheduler.Configured, kvscheduler.OpUpdate)
-	} else {
-		wantState(t, s, "C/base3", kvscheduler.Configured)
-	}
+	wantStatus(t, s, "C/base3", kvscheduler.Configured, kvscheduler.OpUpdate)
 	for _, k := range []string{"A/base1/item1", "B/base2", "B/base2/item1", "B/base2/item2", "C/base3/item1"} {
 		wantStatus(t, s, k, kvscheduler.Configured, kvscheduler.OpCreate)
 	}

@@ -3,7 +3,6 @@ package kvscheduler_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -25,20 +24,6 @@ import (
 // as the reference's mock descriptors (test.ArrayValueDerBuilder) do.
 // A value starting with "=" is a plain string (the reference's
 // StringValue), which derives nothing.
-
-// checkOpen tells whether to check what the reference expects where a
-// port found Lariat differing with no documented deviation (an open
-// defect or question, listed with the test): only when LARIAT_OPEN_DEFECTS
-// is set, so that the rest of the port runs, and passes, on the current
-// code. Otherwise it logs what it leaves unchecked.
-func checkOpen(t *testing.T, what string) bool {
-	t.Helper()
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "" {
-		return true
-	}
-	t.Logf("open defect not checked: %s; LARIAT_OPEN_DEFECTS=1 checks it", what)
-	return false
-}
 
 // refItems derives the items of an array value (see above).
 func refItems(key string, v any) []kvscheduler.KeyValuePair {
@@ -124,45 +109,21 @@ func refOp(op kvscheduler.RecordedOp) string {
 }
 
 // wantRefRecord checks the executed operations of a record, one line per
-// operation (see refOp). A line starting with "?" is the reference's
-// where Lariat differs with no documented deviation: unless checkOpen,
-// only its operation and key are compared.
+// operation (see refOp).
 func wantRefRecord(t *testing.T, rec *kvscheduler.TxnRecord, want ...string) {
 	t.Helper()
 	if rec == nil {
 		t.Errorf("no record, want operations %q", want)
 		return
 	}
-	var got, wanted []string
+	var got []string
 	for _, op := range rec.Executed {
 		got = append(got, refOp(op))
 	}
-	open := false
-	for _, w := range want {
-		open = open || strings.HasPrefix(w, "?")
-	}
-	strict := open && checkOpen(t, fmt.Sprintf("the record of transaction #%d", rec.SeqNum))
-	for i, w := range want {
-		if !strings.HasPrefix(w, "?") {
-			wanted = append(wanted, w)
-			continue
-		}
-		w = strings.TrimPrefix(w, "?")
-		wanted = append(wanted, w)
-		if !strict && i < len(got) && opKey(got[i]) == opKey(w) {
-			wanted[i] = got[i]
-		}
-	}
-	if !reflect.DeepEqual(got, wanted) && !(len(got) == 0 && len(wanted) == 0) {
+	if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 		t.Errorf("transaction #%d executed:\n got  %s\n want %s", rec.SeqNum,
-			strings.Join(got, "\n      "), strings.Join(wanted, "\n      "))
+			strings.Join(got, "\n      "), strings.Join(want, "\n      "))
 	}
-}
-
-// opKey is the operation and key of a line of refOp.
-func opKey(line string) string {
-	f := strings.Fields(line)
-	return strings.Join(f[:min(2, len(f))], " ")
 }
 
 // wantRefHeader checks what the reference checks of a record besides its
@@ -346,15 +307,10 @@ func correlated(d *kvscheduler.Descriptor) *[][]string {
 }
 
 // wantPendingAfterCreate checks a value left PENDING by its create, with
-// its unmet dependencies; its last operation (the reference's CREATE,
-// Lariat's NONE) only with LARIAT_OPEN_DEFECTS=1.
+// its unmet dependencies; its last operation is that CREATE.
 func wantPendingAfterCreate(t *testing.T, s *kvscheduler.Scheduler, key string, unmet ...string) {
 	t.Helper()
-	lastOp := s.GetValueStatus(key).LastOp
-	if checkOpen(t, "last operation of a PENDING value (reference: CREATE)") {
-		lastOp = kvscheduler.OpCreate
-	}
-	wantStatus(t, s, key, kvscheduler.Pending, lastOp, unmet...)
+	wantStatus(t, s, key, kvscheduler.Pending, kvscheduler.OpCreate, unmet...)
 }
 
 // awaitStatus waits until the watch delivers the status of key in state.

@@ -56,8 +56,8 @@ func notify(t *testing.T, s *kvscheduler.Scheduler, sb *kvtest.Southbound, key s
 // creates B/base2/item2; the last removes A/base1, which takes B/base2 and
 // its items down. Not ported: the reference's SB view of A/ (its dump
 // reads the southbound, which A's descriptor cannot; Lariat's SB view is
-// what the scheduler believes). Open (checked with LARIAT_OPEN_DEFECTS=1):
-// the last operation of a value left PENDING by its create (CREATE).
+// what the scheduler believes). A value left PENDING by its create has
+// last operation CREATE.
 func TestRefNotifications(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

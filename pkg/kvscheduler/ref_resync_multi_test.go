@@ -20,10 +20,9 @@ import (
 // after A/, C/ after B/): each descriptor is read in that order, with the
 // requested values it selects as correlate, and the resync converges.
 // Deviation (docs/kvscheduler.md): C/base3/item1, created again after its
-// base's re-creation, has PrevState REMOVED. Open (checked with
-// LARIAT_OPEN_DEFECTS=1): the last operations of the PENDING item (the
-// reference: CREATE), of the re-created base and of the item found in
-// sync (the reference: UPDATE).
+// base's re-creation, has PrevState REMOVED. The last operations are the
+// reference's: CREATE for the PENDING item, UPDATE for the re-created base
+// and for the item found in sync.
 func TestRefResyncWithMultipleDescriptors(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -66,15 +65,9 @@ func TestRefResyncWithMultipleDescriptors(t *testing.T) {
 	for _, k := range []string{"A/base1/item2", "C/base3/item1", "C/base3/item2"} {
 		wantStatus(t, s, k, kvscheduler.Configured, kvscheduler.OpCreate)
 	}
-	if checkOpen(t, "last operations of a PENDING value (CREATE), a re-created one and one found in sync (UPDATE)") {
-		wantStatus(t, s, "B/base2/item1", kvscheduler.Configured, kvscheduler.OpUpdate)
-		wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1/item1")
-		wantStatus(t, s, "C/base3", kvscheduler.Configured, kvscheduler.OpUpdate)
-	} else {
-		wantState(t, s, "B/base2/item1", kvscheduler.Configured)
-		wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, s.GetValueStatus("B/base2/item2").LastOp, "A/base1/item1")
-		wantState(t, s, "C/base3", kvscheduler.Configured)
-	}
+	wantStatus(t, s, "B/base2/item1", kvscheduler.Configured, kvscheduler.OpUpdate)
+	wantStatus(t, s, "B/base2/item2", kvscheduler.Pending, kvscheduler.OpCreate, "A/base1/item1")
+	wantStatus(t, s, "C/base3", kvscheduler.Configured, kvscheduler.OpUpdate)
 	wantRefHeader(t, rec, 0, kvscheduler.NBTransaction, kvscheduler.FullResync, "",
 		"A/base1=item2", "B/base2=item1,item2", "C/base3=item1,item2")
 	wantRefRecord(t, rec,
@@ -96,9 +89,8 @@ func TestRefResyncWithMultipleDescriptors(t *testing.T) {
 // [item1]; the failed value's base is read back (with the believed value
 // and its metadata as correlate), item2 is RETRYING, and its retry
 // updates the base again and creates item2; the retry's record lists the
-// values it retries. Open (checked with LARIAT_OPEN_DEFECTS=1): the
-// reference's item1 has last operation UPDATE after the retry (the retry
-// re-applies it, equal), Lariat's CREATE.
+// values it retries. item1 has last operation UPDATE after the retry (the
+// retry re-applies it, equal), as in the reference.
 func TestRefResyncWithRetry(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
@@ -153,11 +145,7 @@ func TestRefResyncWithRetry(t *testing.T) {
 	wantOps(t, sb, "update A/base1", "create A/base1/item2")
 	metadataOf(t, s, "descriptor1", "base1")
 	wantStatus(t, s, "A/base1", kvscheduler.Configured, kvscheduler.OpUpdate)
-	if checkOpen(t, "last operation of a derived value a retry re-applies as it is (reference: UPDATE)") {
-		wantStatus(t, s, "A/base1/item1", kvscheduler.Configured, kvscheduler.OpUpdate)
-	} else {
-		wantState(t, s, "A/base1/item1", kvscheduler.Configured)
-	}
+	wantStatus(t, s, "A/base1/item1", kvscheduler.Configured, kvscheduler.OpUpdate)
 	rec = lastRecord(t, s)
 	wantRefHeader(t, rec, 1, kvscheduler.RetryFailedOps, kvscheduler.NoResync, "", "A/base1=item1,item2")
 	if !reflect.DeepEqual(rec.RetryOf, []uint64{0}) {

@@ -79,7 +79,13 @@ func (o Operation) String() string {
 type ValueStatus struct {
 	Key   string
 	State ValueState
-	// LastOp is the last operation executed on the value.
+	// LastOp is the operation chosen when the value was last applied, as
+	// the reference reports it: CREATE for a value the southbound did not
+	// hold (even one left PENDING), UPDATE for one it held (even when equal,
+	// updated by re-creation, or deleted into PENDING for its new value's
+	// dependencies), DELETE for a delete; for a failed value,
+	// the operation that failed; OpNone for a value obtained from the
+	// southbound.
 	LastOp Operation
 	// Error is the error of the last operation, or the validation error.
 	Error error

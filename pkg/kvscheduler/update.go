@@ -83,7 +83,7 @@ func (w *walker) finishUpdate(f frame) {
 	if !ready {
 		// The old value goes (its dependents first); the new one waits
 		// for its dependencies.
-		w.delete(n, delPending, false)
+		w.delete(n, delPendingUpdate, false)
 		return
 	}
 	if inCycle {
@@ -132,9 +132,7 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	n.setFields(nil)
 	n.txnSeq, n.txnFail = w.seq, false
 	n.resetAttempts()
-	if !f.equal {
-		n.lastOp = OpUpdate
-	}
+	n.lastOp = OpUpdate // even for an equal value, as in the reference
 	// An equal value is recorded only when its state changed, except that
 	// a discovered value found as wanted is simply in sync.
 	if !f.equal || prevState != n.state && prevState != Discovered {

@@ -28,7 +28,7 @@ type delReason uint8
 
 const (
 	delRemove   delReason = iota // no longer wanted
-	delPending                   // a dependency went away, or the new value's are unmet
+	delPending                   // a dependency went away (see also delPendingUpdate)
 	delInvalid                   // the new value is invalid
 	delRecreate                  // re-created: a create follows
 )
