@@ -128,6 +128,7 @@ func TestRetryDueBeforeACommitRunsFirst(t *testing.T) {
 	}
 	var armed atomic.Bool
 	armed.Store(true)
+	done := make(chan struct{})
 	kvscheduler.BeforeDequeue(s, func() {
 		// On the scheduler's goroutine, once it found no retry due and
 		// nothing queued: the clock passes the retry's time, then a
@@ -137,18 +138,22 @@ func TestRetryDueBeforeACommitRunsFirst(t *testing.T) {
 			if _, err := s.StartNBTransaction().WithDescription("after the retry's time").NonBlocking().Commit(ctx); err != nil {
 				t.Error(err)
 			}
+			close(done)
 		}
 	})
-	// Each barrier wakes the scheduler's goroutine if it is idle; the hook
-	// runs once the goroutine finds the queue empty, which a barrier
-	// committed right after the previous one returned may not leave it
-	// (under load, two barriers were not always enough). The last barrier
-	// is queued after the hook's transaction.
-	eventually(t, "the hook to run", func() bool {
+	// Each barrier takes the scheduler's goroutine through its check again
+	// (it wakes it if it is idle), until the hook has run to its end: it
+	// may run after the barrier's own transaction, once that returned.
+	eventually(t, "the hook", func() bool {
 		barrier(t, s)
-		return !armed.Load()
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	})
-	barrier(t, s)
+	barrier(t, s) // queued after the hook's transaction
 	var order []string
 	for _, r := range s.TransactionHistory(time.Time{}, time.Time{}) {
 		if r.Type == kvscheduler.RetryFailedOps || r.Description != "" {
