@@ -1,0 +1,99 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lariat-dev/lariat/internal/browsertest"
+	"github.com/lariat-dev/lariat/pkg/dashboard"
+)
+
+// slowGraph delays the delivery of the first GET /ui/api/graph: the answer
+// is made when the request arrives (the graph as it is then) and reaches
+// the browser only when released, as a large graph (10,000 values, some
+// MB of JSON) does over a slow link while the stream goes on.
+type slowGraph struct {
+	next     http.Handler
+	once     sync.Once
+	captured chan struct{}
+	release  chan struct{}
+}
+
+func (s *slowGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	held := false
+	if r.URL.Path == dashboard.Path+"api/graph" && !r.URL.Query().Has("seq") {
+		s.once.Do(func() { held = true })
+	}
+	if !held {
+		s.next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	s.next.ServeHTTP(rec, r)
+	close(s.captured)
+	select {
+	case <-s.release:
+	case <-r.Context().Done():
+		return
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// TestAdvAGraphLoadDoesNotUndoNewerStatuses: the page applies each
+// transaction's statuses from the stream to its live graph, and on hello
+// (and after a drop marker) loads the whole graph, replacing everything it
+// holds (live.clear()). The graph's answer carries no transaction number,
+// so an answer made before a transaction that reaches the page after that
+// transaction's statuses undoes them: here app/a turns CONFIGURED on the
+// stream, then the older graph arrives and the page shows it PENDING, for
+// good (nothing else changes), while the scheduler has it CONFIGURED.
+func TestAdvAGraphLoadDoesNotUndoNewerStatuses(t *testing.T) {
+	openDefect(t, "a graph answer older than the stream's statuses overwrites them in the page (app/a shown PENDING, scheduler CONFIGURED)")
+	f := newFixture(t)
+	f.put(t, "app/a", "v") // waits for db/a
+	d, err := dashboard.New(dashboard.Options{Scheduler: f.s, Loop: f.loop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	d.Mount(mux)
+	slow := &slowGraph{next: mux, captured: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(slow)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-slow.release:
+		default:
+			close(slow.release)
+		}
+	})
+
+	page := browsertest.Start(t)
+	if err := chromedp.Do(page, chromedp.Navigate(srv.URL+"/ui/")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-slow.captured: // the page asked for the graph (on hello); app/a is PENDING in it
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the page never loaded the graph")
+	}
+	f.put(t, "db/a", "v") // app/a is created: CONFIGURED
+	row := `(r => r && r.dataset.state)(document.querySelector('#attention .row[data-key="app/a"]'))`
+	browsertest.Wait[string](t, page, "app/a CONFIGURED from the stream", `(s => s === "CONFIGURED" && s)(`+row+`)`)
+	close(slow.release)
+	browsertest.Wait[bool](t, page, "the graph loaded", `window.lariatDashboard.graphLoads >= 1`)
+	shown := browsertest.Eval[string](t, page, row)
+	want := f.s.GetValueStatus("app/a").State.String()
+	if shown != want {
+		t.Errorf("after the graph loaded the page shows app/a %s; the scheduler has it %s", shown, want)
+	}
+}
