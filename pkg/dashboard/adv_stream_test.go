@@ -157,8 +157,9 @@ func TestAdvHelloIsNeverDropped(t *testing.T) {
 // machine) does.
 type gatedScheduler struct {
 	*kvscheduler.Scheduler
-	mu   sync.Mutex
-	gate chan struct{}
+	mu      sync.Mutex
+	gate    chan struct{}
+	waiting int // readers held at the gate now
 }
 
 func (g *gatedScheduler) TransactionHistory(since, until time.Time) []*kvscheduler.TxnRecord {
@@ -166,7 +167,13 @@ func (g *gatedScheduler) TransactionHistory(since, until time.Time) []*kvschedul
 	gate := g.gate
 	g.mu.Unlock()
 	if gate != nil {
+		g.mu.Lock()
+		g.waiting++
+		g.mu.Unlock()
 		<-gate
+		g.mu.Lock()
+		g.waiting--
+		g.mu.Unlock()
 	}
 	return g.Scheduler.TransactionHistory(since, until)
 }
@@ -210,6 +217,12 @@ func TestAdvTrimmedTransactionsAreCountedAsDropped(t *testing.T) {
 	// The client is live.
 	readSSE(resp.Body, func(m sseMsg) bool { return m.event == "hello" })
 	g.close()
+	// The client's reader is held before it reads anything newer.
+	controlplanetest.Eventually(t, time.Minute, "the stream's reader at the gate", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.waiting > 0
+	})
 	created := commit(t, g.Scheduler, "db/x")
 	for i := range 10 {
 		commit(t, g.Scheduler, "db/filler-"+itoa(uint64(i)))
