@@ -16,8 +16,11 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dashboard"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // openDefect skips a test that proves an open defect unless
@@ -243,5 +246,67 @@ func TestAdvTrimmedTransactionsAreCountedAsDropped(t *testing.T) {
 		t.Errorf("transaction #%d (db/x created), and the fillers after it up to the first sent, were neither sent nor counted in a dropped marker; "+
 			"the scheduler has db/x %s, the page never hears of it; the stream sent:\n%s",
 			created, g.GetValueStatus("db/x").State, strings.Join(got, "\n"))
+	}
+}
+
+// TestAdvEventsTheLoopForgotAreCountedAsDropped is the events' side of
+// TestAdvTrimmedTransactionsAreCountedAsDropped: when fewer events are new
+// than the client's buffer holds, the reader copies what the loop's
+// history still has after the last one it sent and counts nothing for
+// those the history no longer holds (Config.EventHistoryMaxRecords below
+// StreamBuffer, or the age limit). 30 events happen between two reads, the
+// history keeps 10, the stream sends 10 and no marker.
+func TestAdvEventsTheLoopForgotAreCountedAsDropped(t *testing.T) {
+	openDefect(t, "events the loop's history dropped before the stream read them are lost without a dropped marker")
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	cfg := eventloop.DefaultConfig()
+	cfg.EventHistoryMaxRecords = 10
+	cfg.PermanentlyRecordedInitPeriod = eventloop.Minutes{}
+	s := newScheduler(t, kvscheduler.Options{})
+	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: []eventloop.EventHandler{putter{}},
+		Committer: loopcommit.New(s), Logger: logrus.NewEntry(quiet)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = loop.Close() })
+	f := &fixture{s: s, loop: loop}
+	f.push(t, eventlooptest.NewResync("startup"))
+	g := &gatedScheduler{Scheduler: s}
+	d, err := dashboard.New(dashboard.Options{Scheduler: g, Loop: loop, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d)
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL + "/ui/api/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	readSSE(resp.Body, func(m sseMsg) bool { return m.event == "hello" })
+	g.close() // the reader stops after its events, before its next round
+	controlplanetest.Eventually(t, time.Minute, "the stream's reader at the gate", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.waiting > 0
+	})
+	for i := range 30 {
+		f.push(t, eventlooptest.NewUpdate("put db/e"+itoa(uint64(i))))
+	}
+	g.open()
+	msgs := readSSE(resp.Body, func(m sseMsg) bool { return m.event == "event" && strings.Contains(m.data, "put db/e29") })
+	events, marker := 0, false
+	for _, m := range msgs {
+		marker = marker || m.event == "dropped"
+		if m.event == "event" {
+			events++
+		}
+	}
+	if events < 30 && !marker {
+		t.Errorf("30 events happened; the stream sent %d and no dropped marker", events)
 	}
 }
