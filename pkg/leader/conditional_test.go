@@ -92,6 +92,28 @@ func TestResourceVersionOfAResponse(t *testing.T) {
 	}
 }
 
+// TestParseTargetUnderAPrefix reads the object a request's URL names when
+// the config's Host has a path (a proxy in front of the API server).
+func TestParseTargetUnderAPrefix(t *testing.T) {
+	for _, c := range []struct {
+		prefix, path string
+		want         target
+	}{
+		{"/k8s/clusters/c-1", "/k8s/clusters/c-1/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
+		{"/k8s/clusters/c-1/", "/k8s/clusters/c-1/apis/apps/v1/namespaces/n/deployments/d/scale", target{obj: controller.ObjectRef{Group: "apps", Resource: "deployments", Namespace: "n", Name: "d"}}},
+		{"/api", "/api/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
+		{"/other", "/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
+	} {
+		u, err := url.Parse(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := parseTarget(u, c.prefix); got != c.want {
+			t.Errorf("%s under %s: %+v, want %+v", c.path, c.prefix, got, c.want)
+		}
+	}
+}
+
 // TestParseTarget reads the object a request's URL names.
 func TestParseTarget(t *testing.T) {
 	for path, want := range map[string]target{
@@ -108,7 +130,7 @@ func TestParseTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := parseTarget(u); got != want {
+		if got := parseTarget(u, ""); got != want {
 			t.Errorf("%s: %+v, want %+v", path, got, want)
 		}
 	}

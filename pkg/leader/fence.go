@@ -47,13 +47,20 @@ func (e *NotLeaderError) Error() string {
 // own client must not go through the fence.
 func (e *Elector) Fence(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
-	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &fence{e: e, next: rt} })
+	prefix := ""
+	if u, _, err := rest.DefaultServerUrlFor(cfg); err == nil {
+		prefix = u.Path // a bad Host fails every request of c anyway
+	}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &fence{e: e, prefix: prefix, next: rt} })
 	return c
 }
 
 type fence struct {
-	e    *Elector
-	next http.RoundTripper
+	e *Elector
+	// prefix is the path of the config's Host, under which client-go puts
+	// every request's path.
+	prefix string
+	next   http.RoundTripper
 }
 
 func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -69,7 +76,7 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
-	t := parseTarget(req.URL)
+	t := parseTarget(req.URL, f.prefix)
 	var cancel context.CancelFunc
 	if !until.IsZero() && (write || t.obj.Name != "" && !t.watch) {
 		var ctx context.Context

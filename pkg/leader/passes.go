@@ -97,10 +97,16 @@ type target struct {
 }
 
 // parseTarget reads /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]] and
-// /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]].
-func parseTarget(u *url.URL) target {
+// /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]] after prefix,
+// the path of the config's Host: client-go puts its URLs under that path
+// (a proxy in front of the API server, as Rancher's /k8s/clusters/<id>).
+func parseTarget(u *url.URL, prefix string) target {
 	t := target{watch: u.Query().Get("watch") == "true" || u.Query().Get("watch") == "1"}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	path := u.Path
+	if p := strings.TrimRight(prefix, "/"); p != "" && strings.HasPrefix(path, p+"/") {
+		path = path[len(p):]
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
 		parts = parts[2:]
