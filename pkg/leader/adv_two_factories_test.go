@@ -2,7 +2,6 @@ package leader_test
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -32,9 +31,6 @@ import (
 // version 2 and lands over the change its handler never saw, instead of
 // failing with a conflict.
 func TestAdvAnotherFactorysPassMovesTheHandlersPrecondition(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): with two factories under one Elector, one factory's pass replaces the resourceVersion another's slow handler's write is conditional on, so that write lands over a change it never saw")
-	}
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)

@@ -107,7 +107,7 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 			cancelIf(cancel)
 			return nil, rerr
 		}
-		f.e.passes.wrote(t.obj, resourceVersionOf(resp.Header.Get("Content-Type"), b))
+		f.e.passes.wrote(t.obj, rv, resourceVersionOf(resp.Header.Get("Content-Type"), b))
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	if cancel != nil {

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -10,17 +11,26 @@ import (
 )
 
 // passTable is the controller.PassTracker of an Elector: the objects its
-// factories' handlers are handling, each with the resourceVersion its
-// handlers' writes are conditional on (the copy they were given, then
-// what each of their writes returned).
+// factories' handlers are handling, each with the passes under way over
+// it (one per factory at most) and the resourceVersion each pass's writes
+// are conditional on (the copy its handlers were given, then what each of
+// its writes returned).
+//
+// The fence cannot tell which pass a write comes from, so one pass never
+// moves another's version: when passes of several factories over one
+// object are under way at once, a write of it is conditional on the
+// oldest version any of them holds. A pass given a newer copy then sees a
+// conflict, and is retried (safe); a slow pass given an older copy never
+// has its write land over a change it did not see because another
+// factory's pass saw it.
 type passTable struct {
 	mu      sync.Mutex
-	handled map[controller.ObjectRef]*pass
+	handled map[controller.ObjectRef][]*pass
 }
 
+// pass is one pass over an object under way.
 type pass struct {
 	resourceVersion string
-	n               int // passes over the object under way (one per factory)
 }
 
 // Handling records a pass over obj (controller.PassTracker).
@@ -28,42 +38,78 @@ func (t *passTable) Handling(obj controller.ObjectRef, resourceVersion string) f
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.handled == nil {
-		t.handled = map[controller.ObjectRef]*pass{}
+		t.handled = map[controller.ObjectRef][]*pass{}
 	}
-	p := t.handled[obj]
-	if p == nil {
-		p = &pass{}
-		t.handled[obj] = p
-	}
-	p.resourceVersion = resourceVersion
-	p.n++
+	p := &pass{resourceVersion: resourceVersion}
+	t.handled[obj] = append(t.handled[obj], p)
 	return func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if p.n--; p.n == 0 {
+		ps := t.handled[obj]
+		for i, q := range ps {
+			if q == p {
+				ps = append(ps[:i:i], ps[i+1:]...)
+				break
+			}
+		}
+		if len(ps) == 0 {
 			delete(t.handled, obj)
+		} else {
+			t.handled[obj] = ps
 		}
 	}
 }
 
 // expected returns the resourceVersion writes of obj are conditional on,
-// while a pass over it is under way.
+// while a pass over it is under way: the oldest any pass holds (the
+// earliest started one's when versions are not numbers).
 func (t *passTable) expected(obj controller.ObjectRef) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if p := t.handled[obj]; p != nil {
-		return p.resourceVersion, true
+	ps := t.handled[obj]
+	if len(ps) == 0 {
+		return "", false
 	}
-	return "", false
+	rv := ps[0].resourceVersion
+	for _, p := range ps[1:] {
+		if older(p.resourceVersion, rv) {
+			rv = p.resourceVersion
+		}
+	}
+	return rv, true
 }
 
-// wrote records that a write of obj during its pass returned the object at
-// resourceVersion: the pass's next write is conditional on that.
-func (t *passTable) wrote(obj controller.ObjectRef, resourceVersion string) {
+// older reports whether resourceVersion a is older than b, when both are
+// numbers (as every etcd-backed API server's are).
+func older(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
+}
+
+// wrote records that a write of obj conditional on precondition returned
+// the object at resourceVersion: the next write of the pass that held
+// precondition is conditional on that. When several passes held it, none
+// is moved: the write may be either's, and a pass whose copy predates it
+// must not write over it (its next write conflicts and is retried).
+func (t *passTable) wrote(obj controller.ObjectRef, precondition, resourceVersion string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if p := t.handled[obj]; p != nil && resourceVersion != "" {
-		p.resourceVersion = resourceVersion
+	if resourceVersion == "" {
+		return
+	}
+	var holder *pass
+	for _, p := range t.handled[obj] {
+		if p.resourceVersion != precondition {
+			continue
+		}
+		if holder != nil {
+			return
+		}
+		holder = p
+	}
+	if holder != nil {
+		holder.resourceVersion = resourceVersion
 	}
 }
 
