@@ -2,7 +2,6 @@ package apply_test
 
 import (
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -65,9 +64,6 @@ func (f advRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { re
 // for the old one. (docs/safety.md: "a prune never deletes an object
 // applied for a live owner of that name with another UID".)
 func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersChild(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): a prune whose delete conflicts reads the child again and deletes it without checking the owner it was applied for, so a recreated owner's child is pruned by the old owner's pass")
-	}
 	fresh, kube, ns, owner := setup(t)
 	ctx := t.Context()
 	hold := &advHeldDelete{path: "/namespaces/" + ns + "/configmaps/child", held: make(chan struct{}), release: make(chan struct{})}

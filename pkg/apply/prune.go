@@ -74,11 +74,17 @@ func (a *Applier) prune(ctx context.Context, id *setIdentity, gk schema.GroupKin
 			spared = append(spared, key)
 			continue
 		}
-		deleted = append(deleted, key)
 		if dryRun {
+			deleted = append(deleted, key)
 			continue
 		}
-		if err := a.deleteFromSet(ctx, c, id, key, m); err != nil {
+		spare, err = a.deleteFromSet(ctx, c, id, key, m)
+		if spare {
+			spared = append(spared, key)
+		} else {
+			deleted = append(deleted, key)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", key, err))
 		}
 	}
@@ -110,36 +116,44 @@ const pruneAttempts = 3
 // same name is someone else's) and resourceVersion. An object changed since
 // the list is read again and deleted only while it still carries the set's
 // label: one taken out of the set meanwhile (its label removed, or taken
-// over by another set) stays.
-func (a *Applier) deleteFromSet(ctx context.Context, c *client.Client, id *setIdentity, key ObjectKey, listed metav1.Object) error {
+// over by another set) stays. So does one now applied for another owner
+// than when it was listed, or no longer by this field manager: the
+// prune's owner check judged the listed object, and an owner created again
+// under the set's name may have applied it since (the object is then
+// reported spared, and stays in the inventory).
+func (a *Applier) deleteFromSet(ctx context.Context, c *client.Client, id *setIdentity, key ObjectKey, listed metav1.Object) (spared bool, err error) {
 	uid, rv := listed.GetUID(), listed.GetResourceVersion()
+	owner := appliedFor(listed, id.ownerID)
 	background := metav1.DeletePropagationBackground
 	for attempt := 1; ; attempt++ {
 		err := c.Delete(ctx, key.Namespace, key.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, PropagationPolicy: &background})
 		if err == nil || apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
 		if !apierrors.IsConflict(err) || attempt == pruneAttempts {
-			return err
+			return false, err
 		}
 		current, _, err := a.clients.NewObjects(c.GroupVersionKind())
 		if err != nil {
-			return err
+			return false, err
 		}
 		err = c.Get(ctx, key.Namespace, key.Name, current, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		m, err := meta.Accessor(current)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if m.GetUID() != uid || !id.labelledBy(m.GetLabels()[LabelSet]) {
-			return nil // replaced, or no longer the set's
+			return false, nil // replaced, or no longer the set's
+		}
+		if appliedFor(m, id.ownerID) != owner || !a.applied(m) {
+			return true, nil // applied for another owner, or by another writer, since the check
 		}
 		rv = m.GetResourceVersion()
 	}
