@@ -1,7 +1,6 @@
 package apply_test
 
 import (
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -26,9 +25,6 @@ import (
 // ever. (docs/safety.md: the stale pass "leaves the new owner's objects,
 // and the inventory pointing at them, alone".)
 func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersInventory(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): a late deletion pass of a gone owner deletes the set's inventory without a precondition, though the owner created again rewrote it; the new owner's child then outlives it")
-	}
 	fresh, kube, ns, owner := setup(t)
 	ctx := t.Context()
 	set := func(o *corev1.ConfigMap) apply.Set {

@@ -148,7 +148,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, errors.Join(errs...)
 	}
 
-	held, legacyInventories, err := a.readInventory(ctx, id)
+	held, legacyInventories, read, err := a.readInventory(ctx, id)
 	if err != nil {
 		return plan, err
 	}
@@ -212,12 +212,15 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 	}
 	for _, name := range legacyInventories {
 		// Its kinds are in the new inventory (written above) or pruned.
-		if err := a.deleteInventory(ctx, id.invNamespace, name); err != nil {
+		if err := a.deleteInventory(ctx, id.invNamespace, name, readAs(read, name)); err != nil {
 			return plan, err
 		}
 	}
 	if len(kinds) == 0 {
-		return plan, a.deleteInventory(ctx, id.invNamespace, inventoryName(id))
+		// Conditional on the version read: one rewritten since (by
+		// an owner created again under the set's name) stays.
+		name := inventoryName(id)
+		return plan, a.deleteInventory(ctx, id.invNamespace, name, readAs(read, name))
 	}
 	// Kinds and namespaces that no longer hold anything leave the
 	// inventory.

@@ -34,7 +34,9 @@
 // resourceVersion the set checked (or, for an object it read as absent,
 // one no object has, so that it only creates), and a recreate's delete the
 // UID and resourceVersion. A pruned object is deleted only as listed, or
-// after a read shows it still carries the set's label.
+// after a read shows it still carries the set's label and records the
+// owner it was listed with; an inventory is deleted only as the pass read
+// it (it records the owner it was last written for, AnnotationOwnerUID).
 // An owner created again under the same name names the same set but is
 // another owner: objects record the UID of the owner they were applied for
 // (AnnotationOwnerUID), and no pass for one owner prunes what was applied

@@ -47,34 +47,36 @@ func legacyInventoryName(legacyHash string) string { return "lariat-set-" + lega
 // under its legacy hashes (one per version its owner may have been read
 // through), whether or not the set's own exists: a first Apply after the
 // upgrade that failed has written the set's inventory already, and the
-// legacy ones must still be found and go. It returns the kinds of them all
-// and the names of the legacy inventories that exist, which are deleted
-// once the set was applied and pruned in full (their kinds are then in the
-// set's inventory, or pruned).
-func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, []string, error) {
-	inv, err := a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id))
+// legacy ones must still be found and go. It returns the kinds of them all,
+// the names of the legacy inventories that exist, which are deleted once
+// the set was applied and pruned in full (their kinds are then in the
+// set's inventory, or pruned), and the version read of each inventory that
+// exists, by name: the precondition of its deletion (see deleteInventory).
+func (a *Applier) readInventory(ctx context.Context, id *setIdentity) (inventory, []string, map[string]metav1.Preconditions, error) {
+	read := map[string]metav1.Preconditions{}
+	inv, err := a.readInventoryNamed(ctx, id.invNamespace, inventoryName(id), read)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	inv = orEmpty(inv)
 	var legacyNames []string
 	for _, hash := range id.legacyHashes {
 		name := legacyInventoryName(hash)
-		legacy, err := a.readInventoryNamed(ctx, id.invNamespace, name)
+		legacy, err := a.readInventoryNamed(ctx, id.invNamespace, name, read)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if legacy != nil {
 			inv = inv.union(legacy)
 			legacyNames = append(legacyNames, name)
 		}
 	}
-	return inv, legacyNames, nil
+	return inv, legacyNames, read, nil
 }
 
 // readInventoryNamed returns nil (and no error) when the ConfigMap does not
-// exist.
-func (a *Applier) readInventoryNamed(ctx context.Context, namespace, name string) (inventory, error) {
+// exist, and records the UID and resourceVersion it read in read.
+func (a *Applier) readInventoryNamed(ctx context.Context, namespace, name string, read map[string]metav1.Preconditions) (inventory, error) {
 	c, err := a.inventoryClient()
 	if err != nil {
 		return nil, err
@@ -87,7 +89,17 @@ func (a *Applier) readInventoryNamed(ctx context.Context, namespace, name string
 	if err != nil {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
+	read[name] = metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}
 	return parseInventory(cm.Data[inventoryKinds]), nil
+}
+
+// readAs returns the version of inventory name that readInventory read, nil
+// if none existed.
+func readAs(read map[string]metav1.Preconditions, name string) *metav1.Preconditions {
+	if p, ok := read[name]; ok {
+		return &p
+	}
+	return nil
 }
 
 func orEmpty(inv inventory) inventory {
@@ -111,6 +123,13 @@ func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, inv inven
 		},
 		Data: map[string]string{inventoryKinds: inv.format()},
 	}
+	if id.ownerUID != "" {
+		// The owner the inventory was last written for: an owner created
+		// again under the set's name rewrites it even when its kinds are
+		// the same, so a late deletion pass of the gone owner, whose
+		// delete is conditional on the version it read, leaves it.
+		cm.Annotations[AnnotationOwnerUID] = string(id.ownerUID)
+	}
 	body, err := json.Marshal(cm)
 	if err != nil {
 		return err
@@ -124,13 +143,22 @@ func (a *Applier) writeInventory(ctx context.Context, id *setIdentity, inv inven
 	return nil
 }
 
-func (a *Applier) deleteInventory(ctx context.Context, namespace, name string) error {
+// deleteInventory deletes an inventory this pass read as read (its UID
+// and resourceVersion), only as it was read: an inventory written since
+// (an owner created again under the set's name applied its set while a
+// late deletion pass of the gone owner ran) records objects this pass
+// never judged, and stays, as does one created since this pass found none
+// (read nil).
+func (a *Applier) deleteInventory(ctx context.Context, namespace, name string, read *metav1.Preconditions) error {
+	if read == nil {
+		return nil // none when read: one there now is someone else's
+	}
 	c, err := a.inventoryClient()
 	if err != nil {
 		return err
 	}
-	err = c.Delete(ctx, namespace, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
+	err = c.Delete(ctx, namespace, name, metav1.DeleteOptions{Preconditions: read})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete inventory: %w", err)
 	}
 	return nil
