@@ -16,12 +16,28 @@ import (
 //
 // The patterns match whole paths: an API mounted below a prefix is wrapped
 // in http.StripPrefix.
-func Mux(mux *http.ServeMux) http.Handler { return muxHandler{mux} }
+//
+// A request that changes something (any method but GET, HEAD and OPTIONS)
+// sent by a page of another site is refused with 403: these APIs are
+// often served on the listener of a browser dashboard, and a cross-site
+// form post needs no CORS preflight (http.CrossOriginProtection: the
+// browser's Sec-Fetch-Site, or else Origin against Host). Requests from
+// tools (curl, no Origin) are served.
+func Mux(mux *http.ServeMux) http.Handler {
+	return muxHandler{mux: mux, cop: http.NewCrossOriginProtection()}
+}
 
-type muxHandler struct{ mux *http.ServeMux }
+type muxHandler struct {
+	mux *http.ServeMux
+	cop *http.CrossOriginProtection
+}
 
 // ServeHTTP routes r through the mux, translating the mux's own errors.
 func (m muxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := m.cop.Check(r); err != nil {
+		Error(w, http.StatusForbidden, fmt.Errorf("refused %s %s from another site: %w", r.Method, r.URL.Path, err))
+		return
+	}
 	if p := strings.TrimSuffix(r.URL.Path, "/"); p != r.URL.Path && p != "" {
 		r2 := new(http.Request)
 		*r2 = *r

@@ -18,7 +18,6 @@ import (
 // "Host: attacker.example:8089". Nothing checks the Host (or Origin)
 // against the names of the listener.
 func TestAdvALocalhostDashboardIsNotReadByAnotherSite(t *testing.T) {
-	openDefect(t, "the dashboard answers requests for any Host, so a DNS-rebinding page reads a localhost dashboard")
 	f := newFixture(t)
 	f.put(t, "db/orders", map[string]string{"dsn": "postgres://app@db/orders"})
 	_, srv := f.dashboard(t, dashboard.Options{})

@@ -132,6 +132,7 @@ func TestAdvHelloIsNeverDropped(t *testing.T) {
 	}
 	w := &firstFlushBlocks{header: http.Header{}, released: make(chan struct{})}
 	req := httptest.NewRequest(http.MethodGet, "/ui/api/stream?txn="+itoa(first), nil)
+	req.Host = "localhost" // the dashboard answers its own names only
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	done := make(chan struct{})

@@ -93,6 +93,13 @@ type Options struct {
 	// StreamBuffer is the number of messages buffered for one stream
 	// client before the oldest are dropped; 0 means 256.
 	StreamBuffer int
+	// AllowedHosts are the host names (the Host header, without or with
+	// the port) the dashboard answers besides IP addresses, "localhost"
+	// and its subdomains: the names of a proxy or ingress in front of it.
+	// Requests for any other name are refused with 403, so that a page of
+	// another site cannot read the dashboard by pointing its own name at
+	// the listener's address (DNS rebinding).
+	AllowedHosts []string
 	// PollInterval is how often a stream client's history readers look for
 	// new events and transactions; 0 means 200ms.
 	PollInterval time.Duration
@@ -137,7 +144,7 @@ func New(opts Options) (*Dashboard, error) {
 	mux.HandleFunc("GET "+Path+"api/replicas", d.serveReplicas)
 	mux.HandleFunc("GET "+Path+"api/info", d.serveInfo)
 	mux.HandleFunc("GET "+Path+"api/stream", d.serveStream)
-	mux.Handle("GET "+Path, d.static)
+	mux.Handle("GET "+Path, noListing(d.static))
 	d.mux = mux
 	return d, nil
 }
@@ -148,14 +155,32 @@ func (d *Dashboard) Mount(mux *http.ServeMux) { mux.Handle(Path, d) }
 // ServeHTTP serves the dashboard's page, assets and read-only API. Every
 // method but GET and HEAD is refused: the dashboard writes nothing.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r.Host, d.opts.AllowedHosts) {
+		refuseHost(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "the dashboard is read-only", http.StatusMethodNotAllowed)
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes sure of it.
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	// No other site may frame the page (clickjacking).
+	w.Header().Set("X-Frame-Options", "DENY")
 	d.mux.ServeHTTP(w, r)
+}
+
+// noListing answers 404 for a directory below Path (e.g. /ui/vendor/)
+// instead of listing its files; Path itself serves index.html.
+func noListing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") && r.URL.Path != Path {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

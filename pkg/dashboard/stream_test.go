@@ -68,6 +68,7 @@ func TestAStuckBrowserNeverHoldsUpTheLoop(t *testing.T) {
 	}
 	w := &stuckWriter{header: http.Header{}, released: make(chan struct{})}
 	req := httptest.NewRequestWithContext(t.Context(), "GET", "/ui/api/stream", nil)
+	req.Host = "localhost" // the dashboard answers its own names only
 	go d.ServeHTTP(w, req)
 	// The stream starts after what is recorded when it connects.
 	controlplanetest.Eventually(t, time.Minute, "the client to connect", func() bool { return d.Clients() == 1 })

@@ -94,6 +94,9 @@ type Options struct {
 	// RedactKinds are kinds the dashboard shows only by name, namespace
 	// and labels; Secrets always are.
 	RedactKinds []schema.GroupKind
+	// AllowedHosts are the host names Handler answers besides IP
+	// addresses and localhost (dashboard.Protect): a proxy's name.
+	AllowedHosts []string
 }
 
 // DefaultEventLoopConfig returns the event loop configuration the operator
@@ -300,7 +303,7 @@ func (o *Operator) repair(keys []string) (uint64, error) {
 func (o *Operator) buildMux() error {
 	dash, err := dashboard.New(dashboard.Options{
 		Title: "WebApp operator", Scheduler: o.sched, Loop: o.loop, Metrics: o.registry,
-		Replicas: o.opts.Replicas, RedactKinds: o.opts.RedactKinds,
+		Replicas: o.opts.Replicas, RedactKinds: o.opts.RedactKinds, AllowedHosts: o.opts.AllowedHosts,
 		// A WebApp's values are grouped by the WebApp.
 		OwnerOf: func(key string) string {
 			if ns, name, ok := appOfKey(key); ok {
@@ -343,8 +346,10 @@ const Endpoints = `/ui/                         the live dashboard: the value gr
 
 // Handler serves the dashboard (/ui/), the event history (/controller/), the scheduler
 // (/scheduler/), Prometheus metrics (/metrics), health (/healthz) and an
-// index (/).
-func (o *Operator) Handler() http.Handler { return o.mux }
+// index (/). Requests for a host name other than an IP address, localhost
+// or Options.AllowedHosts are refused (DNS rebinding), and so are the
+// resync requests of other sites (the Lariat APIs check Origin).
+func (o *Operator) Handler() http.Handler { return dashboard.Protect(o.mux, o.opts.AllowedHosts) }
 
 // Scheduler returns the operator's KV scheduler.
 func (o *Operator) Scheduler() *kvscheduler.Scheduler { return o.sched }
