@@ -75,9 +75,7 @@ func (d *Dashboard) node(st kvscheduler.ValueStatus, states stateFunc) Node {
 	if st.LastOp != kvscheduler.OpNone {
 		n.LastOp = st.LastOp.String()
 	}
-	if st.Error != nil {
-		n.Error = st.Error.Error()
-	}
+	n.Error = d.errText(st.Key, st.Error)
 	if d.opts.OwnerOf != nil {
 		n.Owner = d.opts.OwnerOf(st.Key)
 	}

@@ -57,30 +57,28 @@ type Change struct {
 	Revert  bool   `json:"revert,omitempty"`
 }
 
-func encodeTxn(r *kvscheduler.TxnRecord) Txn {
+func (d *Dashboard) encodeTxn(r *kvscheduler.TxnRecord) Txn {
 	t := Txn{Seq: r.SeqNum, Type: r.Type.String(), Description: r.Description, Start: r.Start, Stop: r.Stop}
 	if r.Resync != kvscheduler.NoResync {
 		t.Resync = r.Resync.String()
 	}
 	for _, o := range r.Executed {
-		t.Ops = append(t.Ops, encodeOp(o))
+		t.Ops = append(t.Ops, d.encodeOp(o))
 	}
 	for _, e := range r.Errors {
-		t.Errors = append(t.Errors, e.Error())
+		t.Errors = append(t.Errors, d.errText("", e))
 	}
 	return t
 }
 
-func encodeOp(o kvscheduler.RecordedOp) Op {
+func (d *Dashboard) encodeOp(o kvscheduler.RecordedOp) Op {
 	op := Op{Operation: o.Operation.String(), Key: o.Key, PrevState: o.PrevState.String(), NewState: o.NewState.String(),
 		NOOP: o.NOOP, Retry: o.Retry, Attempt: o.Attempt, Revert: o.Revert}
-	if o.Err != nil {
-		op.Error = o.Err.Error()
-	}
+	op.Error = d.errText(o.Key, o.Err)
 	return op
 }
 
-func encodeEvent(r eventloop.EventRecord) Event {
+func (d *Dashboard) encodeEvent(r eventloop.EventRecord) Event {
 	e := Event{Seq: r.SeqNum, Name: r.Name, Description: r.Description, Method: r.Method.String(),
 		Start: r.ProcessingStart, End: r.ProcessingEnd}
 	if r.IsFollowUp {
@@ -89,14 +87,10 @@ func encodeEvent(r eventloop.EventRecord) Event {
 	}
 	for _, h := range r.Handlers {
 		c := Change{Handler: h.Handler, Change: h.Change, Revert: h.Revert}
-		if h.Error != nil {
-			c.Error = h.Error.Error()
-		}
+		c.Error = d.errText("", h.Error)
 		e.Handlers = append(e.Handlers, c)
 	}
-	if r.TxnError != nil {
-		e.TxnError = r.TxnError.Error()
-	}
+	e.TxnError = d.errText("", r.TxnError)
 	if r.Txn != nil && r.Txn.Ref != "" {
 		seq := r.Txn.SeqNum
 		e.TxnSeq = &seq
@@ -110,7 +104,7 @@ func (d *Dashboard) lastTxns(n int) []Txn {
 	recs = recs[max(0, len(recs)-n):]
 	out := make([]Txn, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, encodeTxn(r))
+		out = append(out, d.encodeTxn(r))
 	}
 	return out
 }
@@ -125,7 +119,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	out := []Event{}
 	if d.opts.Loop != nil {
 		for _, rec := range d.opts.Loop.History().Last(intParam(r, "last", 200, 10000)) {
-			out = append(out, encodeEvent(rec))
+			out = append(out, d.encodeEvent(rec))
 		}
 	}
 	writeJSON(w, out)

@@ -148,9 +148,9 @@ type StreamTxn struct {
 func (d *Dashboard) encode(v any) any {
 	switch v := v.(type) {
 	case eventloop.EventRecord:
-		return encodeEvent(v)
+		return d.encodeEvent(v)
 	case *kvscheduler.TxnRecord:
-		out := StreamTxn{Txn: encodeTxn(v)}
+		out := StreamTxn{Txn: d.encodeTxn(v)}
 		sts := v.ChangedStatuses()
 		if len(sts) > maxStreamStatuses {
 			out.Reload = true

@@ -88,7 +88,7 @@ func (d *Dashboard) timeline(key string) []Step {
 		}
 		for _, o := range rec.Executed {
 			if o.Key == key {
-				op := encodeOp(o)
+				op := d.encodeOp(o)
 				steps = append(steps, Step{Seq: rec.SeqNum, Time: rec.Stop, Txn: txn, What: op.Operation, Op: &op})
 			}
 		}
