@@ -59,16 +59,24 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	evSeq, txnSeq := d.newest(r)
 	d.clients.Add(1)
 	defer d.clients.Add(-1)
-	push("hello", map[string]any{"event": evSeq, "txn": txnSeq})
 	skip := func(n int) {
 		buf.skip(n)
 		d.dropped.Add(uint64(n))
 	}
-	go d.pollHistories(ctx, evSeq, txnSeq, push, skip)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	// The readers start before anything is written: a client that does
+	// not read must not hold them up (its buffer drops instead).
+	go d.pollHistories(ctx, evSeq, txnSeq, push, skip)
+	// hello is written first, by this goroutine, not through the ring: the
+	// page's only sign that it is live must not be the oldest message a
+	// backlog larger than the buffer drops.
+	hello, _ := json.Marshal(map[string]any{"event": evSeq, "txn": txnSeq})
+	if _, err := fmt.Fprintf(w, "event: hello\ndata: %s\n\n", hello); err != nil {
+		return
+	}
 	flusher.Flush()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
@@ -181,6 +189,9 @@ func (d *Dashboard) pollHistories(ctx context.Context, evSeq, txnSeq int64, push
 			if int64(rec.SeqNum) <= txnSeq {
 				continue
 			}
+			// Transactions are numbered without gaps: a gap is what the
+			// scheduler trimmed (count, age) before this reader got to it.
+			countGap(int64(rec.SeqNum), txnSeq, skip)
 			push("txn", rec)
 			txnSeq = int64(rec.SeqNum)
 			// Stop times may go back with the wall clock; the margin
@@ -210,13 +221,25 @@ func (d *Dashboard) pollEvents(evSeq int64, push func(string, any), skip func(in
 	var recs []eventloop.EventRecord
 	if newest-evSeq > int64(d.opts.StreamBuffer) {
 		recs = h.Range(uint64(newest)-uint64(d.opts.StreamBuffer)+1, uint64(newest))
-		skip(int(newest-evSeq) - len(recs))
 	} else {
 		recs = h.Range(uint64(evSeq+1), math.MaxUint64)
 	}
+	// Events are numbered without gaps: what is missing before or between
+	// the records copied is what was left out above, or what the history
+	// forgot (its count or age limit) before this reader got to it.
 	for _, rec := range recs {
+		countGap(int64(rec.SeqNum), evSeq, skip)
 		push("event", rec)
 		evSeq = int64(rec.SeqNum)
 	}
+	countGap(newest+1, evSeq, skip)
 	return max(evSeq, newest)
+}
+
+// countGap counts as dropped the records numbered between after and seq
+// (both excluded), which the client will never be sent.
+func countGap(seq, after int64, skip func(int)) {
+	if seq > after+1 {
+		skip(int(seq - after - 1))
+	}
 }
