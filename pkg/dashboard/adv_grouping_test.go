@@ -17,7 +17,6 @@ import (
 // differs, which is the last one: every group holds one value, and the
 // page lays out and draws 10,000 boxes, the very thing grouping is for.
 func TestAdvTenThousandValuesOfOneKindAreGrouped(t *testing.T) {
-	openDefect(t, "10,000 values of one descriptor without OwnerOf are drawn as 10,000 groups of one value")
 	const values = 10000
 	f := newFixture(t)
 	txn := f.s.StartNBTransaction()

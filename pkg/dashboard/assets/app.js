@@ -78,7 +78,7 @@ function select(key) {
 }
 
 function drill(kind, name) {
-  const target = { descriptor: "filter-descriptor", owner: "filter-owner", prefix: "filter-prefix" }[kind];
+  const target = { descriptor: "filter-descriptor", owner: "filter-owner", prefix: "filter-prefix", state: "filter-state" }[kind];
   if (!target) return;
   const e = $(target);
   if (e.tagName === "SELECT" && ![...e.options].some((o) => o.value === name)) e.append(el("option", { value: name }, name));

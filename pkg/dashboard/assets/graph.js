@@ -39,7 +39,29 @@ function groupBy(list, mode) {
   }
   // One descriptor and owner: group by the first key segment that differs.
   const depth = commonDepth(list.map((n) => n.key));
-  return ["prefix", (n) => n.key.split("/").slice(0, depth + 1).join("/") + "/"];
+  const bySegment = (n) => n.key.split("/").slice(0, depth + 1).join("/") + "/";
+  if (distinct(list, bySegment) <= LIMIT) return ["prefix", bySegment];
+  // That segment is (nearly) one per value (names of one kind in one
+  // namespace): group by its leading characters, as many as keep the
+  // groups within LIMIT, so that 10,000 values are not 10,000 groups.
+  const lead = (len) => (n) => {
+    const s = n.key.split("/");
+    return s.slice(0, depth).concat([(s[depth] || "").slice(0, len)]).join("/");
+  };
+  let best = 0;
+  for (let len = 1; len <= 64; len++) {
+    const count = distinct(list, lead(len));
+    if (count > LIMIT) break;
+    if (count > 1) best = len;
+  }
+  if (best) return ["prefix", lead(best)];
+  return ["state", (n) => n.state];
+}
+
+function distinct(list, f) {
+  const seen = new Set();
+  for (const n of list) seen.add(f(n));
+  return seen.size;
 }
 
 function commonDepth(keys) {
