@@ -41,7 +41,14 @@ type Edge struct {
 // transaction Seq when time travelling.
 type Graph struct {
 	// Seq is the transaction the graph follows (time travel only).
-	Seq  *uint64   `json:"seq,omitempty"`
+	Seq *uint64 `json:"seq,omitempty"`
+	// Txn is the newest transaction whose statuses the graph includes
+	// (-1: none): the page applies again the statuses of newer
+	// transactions the stream brought while the graph was on its way, so
+	// that an older graph does not undo them. The graph may include some
+	// of a newer transaction's statuses too; applying them again changes
+	// nothing.
+	Txn  int64     `json:"txn"`
 	Time time.Time `json:"time"`
 	// Nodes are sorted with PENDING, FAILED, RETRYING and INVALID first,
 	// then by key.
@@ -158,7 +165,12 @@ func sortNodes(ns []Node) {
 func (d *Dashboard) serveGraph(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if !q.Has("seq") {
-		writeJSON(w, Graph{Time: time.Now(), Nodes: d.nodes(d.opts.Scheduler.ValueStatuses(nil))})
+		// Read before the statuses: the scheduler publishes a
+		// transaction's statuses before (under the same lock as) it
+		// records it, so the statuses read after include at least those
+		// of every transaction up to txn.
+		txn := d.newestTxn()
+		writeJSON(w, Graph{Txn: txn, Time: time.Now(), Nodes: d.nodes(d.opts.Scheduler.ValueStatuses(nil))})
 		return
 	}
 	seq, err := strconv.ParseUint(q.Get("seq"), 10, 64)
@@ -175,5 +187,15 @@ func (d *Dashboard) serveGraph(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, Graph{Seq: &snap.SeqNum, Time: snap.Time, Nodes: d.nodes(snap.Values)})
+	writeJSON(w, Graph{Seq: &snap.SeqNum, Txn: int64(snap.SeqNum), Time: snap.Time, Nodes: d.nodes(snap.Values)})
+}
+
+// newestTxn returns the number of the newest recorded transaction, -1 when
+// none is.
+func (d *Dashboard) newestTxn() int64 {
+	recs := d.opts.Scheduler.TransactionHistory(time.Time{}, time.Time{})
+	if len(recs) == 0 {
+		return -1
+	}
+	return int64(recs[len(recs)-1].SeqNum)
 }

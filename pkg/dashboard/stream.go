@@ -124,9 +124,7 @@ func (d *Dashboard) newest(r *http.Request) (event, txn int64) {
 			event = int64(last[0].SeqNum)
 		}
 	}
-	if recs := d.opts.Scheduler.TransactionHistory(time.Time{}, time.Time{}); len(recs) > 0 {
-		txn = int64(recs[len(recs)-1].SeqNum)
-	}
+	txn = d.newestTxn()
 	q := r.URL.Query()
 	if n, err := strconv.ParseInt(q.Get("event"), 10, 64); err == nil && n >= -1 && n <= event {
 		event = n

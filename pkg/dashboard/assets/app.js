@@ -95,13 +95,36 @@ function reloadSoon() {
   reloadTimer = setTimeout(() => { reloadTimer = 0; loadGraph(); }, Math.max(0, 2000 - (performance.now() - lastLoad)));
 }
 
+// captures collect the stream's transactions while graph loads are in
+// flight: a graph answered before a transaction can arrive after its
+// statuses, and must not undo them.
+const captures = new Set();
+
 async function loadGraph() {
   lastLoad = performance.now();
-  const g = await getJSON("api/graph");
+  const during = [];
+  captures.add(during);
+  let g;
+  try {
+    g = await getJSON("api/graph");
+  } finally {
+    captures.delete(during);
+  }
   live.clear();
   for (const n of g.nodes) live.set(n.key, n);
+  // The graph includes every transaction up to g.txn; the newer ones the
+  // stream brought meanwhile are applied again, in order.
+  for (const t of during) if (t.seq > g.txn) applyStatuses(t);
   stats.graphLoads++;
   render();
+}
+
+// applyStatuses puts a streamed transaction's statuses into the live graph.
+function applyStatuses(t) {
+  for (const n of t.statuses || []) {
+    if (n.state === "REMOVED") live.delete(n.key);
+    else live.set(n.key, n);
+  }
 }
 
 function travelTo(i) {
@@ -164,11 +187,9 @@ function connect() {
     addTxn($("txns"), t);
     noteTxn(t.seq);
     if (t.reload) return reloadSoon();
-    for (const n of t.statuses || []) {
-      if (n.state === "REMOVED") live.delete(n.key);
-      else live.set(n.key, n);
-      refreshDetail(n.key);
-    }
+    for (const c of captures) c.push(t);
+    applyStatuses(t);
+    for (const n of t.statuses || []) refreshDetail(n.key);
     for (const o of t.ops || []) refreshDetail(o.key);
     if (!travel && t.statuses) schedule();
   });
