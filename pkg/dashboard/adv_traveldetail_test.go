@@ -56,7 +56,6 @@ func (s *slowValue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // transaction after which app/a was PENDING, and the detail pane shows it
 // CONFIGURED, with today's timeline and objects.
 func TestAdvTimeTravelShowsThePastDetail(t *testing.T) {
-	openDefect(t, "while time travelling, a late live value detail replaces the past one (app/a shown CONFIGURED at a transaction after which it was PENDING)")
 	f := newFixture(t)
 	f.put(t, "app/a", "v") // PENDING: waits for db/a
 	pendingAt := f.s.TransactionHistory(zeroTime, zeroTime)

@@ -66,11 +66,21 @@ function options(nodes) {
   }
 }
 
+// detailGen numbers what the detail pane was last asked to show: a live
+// detail answered after the page moved on (another value, time travel)
+// is dropped.
+let detailGen = 0;
+function liveDetail(key) {
+  const gen = ++detailGen;
+  showValue($("detail"), key, select, () => gen === detailGen && !travel && selected === key);
+}
+
 function select(key) {
   selected = key;
   schedule();
-  if (!travel) showValue($("detail"), key, select);
+  if (!travel) liveDetail(key);
   else {
+    detailGen++;
     const n = travel.get(key);
     put($("detail"), el("h2", {}, key), n ? el("p", {}, badge(n.state), " at the chosen transaction") : null,
       ...((n && n.reasons) || []).map((r) => el("p", { class: "why" }, r)), n && n.error ? el("p", { class: "err" }, n.error) : null);
@@ -127,19 +137,22 @@ function applyStatuses(t) {
   }
 }
 
+let travelGen = 0; // the newest travel asked for; older answers are dropped
 function travelTo(i) {
   if (i >= txnSeqs.length) return backToLive();
-  const seq = txnSeqs[i];
+  const seq = txnSeqs[i], gen = ++travelGen;
   getJSON("api/graph?seq=" + seq).then((g) => {
+    if (gen !== travelGen) return;
     travel = new Map(g.nodes.map((n) => [n.key, n]));
     $("travel-label").textContent = "after transaction #" + seq + " at " + time(g.time);
     $("now").hidden = false;
     render();
     if (selected) select(selected); // its state then, not now
-  }, (e) => { $("travel-label").textContent = "transaction #" + seq + " is no longer retained (" + e.message + ")"; });
+  }, (e) => { if (gen === travelGen) $("travel-label").textContent = "transaction #" + seq + " is no longer retained (" + e.message + ")"; });
 }
 
 function backToLive() {
+  travelGen++;
   travel = null;
   $("travel").value = $("travel").max;
   $("travel-label").textContent = "";
@@ -159,7 +172,7 @@ function noteTxn(seq) {
 let detailTimer = 0;
 function refreshDetail(key) {
   if (key !== selected || travel || detailTimer) return;
-  detailTimer = setTimeout(() => { detailTimer = 0; showValue($("detail"), selected, select); }, 200);
+  detailTimer = setTimeout(() => { detailTimer = 0; if (!travel && selected) liveDetail(selected); }, 200);
 }
 
 function connect() {

@@ -2,14 +2,18 @@
 // controllers and the replicas.
 import { el, put, badge, getJSON, time, firstLine } from "./dom.js";
 
-export async function showValue(pane, key, onKey) {
+// showValue shows a value's live detail; still() says, when the answer
+// comes, whether it is still wanted (a late answer must not replace what
+// the pane shows since, e.g. a past detail while time travelling).
+export async function showValue(pane, key, onKey, still = () => true) {
   let v;
   try {
     v = await getJSON("api/value?key=" + encodeURIComponent(key));
   } catch (e) {
-    put(pane, el("h2", {}, key), el("p", { class: "hint" }, "gone: " + e.message));
+    if (still()) put(pane, el("h2", {}, key), el("p", { class: "hint" }, "gone: " + e.message));
     return;
   }
+  if (!still()) return;
   const n = v.node;
   const link = (k) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); onKey(k); } }, k);
   put(pane, 
