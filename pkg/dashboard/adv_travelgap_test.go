@@ -23,7 +23,6 @@ import (
 // the graph but never the list of transactions, so the dropped ones,
 // still retained by the scheduler, cannot be chosen on the slider.
 func TestAdvTimeTravelReachesEveryRetainedTransaction(t *testing.T) {
-	openDefect(t, "after a drop marker the time-travel slider skips the dropped transactions the scheduler still retains")
 	f := newFixture(t)
 	g := &gatedScheduler{Scheduler: f.s}
 	d, err := dashboard.New(dashboard.Options{Scheduler: g, Loop: f.loop, StreamBuffer: 2, PollInterval: 10 * time.Millisecond})

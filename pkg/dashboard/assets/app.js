@@ -99,10 +99,35 @@ function drill(kind, name) {
 // reloadSoon reloads the graph after dropped messages or a transaction too
 // large to stream, at most every 2 s: a page that keeps falling behind a
 // busy operator must not make it encode its whole graph again and again.
-let reloadTimer = 0, lastLoad = 0;
+let reloadTimer = 0, lastLoad = 0, txnsStale = false;
 function reloadSoon() {
   if (reloadTimer) return;
-  reloadTimer = setTimeout(() => { reloadTimer = 0; loadGraph(); }, Math.max(0, 2000 - (performance.now() - lastLoad)));
+  reloadTimer = setTimeout(() => {
+    reloadTimer = 0;
+    loadGraph();
+    if (txnsStale) { txnsStale = false; reloadTxnSeqs(); }
+  }, Math.max(0, 2000 - (performance.now() - lastLoad)));
+}
+
+// reloadTxnSeqs reads the retained transactions' numbers again after a
+// drop marker, so that the slider reaches those the stream dropped. The
+// ones the stream brought since the answer was made are kept.
+async function reloadTxnSeqs() {
+  let txns = [];
+  try {
+    txns = await getJSON("api/txns?last=1000");
+  } catch (e) {
+    // The slider keeps what it has; the next marker tries again.
+  }
+  const at = travel ? txnSeqs[Number($("travel").value)] : null;
+  const newest = txns.length ? txns[txns.length - 1].seq : -1;
+  const seqs = new Set(txns.map((t) => t.seq));
+  for (const s of txnSeqs) if (s > newest || !txns.length) seqs.add(s);
+  for (const s of heldSeqs) seqs.add(s);
+  heldSeqs = null;
+  txnSeqs.splice(0, txnSeqs.length, ...[...seqs].sort((a, b) => a - b).slice(-1000));
+  $("travel").max = txnSeqs.length;
+  $("travel").value = travel ? Math.max(0, txnSeqs.indexOf(at)) : txnSeqs.length;
 }
 
 // captures collect the stream's transactions while graph loads are in
@@ -161,7 +186,13 @@ function backToLive() {
   if (selected) select(selected);
 }
 
+// heldSeqs, between a drop marker and the reload of the transactions'
+// numbers, holds the numbers the stream brings: the slider then offers
+// them with the dropped ones, never with a gap before them.
+let heldSeqs = null;
+
 function noteTxn(seq) {
+  if (heldSeqs) return void heldSeqs.push(seq);
   txnSeqs.push(seq);
   if (txnSeqs.length > 1000) txnSeqs.shift();
   const atEnd = !travel;
@@ -208,6 +239,8 @@ function connect() {
   });
   on("dropped", (d) => {
     addDropped([$("events"), $("txns")], d.dropped);
+    txnsStale = true;
+    heldSeqs = heldSeqs || [];
     reloadSoon();
   });
   es.onerror = () => {
