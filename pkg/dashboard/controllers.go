@@ -137,14 +137,18 @@ func label(m *dto.Metric, name string) string {
 // Info is the answer of GET /ui/api/info: what the page needs to know
 // before it draws anything.
 type Info struct {
-	Title       string `json:"title"`
+	Title string `json:"title"`
+	// Run names this Dashboard (made by New): a page that finds another
+	// run on the stream's hello follows a new operator whose numbers
+	// have nothing to do with those it has.
+	Run         string `json:"run"`
 	HasLoop     bool   `json:"hasLoop"`
 	HasMetrics  bool   `json:"hasMetrics"`
 	HasReplicas bool   `json:"hasReplicas"`
 }
 
 func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, Info{Title: d.opts.Title, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil})
+	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil})
 }
 
 func (d *Dashboard) serveReplicas(w http.ResponseWriter, _ *http.Request) {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"crypto/rand"
 	"embed"
 	"errors"
 	"io/fs"
@@ -111,6 +112,11 @@ type Dashboard struct {
 	opts   Options
 	static http.Handler
 	mux    *http.ServeMux
+	// run names this Dashboard (Info.Run, the stream's hello): event and
+	// transaction numbers are only comparable within one run, and a
+	// restarted operator (a new loop and scheduler, numbering from 0) is
+	// served by a new Dashboard.
+	run string
 	// dropped counts stream messages dropped for slow clients.
 	dropped atomic.Uint64
 	clients atomic.Int64
@@ -134,7 +140,7 @@ func New(opts Options) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dashboard{opts: opts, static: http.StripPrefix(strings.TrimSuffix(Path, "/"), http.FileServerFS(sub))}
+	d := &Dashboard{opts: opts, run: rand.Text(), static: http.StripPrefix(strings.TrimSuffix(Path, "/"), http.FileServerFS(sub))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+Path+"api/graph", d.serveGraph)
 	mux.HandleFunc("GET "+Path+"api/value", d.serveValue)

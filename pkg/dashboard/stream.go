@@ -31,13 +31,15 @@ func (d *Dashboard) Clients() int { return int(d.clients.Load()) }
 
 // serveStream answers GET /ui/api/stream with Server-Sent Events:
 //
-//	hello    {"event": E, "txn": T}: the newest event and transaction before the stream
+//	hello    {"event": E, "txn": T, "run": R}: the newest event and transaction before the stream, and the run (Info.Run)
 //	event    an Event the loop processed
 //	txn      a StreamTxn the scheduler recorded, with the statuses it changed
 //	dropped  {"dropped": N}: N messages were dropped here; reload what they carried
 //
 // event=E and txn=T (the newest the page has) make the stream start after
-// them, so nothing falls between the page's first read and the stream.
+// them, so nothing falls between the page's first read and the stream;
+// run=R says which run those numbers are of: when it is not this
+// Dashboard's, the stream starts at the oldest recorded.
 // The statuses come from the transactions' records
 // (TxnRecord.ChangedStatuses), not from a status watch: the scheduler does
 // no work for a client. The producers never wait for the client (see
@@ -73,7 +75,7 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	// hello is written first, by this goroutine, not through the ring: the
 	// page's only sign that it is live must not be the oldest message a
 	// backlog larger than the buffer drops.
-	hello, _ := json.Marshal(map[string]any{"event": evSeq, "txn": txnSeq})
+	hello, _ := json.Marshal(map[string]any{"event": evSeq, "txn": txnSeq, "run": d.run})
 	if _, err := fmt.Fprintf(w, "event: hello\ndata: %s\n\n", hello); err != nil {
 		return
 	}
@@ -126,6 +128,11 @@ func (d *Dashboard) newest(r *http.Request) (event, txn int64) {
 	}
 	txn = d.newestTxn()
 	q := r.URL.Query()
+	if run := q.Get("run"); run != "" && run != d.run {
+		// The page's numbers are another run's: it is sent everything
+		// still recorded (what does not fit is counted as dropped).
+		return -1, -1
+	}
 	if n, err := strconv.ParseInt(q.Get("event"), 10, 64); err == nil && n >= -1 && n <= event {
 		event = n
 	}

@@ -9,6 +9,7 @@ const live = new Map(); // key -> node, as the stream keeps it
 let travel = null; // the nodes of a past graph while time travelling
 let selected = null;
 let lastEvent = -1, lastTxn = -1;
+let run = ""; // the operator run the numbers above are of (api/info, hello)
 const txnSeqs = []; // retained transactions, for time travel (oldest first)
 let lastFit = "";
 // Exposed for the browser tests and anyone curious: renders and their time.
@@ -123,7 +124,7 @@ async function reloadTxnSeqs() {
   const newest = txns.length ? txns[txns.length - 1].seq : -1;
   const seqs = new Set(txns.map((t) => t.seq));
   for (const s of txnSeqs) if (s > newest || !txns.length) seqs.add(s);
-  for (const s of heldSeqs) seqs.add(s);
+  for (const s of heldSeqs || []) seqs.add(s);
   heldSeqs = null;
   txnSeqs.splice(0, txnSeqs.length, ...[...seqs].sort((a, b) => a - b).slice(-1000));
   $("travel").max = txnSeqs.length;
@@ -207,12 +208,21 @@ function refreshDetail(key) {
 }
 
 function connect() {
-  const es = new EventSource("api/stream?event=" + lastEvent + "&txn=" + lastTxn);
+  const es = new EventSource("api/stream?event=" + lastEvent + "&txn=" + lastTxn + "&run=" + encodeURIComponent(run));
   const on = (name, f) => es.addEventListener(name, (m) => f(JSON.parse(m.data)));
   on("hello", (h) => {
     // The stream starts right after these. Lower than what the page has:
     // the operator restarted (a new term numbers from 0 again).
     if (h.txn < lastTxn) txnSeqs.length = 0;
+    // Another run (a restarted operator): its numbers have nothing to do
+    // with the old ones, which leave the feeds and the slider; the stream
+    // sends the new run's recorded history.
+    if (run && h.run !== run) {
+      txnSeqs.length = 0;
+      $("events").replaceChildren();
+      $("txns").replaceChildren();
+    }
+    run = h.run;
     lastEvent = h.event;
     lastTxn = h.txn;
     $("live").className = "on";
@@ -271,6 +281,7 @@ async function main() {
   $("travel").addEventListener("input", (e) => travelTo(Number(e.target.value)));
   $("now").addEventListener("click", backToLive);
   const info = await getJSON("api/info");
+  run = info.run || "";
   $("title").textContent = info.title;
   document.title = info.title + " · Lariat";
   const [events, txns] = await Promise.all([getJSON("api/events?last=100"), getJSON("api/txns?last=1000")]);
