@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
@@ -34,8 +35,9 @@ type Elector struct {
 
 	mu         sync.Mutex
 	running    bool
-	validUntil time.Time // zero unless a renewal of ours succeeded and no release followed
-	leader     string    // the holder last seen
+	validUntil time.Time  // zero unless a renewal of ours succeeded and no release followed
+	leader     string     // the holder last seen
+	seen       seenRecord // the Lease record last seen (see gone.go)
 
 	passes *passTable // the objects handlers of the term are handling
 }
@@ -349,14 +351,25 @@ type trackingLock struct {
 // memory: appended to the raw record, it makes every renewal a change.
 func (l *trackingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	r, raw, err := l.LeaseLock.Get(ctx)
+	if apierrors.IsNotFound(err) {
+		if gone := l.e.goneErr(); gone != nil {
+			return nil, nil, gone // not NotFound: client-go does not create it
+		}
+	}
 	if err != nil || r == nil {
 		return r, raw, err
 	}
-	return r, append(raw, r.RenewTime.UTC().Format(time.RFC3339Nano)...), nil
+	raw = append(raw, r.RenewTime.UTC().Format(time.RFC3339Nano)...)
+	l.e.observe(r.HolderIdentity, r.LeaseDurationSeconds, raw)
+	return r, raw, nil
 }
 
-// Create creates the Lease (the first candidate ever).
+// Create creates the Lease (the first candidate ever, or the first once a
+// Lease deleted may no longer be held: see gone.go).
 func (l *trackingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	if err := l.e.createErr(); err != nil {
+		return err
+	}
 	return l.write(ctx, r, l.LeaseLock.Create)
 }
 
