@@ -55,7 +55,7 @@ func TestAdvNewSharderRevivesADeadMemberWhoseClockRanAhead(t *testing.T) {
 	}
 
 	spans := &advSpans{release: make(chan struct{})}
-	live := advMember(t, ring, "live", kube.CoordinationV1(), spans, nil)
+	live := advMember(t, ring, "live", kube.CoordinationV1(), spans, nil, false)
 	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)

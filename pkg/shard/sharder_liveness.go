@@ -121,8 +121,11 @@ func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[str
 			ask[id] = ""
 		}
 	}
-	for _, o := range m.inf.GetStore().List() {
-		l := o.(*coordinationv1.Lease)
+	leases, over := m.leasesToJudge(now)
+	for _, id := range over {
+		want(id)
+	}
+	for _, l := range leases {
 		if !strings.HasPrefix(l.Name, m.prefix) {
 			continue
 		}
@@ -189,7 +192,15 @@ func (m *members) read(ctx context.Context, ask map[string]string, live map[stri
 		m.mu.Lock()
 		switch {
 		case apierrors.IsNotFound(err):
-			m.dead[id] = true
+			// Deleted while held: judged as no longer renewed.
+			if until := m.goneUntil(id, now); until.After(now) {
+				m.recheck[id] = until
+				if rv != "" {
+					m.refuted[id] = rv
+				}
+			} else {
+				m.dead[id] = true
+			}
 		case err != nil:
 			retry = append(retry, id)
 		default:

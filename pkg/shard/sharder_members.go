@@ -68,6 +68,10 @@ type members struct {
 	// replaced already changes nothing.
 	watches uint64
 	seen    map[string]seenRenewal // by lease name
+	// gone holds Leases deleted while held, by lease name: their
+	// members are judged as if they were no longer renewed
+	// (sharder_gone.go).
+	gone    map[string]*coordinationv1.Lease
 	dead    map[string]bool
 	confirm map[string]bool // member IDs to read the lease of
 	// confirmed are the members a read of their Lease showed live since
@@ -85,7 +89,7 @@ type members struct {
 func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duration, log logrus.FieldLogger, onView func()) *members {
 	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
 		retry: retry, skew: skew, onView: onView, log: log, signal: make(chan struct{}, 1),
-		seen: map[string]seenRenewal{}, dead: map[string]bool{}, confirm: map[string]bool{},
+		seen: map[string]seenRenewal{}, gone: map[string]*coordinationv1.Lease{}, dead: map[string]bool{}, confirm: map[string]bool{},
 		confirmed: map[string]bool{}, recheck: map[string]time.Time{}, refuted: map[string]string{}}
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
@@ -122,9 +126,9 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duratio
 		m.setHealthy(false)
 	})
 	_, _ = m.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    m.arrived,
-		UpdateFunc: func(_, cur any) { m.arrived(cur) },
-		DeleteFunc: m.arrived,
+		AddFunc:    m.leaseBack,
+		UpdateFunc: func(_, cur any) { m.leaseBack(cur) },
+		DeleteFunc: m.leaseDeleted,
 	})
 	return m
 }

@@ -1,0 +1,93 @@
+package shard
+
+import (
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+)
+
+// A member Lease that disappears while it names its member (deleted by
+// hand, kubectl delete lease, or by a cleanup script) says nothing about
+// whether the member stopped: a member cut off from the API server goes on
+// writing until its renew deadline, counted from its last renewal. So a
+// Lease deleted while held is judged as one that is no longer renewed:
+// from the last copy the informer had, the member is live until that
+// copy's liveUntil and may write until its mayWrite, and only then is it
+// dead. A Lease released first (holder cleared, as a member does before it
+// deletes its own Lease at the end of its term) is not remembered: gone,
+// it is dead at once. A sharder elected after the deletion never saw the
+// Lease and cannot tell; the member's own term ends by its renew deadline
+// all the same (pkg/leader does not create a Lease deleted under its
+// holder).
+
+// leaseDeleted remembers a member Lease deleted while its member held it.
+func (m *members) leaseDeleted(o any) {
+	l := o
+	if d, ok := l.(cache.DeletedFinalStateUnknown); ok {
+		l = d.Obj
+	}
+	if lease, ok := l.(*coordinationv1.Lease); ok && strings.HasPrefix(lease.Name, m.prefix) {
+		m.mu.Lock()
+		if m.holder(lease) {
+			m.gone[lease.Name] = lease
+		}
+		m.mu.Unlock()
+	}
+	m.arrived(o)
+}
+
+// leaseBack forgets a deleted Lease once a Lease of that name is back.
+func (m *members) leaseBack(o any) {
+	if a, err := meta.Accessor(o); err == nil {
+		m.mu.Lock()
+		delete(m.gone, a.GetName())
+		m.mu.Unlock()
+	}
+	m.arrived(o)
+}
+
+// goneUntil returns until when the member of the deleted Lease of id may
+// still be live or write (zero if its Lease was not deleted while held).
+// Called with m.mu held.
+func (m *members) goneUntil(id string, now time.Time) time.Time {
+	l := m.gone[m.prefix+id]
+	if l == nil {
+		return time.Time{}
+	}
+	until := m.mayWrite(l, now)
+	if live := m.liveUntil(l); live.After(until) {
+		until = live
+	}
+	return until
+}
+
+// leasesToJudge returns the Leases in the informer's store and the
+// deleted ones still remembered, forgetting (and returning the member IDs
+// of) those whose member may no longer be live nor write: a read of their
+// Lease then finds them dead. Called with m.mu held.
+func (m *members) leasesToJudge(now time.Time) ([]*coordinationv1.Lease, []string) {
+	var ls []*coordinationv1.Lease
+	inStore := map[string]bool{}
+	for _, o := range m.inf.GetStore().List() {
+		l := o.(*coordinationv1.Lease)
+		inStore[l.Name] = true
+		ls = append(ls, l)
+	}
+	var over []string
+	for name, l := range m.gone {
+		id := strings.TrimPrefix(name, m.prefix)
+		switch {
+		case inStore[name]:
+			delete(m.gone, name)
+		case !m.goneUntil(id, now).After(now):
+			delete(m.gone, name)
+			over = append(over, id)
+		default:
+			ls = append(ls, l)
+		}
+	}
+	return ls, over
+}
