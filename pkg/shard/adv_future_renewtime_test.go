@@ -2,7 +2,6 @@ package shard
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -27,9 +26,6 @@ import (
 // finding the Lease of a member dead for an hour, does not count it
 // live").
 func TestAdvNewSharderRevivesADeadMemberWhoseClockRanAhead(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): a dead member's Lease whose renewTime lies in the future (its clock ran ahead) counts as live, and a new sharder assigns objects to it")
-	}
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)

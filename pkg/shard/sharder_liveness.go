@@ -25,7 +25,11 @@ import (
 // renewal it saw arrive, which keeps a member whose clock runs behind by
 // more than the allowance live). The first sight of a Lease is not a
 // renewal: a newly elected sharder that finds the Lease of a member dead
-// for an hour does not take it for live. A member live by the informer's
+// for an hour does not take it for live. Nor does one that finds a
+// renewTime later than its own clock when it first saw it, by more than
+// the allowance (a member whose clock ran ahead, then died): the allowance
+// bounds clocks ahead as well as behind, and such a renewTime dates
+// nothing, so only renewals seen arriving keep that member live. A member live by the informer's
 // view is assigned objects only once a read of its Lease from the API
 // server (a quorum read) agreed, since it was last not live: a late watch
 // or a list served from a cache revives nobody.
@@ -97,7 +101,14 @@ func (m *members) liveUntil(l *coordinationv1.Lease) time.Time {
 	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	renew := l.Spec.RenewTime.Time
 	until := renew.Add(dur + m.skew)
-	if s, ok := m.seen[l.Name]; ok && s.observed && !s.renew.Before(renew) {
+	s, ok := m.seen[l.Name]
+	if ok && renew.After(s.at.Add(m.skew)) {
+		// Stamped later than this sharder's clock when it first saw it,
+		// beyond the allowance: a clock ahead, which dates nothing. Only
+		// renewals seen arriving count.
+		until = time.Time{}
+	}
+	if ok && s.observed && !s.renew.Before(renew) {
 		if byUs := s.at.Add(dur); byUs.After(until) {
 			until = byUs
 		}
