@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,15 +21,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
-
-// openDefect skips a test that proves an open defect unless
-// LARIAT_OPEN_DEFECTS=1.
-func openDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1 runs it): " + what)
-	}
-}
 
 // sseMsg is one Server-Sent Event.
 type sseMsg struct{ event, data string }

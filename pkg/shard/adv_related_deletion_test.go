@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -134,9 +133,6 @@ func splitKey(key string) (string, string, error) {
 // after on A's single worker (FIFO within a priority), is the barrier: once
 // A handled it the second time, A's pass over the deleted object is over.
 func TestAdvRelatedEnqueueDeliversADeletionToAMemberThatNeverHeldTheObject(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): a relatedresource enqueue of another member's deleted object makes the gate admit it, so a member that never held the object runs its handlers for the deletion")
-	}
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -102,9 +101,6 @@ func advWaitCompacted(t *testing.T, kube kubernetes.Interface, ns, resourceVersi
 // same relist), an Enqueue of A's "kept" on A's single worker comes after
 // the pass of "moved".
 func TestAdvRelistDeliversADeletionToAMemberThatLetTheObjectGo(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (LARIAT_OPEN_DEFECTS=1): after a relist, a member's handlers are told of the deletion of an object it had drained away before it was deleted")
-	}
 	own := controlplanetest.Start(t, controlplane.Options{APIServerFlags: []string{"--watch-cache=false", "--etcd-compaction-interval=1s"}})
 	cfg := own.Config()
 	kube := controlplanetest.Clientset(cfg)
