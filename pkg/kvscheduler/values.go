@@ -51,11 +51,9 @@ func (w *walker) setDepsEq(n *node, eq sbEqual) {
 	w.g.setDeps(n, deps, w.sbDepsEq(n, eq))
 }
 
-// sbDeps returns the dependencies of the value in the southbound, when it
-// is not the wanted one.
-func (w *walker) sbDeps(n *node) []Dependency { return w.sbDepsEq(n, sbEqualUnknown) }
-
-// sbDepsEq is sbDeps, given what is known of whether n.sb equals n.want.
+// sbDepsEq returns the dependencies of the value in the southbound, when
+// it is not the wanted one, given what is known of whether n.sb equals
+// n.want.
 func (w *walker) sbDepsEq(n *node, eq sbEqual) []Dependency {
 	if n.sb == nil || n.d == nil || n.d.Dependencies == nil || n.origin == FromSB {
 		return nil
