@@ -2,15 +2,11 @@ package dashboard_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/lariat-dev/lariat/internal/browsertest"
-	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
 )
 
@@ -24,16 +20,7 @@ import (
 // the feeds under the same numbers, and the time-travel slider mixes the
 // two terms' transaction numbers.
 func TestAdvAPageFollowsAnOperatorThatRestartedAndGotAhead(t *testing.T) {
-	var current atomic.Pointer[dashboard.Dashboard]
-	serve := func(f *fixture) {
-		d, err := dashboard.New(dashboard.Options{Scheduler: f.s, Loop: f.loop})
-		if err != nil {
-			t.Fatal(err)
-		}
-		current.Store(d)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { current.Load().ServeHTTP(w, r) }))
-	t.Cleanup(srv.Close)
+	srv, serve := swappableServer(t)
 	old := newFixture(t)
 	for i := range 3 {
 		old.push(t, eventlooptest.NewUpdate(fmt.Sprintf("put db/old-%d", i)))
