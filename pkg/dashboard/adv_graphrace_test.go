@@ -13,20 +13,26 @@ import (
 	"github.com/lariat-dev/lariat/pkg/dashboard"
 )
 
-// slowGraph delays the delivery of the first GET /ui/api/graph: the answer
-// is made when the request arrives (the graph as it is then) and reaches
-// the browser only when released, as a large graph (10,000 values, some
-// MB of JSON) does over a slow link while the stream goes on.
-type slowGraph struct {
+// heldAnswer delays the delivery of the first answer to a request that
+// held picks: the answer is made when the request arrives (the state as it
+// is then) and reaches the browser only when released, as a large answer
+// (a graph of 10,000 values, some MB of JSON) does over a slow link while
+// the stream goes on.
+type heldAnswer struct {
 	next     http.Handler
+	held     func(*http.Request) bool
 	once     sync.Once
 	captured chan struct{}
 	release  chan struct{}
 }
 
-func (s *slowGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func newHeldAnswer(next http.Handler, held func(*http.Request) bool) *heldAnswer {
+	return &heldAnswer{next: next, held: held, captured: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (s *heldAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	held := false
-	if r.URL.Path == dashboard.Path+"api/graph" && !r.URL.Query().Has("seq") {
+	if s.held(r) {
 		s.once.Do(func() { held = true })
 	}
 	if !held {
@@ -41,8 +47,8 @@ func (s *slowGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
 	}
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())
@@ -65,7 +71,9 @@ func TestAdvAGraphLoadDoesNotUndoNewerStatuses(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	d.Mount(mux)
-	slow := &slowGraph{next: mux, captured: make(chan struct{}), release: make(chan struct{})}
+	slow := newHeldAnswer(mux, func(r *http.Request) bool { // the first whole graph
+		return r.URL.Path == dashboard.Path+"api/graph" && !r.URL.Query().Has("seq")
+	})
 	srv := httptest.NewServer(slow)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {

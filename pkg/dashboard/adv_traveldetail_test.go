@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,39 +12,6 @@ import (
 	"github.com/lariat-dev/lariat/internal/browsertest"
 	"github.com/lariat-dev/lariat/pkg/dashboard"
 )
-
-// slowValue delays the delivery of the first GET /ui/api/value: made when
-// asked (the value now), it reaches the browser when released.
-type slowValue struct {
-	next     http.Handler
-	once     sync.Once
-	captured chan struct{}
-	release  chan struct{}
-}
-
-func (s *slowValue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	held := false
-	if r.URL.Path == dashboard.Path+"api/value" {
-		s.once.Do(func() { held = true })
-	}
-	if !held {
-		s.next.ServeHTTP(w, r)
-		return
-	}
-	rec := httptest.NewRecorder()
-	s.next.ServeHTTP(rec, r)
-	close(s.captured)
-	select {
-	case <-s.release:
-	case <-r.Context().Done():
-		return
-	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-}
 
 // TestAdvTimeTravelShowsThePastDetail: time travel is to show the graph
 // exactly as the snapshot after the chosen transaction, and the detail of
@@ -67,7 +33,9 @@ func TestAdvTimeTravelShowsThePastDetail(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	d.Mount(mux)
-	slow := &slowValue{next: mux, captured: make(chan struct{}), release: make(chan struct{})}
+	slow := newHeldAnswer(mux, func(r *http.Request) bool { // the first value detail
+		return r.URL.Path == dashboard.Path+"api/value"
+	})
 	srv := httptest.NewServer(slow)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
