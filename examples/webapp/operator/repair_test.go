@@ -68,11 +68,28 @@ func TestRepairsAreScopedToTheDamage(t *testing.T) {
 			}
 		}
 	}
-	var repaired []string
-	for _, rec := range sched.TransactionHistory(start, time.Now().Add(time.Hour)) {
-		if rec.Resync != kvscheduler.DownstreamResync {
-			continue
+	var want []string
+	for i := range damaged {
+		want = append(want, operator.DeploymentKey(ns, fmt.Sprintf("app-%02d", i)))
+	}
+	// A repair's record is kept when its transaction ends, which may be just
+	// after the API server has the restored Deployment.
+	var repairs []*kvscheduler.TxnRecord
+	controlplanetest.Eventually(t, time.Minute, "a recorded repair of each deleted Deployment", func() bool {
+		repairs = repairs[:0]
+		keys := map[string]bool{}
+		for _, rec := range sched.TransactionHistory(start, time.Now().Add(time.Hour)) {
+			if rec.Resync == kvscheduler.DownstreamResync {
+				repairs = append(repairs, rec)
+				for _, k := range rec.ResyncKeys {
+					keys[k] = true
+				}
+			}
 		}
+		return len(keys) >= damaged
+	})
+	var repaired []string
+	for _, rec := range repairs {
 		if len(rec.ResyncKeys) != 1 {
 			t.Errorf("transaction %d (%s) is a downstream resync of %d keys %v, want a repair of one object", rec.SeqNum, rec.Description, len(rec.ResyncKeys), rec.ResyncKeys)
 			continue
@@ -85,10 +102,6 @@ func TestRepairsAreScopedToTheDamage(t *testing.T) {
 		repaired = append(repaired, rec.ResyncKeys[0])
 	}
 	slices.Sort(repaired)
-	var want []string
-	for i := range damaged {
-		want = append(want, operator.DeploymentKey(ns, fmt.Sprintf("app-%02d", i)))
-	}
 	if !slices.Equal(slices.Compact(repaired), want) {
 		t.Errorf("repaired %v, want %v", repaired, want)
 	}
