@@ -145,10 +145,16 @@ type Info struct {
 	HasLoop     bool   `json:"hasLoop"`
 	HasMetrics  bool   `json:"hasMetrics"`
 	HasReplicas bool   `json:"hasReplicas"`
+	// Streams is the number of live streams (open pages) served now, and
+	// MaxStreams the cap above which a page is refused (a page whose
+	// stream failed reads them to say why).
+	Streams    int `json:"streams"`
+	MaxStreams int `json:"maxStreams"`
 }
 
 func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil})
+	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil,
+		Streams: d.Clients(), MaxStreams: d.opts.MaxStreamClients})
 }
 
 func (d *Dashboard) serveReplicas(w http.ResponseWriter, _ *http.Request) {

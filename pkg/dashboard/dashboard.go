@@ -104,7 +104,18 @@ type Options struct {
 	// PollInterval is how often a stream client's history readers look for
 	// new events and transactions; 0 means 200ms.
 	PollInterval time.Duration
+	// MaxStreamClients caps the live streams (open pages) served at once;
+	// 0 means DefaultMaxStreamClients. Each costs a reader that polls the
+	// histories and a buffer of StreamBuffer messages, so a script or a
+	// forgotten wall of tabs must not multiply them without bound: a page
+	// over the cap gets 503 and a message saying so (and retries).
+	MaxStreamClients int
 }
+
+// DefaultMaxStreamClients is Options.MaxStreamClients' default: far more
+// pages than the people who watch one operator open, few enough that their
+// readers and buffers stay a small cost.
+const DefaultMaxStreamClients = 32
 
 // Dashboard serves the dashboard; it is an http.Handler for the paths below
 // Path (mount it with Mount).
@@ -132,6 +143,9 @@ func New(opts Options) (*Dashboard, error) {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 200 * time.Millisecond
+	}
+	if opts.MaxStreamClients <= 0 {
+		opts.MaxStreamClients = DefaultMaxStreamClients
 	}
 	if opts.Title == "" {
 		opts.Title = "Lariat operator"

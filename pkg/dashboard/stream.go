@@ -50,6 +50,15 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming is not supported by this server", http.StatusInternalServerError)
 		return
 	}
+	// Read before the client is counted: a caller that sees it counted
+	// (Clients) knows the stream starts after what was recorded then.
+	evSeq, txnSeq := d.newest(r)
+	if !d.acquireClient() {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("the dashboard serves at most %d live streams at once (Options.MaxStreamClients): close another of its pages, or raise the cap", d.opts.MaxStreamClients), http.StatusServiceUnavailable)
+		return
+	}
+	defer d.clients.Add(-1)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	buf := newRing(d.opts.StreamBuffer)
@@ -58,9 +67,6 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 			d.dropped.Add(1)
 		}
 	}
-	evSeq, txnSeq := d.newest(r)
-	d.clients.Add(1)
-	defer d.clients.Add(-1)
 	skip := func(n int) {
 		buf.skip(n)
 		d.dropped.Add(uint64(n))
@@ -113,6 +119,20 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-time.After(pace):
 			}
+		}
+	}
+}
+
+// acquireClient counts a new stream client unless MaxStreamClients are
+// connected already.
+func (d *Dashboard) acquireClient() bool {
+	for {
+		n := d.clients.Load()
+		if n >= int64(d.opts.MaxStreamClients) {
+			return false
+		}
+		if d.clients.CompareAndSwap(n, n+1) {
+			return true
 		}
 	}
 }

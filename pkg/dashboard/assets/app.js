@@ -258,6 +258,11 @@ function connect() {
     stats.connected = false;
     $("live").className = "off";
     $("live").textContent = "reconnecting";
+    // EventSource does not tell a refusal from a lost connection: the
+    // info says whether the operator serves as many pages as it may.
+    getJSON("api/info").then((i) => {
+      if (!stats.connected && i.streams >= i.maxStreams) $("live").textContent = "not live: " + i.streams + " pages open already (the most this operator serves); retrying";
+    }, () => {});
     setTimeout(connect, 1000);
   };
 }
