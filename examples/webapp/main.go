@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -60,6 +61,9 @@ type options struct {
 	leaderElect    string
 	leaseNamespace string
 	leaseName      string
+	// allowedHosts are the host names the listener answers besides IP
+	// addresses and localhost (dashboard.Options.AllowedHosts).
+	allowedHosts []string
 	// serviceAccountNamespaceFile holds the pod's namespace when the
 	// command runs in a cluster (tests point it elsewhere).
 	serviceAccountNamespaceFile string
@@ -82,6 +86,11 @@ func main() {
 	flag.Var((*autoBool)(&o.leaderElect), "leader-elect", "run the operator only while holding the Lease --lease-namespace/--lease-name, so replicas take turns (auto: on against a cluster, off with --local)")
 	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: the pod's own in a cluster, else --namespace, else default)")
 	flag.StringVar(&o.leaseName, "lease-name", defaultLeaseName, "name of the leader-election Lease")
+	flag.Func("allowed-hosts", "comma-separated host names (of a proxy or ingress in front of --listen) the dashboard and the other endpoints answer besides IP addresses and localhost; requests for any other name get 403 (DNS rebinding)", func(v string) error {
+		hosts, err := parseHosts(v)
+		o.allowedHosts = append(o.allowedHosts, hosts...)
+		return err
+	})
 	flag.Parse()
 	o.serviceAccountNamespaceFile = serviceAccountNamespaceFile
 
@@ -147,7 +156,9 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 
 	handler := &swappable{}
 	handler.standby("not started yet")
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// The whole listener answers its own names only, the standby page
+	// too (the operator's Handler checks again, for its own users).
+	srv := &http.Server{Handler: dashboard.Protect(handler, o.allowedHosts), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	defer func() {
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -187,7 +198,7 @@ func (t *term) operate(ctx context.Context, cfg *rest.Config, passes controller.
 	o, out := t.o, t.out
 	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes, Replicas: t.replicas})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes, Replicas: t.replicas, AllowedHosts: o.allowedHosts})
 	if err != nil {
 		return err
 	}
@@ -296,4 +307,22 @@ func parsePortRange(s string) (operator.PortRange, error) {
 		return r, fmt.Errorf("--node-ports %q is not a port range such as 30000-32767", s)
 	}
 	return r, nil
+}
+
+// parseHosts splits the value of --allowed-hosts: host names, with or
+// without a port, separated by commas. A name with a scheme or a path is
+// refused: the flag names hosts, not URLs.
+func parseHosts(v string) ([]string, error) {
+	var hosts []string
+	for h := range strings.SplitSeq(v, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/ ") {
+			return nil, fmt.Errorf("--allowed-hosts: %q is not a host name (give names such as dash.example.com, without scheme or path)", h)
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,5 +25,18 @@ func TestStandbyDashboardReloadsItself(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/scheduler/status", nil))
 	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), "refresh") {
 		t.Errorf("standby /scheduler/status: %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// TestAllowedHostsFlag: --allowed-hosts takes comma-separated names, with
+// or without a port, and refuses URLs (TestMakeRun checks that the
+// listener then answers those names and refuses others).
+func TestAllowedHostsFlag(t *testing.T) {
+	hosts, err := parseHosts(" dash.example.test, proxy.example.test:8443 ,,")
+	if err != nil || !slices.Equal(hosts, []string{"dash.example.test", "proxy.example.test:8443"}) {
+		t.Errorf("parseHosts: %q, %v", hosts, err)
+	}
+	if _, err := parseHosts("https://dash.example.test/"); err == nil || !strings.Contains(err.Error(), "--allowed-hosts") {
+		t.Errorf("parseHosts of a URL: %v, want an error naming the flag", err)
 	}
 }

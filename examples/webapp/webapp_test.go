@@ -206,7 +206,7 @@ func getJSON(t *testing.T, url string, into any) {
 func TestMakeRun(t *testing.T) {
 	out := &syncBuffer{}
 	e, stop := started(t, options{local: true, samples: true, crds: "../../crds", pause: 300 * time.Millisecond,
-		listen: "127.0.0.1:0", logLevel: "warning"}, out)
+		listen: "127.0.0.1:0", logLevel: "warning", allowedHosts: []string{"dash.example.test"}}, out)
 	ctx := t.Context()
 	kube := controlplanetest.Clientset(e.config)
 	const ns = sampleNamespace
@@ -275,6 +275,29 @@ func TestMakeRun(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !bytes.Contains(page, []byte(`<svg id="graph"`)) {
 		t.Errorf("GET /ui/: %s\n%s", resp.Status, page)
+	}
+	// --allowed-hosts: the name of a proxy in front of the listener is
+	// answered, on the dashboard and the other endpoints; any other name
+	// is refused (DNS rebinding).
+	for _, c := range []struct {
+		host, path string
+		want       int
+	}{
+		{"dash.example.test", "/ui/api/info", http.StatusOK},
+		{"dash.example.test:8443", "/scheduler/status?key=" + operator.DeploymentKey(ns, "frontend"), http.StatusOK},
+		{"other.example.test", "/ui/api/info", http.StatusForbidden},
+		{"other.example.test", "/controller/event-history", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, "GET", e.url+c.path, nil)
+		req.Host = c.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET %s with Host %s: %s, want %d", c.path, c.host, resp.Status, c.want)
+		}
 	}
 	var graph struct{ Nodes []struct{ Key, State string } }
 	getJSON(t, e.url+"/ui/api/graph", &graph)
