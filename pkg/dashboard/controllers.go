@@ -19,11 +19,16 @@ type Controller struct {
 	// queue and a handler call took.
 	WaitMean   float64 `json:"waitMean"`
 	HandleMean float64 `json:"handleMean"`
-	Handled    uint64  `json:"handled"`
-	Errors     float64 `json:"errors"`
-	Panics     float64 `json:"panics"`
-	Fights     float64 `json:"fights"`
-	Cached     float64 `json:"cached"`
+	// Wait and Handle are their percentiles since the operator started,
+	// estimated from the metrics' histograms (all handlers of the kind
+	// together): a mean hides the slow few a user looks for.
+	Wait    Percentiles `json:"wait"`
+	Handle  Percentiles `json:"handle"`
+	Handled uint64      `json:"handled"`
+	Errors  float64     `json:"errors"`
+	Panics  float64     `json:"panics"`
+	Fights  float64     `json:"fights"`
+	Cached  float64     `json:"cached"`
 }
 
 // Loop is the event loop's line in the controllers view.
@@ -80,6 +85,13 @@ func controllers(mfs []*dto.MetricFamily) []Controller {
 	}
 	var waitSum, handleSum = map[string]float64{}, map[string]float64{}
 	var waitCount = map[string]uint64{}
+	waitHist, handleHist := map[string]*histogram{}, map[string]*histogram{}
+	hist := func(m map[string]*histogram, kind string) *histogram {
+		if m[kind] == nil {
+			m[kind] = &histogram{}
+		}
+		return m[kind]
+	}
 	for _, mf := range mfs {
 		name := mf.GetName()
 		if !strings.HasPrefix(name, "lariat_queue_") && !strings.HasPrefix(name, "lariat_handler") && name != "lariat_cache_objects" {
@@ -97,9 +109,11 @@ func controllers(mfs []*dto.MetricFamily) []Controller {
 			case "lariat_queue_wait_seconds":
 				waitSum[c.Kind] += m.GetHistogram().GetSampleSum()
 				waitCount[c.Kind] += m.GetHistogram().GetSampleCount()
+				hist(waitHist, c.Kind).add(m.GetHistogram())
 			case "lariat_handler_duration_seconds":
 				handleSum[c.Kind] += m.GetHistogram().GetSampleSum()
 				c.Handled += m.GetHistogram().GetSampleCount()
+				hist(handleHist, c.Kind).add(m.GetHistogram())
 			case "lariat_handler_errors_total":
 				c.Errors += m.GetCounter().GetValue()
 			case "lariat_handler_panics_total":
@@ -118,6 +132,12 @@ func controllers(mfs []*dto.MetricFamily) []Controller {
 		}
 		if c.Handled > 0 {
 			c.HandleMean = handleSum[kind] / float64(c.Handled)
+		}
+		if h := waitHist[kind]; h != nil {
+			c.Wait = h.percentiles()
+		}
+		if h := handleHist[kind]; h != nil {
+			c.Handle = h.percentiles()
 		}
 		out = append(out, *c)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -137,6 +138,19 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		browsertest.Wait[bool](t, page, "the controllers view", `document.querySelectorAll("#controllers tr[data-kind]").length > 0`)
+		// Waiting and handling are shown as percentiles, p50 / p90 / p99
+		// in order, for the WebApps the operator handled.
+		pcts := browsertest.Eval[[]string](t, page, `[...document.querySelectorAll("#controllers tr[data-kind] td.pcts")].map((td) => td.textContent)`)
+		dur := `(> )?[0-9.]+ (ms|s)`
+		shape := regexp.MustCompile(`^` + dur + ` / ` + dur + ` / ` + dur + `$`)
+		if len(pcts) == 0 {
+			t.Error("the controllers view shows no percentiles")
+		}
+		for _, p := range pcts {
+			if !shape.MatchString(p) {
+				t.Errorf("controllers view: %q is not p50 / p90 / p99", p)
+			}
+		}
 		browsertest.Screenshot(t, page, "dashboard-controllers")
 	})
 

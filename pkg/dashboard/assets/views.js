@@ -65,6 +65,9 @@ export function addDropped(lists, n) {
 }
 
 const secs = (s) => (s >= 1 ? s.toFixed(2) + " s" : (s * 1000).toFixed(1) + " ms");
+// pcts shows p50 / p90 / p99; the mean is in the tooltip.
+const pcts = (p, mean) => el("td", { class: "pcts", title: "mean " + secs(mean) + (p.above ? "; some above the histogram's last bucket" : "") },
+  secs(p.p50) + " / " + secs(p.p90) + " / " + (p.above ? "> " : "") + secs(p.p99));
 
 export async function showControllers(loopPane, table) {
   const c = await getJSON("api/controllers");
@@ -72,10 +75,11 @@ export async function showControllers(loopPane, table) {
     c.loop.queueLength + " queued", c.loop.healingDue ? ", healing due " + c.loop.healingDue : "",
     c.loop.failedHealings ? ", " + c.loop.failedHealings + " failed healings" : "", c.loop.error ? el("div", { class: "err" }, c.loop.error) : null)
     : el("p", { class: "hint" }, "No event loop attached."), c.error ? el("p", { class: "err" }, c.error) : null);
-  const cols = ["kind", "queue depth", "added", "waiting (mean)", "handling (mean)", "handled", "errors", "retries", "panics", "fights", "cached"];
+  const cols = ["kind", "queue depth", "added", "waiting p50 / p90 / p99", "handling p50 / p90 / p99", "handled", "errors", "retries", "panics", "fights", "cached"];
+  const td = (v) => el("td", {}, v);
   put(table, el("tr", {}, cols.map((h) => el("th", {}, h))),
-    c.kinds.map((k) => el("tr", { "data-kind": k.kind }, [k.kind, k.queueDepth, k.adds, secs(k.waitMean), secs(k.handleMean), k.handled,
-      k.errors, k.retries, k.panics, k.fights, k.cached].map((v) => el("td", {}, v)))));
+    c.kinds.map((k) => el("tr", { "data-kind": k.kind }, [td(k.kind), td(k.queueDepth), td(k.adds), pcts(k.wait, k.waitMean), pcts(k.handle, k.handleMean),
+      ...[k.handled, k.errors, k.retries, k.panics, k.fights, k.cached].map(td)])));
 }
 
 export async function showReplicas(pane) {
