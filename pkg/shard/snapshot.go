@@ -8,6 +8,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
 )
 
 // SnapshotKeys bounds the object keys a RingSnapshot lists per member (its
@@ -64,7 +66,8 @@ type MemberShare struct {
 	// State is MemberLive, MemberDead or MemberUnconfirmed.
 	State string
 	// Objects counts the objects assigned to it, draining ones included;
-	// ByKind counts them per kind (the GroupVersionKind's String).
+	// ByKind counts them per kind (named as cache.KindLabel names it,
+	// "v1/ConfigMap").
 	Objects int
 	ByKind  map[string]int
 	// Keys are the first SnapshotKeys of its objects, sorted, each as
@@ -74,8 +77,8 @@ type MemberShare struct {
 
 // Drain is an object asked to leave its member.
 type Drain struct {
-	// Kind is the object's kind (GroupVersionKind's String) and Key its
-	// namespace/name.
+	// Kind is the object's kind (cache.KindLabel: "v1/ConfigMap") and Key
+	// its namespace/name.
 	Kind, Key string
 	// Member is the ID of the member it drains from.
 	Member string
@@ -115,7 +118,7 @@ func (s *Sharder) Snapshot() RingSnapshot {
 	}
 	label := AssignmentLabel(s.ring.Name)
 	for i, inf := range t.informers {
-		kind := t.kinds[i].GVK.String()
+		kind := cache.KindLabel(t.kinds[i].GVK)
 		for _, o := range inf.GetStore().List() {
 			obj, ok := o.(metav1.Object)
 			if !ok {
@@ -153,7 +156,7 @@ func (d *drains) list(kinds []resolvedKind) []Drain {
 	d.mu.Lock()
 	out := make([]Drain, 0, len(d.m))
 	for k, x := range d.m {
-		out = append(out, Drain{Kind: kinds[k.kind].GVK.String(), Key: k.key, Member: x.member, Since: x.since})
+		out = append(out, Drain{Kind: cache.KindLabel(kinds[k.kind].GVK), Key: k.key, Member: x.member, Since: x.since})
 	}
 	d.mu.Unlock()
 	slices.SortFunc(out, func(a, b Drain) int {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -34,13 +32,13 @@ func snapshotAgrees(t *testing.T, ring Ring, snap RingSnapshot, ids ...string) (
 		want := held[m.ID]
 		slices.Sort(want)
 		if !slices.Contains(ids, m.ID) || m.State != MemberLive || m.Objects != len(want) ||
-			m.ByKind[corev1.SchemeGroupVersion.WithKind(configMapKind).String()] != len(want) || !slices.Equal(m.Keys, want) {
+			m.ByKind["v1/ConfigMap"] != len(want) || !slices.Equal(m.Keys, want) {
 			return false, fmt.Sprintf("member %+v, API server: %v", m, want)
 		}
 	}
 	var drains []string
 	for _, d := range snap.Drains {
-		if d.Since.IsZero() || d.Kind != corev1.SchemeGroupVersion.WithKind(configMapKind).String() {
+		if d.Since.IsZero() || d.Kind != "v1/ConfigMap" {
 			return false, fmt.Sprintf("drain %+v", d)
 		}
 		drains = append(drains, d.Key)
