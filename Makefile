@@ -55,7 +55,7 @@ verify:
 ## by its browser tests; see docs/dashboard.md).
 screenshots: controlplane chromium
 	mkdir -p docs/images
-	LARIAT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run 'TestDashboardInABrowser|TestTenThousandValuesInABrowser' ./pkg/dashboard/ ./examples/webapp/operator/
+	LARIAT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run 'TestDashboardInABrowser|TestTenThousandValuesInABrowser|TestShardedReplicasInABrowser' ./pkg/dashboard/ ./examples/webapp/operator/
 
 ## bench: run the benchmarks, then the side-by-side comparison with lasso and
 ## controller-runtime (prints a Markdown table; see docs/benchmarks.md).

@@ -173,14 +173,6 @@ type Info struct {
 }
 
 func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil,
+	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil || d.opts.Shard != nil,
 		Streams: d.Clients(), MaxStreams: d.opts.MaxStreamClients})
-}
-
-func (d *Dashboard) serveReplicas(w http.ResponseWriter, _ *http.Request) {
-	if d.opts.Replicas == nil {
-		writeJSON(w, Replicas{Mode: "single", Holding: true})
-		return
-	}
-	writeJSON(w, d.opts.Replicas())
 }

@@ -40,33 +40,6 @@ type EventLoop interface {
 	History() *eventloop.History
 }
 
-// Replicas describes the replicas of an operator at one moment.
-type Replicas struct {
-	// Mode says how replicas share the work: "single" (no election),
-	// "leader" (leader election) or "sharded".
-	Mode string `json:"mode"`
-	// Identity is this replica's.
-	Identity string `json:"identity,omitempty"`
-	// Leader is the identity of the leader (or of the sharder's leader).
-	Leader string `json:"leader,omitempty"`
-	// Holding tells whether this replica holds its lease now.
-	Holding bool `json:"holding"`
-	// Members are the replicas known, with their shares.
-	Members []Member `json:"members,omitempty"`
-	// Drains are the objects being handed from one member to another.
-	Drains []string `json:"drains,omitempty"`
-}
-
-// Member is one replica of a sharded or elected operator.
-type Member struct {
-	ID string `json:"id"`
-	// Share is the fraction of the objects the member holds (0 to 1); zero
-	// when unknown.
-	Share float64 `json:"share,omitempty"`
-	// Leader marks the member that leads.
-	Leader bool `json:"leader,omitempty"`
-}
-
 // Options configure a Dashboard. Scheduler is required; every other source
 // may be left out, and its view then says it is not available.
 type Options struct {
@@ -80,8 +53,18 @@ type Options struct {
 	// Metrics are read for the controllers view (lariat_queue_*,
 	// lariat_handler_*, lariat_cache_objects).
 	Metrics prometheus.Gatherer
-	// Replicas, when set, is called for the replicas view.
+	// Replicas, when set, is called for the replicas view (unless Shard
+	// is set).
 	Replicas func() Replicas
+	// Shard, when set, makes the replicas view a sharded replica's: the
+	// ring's sharder in this replica (a *shard.Sharder), whose snapshot
+	// gives the members, their shares and the drains in flight when it is
+	// the elected one.
+	Shard Shard
+	// ShardMember, with Shard, returns this replica's member of the ring
+	// now (a *shard.Member), or a nil interface between terms: shard.Join
+	// makes a member per term.
+	ShardMember func() ShardMember
 	// OwnerOf returns the owner of a key (e.g. the WebApp whose object it
 	// is) for grouping; nil groups by descriptor only.
 	OwnerOf func(key string) string

@@ -11,14 +11,16 @@
 //     Server-Sent Events;
 //   - the controllers (queue depth, waiting and handling time, errors,
 //     retries, fights, cached objects) from the operator's metrics;
-//   - the replicas (leader, members and their shares, drains);
+//   - the replicas: the leader, or for a sharded replica (Options.Shard,
+//     Options.ShardMember) its member, the elected sharder, the members
+//     with the objects they hold, and the drains in flight;
 //   - time travel: the graph after any retained transaction, from the
 //     scheduler's graph snapshots.
 //
 // It reads the layers below through small interfaces (Scheduler,
-// EventLoop, a prometheus.Gatherer, a Replicas function); nothing below
-// imports it. The page's assets are embedded (go:embed): no CDN, no build
-// step. The graph is laid out by the vendored @dagrejs/dagre and drawn as
+// EventLoop, a prometheus.Gatherer, a Replicas function, Shard and
+// ShardMember); nothing below imports it. The page's assets are embedded
+// (go:embed): no CDN, no build step. The graph is laid out by the vendored @dagrejs/dagre and drawn as
 // SVG, so keys are text.
 //
 // Safety: the dashboard has no write action; it serves on whatever listener

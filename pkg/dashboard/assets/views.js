@@ -84,11 +84,34 @@ export async function showControllers(loopPane, table) {
 
 export async function showReplicas(pane) {
   const r = await getJSON("api/replicas");
-  const modes = { single: "One replica, no leader election.", leader: "Replicas elect a leader; only it runs the operator.", sharded: "Replicas share the objects." };
+  if (r.mode === "sharded") return showShards(pane, r);
+  const modes = { single: "One replica, no leader election.", leader: "Replicas elect a leader; only it runs the operator." };
   put(pane, el("p", {}, modes[r.mode] || r.mode),
     r.identity ? el("p", {}, "This replica: ", el("b", {}, r.identity), r.holding ? " (holding its lease)" : " (standing by)") : null,
     r.leader ? el("p", {}, "Leader: ", el("b", { id: "leader" }, r.leader)) : null,
     r.members && r.members.length ? el("table", {}, el("tr", {}, el("th", {}, "member"), el("th", {}, "share")),
-      r.members.map((m) => el("tr", {}, el("td", {}, m.id + (m.leader ? " (leader)" : "")), el("td", {}, m.share ? (m.share * 100).toFixed(0) + "%" : "")))) : null,
-    r.drains && r.drains.length ? el("div", {}, el("h3", {}, "Drains in flight"), el("ul", {}, r.drains.map((d) => el("li", {}, d)))) : null);
+      r.members.map((m) => el("tr", {}, el("td", {}, m.id + (m.leader ? " (leader)" : "")), el("td", {}, m.share ? (m.share * 100).toFixed(0) + "%" : "")))) : null);
+}
+
+// showShards shows a sharded replica: its member, the elected sharder and,
+// when this replica's sharder is the elected one, every member's share
+// and the drains in flight.
+function showShards(pane, r) {
+  const kinds = (m) => Object.entries(m.byKind || {}).map(([k, n]) => k + ": " + n).join(", ");
+  const members = (r.members || []).map((m) => el("tr", { "data-member": m.id, class: m.self ? "self" : "" },
+    el("td", {}, m.id, m.self ? " (this replica)" : ""), el("td", {}, m.identity || ""), el("td", { class: "state" }, m.state),
+    el("td", { class: "objects" }, m.objects || 0), el("td", {}, m.share ? (m.share * 100).toFixed(0) + "%" : "0%"), el("td", {}, kinds(m)),
+    el("td", {}, m.keys && m.keys.length ? el("details", {}, el("summary", {}, m.keys.length < m.objects ? "first " + m.keys.length : "all " + m.keys.length),
+      el("ul", { class: "keys" }, m.keys.map((k) => el("li", {}, k)))) : "")));
+  const drains = (r.drains || []).map((d) => el("tr", { "data-drain": d.key }, el("td", {}, d.kind), el("td", {}, d.key), el("td", {}, d.member), el("td", {}, time(d.since))));
+  put(pane, el("p", {}, "Replicas share the objects of ring ", el("b", {}, r.ring), ": each member caches and handles only its share."),
+    el("p", {}, "This replica: ", r.memberId ? [ "member ", el("b", { id: "member" }, r.memberId), " (" + r.identity + ")", r.holding ? ", holding its lease" : ", not holding its lease"] : "between terms (no member now)"),
+    el("p", {}, "Sharder: ", el("b", { id: "leader" }, r.leader || "unknown"), r.sharding ? " (this replica)" : ""),
+    r.sharding ? null : el("p", { class: "hint" }, "Only the elected sharder watches the members and the objects: its replica's dashboard shows every member's share and the drains."),
+    r.sharding && !r.synced ? el("p", { class: "err" }, "The sharder's views are not synced: it changes nothing until they are.") : null,
+    r.sharding ? el("table", { id: "members" }, el("tr", {}, ["member", "identity", "state", "objects", "share", "by kind", "objects held"].map((h) => el("th", {}, h))), members) : null,
+    r.sharding && r.unassigned ? el("p", {}, r.unassigned + " objects not assigned yet") : null,
+    r.sharding ? el("div", {}, el("h3", {}, "Drains in flight (" + drains.length + ")"), drains.length
+      ? el("table", { id: "drains" }, el("tr", {}, ["kind", "object", "from member", "since"].map((h) => el("th", {}, h))), drains)
+      : el("p", { class: "hint" }, "None: no object is being handed over.")) : null);
 }
