@@ -21,10 +21,12 @@ import (
 	"github.com/lariat-dev/lariat/pkg/shard"
 )
 
-// timing are short lease timings, so that the test takes seconds.
+// timing are the options of a replica's elections: the default lease
+// timings, which a loaded machine keeps renewing (the test waits for no
+// expiry: a member that lost its Lease would take the drains back), and a
+// quicker retry, so that a standby looks at the sharder's Lease soon.
 func timing(identity string) []leader.Option {
-	return []leader.Option{leader.WithIdentity(identity), leader.WithLeaseDuration(2 * time.Second),
-		leader.WithRenewDeadline(time.Second), leader.WithRetryPeriod(250 * time.Millisecond),
+	return []leader.Option{leader.WithIdentity(identity), leader.WithRetryPeriod(250 * time.Millisecond),
 		leader.WithLogger(controlplanetest.QuietLogger())}
 }
 
