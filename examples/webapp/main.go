@@ -64,6 +64,8 @@ type options struct {
 	// allowedHosts are the host names the listener answers besides IP
 	// addresses and localhost (dashboard.Options.AllowedHosts).
 	allowedHosts []string
+	// dashboardResync lets the dashboard request a resync.
+	dashboardResync bool
 	// serviceAccountNamespaceFile holds the pod's namespace when the
 	// command runs in a cluster (tests point it elsewhere).
 	serviceAccountNamespaceFile string
@@ -86,6 +88,7 @@ func main() {
 	flag.Var((*autoBool)(&o.leaderElect), "leader-elect", "run the operator only while holding the Lease --lease-namespace/--lease-name, so replicas take turns (auto: on against a cluster, off with --local)")
 	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: the pod's own in a cluster, else --namespace, else default)")
 	flag.StringVar(&o.leaseName, "lease-name", defaultLeaseName, "name of the leader-election Lease")
+	flag.BoolVar(&o.dashboardResync, "dashboard-resync", false, "let the dashboard's page request a resync of the event loop (its one write action; off: the dashboard is read-only)")
 	flag.Func("allowed-hosts", "comma-separated host names (of a proxy or ingress in front of --listen) the dashboard and the other endpoints answer besides IP addresses and localhost; requests for any other name get 403 (DNS rebinding)", func(v string) error {
 		hosts, err := parseHosts(v)
 		o.allowedHosts = append(o.allowedHosts, hosts...)
@@ -198,7 +201,7 @@ func (t *term) operate(ctx context.Context, cfg *rest.Config, passes controller.
 	o, out := t.o, t.out
 	loopCfg := operator.DefaultEventLoopConfig()
 	loopCfg.EventLogLevel = logrus.DebugLevel // the printer tells the story
-	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes, Replicas: t.replicas, AllowedHosts: o.allowedHosts})
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: o.namespace, NodePorts: t.ports, WaitForPods: t.waitForPods, Logger: t.log, EventLoop: &loopCfg, Passes: passes, Replicas: t.replicas, AllowedHosts: o.allowedHosts, AllowResync: o.dashboardResync})
 	if err != nil {
 		return err
 	}

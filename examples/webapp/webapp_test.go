@@ -206,7 +206,7 @@ func getJSON(t *testing.T, url string, into any) {
 func TestMakeRun(t *testing.T) {
 	out := &syncBuffer{}
 	e, stop := started(t, options{local: true, samples: true, crds: "../../crds", pause: 300 * time.Millisecond,
-		listen: "127.0.0.1:0", logLevel: "warning", allowedHosts: []string{"dash.example.test"}}, out)
+		listen: "127.0.0.1:0", logLevel: "warning", allowedHosts: []string{"dash.example.test"}, dashboardResync: true}, out)
 	ctx := t.Context()
 	kube := controlplanetest.Clientset(e.config)
 	const ns = sampleNamespace
@@ -298,6 +298,12 @@ func TestMakeRun(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("GET %s with Host %s: %s, want %d", c.path, c.host, resp.Status, c.want)
 		}
+	}
+	// --dashboard-resync offers the page its one write action.
+	var info struct{ Resync bool }
+	getJSON(t, e.url+"/ui/api/info", &info)
+	if !info.Resync {
+		t.Error("with --dashboard-resync, the dashboard does not offer the resync request")
 	}
 	var graph struct{ Nodes []struct{ Key, State string } }
 	getJSON(t, e.url+"/ui/api/graph", &graph)

@@ -170,9 +170,12 @@ type Info struct {
 	// stream failed reads them to say why).
 	Streams    int `json:"streams"`
 	MaxStreams int `json:"maxStreams"`
+	// Resync tells whether the page may request a resync
+	// (Options.AllowResync).
+	Resync bool `json:"resync,omitempty"`
 }
 
 func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil || d.opts.Shard != nil,
-		Streams: d.Clients(), MaxStreams: d.opts.MaxStreamClients})
+		Streams: d.Clients(), MaxStreams: d.opts.MaxStreamClients, Resync: d.resync != nil})
 }

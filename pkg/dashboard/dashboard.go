@@ -87,6 +87,11 @@ type Options struct {
 	// PollInterval is how often a stream client's history readers look for
 	// new events and transactions; 0 means 200ms.
 	PollInterval time.Duration
+	// AllowResync enables the dashboard's one write action: a button that
+	// requests a resync of Loop (POST /ui/api/resync, as POST
+	// /controller/resync), refused to pages of other sites. Off by
+	// default: the dashboard is read-only.
+	AllowResync bool
 	// MaxStreamClients caps the live streams (open pages) served at once;
 	// 0 means DefaultMaxStreamClients. Each costs a reader that polls the
 	// histories and a buffer of StreamBuffer messages, so a script or a
@@ -114,6 +119,9 @@ type Dashboard struct {
 	// dropped counts stream messages dropped for slow clients.
 	dropped atomic.Uint64
 	clients atomic.Int64
+	// resync and cop serve the resync request, with AllowResync.
+	resync Resyncer
+	cop    *http.CrossOriginProtection
 }
 
 // New returns the dashboard of the sources in opts.
@@ -148,6 +156,9 @@ func New(opts Options) (*Dashboard, error) {
 	mux.HandleFunc("GET "+Path+"api/info", d.serveInfo)
 	mux.HandleFunc("GET "+Path+"api/stream", d.serveStream)
 	mux.Handle("GET "+Path, noListing(d.static))
+	if err := d.enableResync(mux); err != nil {
+		return nil, err
+	}
 	d.mux = mux
 	return d, nil
 }
@@ -156,15 +167,16 @@ func New(opts Options) (*Dashboard, error) {
 func (d *Dashboard) Mount(mux *http.ServeMux) { mux.Handle(Path, d) }
 
 // ServeHTTP serves the dashboard's page, assets and read-only API. Every
-// method but GET and HEAD is refused: the dashboard writes nothing.
+// method but GET and HEAD is refused: the dashboard writes nothing, but
+// for the resync request of Options.AllowResync.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hostAllowed(r.Host, d.opts.AllowedHosts) {
 		refuseHost(w, r)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !d.writable(r) {
 		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "the dashboard is read-only", http.StatusMethodNotAllowed)
+		http.Error(w, "the dashboard is read-only (but for a resync request, with Options.AllowResync)", http.StatusMethodNotAllowed)
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes sure of it.

@@ -23,7 +23,8 @@
 // (go:embed): no CDN, no build step. The graph is laid out by the vendored @dagrejs/dagre and drawn as
 // SVG, so keys are text.
 //
-// Safety: the dashboard has no write action; it serves on whatever listener
+// Safety: the dashboard has no write action but a resync request, and
+// that only with Options.AllowResync; it serves on whatever listener
 // the operator already has (localhost by default in the example). A
 // browser never makes the loop or the scheduler wait: each stream client
 // has a bounded buffer that drops its oldest messages, leaving a marker

@@ -97,6 +97,9 @@ type Options struct {
 	// AllowedHosts are the host names Handler answers besides IP
 	// addresses and localhost (dashboard.Protect): a proxy's name.
 	AllowedHosts []string
+	// AllowResync lets the dashboard's page request a resync of the
+	// event loop (dashboard.Options.AllowResync); off, it is read-only.
+	AllowResync bool
 }
 
 // DefaultEventLoopConfig returns the event loop configuration the operator
@@ -304,6 +307,7 @@ func (o *Operator) buildMux() error {
 	dash, err := dashboard.New(dashboard.Options{
 		Title: "WebApp operator", Scheduler: o.sched, Loop: o.loop, Metrics: o.registry,
 		Replicas: o.opts.Replicas, RedactKinds: o.opts.RedactKinds, AllowedHosts: o.opts.AllowedHosts,
+		AllowResync: o.opts.AllowResync,
 		// A WebApp's values are grouped by the WebApp.
 		OwnerOf: func(key string) string {
 			if ns, name, ok := appOfKey(key); ok {

@@ -280,6 +280,21 @@ function tabs() {
   }
 }
 
+// setupResync shows the one write action, allowed by the operator
+// (Options.AllowResync): a resync request, as POST /controller/resync.
+function setupResync() {
+  $("resync-bar").hidden = false;
+  $("resync").addEventListener("click", async () => {
+    $("resync-status").textContent = "requesting…";
+    try {
+      const r = await fetch("api/resync", { method: "POST" });
+      $("resync-status").textContent = r.ok ? "resync requested at " + new Date().toLocaleTimeString() : "refused: " + (await r.text());
+    } catch (e) {
+      $("resync-status").textContent = "failed: " + e.message;
+    }
+  });
+}
+
 async function main() {
   tabs();
   for (const id of ["filter-prefix", "filter-descriptor", "filter-state", "filter-owner", "group"]) $(id).addEventListener("input", render);
@@ -288,6 +303,7 @@ async function main() {
   const info = await getJSON("api/info");
   run = info.run || "";
   $("title").textContent = info.title;
+  if (info.resync) setupResync();
   document.title = info.title + " · Lariat";
   const [events, txns] = await Promise.all([getJSON("api/events?last=100"), getJSON("api/txns?last=1000")]);
   for (const e of events) { addEvent($("events"), e); lastEvent = e.seq; }
