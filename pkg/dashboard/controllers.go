@@ -161,10 +161,11 @@ type Info struct {
 	// Run names this Dashboard (made by New): a page that finds another
 	// run on the stream's hello follows a new operator whose numbers
 	// have nothing to do with those it has.
-	Run         string `json:"run"`
-	HasLoop     bool   `json:"hasLoop"`
-	HasMetrics  bool   `json:"hasMetrics"`
-	HasReplicas bool   `json:"hasReplicas"`
+	Run          string `json:"run"`
+	HasScheduler bool   `json:"hasScheduler"`
+	HasLoop      bool   `json:"hasLoop"`
+	HasMetrics   bool   `json:"hasMetrics"`
+	HasReplicas  bool   `json:"hasReplicas"`
 	// Streams is the number of live streams (open pages) served now, and
 	// MaxStreams the cap above which a page is refused (a page whose
 	// stream failed reads them to say why).
@@ -176,6 +177,6 @@ type Info struct {
 }
 
 func (d *Dashboard) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil || d.opts.Shard != nil,
+	writeJSON(w, Info{Title: d.opts.Title, Run: d.run, HasScheduler: d.hasScheduler, HasLoop: d.opts.Loop != nil, HasMetrics: d.opts.Metrics != nil, HasReplicas: d.opts.Replicas != nil || d.opts.Shard != nil,
 		Streams: d.Clients(), MaxStreams: d.opts.MaxStreamClients, Resync: d.resync != nil})
 }

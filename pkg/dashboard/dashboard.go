@@ -3,7 +3,6 @@ package dashboard
 import (
 	"crypto/rand"
 	"embed"
-	"errors"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -40,12 +39,15 @@ type EventLoop interface {
 	History() *eventloop.History
 }
 
-// Options configure a Dashboard. Scheduler is required; every other source
-// may be left out, and its view then says it is not available.
+// Options configure a Dashboard. Every source may be left out, and its
+// view then says it is not available: an operator that runs no KV
+// scheduler (controllers only) still gets the controllers, events and
+// replicas views.
 type Options struct {
 	// Title names the operator in the page's heading.
 	Title string
-	// Scheduler is the KV scheduler whose values the graph shows.
+	// Scheduler is the KV scheduler whose values the graph shows; without
+	// one, the page has no graph.
 	Scheduler Scheduler
 	// Loop, when set, feeds the events view and the loop's line of the
 	// controllers view.
@@ -119,6 +121,9 @@ type Dashboard struct {
 	// dropped counts stream messages dropped for slow clients.
 	dropped atomic.Uint64
 	clients atomic.Int64
+	// hasScheduler is false when the operator runs no KV scheduler: the
+	// graph and time travel are left out.
+	hasScheduler bool
 	// resync and cop serve the resync request, with AllowResync.
 	resync Resyncer
 	cop    *http.CrossOriginProtection
@@ -126,8 +131,9 @@ type Dashboard struct {
 
 // New returns the dashboard of the sources in opts.
 func New(opts Options) (*Dashboard, error) {
-	if opts.Scheduler == nil {
-		return nil, errors.New("dashboard: Options.Scheduler is required")
+	hasScheduler := opts.Scheduler != nil
+	if !hasScheduler {
+		opts.Scheduler = noScheduler{}
 	}
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 256
@@ -145,7 +151,7 @@ func New(opts Options) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dashboard{opts: opts, run: rand.Text(), static: http.StripPrefix(strings.TrimSuffix(Path, "/"), http.FileServerFS(sub))}
+	d := &Dashboard{opts: opts, hasScheduler: hasScheduler, run: rand.Text(), static: http.StripPrefix(strings.TrimSuffix(Path, "/"), http.FileServerFS(sub))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+Path+"api/graph", d.serveGraph)
 	mux.HandleFunc("GET "+Path+"api/value", d.serveValue)

@@ -280,6 +280,15 @@ function tabs() {
   }
 }
 
+// noGraph leaves the graph out for an operator that runs no KV scheduler
+// (controllers only), and opens the controllers view.
+function noGraph() {
+  const graph = document.querySelector('#tabs button[data-tab="graph"]');
+  graph.hidden = true;
+  graph.title = "This operator runs no KV scheduler: there is no value graph.";
+  document.querySelector('#tabs button[data-tab="controllers"]').click();
+}
+
 // setupResync shows the one write action, allowed by the operator
 // (Options.AllowResync): a resync request, as POST /controller/resync.
 function setupResync() {
@@ -304,6 +313,7 @@ async function main() {
   run = info.run || "";
   $("title").textContent = info.title;
   if (info.resync) setupResync();
+  if (!info.hasScheduler) noGraph();
   document.title = info.title + " · Lariat";
   const [events, txns] = await Promise.all([getJSON("api/events?last=100"), getJSON("api/txns?last=1000")]);
   for (const e of events) { addEvent($("events"), e); lastEvent = e.seq; }
