@@ -100,9 +100,12 @@ func (d *Dashboard) sharded() Replicas {
 	ring := d.opts.Shard.Snapshot()
 	out := Replicas{Mode: "sharded", Ring: ring.Ring, Leader: ring.Sharder, Sharding: ring.Leading, Synced: ring.Synced, Unassigned: ring.Unassigned}
 	if d.opts.ShardMember != nil {
+		// A nil member, or a nil *shard.Member (whose snapshot is the
+		// zero one), is a replica between terms.
 		if m := d.opts.ShardMember(); m != nil {
-			ms := m.Snapshot()
-			out.Identity, out.MemberID, out.Holding = ms.Identity, ms.ID, ms.Holding
+			if ms := m.Snapshot(); ms.ID != "" {
+				out.Identity, out.MemberID, out.Holding = ms.Identity, ms.ID, ms.Holding
+			}
 		}
 	}
 	total := ring.Unassigned

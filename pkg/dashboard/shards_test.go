@@ -197,6 +197,15 @@ func TestShardedReplicasInABrowser(t *testing.T) {
 		t.Errorf("a's api/replicas: %+v", r)
 	}
 
+	// Between two terms (shard.Join builds a member per term) a replica
+	// has no member: its view says so, and still shows the ring.
+	_, between := f.dashboard(t, dashboard.Options{Shard: a.sharder, ShardMember: func() dashboard.ShardMember { return (*shard.Member)(nil) }})
+	var rb dashboard.Replicas
+	get(t, between.URL+"/ui/api/replicas", &rb)
+	if rb.MemberID != "" || rb.Identity != "" || rb.Holding || !rb.Sharding || len(rb.Members) != 2 || slices.ContainsFunc(rb.Members, func(m dashboard.Member) bool { return m.Self }) {
+		t.Errorf("api/replicas between terms: %+v, want no member of this replica's, the ring's two", rb)
+	}
+
 	// b's dashboard: its member, the elected sharder, and where the shares are.
 	if err := chromedp.Do(page, chromedp.Navigate(b.dashboard(t, f)+"/ui/")); err != nil {
 		t.Fatal(err)

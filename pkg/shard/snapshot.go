@@ -175,7 +175,11 @@ type MemberSnapshot struct {
 }
 
 // Snapshot returns the member's ring, ID and identity and whether it holds
-// its Lease now. It makes no request.
+// its Lease now. It makes no request. A nil Member (a replica between
+// terms) returns the zero MemberSnapshot.
 func (m *Member) Snapshot() MemberSnapshot {
+	if m == nil {
+		return MemberSnapshot{}
+	}
 	return MemberSnapshot{Ring: m.ring.Name, ID: m.id, Identity: m.identity, Holding: m.Holding()}
 }

@@ -135,3 +135,12 @@ func TestSnapshotShowsSharesMembersAndDrains(t *testing.T) {
 		t.Errorf("standby snapshot %+v, want the elected sharder named and nothing else", st)
 	}
 }
+
+// TestNilMemberSnapshot: a replica between terms has no member; its
+// snapshot is the zero one, not a panic.
+func TestNilMemberSnapshot(t *testing.T) {
+	var m *Member
+	if got := m.Snapshot(); got != (MemberSnapshot{}) {
+		t.Errorf("nil member's snapshot %+v, want the zero one", got)
+	}
+}
