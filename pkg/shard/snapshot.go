@@ -45,7 +45,8 @@ type RingSnapshot struct {
 	Leading bool
 	// Synced tells whether the elected sharder's views are synced and its
 	// view of the member Leases follows the API server: it changes nothing
-	// otherwise.
+	// otherwise, and the counts below may be partial (a store still being
+	// listed).
 	Synced bool
 	// Members are the members the sharder knows (by their Lease, or
 	// because objects name them), by ID.
@@ -101,6 +102,10 @@ func (s *Sharder) Snapshot() RingSnapshot {
 	out.Leading = true
 	v := t.members.view()
 	out.Synced = v != nil && v.valid && t.members.inf.HasSynced()
+	for _, inf := range t.informers {
+		// Counts from a store still being listed are partial.
+		out.Synced = out.Synced && inf.HasSynced()
+	}
 	shares := map[string]*MemberShare{}
 	share := func(id string) *MemberShare {
 		if shares[id] == nil {
