@@ -108,7 +108,7 @@ function showShards(pane, r) {
     el("p", {}, "This replica: ", r.memberId ? [ "member ", el("b", { id: "member" }, r.memberId), " (" + r.identity + ")", r.holding ? ", holding its lease" : ", not holding its lease"] : "between terms (no member now)"),
     el("p", {}, "Sharder: ", el("b", { id: "leader" }, r.leader || "unknown"), r.sharding ? " (this replica)" : ""),
     r.sharding ? null : el("p", { class: "hint" }, "Only the elected sharder watches the members and the objects: its replica's dashboard shows every member's share and the drains."),
-    r.sharding && !r.synced ? el("p", { class: "err" }, "The sharder's views are not synced: it changes nothing until they are.") : null,
+    r.sharding && !r.synced ? el("p", { class: "err" }, "The sharder's views are not synced: the counts below may be partial, and it changes nothing until they are.") : null,
     r.sharding ? el("table", { id: "members" }, el("tr", {}, ["member", "identity", "state", "objects", "share", "by kind", "objects held"].map((h) => el("th", {}, h))), members) : null,
     r.sharding && r.unassigned ? el("p", {}, r.unassigned + " objects not assigned yet") : null,
     r.sharding ? el("div", {}, el("h3", {}, "Drains in flight (" + drains.length + ")"), drains.length
