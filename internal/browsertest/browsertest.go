@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,18 +79,37 @@ func Start(t testing.TB) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1600, 1000),
 	}
+	// Chromium now and then dies as it starts on a loaded machine (seen
+	// under crashpad with no other cause): a launch that fails is tried
+	// again, a few times, with each failure logged, before the test fails.
+	const launches = 3
+	for attempt := 1; ; attempt++ {
+		ctx, stop, err := launch(t, opts)
+		if err == nil {
+			t.Cleanup(stop)
+			return ctx
+		}
+		stop()
+		if attempt == launches {
+			t.Fatalf("start Chromium (%s), %d attempts: %v", bin, launches, err)
+		}
+		t.Logf("start Chromium (%s), attempt %d: %v", bin, attempt, err)
+	}
+}
+
+// launch starts one browser and navigates its first tab to a blank page,
+// which starts the browser now, so that a missing or broken Chromium
+// fails here; stop ends the browser.
+func launch(t testing.TB, opts []chromedp.ExecAllocatorOption) (context.Context, func(), error) {
+	// A fresh profile each time: a browser that died may have left its
+	// profile locked.
+	opts = append(slices.Clip(opts), chromedp.UserDataDir(t.TempDir()))
 	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// Navigating to a blank page starts the browser now, so that a missing
-	// or broken Chromium fails here, saying so.
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start Chromium (%s): %v", bin, err)
-	}
-	return ctx
+	stop := func() { cancel(); cancelAlloc() }
+	return ctx, stop, chromedp.Do(ctx, chromedp.Navigate("about:blank"))
 }
 
 // Screenshot saves a full-page screenshot as name.png in the directory
