@@ -18,7 +18,6 @@ import (
 // not change y/1's request, the revert does re-create it.
 
 func TestAdvRevertRecreatesTheDependentItTookDown(t *testing.T) {
-	advOpen(t, "a reverted transaction that had deleted x/1 with its dependent y/1 (whose own new request was not reached) re-creates x/1 but leaves y/1 PENDING with all dependencies met and its previous request restored")
 	ctx := context.Background()
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})

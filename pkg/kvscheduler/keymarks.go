@@ -90,6 +90,20 @@ func (w *walker) appliedNode(n *node) bool { return w.marksOf(n)&markApplied != 
 // later tells whether n is a value of the transaction not applied yet.
 func (w *walker) later(n *node) bool { return w.marksOf(n)&markLater != 0 }
 
+// noneLater drops the later marks: an undo (see Scheduler.revert) ends
+// the transaction's own values, so a value it did not reach is not
+// applied further on and its dependents' checks must not wait for it.
+func (w *walker) noneLater() {
+	for _, n := range w.marked {
+		if n.markSeq == w.seq {
+			n.mark &^= markLater
+		}
+	}
+	for k, m := range w.marks {
+		w.marks[k] = m &^ markLater
+	}
+}
+
 // eachApplied calls f with the node of every key marked applied that
 // has one.
 func (w *walker) eachApplied(f func(n *node)) {

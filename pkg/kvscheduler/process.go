@@ -234,6 +234,7 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	// the undo removes them.
 	out.invalid = s.invalidOf(w)
 	w.reverting = true
+	w.noneLater()
 	// What failed to be deleted is still there, as it was before the
 	// transaction: available again, and so are its dependents.
 	for _, n := range w.failedNs {

@@ -199,7 +199,10 @@ func TestPropertyFailuresHealedByDownstreamResync(t *testing.T) {
 				if errors.As(err, &te) {
 					failures++
 				}
-				if te != nil && te.Reverted {
+				// The undo applies every previous request, even when one
+				// of them fails (RevertFailed): those are the requests the
+				// resync re-applies then.
+				if te != nil && (te.Reverted || len(te.RevertFailed) > 0) {
 					desired = snapshot
 				}
 				sb.ClearFailures()
