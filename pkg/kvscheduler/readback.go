@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -109,6 +110,9 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		}
 		correlate := s.believed(ks)
 		got, err := s.retrieveKeys(w.ctx, d, ks, correlate)
+		if err == nil {
+			err = garbled(got, ks)
+		}
 		if err != nil {
 			onErr(d, err)
 			continue
@@ -116,7 +120,7 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		seen := s.newRead()
 		corr := &correlation{kvs: correlate}
 		for _, kv := range got {
-			if kv.Value == nil || !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
+			if !slices.Contains(ks, kv.Key) || seen.has(kv.Key) {
 				continue // not asked for: left alone
 			}
 			s.refreshValue(w, d, kv, s.g.nodes[kv.Key], seen, corr)
@@ -139,6 +143,23 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		}
 	}
 	return missing
+}
+
+// garbled returns the error of a read that reports a value it could not
+// give (an empty key, or a key without a value), among keys (all when
+// keys is nil): such a read is not a view of the southbound, and taking it
+// for one would take the value for absent (create what exists, delete what
+// needs it). It fails as a Retrieve that returned the error would.
+func garbled(got []KVWithMetadata, keys []string) error {
+	for _, kv := range got {
+		if kv.Key == "" {
+			return errors.New("a value reported with an empty key")
+		}
+		if kv.Value == nil && (keys == nil || slices.Contains(keys, kv.Key)) {
+			return fmt.Errorf("%q reported without a value", kv.Key)
+		}
+	}
+	return nil
 }
 
 // believed is the correlate of a read of keys: the base values among

@@ -58,6 +58,9 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		s.calling(d, "Retrieve", "")
 		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
 		s.returned()
+		if err == nil {
+			err = garbled(got, nil)
+		}
 		if err != nil {
 			s.markUnread(w.rec, d, err)
 			continue
@@ -87,15 +90,11 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	s.announce(missing)
 }
 
-// retrievedOK checks a retrieved value: a key of the descriptor, read once,
-// with a value. n is the key's node, if any.
+// retrievedOK checks a retrieved value (the read is not garbled): a key of
+// the descriptor, read once. n is the key's node, if any.
 func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, n *node, seen readMarks) bool {
 	var why string
 	switch {
-	case kv.Key == "":
-		why = "empty key"
-	case kv.Value == nil:
-		why = "nil value"
 	case n != nil && seen.hasNode(n) && n.base == "":
 		// A derived value its base derived in this read, and that the
 		// read reports too, is one value.
