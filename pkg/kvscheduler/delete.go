@@ -18,6 +18,11 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	}
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = ro.Recreate || reason == delRecreate
+	// Held back before anything goes: its dependents and derived values
+	// must not be taken down for a delete that does not happen.
+	if w.holdUnread(n, OpDelete, ro, reason == delPending || reason == delPendingUpdate) {
+		return
+	}
 	wasAvail := n.avail
 	n.under |= underDelete
 	// An update under way is over: the old value goes, and the new one

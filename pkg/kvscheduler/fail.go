@@ -30,11 +30,30 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
 	}
-	if re := w.s.unreadFor(n); re != nil {
-		w.fail(n, kind, fmt.Errorf("kvscheduler: not applied: %w", re), ro)
-		return true
+	return w.holdUnread(n, kind, ro, kind != OpDelete)
+}
+
+// holdUnread refuses an operation on n decided on what a failed read of
+// this transaction could not see: n itself or its base, and with deps
+// what n depends on (a create or update counts on it existing, a delete
+// into PENDING on it being gone). The value is not attempted: it stays as
+// believed, FAILED with the RetrieveError, and still serves its
+// dependents if it did.
+func (w *walker) holdUnread(n *node, kind Operation, ro RecordedOp, deps bool) bool {
+	re := w.s.unreadFor(n)
+	if re == nil && deps {
+		re = w.s.unreadDeps(n)
 	}
-	return false
+	if re == nil {
+		return false
+	}
+	avail := n.avail
+	w.fail(n, kind, fmt.Errorf("kvscheduler: not applied: %w", re), ro)
+	if avail && !n.avail {
+		n.avail = true
+		w.availChanged(n, false)
+	}
+	return true
 }
 
 // ended tells whether the transaction's context has ended, and the first

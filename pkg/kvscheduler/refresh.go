@@ -304,3 +304,39 @@ func (s *Scheduler) unreadFor(n *node) *RetrieveError {
 	}
 	return nil
 }
+
+// unreadDeps returns a failed Retrieve of this transaction that could
+// hide what n depends on: the descriptor of an exact dependency's key or
+// of a provider, or, for an any-of dependency no read value meets, any
+// failed one (it may hold a value that meets it). Whether n's
+// dependencies are met is then unknown.
+func (s *Scheduler) unreadDeps(n *node) *RetrieveError {
+	if len(s.unread) == 0 {
+		return nil
+	}
+	for _, dep := range n.deps {
+		var re *RetrieveError
+		if dep.Key != "" {
+			if d, err := s.reg.owner(dep.Key); err == nil && d != nil {
+				re = s.unread[d.Name]
+			}
+		} else {
+			metByRead := false
+			s.g.providers(n, dep, func(p *node) bool {
+				metByRead = p.avail && s.unreadFor(p) == nil
+				return !metByRead
+			})
+			if !metByRead {
+				for name, e := range s.unread {
+					if re == nil || name < re.Descriptor {
+						re = e // the first by name, to be told the same every time
+					}
+				}
+			}
+		}
+		if re != nil {
+			return re
+		}
+	}
+	return nil
+}
