@@ -10,13 +10,13 @@ import (
 
 // The northbound deletes a value the southbound already lost behind the
 // scheduler's back: the descriptor's Delete fails ("does not exist") and
-// the value is FAILED. The failure is read back (the value is gone), yet
-// nothing ever settles it: full resyncs, which read it absent, converge to
-// a desired state without it and return no error, leave it FAILED with
-// the stale error, for good.
+// the value is FAILED. The failure is read back (the value is gone); it
+// used to stay FAILED for good: full resyncs, which read it absent,
+// converged to a desired state without it and returned no error, yet left
+// it FAILED with the stale error. A resync attempts failed values again,
+// this one too: its delete finds nothing to do and settles it.
 
 func TestAdvResyncSettlesTheFailedDeleteOfAValueAlreadyGone(t *testing.T) {
-	advOpen(t, "a value deleted by the northbound after the southbound lost it stays FAILED ('does not exist') through full resyncs that read it absent and return no error")
 	ctx := context.Background()
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})

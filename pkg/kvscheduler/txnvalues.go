@@ -46,7 +46,9 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 		if t.resync != NoResync {
 			var obtained []KeyValuePair
 			for k, n := range s.g.nodes {
-				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists()) {
+				// A failed delete of a value found gone since is settled
+				// by the resync's delete too (blocked).
+				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists() || n.blocked) {
 					out = append(out, txnValue{key: k, last: req(nil), n: n})
 				} else if n.markSeq != w.seq && n.base == "" && n.origin == FromSB && n.exists() {
 					obtained = append(obtained, KeyValuePair{Key: k, Value: n.sb})
@@ -65,7 +67,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 				add(n)
 				// Values of the northbound's kinds nobody requested
 				// (DISCOVERED) go, as with a full resync.
-				if n.base == "" && n.origin == FromNB && n.last == nil && n.exists() {
+				if n.base == "" && n.origin == FromNB && n.last == nil && (n.exists() || n.blocked) {
 					out = append(out, txnValue{key: n.key, last: req(nil), n: n})
 				}
 			}
