@@ -171,7 +171,7 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 			// What it waits for may have come back while its delete
 			// was under way or waited for a dependent: then it is
 			// created right away.
-			w.push(frame{kind: fDepUpdate, n: n})
+			w.pushRecheck(n)
 		}
 	case delRecreate:
 		// REMOVED until the create that follows, as in the reference's

@@ -108,13 +108,18 @@ type TransactionError struct {
 	// before its undo.
 	Invalid []KeyError
 	// NotApplied lists the keys whose operations did not run because
-	// the transaction's context ended first.
+	// the transaction's context ended first, or its walk was cut (Cut).
 	NotApplied []string
 	// Canceled is why the transaction's context ended (the error of the
 	// Commit's ctx; for a scheduler that closed, context.Canceled wrapping
 	// ErrClosed), when it ended before the transaction did. The operation
 	// its callback was in then is in Failed, with the callback's error.
 	Canceled error
+	// Cut is set when a walk of the transaction exceeded its bound (a
+	// bug, reported rather than left to spin): the operations it had not
+	// run are dropped, their keys in NotApplied, and the next transaction
+	// checks them again.
+	Cut error
 }
 
 // OnlyFailedValues reports whether the transaction's only failures are
@@ -122,7 +127,7 @@ type TransactionError struct {
 // was not reverted, no undo failed, and every descriptor's state could be
 // read. A committer may tolerate such failures; any other needs a resync.
 func (e *TransactionError) OnlyFailedValues() bool {
-	return !e.Reverted && len(e.RevertFailed) == 0 && len(e.Retrieve) == 0 && e.Canceled == nil
+	return !e.Reverted && len(e.RevertFailed) == 0 && len(e.Retrieve) == 0 && e.Canceled == nil && e.Cut == nil
 }
 
 // Error implements error.
@@ -142,6 +147,11 @@ func (e *TransactionError) Error() string {
 		parts = append(parts, fmt.Sprintf("stopped (%v) before %s", e.Canceled, strings.Join(e.NotApplied, ", ")))
 	case e.Canceled != nil:
 		parts = append(parts, fmt.Sprintf("stopped (%v)", e.Canceled))
+	case e.Cut != nil && len(e.NotApplied) > 0:
+		parts = append(parts, fmt.Sprintf("%v, before %s", e.Cut, strings.Join(e.NotApplied, ", ")))
+	}
+	if e.Cut != nil && (e.Canceled != nil || len(e.NotApplied) == 0) {
+		parts = append(parts, e.Cut.Error())
 	}
 	rev := ""
 	switch {
@@ -174,6 +184,9 @@ func (e *TransactionError) Unwrap() []error {
 	}
 	if e.Canceled != nil {
 		errs = append(errs, e.Canceled)
+	}
+	if e.Cut != nil {
+		errs = append(errs, e.Cut)
 	}
 	return errs
 }

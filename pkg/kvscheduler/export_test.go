@@ -42,3 +42,10 @@ func NodesKeepingRemoved(s *Scheduler) []string {
 	}
 	return out
 }
+
+// SetWalkBound bounds the scheduler's walks to frames frames (0: the
+// default, 64 per value of the graph plus 64), so that a test can make a
+// walk exceed its bound. Call it only while the scheduler is idle.
+func SetWalkBound(s *Scheduler, frames int) {
+	s.walkBound.Store(int64(frames))
+}

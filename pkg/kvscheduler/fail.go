@@ -92,7 +92,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		// back to waiting until it exists.
 		for _, m := range slices.Backward(w.g.dependents(n)) {
 			if m.avail {
-				w.push(frame{kind: fDepUpdate, n: m})
+				w.pushRecheck(m)
 			}
 		}
 		w.cycleBroken(n)
@@ -133,7 +133,7 @@ func (w *walker) invalidated(n *node) {
 func (w *walker) cycleBroken(n *node) {
 	for _, m := range slices.Backward(w.cycleMade) {
 		if m != n && m.avail && w.g.has(m) {
-			w.push(frame{kind: fDepUpdate, n: m})
+			w.pushRecheck(m)
 		}
 	}
 }
@@ -244,7 +244,7 @@ func (w *walker) resume() {
 			w.availChanged(n, true)
 		}
 		if k&resumeSelf != 0 {
-			w.push(frame{kind: fDepUpdate, n: n})
+			w.pushRecheck(n)
 		}
 		w.drain(n.key)
 	}

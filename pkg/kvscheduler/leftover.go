@@ -30,7 +30,7 @@ func (w *walker) recheckPropertyDependents(n *node) {
 		}
 		for _, m := range slices.Backward(w.g.dependents(c)) {
 			if m != n && m.avail {
-				w.push(frame{kind: fDepUpdate, n: m})
+				w.pushRecheck(m)
 			}
 		}
 	}

@@ -62,6 +62,9 @@ type node struct {
 	// the value's last operation, when that operation left it PENDING (see
 	// walker.compressOp); it fits in the padding before last.
 	pendingOp int32
+	// recheckTok is the token of the value's last re-check pushed (see
+	// walker.pushRecheck); it fits in the padding before last too.
+	recheckTok uint32
 
 	// last is the last request for a base value (or, for a derived one,
 	// its base's), which retries re-apply; nil for values only retrieved.

@@ -274,13 +274,13 @@ func (s *Scheduler) txnError(w *walker, out *txnOutcome) *TransactionError {
 	s.unread = nil
 	slices.SortFunc(unread, func(a, b *RetrieveError) int { return strings.Compare(a.Descriptor, b.Descriptor) })
 	terr := &TransactionError{SeqNum: rec.SeqNum, Reverted: out.reverted, RevertFailed: out.revertFailed, Retrieve: unread,
-		Invalid: out.invalid, NotApplied: rec.NotApplied, Canceled: w.canceled}
+		Invalid: out.invalid, NotApplied: rec.NotApplied, Canceled: w.canceled, Cut: w.walkCut}
 	for i, e := range rec.Errors {
 		if ke, ok := e.(KeyError); ok && (out.revertFrom < 0 || i < out.revertFrom) {
 			terr.Failed = append(terr.Failed, ke)
 		}
 	}
-	if len(terr.Failed)+len(terr.RevertFailed)+len(terr.Retrieve)+len(terr.Invalid)+len(terr.NotApplied) == 0 && terr.Canceled == nil {
+	if len(terr.Failed)+len(terr.RevertFailed)+len(terr.Retrieve)+len(terr.Invalid)+len(terr.NotApplied) == 0 && terr.Canceled == nil && terr.Cut == nil {
 		return nil
 	}
 	return terr

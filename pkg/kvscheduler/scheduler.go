@@ -76,6 +76,9 @@ type Scheduler struct {
 	// when none).
 	callMu  sync.Mutex
 	callNow descCall
+	// walkBound, set by tests only, bounds a walk to this many frames
+	// (0: 64 per value of the graph, plus 64; see walker.drain).
+	walkBound atomic.Int64
 	// beforeDequeue, set by tests only, runs on the worker right before it
 	// takes the next queued job (after its check for due retries).
 	beforeDequeue atomic.Pointer[func()]

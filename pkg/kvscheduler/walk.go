@@ -49,6 +49,7 @@ type frame struct {
 	avail   bool           // fFinishDel: the value was available before its delete began
 	noDefer bool           // fFinishDel: not to be deferred again (see flushDeferred)
 	op      RecordedOp     // fFinishDel, fFinishUpd: the operation being built
+	tok     uint32         // fDepUpdate: the re-check's token (see pushRecheck)
 }
 
 // walker executes one transaction.
@@ -115,6 +116,9 @@ type walker struct {
 	// readChanged are the values whose availability a resync's read
 	// changed (see recheckRead).
 	readChanged []readChange
+	// walkCut is the error of the first walk of the transaction that
+	// exceeded its bound (see cut).
+	walkCut error
 }
 
 // readChange is a value whose availability a read changed, and what the
@@ -133,6 +137,17 @@ type retryMark struct {
 
 func (w *walker) push(f frame) { w.stack = append(w.stack, f) }
 
+// pushRecheck pushes a re-check of n (see depUpdate). A re-check
+// decides on n's state when it runs, so one still on the stack below is
+// superseded by this one: it is skipped when popped (its token is not
+// n's last), and a dense group, where each value's change re-checks all
+// the others, costs one re-check per change instead of one per stale
+// frame (TestAdvDeleteUnderADenseAnyOfGroupIsAppliedOrReported).
+func (w *walker) pushRecheck(n *node) {
+	n.recheckTok++
+	w.push(frame{kind: fDepUpdate, n: n, tok: n.recheckTok})
+}
+
 // run applies one top-level value and everything it reaches.
 func (w *walker) run(f frame) {
 	w.push(f)
@@ -144,17 +159,23 @@ func (w *walker) drain(from string) {
 	// Every frame applies or checks one value; a walk that exceeds this
 	// bound is a bug, reported rather than left to spin.
 	budget := 64 * (len(w.g.nodes) + 64)
+	if b := w.s.walkBound.Load(); b > 0 {
+		budget = int(b)
+	}
 	for len(w.stack) > 0 || len(w.deferred) > 0 {
 		if len(w.stack) == 0 {
 			w.flushDeferred()
 		}
 		if budget--; budget < 0 {
-			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)+len(w.deferred)))
-			w.dropStack()
+			w.cut(from)
 			break
 		}
 		f := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
+		if f.kind == fDepUpdate && f.tok != f.n.recheckTok {
+			budget++ // superseded (see pushRecheck): no work
+			continue
+		}
 		switch f.kind {
 		case fApply:
 			w.applyValue(f)
@@ -173,6 +194,37 @@ func (w *walker) drain(from string) {
 			w.redelete(f)
 		}
 	}
+}
+
+// cut stops a walk that exceeded its bound, as an ended context stops
+// one: the values of the frames dropped are not applied (TxnRecord.
+// NotApplied, checked again by the next transaction), and Commit fails
+// with TransactionError.Cut. Never a silent success: the transaction did
+// not do what it was asked.
+func (w *walker) cut(from string) {
+	err := fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)+len(w.deferred))
+	w.rec.Errors = append(w.rec.Errors, err)
+	if w.walkCut == nil {
+		w.walkCut = err
+	}
+	seen := map[string]bool{}
+	add := func(f frame) {
+		k := f.key
+		if f.n != nil {
+			k = f.n.key
+		}
+		if !seen[k] && !slices.Contains(w.rec.NotApplied, k) {
+			seen[k] = true
+			w.rec.NotApplied = append(w.rec.NotApplied, k)
+		}
+	}
+	for _, f := range w.stack {
+		add(f)
+	}
+	for _, d := range w.deferred {
+		add(d.f)
+	}
+	w.dropStack()
 }
 
 func (w *walker) applyValue(f frame) {
@@ -314,12 +366,17 @@ func (w *walker) availChanged(n *node, recheck bool) {
 		w.s.dirty(m)
 	}
 	if recheck {
-		// Re-checked right after n, in key order.
+		// Re-checked right after n, in key order. A value that goes
+		// makes no waiting value ready: only those it may take down (held,
+		// or held after a failed delete) are re-checked.
 		for _, m := range slices.Backward(deps) {
+			if !n.avail && !m.avail && !(m.blocked && m.exists()) {
+				continue
+			}
 			if n.avail && m.deleting() {
 				m.under |= underRecheck // its delete checks it again once done
 			}
-			w.push(frame{kind: fDepUpdate, n: m})
+			w.pushRecheck(m)
 		}
 	}
 }
