@@ -42,13 +42,13 @@ func TestRandomOpen443352_CycleRetryThrashes(t *testing.T) {
 // order violation, seed 241994): in a full resync, a/g0/0's update
 // releases a/g1/3's delete (it waited for a/g0/0); the release applies
 // a/g1/3's request from before the resync (an update that fails, injected
-// earlier), and the resync's own request for a/g1/3, further on, is then
-// not applied: the value failed in the transaction. Its retry takes it
-// down and the retries settle without it ("settled/missing"). Leaving the
+// earlier), and the resync's own request for a/g1/3, further on, was then
+// not applied: the value had failed in the transaction. Its retry took it
+// down and the retries settled without it ("settled/missing"). Leaving the
 // release to the later request is what TestRandomRepro25IGuard guards
-// against; the fix is open. A value missing, none deleted under another.
+// against; instead, a failure of the request a release applied does not
+// stop the transaction's own, different, request (walker.otherRequest).
 func TestRandomOpen629585_ReleasedDeleteAppliesTheEarlierRequest(t *testing.T) {
-	openDefect(t, "kvscheduler: a delete released in a resync applies the request before the resync's, which fails, and the resync's is not applied (seed 629585)")
 	checkScenario(t, scenario{Txns: []rtxn{
 		{Resync: kvscheduler.DownstreamResync, Fail: []rfail{{"update", "a/g1/3"}}},
 		{Fail: []rfail{{"update", "a/g0/0"}}},

@@ -57,13 +57,24 @@ func (w *walker) redelete(f frame) {
 		if n.base == "" && n.last != nil {
 			fa.value, fa.last = n.last.value, n.last
 		}
-		w.push(fa)
+		w.pushReleased(n, fa)
 		return
 	}
 	if n.base == "" && n.last != nil && !w.sameRequest(n, n.last.value, n.want) {
 		// Requested again since: that request is applied.
-		w.push(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
+		w.pushReleased(n, frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
 		return
 	}
 	w.delete(n, n.delReason(), true)
+}
+
+// pushReleased pushes f, the apply of n's latest request by the release of
+// its wait: if the transaction requests n further on, a failure of this
+// one does not stop that request (see otherRequest).
+func (w *walker) pushReleased(n *node, f frame) {
+	if w.released == nil {
+		w.released = map[*node]bool{}
+	}
+	w.released[n] = true
+	w.push(f)
 }

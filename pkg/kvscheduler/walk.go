@@ -116,6 +116,9 @@ type walker struct {
 	// readChanged are the values whose availability a resync's read
 	// changed (see recheckRead).
 	readChanged []readChange
+	// released are the values whose earlier request a release applied
+	// (see redelete and otherRequest).
+	released map[*node]bool
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error
@@ -242,7 +245,10 @@ func (w *walker) applyValue(f frame) {
 		n.last = f.last // requested, even if not applied now: its retry applies it
 	}
 	if w.failedHere(n) && !w.reverting {
-		return // failed in this transaction already
+		if !w.otherRequest(n, f) {
+			return // failed in this transaction already
+		}
+		n.txnFail = false // attempted again, with the transaction's request
 	}
 	if f.last != nil && f.base == "" && f.origin == FromNB && w.skipInSync(n, f.value) {
 		return // in sync: see insync.go
@@ -274,6 +280,15 @@ func (w *walker) applyValue(f frame) {
 	default:
 		w.create(n, false)
 	}
+}
+
+// otherRequest tells whether f applies a request of the transaction for
+// n other than the one n failed with in it when a release applied n's
+// earlier request (see redelete; seed 629585: a delete released in a
+// resync applied the request from before the resync): that failure does
+// not keep the transaction's own request, further on, from being applied.
+func (w *walker) otherRequest(n *node, f frame) bool {
+	return f.last != nil && f.base == "" && w.released[n] && n.blocked && !w.sameRequest(n, n.failed(), f.value)
 }
 
 // depUpdate re-checks a dependent: created if it waited and is now ready,
