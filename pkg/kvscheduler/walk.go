@@ -383,9 +383,15 @@ func (w *walker) availChanged(n *node, recheck bool) {
 	if recheck {
 		// Re-checked right after n, in key order. A value that goes
 		// makes no waiting value ready: only those it may take down (held,
-		// or held after a failed delete) are re-checked.
+		// or held after a failed delete) are re-checked. A value that comes
+		// takes no held value down: only those not available are (seed
+		// 443352: re-checked when a member of its cycle came, a member
+		// created counting on the cycle was taken down before the rest of
+		// the cycle, which the new member made ready, was created; the
+		// members created with a cycle are checked once the walk is done,
+		// see settleCycles).
 		for _, m := range slices.Backward(deps) {
-			if !n.avail && !m.avail && !(m.blocked && m.exists()) {
+			if n.avail && m.avail || !n.avail && !m.avail && !(m.blocked && m.exists()) {
 				continue
 			}
 			if n.avail && m.deleting() {
