@@ -56,6 +56,37 @@ func (w *walker) holdUnread(n *node, kind Operation, ro RecordedOp, deps bool) b
 	return true
 }
 
+// cut stops a walk that exceeded its bound, as an ended context stops
+// one: the values of the frames dropped are not applied (TxnRecord.
+// NotApplied, checked again by the next transaction), and Commit fails
+// with TransactionError.Cut. Never a silent success: the transaction did
+// not do what it was asked.
+func (w *walker) cut(from string) {
+	err := fmt.Errorf("kvscheduler: the walk from %s did not end; %d operations dropped", from, len(w.stack)+len(w.deferred))
+	w.rec.Errors = append(w.rec.Errors, err)
+	if w.walkCut == nil {
+		w.walkCut = err
+	}
+	seen := map[string]bool{}
+	add := func(f frame) {
+		k := f.key
+		if f.n != nil {
+			k = f.n.key
+		}
+		if !seen[k] && !slices.Contains(w.rec.NotApplied, k) {
+			seen[k] = true
+			w.rec.NotApplied = append(w.rec.NotApplied, k)
+		}
+	}
+	for _, f := range w.stack {
+		add(f)
+	}
+	for _, d := range w.deferred {
+		add(d.f)
+	}
+	w.dropStack()
+}
+
 // ended tells whether the transaction's context has ended, and the first
 // time it has, records why.
 func (w *walker) ended() bool {
