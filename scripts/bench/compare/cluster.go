@@ -35,11 +35,12 @@ func prepareCluster(ctx context.Context, cfg config, log *logrus.Logger) (*contr
 		cluster.Stop()
 		return nil, err
 	}
-	log.Infof("creating %d ConfigMaps of about 2 KB with server-side apply", cfg.objects)
+	w := workloads[cfg.workload]
+	log.Infof("creating %d %s", cfg.objects, w.describe)
 	began := time.Now()
 	var done atomic.Int64
 	err = forEach(ctx, cfg.objects, 16, func(ctx context.Context, i int) error {
-		if err := applyConfigMap(ctx, cs, cfg.namespace, objectName(i)); err != nil {
+		if err := w.create(ctx, cs, cfg.namespace, objectName(w, i), i); err != nil {
 			return err
 		}
 		if n := done.Add(1); n%2000 == 0 {
@@ -52,10 +53,17 @@ func prepareCluster(ctx context.Context, cfg config, log *logrus.Logger) (*contr
 		return nil, err
 	}
 	log.Infof("created in %s", time.Since(began).Round(time.Millisecond))
+	// The size an object has on the wire, as the frameworks will list it.
+	raw, err := cs.CoreV1().RESTClient().Get().Namespace(cfg.namespace).Resource(w.resource).Name(objectName(w, 0)).DoRaw(ctx)
+	if err != nil {
+		cluster.Stop()
+		return nil, err
+	}
+	log.Infof("each object is about %d bytes of JSON, managedFields included", len(raw))
 	return cluster, nil
 }
 
-func objectName(i int) string { return fmt.Sprintf("cm-%05d", i) }
+func objectName(w workload, i int) string { return fmt.Sprintf("%s%05d", w.prefix, i) }
 
 // payload is the ~2 KB of data every object carries.
 var payload = strings.Repeat("lariat benchmark payload ", 80)[:2000]
@@ -74,7 +82,7 @@ func applyConfigMap(ctx context.Context, cs kubernetes.Interface, ns, name strin
 	return err
 }
 
-// setGen changes one object with a merge patch, the cheapest real update.
+// setGen changes one ConfigMap with a merge patch, the cheapest real update.
 func setGen(ctx context.Context, cs kubernetes.Interface, ns, name, gen string) error {
 	patch := fmt.Sprintf(`{"data":{"gen":%q}}`, gen)
 	_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})

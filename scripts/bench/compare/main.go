@@ -2,16 +2,19 @@
 // controller-runtime against one local control plane and prints a table of
 // the results with Lariat's ratios to the faster peer. `make bench` runs it.
 //
-// Workloads:
+// Workloads (-workload): configmaps, the default, are ConfigMaps of about
+// 2 KB written with server-side apply; pods are Pods of about 15 KB as a
+// real cluster stores them, written by three field managers (the spec by a
+// controller, sidecar metadata by an injector, the status by the kubelet).
+// Phases:
 //
-//  1. cold start: N pre-created ConfigMaps (about 2 KB each, written with
-//     server-side apply so they carry managedFields): time from starting the
-//     framework until every key has been handled once, and Go heap in use
-//     after that (after GC);
+//  1. cold start: N pre-created objects: time from starting the framework
+//     until every key has been handled once, the Go heap in use after that
+//     (after GC), and the peak heap (sampled) and RSS during it;
 //  2. steady state: U updates to those objects: time from the first write
 //     until every update has been handled;
 //  3. dispatch without an API server: K keys through the queue and a no-op
-//     handler.
+//     handler (with the configmaps workload only: it lists no objects).
 //
 // Every framework runs in a child process of its own, so one framework's
 // garbage and goroutines cannot skew another's heap or timing; the parent
@@ -40,6 +43,8 @@ type result struct {
 	Framework     string  `json:"framework"`
 	ColdStart     float64 `json:"coldStartSeconds,omitempty"`
 	HeapBytes     uint64  `json:"heapBytes,omitempty"`
+	PeakHeapBytes uint64  `json:"peakHeapBytes,omitempty"`
+	PeakRSSBytes  uint64  `json:"peakRSSBytes,omitempty"`
 	Steady        float64 `json:"steadySeconds,omitempty"`
 	Dispatch      float64 `json:"dispatchSeconds,omitempty"`
 	DispatchAlloc uint64  `json:"dispatchAllocBytes,omitempty"`
@@ -50,13 +55,14 @@ type config struct {
 	rounds                          int
 	frameworks                      []string
 	kubeconfig, namespace, child    string
-	phase                           string
+	phase, workload                 string
 }
 
 func main() {
 	var cfg config
 	var frameworks string
-	flag.IntVar(&cfg.objects, "objects", 10000, "ConfigMaps to pre-create for the cold start")
+	flag.StringVar(&cfg.workload, "workload", "configmaps", "objects to pre-create: "+workloadNames())
+	flag.IntVar(&cfg.objects, "objects", 10000, "objects to pre-create for the cold start")
 	flag.IntVar(&cfg.updates, "updates", 5000, "updates in the steady-state phase")
 	flag.IntVar(&cfg.keys, "keys", 1000000, "keys in the dispatch phase")
 	flag.IntVar(&cfg.workers, "workers", 2, "workers per controller")
@@ -88,6 +94,9 @@ func runChild(ctx context.Context, cfg config) error {
 	fw, ok := frameworksByName[cfg.child]
 	if !ok {
 		return fmt.Errorf("unknown framework %q", cfg.child)
+	}
+	if _, ok := workloads[cfg.workload]; !ok {
+		return fmt.Errorf("unknown workload %q", cfg.workload)
 	}
 	var r result
 	var err error
@@ -125,6 +134,14 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 			return nil, fmt.Errorf("unknown framework %q (known: %s)", name, strings.Join(frameworkNames, ", "))
 		}
 	}
+	w, ok := workloads[cfg.workload]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (known: %s)", cfg.workload, workloadNames())
+	}
+	phases := []string{"cluster"}
+	if w.dispatch {
+		phases = append(phases, "dispatch")
+	}
 	cluster, err := prepareCluster(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -136,7 +153,7 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 	// or always last; the median of the rounds is reported.
 	runs := map[string][]result{}
 	for round := range max(cfg.rounds, 1) {
-		for _, phase := range []string{"cluster", "dispatch"} {
+		for _, phase := range phases {
 			for i := range cfg.frameworks {
 				name := cfg.frameworks[(i+round)%len(cfg.frameworks)]
 				log.Infof("round %d: %s: %s phase", round+1, name, phase)
@@ -155,6 +172,8 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 			Framework:     name,
 			ColdStart:     median(c, func(r result) float64 { return r.ColdStart }),
 			HeapBytes:     uint64(median(c, func(r result) float64 { return float64(r.HeapBytes) })),
+			PeakHeapBytes: uint64(median(c, func(r result) float64 { return float64(r.PeakHeapBytes) })),
+			PeakRSSBytes:  uint64(median(c, func(r result) float64 { return float64(r.PeakRSSBytes) })),
 			Steady:        median(c, func(r result) float64 { return r.Steady }),
 			Dispatch:      median(d, func(r result) float64 { return r.Dispatch }),
 			DispatchAlloc: uint64(median(d, func(r result) float64 { return float64(r.DispatchAlloc) })),
@@ -165,7 +184,7 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 
 func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig string) (result, error) {
 	args := []string{
-		"-child", name, "-phase", phase, "-kubeconfig", kubeconfig, "-namespace", cfg.namespace,
+		"-child", name, "-phase", phase, "-kubeconfig", kubeconfig, "-namespace", cfg.namespace, "-workload", cfg.workload,
 		"-objects", fmt.Sprint(cfg.objects), "-updates", fmt.Sprint(cfg.updates),
 		"-keys", fmt.Sprint(cfg.keys), "-workers", fmt.Sprint(cfg.workers),
 	}
@@ -198,7 +217,8 @@ func median(runs []result, value func(result) float64) float64 {
 }
 
 // printTable writes a Markdown table: one column per framework, then
-// Lariat's ratio to the better of the peers (lower is better for every row).
+// Lariat's ratio to the best of the peers in any of their configurations
+// (controller-runtime-strip counts as a peer): lower is better for every row.
 func printTable(w io.Writer, cfg config, results map[string]*result) {
 	type row struct {
 		name  string
@@ -206,9 +226,12 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		unit  func(float64) string
 	}
 	seconds := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
+	mib := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
 	rows := []row{
-		{fmt.Sprintf("cold start, %d objects", cfg.objects), func(r *result) float64 { return r.ColdStart }, seconds},
-		{"heap after sync (after GC)", func(r *result) float64 { return float64(r.HeapBytes) }, func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }},
+		{fmt.Sprintf("cold start, %d %s", cfg.objects, cfg.workload), func(r *result) float64 { return r.ColdStart }, seconds},
+		{"heap after sync (after GC)", func(r *result) float64 { return float64(r.HeapBytes) }, mib},
+		{"peak heap during cold start", func(r *result) float64 { return float64(r.PeakHeapBytes) }, mib},
+		{"peak RSS during cold start", func(r *result) float64 { return float64(r.PeakRSSBytes) }, mib},
 		{fmt.Sprintf("steady state, %d updates", cfg.updates), func(r *result) float64 { return r.Steady }, seconds},
 		{fmt.Sprintf("dispatch, %d keys", cfg.keys), func(r *result) float64 { return r.Dispatch }, seconds},
 		{"dispatch allocations", func(r *result) float64 { return float64(r.DispatchAlloc) }, func(v float64) string { return fmt.Sprintf("%.0f MiB", v/(1<<20)) }},
@@ -223,6 +246,9 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 	fmt.Fprintf(w, "| workload | %s | %s |\n", strings.Join(cfg.frameworks, " | "), header)
 	fmt.Fprintf(w, "|---|%s%s\n", strings.Repeat("---|", len(cfg.frameworks)), rule)
 	for _, r := range rows {
+		if !measured(cfg, results, r.value) {
+			continue // a phase this workload does not run
+		}
 		cells := make([]string, 0, len(cfg.frameworks))
 		best := 0.0
 		for _, name := range cfg.frameworks {
@@ -245,6 +271,16 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s |\n", r.name, strings.Join(cells, " | "), ratio)
 	}
+}
+
+// measured tells whether any framework has a value for the row.
+func measured(cfg config, results map[string]*result, value func(*result) float64) bool {
+	for _, name := range cfg.frameworks {
+		if results[name] != nil && value(results[name]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isPeer tells the other frameworks from Lariat's own variants, which

@@ -15,9 +15,9 @@ import (
 
 // framework is one controller framework under test.
 type framework interface {
-	// watch starts handling the ConfigMaps of namespace: for every object
-	// handled, seen is called with its key and its data["gen"].
-	watch(ctx context.Context, kubeconfig, namespace string, workers int, seen func(key, gen string)) error
+	// watch starts handling the workload's objects in namespace: for every
+	// object handled, seen is called with its key and its generation marker.
+	watch(ctx context.Context, w workload, kubeconfig, namespace string, workers int, seen func(key, gen string)) error
 	// dispatch starts a controller with no API server behind it and returns
 	// a function that enqueues one key; handled is called for each key the
 	// no-op handler receives.
@@ -80,16 +80,22 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	t := newTracker(cfg.objects, cfg.updates)
+	w := workloads[cfg.workload]
 
+	sampler := startHeapSampler()
 	began := time.Now()
-	if err := fw.watch(ctx, cfg.kubeconfig, cfg.namespace, cfg.workers, t.observe); err != nil {
+	if err := fw.watch(ctx, w, cfg.kubeconfig, cfg.namespace, cfg.workers, t.observe); err != nil {
+		sampler.stop()
 		return result{}, err
 	}
 	if err := waitFor(ctx, t.allSeen, "every object to be handled"); err != nil {
+		sampler.stop()
 		return result{}, err
 	}
 	var r result
 	r.ColdStart = time.Since(began).Seconds()
+	r.PeakHeapBytes = sampler.stop()
+	r.PeakRSSBytes = peakRSS()
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -110,7 +116,7 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	t.expect(gen)
 	began = time.Now()
 	err = forEach(ctx, cfg.updates, 16, func(ctx context.Context, i int) error {
-		return setGen(ctx, cs, cfg.namespace, objectName(i), gen)
+		return w.update(ctx, cs, cfg.namespace, objectName(w, i), gen)
 	})
 	if err != nil {
 		return result{}, err

@@ -17,7 +17,7 @@ import (
 // the adapter and of wrangler's generated layer over Lariat's own API.
 type wranglerOnLariat struct{}
 
-func (wranglerOnLariat) watch(ctx context.Context, kubeconfig, ns string, workers int, seen func(key, gen string)) error {
+func (wranglerOnLariat) watch(ctx context.Context, w workload, kubeconfig, ns string, workers int, seen func(key, gen string)) error {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return err
@@ -36,12 +36,23 @@ func (wranglerOnLariat) watch(ctx context.Context, kubeconfig, ns string, worker
 	if err != nil {
 		return err
 	}
-	wrangler.Core().V1().ConfigMap().OnChange(ctx, "bench", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-		if cm != nil {
-			seen(key, cm.Data["gen"])
-		}
-		return cm, nil
-	})
+	// wrangler's generated controllers are typed: one registration per kind.
+	switch w.name {
+	case "pods":
+		wrangler.Core().V1().Pod().OnChange(ctx, "bench", func(key string, pod *corev1.Pod) (*corev1.Pod, error) {
+			if pod != nil {
+				seen(key, w.gen(pod))
+			}
+			return pod, nil
+		})
+	default:
+		wrangler.Core().V1().ConfigMap().OnChange(ctx, "bench", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			if cm != nil {
+				seen(key, w.gen(cm))
+			}
+			return cm, nil
+		})
+	}
 	return wrangler.Start(ctx, workers)
 }
 
