@@ -135,6 +135,11 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	}
 	opts := f.opts.Kinds[gvk].over(f.opts.Default)
 	health := &kindHealth{log: f.log.WithField("gvk", KindLabel(gvk)), unhealthyAfter: f.opts.UnhealthyAfter}
+	if opts.Compact {
+		if opts.codec, err = newCodec(obj, opts.HotObjects); err != nil {
+			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
+		}
+	}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts
 		o.Indexers = indexers
@@ -144,6 +149,10 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	informer.namespace = opts.Namespace
+	informer.codec = opts.codec
+	informer.decodeFailed = func(err error) {
+		health.log.WithError(err).Error("an object of the compact cache could not be decoded")
+	}
 	health.relist = informer.relist
 	k := &kindInformer{informer: informer, health: health}
 	// Failures are counted and logged where the list or watch is made;

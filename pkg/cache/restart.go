@@ -42,6 +42,8 @@ type restartableInformer struct {
 	transform    cache.TransformFunc // set through SetTransform, if any
 	errorHandler cache.WatchErrorHandlerWithContext
 	store        *storeProxy
+	codec        *codec                   // a compact informer's, else nil
+	decodeFailed func(error)              // reports an object a handler could not be given
 	relisted     map[*relistHook]struct{} // see OnRelisted
 }
 
@@ -114,6 +116,9 @@ func (i *restartableInformer) AddEventHandlerWithResyncPeriod(handler cache.Reso
 func (i *restartableInformer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if _, keysOnly := handler.(KeyOnlyHandler); i.codec != nil && !keysOnly {
+		handler = decodingHandler{handler: handler, failed: i.decodeFailed}
+	}
 	r := &registration{owner: i, handler: handler, options: options}
 	if !i.current.IsStopped() {
 		inner, err := i.current.AddEventHandlerWithOptions(handler, options)
@@ -339,6 +344,7 @@ func (i *restartableInformer) SetWatchErrorHandlerWithContext(handler cache.Watc
 func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	handler = i.codec.compacting(handler)
 	if err := i.current.SetTransform(handler); err != nil {
 		return err
 	}
@@ -355,6 +361,9 @@ func (i *restartableInformer) IsStopped() bool { return i.cur().IsStopped() }
 func (i *restartableInformer) AddIndexers(indexers cache.Indexers) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.codec != nil {
+		indexers = decodingIndexers(indexers)
+	}
 	if i.current.IsStopped() {
 		// client-go refuses once stopped; the store itself does not, and
 		// the next run copies its indexers.
@@ -363,7 +372,8 @@ func (i *restartableInformer) AddIndexers(indexers cache.Indexers) error {
 	return i.current.AddIndexers(indexers)
 }
 
-// storeProxy is the store and indexer of whichever informer runs now.
+// storeProxy is the store and indexer of whichever informer runs now. A
+// compact informer's objects are decoded as they are read.
 type storeProxy struct{ i *restartableInformer }
 
 func (s *storeProxy) idx() cache.Indexer { return s.i.cur().GetIndexer() }
@@ -371,20 +381,29 @@ func (s *storeProxy) idx() cache.Indexer { return s.i.cur().GetIndexer() }
 func (s *storeProxy) Add(obj any) error    { return s.idx().Add(obj) }
 func (s *storeProxy) Update(obj any) error { return s.idx().Update(obj) }
 func (s *storeProxy) Delete(obj any) error { return s.idx().Delete(obj) }
-func (s *storeProxy) List() []any          { return s.idx().List() }
-func (s *storeProxy) ListKeys() []string   { return s.idx().ListKeys() }
-func (s *storeProxy) Get(obj any) (any, bool, error) {
-	return s.idx().Get(obj)
+func (s *storeProxy) List() []any {
+	items, err := decodedAll(s.idx().List(), nil)
+	if err != nil {
+		s.i.decodeFailed(err)
+		return nil
+	}
+	return items
 }
-func (s *storeProxy) GetByKey(key string) (any, bool, error) { return s.idx().GetByKey(key) }
-func (s *storeProxy) Replace(list []any, rv string) error    { return s.idx().Replace(list, rv) }
-func (s *storeProxy) Resync() error                          { return s.idx().Resync() }
+func (s *storeProxy) ListKeys() []string { return s.idx().ListKeys() }
+func (s *storeProxy) Get(obj any) (any, bool, error) {
+	return decodedItem(s.idx().Get(obj))
+}
+func (s *storeProxy) GetByKey(key string) (any, bool, error) {
+	return decodedItem(s.idx().GetByKey(key))
+}
+func (s *storeProxy) Replace(list []any, rv string) error { return s.idx().Replace(list, rv) }
+func (s *storeProxy) Resync() error                       { return s.idx().Resync() }
 func (s *storeProxy) LastStoreSyncResourceVersion() string {
 	return s.idx().LastStoreSyncResourceVersion()
 }
 func (s *storeProxy) Bookmark(rv string) { s.idx().Bookmark(rv) }
 func (s *storeProxy) Index(indexName string, obj any) ([]any, error) {
-	return s.idx().Index(indexName, obj)
+	return decodedAll(s.idx().Index(indexName, obj))
 }
 func (s *storeProxy) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	return s.idx().IndexKeys(indexName, indexedValue)
@@ -393,7 +412,7 @@ func (s *storeProxy) ListIndexFuncValues(indexName string) []string {
 	return s.idx().ListIndexFuncValues(indexName)
 }
 func (s *storeProxy) ByIndex(indexName, indexedValue string) ([]any, error) {
-	return s.idx().ByIndex(indexName, indexedValue)
+	return decodedAll(s.idx().ByIndex(indexName, indexedValue))
 }
 func (s *storeProxy) GetIndexers() cache.Indexers { return s.idx().GetIndexers() }
 

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 
+	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
@@ -183,10 +184,22 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 	return c, nil
 }
 
+// keysOnly marks the controller's event handler as reading only keys and
+// resourceVersions (lariatcache.KeyOnlyHandler): a compact cache need not
+// decode objects for it, since the worker reads the object when it handles
+// the key.
+type keysOnly struct {
+	cache.ResourceEventHandlerDetailedFuncs
+}
+
+func (keysOnly) ReadsOnlyKeys() {}
+
+var _ lariatcache.KeyOnlyHandler = keysOnly{}
+
 // eventHandler turns informer events into keys: adds of the initial list
 // and periodic resyncs at low priority, real changes at high priority.
 func (c *controller) eventHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
+	return keysOnly{cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList {
 				c.enqueueObject(obj, workqueue.Low, true)
@@ -202,7 +215,7 @@ func (c *controller) eventHandler() cache.ResourceEventHandler {
 			}
 		},
 		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High, false) },
-	}
+	}}
 }
 
 func resourceVersion(obj any) string {

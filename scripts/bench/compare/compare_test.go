@@ -49,7 +49,7 @@ func TestSmallComparison(t *testing.T) {
 // every framework lists Pods written by three field managers, and the
 // table has the memory rows the workload is for and no dispatch rows.
 func TestSmallPodComparison(t *testing.T) {
-	frameworks := []string{"lariat", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
+	frameworks := []string{"lariat", "lariat-compact", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 	cfg := config{objects: 20, updates: 10, workers: 2, rounds: 1, namespace: "bench", frameworks: frameworks, workload: "pods"}
 	results, err := compare(t.Context(), cfg)
 	if err != nil {

@@ -40,10 +40,11 @@ import (
 // and with its managedFields-stripping transform, its best configuration
 // for memory), then wrangler's generated controllers on Lariat's core (not
 // a peer: its column shows the lasso adapter's overhead).
-var frameworkNames = []string{"lariat", "lariat-json", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
+var frameworkNames = []string{"lariat", "lariat-compact", "lariat-json", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
 	"lariat":                   lariat{},
+	"lariat-compact":           lariat{compact: true},
 	"lariat-json":              lariat{jsonOnly: true},
 	"lasso":                    lasso{},
 	"controller-runtime":       controllerRuntime{},
@@ -88,7 +89,9 @@ type noWatchList struct{ *toolscache.ListWatch }
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
-type lariat struct{ jsonOnly bool }
+// lariat is Lariat's shared controller factory; compact stores the objects
+// encoded (cache.Options.Compact), jsonOnly turns protobuf off.
+type lariat struct{ jsonOnly, compact bool }
 
 func (l lariat) watch(ctx context.Context, w workload, kubeconfig, ns string, workers int, seen func(key, gen string)) error {
 	cfg, err := restConfig(kubeconfig)
@@ -100,7 +103,7 @@ func (l lariat) watch(ctx context.Context, w workload, kubeconfig, ns string, wo
 		return err
 	}
 	log := quietLogger()
-	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, Logger: log})
+	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, Compact: l.compact}, Logger: log})
 	factory, err := controller.NewSharedControllerFactory(caches, &controller.SharedControllerFactoryOptions{Logger: log})
 	if err != nil {
 		return err

@@ -239,7 +239,13 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 	// With wrangler-on-lariat in the run, a last column gives its ratio to
 	// lariat: the lasso adapter's overhead.
 	adapter := results["wrangler-on-lariat"] != nil && results["lariat"] != nil
+	// With lariat-compact in the run (the cache that stores objects
+	// encoded, an option), a column gives its ratio to the best peer too.
+	compact := results["lariat-compact"] != nil
 	header, rule := "lariat / best peer", "---|"
+	if compact {
+		header, rule = header+" | lariat-compact / best peer", rule+"---|"
+	}
 	if adapter {
 		header, rule = header+" | wrangler-on-lariat / lariat", rule+"---|"
 	}
@@ -258,9 +264,9 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 				best = v
 			}
 		}
-		ratio := "n/a"
-		if lariat := r.value(results["lariat"]); results["lariat"] != nil && best > 0 && lariat > 0 {
-			ratio = fmt.Sprintf("%.2fx", lariat/best)
+		ratio := ratioTo(r.value, results["lariat"], best)
+		if compact {
+			ratio += " | " + ratioTo(r.value, results["lariat-compact"], best)
 		}
 		if adapter {
 			overhead := "n/a"
@@ -271,6 +277,15 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s |\n", r.name, strings.Join(cells, " | "), ratio)
 	}
+}
+
+// ratioTo formats a framework's value divided by best, "n/a" when either
+// is missing.
+func ratioTo(value func(*result) float64, r *result, best float64) string {
+	if r == nil || best <= 0 || value(r) <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", value(r)/best)
 }
 
 // measured tells whether any framework has a value for the row.

@@ -1,0 +1,281 @@
+package cache
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+// DefaultHotObjects is how many decoded objects a compact cache keeps by
+// default (Options.HotObjects): the most recently read ones, which a
+// handler's Get of a key it just saw finds without decoding.
+const DefaultHotObjects = 256
+
+// compactObject is what a compact cache stores instead of an object: the
+// object encoded (protobuf for built-in kinds, JSON for the others), and
+// the identity the informer needs without decoding it: its namespace and
+// name (the store's key), and its resourceVersion (how the informer tells
+// a resync from a change). Nothing else is set in its ObjectMeta: every
+// read through the informer's store, indexers and handlers decodes it, so
+// no caller ever sees this form.
+type compactObject struct {
+	metav1.ObjectMeta
+	gvk   *schema.GroupVersionKind
+	data  []byte
+	codec *codec
+	// hot is the decoded object while it is among the codec's most
+	// recently read ones.
+	hot atomic.Pointer[hotObject]
+}
+
+type hotObject struct{ obj runtime.Object }
+
+// protoCodec is implemented by the built-in kinds' generated types.
+type protoCodec interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// codec encodes and decodes the objects of one informer.
+type codec struct {
+	typ   reflect.Type // the object's struct type
+	proto bool
+
+	mu   sync.Mutex
+	gvks map[schema.GroupVersionKind]*schema.GroupVersionKind // interned, one per kind seen
+	ring []*compactObject                                     // the hot objects, oldest at next
+	next int
+}
+
+// newCodec returns the codec for objects like example, which must be a
+// pointer to a struct; hot is how many decoded objects it keeps.
+func newCodec(example runtime.Object, hot int) (*codec, error) {
+	t := reflect.TypeOf(example)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("compact cache: %T is not a pointer to a struct", example)
+	}
+	if hot <= 0 {
+		hot = DefaultHotObjects
+	}
+	_, proto := example.(protoCodec)
+	return &codec{typ: t.Elem(), proto: proto, gvks: map[schema.GroupVersionKind]*schema.GroupVersionKind{},
+		ring: make([]*compactObject, hot)}, nil
+}
+
+// encode is the last step of the informer's transform. An object already
+// encoded (client-go hands stored objects to the transform again on
+// resync) and objects it does not know pass unchanged.
+func (c *codec) encode(obj any) (any, error) {
+	if _, ok := obj.(*compactObject); ok {
+		return obj, nil
+	}
+	ro, ok := obj.(runtime.Object)
+	if !ok || reflect.TypeOf(ro) != reflect.PointerTo(c.typ) {
+		return obj, nil
+	}
+	m, err := meta.Accessor(ro)
+	if err != nil {
+		return obj, nil
+	}
+	var data []byte
+	if p, ok := ro.(protoCodec); ok && c.proto {
+		data, err = p.Marshal()
+	} else {
+		data, err = json.Marshal(ro)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compact cache: encode %s/%s: %w", m.GetNamespace(), m.GetName(), err)
+	}
+	out := &compactObject{data: data, codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
+	out.Namespace, out.Name, out.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
+	return out, nil
+}
+
+// compacting returns transform followed by encode; for a nil codec,
+// transform. Objects already stored skip the transform too: client-go
+// hands them to it again on resync, and a user's transform expects the
+// kind, not the stored form.
+func (c *codec) compacting(transform cache.TransformFunc) cache.TransformFunc {
+	if c == nil {
+		return transform
+	}
+	return func(obj any) (any, error) {
+		if _, ok := obj.(*compactObject); ok {
+			return obj, nil
+		}
+		if transform != nil {
+			var err error
+			if obj, err = transform(obj); err != nil {
+				return nil, err
+			}
+		}
+		return c.encode(obj)
+	}
+}
+
+func (c *codec) intern(gvk schema.GroupVersionKind) *schema.GroupVersionKind {
+	if gvk.Empty() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.gvks[gvk]
+	if !ok {
+		p = &gvk
+		c.gvks[gvk] = p
+	}
+	return p
+}
+
+// object returns the decoded object: the hot copy when there is one.
+// Objects read from the cache are shared, as client-go's are: callers must
+// not change them.
+func (o *compactObject) object() (runtime.Object, error) {
+	if h := o.hot.Load(); h != nil {
+		return h.obj, nil
+	}
+	c := o.codec
+	obj := reflect.New(c.typ).Interface().(runtime.Object)
+	var err error
+	if p, ok := obj.(protoCodec); ok && c.proto {
+		err = p.Unmarshal(o.data)
+	} else {
+		err = json.Unmarshal(o.data, obj)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compact cache: decode %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	if o.gvk != nil {
+		// Protobuf does not carry the type; the object had it when stored.
+		obj.GetObjectKind().SetGroupVersionKind(*o.gvk)
+	}
+	c.keep(o, obj)
+	return obj, nil
+}
+
+// keep makes obj o's hot copy, in place of the oldest one.
+func (c *codec) keep(o *compactObject, obj runtime.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !o.hot.CompareAndSwap(nil, &hotObject{obj}) {
+		return // another reader decoded it first and keeps it
+	}
+	if old := c.ring[c.next]; old != nil {
+		old.hot.Store(nil)
+	}
+	c.ring[c.next] = o
+	c.next = (c.next + 1) % len(c.ring)
+}
+
+// decoded returns what a stored item is to its readers: a compact object
+// decoded, a tombstone with its object decoded, anything else as it is.
+func decoded(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *compactObject:
+		return o.object()
+	case cache.DeletedFinalStateUnknown:
+		if c, ok := o.Obj.(*compactObject); ok {
+			inner, err := c.object()
+			if err != nil {
+				return nil, err
+			}
+			return cache.DeletedFinalStateUnknown{Key: o.Key, Obj: inner}, nil
+		}
+	}
+	return obj, nil
+}
+
+// decodedItem decodes the item of a store's Get.
+func decodedItem(item any, exists bool, err error) (any, bool, error) {
+	if err != nil || !exists {
+		return item, exists, err
+	}
+	item, err = decoded(item)
+	return item, err == nil, err
+}
+
+// decodedAll decodes every item of a list read from the store, in place.
+func decodedAll(items []any, err error) ([]any, error) {
+	if err != nil {
+		return nil, err
+	}
+	for i, item := range items {
+		if items[i], err = decoded(item); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// decodingIndexers returns indexers that see decoded objects: users' index
+// functions expect their kind, not the stored form.
+func decodingIndexers(indexers cache.Indexers) cache.Indexers {
+	out := make(cache.Indexers, len(indexers))
+	for name, fn := range indexers {
+		out[name] = func(obj any) ([]string, error) {
+			o, err := decoded(obj)
+			if err != nil {
+				return nil, err
+			}
+			return fn(o)
+		}
+	}
+	return out
+}
+
+// KeyOnlyHandler is implemented by event handlers that read nothing of the
+// objects they are given but their namespace, name and resourceVersion
+// (such as controllers, which queue keys and read the object when they
+// handle the key). A compact cache gives them its stored form, which has
+// those, without decoding the object for them.
+type KeyOnlyHandler interface {
+	cache.ResourceEventHandler
+	// ReadsOnlyKeys marks the handler; it is never called.
+	ReadsOnlyKeys()
+}
+
+// decodingHandler hands a compact cache's objects to a handler decoded.
+// An object that cannot be decoded (which would take a bug in the codec:
+// it decodes only what it encoded) is reported and not delivered.
+type decodingHandler struct {
+	handler cache.ResourceEventHandler
+	failed  func(error)
+}
+
+func (h decodingHandler) OnAdd(obj any, isInInitialList bool) {
+	if o, err := decoded(obj); err != nil {
+		h.failed(err)
+	} else {
+		h.handler.OnAdd(o, isInInitialList)
+	}
+}
+
+func (h decodingHandler) OnUpdate(oldObj, newObj any) {
+	o, err := decoded(oldObj)
+	if err != nil {
+		h.failed(err)
+		return
+	}
+	n, err := decoded(newObj)
+	if err != nil {
+		h.failed(err)
+		return
+	}
+	h.handler.OnUpdate(o, n)
+}
+
+func (h decodingHandler) OnDelete(obj any) {
+	if o, err := decoded(obj); err != nil {
+		h.failed(err)
+	} else {
+		h.handler.OnDelete(o)
+	}
+}

@@ -1,0 +1,188 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// benchPod is a Pod shaped like scripts/bench/compare's pods workload:
+// two containers and an init container with env variables, probes,
+// resources and mounts, volumes, and a kubelet's status.
+func benchPod(i int) corev1.Pod {
+	res := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	}
+	container := func(name string, envs int) corev1.Container {
+		c := corev1.Container{Name: name, Image: "registry.example.com/shop/" + name + ":v1.14.2", Resources: res,
+			Args:         []string{"--config=/etc/shop/config.yaml", "--log-format=json"},
+			Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/shop", ReadOnly: true}, {Name: "cache", MountPath: "/var/cache"}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz/ready"}},
+				PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3},
+		}
+		for e := range envs {
+			c.Env = append(c.Env, corev1.EnvVar{Name: fmt.Sprintf("SETTING_%02d", e), Value: fmt.Sprintf("value-of-setting-%02d-for-the-benchmark", e)})
+		}
+		return c
+	}
+	at := metav1.Unix(1790000000, 0)
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: "bench", ResourceVersion: fmt.Sprint(100 + i),
+			UID:         "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b",
+			Labels:      map[string]string{"app": "bench", "app.kubernetes.io/name": "shop", "pod-template-hash": "7d9f8b6c5d"},
+			Annotations: map[string]string{"sidecar.istio.io/status": `{"containers":["istio-proxy"],"revision":"default"}`, "prometheus.io/scrape": "true"},
+		},
+		Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%03d", i%100), ServiceAccountName: "shop-api",
+			InitContainers: []corev1.Container{container("init-schema", 2)},
+			Containers:     []corev1.Container{container("api", 8), container("istio-proxy", 2)},
+			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "shop-config"}}}},
+				{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.2.3", StartTime: &at,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at}},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "api", Ready: true, Image: "registry.example.com/shop/api:v1.14.2", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}},
+				{Name: "istio-proxy", Ready: true, Image: "docker.io/istio/proxyv2:1.24.1", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}},
+			}},
+	}
+}
+
+// listOnly lists without streaming: its fake watch never sends the
+// bookmark that ends a stream of initial events.
+type listOnly struct{ *cache.ListWatch }
+
+func (listOnly) IsWatchListSemanticsUnSupported() bool { return true }
+
+// syncedInformer returns a running informer over n pods held in memory,
+// compact or not, built the way the factory builds its informers.
+func syncedInformer(b *testing.B, n int, compact bool) *restartableInformer {
+	items := make([]corev1.Pod, n)
+	for i := range items {
+		items[i] = benchPod(i)
+	}
+	lw := listOnly{&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: items}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}}
+	var c *codec
+	if compact {
+		var err error
+		if c, err = newCodec(&corev1.Pod{}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
+		i := cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{}})
+		return i, i.SetTransform(c.compacting(StripMetadata))
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	informer.codec = c
+	informer.decodeFailed = func(err error) { b.Error(err) }
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	if _, err := informer.start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		b.Fatal("not synced")
+	}
+	return informer
+}
+
+func getPod(b *testing.B, store cache.Store, key string) *corev1.Pod {
+	obj, ok, err := store.GetByKey(key)
+	if err != nil || !ok {
+		b.Fatalf("%s: %v, %v", key, ok, err)
+	}
+	return obj.(*corev1.Pod)
+}
+
+// BenchmarkCompactGet is a typed Get from a store of 10,000 pods: of a key
+// read recently (hot), of keys not read for a while (cold: each a decode),
+// and, for comparison, from the default store of decoded objects.
+func BenchmarkCompactGet(b *testing.B) {
+	const n = 10000
+	b.Run("hot", func(b *testing.B) {
+		store := syncedInformer(b, n, true).GetStore()
+		getPod(b, store, "bench/pod-00042")
+		for b.Loop() {
+			getPod(b, store, "bench/pod-00042")
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		store := syncedInformer(b, n, true).GetStore()
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("bench/pod-%05d", i)
+		}
+		i := 0
+		for b.Loop() {
+			// n keys in turn through a hot set of DefaultHotObjects: every read misses.
+			getPod(b, store, keys[i%n])
+			i++
+		}
+	})
+	b.Run("default-store", func(b *testing.B) {
+		store := syncedInformer(b, n, false).GetStore()
+		for b.Loop() {
+			getPod(b, store, "bench/pod-00042")
+		}
+	})
+}
+
+// BenchmarkCompactList is a List of 10,000 pods from a compact store (each
+// decoded, but for the hot ones) and from the default store.
+func BenchmarkCompactList(b *testing.B) {
+	const n = 10000
+	for _, compact := range []bool{true, false} {
+		name := "default-store"
+		if compact {
+			name = "compact"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := syncedInformer(b, n, compact).GetStore()
+			for b.Loop() {
+				if got := len(store.List()); got != n {
+					b.Fatalf("listed %d pods, want %d", got, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCompactSize reports what a compact store holds per pod (the
+// encoded bytes) and what decoding one allocates.
+func BenchmarkCompactSize(b *testing.B) {
+	c, err := newCodec(&corev1.Pod{}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod := benchPod(1)
+	stored, err := c.encode(&pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := stored.(*compactObject)
+	b.ReportAllocs()
+	for b.Loop() {
+		o.hot.Store(nil)
+		if _, err := o.object(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(o.data)), "encoded-B/pod")
+}
