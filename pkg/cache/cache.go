@@ -22,6 +22,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -76,6 +77,21 @@ type Options struct {
 	// (DefaultHotObjects when zero).
 	HotObjects int
 
+	// NoWatchList makes the informer list (in pages) instead of asking for
+	// a stream of initial events (watch-list), for servers known to lack
+	// it. Informers of a SharedCacheFactory find that out on their own
+	// (see InitialEventsTimeout); this saves them the first attempt.
+	NoWatchList bool
+	// InitialEventsTimeout is how long a stream of initial events may go
+	// without an event and without the bookmark that ends it before the
+	// kind is taken to lack watch-list: the informer then lists, now and
+	// for every later list of that kind (DefaultInitialEventsTimeout when
+	// zero). A server that has watch-list sends the bookmark right after
+	// the last object, so only a server that lacks it is ever that quiet
+	// during the stream; client-go would wait for the bookmark until the
+	// watch times out, minutes later, and then ask again.
+	InitialEventsTimeout time.Duration
+
 	// codec is the compact informer's, shared by its runs.
 	codec *codec
 }
@@ -112,6 +128,10 @@ type KindOptions struct {
 	// this kind.
 	Compact    *bool
 	HotObjects *int
+	// NoWatchList and InitialEventsTimeout are Options' fields of the same
+	// name, for this kind.
+	NoWatchList          *bool
+	InitialEventsTimeout *time.Duration
 }
 
 // over returns defaults with o's set fields in their place.
@@ -125,6 +145,8 @@ func (o KindOptions) over(defaults Options) Options {
 	setIf(&out.StripLastApplied, o.StripLastApplied)
 	setIf(&out.Compact, o.Compact)
 	setIf(&out.HotObjects, o.HotObjects)
+	setIf(&out.NoWatchList, o.NoWatchList)
+	setIf(&out.InitialEventsTimeout, o.InitialEventsTimeout)
 	if len(o.Indexers) > 0 {
 		out.Indexers = maps.Clone(defaults.Indexers)
 		if out.Indexers == nil {
@@ -181,6 +203,11 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			opts.apply(&lo)
+			initialEvents := lo.SendInitialEvents != nil && *lo.SendInitialEvents
+			if initialEvents && h != nil && h.lacksWatchList.Load() {
+				// Found out before: the reflector lists at once instead.
+				return nil, errNoWatchList()
+			}
 			w, err := retryTransient(ctx, h, "watch", func() (watch.Interface, error) {
 				c, err := getClient()
 				if err != nil {
@@ -203,8 +230,8 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 				o.ResourceVersion, o.SendInitialEvents, o.ResourceVersionMatch = resourceVersion, nil, ""
 				return c.Watch(ctx, opts.Namespace, o)
 			}
-			initialEvents := lo.SendInitialEvents != nil && *lo.SendInitialEvents
-			return newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, resume), nil
+			quiet := cmp.Or(opts.InitialEventsTimeout, DefaultInitialEventsTimeout)
+			return newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, quiet, resume), nil
 		},
 	}
 	// client-go keeps the map it is given and adds later indexers to it:
@@ -215,7 +242,11 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 	if opts.codec != nil {
 		indexers = decodingIndexers(indexers)
 	}
-	informer := cache.NewSharedIndexInformerWithOptions(lw, obj, cache.SharedIndexInformerOptions{
+	var listerWatcher cache.ListerWatcher = lw
+	if opts.NoWatchList {
+		listerWatcher = listOnly{lw}
+	}
+	informer := cache.NewSharedIndexInformerWithOptions(listerWatcher, obj, cache.SharedIndexInformerOptions{
 		ResyncPeriod: opts.Resync,
 		Indexers:     indexers,
 	})

@@ -57,12 +57,6 @@ func benchPod(i int) corev1.Pod {
 	}
 }
 
-// listOnly lists without streaming: its fake watch never sends the
-// bookmark that ends a stream of initial events.
-type listOnly struct{ *cache.ListWatch }
-
-func (listOnly) IsWatchListSemanticsUnSupported() bool { return true }
-
 // syncedInformer returns a running informer over n pods held in memory,
 // compact or not, built the way the factory builds its informers.
 func syncedInformer(b *testing.B, n int, compact bool) *restartableInformer {
@@ -70,6 +64,8 @@ func syncedInformer(b *testing.B, n int, compact bool) *restartableInformer {
 	for i := range items {
 		items[i] = benchPod(i)
 	}
+	// Listed, not streamed: the fake watch never sends the bookmark that
+	// ends a stream of initial events.
 	lw := listOnly{&cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: items}, nil

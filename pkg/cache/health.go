@@ -56,6 +56,10 @@ type kindHealth struct {
 	unhealthyAfter time.Duration
 	relist         func() error // set before the informer first runs
 
+	// lacksWatchList is set once a stream of initial events of this kind
+	// went quiet without its end bookmark: the kind lists from then on.
+	lacksWatchList atomic.Bool
+
 	relisting  atomic.Bool
 	lastRelist atomic.Int64 // unix nanoseconds
 
@@ -206,16 +210,17 @@ func retryTransient[T any](ctx context.Context, h *kindHealth, verb string, call
 type healthWatch struct {
 	h         *kindHealth
 	reopen    func(ctx context.Context, resourceVersion string) (watch.Interface, error)
-	resumable bool // false until a watch-list stream's initial events are in
+	resumable bool          // false until a watch-list stream's initial events are in
+	quiet     time.Duration // how long a stream of initial events may go quiet without its end
 	rv        string
 	out       chan watch.Event
 	cancel    context.CancelFunc
 }
 
-func newHealthWatch(ctx context.Context, in watch.Interface, h *kindHealth, rv string, resumable bool,
+func newHealthWatch(ctx context.Context, in watch.Interface, h *kindHealth, rv string, resumable bool, quiet time.Duration,
 	reopen func(context.Context, string) (watch.Interface, error)) *healthWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &healthWatch{h: h, reopen: reopen, resumable: resumable, rv: rv, out: make(chan watch.Event), cancel: cancel}
+	w := &healthWatch{h: h, reopen: reopen, resumable: resumable, rv: rv, out: make(chan watch.Event), cancel: cancel, quiet: quiet}
 	go w.loop(ctx, in)
 	return w
 }
@@ -254,10 +259,23 @@ func (w *healthWatch) pass(ctx context.Context, in watch.Interface) bool {
 	proven := time.NewTimer(time.Second)
 	defer proven.Stop()
 	works := false
+	// A stream of initial events must end with its bookmark; one that goes
+	// quiet without it comes from a server that lacks watch-list.
+	var quiet <-chan time.Time
+	var quietTimer *time.Timer
+	if !w.resumable && w.quiet > 0 {
+		quietTimer = time.NewTimer(w.quiet)
+		defer func() { quietTimer.Stop() }()
+		quiet = quietTimer.C
+	}
 	for {
 		var e watch.Event
 		var ok bool
 		select {
+		case <-quiet:
+			w.h.lackWatchList()
+			w.send(ctx, watch.Event{Type: watch.Error, Object: noWatchListStatus()})
+			return false
 		case e, ok = <-in.ResultChan():
 			if !ok {
 				if !works && ctx.Err() == nil {
@@ -291,6 +309,14 @@ func (w *healthWatch) pass(ctx context.Context, in watch.Interface) bool {
 				if e.Type == watch.Bookmark && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 					w.resumable = true
 				}
+			}
+		}
+		if quiet != nil {
+			if w.resumable {
+				quietTimer.Stop()
+				quiet = nil // the initial events are in
+			} else {
+				quietTimer.Reset(w.quiet)
 			}
 		}
 		if !w.send(ctx, e) {
