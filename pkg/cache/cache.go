@@ -15,6 +15,17 @@
 // no longer remove fields. Options.StripLastApplied drops it too, for kinds
 // the operator never writes with Update.
 //
+// Options.Compact goes further, for kinds with many or large objects: the
+// informer stores each object encoded (protobuf for built-in kinds, JSON for
+// the others), about a seventh of its size as Go structs for a typical Pod,
+// and decodes it when it is read; the objects read most recently stay
+// decoded, so a handler's Get of the key it was given costs a map lookup.
+// Readers always get the whole object.
+//
+// Informers list with a stream of initial events (watch-list) where the API
+// server has it; a kind whose server never ends the stream with its
+// bookmark lists instead (Options.InitialEventsTimeout, Options.NoWatchList).
+//
 // A factory can be started again after its context ended, and its
 // informers are back within about a second of the API server answering
 // again, however often it restarted (see SharedCacheFactory.Start and

@@ -139,6 +139,13 @@ func (c *codec) intern(gvk schema.GroupVersionKind) *schema.GroupVersionKind {
 // Objects read from the cache are shared, as client-go's are: callers must
 // not change them.
 func (o *compactObject) object() (runtime.Object, error) {
+	return o.decode(true)
+}
+
+// decode returns the decoded object; keep makes it hot, in place of the
+// oldest hot one. Reads of many objects at once (List) do not keep them:
+// they would push out the objects that are read again and again.
+func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 	if h := o.hot.Load(); h != nil {
 		return h.obj, nil
 	}
@@ -157,7 +164,9 @@ func (o *compactObject) object() (runtime.Object, error) {
 		// Protobuf does not carry the type; the object had it when stored.
 		obj.GetObjectKind().SetGroupVersionKind(*o.gvk)
 	}
-	c.keep(o, obj)
+	if keep {
+		c.keep(o, obj)
+	}
 	return obj, nil
 }
 
@@ -176,14 +185,17 @@ func (c *codec) keep(o *compactObject, obj runtime.Object) {
 }
 
 // decoded returns what a stored item is to its readers: a compact object
-// decoded, a tombstone with its object decoded, anything else as it is.
-func decoded(obj any) (any, error) {
+// decoded (and kept hot), a tombstone with its object decoded, anything
+// else as it is.
+func decoded(obj any) (any, error) { return decodedFor(obj, true) }
+
+func decodedFor(obj any, keep bool) (any, error) {
 	switch o := obj.(type) {
 	case *compactObject:
-		return o.object()
+		return o.decode(keep)
 	case cache.DeletedFinalStateUnknown:
 		if c, ok := o.Obj.(*compactObject); ok {
-			inner, err := c.object()
+			inner, err := c.decode(keep)
 			if err != nil {
 				return nil, err
 			}
@@ -202,13 +214,14 @@ func decodedItem(item any, exists bool, err error) (any, bool, error) {
 	return item, err == nil, err
 }
 
-// decodedAll decodes every item of a list read from the store, in place.
+// decodedAll decodes every item of a list read from the store, in place,
+// keeping none hot.
 func decodedAll(items []any, err error) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
 	for i, item := range items {
-		if items[i], err = decoded(item); err != nil {
+		if items[i], err = decodedFor(item, false); err != nil {
 			return nil, err
 		}
 	}
