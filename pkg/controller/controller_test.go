@@ -127,9 +127,17 @@ func start(t *testing.T, f *controller.SharedControllerFactory, workers int) con
 	return ctx
 }
 
-func TestChangesReachHandlers(t *testing.T) {
+func TestChangesReachHandlers(t *testing.T) { changesReachHandlers(t, setup{}) }
+
+// TestCompactCacheChangesReachHandlers: with objects held encoded
+// (cache.Options.Compact), handlers get them decoded, whole.
+func TestCompactCacheChangesReachHandlers(t *testing.T) {
+	changesReachHandlers(t, setup{cacheOpts: cache.SharedCacheFactoryOptions{Default: cache.Options{Compact: true}}})
+}
+
+func changesReachHandlers(t *testing.T, s setup) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	f := newFactory(t, cp.Config(), ns, setup{})
+	f := newFactory(t, cp.Config(), ns, s)
 	c, err := f.ForKind(configMapGVK)
 	if err != nil {
 		t.Fatal(err)
@@ -289,13 +297,22 @@ func TestHandlerUnregisteredWhenContextEnds(t *testing.T) {
 	}
 }
 
-func TestWatchEventsOvertakeInitialList(t *testing.T) {
+func TestWatchEventsOvertakeInitialList(t *testing.T) { watchEventsOvertakeInitialList(t, setup{}) }
+
+// TestCompactCacheWatchEventsOvertakeInitialList: a compact cache hands
+// the controller's event handler its stored form (keys only), which keeps
+// the initial list's items behind real changes.
+func TestCompactCacheWatchEventsOvertakeInitialList(t *testing.T) {
+	watchEventsOvertakeInitialList(t, setup{cacheOpts: cache.SharedCacheFactoryOptions{Default: cache.Options{Compact: true}}})
+}
+
+func watchEventsOvertakeInitialList(t *testing.T, s setup) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const existing = 100
 	for i := range existing {
 		createCM(t, cp.Config(), ns, fmt.Sprintf("old-%03d", i), nil)
 	}
-	f := newFactory(t, cp.Config(), ns, setup{})
+	f := newFactory(t, cp.Config(), ns, s)
 	c, err := f.ForKind(configMapGVK)
 	if err != nil {
 		t.Fatal(err)
