@@ -65,8 +65,8 @@ type eventLog struct {
 	adds    map[string]runtime.Object
 	updates map[string][]runtime.Object // old, new of the last update
 	resyncs int                         // updates with an unchanged resourceVersion
-	deletes map[string]any
-	bad     []string // objects that were not of the informer's kind
+	deletes map[string]any              // a tombstone's object for a delete missed
+	bad     []string                    // objects that were not of the informer's kind
 }
 
 func newEventLog() *eventLog {
@@ -107,6 +107,9 @@ func (l *eventLog) handler(want runtime.Object) toolscache.ResourceEventHandler 
 		DeleteFunc: func(obj any) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj // a delete missed while not watching
+			}
 			if o, key := check(obj); o != nil {
 				l.deletes[key] = o
 			}
@@ -361,5 +364,56 @@ func TestCompactCacheOfCustomResources(t *testing.T) {
 	}
 	for key, obj := range log.adds {
 		sameJSON(t, key+" given to OnAdd", obj, get(t, in.plain, key))
+	}
+}
+
+// TestCompactCacheAcrossRestart: a compact factory started again after its
+// context ended rebuilds its informer from the objects it held (encoded),
+// and its handlers get the changes made while it was stopped whole: an
+// update as old and new object, a delete as the last object held.
+func TestCompactCacheAcrossRestart(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	for i := range 3 {
+		applyPod(t, ns, fmt.Sprintf("pod-%d", i), "first")
+	}
+	in := compactAndPlain(t, podGVK, 0)
+	log := newEventLog()
+	if _, err := in.compact.AddEventHandler(log.handler(&corev1.Pod{})); err != nil {
+		t.Fatal(err)
+	}
+	stop := startSynced(t, in.compactFactory)
+	startAndSync(t, in.plainFactory)
+	before := in.sameAsPlain(t, ns+"/pod-2")
+
+	stop()
+	controlplanetest.Eventually(t, time.Minute, "the compact informer to stop", in.compact.IsStopped)
+	applyPod(t, ns, "pod-1", "while stopped")
+	err := kube(t).CoreV1().Pods(ns).Delete(t.Context(), "pod-2", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startSynced(t, in.compactFactory)
+
+	updated := in.sameAsPlain(t, ns+"/pod-1").(*corev1.Pod)
+	if updated.Annotations["note"] != "while stopped" {
+		t.Fatalf("after the restart the compact cache has note %q, want the update made while stopped", updated.Annotations["note"])
+	}
+	controlplanetest.Eventually(t, time.Minute, "the update and the delete handed to the handler", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		u := log.updates[ns+"/pod-1"]
+		return u != nil && resourceVersionOf(u[1]) == updated.ResourceVersion && log.deletes[ns+"/pod-2"] != nil
+	})
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	sameJSON(t, "the update's new object", log.updates[ns+"/pod-1"][1], updated)
+	if old := log.updates[ns+"/pod-1"][0].(*corev1.Pod); old.Annotations["note"] != "first" || len(old.Spec.Containers) != 1 {
+		t.Errorf("the update's old object is not the version held before the restart: %+v", old)
+	}
+	// The delete happened while stopped: the handler gets the last
+	// version the cache held, whole (a tombstone carries it).
+	sameJSON(t, "the object deleted while stopped", log.deletes[ns+"/pod-2"], before)
+	if len(log.bad) > 0 {
+		t.Errorf("the handler was given objects of other types: %v", log.bad)
 	}
 }

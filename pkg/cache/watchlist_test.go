@@ -113,8 +113,8 @@ func syncWithoutWatchList(t *testing.T, opts cache.Options, streams *atomic.Int6
 	return f, stop
 }
 
-// startSynced starts f and waits for its ConfigMaps to sync; the function
-// it returns stops f.
+// startSynced starts f and waits for its kinds to sync; the function it
+// returns stops f.
 func startSynced(t *testing.T, f *cache.SharedCacheFactory) context.CancelFunc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,8 +124,14 @@ func startSynced(t *testing.T, f *cache.SharedCacheFactory) context.CancelFunc {
 	}
 	syncCtx, cancelSync := context.WithTimeout(ctx, time.Minute)
 	defer cancelSync()
-	if synced, err := f.WaitForCacheSync(syncCtx); err != nil || !synced[configMapGVK] {
+	synced, err := f.WaitForCacheSync(syncCtx)
+	if err != nil || len(synced) == 0 {
 		t.Fatalf("not synced (%v): %v", synced, err)
+	}
+	for gvk, ok := range synced {
+		if !ok {
+			t.Fatalf("%s not synced", gvk)
+		}
 	}
 	return cancel
 }
