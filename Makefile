@@ -63,3 +63,5 @@ bench: controlplane
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd scripts/bench && $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./queue/
 	cd scripts/bench && $(GO) run ./compare
+	cd scripts/bench && $(GO) run ./compare -workload pods -updates 1000 \
+		-frameworks lariat,lariat-compact,lasso,controller-runtime,controller-runtime-strip
