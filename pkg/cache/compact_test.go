@@ -149,16 +149,17 @@ type informers struct {
 	compactFactory, plainFactory *cache.SharedCacheFactory
 }
 
-// compactAndPlain makes the two informers; the compact one keeps only one
-// object decoded, so that reads decode.
-func compactAndPlain(t *testing.T, gvk schema.GroupVersionKind, resync time.Duration) informers {
+// compactAndPlain makes the two informers, over namespace ns only (other
+// tests' objects stay out); the compact one keeps only one object decoded,
+// so that reads decode.
+func compactAndPlain(t *testing.T, ns string, gvk schema.GroupVersionKind, resync time.Duration) informers {
 	t.Helper()
 	var in informers
 	in.compactFactory = newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Resync: resync},
+		Default: cache.Options{Namespace: ns, Resync: resync},
 		Kinds:   map[schema.GroupVersionKind]cache.KindOptions{gvk: {Compact: ptr.To(true), HotObjects: ptr.To(1)}},
 	})
-	in.plainFactory = newCacheFactory(t, cp.Config(), nil)
+	in.plainFactory = newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}})
 	var err error
 	if in.compact, err = in.compactFactory.ForKind(gvk); err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestCompactCacheGivesWholeObjects(t *testing.T) {
 	for i := range 3 {
 		applyPod(t, ns, fmt.Sprintf("pod-%d", i), "first")
 	}
-	in := compactAndPlain(t, podGVK, 300*time.Millisecond)
+	in := compactAndPlain(t, ns, podGVK, 300*time.Millisecond)
 	var transformed []string
 	var transformMu sync.Mutex
 	err := in.compact.SetTransform(func(obj any) (any, error) {
@@ -343,7 +344,7 @@ func TestCompactCacheOfCustomResources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in := compactAndPlain(t, testkinds.WidgetGVK, 0)
+	in := compactAndPlain(t, ns, testkinds.WidgetGVK, 0)
 	log := newEventLog()
 	if _, err := in.compact.AddEventHandler(log.handler(&unstructured.Unstructured{})); err != nil {
 		t.Fatal(err)
@@ -376,7 +377,7 @@ func TestCompactCacheAcrossRestart(t *testing.T) {
 	for i := range 3 {
 		applyPod(t, ns, fmt.Sprintf("pod-%d", i), "first")
 	}
-	in := compactAndPlain(t, podGVK, 0)
+	in := compactAndPlain(t, ns, podGVK, 0)
 	log := newEventLog()
 	if _, err := in.compact.AddEventHandler(log.handler(&corev1.Pod{})); err != nil {
 		t.Fatal(err)
