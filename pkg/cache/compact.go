@@ -121,6 +121,8 @@ func (c *codec) compacting(transform cache.TransformFunc) cache.TransformFunc {
 	}
 }
 
+// intern returns the codec's one copy of gvk, so that objects of a kind
+// share their type's strings instead of holding three each.
 func (c *codec) intern(gvk schema.GroupVersionKind) *schema.GroupVersionKind {
 	if gvk.Empty() {
 		return nil
