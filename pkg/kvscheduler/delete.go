@@ -270,7 +270,7 @@ func (w *walker) propertiesInSB(n *node) []string {
 // not by its value in the southbound stays too: what it needs there is kept
 // for it (see stillNeeded).
 func (w *walker) mayStay(n *node) bool {
-	if w.ready(n) {
+	if w.ready(n) || w.staysByOrdering(n) {
 		return true
 	}
 	if n.sbDeps == nil || n.updating() || !w.baseAvail(n, nil) {
@@ -362,7 +362,8 @@ func (w *walker) neededVia(n, p *node) string {
 			deps, _ = callDeps(m.d, m.key, m.want)
 		}
 		for _, dep := range deps {
-			if dep.matchesKey(p.key) && !w.depMet(m, dep, nil) {
+			// An ordering-only dependent does not keep what it names.
+			if dep.Kind == Requires && dep.matchesKey(p.key) && !w.depMet(m, dep, nil) {
 				return m.key
 			}
 		}

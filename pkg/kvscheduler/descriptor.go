@@ -50,6 +50,9 @@ type Dependency struct {
 	Key string
 	// AnyOf is used when Key is empty.
 	AnyOf AnyOfDependency
+	// Kind says what the dependency means once the value exists: Requires
+	// (the zero value) or OrderingOnly; see DependencyKind.
+	Kind DependencyKind
 
 	// matches indexes the keys AnyOf.KeySelector selects, once the
 	// scheduler has asked the descriptor for the dependency (see

@@ -136,7 +136,7 @@ func (w *walker) inSyncCheck(n *node, v any, base string, buf []inSyncEntry, dep
 	} else if len(n.deps) > 0 {
 		return buf, false
 	}
-	if !w.depsMet(n, nil) {
+	if !w.depsMet(n, nil) && !w.staysByOrdering(n) {
 		return buf, false
 	}
 	if n.d != nil && n.d.DerivedValues != nil {

@@ -80,6 +80,11 @@ func (w *walker) finishUpdate(f frame) {
 		return
 	}
 	ready, inCycle := w.readyHow(n)
+	if !ready && w.staysByOrdering(n) {
+		// An existing value is updated in place: ordering-only
+		// dependencies order creation, not changes.
+		ready, inCycle = true, false
+	}
 	if !ready {
 		// The old value goes (its dependents first); the new one waits
 		// for its dependencies.
