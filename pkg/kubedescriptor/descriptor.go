@@ -26,6 +26,10 @@ const (
 	// AnnotationDependsOn lists, comma separated, the keys of the values
 	// an object depends on.
 	AnnotationDependsOn = "lariat.dev/depends-on"
+	// AnnotationOrderedAfter lists, comma separated, the keys of the
+	// values an object is created after, by ordering-only dependencies
+	// (kvscheduler.OrderingOnly): it stays when they go.
+	AnnotationOrderedAfter = "lariat.dev/ordered-after"
 	// DefaultTimeout bounds each request when Options.Timeout is zero: a
 	// request the server never answers would otherwise stall the
 	// scheduler's only goroutine until the callback's context ends, which

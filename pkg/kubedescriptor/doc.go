@@ -48,7 +48,9 @@
 // # Dependencies
 //
 // A value depends on the keys listed, comma separated, in its
-// AnnotationDependsOn annotation (DependsOn sets it). The keys may be other
+// AnnotationDependsOn annotation (DependsOn sets it), and is created after
+// the keys listed in its AnnotationOrderedAfter annotation (OrderedAfter
+// sets it), ordering-only dependencies that it outlives. The keys may be other
 // objects' keys or the keys of any other descriptor's values, such as an
 // operator's own markers. The annotation is applied with the object, so the
 // dependencies stay visible on the server.

@@ -19,19 +19,31 @@ import (
 // DependsOn adds keys to obj's AnnotationDependsOn annotation, keeping the
 // ones already listed, and returns obj for chaining.
 func DependsOn[T metav1.Object](obj T, keys ...string) T {
+	addKeys(obj, AnnotationDependsOn, keys)
+	return obj
+}
+
+// OrderedAfter adds keys to obj's AnnotationOrderedAfter annotation,
+// keeping the ones already listed, and returns obj for chaining: obj is
+// created after them, and stays when they go (kvscheduler.OrderingOnly).
+func OrderedAfter[T metav1.Object](obj T, keys ...string) T {
+	addKeys(obj, AnnotationOrderedAfter, keys)
+	return obj
+}
+
+func addKeys(obj metav1.Object, annotation string, keys []string) {
 	a := obj.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
-	have := splitKeys(a[AnnotationDependsOn])
+	have := splitKeys(a[annotation])
 	for _, k := range keys {
 		if k = strings.TrimSpace(k); k != "" && !contains(have, k) {
 			have = append(have, k)
 		}
 	}
-	a[AnnotationDependsOn] = strings.Join(have, ",")
+	a[annotation] = strings.Join(have, ",")
 	obj.SetAnnotations(a)
-	return obj
 }
 
 // dependencies reads the annotation; the key itself is the label, so a
@@ -47,6 +59,9 @@ func dependencies(value any) []kvscheduler.Dependency {
 	var out []kvscheduler.Dependency
 	for _, k := range splitKeys(m.GetAnnotations()[AnnotationDependsOn]) {
 		out = append(out, kvscheduler.Dependency{Key: k})
+	}
+	for _, k := range splitKeys(m.GetAnnotations()[AnnotationOrderedAfter]) {
+		out = append(out, kvscheduler.Dependency{Key: k, Kind: kvscheduler.OrderingOnly})
 	}
 	return out
 }
