@@ -1,0 +1,216 @@
+package dependents
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+)
+
+// desired is what is put into the scheduler for one owner.
+type desired struct {
+	values  map[string]any // scheduler key -> object or marker
+	objects []objState     // the included objects, in the handler's order
+	ready   int            // how many of them are ready
+	err     error          // the handler's last error (values are older)
+}
+
+// objState is one included object of an owner.
+type objState struct {
+	key   string // scheduler key of the object
+	label string // "StatefulSet db", for statuses
+	rule  ReadyFunc
+	ready bool
+	why   string // why it is not ready
+}
+
+// objectKeys yields the keys of d's objects.
+func (d *desired) objectKeys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, o := range d.objects {
+			if !yield(o.key) {
+				return
+			}
+		}
+	}
+}
+
+// builder turns a handler's objects into scheduler values.
+type builder[T generic.RuntimeMetaObject] struct {
+	k        keys
+	ownerGVK schema.GroupVersionKind
+	scheme   *runtime.Scheme
+	kinds    map[schema.GroupKind]bool
+}
+
+// gvk returns obj's kind: its TypeMeta's, or the scheme's.
+func (b *builder[T]) gvk(obj runtime.Object) (schema.GroupVersionKind, error) {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		return gvk, nil
+	}
+	gvks, _, err := b.scheme.ObjectKinds(obj)
+	if err != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	return gvks[0], nil
+}
+
+// key returns obj's scheduler key.
+func (b *builder[T]) key(obj runtime.Object) (string, error) {
+	if obj == nil {
+		return "", errors.New("nil object")
+	}
+	gvk, err := b.gvk(obj)
+	if err != nil {
+		return "", err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	return kubedescriptor.KeyFor(gvk, m.GetNamespace(), m.GetName()), nil
+}
+
+// desired builds the values of the owner at ownerKey from the handler's
+// objects, with the readiness that live shows.
+func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object) (*desired, error) {
+	d := &desired{values: map[string]any{}}
+	keyOf := map[*Object]string{}
+	prepared := make([]metav1.Object, len(objs))
+	for i, o := range objs {
+		if o == nil || o.obj == nil {
+			return nil, fmt.Errorf("object %d is nil", i)
+		}
+		m, key, label, err := b.prepare(owner, o.obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := d.values[key]; dup {
+			return nil, fmt.Errorf("%s is returned twice", label)
+		}
+		keyOf[o], prepared[i] = key, m
+		if !o.excluded {
+			d.values[key] = m
+			d.objects = append(d.objects, objState{key: key, label: label, rule: o.readyWhen})
+		}
+	}
+	for i, o := range objs {
+		if o.excluded {
+			continue
+		}
+		m := prepared[i]
+		for _, a := range o.after {
+			k, ok := keyOf[a]
+			if !ok {
+				return nil, fmt.Errorf("%s is ordered after an object the handler did not return", keyOf[o])
+			}
+			if !a.excluded { // nothing to order after
+				kubedescriptor.OrderedAfter(m, b.k.ready(k))
+			}
+		}
+		for _, r := range o.requires {
+			k, ok := keyOf[r]
+			if !ok {
+				return nil, fmt.Errorf("%s requires an object the handler did not return", keyOf[o])
+			}
+			kubedescriptor.DependsOn(m, b.k.ready(k))
+		}
+		for _, ok := range o.owners {
+			kubedescriptor.DependsOn(m, b.k.owner(ok))
+		}
+	}
+	d.values[b.k.owner(ownerKey)] = nil // placeholder, set by readiness
+	b.readiness(ownerKey, d, live)
+	return d, nil
+}
+
+// prepare copies obj, puts it in the owner's namespace and makes the owner
+// its controller.
+func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string, string, error) {
+	gvk, err := b.gvk(obj)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if !b.kinds[gvk.GroupKind()] {
+		return nil, "", "", fmt.Errorf("%s is not one of the registration's kinds (Options.Kinds)", gvk.Kind)
+	}
+	c := obj.DeepCopyObject()
+	c.GetObjectKind().SetGroupVersionKind(gvk)
+	m, err := meta.Accessor(c)
+	if err != nil {
+		return nil, "", "", err
+	}
+	label := gvk.Kind + " " + m.GetName()
+	if m.GetName() == "" {
+		return nil, "", "", fmt.Errorf("a %s has no name", gvk.Kind)
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(owner.GetNamespace())
+	}
+	if m.GetNamespace() != owner.GetNamespace() {
+		return nil, "", "", fmt.Errorf("%s is in namespace %q, not its owner's", label, m.GetNamespace())
+	}
+	ref := metav1.NewControllerRef(owner, b.ownerGVK)
+	refs := m.GetOwnerReferences()
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller && r.UID != owner.GetUID() {
+			return nil, "", "", fmt.Errorf("%s already has another controller (%s %s)", label, r.Kind, r.Name)
+		}
+	}
+	m.SetOwnerReferences(append(refs, *ref))
+	return m, kubedescriptor.KeyFor(gvk, m.GetNamespace(), m.GetName()), label, nil
+}
+
+// readiness judges d's objects by what live shows, and sets the markers
+// of those ready and of the owner, if all are.
+func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runtime.Object) {
+	d.ready = 0
+	all := make([]string, 0, len(d.objects))
+	for i := range d.objects {
+		o := &d.objects[i]
+		o.ready, o.why = false, "not created yet"
+		if obj := live[o.key]; obj != nil {
+			rule := o.rule
+			if rule == nil {
+				rule = DefaultReady
+			}
+			o.ready, o.why = callReady(rule, obj)
+		}
+		rk := b.k.ready(o.key)
+		all = append(all, rk)
+		if o.ready {
+			d.ready++
+			d.values[rk] = marker{Needs: []string{o.key}}
+		} else {
+			delete(d.values, rk)
+		}
+	}
+	if d.ready == len(d.objects) {
+		d.values[b.k.owner(ownerKey)] = marker{Needs: all}
+	} else {
+		delete(d.values, b.k.owner(ownerKey))
+	}
+}
+
+// refreshReadiness is readiness for an owner whose handler failed: its
+// last desired objects, judged again.
+func (b *builder[T]) refreshReadiness(ownerKey string, d *desired, live map[string]runtime.Object) {
+	b.readiness(ownerKey, d, live)
+}
+
+// callReady calls a readiness rule; a panic is "not ready".
+func callReady(f ReadyFunc, obj runtime.Object) (ready bool, why string) {
+	defer func() {
+		if r := recover(); r != nil {
+			ready, why = false, fmt.Sprintf("its readiness rule panicked: %v", r)
+		}
+	}()
+	return f(obj)
+}

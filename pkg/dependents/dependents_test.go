@@ -1,0 +1,103 @@
+package dependents_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestCreatesInOrderAndSaysWhy: the database's objects are created, the
+// StatefulSet after its Secret; the app's Deployment waits, and the
+// WebApp's condition says for what, until the StatefulSet is ready; then
+// it is created.
+func TestCreatesInOrderAndSaysWhy(t *testing.T) {
+	d, webapps := start(t)
+	ns := controlplanetest.Namespace(t, cp.Config())
+	createApp(t, webapps, ns, "shop", "ordering")
+
+	want := "Deployment shop: waiting for StatefulSet shop-db to be ready: 0/1 replicas ready"
+	var last string
+	controlplanetest.Eventually(t, wait, "the PENDING reason in the WebApp's status", func() bool {
+		if m := readyMessage(t, webapps, ns, "shop"); m != last {
+			last = m
+			t.Logf("status: %s; summary %+v", m, d.Summary(ns, "shop"))
+		}
+		return has(last, want)
+	})
+	for _, kind := range []string{"Secret", "StatefulSet", "Service"} {
+		if !exists(t, kind, ns, "shop-db") {
+			t.Errorf("%s shop-db does not exist", kind)
+		}
+	}
+	if exists(t, "Deployment", ns, "shop") {
+		t.Fatal("the Deployment exists before the database is ready")
+	}
+	setDBReady(t, ns, "shop-db", 1)
+	controlplanetest.Eventually(t, wait, "the Deployment", func() bool { return exists(t, "Deployment", ns, "shop") })
+	created := ops(d, kvscheduler.OpCreate)
+	if !before(created, "Secret shop-db", "StatefulSet shop-db") || !before(created, "StatefulSet shop-db", "Deployment shop") {
+		t.Fatalf("created in the order %v, want the Secret, then the StatefulSet, then the Deployment", created)
+	}
+	controlplanetest.Eventually(t, wait, "the Deployment's readiness in the status", func() bool {
+		return has(readyMessage(t, webapps, ns, "shop"), "Deployment shop: not ready: 0/1 replicas available (its controller has not seen generation 1 yet)")
+	})
+}
+
+// TestDeletesInReverseOrder: the WebApp deleted, its objects go, the
+// Deployment before the StatefulSet, the StatefulSet before its Secret.
+func TestDeletesInReverseOrder(t *testing.T) {
+	d, webapps := start(t)
+	ns := controlplanetest.Namespace(t, cp.Config())
+	createApp(t, webapps, ns, "shop", "ordering")
+	controlplanetest.Eventually(t, wait, "the StatefulSet", func() bool { return exists(t, "StatefulSet", ns, "shop-db") })
+	setDBReady(t, ns, "shop-db", 1)
+	controlplanetest.Eventually(t, wait, "the Deployment", func() bool { return exists(t, "Deployment", ns, "shop") })
+
+	if err := webapps.Delete(t.Context(), ns, "shop", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "every object gone", func() bool {
+		return !exists(t, "Secret", ns, "shop-db") && !exists(t, "StatefulSet", ns, "shop-db") &&
+			!exists(t, "Service", ns, "shop-db") && !exists(t, "Deployment", ns, "shop")
+	})
+	deleted := ops(d, kvscheduler.OpDelete)
+	if !before(deleted, "Deployment shop", "StatefulSet shop-db") || !before(deleted, "StatefulSet shop-db", "Secret shop-db") {
+		t.Fatalf("deleted in the order %v, want the Deployment, then the StatefulSet, then the Secret", deleted)
+	}
+}
+
+// TestDependencyGoesAwayByKind: the database stops being ready. The app
+// ordered after it stays; the app that requires it is deleted, and waits
+// (its status says for what), and comes back once the database is ready.
+func TestDependencyGoesAwayByKind(t *testing.T) {
+	_, webapps := start(t)
+	ns := controlplanetest.Namespace(t, cp.Config())
+	createApp(t, webapps, ns, "ord", "ordering")
+	createApp(t, webapps, ns, "req", "requires")
+	for _, app := range []string{"ord", "req"} {
+		controlplanetest.Eventually(t, wait, "StatefulSet "+app+"-db", func() bool { return exists(t, "StatefulSet", ns, app+"-db") })
+		setDBReady(t, ns, app+"-db", 1)
+		controlplanetest.Eventually(t, wait, "Deployment "+app, func() bool { return exists(t, "Deployment", ns, app) })
+	}
+
+	setDBReady(t, ns, "req-db", 0)
+	setDBReady(t, ns, "ord-db", 0)
+	want := "Deployment req: waiting for StatefulSet req-db to be ready: 0/1 replicas ready"
+	controlplanetest.Eventually(t, wait, "the requiring app deleted and PENDING", func() bool {
+		return !exists(t, "Deployment", ns, "req") && has(readyMessage(t, webapps, ns, "req"), want)
+	})
+	// The ordering-only app's database went unready first: had it been
+	// taken down, it would be by now.
+	controlplanetest.Eventually(t, wait, "the ordering-only app's status to see its database unready", func() bool {
+		return has(readyMessage(t, webapps, ns, "ord"), "StatefulSet ord-db: not ready: 0/1 replicas ready")
+	})
+	if !exists(t, "Deployment", ns, "ord") {
+		t.Fatal("the Deployment ordered after its database was deleted when the database stopped being ready")
+	}
+
+	setDBReady(t, ns, "req-db", 1)
+	controlplanetest.Eventually(t, wait, "the requiring app back", func() bool { return exists(t, "Deployment", ns, "req") })
+}

@@ -1,0 +1,214 @@
+package dependents
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/generic"
+)
+
+// Handler returns the desired objects of owner, a copy it may read but
+// must not keep. An error leaves the owner's objects as they were last
+// desired (and is reported in its status); it never deletes them.
+type Handler[T generic.RuntimeMetaObject] func(owner T) ([]*Object, error)
+
+// loopHandler is the registration's only event loop handler: it keeps the
+// loop's picture of the owners and of their objects as the API server
+// shows them, runs the user's handler for the owners an event touches,
+// and puts their objects and readiness markers into the transaction. Only
+// the loop's goroutine uses it.
+type loopHandler[T generic.RuntimeMetaObject] struct {
+	name     string
+	k        keys
+	build    *builder[T]
+	handler  Handler[T]
+	ownerRes string                    // the owner kind's resource name in the bridge's state
+	childRes map[string]bool           // the children's resource names
+	owners   map[string]T              // owner key -> owner
+	live     map[string]runtime.Object // object key -> object on the server
+	desired  map[string]*desired       // owner key -> what was last put for it
+	childOf  map[string]string         // object key -> owner key
+	reports  *reports                  // what the status handler reads
+}
+
+// String implements eventloop.EventHandler.
+func (h *loopHandler[T]) String() string { return "dependents-" + h.name }
+
+// HandlesEvent implements eventloop.EventHandler.
+func (h *loopHandler[T]) HandlesEvent(eventloop.Event) bool { return true }
+
+// Revert implements eventloop.EventHandler: the bridge's events are
+// best-effort and never reverted.
+func (h *loopHandler[T]) Revert(eventloop.Event) error { return nil }
+
+// Resync implements eventloop.EventHandler: every owner is computed again
+// from the bridge's snapshot, and everything desired is put (the
+// scheduler deletes what is not). An owner whose handler fails keeps what
+// was last desired for it; at the first resync nothing is known of it, and
+// the resync fails (the loop heals, and tries again) rather than delete
+// its objects.
+func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) error {
+	st, _ := state.(kubebridge.State)
+	h.owners, h.live = map[string]T{}, map[string]runtime.Object{}
+	for key, obj := range st[h.ownerRes] {
+		if o, ok := obj.(T); ok {
+			h.owners[key] = o
+		}
+	}
+	for res := range h.childRes {
+		for _, obj := range st[res] {
+			if key, err := h.build.key(obj); err == nil {
+				h.live[key] = obj
+			}
+		}
+	}
+	var errs []string
+	for _, key := range slices.Sorted(maps.Keys(h.owners)) {
+		if err := h.compute(key); err != nil && h.desired[key] == nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	for key := range h.desired {
+		if _, ok := h.owners[key]; !ok {
+			h.forget(key)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; "))
+	}
+	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
+		for k, v := range h.desired[key].values {
+			txn.Put(k, v)
+		}
+	}
+	return nil
+}
+
+// Update implements eventloop.EventHandler.
+func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	change, ok := ev.(*kubebridge.KubeStateChange)
+	if !ok {
+		return "", nil
+	}
+	var ownerKey string
+	switch {
+	case change.Resource == h.ownerRes:
+		ownerKey = change.Key
+		if o, ok := change.NewValue.(T); ok {
+			h.owners[ownerKey] = o
+		} else {
+			delete(h.owners, ownerKey)
+		}
+	case h.childRes[change.Resource]:
+		obj := change.NewValue
+		if obj == nil {
+			obj = change.PrevValue
+		}
+		key, err := h.build.key(obj)
+		if err != nil {
+			return "", nil
+		}
+		if change.NewValue == nil {
+			delete(h.live, key)
+		} else {
+			h.live[key] = change.NewValue
+		}
+		if ownerKey = h.childOf[key]; ownerKey == "" {
+			return "", nil
+		}
+	default:
+		return "", nil
+	}
+	prev := h.desired[ownerKey]
+	if _, ok := h.owners[ownerKey]; !ok {
+		h.forget(ownerKey)
+		if prev != nil {
+			for k := range prev.values {
+				txn.Delete(k)
+			}
+		}
+		return "withdrew " + ownerKey, nil
+	}
+	err := h.compute(ownerKey)
+	cur := h.desired[ownerKey]
+	if cur == nil {
+		return "", nil // failed, and nothing known to keep: reported
+	}
+	if prev != nil {
+		for k := range prev.values {
+			if _, ok := cur.values[k]; !ok {
+				txn.Delete(k)
+			}
+		}
+	}
+	for k, v := range cur.values {
+		txn.Put(k, v)
+	}
+	if err != nil {
+		return "kept " + ownerKey + ": " + err.Error(), nil
+	}
+	return fmt.Sprintf("%s: %d ready of %d", ownerKey, cur.ready, len(cur.objects)), nil
+}
+
+// compute runs the handler for the owner at key and records what is
+// desired for it; on error the previous desired state is kept.
+func (h *loopHandler[T]) compute(key string) error {
+	owner := h.owners[key]
+	objs, err := callHandler(h.handler, owner)
+	var d *desired
+	if err == nil {
+		d, err = h.build.desired(key, owner, objs, h.live)
+	}
+	if err != nil {
+		err = fmt.Errorf("owner %s: %w", key, err)
+		if prev := h.desired[key]; prev != nil {
+			prev.err = err
+			h.build.refreshReadiness(key, prev, h.live)
+		}
+		h.reports.set(key, h.desired[key], err)
+		return err
+	}
+	if prev := h.desired[key]; prev != nil {
+		for objKey := range prev.objectKeys() {
+			delete(h.childOf, objKey)
+		}
+	}
+	for objKey := range d.objectKeys() {
+		h.childOf[objKey] = key
+	}
+	h.desired[key] = d
+	h.reports.set(key, d, nil)
+	return nil
+}
+
+// forget drops what is known of the owner at key.
+func (h *loopHandler[T]) forget(key string) {
+	if d := h.desired[key]; d != nil {
+		for objKey := range d.objectKeys() {
+			delete(h.childOf, objKey)
+		}
+	}
+	delete(h.desired, key)
+	h.reports.drop(key)
+}
+
+// callHandler calls the user's handler with a copy of owner; a panic is
+// its error, as the loop's handlers' are.
+func callHandler[T generic.RuntimeMetaObject](f Handler[T], owner T) (objs []*Object, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panicked: %v", r)
+		}
+	}()
+	c, ok := owner.DeepCopyObject().(T)
+	if !ok {
+		return nil, fmt.Errorf("cannot copy %T", owner)
+	}
+	return f(c)
+}

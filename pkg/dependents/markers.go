@@ -1,0 +1,71 @@
+package dependents
+
+import (
+	"context"
+	"strings"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Readiness lives in the scheduler as markers: values that exist only
+// there, put by the loop while an object (or every object of an owner) is
+// ready, and named as dependencies by what waits for it. A marker
+// Requires what it stands for, so that deleting an owner's values in one
+// transaction takes them in reverse order of creation (see
+// kvscheduler.OrderingOnly).
+
+// keys builds the scheduler keys of one registration's markers.
+type keys struct{ prefix string }
+
+func newKeys(name string) keys { return keys{prefix: "dependents/" + name + "/"} }
+
+// ready is the key of the marker of the object at objKey.
+func (k keys) ready(objKey string) string { return k.prefix + "ready/" + objKey }
+
+// owner is the key of the marker of the owner at ownerKey.
+func (k keys) owner(ownerKey string) string { return k.prefix + "owner/" + ownerKey }
+
+// isMarker tells whether key is one of the registration's markers.
+func (k keys) isMarker(key string) bool { return strings.HasPrefix(key, k.prefix) }
+
+// readyOf returns the object key a ready marker stands for.
+func (k keys) readyOf(key string) (string, bool) {
+	return strings.CutPrefix(key, k.prefix+"ready/")
+}
+
+// ownerOf returns the owner key an owner marker stands for.
+func (k keys) ownerOf(key string) (string, bool) {
+	return strings.CutPrefix(key, k.prefix+"owner/")
+}
+
+// marker is the value of a marker: the keys it Requires.
+type marker struct {
+	// Needs are the keys of the values the marker stands for.
+	Needs []string
+}
+
+// String is what the scheduler's history shows.
+func (m marker) String() string { return "ready (" + strings.Join(m.Needs, ", ") + ")" }
+
+// markerDescriptor handles the markers of one registration: creating or
+// deleting one changes nothing outside the scheduler.
+func (k keys) markerDescriptor(name string) *kvscheduler.Descriptor {
+	return &kvscheduler.Descriptor{
+		Name:        "dependents-" + name,
+		NBKeyPrefix: k.prefix,
+		KeySelector: k.isMarker,
+		Create:      func(context.Context, string, any) (any, error) { return nil, nil },
+		Delete:      func(context.Context, string, any, any) error { return nil },
+		// A new list is an update, not a re-create, which would take down
+		// what waits for the marker.
+		Update: func(context.Context, string, any, any, any) (any, error) { return nil, nil },
+		Dependencies: func(_ string, v any) []kvscheduler.Dependency {
+			m, _ := v.(marker)
+			deps := make([]kvscheduler.Dependency, len(m.Needs))
+			for i, key := range m.Needs {
+				deps[i] = kvscheduler.Dependency{Key: key}
+			}
+			return deps
+		},
+	}
+}

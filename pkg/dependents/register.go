@@ -1,0 +1,259 @@
+package dependents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
+)
+
+// DefaultCondition is the owner condition Register sets when
+// Options.Condition is empty.
+const DefaultCondition condition.Cond = "Ready"
+
+// Options configure a registration. FieldManager and Kinds are required.
+type Options struct {
+	// FieldManager owns the applied fields of the objects and labels them
+	// (kubedescriptor.LabelManagedBy); objects without its label are never
+	// taken over. Two registrations must not share it.
+	FieldManager string
+	// Kinds are the kinds of the objects the handler returns.
+	Kinds []schema.GroupVersionKind
+	// Namespace limits the scheduler's reads of the objects to one
+	// namespace; empty means all.
+	Namespace string
+	// Condition is the owner condition that says what is ready, pending
+	// and failed; empty means DefaultCondition.
+	Condition condition.Cond
+	// Logger receives the logs; nil means logrus' standard logger.
+	Logger *logrus.Logger
+	// EventLoop tunes the event loop; nil means eventloop.DefaultConfig().
+	EventLoop *eventloop.Config
+	// Registerer receives the metrics of the loop and the scheduler; nil
+	// means none.
+	Registerer prometheus.Registerer
+	// StopTimeout bounds how long the loop may take to stop once the
+	// registration's context ends; zero means 10 s.
+	StopTimeout time.Duration
+}
+
+// Owners is what a registration needs of the owner kind's typed
+// controller; generated controllers of namespaced kinds have it.
+type Owners[T generic.RuntimeMetaObject] interface {
+	generic.StatusController[T]
+	// Enqueue runs the owner's handlers again (its status).
+	Enqueue(namespace, name string)
+}
+
+// Dependents is a running registration: an event loop and a KV scheduler
+// that keep every owner's objects, in order.
+type Dependents struct {
+	name      string
+	k         keys
+	ownerKind string
+	sched     *kvscheduler.Scheduler
+	loop      *eventloop.Loop
+	reports   *reports
+	done      chan struct{}
+	stopErr   error
+}
+
+// Register runs handler for every owner of owners' kind, and keeps the
+// objects it returns: created in dependency order once what they wait for
+// is ready, deleted in reverse order when the owner or the object goes,
+// and summed up in the owner's status condition (Options.Condition) when
+// access reaches its conditions. It starts an event loop and a KV
+// scheduler with the Kubernetes descriptor of each of Options.Kinds; the
+// factory's Start (called after Register, as for any handler) starts the
+// informers they read. Everything stops when ctx ends; Wait waits for it.
+func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+	access generic.StatusAccess[T, S], name string, handler Handler[T], opts Options) (*Dependents, error) {
+	if factory == nil || owners == nil || handler == nil || name == "" {
+		return nil, errors.New("dependents: factory, owners, name and handler are required")
+	}
+	if opts.FieldManager == "" || len(opts.Kinds) == 0 {
+		return nil, errors.New("dependents: Options.FieldManager and Options.Kinds are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.StandardLogger()
+	}
+	if opts.Condition == "" {
+		opts.Condition = DefaultCondition
+	}
+	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
+		reports: &reports{m: map[string]report{}}, done: make(chan struct{})}
+	var err error
+	if d.sched, err = newScheduler(factory, name, opts, d.k); err != nil {
+		return nil, err
+	}
+	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}}
+	h := &loopHandler[T]{name: name, k: d.k, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
+		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{},
+		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports}
+	d.reports.changed = func(key string) { enqueue(owners, key) }
+	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
+	if err := bridge.WatchKind(ctx, owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
+		return nil, d.closeWith(err)
+	}
+	for _, gvk := range opts.Kinds {
+		b.kinds[gvk.GroupKind()] = true
+		h.childRes[kubebridge.ResourceName(gvk)] = true
+		if err := bridge.WatchKind(ctx, gvk); err != nil {
+			return nil, d.closeWith(err)
+		}
+	}
+	cfg := opts.EventLoop
+	if cfg == nil {
+		c := eventloop.DefaultConfig()
+		cfg = &c
+	}
+	lo := eventloop.Options{Config: cfg, Handlers: []eventloop.EventHandler{h}, Committer: loopcommit.New(d.sched),
+		Logger: logrus.NewEntry(opts.Logger), Registerer: opts.Registerer, Name: name}
+	bridge.Configure(&lo)
+	if d.loop, err = eventloop.New(lo); err != nil {
+		return nil, d.closeWith(err)
+	}
+	registerStatus(ctx, d, owners, access, opts.Condition, name)
+	if err := d.loop.Start(ctx); err != nil {
+		return nil, d.closeWith(err)
+	}
+	go d.watchStates(ctx, owners)
+	go func() {
+		if err := bridge.Start(ctx, d.loop); err != nil && ctx.Err() == nil {
+			opts.Logger.WithError(err).Errorf("dependents %s: the startup resync was not pushed", name)
+		}
+	}()
+	go d.stopWhenDone(ctx, opts)
+	return d, nil
+}
+
+// newScheduler returns a scheduler with the Kubernetes descriptor of each
+// kind and the markers' descriptor.
+func newScheduler(factory *generic.Factory, name string, opts Options, k keys) (*kvscheduler.Scheduler, error) {
+	s, err := kvscheduler.New(kvscheduler.Options{Name: name, Logger: opts.Logger, Registerer: opts.Registerer})
+	if err != nil {
+		return nil, err
+	}
+	caches := factory.ControllerFactory().SharedCacheFactory()
+	for _, gvk := range opts.Kinds {
+		d, err := kubedescriptor.New(gvk, kubedescriptor.Options{Clients: caches.SharedClientFactory(), Cache: caches,
+			FieldManager: opts.FieldManager, Namespace: opts.Namespace, Context: s.Context()})
+		if err == nil {
+			err = s.RegisterDescriptor(s.Context(), d)
+		}
+		if err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+	}
+	if err := s.RegisterDescriptor(s.Context(), k.markerDescriptor(name)); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// closeWith closes the scheduler of a registration that could not start.
+func (d *Dependents) closeWith(err error) error {
+	return errors.Join(fmt.Errorf("dependents %s: %w", d.name, err), d.sched.Close())
+}
+
+// stopWhenDone stops the loop, then the scheduler it commits to, once ctx
+// ends.
+func (d *Dependents) stopWhenDone(ctx context.Context, opts Options) {
+	<-ctx.Done()
+	timeout := opts.StopTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	err := d.loop.Stop(stopCtx)
+	d.stopErr = errors.Join(err, d.sched.Close())
+	close(d.done)
+}
+
+// Wait returns once the registration has stopped (its context ended and
+// the loop and the scheduler stopped), or ctx ends; with the error of
+// stopping them.
+func (d *Dependents) Wait(ctx context.Context) error {
+	select {
+	case <-d.done:
+		return d.stopErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Scheduler returns the registration's KV scheduler (for its HTTP
+// introspection, say).
+func (d *Dependents) Scheduler() *kvscheduler.Scheduler { return d.sched }
+
+// Loop returns the registration's event loop.
+func (d *Dependents) Loop() *eventloop.Loop { return d.loop }
+
+// Summary returns the state of the dependents of the owner at namespace
+// and name, as its status condition says it.
+func (d *Dependents) Summary(namespace, name string) Summary {
+	return d.summarize(ownerKey(namespace, name))
+}
+
+// watchStates re-runs the status of an owner whenever the scheduler
+// changes the state of one of its objects.
+func (d *Dependents) watchStates(ctx context.Context, owners interface{ Enqueue(string, string) }) {
+	w := d.sched.WatchValueStatus(ctx, func(key string) bool { return !d.k.isMarker(key) })
+	defer w.Close()
+	for st := range w.C() {
+		if owner, ok := d.reports.ownerOf(st.Key); ok {
+			enqueue(owners, owner)
+		}
+	}
+}
+
+func enqueue(owners interface{ Enqueue(string, string) }, key string) {
+	ns, name := splitOwnerKey(key)
+	owners.Enqueue(ns, name)
+}
+
+// registerStatus sets cond on every owner from its summary.
+func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *Dependents, owners Owners[T],
+	access generic.StatusAccess[T, S], cond condition.Cond, name string) {
+	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil {
+		return
+	}
+	generic.RegisterStatusHandler(ctx, owners, access, "", name+"-status", func(obj T, status S) (S, error) {
+		s := d.summarize(ownerKey(obj.GetNamespace(), obj.GetName()))
+		gen := obj.GetGeneration()
+		if access.Conditions != nil {
+			st, reason := metav1.ConditionFalse, "Pending"
+			switch {
+			case s.AllReady():
+				st, reason = metav1.ConditionTrue, "Ready"
+			case len(s.Failed) > 0:
+				reason = "Failed"
+			case !s.Known:
+				st = metav1.ConditionUnknown
+			}
+			cond.Set(access.Conditions(&status), st, gen, reason, s.Message())
+			return status, nil
+		}
+		var err error
+		if !s.AllReady() {
+			err = errors.New(s.Message())
+		}
+		access.SetCondition(&status, cond, gen, err)
+		return status, nil
+	})
+}

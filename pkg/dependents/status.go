@@ -1,0 +1,177 @@
+package dependents
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// reports are what the loop last computed for each owner, for the status
+// handler, which runs on the controllers' workers.
+type reports struct {
+	mu sync.Mutex
+	m  map[string]report // owner key -> report
+	// changed is told of every owner whose report was set (it enqueues
+	// the owner's status); called without mu.
+	changed func(ownerKey string)
+}
+
+// report is one owner's objects as the loop last judged them.
+type report struct {
+	objects []objState
+	err     error
+}
+
+func (r *reports) set(key string, d *desired, err error) {
+	var objs []objState
+	if d != nil {
+		objs = slices.Clone(d.objects)
+	}
+	r.mu.Lock()
+	r.m[key] = report{objects: objs, err: err}
+	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed(key)
+	}
+}
+
+func (r *reports) drop(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, key)
+}
+
+func (r *reports) get(key string) (report, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep, ok := r.m[key]
+	return rep, ok
+}
+
+// labelOf returns the label of the object at objKey if an owner has it.
+func (r *reports) labelOf(objKey string) (objState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rep := range r.m {
+		for _, o := range rep.objects {
+			if o.key == objKey {
+				return o, true
+			}
+		}
+	}
+	return objState{}, false
+}
+
+// Summary is the state of one owner's dependents, as its status shows it.
+type Summary struct {
+	// Ready lists the objects that are ready ("StatefulSet db").
+	Ready []string
+	// Pending lists the objects that wait, with what for ("Deployment app:
+	// waiting for StatefulSet db to be ready: 0/1 replicas ready"), and
+	// those that exist but are not ready yet, with why.
+	Pending []string
+	// Failed lists the objects whose last operation failed, with the
+	// error, and the handler's error.
+	Failed []string
+	// Known is false until the event loop has computed the owner.
+	Known bool
+}
+
+// AllReady tells whether every object is ready and nothing failed.
+func (s Summary) AllReady() bool { return s.Known && len(s.Pending) == 0 && len(s.Failed) == 0 }
+
+// Message is the summary in one line: "ready: ...; pending: ...; failed: ...".
+func (s Summary) Message() string {
+	if !s.Known {
+		return "not computed yet"
+	}
+	var parts []string
+	add := func(what string, l []string) {
+		if len(l) > 0 {
+			parts = append(parts, what+": "+strings.Join(l, ", "))
+		}
+	}
+	add("failed", s.Failed)
+	add("pending", s.Pending)
+	add("ready", s.Ready)
+	if len(parts) == 0 {
+		return "no objects"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// summarize reads the owner's report and the scheduler's states.
+func (d *Dependents) summarize(ownerKey string) Summary {
+	rep, ok := d.reports.get(ownerKey)
+	if !ok {
+		return Summary{}
+	}
+	s := Summary{Known: true}
+	if rep.err != nil {
+		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
+	}
+	for _, o := range rep.objects {
+		st := d.sched.GetValueStatus(o.key)
+		switch {
+		case st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying || st.State == kvscheduler.Invalid:
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", o.label, st.Error))
+		case st.State == kvscheduler.Pending:
+			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(st.UnmetDependencies))
+		case o.ready:
+			s.Ready = append(s.Ready, o.label)
+		default:
+			s.Pending = append(s.Pending, o.label+": not ready: "+o.why)
+		}
+	}
+	return s
+}
+
+// waitingFor says what the unmet dependencies (markers) stand for.
+func (d *Dependents) waitingFor(unmet []string) string {
+	var out []string
+	for _, key := range unmet {
+		if objKey, ok := d.k.readyOf(key); ok {
+			if o, ok := d.reports.labelOf(objKey); ok {
+				why := ""
+				if o.why != "" && !o.ready {
+					why = ": " + o.why
+				}
+				out = append(out, o.label+" to be ready"+why)
+				continue
+			}
+			out = append(out, objKey+" to be ready")
+			continue
+		}
+		if owner, ok := d.k.ownerOf(key); ok {
+			out = append(out, d.ownerKind+" "+owner+" to be ready")
+			continue
+		}
+		out = append(out, key)
+	}
+	return strings.Join(out, ", ")
+}
+
+// ownerOf returns the owner of the object at objKey.
+func (r *reports) ownerOf(objKey string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for owner, rep := range r.m {
+		for _, o := range rep.objects {
+			if o.key == objKey {
+				return owner, true
+			}
+		}
+	}
+	return "", false
+}
+
+// splitOwnerKey splits "namespace/name" (or "name").
+func splitOwnerKey(key string) (namespace, name string) {
+	if ns, n, ok := strings.Cut(key, "/"); ok {
+		return ns, n
+	}
+	return "", key
+}
