@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -66,6 +67,16 @@ func RegisterDaemonSetStatusHandler(ctx context.Context, controller DaemonSetCon
 // RegisterDaemonSetStatusHandler.
 func RegisterDaemonSetGeneratingHandler(ctx context.Context, controller DaemonSetController, applier *apply.Applier, cond condition.Cond, name string, handler DaemonSetGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, daemonSetStatusAccess(), cond, name, generic.GeneratingHandler[*appsv1.DaemonSet, appsv1.DaemonSetStatus](handler), opts)
+}
+
+// RegisterDaemonSetDependents runs handler for every DaemonSet until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the DaemonSet's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterDaemonSetDependents(ctx context.Context, factory *generic.Factory, controller DaemonSetController, name string, handler dependents.Handler[*appsv1.DaemonSet], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, daemonSetStatusAccess(), name, handler, opts)
 }
 
 // daemonSetStatusAccess reaches the DaemonSet status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -66,6 +67,16 @@ func RegisterDeploymentStatusHandler(ctx context.Context, controller DeploymentC
 // RegisterDeploymentStatusHandler.
 func RegisterDeploymentGeneratingHandler(ctx context.Context, controller DeploymentController, applier *apply.Applier, cond condition.Cond, name string, handler DeploymentGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, deploymentStatusAccess(), cond, name, generic.GeneratingHandler[*appsv1.Deployment, appsv1.DeploymentStatus](handler), opts)
+}
+
+// RegisterDeploymentDependents runs handler for every Deployment until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Deployment's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterDeploymentDependents(ctx context.Context, factory *generic.Factory, controller DeploymentController, name string, handler dependents.Handler[*appsv1.Deployment], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, deploymentStatusAccess(), name, handler, opts)
 }
 
 // deploymentStatusAccess reaches the Deployment status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -66,6 +67,16 @@ func RegisterReplicaSetStatusHandler(ctx context.Context, controller ReplicaSetC
 // RegisterReplicaSetStatusHandler.
 func RegisterReplicaSetGeneratingHandler(ctx context.Context, controller ReplicaSetController, applier *apply.Applier, cond condition.Cond, name string, handler ReplicaSetGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, replicaSetStatusAccess(), cond, name, generic.GeneratingHandler[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus](handler), opts)
+}
+
+// RegisterReplicaSetDependents runs handler for every ReplicaSet until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the ReplicaSet's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterReplicaSetDependents(ctx context.Context, factory *generic.Factory, controller ReplicaSetController, name string, handler dependents.Handler[*appsv1.ReplicaSet], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, replicaSetStatusAccess(), name, handler, opts)
 }
 
 // replicaSetStatusAccess reaches the ReplicaSet status without reflection.

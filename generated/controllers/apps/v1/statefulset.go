@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -66,6 +67,16 @@ func RegisterStatefulSetStatusHandler(ctx context.Context, controller StatefulSe
 // RegisterStatefulSetStatusHandler.
 func RegisterStatefulSetGeneratingHandler(ctx context.Context, controller StatefulSetController, applier *apply.Applier, cond condition.Cond, name string, handler StatefulSetGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, statefulSetStatusAccess(), cond, name, generic.GeneratingHandler[*appsv1.StatefulSet, appsv1.StatefulSetStatus](handler), opts)
+}
+
+// RegisterStatefulSetDependents runs handler for every StatefulSet until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the StatefulSet's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterStatefulSetDependents(ctx context.Context, factory *generic.Factory, controller StatefulSetController, name string, handler dependents.Handler[*appsv1.StatefulSet], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, statefulSetStatusAccess(), name, handler, opts)
 }
 
 // statefulSetStatusAccess reaches the StatefulSet status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 )
@@ -66,6 +67,16 @@ func RegisterHorizontalPodAutoscalerStatusHandler(ctx context.Context, controlle
 // RegisterHorizontalPodAutoscalerStatusHandler.
 func RegisterHorizontalPodAutoscalerGeneratingHandler(ctx context.Context, controller HorizontalPodAutoscalerController, applier *apply.Applier, cond condition.Cond, name string, handler HorizontalPodAutoscalerGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, horizontalPodAutoscalerStatusAccess(), cond, name, generic.GeneratingHandler[*autoscalingv2.HorizontalPodAutoscaler, autoscalingv2.HorizontalPodAutoscalerStatus](handler), opts)
+}
+
+// RegisterHorizontalPodAutoscalerDependents runs handler for every HorizontalPodAutoscaler until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the HorizontalPodAutoscaler's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterHorizontalPodAutoscalerDependents(ctx context.Context, factory *generic.Factory, controller HorizontalPodAutoscalerController, name string, handler dependents.Handler[*autoscalingv2.HorizontalPodAutoscaler], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, horizontalPodAutoscalerStatusAccess(), name, handler, opts)
 }
 
 // horizontalPodAutoscalerStatusAccess reaches the HorizontalPodAutoscaler status without reflection.

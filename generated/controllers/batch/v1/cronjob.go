@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	batchv1 "k8s.io/api/batch/v1"
 )
@@ -67,6 +68,16 @@ func RegisterCronJobStatusHandler(ctx context.Context, controller CronJobControl
 // RegisterCronJobStatusHandler.
 func RegisterCronJobGeneratingHandler(ctx context.Context, controller CronJobController, applier *apply.Applier, cond condition.Cond, name string, handler CronJobGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, cronJobStatusAccess(), cond, name, generic.GeneratingHandler[*batchv1.CronJob, batchv1.CronJobStatus](handler), opts)
+}
+
+// RegisterCronJobDependents runs handler for every CronJob until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the CronJob's
+// condition opts.Condition (CronJobStatus has no Conditions field: none is set).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterCronJobDependents(ctx context.Context, factory *generic.Factory, controller CronJobController, name string, handler dependents.Handler[*batchv1.CronJob], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, cronJobStatusAccess(), name, handler, opts)
 }
 
 // cronJobStatusAccess reaches the CronJob status without reflection.

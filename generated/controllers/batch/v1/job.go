@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	batchv1 "k8s.io/api/batch/v1"
 )
@@ -66,6 +67,16 @@ func RegisterJobStatusHandler(ctx context.Context, controller JobController, con
 // RegisterJobStatusHandler.
 func RegisterJobGeneratingHandler(ctx context.Context, controller JobController, applier *apply.Applier, cond condition.Cond, name string, handler JobGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, jobStatusAccess(), cond, name, generic.GeneratingHandler[*batchv1.Job, batchv1.JobStatus](handler), opts)
+}
+
+// RegisterJobDependents runs handler for every Job until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Job's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterJobDependents(ctx context.Context, factory *generic.Factory, controller JobController, name string, handler dependents.Handler[*batchv1.Job], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, jobStatusAccess(), name, handler, opts)
 }
 
 // jobStatusAccess reaches the Job status without reflection.

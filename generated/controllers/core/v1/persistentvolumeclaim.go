@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,6 +67,16 @@ func RegisterPersistentVolumeClaimStatusHandler(ctx context.Context, controller 
 // RegisterPersistentVolumeClaimStatusHandler.
 func RegisterPersistentVolumeClaimGeneratingHandler(ctx context.Context, controller PersistentVolumeClaimController, applier *apply.Applier, cond condition.Cond, name string, handler PersistentVolumeClaimGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, persistentVolumeClaimStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimStatus](handler), opts)
+}
+
+// RegisterPersistentVolumeClaimDependents runs handler for every PersistentVolumeClaim until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the PersistentVolumeClaim's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterPersistentVolumeClaimDependents(ctx context.Context, factory *generic.Factory, controller PersistentVolumeClaimController, name string, handler dependents.Handler[*corev1.PersistentVolumeClaim], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, persistentVolumeClaimStatusAccess(), name, handler, opts)
 }
 
 // persistentVolumeClaimStatusAccess reaches the PersistentVolumeClaim status without reflection.

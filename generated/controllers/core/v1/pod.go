@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,6 +67,16 @@ func RegisterPodStatusHandler(ctx context.Context, controller PodController, con
 // RegisterPodStatusHandler.
 func RegisterPodGeneratingHandler(ctx context.Context, controller PodController, applier *apply.Applier, cond condition.Cond, name string, handler PodGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, podStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.Pod, corev1.PodStatus](handler), opts)
+}
+
+// RegisterPodDependents runs handler for every Pod until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Pod's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterPodDependents(ctx context.Context, factory *generic.Factory, controller PodController, name string, handler dependents.Handler[*corev1.Pod], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, podStatusAccess(), name, handler, opts)
 }
 
 // podStatusAccess reaches the Pod status without reflection.

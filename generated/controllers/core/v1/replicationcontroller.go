@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,6 +67,16 @@ func RegisterReplicationControllerStatusHandler(ctx context.Context, controller 
 // RegisterReplicationControllerStatusHandler.
 func RegisterReplicationControllerGeneratingHandler(ctx context.Context, controller ReplicationControllerController, applier *apply.Applier, cond condition.Cond, name string, handler ReplicationControllerGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, replicationControllerStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.ReplicationController, corev1.ReplicationControllerStatus](handler), opts)
+}
+
+// RegisterReplicationControllerDependents runs handler for every ReplicationController until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the ReplicationController's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterReplicationControllerDependents(ctx context.Context, factory *generic.Factory, controller ReplicationControllerController, name string, handler dependents.Handler[*corev1.ReplicationController], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, replicationControllerStatusAccess(), name, handler, opts)
 }
 
 // replicationControllerStatusAccess reaches the ReplicationController status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -67,6 +68,16 @@ func RegisterResourceQuotaStatusHandler(ctx context.Context, controller Resource
 // RegisterResourceQuotaStatusHandler.
 func RegisterResourceQuotaGeneratingHandler(ctx context.Context, controller ResourceQuotaController, applier *apply.Applier, cond condition.Cond, name string, handler ResourceQuotaGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, resourceQuotaStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.ResourceQuota, corev1.ResourceQuotaStatus](handler), opts)
+}
+
+// RegisterResourceQuotaDependents runs handler for every ResourceQuota until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the ResourceQuota's
+// condition opts.Condition (ResourceQuotaStatus has no Conditions field: none is set).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterResourceQuotaDependents(ctx context.Context, factory *generic.Factory, controller ResourceQuotaController, name string, handler dependents.Handler[*corev1.ResourceQuota], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, resourceQuotaStatusAccess(), name, handler, opts)
 }
 
 // resourceQuotaStatusAccess reaches the ResourceQuota status without reflection.

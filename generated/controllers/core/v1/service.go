@@ -14,6 +14,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -67,6 +68,16 @@ func RegisterServiceStatusHandler(ctx context.Context, controller ServiceControl
 // RegisterServiceStatusHandler.
 func RegisterServiceGeneratingHandler(ctx context.Context, controller ServiceController, applier *apply.Applier, cond condition.Cond, name string, handler ServiceGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, serviceStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.Service, corev1.ServiceStatus](handler), opts)
+}
+
+// RegisterServiceDependents runs handler for every Service until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Service's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterServiceDependents(ctx context.Context, factory *generic.Factory, controller ServiceController, name string, handler dependents.Handler[*corev1.Service], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, serviceStatusAccess(), name, handler, opts)
 }
 
 // serviceStatusAccess reaches the Service status without reflection.

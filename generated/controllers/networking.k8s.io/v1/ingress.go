@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -67,6 +68,16 @@ func RegisterIngressStatusHandler(ctx context.Context, controller IngressControl
 // RegisterIngressStatusHandler.
 func RegisterIngressGeneratingHandler(ctx context.Context, controller IngressController, applier *apply.Applier, cond condition.Cond, name string, handler IngressGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, ingressStatusAccess(), cond, name, generic.GeneratingHandler[*networkingv1.Ingress, networkingv1.IngressStatus](handler), opts)
+}
+
+// RegisterIngressDependents runs handler for every Ingress until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Ingress's
+// condition opts.Condition (IngressStatus has no Conditions field: none is set).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterIngressDependents(ctx context.Context, factory *generic.Factory, controller IngressController, name string, handler dependents.Handler[*networkingv1.Ingress], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, ingressStatusAccess(), name, handler, opts)
 }
 
 // ingressStatusAccess reaches the Ingress status without reflection.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	policyv1 "k8s.io/api/policy/v1"
 )
@@ -67,6 +68,16 @@ func RegisterPodDisruptionBudgetStatusHandler(ctx context.Context, controller Po
 // RegisterPodDisruptionBudgetStatusHandler.
 func RegisterPodDisruptionBudgetGeneratingHandler(ctx context.Context, controller PodDisruptionBudgetController, applier *apply.Applier, cond condition.Cond, name string, handler PodDisruptionBudgetGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, podDisruptionBudgetStatusAccess(), cond, name, generic.GeneratingHandler[*policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetStatus](handler), opts)
+}
+
+// RegisterPodDisruptionBudgetDependents runs handler for every PodDisruptionBudget until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the PodDisruptionBudget's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterPodDisruptionBudgetDependents(ctx context.Context, factory *generic.Factory, controller PodDisruptionBudgetController, name string, handler dependents.Handler[*policyv1.PodDisruptionBudget], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, podDisruptionBudgetStatusAccess(), name, handler, opts)
 }
 
 // podDisruptionBudgetStatusAccess reaches the PodDisruptionBudget status without reflection.

@@ -15,6 +15,7 @@ import (
 	quickstartv1 "github.com/lariat-dev/lariat/examples/quickstart/api/v1"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -67,6 +68,16 @@ func RegisterGreetingStatusHandler(ctx context.Context, controller GreetingContr
 // RegisterGreetingStatusHandler.
 func RegisterGreetingGeneratingHandler(ctx context.Context, controller GreetingController, applier *apply.Applier, cond condition.Cond, name string, handler GreetingGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, greetingStatusAccess(), cond, name, generic.GeneratingHandler[*quickstartv1.Greeting, quickstartv1.GreetingStatus](handler), opts)
+}
+
+// RegisterGreetingDependents runs handler for every Greeting until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Greeting's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterGreetingDependents(ctx context.Context, factory *generic.Factory, controller GreetingController, name string, handler dependents.Handler[*quickstartv1.Greeting], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, greetingStatusAccess(), name, handler, opts)
 }
 
 // greetingStatusAccess reaches the Greeting status without reflection.

@@ -15,6 +15,7 @@ import (
 	conditiontype "example.com/demo/conditions/genericcondition"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -67,6 +68,16 @@ func RegisterTaskStatusHandler(ctx context.Context, controller TaskController, c
 // RegisterTaskStatusHandler.
 func RegisterTaskGeneratingHandler(ctx context.Context, controller TaskController, applier *apply.Applier, cond condition.Cond, name string, handler TaskGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, taskStatusAccess(), cond, name, generic.GeneratingHandler[*demov1.Task, demov1.TaskStatus](handler), opts)
+}
+
+// RegisterTaskDependents runs handler for every Task until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Task's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterTaskDependents(ctx context.Context, factory *generic.Factory, controller TaskController, name string, handler dependents.Handler[*demov1.Task], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, taskStatusAccess(), name, handler, opts)
 }
 
 // taskStatusAccess reaches the Task status without reflection.

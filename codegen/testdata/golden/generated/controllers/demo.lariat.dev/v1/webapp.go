@@ -15,6 +15,7 @@ import (
 	demov1 "example.com/demo/api/v1"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -67,6 +68,16 @@ func RegisterWebAppStatusHandler(ctx context.Context, controller WebAppControlle
 // RegisterWebAppStatusHandler.
 func RegisterWebAppGeneratingHandler(ctx context.Context, controller WebAppController, applier *apply.Applier, cond condition.Cond, name string, handler WebAppGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, webAppStatusAccess(), cond, name, generic.GeneratingHandler[*demov1.WebApp, demov1.WebAppStatus](handler), opts)
+}
+
+// RegisterWebAppDependents runs handler for every WebApp until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the WebApp's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterWebAppDependents(ctx context.Context, factory *generic.Factory, controller WebAppController, name string, handler dependents.Handler[*demov1.WebApp], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, webAppStatusAccess(), name, handler, opts)
 }
 
 // webAppStatusAccess reaches the WebApp status without reflection.

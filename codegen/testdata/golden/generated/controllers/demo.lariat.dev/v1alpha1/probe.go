@@ -15,6 +15,7 @@ import (
 	conditiontype "example.com/demo/conditions/capi"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -67,6 +68,16 @@ func RegisterProbeStatusHandler(ctx context.Context, controller ProbeController,
 // RegisterProbeStatusHandler.
 func RegisterProbeGeneratingHandler(ctx context.Context, controller ProbeController, applier *apply.Applier, cond condition.Cond, name string, handler ProbeGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, probeStatusAccess(), cond, name, generic.GeneratingHandler[*demov1alpha1.Probe, demov1alpha1.ProbeStatus](handler), opts)
+}
+
+// RegisterProbeDependents runs handler for every Probe until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Probe's
+// condition opts.Condition.
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterProbeDependents(ctx context.Context, factory *generic.Factory, controller ProbeController, name string, handler dependents.Handler[*demov1alpha1.Probe], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, controller, probeStatusAccess(), name, handler, opts)
 }
 
 // probeStatusAccess reaches the Probe status without reflection.
