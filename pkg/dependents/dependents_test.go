@@ -1,11 +1,14 @@
 package dependents_test
 
 import (
+	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -37,7 +40,13 @@ func TestCreatesInOrderAndSaysWhy(t *testing.T) {
 	}
 	setDBReady(t, ns, "shop-db", 1)
 	controlplanetest.Eventually(t, wait, "the Deployment", func() bool { return exists(t, "Deployment", ns, "shop") })
-	created := ops(d, kvscheduler.OpCreate)
+	// The record of a transaction is kept when it ends, which can be
+	// just after the API server has the object.
+	var created []string
+	controlplanetest.Eventually(t, wait, "the Deployment's create recorded", func() bool {
+		created = ops(d, kvscheduler.OpCreate)
+		return slices.Contains(created, "Deployment shop")
+	})
 	if !before(created, "Secret shop-db", "StatefulSet shop-db") || !before(created, "StatefulSet shop-db", "Deployment shop") {
 		t.Fatalf("created in the order %v, want the Secret, then the StatefulSet, then the Deployment", created)
 	}
@@ -63,7 +72,11 @@ func TestDeletesInReverseOrder(t *testing.T) {
 		return !exists(t, "Secret", ns, "shop-db") && !exists(t, "StatefulSet", ns, "shop-db") &&
 			!exists(t, "Service", ns, "shop-db") && !exists(t, "Deployment", ns, "shop")
 	})
-	deleted := ops(d, kvscheduler.OpDelete)
+	var deleted []string
+	controlplanetest.Eventually(t, wait, "the Secret's delete recorded", func() bool {
+		deleted = ops(d, kvscheduler.OpDelete)
+		return slices.Contains(deleted, "Secret shop-db")
+	})
 	if !before(deleted, "Deployment shop", "StatefulSet shop-db") || !before(deleted, "StatefulSet shop-db", "Secret shop-db") {
 		t.Fatalf("deleted in the order %v, want the Deployment, then the StatefulSet, then the Secret", deleted)
 	}
@@ -73,7 +86,7 @@ func TestDeletesInReverseOrder(t *testing.T) {
 // ordered after it stays; the app that requires it is deleted, and waits
 // (its status says for what), and comes back once the database is ready.
 func TestDependencyGoesAwayByKind(t *testing.T) {
-	_, webapps := start(t)
+	d, webapps := start(t)
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createApp(t, webapps, ns, "ord", "ordering")
 	createApp(t, webapps, ns, "req", "requires")
@@ -94,8 +107,17 @@ func TestDependencyGoesAwayByKind(t *testing.T) {
 	controlplanetest.Eventually(t, wait, "the ordering-only app's status to see its database unready", func() bool {
 		return has(readyMessage(t, webapps, ns, "ord"), "StatefulSet ord-db: not ready: 0/1 replicas ready")
 	})
-	if !exists(t, "Deployment", ns, "ord") {
-		t.Fatal("the Deployment ordered after its database was deleted when the database stopped being ready")
+	// The transaction that withdrew the database's readiness marker is the
+	// one that would have deleted the app: once it is done, the app must be
+	// there.
+	marker := "dependents/stack/ready/" + kubedescriptor.KeyFor(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), ns, "ord-db")
+	controlplanetest.Eventually(t, wait, "the database's readiness withdrawn", func() bool {
+		st := d.Scheduler().GetValueStatus(marker).State
+		return st != kvscheduler.Configured && st != kvscheduler.Pending
+	})
+	appKey := kubedescriptor.KeyFor(appsv1.SchemeGroupVersion.WithKind("Deployment"), ns, "ord")
+	if st := d.Scheduler().GetValueStatus(appKey); st.State != kvscheduler.Configured || !exists(t, "Deployment", ns, "ord") {
+		t.Fatalf("the Deployment ordered after its database is %v when the database stopped being ready", st)
 	}
 
 	setDBReady(t, ns, "req-db", 1)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
@@ -35,6 +36,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	desired  map[string]*desired       // owner key -> what was last put for it
 	childOf  map[string]string         // object key -> owner key
 	reports  *reports                  // what the status handler reads
+	log      logrus.FieldLogger        // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.
@@ -151,9 +153,16 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		txn.Put(k, v)
 	}
 	if err != nil {
+		h.log.WithError(err).Warnf("dependents %s: %s: the handler failed; its objects are kept as they were", h.name, ownerKey)
 		return "kept " + ownerKey + ": " + err.Error(), nil
 	}
-	return fmt.Sprintf("%s: %d ready of %d", ownerKey, cur.ready, len(cur.objects)), nil
+	note := fmt.Sprintf("%s: %d ready of %d", ownerKey, cur.ready, len(cur.objects))
+	if prev == nil || prev.ready != cur.ready || len(prev.objects) != len(cur.objects) {
+		h.log.Infof("dependents %s: %s", h.name, note) // the summary: only when it changed
+	} else {
+		h.log.Debugf("dependents %s: %s", h.name, note)
+	}
+	return note, nil
 }
 
 // compute runs the handler for the owner at key and records what is

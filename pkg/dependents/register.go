@@ -41,7 +41,7 @@ type Options struct {
 	Condition condition.Cond
 	// Logger receives the logs; nil means logrus' standard logger.
 	Logger *logrus.Logger
-	// EventLoop tunes the event loop; nil means eventloop.DefaultConfig().
+	// EventLoop tunes the event loop; nil means DefaultEventLoopConfig().
 	EventLoop *eventloop.Config
 	// Registerer receives the metrics of the loop and the scheduler; nil
 	// means none.
@@ -49,6 +49,20 @@ type Options struct {
 	// StopTimeout bounds how long the loop may take to stop once the
 	// registration's context ends; zero means 10 s.
 	StopTimeout time.Duration
+}
+
+// DefaultEventLoopConfig is eventloop.DefaultConfig with the event boxes at
+// debug level, and periodic healing every minute: a downstream resync in which the scheduler re-reads the
+// objects, re-applies what drifted or was deleted behind its back, and
+// tries again what failed for good.
+func DefaultEventLoopConfig() eventloop.Config {
+	cfg := eventloop.DefaultConfig()
+	// Quiet by default: the event boxes only at debug; the handler logs a
+	// line at info when an owner's readiness changes.
+	cfg.EventLogLevel = logrus.DebugLevel
+	cfg.EnablePeriodicHealing = true
+	cfg.PeriodicHealingInterval = eventloop.Duration{Duration: time.Minute}
+	return cfg
 }
 
 // Owners is what a registration needs of the owner kind's typed
@@ -103,7 +117,8 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}}
 	h := &loopHandler[T]{name: name, k: d.k, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{},
-		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports}
+		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
+		log: opts.Logger}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
 	if err := bridge.WatchKind(ctx, owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
@@ -118,7 +133,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	}
 	cfg := opts.EventLoop
 	if cfg == nil {
-		c := eventloop.DefaultConfig()
+		c := DefaultEventLoopConfig()
 		cfg = &c
 	}
 	lo := eventloop.Options{Config: cfg, Handlers: []eventloop.EventHandler{h}, Committer: loopcommit.New(d.sched),
