@@ -22,6 +22,10 @@ type desired struct {
 	err     error          // the handler's last error (values are older)
 }
 
+// AnnotationOwner names, on each object, the owner it is kept for: its
+// kind, "namespace/name" and UID.
+const AnnotationOwner = "lariat.dev/dependents-owner"
+
 // objState is one included object of an owner.
 type objState struct {
 	key   string // scheduler key of the object
@@ -131,8 +135,8 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 	return d, nil
 }
 
-// prepare copies obj, puts it in the owner's namespace and makes the owner
-// its controller.
+// prepare copies obj, puts it in the owner's namespace and names the owner
+// in AnnotationOwner.
 func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string, string, error) {
 	gvk, err := b.gvk(obj)
 	if err != nil {
@@ -157,14 +161,16 @@ func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string
 	if m.GetNamespace() != owner.GetNamespace() {
 		return nil, "", "", fmt.Errorf("%s is in namespace %q, not its owner's", label, m.GetNamespace())
 	}
-	ref := metav1.NewControllerRef(owner, b.ownerGVK)
-	refs := m.GetOwnerReferences()
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller && r.UID != owner.GetUID() {
-			return nil, "", "", fmt.Errorf("%s already has another controller (%s %s)", label, r.Kind, r.Name)
-		}
+	// No owner reference: the garbage collector would delete the objects
+	// in any order when the owner goes; the scheduler deletes them, in
+	// reverse order (and its first resync after a restart deletes those of
+	// owners deleted meanwhile). The annotation names the owner for people.
+	a := m.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
 	}
-	m.SetOwnerReferences(append(refs, *ref))
+	a[AnnotationOwner] = fmt.Sprintf("%s %s %s", b.ownerGVK.Kind, ownerKey(owner.GetNamespace(), owner.GetName()), owner.GetUID())
+	m.SetAnnotations(a)
 	return m, kubedescriptor.KeyFor(gvk, m.GetNamespace(), m.GetName()), label, nil
 }
 

@@ -1,6 +1,7 @@
 package dependents_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -122,4 +123,38 @@ func TestDependencyGoesAwayByKind(t *testing.T) {
 
 	setDBReady(t, ns, "req-db", 1)
 	controlplanetest.Eventually(t, wait, "the requiring app back", func() bool { return exists(t, "Deployment", ns, "req") })
+}
+
+// TestOwnerDeletedWhileStoppedIsCleanedUp: objects carry no owner
+// reference (the garbage collector, which the test's control plane does
+// not run, would delete them in any order), so the objects of an owner
+// deleted while no replica ran are deleted by the next start's first
+// resync; another owner's stay.
+func TestOwnerDeletedWhileStoppedIsCleanedUp(t *testing.T) {
+	ctx, stop := context.WithCancel(t.Context())
+	d, webapps := startCtx(t, ctx)
+	ns := controlplanetest.Namespace(t, cp.Config())
+	createApp(t, webapps, ns, "gone", "ordering")
+	createApp(t, webapps, ns, "kept", "ordering")
+	for _, app := range []string{"gone", "kept"} {
+		controlplanetest.Eventually(t, wait, "StatefulSet "+app+"-db", func() bool { return exists(t, "StatefulSet", ns, app+"-db") })
+	}
+	stop()
+	waitCtx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := d.Wait(waitCtx); err != nil {
+		t.Fatal(err)
+	}
+	if err := webapps.Delete(t.Context(), ns, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, webapps = start(t)
+	controlplanetest.Eventually(t, wait, "the deleted owner's objects gone", func() bool {
+		return !exists(t, "Service", ns, "gone-db") && !exists(t, "StatefulSet", ns, "gone-db") && !exists(t, "Secret", ns, "gone-db")
+	})
+	for _, kind := range []string{"Secret", "StatefulSet", "Service"} {
+		if !exists(t, kind, ns, "kept-db") {
+			t.Errorf("%s kept-db of the owner that stays is gone", kind)
+		}
+	}
 }

@@ -88,7 +88,12 @@ func podTemplate(labels map[string]string, image string) corev1.PodTemplateSpec 
 // start registers stack for WebApps and starts the factory.
 func start(t *testing.T) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
-	ctx := t.Context()
+	return startCtx(t, t.Context())
+}
+
+// startCtx is start, running until ctx ends.
+func startCtx(t *testing.T, ctx context.Context) (*dependents.Dependents, democtl.WebAppController) {
+	t.Helper()
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
