@@ -36,6 +36,7 @@ import (
 //	eventHistoryMaxRecords:        10000   (not in Contiv: count bound of the history)
 //	queueSize:                     1000    (Contiv's hard-coded queue size)
 //	eventLogLevel:                 info    (level of the NEW/FINALIZED EVENT boxes)
+//	eventLogFormat:                boxes   (not in Contiv: "line" logs one line per event)
 //	externalSourcePrecedence:      []      (external config sources, highest first)
 type Config struct {
 	// EnableRetry, DelayRetry, MaxRetryAttempts and EnableExpBackoffRetry are
@@ -83,6 +84,11 @@ type Config struct {
 	// EventLogLevel is the logrus level of the event boxes. Set it below the
 	// logger's level (e.g. debug) to silence them cheaply.
 	EventLogLevel logrus.Level `json:"eventLogLevel"`
+
+	// EventLogFormat is how events are logged at EventLogLevel: EventLogBoxes
+	// (empty means it: the seed's NEW EVENT and FINALIZED EVENT boxes) or
+	// EventLogLine (one line per event, once it is finalized).
+	EventLogFormat string `json:"eventLogFormat,omitempty"`
 
 	// ExternalSourcePrecedence orders external configuration sources, highest
 	// precedence first. Sources not listed rank below all listed ones, in
@@ -158,6 +164,8 @@ func (c *Config) Validate() error {
 	check(!c.RecordEventHistory || c.EventHistoryMaxRecords > 0, "eventHistoryMaxRecords must be positive")
 	check(c.QueueSize > 0, "queueSize must be positive (start from DefaultConfig)")
 	check(c.EventLogLevel <= logrus.TraceLevel, "eventLogLevel %d is not a logrus level", c.EventLogLevel)
+	check(c.EventLogFormat == "" || c.EventLogFormat == EventLogBoxes || c.EventLogFormat == EventLogLine,
+		"eventLogFormat %q is neither %q nor %q", c.EventLogFormat, EventLogBoxes, EventLogLine)
 	seen := make(map[string]bool, len(c.ExternalSourcePrecedence))
 	for _, s := range c.ExternalSourcePrecedence {
 		check(s != "", "externalSourcePrecedence has an empty source name")

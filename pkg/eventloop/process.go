@@ -95,7 +95,7 @@ func (l *Loop) process(it queued) {
 	sel := l.selected
 
 	// 5-6. Announce the event.
-	if l.boxesEnabled() {
+	if l.boxesEnabled() && l.cfg.EventLogFormat != EventLogLine {
 		l.logNewEvent(rec, sel)
 	}
 
@@ -265,7 +265,11 @@ func (l *Loop) finalize(r *eventRun) {
 	l.met.processed(rec.Name, oc, rec.ProcessingEnd.Sub(rec.ProcessingStart))
 
 	if l.boxesEnabled() {
-		l.logFinalizedEvent(rec)
+		if l.cfg.EventLogFormat == EventLogLine {
+			l.logEventLine(rec)
+		} else {
+			l.logFinalizedEvent(rec)
+		}
 	}
 	rec.describe() // the history keeps the description, not the event
 	if l.cfg.RecordEventHistory {
