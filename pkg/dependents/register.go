@@ -51,15 +51,18 @@ type Options struct {
 	StopTimeout time.Duration
 }
 
-// DefaultEventLoopConfig is eventloop.DefaultConfig with the event boxes at
-// debug level, and periodic healing every minute: a downstream resync in which the scheduler re-reads the
+// DefaultEventLoopConfig is eventloop.DefaultConfig with one line per
+// event at debug level, and periodic healing every minute: a downstream resync in which the scheduler re-reads the
 // objects, re-applies what drifted or was deleted behind its back, and
 // tries again what failed for good.
 func DefaultEventLoopConfig() eventloop.Config {
 	cfg := eventloop.DefaultConfig()
-	// Quiet by default: the event boxes only at debug; the handler logs a
-	// line at info when an owner's readiness changes.
+	// Quiet by default: one line per event at debug (set EventLogFormat
+	// to eventloop.EventLogBoxes and EventLogLevel to info for the seed's
+	// boxes); the handler logs a line at info when an owner's readiness
+	// changes.
 	cfg.EventLogLevel = logrus.DebugLevel
+	cfg.EventLogFormat = eventloop.EventLogLine
 	cfg.EnablePeriodicHealing = true
 	cfg.PeriodicHealingInterval = eventloop.Duration{Duration: time.Minute}
 	return cfg
