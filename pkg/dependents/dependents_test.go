@@ -8,7 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -157,4 +159,42 @@ func TestOwnerDeletedWhileStoppedIsCleanedUp(t *testing.T) {
 			t.Errorf("%s kept-db of the owner that stays is gone", kind)
 		}
 	}
+}
+
+// TestRequiresAnotherOwner: an app that needs another WebApp waits, and its
+// status names it, until every object of that WebApp is ready; then it is
+// created, and the WebApp it needed says Ready.
+func TestRequiresAnotherOwner(t *testing.T) {
+	_, webapps := start(t)
+	ns := controlplanetest.Namespace(t, cp.Config())
+	app, err := webapps.Create(t.Context(), &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "front"},
+		Spec: demov1.WebAppSpec{Image: "front:1", Config: map[string]string{"needs": "back"}}})
+	if err != nil || app == nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "StatefulSet front-db", func() bool { return exists(t, "StatefulSet", ns, "front-db") })
+	setDBReady(t, ns, "front-db", 1)
+	want := "Deployment front: waiting for WebApp " + ns + "/back to be ready"
+	controlplanetest.Eventually(t, wait, "the other owner named in the status", func() bool {
+		return has(readyMessage(t, webapps, ns, "front"), want)
+	})
+	if exists(t, "Deployment", ns, "front") {
+		t.Fatal("the app exists before the WebApp it needs")
+	}
+
+	createApp(t, webapps, ns, "back", "ordering")
+	controlplanetest.Eventually(t, wait, "StatefulSet back-db", func() bool { return exists(t, "StatefulSet", ns, "back-db") })
+	setDBReady(t, ns, "back-db", 1)
+	controlplanetest.Eventually(t, wait, "Deployment back", func() bool { return exists(t, "Deployment", ns, "back") })
+	if exists(t, "Deployment", ns, "front") {
+		t.Fatal("the app exists before every object of the WebApp it needs is ready")
+	}
+	setAppReady(t, ns, "back")
+	controlplanetest.Eventually(t, wait, "the app, once the WebApp it needs is ready", func() bool {
+		return exists(t, "Deployment", ns, "front")
+	})
+	controlplanetest.Eventually(t, wait, "the WebApp it needed Ready", func() bool {
+		a, err := webapps.Get(t.Context(), ns, "back", metav1.GetOptions{})
+		return err == nil && dependents.DefaultCondition.IsTrue(a.Status.Conditions)
+	})
 }

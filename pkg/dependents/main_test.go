@@ -72,6 +72,9 @@ func stack(app *demov1.WebApp) ([]*dependents.Object, error) {
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: appLabels},
 			Template: podTemplate(appLabels, app.Spec.Image)}})
+	if other := app.Spec.Config["needs"]; other != "" {
+		dep.RequiresOwner(app.Namespace, other)
+	}
 	if app.Spec.Config["kind"] == "requires" {
 		dep.Requires(sts)
 	} else {
@@ -159,6 +162,20 @@ func setDBReady(t *testing.T, ns, name string, ready int32) {
 	}
 	sts.Status.ObservedGeneration, sts.Status.Replicas, sts.Status.ReadyReplicas = sts.Generation, 1, ready
 	if _, err := kube.AppsV1().StatefulSets(ns).UpdateStatus(t.Context(), sts, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setAppReady writes the Deployment's status as its controller would.
+func setAppReady(t *testing.T, ns, name string) {
+	t.Helper()
+	kube := controlplanetest.Clientset(cp.Config())
+	d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Status.ObservedGeneration, d.Status.Replicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = d.Generation, 1, 1, 1
+	if _, err := kube.AppsV1().Deployments(ns).UpdateStatus(t.Context(), d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
