@@ -84,35 +84,7 @@ func converge(b *testing.B, mode string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var d *dependents.Dependents
-	switch mode {
-	case "dependents":
-		d, err = democtl.RegisterWebAppDependents(ctx, f, webapps, "bench", func(app *demov1.WebApp) ([]*dependents.Object, error) {
-			var out []*dependents.Object
-			for i, cm := range chain(app) {
-				o := dependents.Of(cm)
-				if i > 0 {
-					o.After(out[i-1])
-				}
-				out = append(out, o)
-			}
-			return out, nil
-		}, dependents.Options{FieldManager: "bench", Namespace: ns, Logger: controlplanetest.QuietLogger(),
-			Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}})
-	default:
-		var applier *apply.Applier
-		applier, err = apply.New(f.ControllerFactory().SharedCacheFactory().SharedClientFactory(), apply.Options{FieldManager: "bench"})
-		if err == nil {
-			democtl.RegisterWebAppGeneratingHandler(ctx, webapps, applier, condition.Cond("Applied"), "bench",
-				func(app *demov1.WebApp, st demov1.WebAppStatus) ([]runtime.Object, demov1.WebAppStatus, error) {
-					var out []runtime.Object
-					for _, cm := range chain(app) {
-						out = append(out, cm)
-					}
-					return out, st, nil
-				}, nil)
-		}
-	}
+	d, err := registerBench(ctx, f, webapps, mode, ns)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,6 +123,38 @@ func converge(b *testing.B, mode string) {
 		_ = d.Wait(context.Background())
 	}
 	_ = f.Wait(context.Background())
+}
+
+// registerBench registers the benchmark's handler: ordered dependents, or
+// a plain generating handler.
+func registerBench(ctx context.Context, f *generic.Factory, webapps democtl.WebAppController, mode, ns string) (*dependents.Dependents, error) {
+	if mode == "dependents" {
+		return democtl.RegisterWebAppDependents(ctx, f, webapps, "bench", func(app *demov1.WebApp) ([]*dependents.Object, error) {
+			var out []*dependents.Object
+			for i, cm := range chain(app) {
+				o := dependents.Of(cm)
+				if i > 0 {
+					o.After(out[i-1])
+				}
+				out = append(out, o)
+			}
+			return out, nil
+		}, dependents.Options{FieldManager: "bench", Namespace: ns, Logger: controlplanetest.QuietLogger(),
+			Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}})
+	}
+	applier, err := apply.New(f.ControllerFactory().SharedCacheFactory().SharedClientFactory(), apply.Options{FieldManager: "bench"})
+	if err != nil {
+		return nil, err
+	}
+	democtl.RegisterWebAppGeneratingHandler(ctx, webapps, applier, condition.Cond("Applied"), "bench",
+		func(app *demov1.WebApp, st demov1.WebAppStatus) ([]runtime.Object, demov1.WebAppStatus, error) {
+			var out []runtime.Object
+			for _, cm := range chain(app) {
+				out = append(out, cm)
+			}
+			return out, st, nil
+		}, nil)
+	return nil, nil
 }
 
 // countOwned counts the ConfigMaps an owner has (not the namespace's own).
