@@ -198,3 +198,29 @@ func TestRequiresAnotherOwner(t *testing.T) {
 		return err == nil && dependents.DefaultCondition.IsTrue(a.Status.Conditions)
 	})
 }
+
+// TestDeletedBehindItsBackIsRepaired: an object deleted by someone else is
+// created again at once (a scoped repair), not at the next healing, which
+// the test turns off.
+func TestDeletedBehindItsBackIsRepaired(t *testing.T) {
+	_, webapps := startCtx(t, t.Context(), func(o *dependents.Options) {
+		cfg := dependents.DefaultEventLoopConfig()
+		cfg.EnablePeriodicHealing = false
+		o.EventLoop = &cfg
+	})
+	ns := controlplanetest.Namespace(t, cp.Config())
+	createApp(t, webapps, ns, "shop", "ordering")
+	controlplanetest.Eventually(t, wait, "Service shop-db", func() bool { return exists(t, "Service", ns, "shop-db") })
+	kube := controlplanetest.Clientset(cp.Config())
+	svc, err := kube.CoreV1().Services(ns).Get(t.Context(), "shop-db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.CoreV1().Services(ns).Delete(t.Context(), "shop-db", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "the Service created again", func() bool {
+		now, err := kube.CoreV1().Services(ns).Get(t.Context(), "shop-db", metav1.GetOptions{})
+		return err == nil && now.UID != svc.UID
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
 // Handler returns the desired objects of owner, a copy it may read but
@@ -36,6 +37,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	desired  map[string]*desired       // owner key -> what was last put for it
 	childOf  map[string]string         // object key -> owner key
 	reports  *reports                  // what the status handler reads
+	sched    *kvscheduler.Scheduler    // for repairs
 	log      logrus.FieldLogger        // one line per owner whose readiness changed
 }
 
@@ -94,6 +96,9 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	if r, ok := ev.(*repair); ok {
+		return runRepair(txn.Context(), h.sched, r.key)
+	}
 	change, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok {
 		return "", nil
@@ -118,6 +123,14 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		}
 		if change.NewValue == nil {
 			delete(h.live, key)
+			// The scheduler's own deletes are done (and its state changed)
+			// before the loop sees them: a value it still holds as created
+			// was deleted behind its back.
+			if h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured {
+				if err := txn.PushFollowUp(&repair{key: key}); err != nil {
+					return "", err
+				}
+			}
 		} else {
 			h.live[key] = change.NewValue
 		}

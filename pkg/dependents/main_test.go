@@ -94,8 +94,8 @@ func start(t *testing.T) (*dependents.Dependents, democtl.WebAppController) {
 	return startCtx(t, t.Context())
 }
 
-// startCtx is start, running until ctx ends.
-func startCtx(t *testing.T, ctx context.Context) (*dependents.Dependents, democtl.WebAppController) {
+// startCtx is start, running until ctx ends, with the options mods change.
+func startCtx(t *testing.T, ctx context.Context, mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
 	if err != nil {
@@ -109,8 +109,11 @@ func startCtx(t *testing.T, ctx context.Context) (*dependents.Dependents, democt
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dependents.Register(ctx, f, webapps, webAppStatus(), "stack", stack,
-		dependents.Options{FieldManager: "stack-test", Kinds: kinds, Logger: controlplanetest.QuietLogger()})
+	opts := dependents.Options{FieldManager: "stack-test", Kinds: kinds, Logger: controlplanetest.QuietLogger()}
+	for _, mod := range mods {
+		mod(&opts)
+	}
+	d, err := dependents.Register(ctx, f, webapps, webAppStatus(), "stack", stack, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	h := &loopHandler[T]{name: name, k: d.k, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{},
 		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
-		log: opts.Logger}
+		log: opts.Logger, sched: d.sched}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
 	if err := bridge.WatchKind(ctx, owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
