@@ -121,3 +121,51 @@ func TestOrderingOnlyDeletesThroughRequires(t *testing.T) {
 	wantOps(t, sb, "delete a/2", "delete a/3", "delete a/1")
 	wantSB(t, sb, nil)
 }
+
+// TestOrderingOnlyCycle: values ordered after each other are created
+// together, as a cycle of Requires dependencies is; one of them removed,
+// the other stays.
+func TestOrderingOnlyCycle(t *testing.T) {
+	s, sb := kindSched(t)
+	mustSet(t, s, "a/1", "v|~a/2", "a/2", "v|~a/1")
+	wantState(t, s, "a/1", kvscheduler.Configured)
+	wantState(t, s, "a/2", kvscheduler.Configured)
+	sb.ResetOps()
+	mustSet(t, s, "a/1", nil)
+	wantOps(t, sb, "delete a/1")
+	wantState(t, s, "a/2", kvscheduler.Configured)
+}
+
+// TestOrderingOnlyRecreateWaits: a dependent that exists although what it
+// is ordered after went, deleted behind the scheduler's back, is created
+// again only once that value is back: ordering still gates creation.
+func TestOrderingOnlyRecreateWaits(t *testing.T) {
+	s, sb := kindSched(t)
+	mustSet(t, s, "a/db", "v", "a/app", "v|~a/db")
+	mustSet(t, s, "a/db", nil)
+	sb.Remove("a/app")
+	sb.ResetOps()
+	resync(t, s, kvscheduler.DownstreamResync)
+	wantOps(t, sb)
+	wantState(t, s, "a/app", kvscheduler.Pending)
+	mustSet(t, s, "a/db", "v")
+	wantOps(t, sb, "create a/db", "create a/app")
+}
+
+// TestMixedKinds: a value that Requires one value and is ordered after
+// another stays while only the second is gone, goes when the first goes,
+// and is created again only once both are back.
+func TestMixedKinds(t *testing.T) {
+	s, sb := kindSched(t)
+	mustSet(t, s, "a/req", "v", "a/ord", "v", "a/app", "v|a/req,~a/ord")
+	mustSet(t, s, "a/ord", nil)
+	wantState(t, s, "a/app", kvscheduler.Configured)
+	sb.ResetOps()
+	mustSet(t, s, "a/req", nil)
+	wantOps(t, sb, "delete a/app", "delete a/req")
+	mustSet(t, s, "a/req", "v")
+	wantOps(t, sb, "create a/req")
+	wantState(t, s, "a/app", kvscheduler.Pending)
+	mustSet(t, s, "a/ord", "v")
+	wantOps(t, sb, "create a/ord", "create a/app")
+}
