@@ -75,7 +75,12 @@ func orderDeletes(vs []txnValue) {
 		return
 	}
 	dels := vs[:end]
-	// after[i]: the deletes that must run before dels[i] (its dependents).
+	index := make(map[string]int, end)
+	for i := range dels {
+		index[dels[i].key] = i
+	}
+	// after[j]: the deletes that must run before dels[j] (its dependents).
+	// A dependency on one key is looked up; only any-of dependencies scan.
 	after := make([][]int, end)
 	for i := range dels {
 		m := dels[i].n
@@ -83,6 +88,12 @@ func orderDeletes(vs []txnValue) {
 			continue
 		}
 		for _, dep := range m.deps {
+			if dep.Key != "" {
+				if j, ok := index[dep.Key]; ok && j != i && dels[j].n != nil {
+					after[j] = append(after[j], i)
+				}
+				continue
+			}
 			for j := range dels {
 				if j != i && dels[j].n != nil && dep.matchesKey(dels[j].key) {
 					after[j] = append(after[j], i)
