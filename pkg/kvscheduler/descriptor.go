@@ -145,9 +145,16 @@ type Descriptor struct {
 	UpdateWithRecreate func(key string, oldValue, newValue any, metadata any) bool
 	// Retrieve reads the values of this descriptor from the southbound:
 	// base values only. The scheduler derives their derived values
-	// (DerivedValues) as it does for requested values; a derived value is
-	// known from its base's read unless its own descriptor has Retrieve,
-	// whose read then tells whether it exists. correlate helps the
+	// (DerivedValues) as it does for requested values. Whether a derived
+	// value exists is told by one read: that of its own descriptor (the
+	// one whose KeySelector claims its key) when that is not its base's
+	// descriptor and has Retrieve; it then reads the value as any other
+	// (not reported: gone; reported with another value: changed).
+	// Otherwise, and in particular when the base's descriptor claims its
+	// own derived keys (the VPP-Agent's setup), the derived value exists
+	// as the base's read derives it: a derived value that Retrieve
+	// returns too is the same value, and one it leaves out is not gone
+	// for that. correlate helps the
 	// descriptor recognise the values (e.g. to fill defaults): in a full
 	// resync that is the scheduler's first resync of any type, the values
 	// the transaction requests (no metadata); otherwise the values the

@@ -137,8 +137,10 @@ func (h *harness) lose(k string) {
 
 // found forgets the losses a resync read back: all of them, or those of
 // the keys it was scoped to (with their derived values). A derived key a
-// scoped resync names is read only if a descriptor returns derived values
-// (otherwise it exists as its base does, as far as the scheduler knows).
+// scoped resync names is read only if its own descriptor, not its base's,
+// has Retrieve (otherwise it exists as its base does, as far as the
+// scheduler knows: the base's Retrieve returns base values, and derived
+// values it returns too are not believed gone when it leaves them out).
 func (h *harness) found(sc scenario, tx rtxn) {
 	if tx.Resync == kvscheduler.NoResync || tx.Resync == kvscheduler.UpstreamResync {
 		return
@@ -147,7 +149,7 @@ func (h *harness) found(sc scenario, tx rtxn) {
 		clear(h.lost)
 		return
 	}
-	derivedRead := sc.ClaimDerived && sc.RetrieveDerived || !sc.ClaimDerived && !sc.NoDerivedRetrieve
+	derivedRead := !sc.ClaimDerived && !sc.NoDerivedRetrieve
 	for _, k := range tx.Keys {
 		if baseOf(k) != "" && !derivedRead {
 			continue

@@ -82,8 +82,39 @@ func (s *Scheduler) refreshFailed(w *walker) {
 }
 
 // readBack reads the values of keys, one call per descriptor, and records
-// what it finds; it returns the configured values found missing.
+// what it finds; it returns the configured values found missing. The
+// derived values the values read derive, whose own descriptors read them
+// (readsItself), are read next, as a full resync reads them: a base found
+// is not taken to hold them, nor to lack them, without their read.
 func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor, error), announce bool) []string {
+	var missing []string
+	done := make(map[string]bool, len(keys))
+	s.readSince = s.readGen + 1
+	for round := 0; len(keys) > 0 && round < 64; round++ {
+		for _, k := range keys {
+			done[k] = true
+		}
+		missing = append(missing, s.readBackOnce(w, keys, onErr, announce)...)
+		var next []string
+		for _, k := range keys {
+			n := s.g.nodes[k]
+			if n == nil {
+				continue
+			}
+			for _, dk := range n.derived {
+				if c := s.g.nodes[dk]; c != nil && !done[dk] && c.base == k && s.readsItself(c) {
+					next = append(next, dk)
+				}
+			}
+		}
+		keys = next
+	}
+	return missing
+}
+
+// readBackOnce reads the values of keys, one call per descriptor (see
+// readBack).
+func (s *Scheduler) readBackOnce(w *walker, keys []string, onErr func(*regDescriptor, error), announce bool) []string {
 	byDesc := map[*regDescriptor][]string{}
 	for _, k := range keys {
 		d, err := s.reg.owner(k)
@@ -101,7 +132,6 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 		return nil
 	}
 	var missing []string
-	s.readSince = s.readGen + 1
 	for _, desc := range order {
 		d := s.reg.byName[desc.Name]
 		ks := byDesc[d]
@@ -130,9 +160,9 @@ func (s *Scheduler) readBack(w *walker, keys []string, onErr func(*regDescriptor
 			if n == nil || n.d != d || n.readGen >= s.readSince {
 				continue // reported (by any read of this read-back)
 			}
-			if n.base != "" && d.RetrieveKeys == nil {
-				// Retrieve returns base values: a derived value it leaves
-				// out exists as its base does.
+			if n.base != "" && !s.readsItself(n) {
+				// Its base's descriptor returns base values: a derived
+				// value it leaves out exists as its base does.
 				continue
 			}
 			if announce {

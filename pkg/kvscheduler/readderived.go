@@ -69,35 +69,58 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 }
 
 // derivedRead records derived value c of b, as b's value read derives it,
-// and returns its node.
+// and returns its node. Whether the southbound holds it is the rule of
+// Descriptor.Retrieve: a derived value whose key a descriptor other than
+// its base's claims, one with Retrieve, is read by that descriptor like
+// any value (readsItself); any other exists as its base's read derives
+// it, unless the scheduler knows better.
 func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMarks) *node {
 	cn := s.g.nodes[c.Key]
-	// Reported by this read itself: the read says what
-	// the southbound holds.
+	// Reported by this read itself, or by its own descriptor's read of
+	// this refresh: the read says what the southbound holds.
 	read := cn != nil && seen.hasNode(cn)
+	readOwn := cn != nil && cn.readGen >= s.readSince
+	// It does not exist (it waits, or its create failed) or an operation
+	// on it failed (the southbound holds what was there before).
 	known := cn != nil && (!cn.exists() || cn.blocked)
 	if cn == nil {
 		cn = s.newNode(c.Key)
 	}
 	if cn.base != b.key || cn.origin != b.origin {
 		s.dirty(cn) // its status names its base
+		if cn.base == "" && cn.last == nil && readOwn {
+			// Read as a base value (its descriptor read before the
+			// base's): it is the base's derived value.
+			cn.want, cn.state = nil, NonExistent
+		}
 		cn.base, cn.origin = b.key, b.origin
 	}
-	seen.add(cn)
-	// A derived value exists with its base, whatever
-	// descriptor claims it, unless the read reported it
-	// itself or the scheduler knows better: it does not
-	// exist (it waits, or its create failed) or an
-	// operation on it failed (the southbound holds what
-	// was there before).
-	if !read && !known {
-		s.found(w, cn, c.Value)
+	// A value read by its own descriptor is what that read, before or
+	// after this one, says.
+	if !s.readsItself(cn) {
+		seen.add(cn)
+		if !read && !known {
+			s.found(w, cn, c.Value)
+		}
 	}
-	if cn.want == nil && cn.state == NonExistent {
+	if cn.exists() && cn.want == nil && cn.state == NonExistent {
 		cn.state = Discovered
 		if cn.origin == FromSB {
 			cn.want, cn.state = c.Value, Obtained
 		}
 	}
 	return cn
+}
+
+// readsItself tells whether derived value n is read by its own
+// descriptor: one with Retrieve that is not its base's. Its read then says
+// whether the southbound holds it, as for any value; a derived value its
+// base's own descriptor claims (the VPP-Agent's setup, whose Retrieve
+// returns base values) exists as its base's read derives it.
+func (s *Scheduler) readsItself(n *node) bool {
+	if n.base == "" || n.d == nil || n.d.Retrieve == nil || n.dErr() != nil {
+		return false
+	}
+	b := s.g.nodes[n.base]
+	return b == nil || b.d != n.d
 }

@@ -79,10 +79,11 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 		for _, n := range byDesc[d] {
-			// A derived value exists as its base does (Retrieve returns
-			// base values): one its descriptor does not report is
-			// not gone for that.
-			if !seen.hasNode(n) && s.g.has(n) && n.base == "" {
+			// A derived value its base's descriptor claims exists as its
+			// base does (Retrieve returns base values): one that read does
+			// not report is not gone for that; one read by its own
+			// descriptor is (see readsItself).
+			if !seen.hasNode(n) && s.g.has(n) && (n.base == "" || s.readsItself(n)) {
 				missing = s.unreported(w, n, missing)
 			}
 		}
