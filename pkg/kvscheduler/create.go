@@ -68,7 +68,8 @@ func (w *walker) okState(n *node) ValueState {
 }
 
 // check rejects a value the scheduler cannot apply: no descriptor, a key
-// claimed twice, a descriptor that cannot create, a failed validation.
+// claimed twice, a descriptor that cannot create, derived values that
+// cannot be (see derivationErr), a failed validation.
 func (w *walker) check(n *node) (ValueState, error, []string) {
 	switch {
 	case n.dErr() != nil:
@@ -82,7 +83,11 @@ func (w *walker) check(n *node) (ValueState, error, []string) {
 		return 0, nil, nil
 	case n.d.Create == nil:
 		return Invalid, fmt.Errorf("kvscheduler: descriptor %q cannot create values", n.d.Name), nil
-	case n.d.Validate == nil:
+	}
+	if err := w.derivationErr(n); err != nil {
+		return Invalid, err, nil
+	}
+	if n.d.Validate == nil {
 		return 0, nil, nil
 	}
 	err := guard(func() error { return n.d.Validate(n.key, n.want) })

@@ -280,3 +280,14 @@ func (w *walker) resume() {
 		w.drain(n.key)
 	}
 }
+
+// bound is how many frames a walk may run before it is cut: in proportion
+// to the values in the graph, read at every step because the walk grows
+// the graph as it creates derived values; tests may set a bound of their
+// own.
+func (w *walker) bound() int {
+	if b := w.s.walkBound.Load(); b > 0 {
+		return int(b)
+	}
+	return 64 * (len(w.g.nodes) + 64)
+}

@@ -10,24 +10,27 @@ import (
 // read (their own descriptors, if any, do not retrieve them); values
 // the base no longer derives are gone. A value derived again within
 // the same read (derived values that derive each other, a descriptor
-// bug) is skipped, and the read is bounded as the walk is.
+// bug) is skipped, and derived values are read to a depth of
+// maxDerivedDepth.
 // The stack and the keys are buffers reused from one value to the
 // next (a resync reads every value).
 func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 	stack := append(s.readStack[:0], n)
-	defer func() { clear(stack[:cap(stack)]); s.readStack = stack[:0] }()
+	depths := append(s.readDepths[:0], 0)
+	defer func() {
+		clear(stack[:cap(stack)])
+		s.readStack, s.readDepths = stack[:0], depths[:0]
+	}()
 	var visited keySet
 	visited.add(n.key)
-	budget := 64 * (len(s.g.nodes) + 64)
 	for len(stack) > 0 {
-		if budget--; budget < 0 {
-			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; %d not read", n.key, len(stack)))
-			break
-		}
-		b := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+		b, depth := stack[len(stack)-1], depths[len(depths)-1]
+		stack, depths = stack[:len(stack)-1], depths[:len(depths)-1]
 		keys := s.readKeys[:0]
-		if b.d != nil && b.d.DerivedValues != nil {
+		if depth == maxDerivedDepth && b.d != nil && b.d.DerivedValues != nil {
+			// A descriptor that derives without end (see derivationErr).
+			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; not read past %s", n.key, b.key))
+		} else if b.d != nil && b.d.DerivedValues != nil {
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
@@ -37,7 +40,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 					visited.add(c.Key)
 					cn := s.derivedRead(w, b, c, seen)
 					keys = append(keys, c.Key)
-					stack = append(stack, cn)
+					stack, depths = append(stack, cn), append(depths, depth+1)
 				}
 			}
 		}

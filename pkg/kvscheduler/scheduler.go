@@ -50,9 +50,10 @@ type Scheduler struct {
 	// value reported by any read of it is told from one not reported.
 	readGen   uint64
 	readSince uint64
-	// readStack and readKeys are buffers of refreshValue.
-	readStack []*node
-	readKeys  []string
+	// readStack, readDepths and readKeys are buffers of refreshValue.
+	readStack  []*node
+	readDepths []int
+	readKeys   []string
 	// resume holds what a transaction stopped by its context left undone.
 	resume map[*node]resumeKind
 

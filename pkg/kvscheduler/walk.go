@@ -158,24 +158,21 @@ func (w *walker) run(f frame) {
 
 // drain runs the frames on the stack.
 func (w *walker) drain(from string) {
-	// Every frame applies or checks one value; a walk that exceeds this
-	// bound is a bug, reported rather than left to spin.
-	budget := 64 * (len(w.g.nodes) + 64)
-	if b := w.s.walkBound.Load(); b > 0 {
-		budget = int(b)
-	}
+	// Every frame applies or checks one value; a walk that exceeds its
+	// bound (see bound) is a bug, reported rather than left to spin.
+	steps := 0
 	for len(w.stack) > 0 || len(w.deferred) > 0 {
 		if len(w.stack) == 0 {
 			w.flushDeferred()
 		}
-		if budget--; budget < 0 {
+		if steps++; steps > w.bound() {
 			w.cut(from)
 			break
 		}
 		f := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
 		if f.kind == fDepUpdate && f.tok != f.n.recheckTok {
-			budget++ // superseded (see pushRecheck): no work
+			steps-- // superseded (see pushRecheck): no work
 			continue
 		}
 		switch f.kind {

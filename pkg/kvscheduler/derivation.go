@@ -1,0 +1,66 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// maxDerivedDepth bounds a chain of derived values of derived values: a
+// deeper one is a descriptor that derives without end (each derived
+// value deriving the next), which would otherwise grow the graph until
+// the process runs out of memory.
+const maxDerivedDepth = 32
+
+// derivationErr tells why the derived values of n's wanted value cannot
+// be applied, nil if they can. A key is one value: derived once by its
+// base, not both requested and derived, and not derived by a value that
+// derives from it (a cycle); a chain of derived values has an end. Such a
+// value is a descriptor's bug; it is INVALID, so that the transaction
+// that requests it fails with an error that names it, rather than delete
+// a value still wanted or derive for ever.
+func (w *walker) derivationErr(n *node) error {
+	if n.d == nil || n.d.DerivedValues == nil {
+		return nil
+	}
+	derived := w.derivedOf(n)
+	if len(derived) == 0 {
+		return nil
+	}
+	var up [maxDerivedDepth]string // the bases of n, nearest first
+	depth := 0
+	for b := n; b.base != ""; depth++ {
+		if depth == maxDerivedDepth {
+			return fmt.Errorf("kvscheduler: %s: derived values nested deeper than %d (a descriptor that derives without end)", n.key, maxDerivedDepth)
+		}
+		up[depth] = b.base
+		if b = w.g.nodes[b.base]; b == nil {
+			depth++
+			break
+		}
+	}
+	for i, kv := range derived {
+		switch {
+		case i > 0 && derived[i-1].Key == kv.Key:
+			return fmt.Errorf("kvscheduler: %s derives %s twice", n.key, kv.Key)
+		case slices.Contains(up[:depth], kv.Key):
+			return fmt.Errorf("kvscheduler: %s derives %s, which it derives from", n.key, kv.Key)
+		}
+		c := w.g.nodes[kv.Key]
+		switch {
+		case c == nil || c.base == n.key:
+		case c.base == "" && c.last != nil && c.last.value != nil:
+			return fmt.Errorf("kvscheduler: %s derives %s, which the northbound requests", n.key, kv.Key)
+		case c.base != "" && w.derivedBy(c):
+			return fmt.Errorf("kvscheduler: %s derives %s, which %s derives", n.key, kv.Key, c.base)
+		}
+	}
+	return nil
+}
+
+// derivedBy tells whether derived value c is still its base's: the base
+// is wanted and lists it (it derives it, or it is left over from a failed
+// delete).
+func (w *walker) derivedBy(c *node) bool {
+	b := w.g.nodes[c.base]
+	return b != nil && (b.want != nil || b.exists()) && slices.Contains(b.derived, c.key)
+}
