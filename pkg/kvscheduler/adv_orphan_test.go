@@ -16,7 +16,6 @@ import (
 // "sent to watchers only"; further resyncs change nothing.
 
 func TestAdvFullResyncDeletesDerivedValuesOfALostUnwantedBase(t *testing.T) {
-	advOpen(t, "derived values left in the southbound by a lost base that the northbound no longer wants are never deleted by a full resync: they stay CONFIGURED, and the base stays REMOVED")
 	for _, tc := range []struct {
 		name     string
 		prefixes []string
@@ -59,7 +58,6 @@ func TestAdvFullResyncDeletesDerivedValuesOfALostUnwantedBase(t *testing.T) {
 }
 
 func TestAdvDerivedValueOfALostObtainedBaseIsNotReportedRemoved(t *testing.T) {
-	advOpen(t, "the southbound's own base lost while its derived value stays: a full resync reports both REMOVED for good (a state sent to watchers only) while the derived value is still in the southbound and in the SB view")
 	ctx := context.Background()
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})

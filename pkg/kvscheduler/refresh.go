@@ -141,7 +141,10 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 	s.found(w, n, kv.Value)
 	s.setMetadata(n, kv.Metadata)
-	if n.want == nil && n.last == nil && n.base == "" {
+	s.orphaned(n)
+	// A base value nobody requested, or a derived value read by its own
+	// descriptor that nothing knew of: the southbound's, or found.
+	if n.want == nil && n.last == nil && (n.base == "" || n.state == NonExistent || n.state == Removed) {
 		if n.origin == FromSB {
 			n.want, n.state = kv.Value, Obtained
 		} else {
@@ -200,6 +203,13 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 			}
 		}
 	}
+	for _, m := range order {
+		for _, k := range m.derived {
+			if c := s.g.nodes[k]; c != nil && c.base == m.key && !seen[c] {
+				defer s.orphaned(c) // reported by a read: it stays
+			}
+		}
+	}
 	for _, m := range slices.Backward(order) {
 		s.goneOne(w, m, recheck)
 		if !recheck {
@@ -214,6 +224,26 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 	for _, m := range order {
 		w.releaseWaiters(m)
 	}
+}
+
+// orphaned makes derived value n, which a read found in the southbound
+// while its base is not there, the southbound's own value (OBTAINED, with
+// no base) when the southbound owns it: nothing derives it any more, and
+// the scheduler never removes the southbound's values. Its base's node is
+// no longer kept for it. A base read again derives it again.
+func (s *Scheduler) orphaned(n *node) {
+	if n.base == "" || n.origin != FromSB || !n.exists() {
+		return
+	}
+	b := s.g.nodes[n.base]
+	if b != nil && b.exists() {
+		return
+	}
+	if b != nil {
+		s.dirty(b)
+	}
+	n.base, n.want, n.state = "", n.sb, Obtained
+	s.dirty(n)
 }
 
 func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
