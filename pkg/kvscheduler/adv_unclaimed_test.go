@@ -17,7 +17,6 @@ import (
 // never said the value went.
 
 func TestAdvRequestingANotifiedUnclaimedKeyKeepsItsDependents(t *testing.T) {
-	advOpen(t, "the northbound requesting, then withdrawing, a key no descriptor claims, that the southbound notified as existing, deletes its dependent y/1 and leaves it PENDING for good: the notified value is forgotten although the southbound never retracted it")
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})
 	register(t, s, withDeps(sb.Descriptor("y", "y/")))

@@ -51,17 +51,28 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 
 // notify applies a change the southbound made on its own. Notifications
 // for values the northbound manages are ignored, as in the reference: the
-// scheduler's view of those comes from its own operations and resyncs.
+// scheduler's view of those comes from its own operations and resyncs. A
+// key no descriptor claims is not managed by the northbound even when
+// requested (nothing applies the request): the southbound says what it
+// holds.
 func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
-	if n := s.g.nodes[kv.Key]; n != nil && n.origin == FromNB && (n.want != nil || n.last != nil || n.exists()) {
+	n := s.g.nodes[kv.Key]
+	unclaimed := n != nil && n.d == nil && n.base == "" && n.dErr() == nil && n.origin == FromNB && n.last != nil
+	if n != nil && n.origin == FromNB && (n.want != nil || n.last != nil || n.exists()) && !unclaimed {
 		return nil, nil
 	}
 	rec := s.newRecord(SBNotification)
 	rec.Values = []KeyValuePair{{Key: kv.Key, Value: kv.Value}}
 	w := s.newWalker(rec, nil)
 	w.setApplied(kv.Key)
-	w.run(frame{kind: fApply, key: kv.Key, value: kv.Value, origin: FromSB,
-		last: &update{value: kv.Value, seq: rec.SeqNum}})
+	if unclaimed {
+		// Requested by the northbound, which cannot apply it: the
+		// southbound says what is held (see unclaimed.go).
+		w.notifiedUnclaimed(n, kv.Value)
+	} else {
+		w.run(frame{kind: fApply, key: kv.Key, value: kv.Value, origin: FromSB,
+			last: &update{value: kv.Value, seq: rec.SeqNum}})
+	}
 	if n := s.g.nodes[kv.Key]; n != nil && n.exists() {
 		s.setMetadata(n, kv.Metadata)
 	}

@@ -232,6 +232,9 @@ func (w *walker) applyValue(f frame) {
 			n.resetAttempts()
 		}
 	}
+	if f.last != nil && f.origin == FromNB && w.unclaimedRequest(n, f.value) {
+		return
+	}
 	if (n.want == nil) != (f.value == nil) {
 		w.availChanged(n, false) // any-of dependents list the values that wait
 	}
