@@ -30,6 +30,11 @@ func (w *walker) create(n *node, recreate bool) {
 		w.dropStrayDerived(n)
 		return
 	}
+	derived := w.derivedOf(n)
+	if err := w.derivationErr(n, derived); err != nil {
+		w.reject(n, Invalid, err, nil, ro)
+		return
+	}
 	if !n.implicit() {
 		if w.hold(n, OpCreate, ro) {
 			return
@@ -55,7 +60,6 @@ func (w *walker) create(n *node, recreate bool) {
 		w.cycleMade = append(w.cycleMade, n)
 	}
 	w.record(n, ro)
-	derived := w.derivedOf(n)
 	w.pushDerived(n, derived)
 	w.availChanged(n, true)
 }
@@ -68,8 +72,9 @@ func (w *walker) okState(n *node) ValueState {
 }
 
 // check rejects a value the scheduler cannot apply: no descriptor, a key
-// claimed twice, a descriptor that cannot create, derived values that
-// cannot be (see derivationErr), a failed validation.
+// claimed twice, a descriptor that cannot create, a failed validation.
+// (Derived values that cannot be are checked once the value is ready, see
+// derivationErr.)
 func (w *walker) check(n *node) (ValueState, error, []string) {
 	switch {
 	case n.dErr() != nil:
@@ -83,11 +88,7 @@ func (w *walker) check(n *node) (ValueState, error, []string) {
 		return 0, nil, nil
 	case n.d.Create == nil:
 		return Invalid, fmt.Errorf("kvscheduler: descriptor %q cannot create values", n.d.Name), nil
-	}
-	if err := w.derivationErr(n); err != nil {
-		return Invalid, err, nil
-	}
-	if n.d.Validate == nil {
+	case n.d.Validate == nil:
 		return 0, nil, nil
 	}
 	err := guard(func() error { return n.d.Validate(n.key, n.want) })

@@ -18,11 +18,8 @@ const maxDerivedDepth = 32
 // value is a descriptor's bug; it is INVALID, so that the transaction
 // that requests it fails with an error that names it, rather than delete
 // a value still wanted or derive for ever.
-func (w *walker) derivationErr(n *node) error {
-	if n.d == nil || n.d.DerivedValues == nil {
-		return nil
-	}
-	derived := w.derivedOf(n)
+// derived are n's derived values (derivedOf), asked once per walk of n.
+func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 	if len(derived) == 0 {
 		return nil
 	}
@@ -63,4 +60,24 @@ func (w *walker) derivationErr(n *node) error {
 func (w *walker) derivedBy(c *node) bool {
 	b := w.g.nodes[c.base]
 	return b != nil && (b.want != nil || b.exists()) && slices.Contains(b.derived, c.key)
+}
+
+// refuseDerivedKey refuses a northbound request of n, a derived value its
+// base still derives: a key is one value, and n is its base's (taken
+// over, it would be deleted with its base while requested, or left there
+// for ever). A request to set it fails, naming the base; a request to
+// delete it has nothing of the northbound's to delete. The derived value
+// stays as it is.
+func (w *walker) refuseDerivedKey(n *node, value any) {
+	if value == nil {
+		return
+	}
+	err := fmt.Errorf("kvscheduler: %s is derived from %s; the northbound cannot request it", n.key, n.base)
+	ro := w.newOp(OpUpdate, n)
+	ro.NewValue, ro.NOOP, ro.Err = value, true, err
+	w.record(n, ro)
+	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: OpUpdate, Err: err})
+	if w.isApplied(n.key) {
+		w.topErr = true
+	}
 }

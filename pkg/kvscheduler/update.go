@@ -34,6 +34,13 @@ func (w *walker) update(n *node) {
 		return
 	}
 	derived := w.derivedOf(n)
+	if err := w.derivationErr(n, derived); err != nil {
+		// As an invalid value: the old value goes, the new one waits.
+		n.state, n.err = Invalid, err
+		w.invalidated(n)
+		w.delete(n, delInvalid, false)
+		return
+	}
 	// While its obsolete derived values go, the value is judged by what
 	// its new value needs (as the reference, whose node holds the new
 	// value by then): their deletes must not take it down for what only

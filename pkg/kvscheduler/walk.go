@@ -206,6 +206,10 @@ func (w *walker) applyValue(f frame) {
 		}
 		n = w.s.newNode(f.key)
 	}
+	if f.last != nil && f.base == "" && f.origin == FromNB && n.base != "" && w.derivedBy(n) {
+		w.refuseDerivedKey(n, f.value)
+		return
+	}
 	if f.last != nil {
 		n.last = f.last // requested, even if not applied now: its retry applies it
 	}
