@@ -254,6 +254,10 @@ func (e *Elector) lead(ctx, leadCtx context.Context, fn func(context.Context) er
 	stopLead := context.AfterFunc(leadCtx, func() { cancel(ErrLeaseLost) })
 	defer stopLead()
 	go e.watchDeadline(work, cancel)
+	// Passes begun from here on are this term's; those still running once
+	// fn returned outlived it, and their writes stay refused (passes.go).
+	e.passes.beginTerm()
+	defer e.passes.endTerm()
 
 	log := e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("identity", e.o.identity)
 	log.Info("leader: leading")

@@ -16,10 +16,18 @@ type NotLeaderError struct {
 	Method, URL string
 	// Identity is the refusing replica's.
 	Identity string
+	// StaleTerm is true when the replica leads, but a handler that began
+	// in an earlier term of it, and outlived that term, still handles the
+	// object written: the write may be that handler's, which acts on what
+	// it read in a term that is over.
+	StaleTerm bool
 }
 
-// Error says which request was refused.
+// Error says which request was refused, and why.
 func (e *NotLeaderError) Error() string {
+	if e.StaleTerm {
+		return fmt.Sprintf("leader: %s %s refused: a handler of an ended term of %s still handles the object", e.Method, e.URL, e.Identity)
+	}
 	return fmt.Sprintf("leader: %s %s refused: %s does not hold the lease", e.Method, e.URL, e.Identity)
 }
 
@@ -41,6 +49,10 @@ func (e *NotLeaderError) Error() string {
 //     returned), unless it carries one of its own, so that a write that
 //     sat in the network past the term fails with a conflict once anyone
 //     else wrote the object instead of landing after them.
+//   - A write of an object that a handler begun in an earlier term is
+//     still handling (it outlived that term's stop grace period) fails
+//     with a *NotLeaderError whose StaleTerm is set, even once e leads
+//     again: that handler acts on what it read in a term that is over.
 //
 // Build the factories and clients of the work that fn runs from it. Reads
 // and watches go through, so informers stay warm on standbys. The lease's
@@ -83,9 +95,16 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		ctx, cancel = context.WithDeadline(req.Context(), until)
 		req = req.WithContext(ctx)
 	}
-	rv, conditional := "", false
+	rv, conditional, stale := "", false, false
 	if write && t.obj.Name != "" {
-		rv, conditional = f.e.passes.expected(t.obj)
+		rv, conditional, stale = f.e.passes.expected(t.obj)
+	}
+	if stale {
+		cancelIf(cancel)
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: true}
 	}
 	if conditional {
 		r, err := withPrecondition(req, rv)

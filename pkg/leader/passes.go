@@ -23,14 +23,38 @@ import (
 // conflict, and is retried (safe); a slow pass given an older copy never
 // has its write land over a change it did not see because another
 // factory's pass saw it.
+//
+// Each pass records the term it began in. A pass that outlived its term
+// (a handler past the stop grace period) acts on what it read in a term
+// that is over, even when its replica leads again: writes of its object
+// are refused from the end of its term on (see stale).
 type passTable struct {
 	mu      sync.Mutex
 	handled map[controller.ObjectRef][]*pass
+	// term numbers the term under way (0 between terms); last is the
+	// number of the latest term begun.
+	term, last uint64
 }
 
 // pass is one pass over an object under way.
 type pass struct {
 	resourceVersion string
+	term            uint64 // the term it began in (0: none)
+}
+
+// beginTerm numbers a new term: passes begun from now on belong to it.
+func (t *passTable) beginTerm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last++
+	t.term = t.last
+}
+
+// endTerm ends the term under way: passes of it still running are stale.
+func (t *passTable) endTerm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.term = 0
 }
 
 // Handling records a pass over obj (controller.PassTracker).
@@ -40,7 +64,7 @@ func (t *passTable) Handling(obj controller.ObjectRef, resourceVersion string) f
 	if t.handled == nil {
 		t.handled = map[controller.ObjectRef][]*pass{}
 	}
-	p := &pass{resourceVersion: resourceVersion}
+	p := &pass{resourceVersion: resourceVersion, term: t.term}
 	t.handled[obj] = append(t.handled[obj], p)
 	return func() {
 		t.mu.Lock()
@@ -62,21 +86,26 @@ func (t *passTable) Handling(obj controller.ObjectRef, resourceVersion string) f
 
 // expected returns the resourceVersion writes of obj are conditional on,
 // while a pass over it is under way: the oldest any pass holds (the
-// earliest started one's when versions are not numbers).
-func (t *passTable) expected(obj controller.ObjectRef) (string, bool) {
+// earliest started one's when versions are not numbers). stale is true
+// when a pass over obj began in a term that has ended: the fence cannot
+// tell whose write it is, so it refuses it.
+func (t *passTable) expected(obj controller.ObjectRef) (rv string, conditional, stale bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ps := t.handled[obj]
 	if len(ps) == 0 {
-		return "", false
+		return "", false, false
 	}
-	rv := ps[0].resourceVersion
-	for _, p := range ps[1:] {
+	rv = ps[0].resourceVersion
+	for _, p := range ps {
 		if older(p.resourceVersion, rv) {
 			rv = p.resourceVersion
 		}
+		if p.term == 0 || p.term != t.term {
+			stale = true
+		}
 	}
-	return rv, true
+	return rv, true, stale
 }
 
 // older reports whether resourceVersion a is older than b, when both are

@@ -15,7 +15,7 @@ func TestPassesOfSeveralFactoriesKeepTheOldestPrecondition(t *testing.T) {
 	tbl := &passTable{}
 	want := func(step, rv string) {
 		t.Helper()
-		got, ok := tbl.expected(obj)
+		got, ok, _ := tbl.expected(obj)
 		if rv == "" {
 			if ok {
 				t.Fatalf("%s: writes conditional on %q, want unconditional", step, got)
@@ -45,4 +45,35 @@ func TestPassesOfSeveralFactoriesKeepTheOldestPrecondition(t *testing.T) {
 	same()
 	slow()
 	want("no pass", "")
+}
+
+// TestPassOfAnEndedTermIsStale: a pass that began in a term that has
+// ended makes writes of its object stale, in the next term too, until it
+// ends; a pass of the term under way does not.
+func TestPassOfAnEndedTermIsStale(t *testing.T) {
+	obj := controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}
+	tbl := &passTable{}
+	stale := func() bool {
+		_, _, s := tbl.expected(obj)
+		return s
+	}
+	tbl.beginTerm()
+	old := tbl.Handling(obj, "10")
+	if stale() {
+		t.Fatal("a pass of the term under way is stale")
+	}
+	tbl.endTerm()
+	if !stale() {
+		t.Fatal("a pass that outlived its term is not stale")
+	}
+	tbl.beginTerm()
+	if !stale() {
+		t.Fatal("a pass of the last term is not stale in the next")
+	}
+	old()
+	done := tbl.Handling(obj, "11")
+	if stale() {
+		t.Fatal("a pass of the new term is stale once the old pass ended")
+	}
+	done()
 }
