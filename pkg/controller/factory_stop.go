@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/lariat-dev/lariat/pkg/cache"
 )
 
 // Run starts the factory's informers and controllers with ctx (see Start),
@@ -16,9 +18,16 @@ import (
 //		return f.Run(ctx, 2)
 //	})
 //
-// If Start fails while ctx is live (a kind that cannot sync included), Run
-// stops what it started, waits for it the same way, and returns Start's
-// error; a ctx that ended is no error. Handlers
+// A kind that does not sync within the sync timeout (its CRD is missing,
+// RBAC forbids listing it) does not end the run: it is logged at warning
+// level by name, with its last list error, and its informer keeps trying;
+// its controller starts once it synced, while the other kinds run (their
+// handlers get a *cache.NotSyncedError, never NotFound, from its cache).
+// Ending the run for it would end a leader's or member's term, hand the
+// work to a replica that cannot list the kind either, and stop every
+// kind that works. If Start fails otherwise while ctx is live, Run stops
+// what it started, waits for it the same way, and returns Start's error;
+// a ctx that ended is no error. Handlers
 // still running after the stop grace period (StopGrace) make Run return a
 // *StillRunningError naming them (errors.Is(err, ErrStillRunning)), on
 // which pkg/leader and pkg/shard keep their Lease instead of releasing it.
@@ -26,6 +35,11 @@ func (f *SharedControllerFactory) Run(ctx context.Context, defaultWorkers int) e
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := f.Start(runCtx, defaultWorkers)
+	var unsynced *cache.SyncError
+	if errors.As(err, &unsynced) && ctx.Err() == nil {
+		f.log.WithError(err).Warn("controller: kinds not synced yet; they keep being listed, and their controllers start once they have synced")
+		err = nil
+	}
 	if err == nil {
 		<-ctx.Done()
 	}
