@@ -55,6 +55,9 @@ func (m *Member) Gate(cfg *rest.Config, gvk schema.GroupVersionKind) controller.
 // reaches neither this gate nor the handlers, and an object that moved
 // away is refused here once, which makes the member forget it.
 func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) (bool, error) {
+	if err := g.lingers(key); err != nil {
+		return false, err
+	}
 	if obj != nil {
 		o, err := meta.Accessor(obj)
 		if err != nil {
@@ -90,6 +93,29 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 	// deliver it, and the next pass decides with it): either way not a
 	// deletion, and nothing for the handlers now.
 	return false, nil
+}
+
+// lingers returns a quiet retry while a handler of an earlier term of the
+// member's Join still handles key's object: the pass waits until it
+// returned (see lingering.go).
+func (g *memberGate) lingers(key string) error {
+	if g.m.lingering == nil || !g.m.lingering.anyElsewhere(g.m) {
+		return nil // the usual case: no earlier term's handler runs
+	}
+	c, err := g.clients.forKind(g.gvk)
+	if err != nil {
+		return err
+	}
+	ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	gvr := c.GroupVersionResource()
+	obj := controller.ObjectRef{Group: gvr.Group, Resource: gvr.Resource, Namespace: ns, Name: name}
+	if !g.m.lingering.busyElsewhere(g.m, obj) {
+		return nil
+	}
+	return controller.RetryQuietly(fmt.Errorf("shard: %s %s: a handler of an earlier term of this replica still handles it", g.gvk.Kind, key))
 }
 
 // acknowledge lets go of a draining object: it removes the assignment and

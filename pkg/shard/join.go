@@ -29,6 +29,12 @@ const leaseDeleteTimeout = 5 * time.Second
 // not started again in the next, unlike a leader's (see leader.Run):
 // its informers select the term's ID, which is dead once the term is over.
 //
+// A term whose handlers outlived its stop grace period is lost while they
+// still run; the next term's gate holds back its passes over an object
+// such a handler still handles (the sharder may move it to the next
+// term's ID once the lost term's Lease expired) until that handler
+// returned, so that one replica never runs two handlers for one object.
+//
 // When a term's membership is lost, Join starts the next term at once; the
 // lost term's Lease, which could not be deleted then, is deleted once the
 // next term holds its own (the API server answers again). Join returns nil
@@ -36,11 +42,13 @@ const leaseDeleteTimeout = 5 * time.Second
 // returned while its term was live, or NewMember's).
 func Join(ctx context.Context, leases coordinationv1client.LeasesGetter, ring Ring, fn func(ctx context.Context, m *Member) error, opts ...leader.Option) error {
 	var stale []*Member // members of lost terms whose Lease is still there
+	l := &lingering{}   // passes of every term, for the next terms' gates
 	for ctx.Err() == nil {
 		m, err := NewMember(leases, ring, opts...)
 		if err != nil {
 			return err
 		}
+		m.lingering = l
 		err = m.Run(ctx, func(ctx context.Context) error {
 			stale = deleteStale(ctx, stale)
 			return fn(ctx, m)

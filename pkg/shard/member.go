@@ -38,6 +38,10 @@ type Member struct {
 	elector  *leader.Elector
 	ran      atomic.Bool
 	metrics  *gateMetrics
+	// lingering, set by Join, holds the passes of the Join's terms still
+	// under way: the gate holds back a pass over an object that a handler
+	// of an earlier term still handles (see lingering.go).
+	lingering *lingering
 }
 
 // ErrMembershipLost is returned (wrapped) by Member.Run when the member

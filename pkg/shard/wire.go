@@ -78,4 +78,7 @@ func (m *Member) ShardControllers(cfg *rest.Config, opts *controller.SharedContr
 	// The handlers' writes of the objects they handle are conditional on
 	// the copy they were given (see leader.Elector.Fence).
 	opts.Passes = m.elector.PassTracker()
+	if m.lingering != nil {
+		opts.Passes = m.lingering.tracker(m, opts.Passes)
+	}
 }
