@@ -2,14 +2,17 @@ package shard
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
+	"time"
 
 	logtest "github.com/sirupsen/logrus/hooks/test"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
 // TestAdvSharderKindThatNeverSyncsIsNamedAndHoldsUpNoOtherKind (adversary,
@@ -19,20 +22,21 @@ import (
 // hostage: their objects are assigned to the live members (their
 // assignment depends on nothing the missing kind holds).
 func TestAdvSharderKindThatNeverSyncsIsNamedAndHoldsUpNoOtherKind(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect: the sharder waits for every ring kind's view before assigning any, and names none; set LARIAT_OPEN_DEFECTS=1")
-	}
 	ring := testRing(t, configMaps, secrets)
 	ns := ring.Namespace
 	kube := clientset()
 	const user = "lariat-test-sharder-unsynced"
-	if _, err := kube.RbacV1().Roles(ns).Create(t.Context(), &rbacv1.Role{
+	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "sharder"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		},
-	}, metav1.CreateOptions{}); err != nil {
+	}
+	if _, err := kube.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Secrets(ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kube.RbacV1().RoleBindings(ns).Create(t.Context(), &rbacv1.RoleBinding{
@@ -48,6 +52,7 @@ func TestAdvSharderKindThatNeverSyncsIsNamedAndHoldsUpNoOtherKind(t *testing.T) 
 	hook := new(logtest.Hook)
 	o := sharderOptions(hook)
 	o.Namespace = ns
+	o.SyncTimeout = time.Second
 	cfg := config()
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	s := newSharder(t, cfg, ring, o)
@@ -78,5 +83,18 @@ func TestAdvSharderKindThatNeverSyncsIsNamedAndHoldsUpNoOtherKind(t *testing.T) 
 			}
 		}
 		return false
+	})
+
+	// Once it may list Secrets, they are assigned too.
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "patch"}})
+	if _, err := kube.RbacV1().Roles(ns).Update(t.Context(), role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, 2*testTimeout, "the Secret assigned once it can be listed", func() bool {
+		sec, err := kube.CoreV1().Secrets(ns).Get(t.Context(), "s1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sec.Labels[AssignmentLabel(ring.Name)] == a.id
 	})
 }

@@ -32,7 +32,9 @@
 // sharder and every member are given the same one. NewSharder builds the
 // ring's sharder; every replica runs it, and the one elected on
 // SharderLeaseName does the work, its writes fenced by that election. It
-// changes nothing while its views are not synced, while its view of the
+// decides on no object of a kind whose view has not synced (a kind it
+// cannot list is named in a warning every SharderOptions.SyncTimeout, and
+// holds up no other kind), changes nothing while its view of the
 // member Leases is broken or being listed again (until the whole list is
 // in its store), or while no member is live, and it moves an
 // object directly only off a member whose expiry a read of its Lease from

@@ -78,6 +78,11 @@ type SharderOptions struct {
 	// Leases (the list, the watch and the reads that confirm a member is
 	// dead). The election's own Lease always goes through cfg.
 	LeaseConfig *rest.Config
+	// SyncTimeout is how long a ring kind the sharder cannot list yet
+	// (CRD missing, RBAC) goes unreported, and how often it is reported
+	// again (DefaultSharderSyncTimeout); the other kinds are assigned
+	// meanwhile.
+	SyncTimeout time.Duration
 }
 
 // Sharder assigns the objects of a ring's kinds to the ring's live members
@@ -131,6 +136,9 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 	}
 	if o.RetryPeriod <= 0 {
 		o.RetryPeriod = leader.DefaultRetryPeriod
+	}
+	if o.SyncTimeout <= 0 {
+		o.SyncTimeout = DefaultSharderSyncTimeout
 	}
 	switch {
 	case o.ClockSkew < 0:

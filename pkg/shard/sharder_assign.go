@@ -41,6 +41,7 @@ type term struct {
 	members   *members
 	drains    *drains
 	gcLeases  kubernetes.Interface // fenced, for the Leases of dead members
+	errs      kindErrors           // each view's last list error (sharder_sync.go)
 }
 
 func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, leases, gcLeases kubernetes.Interface) *term {
@@ -77,6 +78,7 @@ func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, l
 			},
 			DeleteFunc: add,
 		})
+		t.watchErrors(i, inf)
 		t.informers = append(t.informers, inf)
 	}
 	return t
@@ -87,25 +89,33 @@ func ownerRefEqual(a, b metav1.OwnerReference) bool {
 		(a.Controller != nil && *a.Controller) == (b.Controller != nil && *b.Controller)
 }
 
-// run starts the views, waits for them to sync, and runs the workers until
-// ctx ends.
+// run starts the views, waits for the member view to sync, and runs the
+// workers until ctx ends; each kind's objects are decided on once its own
+// view synced.
 func (t *term) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer t.queue.ShutDown()
-	synced := []cache.InformerSynced{t.members.inf.HasSynced}
 	for _, inf := range append([]cache.SharedIndexInformer{t.members.inf}, t.informers...) {
 		wg.Go(func() { inf.RunWithContext(ctx) })
 	}
-	for _, inf := range t.informers {
-		synced = append(synced, inf.HasSynced)
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	// Each kind is decided on once its own view synced: one kind that
+	// cannot be listed holds up no other (sharder_sync.go).
+	if !cache.WaitForCacheSync(ctx.Done(), t.members.inf.HasSynced) {
 		return
 	}
+	for i := range t.informers {
+		wg.Go(func() { t.whenSynced(ctx, i) })
+	}
+	wg.Go(func() { t.reportUnsynced(ctx) })
 	wg.Go(func() { t.members.loop(ctx) })
 	wg.Go(func() { t.reportDrains(ctx) })
-	wg.Go(func() { t.collectLeases(ctx, t.gcLeases.CoordinationV1().Leases(t.s.ring.Namespace)) })
+	wg.Go(func() {
+		// "No object names this dead member" needs every kind's view.
+		if cache.WaitForCacheSync(ctx.Done(), t.allSynced) {
+			t.collectLeases(ctx, t.gcLeases.CoordinationV1().Leases(t.s.ring.Namespace))
+		}
+	})
 	for range t.s.o.Workers {
 		wg.Go(func() {
 			for t.next(ctx) {
@@ -148,6 +158,9 @@ func (t *term) process(ctx context.Context, k objKey) error {
 	v := t.members.view()
 	if v == nil || !v.valid || len(v.live) == 0 {
 		return nil // requeued when the view changes
+	}
+	if !t.informers[k.kind].HasSynced() {
+		return nil // queued again once the kind's view synced (whenSynced)
 	}
 	o, exists, err := t.informers[k.kind].GetStore().GetByKey(k.key)
 	if err != nil {
