@@ -25,16 +25,35 @@ type PassTracker interface {
 	Handling(obj ObjectRef, resourceVersion string) (done func())
 }
 
+// DeletionTracker is a PassTracker that is told of the passes that give
+// the handlers an object's absence (its deletion) as well, which carry no
+// version: what needs to know every pass under way over an object, such
+// as pkg/shard's Join, which keeps a later membership term's handlers off
+// an object a lost term's handler (its deletion's included) still runs for.
+type DeletionTracker interface {
+	PassTracker
+	HandlingDeletion(obj ObjectRef) (done func())
+}
+
 // tracking tells the PassTracker of the pass over key, whose handlers are
 // given obj, and returns what ends it (nil when there is nothing to tell:
-// no tracker, a deletion, a resource not known yet).
+// no tracker, a deletion and a tracker that is no DeletionTracker, a
+// resource not known yet).
 func (c *controller) tracking(key string, obj runtime.Object) func() {
-	if c.opts.Passes == nil || obj == nil || c.opts.Resource == nil {
+	if c.opts.Passes == nil || c.opts.Resource == nil {
 		return nil
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil || m.GetResourceVersion() == "" {
+	deletions, tracksDeletions := c.opts.Passes.(DeletionTracker)
+	if obj == nil && !tracksDeletions {
 		return nil
+	}
+	rv := ""
+	if obj != nil {
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetResourceVersion() == "" {
+			return nil
+		}
+		rv = m.GetResourceVersion()
 	}
 	gr, err := c.opts.Resource()
 	if err != nil {
@@ -44,5 +63,9 @@ func (c *controller) tracking(key string, obj runtime.Object) func() {
 	if err != nil {
 		return nil
 	}
-	return c.opts.Passes.Handling(ObjectRef{Group: gr.Group, Resource: gr.Resource, Namespace: ns, Name: name}, m.GetResourceVersion())
+	ref := ObjectRef{Group: gr.Group, Resource: gr.Resource, Namespace: ns, Name: name}
+	if obj == nil {
+		return deletions.HandlingDeletion(ref)
+	}
+	return c.opts.Passes.Handling(ref, rv)
 }

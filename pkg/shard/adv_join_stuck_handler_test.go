@@ -32,6 +32,22 @@ type joinRun struct {
 // The new term must not run the object's handler while the old term's
 // handler for it still runs: one process, two handlers for one object.
 func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
+	advJoinStuck(t, false)
+}
+
+// TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsDeletion (adversary,
+// issue 24): the same with the lost term's handler stuck in the deletion
+// of the object, which is then created again under the same name and
+// assigned to the next term: the new object's handler must not run while
+// the old one's deletion (which may clean up what is named after it) still
+// runs.
+func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsDeletion(t *testing.T) {
+	advJoinStuck(t, true)
+}
+
+// advJoinStuck runs the scenario with the lost term's handler held in a
+// pass over the object (deletion: in the pass of its deletion).
+func advJoinStuck(t *testing.T, deletion bool) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	kube := controlplanetest.Clientset(cp().Config())
 	key := ns + "/stuck"
@@ -43,6 +59,7 @@ func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
 		ids       []string // each term's member ID
 		runs      []*joinRun
 		returned  int // term functions returned
+		seen      int // passes over the object
 		newBegan  = make(chan struct{})
 		release   = make(chan struct{})
 		beganOnce sync.Once
@@ -76,7 +93,15 @@ func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
 				return err
 			}
 			cms.OnChange(ctx, "stuck", func(k string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-				if k != key || cm == nil {
+				if k != key {
+					return nil, nil
+				}
+				mu.Lock()
+				seen++
+				mu.Unlock()
+				// The subject: the first term's pass over the object (of
+				// its deletion, with deletion), later terms' over a copy.
+				if (term == 1 && (cm == nil) != deletion) || (term != 1 && cm == nil) {
 					return nil, nil
 				}
 				r := &joinRun{term: term, began: time.Now()}
@@ -120,6 +145,16 @@ func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
 	}
 	eventually(t, "the first term", func() bool { return termID(1) != "" })
 	createCM(t, ns, "stuck", termID(1))
+	if deletion {
+		eventually(t, "the first term handling the object", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return seen > 0
+		})
+		if err := kube.CoreV1().ConfigMaps(ns).Delete(t.Context(), "stuck", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	select {
 	case <-first:
 	case <-time.After(timeout):
@@ -143,13 +178,18 @@ func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
 		}
 		return l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > leaseDuration+time.Second
 	})
-	label(t, ns, "stuck", termID(2), false)
+	if deletion {
+		createCM(t, ns, "stuck", termID(2)) // created again, on the new ID
+	} else {
+		label(t, ns, "stuck", termID(2), false)
+	}
 	// With the object on the new ID, the new term either runs it (cutting
 	// the held handler short) or waits for it; the held handler is let go
-	// a lease duration later.
+	// a few lease durations later, time enough for the new term to see the
+	// object even on a loaded machine.
 	select {
 	case <-newBegan:
-	case <-time.After(leaseDuration):
+	case <-time.After(3 * leaseDuration):
 		relOnce.Do(func() { close(release) })
 	}
 	eventually(t, "the second term handling the object", func() bool {
@@ -165,6 +205,9 @@ func TestAdvJoinsNextTermNeverRunsAKeyBesideTheLostTermsHandler(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	old := runs[0]
+	for _, r := range runs {
+		t.Logf("term %d's run: %v to %v", r.term, r.began.Format(time.StampMicro), r.ended.Format(time.StampMicro))
+	}
 	for _, r := range runs[1:] {
 		if r.term != 1 && r.began.Before(old.ended) {
 			t.Errorf("term %d's handler for %s began at %v, before the lost term's handler for it returned at %v (%v of overlap in one process)",

@@ -93,3 +93,11 @@ func (t *lingeringTracker) Handling(obj controller.ObjectRef, resourceVersion st
 		done()
 	}
 }
+
+// HandlingDeletion records a pass that gives the handlers the object's
+// absence (controller.DeletionTracker): only in the Join's table, the
+// Elector's has no version to make writes conditional on.
+func (t *lingeringTracker) HandlingDeletion(obj controller.ObjectRef) func() {
+	t.l.add(obj, t.m)
+	return func() { t.l.remove(obj, t.m) }
+}
