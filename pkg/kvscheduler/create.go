@@ -54,7 +54,7 @@ func (w *walker) create(n *node, recreate bool) {
 	n.avail = true
 	n.state, n.lastOp, n.err = w.okState(n), appliedOp(recreate), nil
 	n.setFields(nil)
-	n.txnSeq, n.txnFail = w.seq, false
+	w.appliedHere(n)
 	n.resetAttempts()
 	if inCycle {
 		w.cycleMade = append(w.cycleMade, n)

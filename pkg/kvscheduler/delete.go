@@ -156,7 +156,8 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 	w.s.unwait(n)
 	w.releaseWaiters(n)
 	w.s.setMetadata(n, nil)
-	n.lastOp, n.txnSeq, n.txnFail = OpDelete, w.seq, false
+	n.lastOp = OpDelete
+	w.appliedHere(n)
 	switch f.reason {
 	case delRemove:
 		n.state, n.err = Removed, nil

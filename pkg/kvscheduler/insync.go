@@ -82,7 +82,7 @@ func (w *walker) skipInSync(n *node, v any) bool {
 			m.lastOp = OpUpdate
 			w.s.dirty(m)
 		}
-		m.txnSeq, m.txnFail = w.seq, false
+		w.appliedHere(m)
 		m.resetAttempts()
 		if e.newDeps {
 			// The same dependencies: indexed as they are.

@@ -49,6 +49,8 @@ type node struct {
 	// A failed operation blocks the value until its want changes, a resync
 	// or its retry (see nodeExtra for the failure).
 	blocked bool
+	// txnFail: its last operation in transaction txnSeq failed (see
+	// walker.failedHere).
 	txnFail bool
 	// dirty is set while the node is listed in the scheduler's dirty
 	// nodes; viewDirty while it is listed for its view only (see

@@ -91,7 +91,7 @@ func markRetrying(s *Scheduler, w *walker) {
 // walk that attempts it again (see clearFailure): the published status
 // still says RETRYING then, unless it failed again in this transaction.
 func (w *walker) prevState(n *node) ValueState {
-	if n.state != Failed || n.txnSeq == w.seq && n.txnFail {
+	if n.state != Failed || w.failedHere(n) {
 		return n.state
 	}
 	if n.blocked && n.retryGen() != 0 || n.published() != nil && n.published().State == Retrying {

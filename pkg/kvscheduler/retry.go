@@ -19,7 +19,7 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 	groups := map[time.Duration][]string{}
 	seen := map[*node]bool{}
 	for _, n := range w.failedNs {
-		if seen[n] || s.g.nodes[n.key] != n || !n.blocked || n.txnSeq != w.seq || !n.txnFail {
+		if seen[n] || s.g.nodes[n.key] != n || !n.blocked || !w.failedHere(n) {
 			continue
 		}
 		seen[n] = true

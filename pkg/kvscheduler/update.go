@@ -142,7 +142,7 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err = w.okState(n), nil
 	n.setFields(nil)
-	n.txnSeq, n.txnFail = w.seq, false
+	w.appliedHere(n)
 	n.resetAttempts()
 	n.lastOp = OpUpdate // even for an equal value, as in the reference
 	// An equal value is recorded only when its state changed, except that

@@ -296,8 +296,14 @@ func (w *walker) depUpdate(n *node) {
 }
 
 // failedHere tells whether n failed in this walk: a value that failed in
-// a transaction is not applied again in it (except by its undo).
+// a transaction is not applied again in it (except by its undo). Only
+// fail sets it; appliedHere, and an attempt of the value again in the
+// same transaction, clear it.
 func (w *walker) failedHere(n *node) bool { return n.txnSeq == w.seq && n.txnFail }
+
+// appliedHere notes that n's operation went through in this walk: it no
+// longer counts as failed here (see failedHere).
+func (w *walker) appliedHere(n *node) { n.txnSeq, n.txnFail = w.seq, false }
 
 // unblocks tells whether the transaction attempts n again although it
 // failed: a retry of it (or its base), a resync, a revert.
