@@ -96,7 +96,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		// and reported the leftover's delete failed although it went
 		// through then (seed 581126).
 		for _, k := range n.derived {
-			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && c.deleting() && w.derivesInSB(n, c) && w.deferDelete(f, k) {
+			if c := w.g.heldDerived(n, k); c != nil && c.deleting() && w.derivesInSB(n, c) && w.deferDelete(f, k) {
 				if recheck {
 					n.under |= underRecheck
 				}

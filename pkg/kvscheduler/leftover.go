@@ -55,7 +55,7 @@ func (w *walker) knownAbsent(n *node) {
 func (w *walker) keepLeftovers(n *node) {
 	var left []string
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() {
+		if w.g.heldDerived(n, k) != nil {
 			left = append(left, k)
 		}
 	}
@@ -68,11 +68,22 @@ func (w *walker) keepLeftovers(n *node) {
 // keepLeftovers).
 func (g *graph) holdsLeftover(n *node) bool {
 	for _, k := range n.derived {
-		if c := g.nodes[k]; c != nil && c.base == n.key && c.exists() {
+		if g.heldDerived(n, k) != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// heldDerived returns k's node when the southbound holds k as a derived
+// value of n, as far as the scheduler knows (k's node names n as its base
+// and its value is present), nil otherwise: the one test of "n's value
+// there has k", for the walk's deletes, updates and reads alike.
+func (g *graph) heldDerived(n *node, k string) *node {
+	if c := g.nodes[k]; c != nil && c.base == n.key && c.exists() {
+		return c
+	}
+	return nil
 }
 
 // leftoverGone notes that derived value n is no longer in the southbound:

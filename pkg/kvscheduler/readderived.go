@@ -51,7 +51,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 			// An obsolete derived value is unavailable; if it was there
 			// (its delete failed), it stays listed so that the base's
 			// next change deletes it. Its own read, if any, tells.
-			if cn := s.g.nodes[k]; cn != nil && cn.base == b.key && cn.exists() {
+			if cn := s.g.heldDerived(b, k); cn != nil {
 				if cn.avail {
 					cn.avail = false
 					w.availChanged(cn, false)

@@ -107,7 +107,7 @@ func (w *walker) finishUpdate(f frame) {
 	// new value drops is still needed (its delete failed), the value is
 	// not changed under it.
 	for _, k := range n.derived {
-		if c := w.g.nodes[k]; c != nil && c.d == nil && c.base == n.key && c.exists() && !hasKey(f.derived, k) &&
+		if c := w.g.heldDerived(n, k); c != nil && c.d == nil && !hasKey(f.derived, k) &&
 			!w.neededOnlyByWaiter(c, n) {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
 			w.s.wait(n, k)

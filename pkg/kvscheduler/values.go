@@ -109,7 +109,7 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 		// the southbound (a read found them while their base was gone)
 		// go first, as the reference's create deletes them.
 		for _, k := range n.derived {
-			if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && !c.deleting() && !hasKey(derived, k) {
+			if c := w.g.heldDerived(n, k); c != nil && !c.deleting() && !hasKey(derived, k) {
 				obsolete = append(obsolete, k)
 			}
 		}
@@ -130,7 +130,7 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 // derives them (see pushDerived).
 func (w *walker) dropStrayDerived(n *node) {
 	for _, k := range slices.Backward(n.derived) {
-		if c := w.g.nodes[k]; c != nil && c.base == n.key && c.exists() && !c.deleting() {
+		if c := w.g.heldDerived(n, k); c != nil && !c.deleting() {
 			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 		}
 	}
