@@ -60,7 +60,7 @@ func (w *walker) update(n *node) {
 func (w *walker) finishUpdate(f frame) {
 	n := f.n
 	n.under &^= underUpdate
-	if !w.g.has(n) || w.failedHere(n) && !w.reverting {
+	if !w.g.has(n) || w.notAgain(n) {
 		return
 	}
 	if !n.exists() {

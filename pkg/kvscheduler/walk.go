@@ -213,7 +213,7 @@ func (w *walker) applyValue(f frame) {
 	if f.last != nil {
 		n.last = f.last // requested, even if not applied now: its retry applies it
 	}
-	if w.failedHere(n) && !w.reverting {
+	if w.notAgain(n) {
 		if !w.otherRequest(n, f) {
 			return // failed in this transaction already
 		}
@@ -266,7 +266,7 @@ func (w *walker) otherRequest(n *node, f frame) bool {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if !w.g.has(n) || n.origin != FromNB || w.failedHere(n) && !w.reverting {
+	if !w.g.has(n) || n.origin != FromNB || w.notAgain(n) {
 		return
 	}
 	w.s.dirty(n)
@@ -300,6 +300,11 @@ func (w *walker) depUpdate(n *node) {
 // fail sets it; appliedHere, and an attempt of the value again in the
 // same transaction, clear it.
 func (w *walker) failedHere(n *node) bool { return n.txnSeq == w.seq && n.txnFail }
+
+// notAgain tells whether n failed in this transaction already and this
+// walk is not the transaction's undo: n is then not applied again in it
+// (apply still takes another request of it, see otherRequest).
+func (w *walker) notAgain(n *node) bool { return w.failedHere(n) && !w.reverting }
 
 // appliedHere notes that n's operation went through in this walk: it no
 // longer counts as failed here (see failedHere).
