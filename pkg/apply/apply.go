@@ -41,7 +41,10 @@ const (
 
 // ErrOwnerExists is returned (wrapped) by Apply and DryRun of a whole set
 // named by Set.OwnerKey with no objects when the owner still exists on the
-// API server and is not being deleted. Such a call means "the owner is
+// API server and is not being deleted: an object of its name whose UID is
+// the one the set's inventory records (or that records none); one with
+// another UID is another owner, and the set is pruned (see
+// confirmOwnerGone). Such a call means "the owner is
 // gone, prune its children"; a cache filtered by label, field or namespace
 // also loses objects that merely stopped matching, so the absence is
 // confirmed with a live read before anything is deleted, and nothing is
@@ -126,7 +129,7 @@ func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRu
 		return plan, err
 	}
 	if set.Owner == nil && set.OwnerKey != nil && len(objs) == 0 {
-		if err := a.confirmOwnerGone(ctx, *set.OwnerKey, set.ID); err != nil {
+		if err := a.confirmOwnerGone(ctx, id, *set.OwnerKey); err != nil {
 			return plan, err
 		}
 	}

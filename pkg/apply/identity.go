@@ -21,21 +21,32 @@ import (
 // confirmOwnerGone reads the owner from the API server, through its kind's
 // preferred version, and fails with ErrOwnerExists when it is there and not
 // being deleted: only then may a whole set be pruned on the owner's account.
-func (a *Applier) confirmOwnerGone(ctx context.Context, key ObjectKey, setID string) error {
-	live, err := a.ownerLive(ctx, key)
+// An owner is identified by UID as well as name: a live object of the
+// owner's name whose UID is not the one the set's inventory was last
+// written for is another owner (the set's was deleted and its name taken
+// again, perhaps by an object a filtered cache never shows), and the set
+// is pruned. That prune still spares what was applied for the live owner,
+// or for no recorded owner (see ownerCheck). An inventory that records no
+// owner (none, or written before UIDs were recorded) cannot tell the two
+// apart: the live object is taken for the set's owner, and nothing goes.
+func (a *Applier) confirmOwnerGone(ctx context.Context, id *setIdentity, key ObjectKey) error {
+	live, err := a.liveOwnerUID(ctx, id.ownerID)
 	if err != nil {
 		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
 	}
-	if live {
-		return fmt.Errorf("apply: set %q of %s not pruned: %w", setID, key, ErrOwnerExists)
+	if live == "" {
+		return nil
 	}
-	return nil
-}
-
-// ownerLive reports whether the owner exists and is not being deleted.
-func (a *Applier) ownerLive(ctx context.Context, key ObjectKey) (bool, error) {
-	uid, err := a.liveOwnerUID(ctx, idOf(key))
-	return uid != "", err
+	// Read after the owner: an inventory rewritten for the live owner
+	// since it was created records its UID by now.
+	recorded, err := a.recordedOwnerUID(ctx, id)
+	if err != nil {
+		return fmt.Errorf("apply: confirm owner %s is gone: %w", key, err)
+	}
+	if recorded != "" && recorded != live {
+		return nil
+	}
+	return fmt.Errorf("apply: set %q of %s not pruned: %w", id.id, key, ErrOwnerExists)
 }
 
 // liveOwnerUID reads the owner named by owner from the API server, through

@@ -93,6 +93,25 @@ func (a *Applier) readInventoryNamed(ctx context.Context, namespace, name string
 	return parseInventory(cm.Data[inventoryKinds]), nil
 }
 
+// recordedOwnerUID returns the UID of the owner the set's inventory was
+// last written for (its AnnotationOwnerUID), "" when there is no inventory
+// or it records none.
+func (a *Applier) recordedOwnerUID(ctx context.Context, id *setIdentity) (types.UID, error) {
+	c, err := a.inventoryClient()
+	if err != nil {
+		return "", err
+	}
+	cm := &corev1.ConfigMap{}
+	err = c.Get(ctx, id.invNamespace, inventoryName(id), cm, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read inventory: %w", err)
+	}
+	return types.UID(cm.Annotations[AnnotationOwnerUID]), nil
+}
+
 // readAs returns the version of inventory name that readInventory read, nil
 // if none existed.
 func readAs(read map[string]metav1.Preconditions, name string) *metav1.Preconditions {

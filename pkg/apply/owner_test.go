@@ -97,3 +97,42 @@ func TestOwnerReferenceAddsToGivenOnes(t *testing.T) {
 		t.Fatalf("owner references %+v, want the given one and the set owner's", got.OwnerReferences)
 	}
 }
+
+// An owner is identified by UID as well as name: once the set's owner is
+// deleted and another object takes its name without applying the set (one
+// a filtered cache never shows the operator), pruning the set for the gone
+// owner (Set.OwnerKey) prunes what was applied for it. Once the new owner
+// applies the set, the set is that owner's, and the same prune leaves it.
+func TestOwnerKeyPruneOfAnOwnerWhoseNameWasTakenAgain(t *testing.T) {
+	a, kube, ns, owner := setup(t)
+	ctx := t.Context()
+	cms := kube.CoreV1().ConfigMaps(ns)
+	if err := a.Apply(ctx, apply.Set{Owner: owner, ID: "kids", NoOwnerReference: true}, cm("kid", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: owner.Name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &apply.ObjectKey{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: ns, Name: owner.Name}
+	gone := apply.Set{OwnerKey: key, ID: "kids", NoOwnerReference: true}
+	if err := a.Apply(ctx, gone); err != nil {
+		t.Fatalf("pruning the set of a deleted owner whose name another object took: %v", err)
+	}
+	if _, err := cms.Get(ctx, "kid", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted owner's child outlived it: %v", err)
+	}
+
+	if err := a.Apply(ctx, apply.Set{Owner: taken, ID: "kids", NoOwnerReference: true}, cm("new-kid", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, gone); !errors.Is(err, apply.ErrOwnerExists) {
+		t.Errorf("pruning the set its live owner applied: %v, want ErrOwnerExists", err)
+	}
+	if _, err := cms.Get(ctx, "new-kid", metav1.GetOptions{}); err != nil {
+		t.Errorf("the live owner's child: %v", err)
+	}
+}

@@ -17,7 +17,9 @@ type Set struct {
 	// OwnerKey identifies the owner when its object is gone, to prune its
 	// sets after it was deleted; it is ignored when Owner is set. Apply
 	// with OwnerKey and no objects prunes only once a live read confirms
-	// the owner is gone or being deleted (see ErrOwnerExists).
+	// the owner is gone or being deleted, or that an object of its name is
+	// another owner, with another UID than the set was applied for (see
+	// ErrOwnerExists).
 	OwnerKey *ObjectKey
 	// ID tells apart several sets of one owner (or names an ownerless set).
 	ID string

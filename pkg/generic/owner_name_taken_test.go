@@ -25,12 +25,11 @@ import (
 // without the label). That object is a different owner (another UID,
 // DESIGN.md: "an owner created again is a different owner"); the operator
 // never handles it, so nothing else will ever prune the deleted owner's
-// children. The live read that confirms the owner is gone looks the owner
-// up by name only, takes the new object for the deleted owner, answers
+// children. The live read that confirms the owner is gone looked the owner
+// up by name only, took the new object for the deleted owner, answered
 // ErrOwnerExists, and the children (here without owner references, as
-// with NoOwnerReference or cross-namespace children) are left for good.
+// with NoOwnerReference or cross-namespace children) were left for good.
 func TestGeneratingHandlerPrunesForADeletedOwnerWhoseNameWasTakenOutsideTheCache(t *testing.T) {
-	openDefect(t, "a deleted owner whose name is taken again outside the filtered cache keeps its children")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const selected = "generating-test/selected"
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
