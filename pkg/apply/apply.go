@@ -95,7 +95,8 @@ func New(clients *client.SharedClientFactory, opts Options) (*Applier, error) {
 // inventory, which is what to do when the owner goes away; when the set is
 // named by Set.OwnerKey (the owner object is no longer at hand), the owner's
 // absence is first confirmed with the API server, and a live owner that is
-// not being deleted keeps everything and gives ErrOwnerExists. An object
+// not being deleted keeps everything and gives ErrOwnerExists; a confirmed
+// absence prunes the sets named in Set.TakeOver too. An object
 // another set holds is not applied (a *ClaimedError), nor one that belongs
 // to no set unless the set may adopt it (a *NotManagedError). An object
 // changed by someone else between the set's read and its write gives an
@@ -122,7 +123,8 @@ type desired struct {
 	ownerUID types.UID
 }
 
-func (a *Applier) run(ctx context.Context, set Set, objs []runtime.Object, dryRun bool) (Plan, error) {
+// runSet applies (or dry-runs) one set: see Apply.
+func (a *Applier) runSet(ctx context.Context, set Set, objs []runtime.Object, dryRun bool) (Plan, error) {
 	var plan Plan
 	id, err := a.identify(set)
 	if err != nil {

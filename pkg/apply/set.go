@@ -66,7 +66,11 @@ type Set struct {
 	// handler) without losing its children. Objects of any other set are
 	// refused with a *ClaimedError. TakeOver takes only what those sets
 	// hold: an object that belongs to no set is refused as without it
-	// (see Adopt).
+	// (see Adopt). While the owner lives the named sets keep what this
+	// set did not take (another handler may still hold it); a whole set
+	// pruned because its owner is gone (OwnerKey, no objects) prunes the
+	// named sets with it, objects and inventories, each after its own
+	// check that the owner is gone.
 	TakeOver []string
 	// Adopt lets the set take over an existing object of any kind that
 	// belongs to no set (made by hand or by another tool, or taken out of

@@ -73,6 +73,9 @@ type SetOptions struct {
 	// children this handler may take when it returns them
 	// (apply.Set.TakeOver): for renaming a handler. A child of any other
 	// set fails the handler with an *apply.ClaimedError and stays as it is.
+	// What the old sets hold and this handler does not return stays while
+	// the owner lives, and is pruned, with their inventories, when the
+	// owner is deleted.
 	TakeOver []string
 	// Adopt lets the handler take over existing children of any kind
 	// that belong to no set (made by hand or by another tool), and

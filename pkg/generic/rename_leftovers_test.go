@@ -2,6 +2,7 @@ package generic_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,11 +19,10 @@ import (
 // takes the old handler's children it still returns. When its owner is
 // deleted, everything the owner's sets held goes: the old set's child the
 // renamed handler no longer returns, and the old set's inventory
-// ConfigMap. Today the renamed handler prunes only its own set: the old
+// ConfigMap. The renamed handler used to prune only its own set: the old
 // set (its leftover child, and its inventory, which has no owner reference
-// for the garbage collector either) stays in the namespace for good.
+// for the garbage collector either) stayed in the namespace for good.
 func TestRenamedGeneratingHandlerLeavesNothingOfTheOldSetWhenItsOwnerGoes(t *testing.T) {
-	openDefect(t, "a renamed generating handler never prunes the old set it took over from")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
@@ -47,14 +47,27 @@ func TestRenamedGeneratingHandlerLeavesNothingOfTheOldSetWhenItsOwnerGoes(t *tes
 		t.Fatal(err)
 	}
 	eventually(t, "the owner's child pruned", gone(ns, "child"))
+	// Each set's inventory goes last, once all its objects went: with
+	// none left, the deletion pass has pruned every set it prunes.
+	var left []string
+	defer func() {
+		// Runs on eventually's timeout too (t.Fatal exits by Goexit).
+		if len(left) > 0 {
+			t.Errorf("inventories that outlived the deleted owner: %v", left)
+		}
+	}()
+	eventually(t, "no inventory of the owner's sets left", func() bool {
+		inventories, err := kube().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: apply.LabelInventory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = left[:0]
+		for _, inv := range inventories.Items {
+			left = append(left, fmt.Sprintf("%s (set %q of %s)", inv.Name, inv.Annotations[apply.AnnotationSetID], inv.Annotations[apply.AnnotationOwner]))
+		}
+		return len(left) == 0
+	})
 	if _, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "leftover", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the old set's child, returned by no handler, outlived the deleted owner: %v", err)
-	}
-	inventories, err := kube().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: apply.LabelInventory})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, inv := range inventories.Items {
-		t.Errorf("inventory %s (set %q of %s) outlived the deleted owner", inv.Name, inv.Annotations[apply.AnnotationSetID], inv.Annotations[apply.AnnotationOwner])
 	}
 }
