@@ -27,9 +27,9 @@ func advConfigMaps(app *demov1.WebApp) ([]*dependents.Object, error) {
 }
 
 // advStart registers handler for WebApps (kinds, field manager fm) and
-// starts the factory, until ctx ends.
+// starts the factory, until ctx ends, with the options mods change.
 func advStart(t *testing.T, ctx context.Context, fm string, kinds []schema.GroupVersionKind,
-	handler dependents.Handler[*demov1.WebApp]) (*dependents.Dependents, democtl.WebAppController) {
+	handler dependents.Handler[*demov1.WebApp], mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
 	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
 	if err != nil {
@@ -44,6 +44,9 @@ func advStart(t *testing.T, ctx context.Context, fm string, kinds []schema.Group
 		t.Fatal(err)
 	}
 	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger()}
+	for _, mod := range mods {
+		mod(&opts)
+	}
 	d, err := dependents.Register(ctx, f, webapps, webAppStatus(), fm, handler, opts)
 	if err != nil {
 		t.Fatal(err)
