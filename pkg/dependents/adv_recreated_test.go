@@ -2,7 +2,6 @@ package dependents_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,9 +24,6 @@ import (
 // where, with the operator running, the same deletion deletes them and
 // the new owner gets new ones.
 func TestAdvOwnerRecreatedWhileStoppedInheritsTheOldObjects(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: an owner deleted and re-created while stopped inherits the deleted owner's objects")
-	}
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	ctx, stop := context.WithCancel(t.Context())
 	d, webapps := advStart(t, ctx, "adv-recreated", cmKind, advConfigMaps)

@@ -2,7 +2,6 @@ package dependents_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -92,9 +91,6 @@ func advConfigMap(t *testing.T, ns, name string) *corev1.ConfigMap {
 // that owner and never deletes what is still wanted; b should fail
 // (FAILED in its status), a's object untouched.
 func TestAdvSecondOwnerTakesOverAnotherOwnersObject(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: an owner's object of the same name as another owner's takes it over, and deletes it when it goes")
-	}
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	_, webapps := advStart(t, t.Context(), "adv-shared", cmKind, advConfigMaps)
 	ns := controlplanetest.Namespace(t, cp.Config())
@@ -106,7 +102,9 @@ func TestAdvSecondOwnerTakesOverAnotherOwnersObject(t *testing.T) {
 		m := readyMessage(t, webapps, ns, "b")
 		return m != "" && m != "not computed yet"
 	})
-	t.Logf("b's condition: %s", readyMessage(t, webapps, ns, "b"))
+	if m := readyMessage(t, webapps, ns, "b"); !has(m, "failed: ConfigMap shared") {
+		t.Errorf("b's condition does not say its ConfigMap failed: %s", m)
+	}
 	cm := advConfigMap(t, ns, "shared")
 	if cm == nil {
 		t.Fatal("ConfigMap shared is gone")

@@ -33,12 +33,18 @@ type objState struct {
 	rule  ReadyFunc
 	ready bool
 	why   string // why it is not ready
+	// contested says why another owner keeps the object; stale, that the
+	// live object is a deleted owner's. Either way it is not put.
+	contested, stale string
 }
 
 // objectKeys yields the keys of d's objects.
 func (d *desired) objectKeys() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, o := range d.objects {
+			if o.contested != "" { // another owner's
+				continue
+			}
 			if !yield(o.key) {
 				return
 			}
@@ -83,8 +89,10 @@ func (b *builder[T]) key(obj runtime.Object) (string, error) {
 }
 
 // desired builds the values of the owner at ownerKey from the handler's
-// objects, with the readiness that live shows.
-func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object) (*desired, error) {
+// objects, with the readiness that live shows; claim says which objects
+// the owner may not put (see claimer).
+func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object,
+	claim func(objKey string) (contested, stale string)) (*desired, error) {
 	d := &desired{values: map[string]any{}}
 	keyOf := map[*Object]string{}
 	prepared := make([]metav1.Object, len(objs))
@@ -101,8 +109,13 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		}
 		keyOf[o], prepared[i] = key, m
 		if !o.excluded {
-			d.values[key] = m
-			d.objects = append(d.objects, objState{key: key, label: label, rule: o.readyWhen})
+			st := objState{key: key, label: label, rule: o.readyWhen}
+			if st.contested, st.stale = claim(key); st.contested == "" && st.stale == "" {
+				d.values[key] = m
+			} else {
+				d.values[key] = nil // the duplicate check's; removed below
+			}
+			d.objects = append(d.objects, st)
 		}
 	}
 	for i, o := range objs {
@@ -128,6 +141,11 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		}
 		for _, ok := range o.owners {
 			kubedescriptor.DependsOn(m, b.k.owner(ok))
+		}
+	}
+	for _, o := range d.objects {
+		if o.contested != "" || o.stale != "" {
+			delete(d.values, o.key)
 		}
 	}
 	d.values[b.k.owner(ownerKey)] = nil // placeholder, set by readiness
@@ -182,7 +200,12 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 	for i := range d.objects {
 		o := &d.objects[i]
 		o.ready, o.why = false, "not created yet"
-		if obj := live[o.key]; obj != nil {
+		switch obj := live[o.key]; {
+		case o.contested != "":
+			o.why = o.contested
+		case o.stale != "":
+			o.why = o.stale
+		case obj != nil:
 			rule := o.rule
 			if rule == nil {
 				rule = DefaultReady

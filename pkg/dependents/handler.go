@@ -185,7 +185,11 @@ func (h *loopHandler[T]) compute(key string) error {
 	objs, err := callHandler(h.handler, owner)
 	var d *desired
 	if err == nil {
-		d, err = h.build.desired(key, owner, objs, h.live)
+		c := claimer{ownerKind: h.build.ownerGVK.Kind, childOf: h.childOf, live: h.live, ownerUID: h.ownerUID}
+		uid := string(owner.GetUID())
+		d, err = h.build.desired(key, owner, objs, h.live, func(objKey string) (string, string) {
+			return c.claim(key, uid, objKey)
+		})
 	}
 	if err != nil {
 		err = fmt.Errorf("owner %s: %w", key, err)
@@ -207,6 +211,15 @@ func (h *loopHandler[T]) compute(key string) error {
 	h.desired[key] = d
 	h.reports.set(key, d, nil)
 	return nil
+}
+
+// ownerUID returns the UID of the owner at key, if the loop knows it.
+func (h *loopHandler[T]) ownerUID(key string) (string, bool) {
+	o, ok := h.owners[key]
+	if !ok {
+		return "", false
+	}
+	return string(o.GetUID()), true
 }
 
 // forget drops what is known of the owner at key.

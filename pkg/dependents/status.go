@@ -116,6 +116,8 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	for _, o := range rep.objects {
 		st := d.sched.GetValueStatus(o.key)
 		switch {
+		case o.contested != "":
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, o.contested))
 		case st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying || st.State == kvscheduler.Invalid:
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", o.label, st.Error))
 		case st.State == kvscheduler.Pending:
