@@ -132,11 +132,18 @@ func readyMessage(ctx context.Context, c democtl.WebAppController, ns string) st
 // setReady writes the StatefulSet's status as its controller would.
 func setReady(t *testing.T, kube *kubernetes.Clientset, ns string, ready int32) {
 	t.Helper()
-	sts, err := kube.AppsV1().StatefulSets(ns).Get(t.Context(), "shop-db", metav1.GetOptions{})
-	if err == nil {
+	// The operator may be writing the StatefulSet meanwhile (its ordering
+	// annotation changes when the Secret is withdrawn): a conflict is read
+	// again, as the StatefulSet controller would.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sts, err := kube.AppsV1().StatefulSets(ns).Get(t.Context(), "shop-db", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
 		sts.Status.ObservedGeneration, sts.Status.Replicas, sts.Status.ReadyReplicas = sts.Generation, 1, ready
 		_, err = kube.AppsV1().StatefulSets(ns).UpdateStatus(t.Context(), sts, metav1.UpdateOptions{})
-	}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
