@@ -1,7 +1,6 @@
 package dependents_test
 
 import (
-	"os"
 	"sync"
 	"testing"
 
@@ -24,9 +23,6 @@ import (
 // exist. A client waiting for observedGeneration and Ready (kubectl wait,
 // Argo CD, Flux) takes a spec that was never applied for done.
 func TestAdvStatusClaimsANewGenerationReadyBeforeItIsComputed(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: the condition says Ready at a generation the loop has not computed")
-	}
 	release := make(chan struct{})
 	var once sync.Once
 	slow := func(app *demov1.WebApp) ([]*dependents.Object, error) {

@@ -197,7 +197,7 @@ func (h *loopHandler[T]) compute(key string) error {
 			prev.err = err
 			h.build.refreshReadiness(key, prev, h.live)
 		}
-		h.reports.set(key, h.desired[key], err)
+		h.reports.set(key, owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
 	if prev := h.desired[key]; prev != nil {
@@ -209,7 +209,7 @@ func (h *loopHandler[T]) compute(key string) error {
 		h.childOf[objKey] = key
 	}
 	h.desired[key] = d
-	h.reports.set(key, d, nil)
+	h.reports.set(key, owner.GetGeneration(), d, nil)
 	return nil
 }
 

@@ -254,6 +254,16 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 	generic.RegisterStatusHandler(ctx, owners, access, "", name+"-status", func(obj T, status S) (S, error) {
 		s := d.summarize(ownerKey(obj.GetNamespace(), obj.GetName()))
 		gen := obj.GetGeneration()
+		msg := s.Message()
+		if s.Known && s.Generation < gen {
+			// The status handler runs on the owner's own update, before the
+			// loop may have computed its new spec: what the summary says is
+			// of an older generation, and stamping it with this one would
+			// say Ready for objects never applied. The loop's report of this
+			// generation enqueues the owner again.
+			s = Summary{}
+			msg = fmt.Sprintf("generation %d not computed yet", gen)
+		}
 		if access.Conditions != nil {
 			st, reason := metav1.ConditionFalse, "Pending"
 			switch {
@@ -264,12 +274,12 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 			case !s.Known:
 				st = metav1.ConditionUnknown
 			}
-			cond.Set(access.Conditions(&status), st, gen, reason, s.Message())
+			cond.Set(access.Conditions(&status), st, gen, reason, msg)
 			return status, nil
 		}
 		var err error
 		if !s.AllReady() {
-			err = errors.New(s.Message())
+			err = errors.New(msg)
 		}
 		access.SetCondition(&status, cond, gen, err)
 		return status, nil

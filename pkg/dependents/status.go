@@ -21,17 +21,18 @@ type reports struct {
 
 // report is one owner's objects as the loop last judged them.
 type report struct {
-	objects []objState
-	err     error
+	generation int64 // the owner's generation the loop computed
+	objects    []objState
+	err        error
 }
 
-func (r *reports) set(key string, d *desired, err error) {
+func (r *reports) set(key string, generation int64, d *desired, err error) {
 	var objs []objState
 	if d != nil {
 		objs = slices.Clone(d.objects)
 	}
 	r.mu.Lock()
-	r.m[key] = report{objects: objs, err: err}
+	r.m[key] = report{generation: generation, objects: objs, err: err}
 	r.mu.Unlock()
 	if r.changed != nil {
 		r.changed(key)
@@ -78,6 +79,9 @@ type Summary struct {
 	Failed []string
 	// Known is false until the event loop has computed the owner.
 	Known bool
+	// Generation is the owner's generation the event loop last computed
+	// (the summary is of that generation's objects).
+	Generation int64
 }
 
 // AllReady tells whether every object is ready and nothing failed.
@@ -109,7 +113,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	if !ok {
 		return Summary{}
 	}
-	s := Summary{Known: true}
+	s := Summary{Known: true, Generation: rep.generation}
 	if rep.err != nil {
 		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
 	}
