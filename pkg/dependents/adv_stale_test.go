@@ -1,7 +1,6 @@
 package dependents_test
 
 import (
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +29,6 @@ import (
 // waits". Here the handler is slow when y is withdrawn, so that the
 // second change is queued behind the first, as with a busy loop.
 func TestAdvIncludeWhenFlipCreatesARequirerOnAStaleView(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: a requirer is created on the stale readiness of an object the loop itself deleted")
-	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var enterOnce, releaseOnce sync.Once
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

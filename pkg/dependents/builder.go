@@ -205,6 +205,10 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 			o.why = o.contested
 		case o.stale != "":
 			o.why = o.stale
+		case obj != nil && deleting(obj):
+			// Its last state is of an object on its way out: what waits for
+			// it must not be created on it.
+			o.why = "being deleted"
 		case obj != nil:
 			rule := o.rule
 			if rule == nil {
@@ -242,4 +246,10 @@ func callReady(f ReadyFunc, obj runtime.Object) (ready bool, why string) {
 		}
 	}()
 	return f(obj)
+}
+
+// deleting tells whether obj has a deletion timestamp.
+func deleting(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetDeletionTimestamp() != nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
@@ -34,6 +35,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	childRes map[string]bool           // the children's resource names
 	owners   map[string]T              // owner key -> owner
 	live     map[string]runtime.Object // object key -> object on the server
+	gone     map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
 	desired  map[string]*desired       // owner key -> what was last put for it
 	childOf  map[string]string         // object key -> owner key
 	reports  *reports                  // what the status handler reads
@@ -65,9 +67,15 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 			h.owners[key] = o
 		}
 	}
+	gone := h.gone
+	h.gone = map[string]types.UID{}
 	for res := range h.childRes {
 		for _, obj := range st[res] {
 			if key, err := h.build.key(obj); err == nil {
+				if uid, ok := gone[key]; ok && uidOf(obj) == uid {
+					h.gone[key] = uid // still being deleted
+					continue
+				}
 				h.live[key] = obj
 			}
 		}
@@ -121,8 +129,8 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		if err != nil {
 			return "", nil
 		}
+		h.seen(key, change.NewValue)
 		if change.NewValue == nil {
-			delete(h.live, key)
 			// The scheduler's own deletes are done (and its state changed)
 			// before the loop sees them: a value it still holds as created
 			// was deleted behind its back.
@@ -131,8 +139,6 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 					return "", err
 				}
 			}
-		} else {
-			h.live[key] = change.NewValue
 		}
 		if ownerKey = h.childOf[key]; ownerKey == "" {
 			return "", nil
@@ -146,6 +152,7 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		if prev != nil {
 			for k := range prev.values {
 				txn.Delete(k)
+				h.dropDeleted(k)
 			}
 		}
 		return "withdrew " + ownerKey, nil
@@ -159,6 +166,7 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		for k := range prev.values {
 			if _, ok := cur.values[k]; !ok {
 				txn.Delete(k)
+				h.dropDeleted(k)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
@@ -119,7 +120,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	}
 	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}}
 	h := &loopHandler[T]{name: name, k: d.k, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
-		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{},
+		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
 		log: opts.Logger, sched: d.sched}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
