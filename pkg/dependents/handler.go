@@ -27,20 +27,21 @@ type Handler[T generic.RuntimeMetaObject] func(owner T) ([]*Object, error)
 // and puts their objects and readiness markers into the transaction. Only
 // the loop's goroutine uses it.
 type loopHandler[T generic.RuntimeMetaObject] struct {
-	name     string
-	k        keys
-	build    *builder[T]
-	handler  Handler[T]
-	ownerRes string                    // the owner kind's resource name in the bridge's state
-	childRes map[string]bool           // the children's resource names
-	owners   map[string]T              // owner key -> owner
-	live     map[string]runtime.Object // object key -> object on the server
-	gone     map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
-	desired  map[string]*desired       // owner key -> what was last put for it
-	childOf  map[string]string         // object key -> owner key
-	reports  *reports                  // what the status handler reads
-	sched    *kvscheduler.Scheduler    // for repairs
-	log      logrus.FieldLogger        // one line per owner whose readiness changed
+	name      string
+	k         keys
+	build     *builder[T]
+	handler   Handler[T]
+	ownerRes  string                    // the owner kind's resource name in the bridge's state
+	namespace string                    // Options.Namespace: owners elsewhere are refused
+	childRes  map[string]bool           // the children's resource names
+	owners    map[string]T              // owner key -> owner
+	live      map[string]runtime.Object // object key -> object on the server
+	gone      map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
+	desired   map[string]*desired       // owner key -> what was last put for it
+	childOf   map[string]string         // object key -> owner key
+	reports   *reports                  // what the status handler reads
+	sched     *kvscheduler.Scheduler    // for repairs
+	log       logrus.FieldLogger        // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.
@@ -190,6 +191,15 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 // desired for it; on error the previous desired state is kept.
 func (h *loopHandler[T]) compute(key string) error {
 	owner := h.owners[key]
+	if ns := owner.GetNamespace(); h.namespace != "" && ns != "" && ns != h.namespace {
+		// The scheduler reads objects only in Options.Namespace: one
+		// created elsewhere would never be read back, so never deleted
+		// after a restart. Such an owner is refused, and not an error of
+		// the resync (its objects, if any, are not the registration's).
+		h.reports.set(key, owner.GetGeneration(), nil,
+			fmt.Errorf("owner %s is outside Options.Namespace %q: its objects are not kept", key, h.namespace))
+		return nil
+	}
 	objs, err := callHandler(h.handler, owner)
 	var d *desired
 	if err == nil {

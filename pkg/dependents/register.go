@@ -35,7 +35,8 @@ type Options struct {
 	// Kinds are the kinds of the objects the handler returns.
 	Kinds []schema.GroupVersionKind
 	// Namespace limits the scheduler's reads of the objects to one
-	// namespace; empty means all.
+	// namespace; empty means all. Owners in other namespaces are refused
+	// (their condition says so): their objects could not be read back.
 	Namespace string
 	// Condition is the owner condition that says what is ready, pending
 	// and failed; empty means DefaultCondition.
@@ -119,7 +120,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 		return nil, err
 	}
 	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}}
-	h := &loopHandler[T]{name: name, k: d.k, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
+	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
 		log: opts.Logger, sched: d.sched}
