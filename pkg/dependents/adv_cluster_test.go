@@ -2,7 +2,6 @@ package dependents_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,9 +48,6 @@ func advCRD(app *demov1.WebApp) ([]*dependents.Object, error) {
 // a cluster-scoped object at all (giving no namespace is the only way to
 // say it is cluster-scoped, and any other namespace is refused).
 func TestAdvClusterScopedDependentIsNeverCreated(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: a cluster-scoped dependent (a CRD) gets the owner's namespace and is never created")
-	}
 	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}}
 	_, webapps := advStart(t, t.Context(), "adv-crd", kinds, advCRD)

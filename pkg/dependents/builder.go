@@ -58,6 +58,9 @@ type builder[T generic.RuntimeMetaObject] struct {
 	ownerGVK schema.GroupVersionKind
 	scheme   *runtime.Scheme
 	kinds    map[schema.GroupKind]bool
+	// namespaced tells whether objects of a kind are namespaced (the REST
+	// mapper's answer, looked up on first use).
+	namespaced func(schema.GroupVersionKind) (bool, error)
 }
 
 // gvk returns obj's kind: its TypeMeta's, or the scheme's.
@@ -153,7 +156,8 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 	return d, nil
 }
 
-// prepare copies obj, puts it in the owner's namespace and names the owner
+// prepare copies obj, puts it in the owner's namespace (objects of
+// namespaced kinds; cluster-scoped ones have none) and names the owner
 // in AnnotationOwner.
 func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string, string, error) {
 	gvk, err := b.gvk(obj)
@@ -173,10 +177,17 @@ func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string
 	if m.GetName() == "" {
 		return nil, "", "", fmt.Errorf("a %s has no name", gvk.Kind)
 	}
-	if m.GetNamespace() == "" {
+	namespaced, err := b.namespaced(gvk)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%s: %w", label, err)
+	}
+	switch {
+	case !namespaced && m.GetNamespace() != "":
+		return nil, "", "", fmt.Errorf("%s is cluster-scoped and cannot be in namespace %q", label, m.GetNamespace())
+	case namespaced && m.GetNamespace() == "":
 		m.SetNamespace(owner.GetNamespace())
 	}
-	if m.GetNamespace() != owner.GetNamespace() {
+	if namespaced && m.GetNamespace() != owner.GetNamespace() {
 		return nil, "", "", fmt.Errorf("%s is in namespace %q, not its owner's", label, m.GetNamespace())
 	}
 	// No owner reference: the garbage collector would delete the objects

@@ -22,8 +22,9 @@ type Object struct {
 
 // Of returns the desired object obj (a typed or unstructured Kubernetes
 // object of one of Options.Kinds, in the owner's namespace for namespaced
-// kinds), with no dependencies and the default readiness rule of its kind
-// (see DefaultReady).
+// kinds, which is set when obj names none; with no namespace for
+// cluster-scoped kinds), with no dependencies and the default readiness
+// rule of its kind (see DefaultReady).
 func Of(obj runtime.Object) *Object { return &Object{obj: obj} }
 
 // After orders o after others, objects of the same owner: o is created

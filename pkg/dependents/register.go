@@ -119,7 +119,15 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	if d.sched, err = newScheduler(factory, name, opts, d.k); err != nil {
 		return nil, err
 	}
-	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}}
+	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
+	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{},
+		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {
+			c, err := clients.ForKind(gvk)
+			if err != nil {
+				return false, err
+			}
+			return c.Namespaced(), nil
+		}}
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
