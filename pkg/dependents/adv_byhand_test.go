@@ -21,9 +21,6 @@ import (
 // which dependents.Options does not have: the user is sent to a setting
 // that does not exist in the API they use.
 func TestAdvRefusalNamesAnOptionTheRegistrationHasNot(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: the refusal of an object made by hand names Options.Adopt, which dependents.Options lacks")
-	}
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	_, webapps := advStart(t, t.Context(), "adv-byhand", cmKind, advConfigMaps)
 	ns := controlplanetest.Namespace(t, cp.Config())

@@ -1,11 +1,13 @@
 package dependents
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -123,7 +125,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 		case o.contested != "":
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, o.contested))
 		case st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying || st.State == kvscheduler.Invalid:
-			s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", o.label, st.Error))
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, d.failure(st.Error)))
 		case st.State == kvscheduler.Pending:
 			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(st.UnmetDependencies))
 		case o.ready:
@@ -180,4 +182,20 @@ func splitOwnerKey(key string) (namespace, name string) {
 		return ns, n
 	}
 	return "", key
+}
+
+// failure says why a value failed, in the registration's terms: the
+// descriptor's refusal of an object it did not create names its own
+// option (Adopt), which a registration has not.
+func (d *Dependents) failure(err error) string {
+	var nm *kubedescriptor.NotManagedError
+	if !errors.As(err, &nm) {
+		return fmt.Sprint(err)
+	}
+	by := "no " + kubedescriptor.LabelManagedBy + " label"
+	if nm.ManagedBy != "" {
+		by = kubedescriptor.LabelManagedBy + "=" + nm.ManagedBy
+	}
+	return fmt.Sprintf("it exists and was not created by %s (it carries %s); it is never taken over: "+
+		"delete it, or label it %s=%s to hand it over", nm.FieldManager, by, kubedescriptor.LabelManagedBy, nm.FieldManager)
 }
