@@ -1,7 +1,6 @@
 package dependents_test
 
 import (
-	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +19,6 @@ import (
 // and nothing of y being left out by IncludeWhen, so the user looks for
 // an object that is not coming and is told it is merely not ready.
 func TestAdvRequiringAnExcludedObjectSaysWhy(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: a dependent waiting for an excluded object is reported as waiting for a raw key to be ready")
-	}
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		y := dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}).IncludeWhen(false)
 		x := dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}).Requires(y)

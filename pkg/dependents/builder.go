@@ -18,6 +18,7 @@ import (
 type desired struct {
 	values  map[string]any // scheduler key -> object or marker
 	objects []objState     // the included objects, in the handler's order
+	left    []objState     // the objects IncludeWhen leaves out (for what waits on them)
 	ready   int            // how many of them are ready
 	err     error          // the handler's last error (values are older)
 }
@@ -119,6 +120,8 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 				d.values[key] = nil // the duplicate check's; removed below
 			}
 			d.objects = append(d.objects, st)
+		} else {
+			d.left = append(d.left, objState{key: key, label: label, why: "not wanted (IncludeWhen)"})
 		}
 	}
 	for i, o := range objs {

@@ -25,16 +25,17 @@ type reports struct {
 type report struct {
 	generation int64 // the owner's generation the loop computed
 	objects    []objState
+	left       []objState // left out by IncludeWhen
 	err        error
 }
 
 func (r *reports) set(key string, generation int64, d *desired, err error) {
-	var objs []objState
+	var objs, left []objState
 	if d != nil {
-		objs = slices.Clone(d.objects)
+		objs, left = slices.Clone(d.objects), slices.Clone(d.left)
 	}
 	r.mu.Lock()
-	r.m[key] = report{generation: generation, objects: objs, err: err}
+	r.m[key] = report{generation: generation, objects: objs, left: left, err: err}
 	r.mu.Unlock()
 	if r.changed != nil {
 		r.changed(key)
@@ -60,6 +61,13 @@ func (r *reports) labelOf(objKey string) (objState, bool) {
 	defer r.mu.Unlock()
 	for _, rep := range r.m {
 		for _, o := range rep.objects {
+			if o.key == objKey {
+				return o, true
+			}
+		}
+	}
+	for _, rep := range r.m {
+		for _, o := range rep.left {
 			if o.key == objKey {
 				return o, true
 			}
