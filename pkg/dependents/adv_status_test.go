@@ -25,8 +25,13 @@ import (
 func TestAdvStatusClaimsANewGenerationReadyBeforeItIsComputed(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
+	// Only this test's owner is slow: the registration also handles the
+	// WebApps other tests (and earlier runs, with -count) leave in the
+	// cluster, and one of them blocking the loop's first resync would
+	// leave this owner "not computed yet" for ever.
+	ns := controlplanetest.Namespace(t, cp.Config())
 	slow := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		if app.Spec.Config["cm"] == "two" {
+		if app.Namespace == ns && app.Spec.Config["cm"] == "two" {
 			<-release // a slow handler: the loop has not computed generation 2 yet
 		}
 		return advConfigMaps(app)
@@ -34,7 +39,6 @@ func TestAdvStatusClaimsANewGenerationReadyBeforeItIsComputed(t *testing.T) {
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	_, webapps := advStart(t, t.Context(), "adv-status", cmKind, slow)
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	ns := controlplanetest.Namespace(t, cp.Config())
 	advCreateApp(t, webapps, ns, "a", map[string]string{"cm": "one"})
 	cond := func() *metav1.Condition {
 		app, err := webapps.Get(t.Context(), ns, "a", metav1.GetOptions{})
