@@ -37,6 +37,7 @@ type objState struct {
 	// contested says why another owner keeps the object; stale, that the
 	// live object is a deleted owner's. Either way it is not put.
 	contested, stale string
+	cycle            string // the dependency cycle it is on, if any
 }
 
 // objectKeys yields the keys of d's objects.
@@ -98,7 +99,7 @@ func (b *builder[T]) key(obj runtime.Object) (string, error) {
 func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object,
 	claim func(objKey string) (contested, stale string)) (*desired, error) {
 	d := &desired{values: map[string]any{}}
-	keyOf := map[*Object]string{}
+	keyOf, labelOf := map[*Object]string{}, map[*Object]string{}
 	prepared := make([]metav1.Object, len(objs))
 	for i, o := range objs {
 		if o == nil || o.obj == nil {
@@ -111,7 +112,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		if _, dup := d.values[key]; dup {
 			return nil, fmt.Errorf("%s is returned twice", label)
 		}
-		keyOf[o], prepared[i] = key, m
+		keyOf[o], labelOf[o], prepared[i] = key, label, m
 		if !o.excluded {
 			st := objState{key: key, label: label, rule: o.readyWhen}
 			if st.contested, st.stale = claim(key); st.contested == "" && st.stale == "" {
@@ -149,9 +150,15 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 			kubedescriptor.DependsOn(m, b.k.owner(ok))
 		}
 	}
-	for _, o := range d.objects {
+	onCycle := cycles(objs, labelOf)
+	for i, o := range d.objects {
 		if o.contested != "" || o.stale != "" {
 			delete(d.values, o.key)
+		}
+		for obj, c := range onCycle {
+			if keyOf[obj] == o.key {
+				d.objects[i].cycle = c
+			}
 		}
 	}
 	d.values[b.k.owner(ownerKey)] = nil // placeholder, set by readiness

@@ -134,6 +134,8 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, o.contested))
 		case st.State == kvscheduler.Failed || st.State == kvscheduler.Retrying || st.State == kvscheduler.Invalid:
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, d.failure(st.Error)))
+		case o.cycle != "" && !o.ready && st.State != kvscheduler.Configured:
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle %s", o.label, o.cycle))
 		case st.State == kvscheduler.Pending:
 			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(st.UnmetDependencies))
 		case o.ready:
