@@ -2,7 +2,6 @@ package dependents_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,9 +23,6 @@ import (
 // created after it (hang). Alone, or after a registration stopped within
 // the same test, the restart keeps the object: the cause is not found yet.
 func TestAdvRestartKeepsAWantedObject(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: the first resync after a restart deletes a wanted object (and creates it again)")
-	}
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	// An earlier test ran a registration whose dependent waits for ever
 	// (it requires an object IncludeWhen leaves out).

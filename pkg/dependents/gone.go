@@ -4,6 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 )
 
 // The loop's own deletes. When the loop takes an object out of the
@@ -54,4 +56,20 @@ func uidOf(obj runtime.Object) types.UID {
 		return ""
 	}
 	return m.GetUID()
+}
+
+// hasObjects tells whether an object of this registration (its field
+// manager's label) names the owner at key in AnnotationOwner, of any UID:
+// one a full resync that puts nothing for the owner would delete.
+func (h *loopHandler[T]) hasObjects(key string) bool {
+	for _, obj := range h.live {
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager {
+			continue
+		}
+		if kind, owner, _, ok := parseOwner(obj); !ok || kind == h.build.ownerGVK.Kind && owner == key {
+			return true // unreadable: counted, to be safe
+		}
+	}
+	return false
 }

@@ -27,21 +27,22 @@ type Handler[T generic.RuntimeMetaObject] func(owner T) ([]*Object, error)
 // and puts their objects and readiness markers into the transaction. Only
 // the loop's goroutine uses it.
 type loopHandler[T generic.RuntimeMetaObject] struct {
-	name      string
-	k         keys
-	build     *builder[T]
-	handler   Handler[T]
-	ownerRes  string                    // the owner kind's resource name in the bridge's state
-	namespace string                    // Options.Namespace: owners elsewhere are refused
-	childRes  map[string]bool           // the children's resource names
-	owners    map[string]T              // owner key -> owner
-	live      map[string]runtime.Object // object key -> object on the server
-	gone      map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
-	desired   map[string]*desired       // owner key -> what was last put for it
-	childOf   map[string]string         // object key -> owner key
-	reports   *reports                  // what the status handler reads
-	sched     *kvscheduler.Scheduler    // for repairs
-	log       logrus.FieldLogger        // one line per owner whose readiness changed
+	name         string
+	k            keys
+	build        *builder[T]
+	handler      Handler[T]
+	ownerRes     string                    // the owner kind's resource name in the bridge's state
+	namespace    string                    // Options.Namespace: owners elsewhere are refused
+	fieldManager string                    // Options.FieldManager: the label of the registration's objects
+	childRes     map[string]bool           // the children's resource names
+	owners       map[string]T              // owner key -> owner
+	live         map[string]runtime.Object // object key -> object on the server
+	gone         map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
+	desired      map[string]*desired       // owner key -> what was last put for it
+	childOf      map[string]string         // object key -> owner key
+	reports      *reports                  // what the status handler reads
+	sched        *kvscheduler.Scheduler    // for repairs
+	log          logrus.FieldLogger        // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.
@@ -58,8 +59,10 @@ func (h *loopHandler[T]) Revert(eventloop.Event) error { return nil }
 // from the bridge's snapshot, and everything desired is put (the
 // scheduler deletes what is not). An owner whose handler fails keeps what
 // was last desired for it; at the first resync nothing is known of it, and
-// the resync fails (the loop heals, and tries again) rather than delete
-// its objects.
+// if objects of it exist the resync is aborted, nothing committed (the loop
+// heals, and tries again) rather than delete them. An owner with no object
+// to lose (its handler fails, and no object of this field manager names it)
+// is reported FAILED and does not hold the other owners back.
 func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) error {
 	st, _ := state.(kubebridge.State)
 	h.owners, h.live = map[string]T{}, map[string]runtime.Object{}
@@ -83,7 +86,7 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	}
 	var errs []string
 	for _, key := range slices.Sorted(maps.Keys(h.owners)) {
-		if err := h.compute(key); err != nil && h.desired[key] == nil {
+		if err := h.compute(key); err != nil && h.desired[key] == nil && h.hasObjects(key) {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -93,7 +96,10 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; "))
+		// Abort, not a plain error: the loop commits a resync whose handler
+		// failed, and a full resync without these owners' values would
+		// delete their objects.
+		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; ")))
 	}
 	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
 		for k, v := range h.desired[key].values {

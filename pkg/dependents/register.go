@@ -128,7 +128,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 			}
 			return c.Namespaced(), nil
 		}}
-	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
+	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
 		log: opts.Logger, sched: d.sched}
