@@ -128,27 +128,9 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 			delete(h.owners, ownerKey)
 		}
 	case h.childRes[change.Resource]:
-		obj := change.NewValue
-		if obj == nil {
-			obj = change.PrevValue
-		}
-		key, err := h.build.key(obj)
-		if err != nil {
-			return "", nil
-		}
-		h.seen(key, change.NewValue)
-		if change.NewValue == nil {
-			// The scheduler's own deletes are done (and its state changed)
-			// before the loop sees them: a value it still holds as created
-			// was deleted behind its back.
-			if h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured {
-				if err := txn.PushFollowUp(&repair{key: key}); err != nil {
-					return "", err
-				}
-			}
-		}
-		if ownerKey = h.childOf[key]; ownerKey == "" {
-			return "", nil
+		var err error
+		if ownerKey, err = h.childChanged(change, txn); err != nil || ownerKey == "" {
+			return "", err
 		}
 	default:
 		return "", nil
@@ -191,6 +173,30 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		h.log.Debugf("dependents %s: %s", h.name, note)
 	}
 	return note, nil
+}
+
+// childChanged records a change of an object in the loop's picture, pushes
+// a repair when it was deleted behind the scheduler's back, and returns
+// the owner to compute again ("" for none).
+func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn eventloop.UpdateOperations) (string, error) {
+	obj := change.NewValue
+	if obj == nil {
+		obj = change.PrevValue
+	}
+	key, err := h.build.key(obj)
+	if err != nil {
+		return "", nil
+	}
+	h.seen(key, change.NewValue)
+	// The scheduler's own deletes are done (and its state changed) before
+	// the loop sees them: a value it still holds as created was deleted
+	// behind its back.
+	if change.NewValue == nil && h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured {
+		if err := txn.PushFollowUp(&repair{key: key}); err != nil {
+			return "", err
+		}
+	}
+	return h.childOf[key], nil
 }
 
 // compute runs the handler for the owner at key and records what is
