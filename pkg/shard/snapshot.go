@@ -90,8 +90,13 @@ type Drain struct {
 // Snapshot returns what the sharder knows of the ring now: who is the
 // elected sharder and, if it is this one, the members with their shares
 // and the drains in flight. It makes no request and may be called at any
-// time, from any goroutine.
+// time, from any goroutine. A nil Sharder (an operator that is not
+// sharded this time but passes its sharder variable either way) returns
+// the zero RingSnapshot, as a nil Member's Snapshot does.
 func (s *Sharder) Snapshot() RingSnapshot {
+	if s == nil {
+		return RingSnapshot{}
+	}
 	out := RingSnapshot{Ring: s.ring.Name, Sharder: s.elector.Leader()}
 	s.mu.Lock()
 	t := s.cur
