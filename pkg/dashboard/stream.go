@@ -50,12 +50,15 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming is not supported by this server", http.StatusInternalServerError)
 		return
 	}
+	if r.Method == http.MethodHead {
+		d.headStream(w)
+		return
+	}
 	// Read before the client is counted: a caller that sees it counted
 	// (Clients) knows the stream starts after what was recorded then.
 	evSeq, txnSeq := d.newest(r)
 	if !d.acquireClient() {
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, fmt.Sprintf("the dashboard serves at most %d live streams at once (Options.MaxStreamClients): close another of its pages, or raise the cap", d.opts.MaxStreamClients), http.StatusServiceUnavailable)
+		d.refuseStream(w)
 		return
 	}
 	defer d.clients.Add(-1)
@@ -121,6 +124,27 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// headStream answers HEAD /ui/api/stream with the headers a GET would get
+// now, and opens no stream: a HEAD answer has no body, so net/http
+// discards the stream's writes, none of them ever fails, and nothing would
+// end a stream whose client went away (its slot and reader held for
+// good). It counts no client.
+func (d *Dashboard) headStream(w http.ResponseWriter) {
+	if d.clients.Load() >= int64(d.opts.MaxStreamClients) {
+		d.refuseStream(w)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+// refuseStream answers a stream over the cap (Options.MaxStreamClients).
+func (d *Dashboard) refuseStream(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "5")
+	http.Error(w, fmt.Sprintf("the dashboard serves at most %d live streams at once (Options.MaxStreamClients): close another of its pages, or raise the cap", d.opts.MaxStreamClients), http.StatusServiceUnavailable)
 }
 
 // acquireClient counts a new stream client unless MaxStreamClients are
