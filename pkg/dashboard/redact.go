@@ -4,10 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 )
 
 // secrets is the kind whose objects are always redacted.
@@ -17,10 +14,12 @@ var secrets = schema.GroupKind{Kind: "Secret"}
 const Redacted = "<redacted>"
 
 // redact returns v as the page may show it: a Secret, or an object of a
-// kind the user marked, reduced to its name, namespace and labels; a value
-// under a marked key prefix replaced entirely; other objects without their
-// managed fields (noise). It errs on the side of hiding: a value it cannot
-// encode is not shown.
+// kind the user marked, reduced to its name, namespace and labels,
+// wherever it is in v (a list, a slice, a map, a field); a value under a
+// marked key prefix replaced entirely; other objects without their managed
+// fields (noise). It decides on v's JSON, recursively, so the Go shape
+// that carries a Secret does not matter. It errs on the side of hiding: a
+// value it cannot encode is not shown.
 func (d *Dashboard) redact(key string, v any) any {
 	if v == nil {
 		return nil
@@ -38,34 +37,106 @@ func (d *Dashboard) redact(key string, v any) any {
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return "<not shown: " + err.Error() + ">"
 	}
-	m, ok := obj.(map[string]any)
-	if !ok {
-		return obj
+	if d.sensitiveKey(key) {
+		// The whole value is of a redacted kind, whatever its shape.
+		return reduceAll(obj)
 	}
-	if d.sensitive(key, v, m) {
-		return reduced(m)
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
-	}
-	return m
+	// A Go Secret encodes without its kind (TypeMeta is usually empty):
+	// when v holds one, every object that may be it is reduced.
+	return d.redactJSON(obj, holdsSecret(v))
 }
 
-// sensitive tells whether an object is of a redacted kind, by its Go type,
-// its apiVersion and kind, or its key.
-func (d *Dashboard) sensitive(key string, v any, m map[string]any) bool {
-	switch v.(type) {
-	case *corev1.Secret, corev1.Secret, *corev1.SecretList:
-		return true
+// redactJSON returns the JSON value n with every object of a redacted kind
+// reduced, the items of a list of such a kind reduced, and, when typed (v
+// holds a Go Secret), every object that has metadata, data or stringData
+// reduced; other objects lose their managed fields.
+func (d *Dashboard) redactJSON(n any, typed bool) any {
+	switch n := n.(type) {
+	case []any:
+		for i, e := range n {
+			n[i] = d.redactJSON(e, typed)
+		}
+		return n
+	case map[string]any:
+		if d.redactedObject(n) {
+			return reduced(n)
+		}
+		if items, ok := n["items"].([]any); ok && d.redactedList(n) {
+			n["items"] = reduceAll(items)
+		} else if typed && !ok && hasAny(n, "metadata", "data", "stringData") {
+			return reduced(n)
+		}
+		for k, e := range n {
+			n[k] = d.redactJSON(e, typed)
+		}
+		if md, ok := n["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
+		return n
+	}
+	return n
+}
+
+// reduceAll reduces every object in n (an object, or a list of them) to
+// its identity, and hides any other value.
+func reduceAll(n any) any {
+	switch n := n.(type) {
+	case map[string]any:
+		return reduced(n)
+	case []any:
+		out := make([]any, len(n))
+		for i, e := range n {
+			out[i] = reduceAll(e)
+		}
+		return out
+	}
+	return Redacted
+}
+
+// redactedObject tells whether m is an object of a redacted kind, by its
+// apiVersion and kind.
+func (d *Dashboard) redactedObject(m map[string]any) bool {
+	gk, ok := groupKind(m)
+	return ok && d.isRedactedKind(gk)
+}
+
+// redactedList tells whether m is a list of a redacted kind (SecretList),
+// whose items may carry no kind of their own.
+func (d *Dashboard) redactedList(m map[string]any) bool {
+	gk, ok := groupKind(m)
+	if !ok || !strings.HasSuffix(gk.Kind, "List") {
+		return false
+	}
+	gk.Kind = strings.TrimSuffix(gk.Kind, "List")
+	return d.isRedactedKind(gk)
+}
+
+func (d *Dashboard) isRedactedKind(gk schema.GroupKind) bool {
+	for _, r := range d.redactedKinds() {
+		if gk == r {
+			return true
+		}
+	}
+	return false
+}
+
+// groupKind reads an object's group and kind from its apiVersion and kind.
+func groupKind(m map[string]any) (schema.GroupKind, bool) {
+	kind, _ := m["kind"].(string)
+	if kind == "" {
+		return schema.GroupKind{}, false
 	}
 	apiVersion, _ := m["apiVersion"].(string)
-	kind, _ := m["kind"].(string)
 	group := ""
 	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
 		group = apiVersion[:i]
 	}
-	for _, gk := range append([]schema.GroupKind{secrets}, d.opts.RedactKinds...) {
-		if (kind == gk.Kind && group == gk.Group) || strings.HasPrefix(key, kubedescriptor.KeyPrefix(gk)) {
+	return schema.GroupKind{Group: group, Kind: kind}, true
+}
+
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
 			return true
 		}
 	}
