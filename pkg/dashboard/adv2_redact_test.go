@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -91,9 +90,6 @@ func TestAdv2SecretListsAreNotShownWithTheirData(t *testing.T) {
 // value at the end of a line of a multi-line error (errors.Join of
 // field errors without detail, as a Validate returns) is left as it is.
 func TestAdv2ASecretsFieldValueOnASecondLineIsShown(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: a Secret's field-error value at the end of a line of a multi-line error is not scrubbed")
-	}
 	const pin = "918273645"
 	key := kubedescriptor.KeyPrefix(schema.GroupKind{Kind: "Secret"}) + "prod/db"
 	s, sb := adv2Scheduler(t, kubedescriptor.KeyPrefix(schema.GroupKind{Kind: "Secret"}))

@@ -16,6 +16,11 @@ func TestScrubKeepsTheReasonAndDropsTheValue(t *testing.T) {
 		"data.key: Invalid value: `x y`":                                                                                                     `data.key: Invalid value: "<redacted>"`,
 		`spec.token: Invalid value: map[a:b]`:                                                                                                `spec.token: Invalid value: <redacted>`,
 		`connection refused`:                                                                                                                 `connection refused`,
+		"data[pin]: Invalid value: 12345\ndata[user]: Required value":                                                                        "data[pin]: Invalid value: <redacted>\ndata[user]: Required value",
+		`create &Secret{ObjectMeta:{db  prod},StringData:map[string]string{pin: Hunter2,},}: unable`:                                         `create &Secret{<redacted>}: unable`,
+		`apply {{ } {db prod} map[pin:[120 32 121]] map[pin:a:b]}: conflict`:                                                                 `apply {<redacted>}: conflict`,
+		`x map[pin:Hunter2 nested:map[a:b]] y`:                                                                                               `x map[<redacted>] y`,
+		`cut short &Secret{StringData:map[string]string{pin: Hunter2`:                                                                        `cut short &Secret{<redacted>`,
 	} {
 		got := scrub(in)
 		if got != want {
