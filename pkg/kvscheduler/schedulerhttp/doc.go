@@ -19,4 +19,10 @@
 // expose (past values) is reconstructed from the recorded transactions where
 // possible and reported as not available otherwise; see the documentation
 // of each endpoint.
+//
+// It is a debugging API for the operator's own engineers: /scheduler/dump
+// and the records serve values and errors as the scheduler holds them,
+// Secrets included, and nothing here is redacted. Serve it only where the
+// operator's credentials would be safe (a loopback listener, or behind
+// authentication); pkg/dashboard is the view that redacts.
 package schedulerhttp
