@@ -60,13 +60,22 @@ func (w *walker) staysByOrdering(n *node) bool {
 // Requires another one deleted with them (a readiness marker, say), which
 // the cascade of a Requires dependency alone would leave in place. Without
 // ordering-only dependencies the key order stands (a Requires dependent is
-// taken down first by the delete of what it needs). Values in a cycle keep
+// taken down first by the delete of what it needs), unless a delete is of
+// a value nothing wants (found in the southbound, after a restart say):
+// the cascade does not take such a value down, so what it depends on would
+// be refused its delete while it still exists. Values in a cycle keep
 // their key order.
+//
+// The dependencies are those of the value being deleted, the one in the
+// southbound (node.sbDeps, when it is not the wanted one), as well as the
+// wanted value's: a value read back after a restart has no wanted value,
+// and only its own record (kubedescriptor's annotations, say) says what it
+// was ordered after.
 func orderDeletes(vs []txnValue) {
 	end := 0
 	ordering := false
 	for end < len(vs) && vs[end].group == 0 {
-		if n := vs[end].n; n != nil && hasOrdering(n.deps) {
+		if n := vs[end].n; n != nil && (hasOrdering(n.deps) || hasOrdering(n.sbDeps) || n.want == nil && len(n.sbDeps) > 0) {
 			ordering = true
 		}
 		end++
@@ -87,7 +96,7 @@ func orderDeletes(vs []txnValue) {
 		if m == nil {
 			continue
 		}
-		for _, dep := range m.deps {
+		for _, dep := range deleteDeps(m) {
 			if dep.Key != "" {
 				if j, ok := index[dep.Key]; ok && j != i && dels[j].n != nil {
 					after[j] = append(after[j], i)
@@ -119,4 +128,17 @@ func orderDeletes(vs []txnValue) {
 		visit(i)
 	}
 	copy(dels, out)
+}
+
+// deleteDeps returns the dependencies that order n's delete: its wanted
+// value's and, when different, those of its value in the southbound (the
+// one the delete takes away).
+func deleteDeps(n *node) []Dependency {
+	if len(n.sbDeps) == 0 {
+		return n.deps
+	}
+	if len(n.deps) == 0 {
+		return n.sbDeps
+	}
+	return append(n.deps[:len(n.deps):len(n.deps)], n.sbDeps...)
 }

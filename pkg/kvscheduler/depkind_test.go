@@ -169,3 +169,32 @@ func TestMixedKinds(t *testing.T) {
 	mustSet(t, s, "a/ord", "v")
 	wantOps(t, sb, "create a/ord", "create a/app")
 }
+
+// TestOrderingOnlyResyncDeletesRetrievedInReverse: values found in the
+// southbound by a new scheduler (an operator restarted), never requested,
+// are deleted by its first full resync in reverse order of their
+// dependencies, as read back from the values themselves: no wanted value
+// records them.
+func TestOrderingOnlyResyncDeletesRetrievedInReverse(t *testing.T) {
+	s, sb := kindSched(t)
+	sb.Set("a/1", "v", false)
+	sb.Set("a/2", "v|~a/1", false)
+	sb.Set("a/3", "v|~a/2", false)
+	sb.Set("a/4", "v|~a/3", false)
+	resync(t, s, kvscheduler.FullResync)
+	wantOps(t, sb, "delete a/4", "delete a/3", "delete a/2", "delete a/1")
+	wantSB(t, sb, nil)
+}
+
+// TestResyncDeletesRetrievedRequiresChainDependentsFirst: the same with
+// Requires dependencies only. The cascade of a Requires dependency takes
+// down a wanted dependent, not a value nothing wants: in key order, the
+// delete of a/1 was refused while a/2, which depends on it, still existed.
+func TestResyncDeletesRetrievedRequiresChainDependentsFirst(t *testing.T) {
+	s, sb := kindSched(t)
+	sb.Set("a/1", "v", false)
+	sb.Set("a/2", "v|a/1", false)
+	resync(t, s, kvscheduler.FullResync)
+	wantOps(t, sb, "delete a/2", "delete a/1")
+	wantSB(t, sb, nil)
+}
