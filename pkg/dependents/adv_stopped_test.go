@@ -3,7 +3,6 @@ package dependents_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -32,20 +31,19 @@ func advChain(app *demov1.WebApp) ([]*dependents.Object, error) {
 	return objs, nil
 }
 
-// TestAdvOwnerDeletedWhileStoppedDeletesInAnyOrder: an owner's objects
+// TestAdvOwnerDeletedWhileStoppedDeletesInReverseOrder: an owner's objects
 // are deleted in reverse order of creation when it goes (docs/safety.md,
 // "Deleted together, dependents go first"; docs/dependents.md: no owner
 // reference, because "the scheduler deletes them in reverse order (and
 // its first resync after a restart deletes those of owners deleted
-// meanwhile)"). For an owner deleted while the operator was stopped, the
-// first resync deletes them, but the readiness markers that order them
-// exist only in the stopped scheduler's memory: the retrieved objects'
-// ordering-only dependencies name markers that no longer exist, and the
-// chain is deleted in key order, the first created first.
-func TestAdvOwnerDeletedWhileStoppedDeletesInAnyOrder(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		t.Skip("open defect: the objects of an owner deleted while stopped are not deleted in reverse order")
-	}
+// meanwhile)"), also for an owner deleted while the operator was stopped,
+// whose objects the restart's first resync deletes. Before: the readiness
+// markers that order them exist only in the stopped scheduler's memory,
+// the retrieved objects' ordering-only dependencies named only markers
+// that no longer existed, and orderDeletes looked only at the (absent)
+// wanted value's dependencies: the chain was deleted in key order, the
+// first created first.
+func TestAdvOwnerDeletedWhileStoppedDeletesInReverseOrder(t *testing.T) {
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	ctx, stop := context.WithCancel(t.Context())
 	d, webapps := advStart(t, ctx, "adv-chain", cmKind, advChain)

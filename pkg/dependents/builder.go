@@ -136,7 +136,12 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 				return nil, fmt.Errorf("%s is ordered after an object the handler did not return", keyOf[o])
 			}
 			if !a.excluded { // nothing to order after
-				kubedescriptor.OrderedAfter(m, b.k.ready(k))
+				// The object's own key too, ordering only: after a
+				// restart the markers are gone (they live only in the
+				// scheduler), and what the objects read back name is
+				// all that orders their deletes: the marker alone left
+				// them in key order.
+				kubedescriptor.OrderedAfter(m, b.k.ready(k), k)
 			}
 		}
 		for _, r := range o.requires {
@@ -145,6 +150,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 				return nil, fmt.Errorf("%s requires an object the handler did not return", keyOf[o])
 			}
 			kubedescriptor.DependsOn(m, b.k.ready(k))
+			kubedescriptor.OrderedAfter(m, k) // as for After
 		}
 		for _, ok := range o.owners {
 			kubedescriptor.DependsOn(m, b.k.owner(ok))

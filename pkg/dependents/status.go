@@ -151,6 +151,11 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 func (d *Dependents) waitingFor(unmet []string) string {
 	var out []string
 	for _, key := range unmet {
+		if slices.Contains(unmet, d.k.ready(key)) {
+			// An object key an object is also ordered after (see
+			// builder.go): its marker's unmet says it better.
+			continue
+		}
 		if objKey, ok := d.k.readyOf(key); ok {
 			if o, ok := d.reports.labelOf(objKey); ok {
 				why := ""
