@@ -1,7 +1,6 @@
 package leader_test
 
 import (
-	"context"
 	"os"
 	"sync"
 	"testing"
@@ -87,17 +86,7 @@ func startChildReplica(t *testing.T, ns, name string, beforeCreate func(r *child
 		r.mu.Unlock()
 		return nil, nil // not retried: the test looks at the first attempt
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.Run(ctx, func(ctx context.Context) error { return f.Run(ctx, 2) })
-	}()
-	t.Cleanup(func() {
-		proxy.Resume()
-		cancel()
-		<-done
-	})
+	runTerms(t, e, f, proxy)
 	return r
 }
 

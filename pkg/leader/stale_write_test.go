@@ -78,17 +78,7 @@ func startWritingReplica(t *testing.T, ns, name string, before func(r *writingRe
 		r.mu.Unlock()
 		return nil, nil // not retried: the test looks at the first attempt
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.Run(ctx, func(ctx context.Context) error { return f.Run(ctx, 2) })
-	}()
-	t.Cleanup(func() {
-		proxy.Resume()
-		cancel()
-		<-done
-	})
+	runTerms(t, e, f, proxy)
 	return r
 }
 
@@ -185,4 +175,20 @@ func TestStalledWriteNeverLandsAfterTheTerm(t *testing.T) {
 			aEnded[0].Format(time.StampMicro), bBegan[0].Format(time.StampMicro), aErrs[0])
 	}
 	t.Logf("a's patch: %v; writers in order: %q", aErrs[0], seen)
+}
+
+// runTerms runs f's controllers in e's terms until the test ends; the
+// proxy is resumed first, so that a stalled replica's calls return.
+func runTerms(t *testing.T, e *leader.Elector, f *generic.Factory, proxy *controlplanetest.Proxy) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.Run(ctx, func(ctx context.Context) error { return f.Run(ctx, 2) })
+	}()
+	t.Cleanup(func() {
+		proxy.Resume()
+		cancel()
+		<-done
+	})
 }
