@@ -36,3 +36,22 @@ func adv3OrderingDerived(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbou
 	register(t, s, b, d, withKindDeps(sb.Descriptor("x", "x/")))
 	return s, sb
 }
+
+// The same through a Requires cascade: x/1 is ordered after a/2, which
+// Requires a/1; deleting a/1 and x/1 in one transaction takes a/2 down
+// (PENDING) with a/1, so both a/2 and its ordering-only dependent are
+// deleted in the transaction, and the dependent goes last.
+func TestAdv3OrderingOnlyOnCascadedValueDeletedFirst(t *testing.T) {
+	advOpen(t, "an ordering-only dependent of a value the Requires cascade deletes in the same transaction is deleted after it")
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, withKindDeps(sb.Descriptor("a", "a/")), withKindDeps(sb.Descriptor("x", "x/")))
+	mustSet(t, s, "a/1", "v", "a/2", "v|a/1", "x/1", "v|~a/2")
+	wantOps(t, sb, "create a/1", "create a/2", "create x/1")
+	mustSet(t, s, "a/1", nil, "x/1", nil)
+	ops := sb.OpStrings()
+	ix, i2 := slices.Index(ops, "delete x/1"), slices.Index(ops, "delete a/2")
+	if ix < 0 || i2 < 0 || ix > i2 {
+		t.Fatalf("ops %v: the ordering-only dependent x/1 must be deleted before a/2, which it is ordered after", ops)
+	}
+}
