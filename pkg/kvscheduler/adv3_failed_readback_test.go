@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -48,5 +49,39 @@ func TestAdv3FailedReadBackIsNotAbsence(t *testing.T) {
 	if d := advSBMismatch(s, sb, "a/"); len(d) > 0 {
 		t.Fatalf("the first Commit's error %q named the failed read-back: %v (OnlyFailedValues %v); "+
 			"withdrawing a/1 then returned %v and left: %v", te, readNamed, te.OnlyFailedValues(), err, d)
+	}
+}
+
+// The same with a delete that did its work and then failed: the read-back
+// fails and is dropped, so a/1 is believed held (FAILED). Requested again
+// with the value it had, a/1 is taken as in sync: Commit returns nil,
+// a/1 is CONFIGURED while the southbound does not hold it, and c/1, which
+// Requires a/1, is created without it.
+func TestAdv3FailedReadBackAfterHalfDoneDelete(t *testing.T) {
+	advOpen(t, "a failed read-back after a half-done delete is dropped: requested again, the value is CONFIGURED though absent, and its dependent is created without it")
+	ctx := context.Background()
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	a := sb.Descriptor("a", "a/")
+	del := a.Delete
+	halfDone := false
+	a.Delete = func(ctx context.Context, k string, v, md any) error {
+		err := del(ctx, k, v, md)
+		if halfDone && err == nil {
+			halfDone = false
+			return errors.New("timeout (after the southbound deleted it)")
+		}
+		return err
+	}
+	register(t, s, a, withDeps(sb.Descriptor("c", "c/")))
+	mustSet(t, s, "a/1", "x", "c/1", "x|a/1")
+	halfDone = true
+	sb.FailNext("retrieve", "a", errors.New("read fails"))
+	if _, err := s.StartNBTransaction().SetValue("a/1", nil).Commit(ctx); err == nil {
+		t.Fatal("the delete failed, Commit returned nil")
+	}
+	_, err := s.StartNBTransaction().SetValue("a/1", "x").Commit(ctx)
+	if d := advSBMismatch(s, sb, "a/", "c/"); len(d) > 0 {
+		t.Fatalf("a/1 requested again: Commit %v, ops %v, and:\n  %s", err, sb.OpStrings(), strings.Join(d, "\n  "))
 	}
 }
