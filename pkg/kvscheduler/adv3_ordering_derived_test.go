@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -53,5 +54,29 @@ func TestAdv3OrderingOnlyOnCascadedValueDeletedFirst(t *testing.T) {
 	ix, i2 := slices.Index(ops, "delete x/1"), slices.Index(ops, "delete a/2")
 	if ix < 0 || i2 < 0 || ix > i2 {
 		t.Fatalf("ops %v: the ordering-only dependent x/1 must be deleted before a/2, which it is ordered after", ops)
+	}
+}
+
+// The other way round: the derived value is the ordering-only dependent.
+// z/1 derives d/1, which is ordered after a/y; deleting a/y and z/1 in one
+// transaction deletes a/y first (key order), and d/1 with its base after.
+func TestAdv3DerivedOrderingOnlyDependentDeletedFirst(t *testing.T) {
+	advOpen(t, "a derived value ordered after a value deleted in the same transaction as its base is deleted after that value")
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	z := sb.Descriptor("z", "z/")
+	z.DerivedValues = func(key string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "d/" + strings.TrimPrefix(key, "z/"), Value: "v|~a/y"}}
+	}
+	d := withKindDeps(sb.Descriptor("d", "d/"))
+	d.NBKeyPrefix = ""
+	register(t, s, sb.Descriptor("a", "a/"), z, d)
+	mustSet(t, s, "a/y", "v", "z/1", "v")
+	wantOps(t, sb, "create a/y", "create z/1", "create d/1")
+	mustSet(t, s, "a/y", nil, "z/1", nil)
+	ops := sb.OpStrings()
+	id, iy := slices.Index(ops, "delete d/1"), slices.Index(ops, "delete a/y")
+	if id < 0 || iy < 0 || id > iy {
+		t.Fatalf("ops %v: the derived value d/1, ordered after a/y, must be deleted before it", ops)
 	}
 }
