@@ -80,3 +80,20 @@ func TestAdv3DerivedOrderingOnlyDependentDeletedFirst(t *testing.T) {
 		t.Fatalf("ops %v: the derived value d/1, ordered after a/y, must be deleted before it", ops)
 	}
 }
+
+// With a cycle: a/1 and a/2 Require each other, a/3 is ordered after a/1;
+// all three deleted in one transaction. orderDeletes puts a/2 first (the
+// cycle), and a/2's cascade deletes a/1, its Requires dependent, without
+// first deleting a/1's ordering-only dependent a/3: a/3 goes last.
+func TestAdv3OrderingOnlyDependentOfACycleDeletedFirst(t *testing.T) {
+	advOpen(t, "an ordering-only dependent of a member of a Requires cycle, all deleted in one transaction, is deleted after that member")
+	s, sb := kindSched(t)
+	mustSet(t, s, "a/1", "v|a/2", "a/2", "v|a/1", "a/3", "v|~a/1")
+	wantOps(t, sb, "create a/2", "create a/1", "create a/3")
+	mustSet(t, s, "a/1", nil, "a/2", nil, "a/3", nil)
+	ops := sb.OpStrings()
+	i1, i3 := slices.Index(ops, "delete a/1"), slices.Index(ops, "delete a/3")
+	if i1 < 0 || i3 < 0 || i3 > i1 {
+		t.Fatalf("ops %v: a/3, ordered after a/1, must be deleted before it", ops)
+	}
+}
