@@ -239,8 +239,8 @@ func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 	}
 	if cached {
 		c.known.add(key)
-	} else {
-		c.known.gone(key)
+	} else if !c.known.gone(key) {
+		return // the handlers were told (see knownKeys.gone)
 	}
 	c.add(startKey{key: key, priority: p})
 }

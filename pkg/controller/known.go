@@ -37,8 +37,22 @@ type knownKeys struct {
 // add records that the cache has key's object (its event is queued).
 func (k *knownKeys) add(key string) { k.set(key, false) }
 
-// gone records that key's deletion event was queued.
-func (k *knownKeys) gone(key string) { k.set(key, true) }
+// gone records that key's deletion event is being queued, and tells
+// whether to queue it: not for a key the handlers were already told is
+// gone. After a relist, client-go delivers the new list's deletions to
+// the event handler in the background; the comparison that follows a
+// relist (enqueueGone) can queue such a key first, and its pass can end
+// before the deletion event arrives: queueing it then would tell the
+// handlers twice.
+func (k *knownKeys) gone(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.keys[key]; !ok {
+		return false
+	}
+	k.keys[key] = true
+	return true
+}
 
 func (k *knownKeys) set(key string, gone bool) {
 	k.mu.Lock()
