@@ -1,0 +1,158 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// processNext handles one key of r's queue; it returns false when the
+// queue shut down. Once r's context ended, an error that is its
+// cancellation (a request the handler made with the context it was
+// registered with) is the stop, not a failure worth an error line.
+func (c *controller) processNext(r *run) bool {
+	ctx, queue := r.ctx, r.queue
+	key, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(key)
+	if ctx.Err() != nil {
+		// The run is stopping: no handler starts after its context ended
+		// (the next run re-queues every cached key, see stopped).
+		return false
+	}
+	// One clock reading serves the pass: a hold counted from its start
+	// ends no later than the AddAfter that follows the handlers.
+	now := time.Now()
+	if !c.passes.claim(key, r, now) {
+		// An earlier run, stopping, still handles the key: this run
+		// takes it once that pass has ended, never beside it.
+		return true
+	}
+	defer c.passes.release(key)
+	if wait := c.held(key, now); wait > 0 {
+		// Its handlers fight: a watch event does not cut the wait short.
+		queue.AddAfter(key, wait)
+		return true
+	}
+	p := c.handle(ctx, key)
+	if p.stale {
+		return true // not a pass: nothing ran, nothing to count or retry
+	}
+	err := p.err
+	c.permanent.passed(key, err)
+	if hold := c.loops.passed(key, p, now); hold > 0 {
+		if err != nil && onlyPermanent(err) {
+			c.permanent.failed(key, err, c.log)
+		} else if err != nil && !routineOrPermanent(err) && !errors.Is(err, ErrIgnore) {
+			c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
+				Errorf("handler failed, retrying: %v", err)
+		}
+		queue.AddAfter(key, hold)
+		return true
+	}
+	switch {
+	case err == nil || errors.Is(err, ErrIgnore):
+		queue.Forget(key)
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Cut short by the stop: not retried in this run (a retry could
+		// run the handler again before the queue shuts down); the next
+		// run re-queues every cached key.
+		c.log.WithField("key", key).Debugf("stopping: %v", err)
+	case onlyPermanent(err):
+		// Retrying would fail the same way: the next event of the key
+		// (a new version of the object, an Enqueue) runs it again.
+		queue.Forget(key)
+		c.permanent.failed(key, err, c.log)
+	case routineOrPermanent(err):
+		// Someone else changed the object first (the retry sees the new
+		// version), or the handler asked for a quiet retry; any other
+		// cause is permanent, and logged when it is alone. Routine, not
+		// worth an error line.
+		c.log.WithField("key", key).Debugf("retrying: %v", err)
+		queue.AddRateLimited(key)
+	default:
+		c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
+			Errorf("handler failed, retrying: %v", err)
+		queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// held returns how long a key whose handlers fight still has to wait. An
+// object that is gone is not held: its handlers see the deletion at once.
+func (c *controller) held(key string, now time.Time) time.Duration {
+	wait := c.loops.held(key, now)
+	if wait > 0 {
+		if _, exists, err := c.informer.GetStore().GetByKey(key); err == nil && !exists {
+			return 0
+		}
+	}
+	return wait
+}
+
+func (c *controller) handle(ctx context.Context, key string) pass {
+	obj, exists, err := c.informer.GetStore().GetByKey(key)
+	if err != nil {
+		return pass{err: err}
+	}
+	var robj runtime.Object
+	var p pass
+	if exists {
+		robj = obj.(runtime.Object)
+		p.resourceVersion = resourceVersion(obj)
+	}
+	shared, isShared := c.handler.(*sharedHandler)
+	if isShared && shared.own.stale(key, robj) {
+		// The handlers wrote a newer version than this copy (or finalized
+		// the object); the watch event of that write queues the key again.
+		c.opts.Metrics.stalePassSkipped(c.gvk)
+		return pass{stale: true}
+	}
+	if c.opts.Gate != nil {
+		if handle, err := c.admit(ctx, key, robj); err != nil || !handle {
+			return pass{err: err}
+		}
+	}
+	if robj != nil {
+		c.known.add(key)
+	} else {
+		defer func() {
+			if p.err == nil || errors.Is(p.err, ErrIgnore) {
+				c.ended(key) // the handlers were told it is gone
+			}
+		}()
+	}
+	if done := c.tracking(key, robj); done != nil {
+		defer done()
+	}
+	if isShared {
+		// Handlers of a shared controller are timed and recovered one by
+		// one, so metrics and errors name the handler.
+		p.writes, p.err = shared.run(key, robj, func(name string) { c.passes.running(key, name) })
+		return p
+	}
+	c.passes.running(key, c.name)
+	p.err = callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
+	return p
+}
+
+// callHandler runs fn, turning a panic into an error that names the handler
+// and carries the stack, and records the handler's metrics.
+func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
+	began := time.Now()
+	panicked := false
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			err = fmt.Errorf("handler %s panicked: %v\n%s", name, r, debug.Stack())
+		}
+		m.handlerDone(gvk, name, began, err, panicked)
+	}()
+	return fn()
+}
