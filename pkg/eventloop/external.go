@@ -2,7 +2,6 @@ package eventloop
 
 import (
 	"fmt"
-	"runtime/debug"
 	"sort"
 )
 
@@ -129,15 +128,6 @@ func (x *externalConfig) effective(key string, internal any) (any, error) {
 		v = merged
 	}
 	return v, nil
-}
-
-func (x *externalConfig) callMerge(key string, below, above any, source string) (v any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return x.merge(key, below, above, source)
 }
 
 // updateValues returns the values to commit for an update transaction.

@@ -76,3 +76,16 @@ func (l *Loop) callCommitter(req TxnRequest) (summary TxnSummary, err error) {
 	defer recoverInto(&err)
 	return l.committer.Commit(l.ctx, req)
 }
+
+// callMerge merges an external source's value over the one below it.
+func (x *externalConfig) callMerge(key string, below, above any, source string) (v any, err error) {
+	defer recoverInto(&err)
+	return x.merge(key, below, above, source)
+}
+
+// guardedDone calls ev.Done(err); its error is the panic of Done, if any.
+func guardedDone(ev Event, err error) (panicked error) {
+	defer recoverInto(&panicked)
+	ev.Done(err)
+	return nil
+}

@@ -138,3 +138,33 @@ func TestEventBoxesOffAreNotBuilt(t *testing.T) {
 		t.Fatalf("boxes logged at Debug with the logger at Info: %v", lines)
 	}
 }
+
+// panickyDone panics in Done, after recording the call.
+type panickyDone struct{ el.Event }
+
+func (e *panickyDone) Done(err error) {
+	e.Event.Done(err)
+	panic("done bug")
+}
+
+// A panic in Event.Done is logged with its value and stack, and the loop goes
+// on to the next event.
+func TestPanickingDoneIsLogged(t *testing.T) {
+	var out syncBuffer
+	e := newEnv(t, []string{"a"}, withLogger(&out, logrus.InfoLevel))
+	e.startRunning()
+	ev := &panickyDone{Event: el.Event{Name: "panicky-done", Kind: eventloop.Update}}
+	e.push(ev)
+	if err := wait(t, &ev.Event); err != nil || ev.DoneCalls() != 1 {
+		t.Fatalf("Done(%v) called %d times, want once with nil", err, ev.DoneCalls())
+	}
+	// The loop logs the panic before it takes the next event.
+	if err := e.run(el.NewUpdate("next")); err != nil {
+		t.Fatalf("loop broken by a panicking Done: %v", err)
+	}
+	log := out.String()
+	if !strings.Contains(log, "Event.Done panicked") || !strings.Contains(log, "panic=done bug") ||
+		!strings.Contains(log, "stack=goroutine") {
+		t.Fatalf("no log line for the panic of Done, with its value and stack:\n%s", log)
+	}
+}

@@ -1,8 +1,8 @@
 package eventloop
 
 import (
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -271,10 +271,8 @@ func (l *Loop) reject(ev Event, err error) {
 // callDone calls ev.Done, which is user code: a panic is logged, not
 // propagated, so that it cannot kill the loop or skip other events' Done.
 func (l *Loop) callDone(ev Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			l.log.WithField("panic", r).WithField("stack", string(debug.Stack())).Error("eventloop: Event.Done panicked")
-		}
-	}()
-	ev.Done(err)
+	var p *PanicError
+	if errors.As(guardedDone(ev, err), &p) {
+		l.log.WithField("panic", p.Value).WithField("stack", string(p.Stack)).Error("eventloop: Event.Done panicked")
+	}
 }
