@@ -2,18 +2,14 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 )
@@ -135,22 +131,11 @@ func (a *Applier) runSet(ctx context.Context, set Set, objs []runtime.Object, dr
 			return plan, err
 		}
 	}
-	want := make([]desired, 0, len(objs))
-	kinds := inventory{}
-	var errs []error
-	for _, obj := range objs {
-		d, err := a.prepare(id, set, obj)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		want = append(want, d)
-		kinds.add(d.key.GVK.GroupKind(), d.key.Namespace)
-	}
-	if len(errs) > 0 {
+	want, kinds, err := a.prepareAll(id, set, objs)
+	if err != nil {
 		// A set with an object that cannot even be prepared must not
 		// prune: the object would look undesired.
-		return plan, errors.Join(errs...)
+		return plan, err
 	}
 
 	held, legacyInventories, read, err := a.readInventory(ctx, id)
@@ -166,6 +151,18 @@ func (a *Applier) runSet(ctx context.Context, set Set, objs []runtime.Object, dr
 		}
 	}
 
+	errs := a.applyAll(ctx, id, set, want, dryRun, &plan)
+	errs = append(errs, a.pruneAll(ctx, id, set, all, want, kinds, dryRun, &plan)...)
+	if len(errs) > 0 || dryRun {
+		return plan, errors.Join(errs...)
+	}
+	return plan, a.settleInventory(ctx, id, kinds, legacyInventories, read)
+}
+
+// applyAll applies (or dry-runs) each object of want, recording in plan
+// what changed; it returns the errors of the objects that failed.
+func (a *Applier) applyAll(ctx context.Context, id *setIdentity, set Set, want []desired, dryRun bool, plan *Plan) []error {
+	var errs []error
 	for _, d := range want {
 		change, err := a.applyOne(ctx, id, set, d, dryRun)
 		if err != nil {
@@ -183,7 +180,15 @@ func (a *Applier) runSet(ctx context.Context, set Set, objs []runtime.Object, dr
 			plan.Unchanged = append(plan.Unchanged, d.key)
 		}
 	}
+	return errs
+}
 
+// pruneAll prunes (or, on a dry run or for kinds the set may not delete,
+// only lists) the objects of every kind in all that want does not hold,
+// recording them in plan. Kinds and namespaces still holding kept objects
+// are added to kinds, the inventory to write.
+func (a *Applier) pruneAll(ctx context.Context, id *setIdentity, set Set, all inventory, want []desired, kinds inventory, dryRun bool, plan *Plan) []error {
+	var errs []error
 	keep := map[objectID]bool{}
 	for _, d := range want {
 		keep[idOf(d.key)] = true
@@ -212,220 +217,26 @@ func (a *Applier) runSet(ctx context.Context, set Set, objs []runtime.Object, dr
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 || dryRun {
-		return plan, errors.Join(errs...)
-	}
+	return errs
+}
+
+// settleInventory, once the set is applied and pruned without error,
+// deletes the legacy inventories and leaves the set's own inventory holding
+// kinds, or deletes it when kinds is empty.
+func (a *Applier) settleInventory(ctx context.Context, id *setIdentity, kinds inventory, legacyInventories []string, read map[string]metav1.Preconditions) error {
 	for _, name := range legacyInventories {
 		// Its kinds are in the new inventory (written above) or pruned.
 		if err := a.deleteInventory(ctx, id.invNamespace, name, readAs(read, name)); err != nil {
-			return plan, err
+			return err
 		}
 	}
 	if len(kinds) == 0 {
 		// Conditional on the version read: one rewritten since (by
 		// an owner created again under the set's name) stays.
 		name := inventoryName(id)
-		return plan, a.deleteInventory(ctx, id.invNamespace, name, readAs(read, name))
+		return a.deleteInventory(ctx, id.invNamespace, name, readAs(read, name))
 	}
 	// Kinds and namespaces that no longer hold anything leave the
 	// inventory.
-	return plan, a.writeInventory(ctx, id, kinds)
-}
-
-// prepare turns obj into an apply body carrying the set's label, annotations
-// and owner reference.
-func (a *Applier) prepare(id *setIdentity, set Set, obj runtime.Object) (desired, error) {
-	gvk, err := a.clients.GVKForObject(obj)
-	if err != nil {
-		return desired{}, fmt.Errorf("apply: %w", err)
-	}
-	c, err := a.clients.ForKind(gvk)
-	if err != nil {
-		return desired{}, fmt.Errorf("apply: %w", err)
-	}
-	u, err := toUnstructured(obj)
-	if err != nil {
-		return desired{}, fmt.Errorf("apply: %s: %w", gvk.Kind, err)
-	}
-	u.SetGroupVersionKind(gvk)
-	u.SetResourceVersion("")
-	u.SetManagedFields(nil)
-	if u.GetName() == "" {
-		return desired{}, fmt.Errorf("apply: a %s has no name", gvk.Kind)
-	}
-	if c.Namespaced() && u.GetNamespace() == "" {
-		if id.owner == nil || id.owner.GetNamespace() == "" {
-			return desired{}, fmt.Errorf("apply: %s %s has no namespace and no namespaced owner to take it from", gvk.Kind, u.GetName())
-		}
-		u.SetNamespace(id.owner.GetNamespace())
-	}
-	if !c.Namespaced() {
-		u.SetNamespace("")
-	}
-	if id.owner != nil && id.owner.GetNamespace() != "" {
-		if !c.Namespaced() && set.ClusterScopedRefused {
-			return desired{}, fmt.Errorf("apply: cluster-scoped %s %s of namespaced owner %s refused (allow cluster-scoped children to apply it)", gvk.Kind, u.GetName(), id.ownerDesc)
-		}
-		if c.Namespaced() && u.GetNamespace() != id.owner.GetNamespace() && set.OwnerNamespaceOnly {
-			return desired{}, fmt.Errorf("apply: %s %s/%s is outside the namespace of its owner %s (allow cross-namespace children to apply it)", gvk.Kind, u.GetNamespace(), u.GetName(), id.ownerDesc)
-		}
-	}
-	var d desired
-	labels := u.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[LabelSet] = id.hash
-	u.SetLabels(labels)
-	annotations := u.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AnnotationSetID] = id.id
-	if id.owner != nil {
-		annotations[AnnotationOwner] = id.ownerDesc
-		if id.ownerUID != "" {
-			annotations[AnnotationOwnerUID] = string(id.ownerUID)
-		}
-		// Kubernetes only honours owner references to cluster-scoped
-		// owners or owners in the object's own namespace.
-		// The set's reference joins the ones the object carries (the
-		// caller meant those too), replacing one with the same UID.
-		if !set.NoOwnerReference && id.owner.GetUID() != "" && (id.ownerScoped || id.owner.GetNamespace() == u.GetNamespace()) {
-			refs := slices.DeleteFunc(u.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
-				return ref.UID == id.owner.GetUID()
-			})
-			ref := metav1.OwnerReference{
-				APIVersion: id.ownerGVK.GroupVersion().String(),
-				Kind:       id.ownerGVK.Kind,
-				Name:       id.owner.GetName(),
-				UID:        id.owner.GetUID(),
-			}
-			// The owner controls the object (metav1.GetControllerOf
-			// finds it) unless the caller named another controller;
-			// applyOne also yields to one set on the live object.
-			if !slices.ContainsFunc(refs, isController) {
-				ref.Controller = ptr.To(true)
-				d.ownerUID = ref.UID
-			}
-			u.SetOwnerReferences(append(refs, ref))
-		}
-	}
-	u.SetAnnotations(annotations)
-	d.key = ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
-	d.client, d.obj = c, u
-	return d, nil
-}
-
-func isController(ref metav1.OwnerReference) bool { return ref.Controller != nil && *ref.Controller }
-
-// applyOne applies one object (or dry-runs it) and says what changed.
-func (a *Applier) applyOne(ctx context.Context, id *setIdentity, set Set, d desired, dryRun bool) (string, error) {
-	// The kind's client decodes into its Go type (or unstructured for
-	// kinds outside the scheme), so results are read through accessors.
-	before, _, err := a.clients.NewObjects(d.key.GVK)
-	if err != nil {
-		return "", err
-	}
-	after := before.DeepCopyObject()
-	err = d.client.Get(ctx, d.key.Namespace, d.key.Name, before, metav1.GetOptions{})
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", err
-	}
-	if exists {
-		// Another set's object stays that set's, and one that belongs
-		// to no set stays its manager's: applying it would drop what
-		// only the other set applied (one field manager applies every
-		// set), or take over fields someone else set, and let this
-		// set's pruning delete it.
-		if err := id.claimed(d.key, before); err != nil {
-			return "", err
-		}
-	}
-	body, err := a.applyBody(d, before, exists)
-	if err != nil {
-		return "", err
-	}
-	force := true
-	opts := metav1.PatchOptions{FieldManager: a.opts.FieldManager, Force: &force}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	if err := d.client.Patch(ctx, d.key.Namespace, d.key.Name, types.ApplyPatchType, body, after, opts); err != nil {
-		if !exists {
-			return "", a.createFailed(ctx, id, d, err)
-		}
-		// Only the set's own object is recreated: one it is adopting
-		// (no set's label yet) is still someone else's, not to be
-		// deleted.
-		if !mayRecreate(set, d.key.GVK.GroupKind(), err) || !inASet(before) {
-			return "", err
-		}
-		if dryRun {
-			return "recreate", nil
-		}
-		return "recreate", a.recreate(ctx, id, d, before, after, opts, err)
-	}
-	if !exists {
-		return "create", nil
-	}
-	if dryRun {
-		if sameContent(before, after) {
-			return "unchanged", nil
-		}
-		return "update", nil
-	}
-	if resourceVersion(before) != resourceVersion(after) {
-		return "update", nil
-	}
-	return "unchanged", nil
-}
-
-// inASet reports whether obj carries a set's label; for an object claimed
-// passed, the set's own or one it takes over.
-func inASet(obj runtime.Object) bool {
-	m, err := meta.Accessor(obj)
-	return err == nil && m.GetLabels()[LabelSet] != ""
-}
-
-func resourceVersion(obj runtime.Object) string {
-	if m, err := meta.Accessor(obj); err == nil {
-		return m.GetResourceVersion()
-	}
-	return ""
-}
-
-// sameContent compares what a dry run would store with what is stored,
-// ignoring the fields the server moves on every write.
-func sameContent(a, b runtime.Object) bool {
-	strip := func(obj runtime.Object) ([]byte, error) {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetManagedFields(nil)
-		u.SetResourceVersion("")
-		u.SetGeneration(0)
-		return json.Marshal(u.Object)
-	}
-	ja, errA := strip(a)
-	jb, errB := strip(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
-}
-
-func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.DeepCopy(), nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	// Typed objects carry zero values the apply would claim ownership of.
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "status")
-	return u, nil
+	return a.writeInventory(ctx, id, kinds)
 }
