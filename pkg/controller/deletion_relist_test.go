@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,16 +16,19 @@ import (
 )
 
 // droppingInformer is a factory's informer whose deletions of one object
-// never reach the event handlers added through it, as when client-go drops
+// do not reach the event handlers added through it, as when client-go drops
 // the notifications it had not delivered when the informer stopped for a
-// relist (410 Gone). Its OnRelisted hooks are called by the test, standing
-// for the rebuilt informer's sync.
+// relist (410 Gone). The test may deliver them late (deliverDropped), as
+// client-go delivers a relist's tombstones in the background. Its
+// OnRelisted hooks are called by the test, standing for the rebuilt
+// informer's sync.
 type droppingInformer struct {
 	toolscache.SharedIndexInformer
 	drop string // the key whose deletion is dropped
 
-	mu    sync.Mutex
-	hooks []func()
+	mu      sync.Mutex
+	hooks   []func()
+	dropped []func() // the dropped deliveries
 }
 
 func (d *droppingInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -33,11 +37,28 @@ func (d *droppingInformer) AddEventHandler(h toolscache.ResourceEventHandler) (t
 		UpdateFunc: h.OnUpdate,
 		DeleteFunc: func(obj any) {
 			if key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil && key == d.drop {
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				d.dropped = append(d.dropped, func() { h.OnDelete(obj) })
 				return
 			}
 			h.OnDelete(obj)
 		},
 	})
+}
+
+// deliverDropped gives the event handlers the deletions dropped so far, as
+// tombstones (what client-go delivers for a deletion a relist revealed);
+// it returns how many.
+func (d *droppingInformer) deliverDropped() int {
+	d.mu.Lock()
+	dropped := d.dropped
+	d.dropped = nil
+	d.mu.Unlock()
+	for _, deliver := range dropped {
+		deliver()
+	}
+	return len(dropped)
 }
 
 func (d *droppingInformer) OnRelisted(fn func()) (remove func()) {
@@ -58,25 +79,32 @@ func (d *droppingInformer) relisted() {
 
 var _ cache.RelistNotifier = (*droppingInformer)(nil)
 
-// TestDeletionDroppedByARelistReachesTheHandlers (issue 24, case 6): a
-// running controller whose informer is rebuilt after 410 Gone loses the
-// deletions the old informer had applied to its store but not delivered;
-// the rebuilt one is seeded from that store and lists again, so nothing
-// tells the handlers. Once the rebuilt informer has synced, the controller
-// compares the keys its handlers saw with the store and delivers the
-// deletion.
-func TestDeletionDroppedByARelistReachesTheHandlers(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	f := newFactory(t, cp.Config(), ns, setup{})
+// droppedDeletion is a running controller, with one worker, over a
+// droppingInformer: its handler saw the object "doomed", which was then
+// deleted with its deletion dropped, and a bystander created after it.
+type droppedDeletion struct {
+	ns       string
+	informer *droppingInformer
+	c        controller.Controller
+	rec      *recorder
+	// nilPasses counts the passes that gave the handler doomed's absence.
+	nilPasses atomic.Int32
+}
+
+func startDroppedDeletion(t *testing.T) *droppedDeletion {
+	d := &droppedDeletion{ns: controlplanetest.Namespace(t, cp.Config()), rec: newRecorder()}
+	f := newFactory(t, cp.Config(), d.ns, setup{})
 	caches := f.SharedCacheFactory()
 	inner, err := caches.ForKind(configMapGVK)
 	if err != nil {
 		t.Fatal(err)
 	}
-	informer := &droppingInformer{SharedIndexInformer: inner, drop: ns + "/doomed"}
-	rec := newRecorder()
-	c, err := controller.New("relist", informer, controller.HandlerFunc(func(key string, obj runtime.Object) error {
-		_, err := rec.OnChange(key, obj)
+	d.informer = &droppingInformer{SharedIndexInformer: inner, drop: d.ns + "/doomed"}
+	d.c, err = controller.New("relist", d.informer, controller.HandlerFunc(func(key string, obj runtime.Object) error {
+		if key == d.ns+"/doomed" && obj == nil {
+			d.nilPasses.Add(1)
+		}
+		_, err := d.rec.OnChange(key, obj)
 		return err
 	}), &controller.Options{Logger: controlplanetest.QuietLogger()})
 	if err != nil {
@@ -85,35 +113,78 @@ func TestDeletionDroppedByARelistReachesTheHandlers(t *testing.T) {
 	if err := caches.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(t.Context(), 1); err != nil {
+	if err := d.c.Start(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	createCM(t, cp.Config(), ns, "doomed", nil)
+	createCM(t, cp.Config(), d.ns, "doomed", nil)
 	controlplanetest.Eventually(t, 30*time.Second, "the handler sees the object", func() bool {
-		cm, _ := rec.seen(ns + "/doomed")
+		cm, _ := d.rec.seen(d.ns + "/doomed")
 		return cm != nil
 	})
-	if err := kube(cp.Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
+	if err := kube(cp.Config()).CoreV1().ConfigMaps(d.ns).Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	controlplanetest.Eventually(t, 30*time.Second, "the store drops the object", func() bool {
-		_, ok, err := inner.GetStore().GetByKey(ns + "/doomed")
+		_, ok, err := inner.GetStore().GetByKey(d.ns + "/doomed")
 		return err == nil && !ok
 	})
 	// A bystander created after the deletion is handled once its event
 	// came through: the deletion's was dropped, not late.
-	createCM(t, cp.Config(), ns, "bystander", nil)
+	createCM(t, cp.Config(), d.ns, "bystander", nil)
 	controlplanetest.Eventually(t, 30*time.Second, "the handler sees a later object", func() bool {
-		cm, _ := rec.seen(ns + "/bystander")
+		cm, _ := d.rec.seen(d.ns + "/bystander")
 		return cm != nil
 	})
-	if cm, _ := rec.seen(ns + "/doomed"); cm == nil {
+	if cm, _ := d.rec.seen(d.ns + "/doomed"); cm == nil {
 		t.Fatal("the deletion reached the handler although its event was dropped: the test shows nothing")
 	}
+	return d
+}
 
-	informer.relisted()
+// TestDeletionDroppedByARelistReachesTheHandlers (issue 24, case 6): a
+// running controller whose informer is rebuilt after 410 Gone loses the
+// deletions the old informer had applied to its store but not delivered;
+// the rebuilt one is seeded from that store and lists again, so nothing
+// tells the handlers. Once the rebuilt informer has synced, the controller
+// compares the keys its handlers saw with the store and delivers the
+// deletion.
+func TestDeletionDroppedByARelistReachesTheHandlers(t *testing.T) {
+	d := startDroppedDeletion(t)
+	d.informer.relisted()
 	controlplanetest.Eventually(t, 30*time.Second, "the handler told of the deletion after the relist", func() bool {
-		cm, ok := rec.seen(ns + "/doomed")
+		cm, ok := d.rec.seen(d.ns + "/doomed")
 		return ok && cm == nil
 	})
+}
+
+// TestLateTombstoneAfterARelistIsNotHandledAgain (996b081): after a relist,
+// client-go delivers the deletions the new list revealed (tombstones) in
+// the background, while the comparison that follows the relist may already
+// have told the handlers of such a deletion and forgotten the key. The late
+// tombstone must not tell them a second time.
+func TestLateTombstoneAfterARelistIsNotHandledAgain(t *testing.T) {
+	d := startDroppedDeletion(t)
+	d.informer.relisted()
+	controlplanetest.Eventually(t, 30*time.Second, "the handler told of the deletion after the relist", func() bool {
+		return d.nilPasses.Load() == 1
+	})
+	// The one worker takes keys of a priority in the order they came: once
+	// a key enqueued after the deletion's pass is handled, that pass has
+	// ended, and the handlers are known to have been told.
+	d.c.Enqueue(d.ns, "after-the-pass")
+	controlplanetest.Eventually(t, 30*time.Second, "the handler reaches a key enqueued after the pass", func() bool {
+		_, ok := d.rec.seen(d.ns + "/after-the-pass")
+		return ok
+	})
+	if n := d.informer.deliverDropped(); n != 1 {
+		t.Fatalf("%d deletions of doomed were dropped, want 1", n)
+	}
+	d.c.Enqueue(d.ns, "after-the-tombstone")
+	controlplanetest.Eventually(t, 30*time.Second, "the handler reaches a key enqueued after the tombstone", func() bool {
+		_, ok := d.rec.seen(d.ns + "/after-the-tombstone")
+		return ok
+	})
+	if n := d.nilPasses.Load(); n != 1 {
+		t.Fatalf("the handler was told %d times that doomed is gone, want once; keys handled: %v", n, d.rec.order())
+	}
 }
