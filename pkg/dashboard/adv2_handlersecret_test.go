@@ -2,8 +2,6 @@ package dashboard_test
 
 import (
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 const adv2HandlerPin = "Hunter2handler4711"
@@ -37,33 +34,16 @@ func (secretPrinter) Update(eventloop.Event, eventloop.UpdateOperations) (string
 // written, though "no view shows Secret data".
 func TestAdv2AHandlersErrorThatPrintsASecretIsShownAsWritten(t *testing.T) {
 	s, _ := adv2Scheduler(t, "db/")
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
 	cfg := eventloop.DefaultConfig()
 	cfg.EventLogLevel = logrus.DebugLevel
-	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: []eventloop.EventHandler{secretPrinter{}},
-		Committer: loopcommit.New(s), Logger: logrus.NewEntry(quiet)})
-	if err != nil {
+	loop := startLoop(t, s, &cfg, secretPrinter{})
+	put := eventlooptest.NewUpdate("put db/x")
+	put.Blocking = true
+	if err := loop.PushEvent(put); err != nil {
 		t.Fatal(err)
 	}
-	if err := loop.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = loop.Close() })
-	// The loop handles updates once its first resync ran.
-	for _, ev := range []*eventlooptest.Event{eventlooptest.NewResync("startup"), eventlooptest.NewUpdate("put db/x")} {
-		ev.Blocking = true
-		if err := loop.PushEvent(ev); err != nil {
-			t.Fatal(err)
-		}
-		_ = ev.Wait(t.Context())
-	}
-	d, err := dashboard.New(dashboard.Options{Scheduler: s, Loop: loop})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
+	_ = put.Wait(t.Context())
+	srv := serveDashboard(t, dashboard.Options{Scheduler: s, Loop: loop})
 	body := get(t, srv.URL+"/ui/api/events", nil)
 	if !strings.Contains(body, "has been modified") {
 		t.Fatalf("the handler's error is not on the events view at all: %s", body)

@@ -3,12 +3,9 @@ package dashboard_test
 import (
 	"encoding/base64"
 	"errors"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,28 +14,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
-
-// adv2Scheduler is a scheduler with one kvtest descriptor per prefix.
-func adv2Scheduler(t *testing.T, prefixes ...string) (*kvscheduler.Scheduler, *kvtest.Southbound) {
-	t.Helper()
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	s, err := kvscheduler.New(kvscheduler.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	sb := kvtest.New()
-	for i, p := range prefixes {
-		if err := s.RegisterDescriptor(t.Context(), sb.Descriptor("d"+itoa(uint64(i)), p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s, sb
-}
 
 // TestAdv2SecretListsAreNotShownWithTheirData: the safety row promises "a
 // Secret (by Go type, apiVersion/kind or key) is shown by name, namespace,
@@ -63,24 +39,8 @@ func TestAdv2SecretListsAreNotShownWithTheirData(t *testing.T) {
 		"held/unstructured":   &u,
 		"held/secretpointers": []*corev1.Secret{&secret},
 	}
-	s, _ := adv2Scheduler(t, "held/")
-	for key, v := range values {
-		if _, err := s.StartNBTransaction().SetValue(key, v).Commit(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := dashboard.New(dashboard.Options{Scheduler: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
-	for key := range values {
-		body := get(t, srv.URL+"/ui/api/value?key="+key, nil)
-		if strings.Contains(body, password) || strings.Contains(body, encoded) {
-			t.Errorf("GET /ui/api/value?key=%s shows the Secret's data: %s", key, body[:min(len(body), 500)])
-		}
-	}
+	srv := serveValues(t, values)
+	checkValuesHide(t, srv, values, password, encoded)
 }
 
 // TestAdv2ASecretsFieldValueOnASecondLineIsShown: the errors of a Secret
@@ -98,18 +58,9 @@ func TestAdv2ASecretsFieldValueOnASecondLineIsShown(t *testing.T) {
 	obj := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "prod"}, StringData: map[string]string{"pin": pin}}
 	_, _ = s.StartNBTransaction().SetValue(key, obj).Commit(t.Context())
-	d, err := dashboard.New(dashboard.Options{Scheduler: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
+	srv := serveDashboard(t, dashboard.Options{Scheduler: s})
 	if body := get(t, srv.URL+"/ui/api/txns", nil); !strings.Contains(body, "data[user]") {
 		t.Fatalf("the create's error is not in the transactions at all: %s", body)
 	}
-	for _, path := range []string{"/ui/api/graph", "/ui/api/value?key=" + key, "/ui/api/txns"} {
-		if body := get(t, srv.URL+path, nil); strings.Contains(body, pin) {
-			t.Errorf("GET %s shows the Secret's field value: %s", path, body[:min(len(body), 600)])
-		}
-	}
+	checkViewsHide(t, srv, key, pin, "the Secret's field value")
 }

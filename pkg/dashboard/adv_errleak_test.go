@@ -2,12 +2,9 @@ package dashboard_test
 
 import (
 	"errors"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/lariat-dev/lariat/pkg/dashboard"
@@ -30,17 +27,8 @@ func TestAdvAMarkedKindsFieldsAreNotQuotedByItsErrors(t *testing.T) {
 	const password = "Hunter2-s3cr3t"
 	creds := schema.GroupKind{Group: "example.com", Kind: "Credentials"}
 	key := kubedescriptor.KeyPrefix(creds) + "prod/db"
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	s, err := kvscheduler.New(kvscheduler.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
 	sb := kvtest.New()
-	if err := s.RegisterDescriptor(t.Context(), sb.Descriptor("credentials", kubedescriptor.KeyPrefix(creds))); err != nil {
-		t.Fatal(err)
-	}
+	s := quietScheduler(t, kvscheduler.Options{}, sb.Descriptor("credentials", kubedescriptor.KeyPrefix(creds)))
 	// As the API server answers an object its CRD's schema rejects.
 	sb.FailNext("create", key, errors.New(`Credentials.example.com "db" is invalid: spec.password: Invalid value: "`+password+
 		`": spec.password in body should match '^[a-z0-9]+$'`))
@@ -51,19 +39,10 @@ func TestAdvAMarkedKindsFieldsAreNotQuotedByItsErrors(t *testing.T) {
 	}
 	_, _ = s.StartNBTransaction().SetValue(key, obj).Commit(t.Context())
 
-	d, err := dashboard.New(dashboard.Options{Scheduler: s, RedactKinds: []schema.GroupKind{creds}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
+	srv := serveDashboard(t, dashboard.Options{Scheduler: s, RedactKinds: []schema.GroupKind{creds}})
 	value := get(t, srv.URL+"/ui/api/value?key="+key, nil)
 	if !strings.Contains(value, "only the name, namespace and labels") {
 		t.Fatalf("the object is not redacted at all: %s", value)
 	}
-	for _, path := range []string{"/ui/api/graph", "/ui/api/value?key=" + key, "/ui/api/txns"} {
-		if body := get(t, srv.URL+path, nil); strings.Contains(body, password) {
-			t.Errorf("GET %s shows the marked kind's password: %s", path, body[:min(len(body), 400)])
-		}
-	}
+	checkViewsHide(t, srv, key, password, "the marked kind's password")
 }

@@ -30,6 +30,30 @@ func newHeldAnswer(next http.Handler, held func(*http.Request) bool) *heldAnswer
 	return &heldAnswer{next: next, held: held, captured: make(chan struct{}), release: make(chan struct{})}
 }
 
+// serveHeld serves the fixture's dashboard (mounted, with the loop) through
+// a heldAnswer that holds the first request matching held, released at the
+// latest when the test ends.
+func (f *fixture) serveHeld(t *testing.T, held func(*http.Request) bool) (*heldAnswer, *httptest.Server) {
+	t.Helper()
+	d, err := dashboard.New(dashboard.Options{Scheduler: f.s, Loop: f.loop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	d.Mount(mux)
+	slow := newHeldAnswer(mux, held)
+	srv := httptest.NewServer(slow)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-slow.release:
+		default:
+			close(slow.release)
+		}
+	})
+	return slow, srv
+}
+
 func (s *heldAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	held := false
 	if s.held(r) {
@@ -64,24 +88,9 @@ func (s *heldAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // good (nothing else changes), while the scheduler has it CONFIGURED.
 func TestAdvAGraphLoadDoesNotUndoNewerStatuses(t *testing.T) {
 	f := newFixture(t)
-	f.put(t, "app/a", "v") // waits for db/a
-	d, err := dashboard.New(dashboard.Options{Scheduler: f.s, Loop: f.loop})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	d.Mount(mux)
-	slow := newHeldAnswer(mux, func(r *http.Request) bool { // the first whole graph
+	f.put(t, "app/a", "v")                                   // waits for db/a
+	slow, srv := f.serveHeld(t, func(r *http.Request) bool { // the first whole graph
 		return r.URL.Path == dashboard.Path+"api/graph" && !r.URL.Query().Has("seq")
-	})
-	srv := httptest.NewServer(slow)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() {
-		select {
-		case <-slow.release:
-		default:
-			close(slow.release)
-		}
 	})
 
 	page := browsertest.Start(t)

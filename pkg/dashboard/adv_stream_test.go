@@ -11,15 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // sseMsg is one Server-Sent Event.
@@ -53,18 +50,7 @@ func readSSE(r io.Reader, stop func(sseMsg) bool) []sseMsg {
 // newScheduler returns a scheduler with a "db/" descriptor backed by kvtest.
 func newScheduler(t *testing.T, opts kvscheduler.Options) *kvscheduler.Scheduler {
 	t.Helper()
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	opts.Logger = quiet
-	s, err := kvscheduler.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	if err := s.RegisterDescriptor(t.Context(), kvtest.New().Descriptor("db", "db/")); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return quietScheduler(t, opts, kvtest.New().Descriptor("db", "db/"))
 }
 
 func commit(t *testing.T, s *kvscheduler.Scheduler, key string) uint64 {
@@ -196,26 +182,7 @@ func (g *gatedScheduler) open() {
 func TestAdvTrimmedTransactionsAreCountedAsDropped(t *testing.T) {
 	g := &gatedScheduler{Scheduler: newScheduler(t, kvscheduler.Options{HistoryMaxCount: 5})}
 	commit(t, g.Scheduler, "db/start")
-	d, err := dashboard.New(dashboard.Options{Scheduler: g, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
-	resp, err := http.Get(srv.URL + "/ui/api/stream")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	// The client is live.
-	readSSE(resp.Body, func(m sseMsg) bool { return m.event == "hello" })
-	g.close()
-	// The client's reader is held before it reads anything newer.
-	controlplanetest.Eventually(t, time.Minute, "the stream's reader at the gate", func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		return g.waiting > 0
-	})
+	resp := streamAtTheGate(t, g, dashboard.Options{})
 	created := commit(t, g.Scheduler, "db/x")
 	for i := range 10 {
 		commit(t, g.Scheduler, "db/filler-"+itoa(uint64(i)))
@@ -247,42 +214,14 @@ func TestAdvTrimmedTransactionsAreCountedAsDropped(t *testing.T) {
 // StreamBuffer, or the age limit). 30 events happen between two reads, the
 // history keeps 10, the stream sends 10 and no marker.
 func TestAdvEventsTheLoopForgotAreCountedAsDropped(t *testing.T) {
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
 	cfg := eventloop.DefaultConfig()
 	cfg.EventHistoryMaxRecords = 10
 	cfg.PermanentlyRecordedInitPeriod = eventloop.Minutes{}
 	s := newScheduler(t, kvscheduler.Options{})
-	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: []eventloop.EventHandler{putter{}},
-		Committer: loopcommit.New(s), Logger: logrus.NewEntry(quiet)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = loop.Close() })
+	loop := startLoop(t, s, &cfg, putter{})
 	f := &fixture{s: s, loop: loop}
-	f.push(t, eventlooptest.NewResync("startup"))
 	g := &gatedScheduler{Scheduler: s}
-	d, err := dashboard.New(dashboard.Options{Scheduler: g, Loop: loop, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
-	resp, err := http.Get(srv.URL + "/ui/api/stream")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	readSSE(resp.Body, func(m sseMsg) bool { return m.event == "hello" })
-	g.close() // the reader stops after its events, before its next round
-	controlplanetest.Eventually(t, time.Minute, "the stream's reader at the gate", func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		return g.waiting > 0
-	})
+	resp := streamAtTheGate(t, g, dashboard.Options{Loop: loop})
 	for i := range 30 {
 		f.push(t, eventlooptest.NewUpdate("put db/e"+itoa(uint64(i))))
 	}
@@ -298,4 +237,27 @@ func TestAdvEventsTheLoopForgotAreCountedAsDropped(t *testing.T) {
 	if events < 30 && !marker {
 		t.Errorf("30 events happened; the stream sent %d and no dropped marker", events)
 	}
+}
+
+// streamAtTheGate serves a dashboard over g with opts (polling every 10 ms),
+// opens its stream, and, once the client is live (hello), closes g and
+// waits until the stream's reader is held at it, before it reads anything
+// newer. It returns the stream's response, closed with the test.
+func streamAtTheGate(t *testing.T, g *gatedScheduler, opts dashboard.Options) *http.Response {
+	t.Helper()
+	opts.Scheduler, opts.PollInterval = g, 10*time.Millisecond
+	srv := serveDashboard(t, opts)
+	resp, err := http.Get(srv.URL + "/ui/api/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	readSSE(resp.Body, func(m sseMsg) bool { return m.event == "hello" })
+	g.close() // the reader stops after its events, before its next round
+	controlplanetest.Eventually(t, time.Minute, "the stream's reader at the gate", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.waiting > 0
+	})
+	return resp
 }

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -26,24 +25,9 @@ func TestAdvTimeTravelShowsThePastDetail(t *testing.T) {
 	f.put(t, "app/a", "v") // PENDING: waits for db/a
 	pendingAt := f.s.TransactionHistory(zeroTime, zeroTime)
 	past := pendingAt[len(pendingAt)-1].SeqNum
-	f.put(t, "db/a", "v") // app/a CONFIGURED
-	d, err := dashboard.New(dashboard.Options{Scheduler: f.s, Loop: f.loop})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	d.Mount(mux)
-	slow := newHeldAnswer(mux, func(r *http.Request) bool { // the first value detail
+	f.put(t, "db/a", "v")                                    // app/a CONFIGURED
+	slow, srv := f.serveHeld(t, func(r *http.Request) bool { // the first value detail
 		return r.URL.Path == dashboard.Path+"api/value"
-	})
-	srv := httptest.NewServer(slow)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() {
-		select {
-		case <-slow.release:
-		default:
-			close(slow.release)
-		}
 	})
 
 	page := browsertest.Start(t)

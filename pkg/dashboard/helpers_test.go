@@ -17,7 +17,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/eventloop/eventlooptest"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // fixture is a scheduler with two descriptors, "app/" values depending on
@@ -31,37 +30,15 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	s, err := kvscheduler.New(kvscheduler.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
 	sb := kvtest.New()
 	apps := sb.Descriptor("app", "app/")
 	apps.Dependencies = func(key string, _ any) []kvscheduler.Dependency {
 		return []kvscheduler.Dependency{{Label: "database", Key: "db/" + strings.TrimPrefix(key, "app/")}}
 	}
-	for _, d := range []*kvscheduler.Descriptor{sb.Descriptor("db", "db/"), apps} {
-		if err := s.RegisterDescriptor(t.Context(), d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := quietScheduler(t, kvscheduler.Options{}, sb.Descriptor("db", "db/"), apps)
 	cfg := eventloop.DefaultConfig()
 	cfg.EventLogLevel = logrus.DebugLevel
-	loop, err := eventloop.New(eventloop.Options{Config: &cfg, Handlers: []eventloop.EventHandler{putter{}},
-		Committer: loopcommit.New(s), Logger: logrus.NewEntry(quiet)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = loop.Close() })
-	f := &fixture{s: s, loop: loop, sb: sb}
-	startup := eventlooptest.NewResync("startup")
-	f.push(t, startup)
+	f := &fixture{s: s, loop: startLoop(t, s, &cfg, putter{}), sb: sb}
 	return f
 }
 

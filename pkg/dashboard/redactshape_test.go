@@ -2,15 +2,12 @@ package dashboard_test
 
 import (
 	"encoding/base64"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/lariat-dev/lariat/pkg/dashboard"
 )
 
 // holder is a value of the operator's own that carries a Secret in a field.
@@ -39,23 +36,8 @@ func TestRedactFindsSecretsInAnyShape(t *testing.T) {
 		"held/nokinds":   &u,
 		"held/mapofjson": map[string]any{"x": map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "db"}, "data": map[string]any{"p": encoded}}},
 	}
-	s, _ := adv2Scheduler(t, "held/")
-	for key, v := range values {
-		if _, err := s.StartNBTransaction().SetValue(key, v).Commit(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := dashboard.New(dashboard.Options{Scheduler: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d)
-	t.Cleanup(srv.Close)
-	for key := range values {
-		body := get(t, srv.URL+"/ui/api/value?key="+key, nil)
-		if strings.Contains(body, password) || strings.Contains(body, encoded) {
-			t.Errorf("GET /ui/api/value?key=%s shows the Secret's data: %s", key, body[:min(len(body), 500)])
-		}
+	srv := serveValues(t, values)
+	for key, body := range checkValuesHide(t, srv, values, password, encoded) {
 		if !strings.Contains(body, `"db"`) {
 			t.Errorf("GET /ui/api/value?key=%s does not show the Secret's name: %s", key, body[:min(len(body), 500)])
 		}
