@@ -74,55 +74,6 @@ type Options struct {
 	StartupWaitingFor func() []string
 }
 
-// LoopState is the phase of a Loop.
-type LoopState int
-
-const (
-	// StateStarting: waiting for the startup resync (also before Start).
-	StateStarting LoopState = iota
-	// StateRunning: the startup resync has been processed.
-	StateRunning
-	// StateAborted: a fatal error or a missed startup deadline stopped event
-	// processing; every event fails with ErrAborted.
-	StateAborted
-	// StateStopped: closed, or stopped by a Shutdown event.
-	StateStopped
-)
-
-// String names the state.
-func (s LoopState) String() string {
-	switch s {
-	case StateStarting:
-		return "Starting"
-	case StateRunning:
-		return "Running"
-	case StateAborted:
-		return "Aborted"
-	case StateStopped:
-		return "Stopped"
-	}
-	return fmt.Sprintf("LoopState(%d)", int(s))
-}
-
-// Status is a snapshot of a Loop for health checks and tests.
-type Status struct {
-	// State is the phase of the loop.
-	State LoopState
-	// Err is the cause of an abort (nil otherwise).
-	Err error
-	// Processed counts the events whose processing has finished (their
-	// Done is called right after the count grows).
-	Processed uint64
-	// QueueLength is the number of events waiting, held ones included.
-	QueueLength int
-	// HealingDue is when the pending after-error healing runs; zero when
-	// none is pending.
-	HealingDue time.Time
-	// FailedHealings counts the after-error healings that failed in a row;
-	// the loop aborts when it reaches Config.MaxFailedHealings.
-	FailedHealings int
-}
-
 // Loop is a serialized event loop. Create it with New, start it with Start,
 // and end it with Stop (graceful, with a Shutdown event) or Close.
 type Loop struct {
@@ -281,112 +232,6 @@ func (l *Loop) Start(ctx context.Context) error {
 	return nil
 }
 
-// PushEvent queues ev for processing. It never blocks: it fails with
-// ErrQueueFull when the queue is full, ErrClosed after Close or Shutdown, an
-// error wrapping ErrAborted after an abort, and ErrInvalidEvent for events
-// the loop cannot process. When it returns nil, ev.Done will be called
-// exactly once; when it returns an error, never.
-//
-// Handlers must not use it for follow-ups (see ResyncOperations.PushFollowUp).
-func (l *Loop) PushEvent(ev Event) error { return l.push(nil, ev) }
-
-// PushEventContext is PushEvent, except that it waits for room in a full
-// queue until ctx ends (returning ctx.Err()). With the context of a
-// transaction it does not wait: only the loop could make room.
-func (l *Loop) PushEventContext(ctx context.Context, ev Event) error {
-	if ctx == nil {
-		return errors.New("eventloop: PushEventContext called with a nil context")
-	}
-	return l.push(ctx, ev)
-}
-
-func (l *Loop) push(ctx context.Context, ev Event) error {
-	if ctx != nil && InLoop(ctx) {
-		// Only the loop can make room, so a handler must not wait for it.
-		ctx = nil
-	}
-	kind, err := l.classify(ev)
-	if err != nil {
-		return err
-	}
-	for {
-		l.q.mu.Lock()
-		if l.q.err != nil {
-			err := l.q.err
-			l.q.mu.Unlock()
-			return err
-		}
-		if l.q.roomLocked(kind) {
-			l.q.pushLocked(queued{ev: ev, kind: kind})
-			if kind == kindShutdown {
-				l.q.err = ErrClosed
-			}
-			l.q.mu.Unlock()
-			return nil
-		}
-		if ctx == nil {
-			l.q.mu.Unlock()
-			return ErrQueueFull
-		}
-		if l.q.space == nil {
-			l.q.space = make(chan struct{})
-		}
-		space := l.q.space
-		l.q.mu.Unlock()
-		select {
-		case <-space:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-l.stopCh:
-			return ErrClosed
-		}
-	}
-}
-
-// classify validates ev (so that the loop never meets an invalid event) and
-// tells how the queue must treat it.
-func (l *Loop) classify(ev Event) (eventKind, error) {
-	if ev == nil {
-		return kindNormal, fmt.Errorf("%w: nil event", ErrInvalidEvent)
-	}
-	m := ev.Method()
-	if !m.valid() {
-		return kindNormal, fmt.Errorf("%w: %s has unknown method %d", ErrInvalidEvent, ev.GetName(), int(m))
-	}
-	if m == Update {
-		if _, ok := ev.(UpdateEvent); !ok {
-			return kindNormal, fmt.Errorf("%w: %s has method Update but does not implement UpdateEvent", ErrInvalidEvent, ev.GetName())
-		}
-	}
-	if _, ok := ev.(*Shutdown); ok {
-		return kindShutdown, nil
-	}
-	if m != Update && !l.readyFlag.Load() && l.isStartup(ev) {
-		return kindStartup, nil
-	}
-	return kindNormal, nil
-}
-
-// pushFollowUp queues a follow-up of the event being processed; it runs on
-// the loop goroutine (called by a handler through its transaction).
-func (l *Loop) pushFollowUp(t *txn, ev Event) error {
-	kind, err := l.classify(ev)
-	if err != nil {
-		return err
-	}
-	if len(l.followUps)-l.fuHead >= l.cfg.QueueSize {
-		return ErrQueueFull
-	}
-	if fl, ok := ev.(followUpLinker); ok {
-		fl.setFollowUpParent(t)
-	}
-	if kind == kindStartup {
-		kind = kindNormal
-	}
-	l.followUps = append(l.followUps, queued{ev: ev, kind: kind, followUp: true, parent: t.seq})
-	return nil
-}
-
 // Stop ends the loop gracefully: it pushes a Shutdown event behind the
 // events already queued, waits until it has been processed (or ctx ends),
 // then closes the loop. It returns the Shutdown event's error, or the error
@@ -459,42 +304,6 @@ func (l *Loop) Close() error {
 	return nil
 }
 
-// Health returns nil while the loop is starting or running, the cause
-// (wrapping ErrAborted) after an abort, and ErrClosed once stopped.
-func (l *Loop) Health() error {
-	l.statusMu.Lock()
-	defer l.statusMu.Unlock()
-	switch l.state {
-	case StateStarting:
-		return l.overdue
-	case StateAborted:
-		return l.abortErr
-	case StateStopped:
-		if l.abortErr != nil {
-			return l.abortErr
-		}
-		return ErrClosed
-	}
-	return nil
-}
-
-// Unhealthy is closed when the loop aborts.
-func (l *Loop) Unhealthy() <-chan struct{} { return l.unhealthy }
-
-// Exited is closed when the loop goroutine has exited (after Close, a
-// processed Shutdown, or the cancellation of Start's context).
-func (l *Loop) Exited() <-chan struct{} { return l.exited }
-
-// Status returns a snapshot of the loop.
-func (l *Loop) Status() Status {
-	l.statusMu.Lock()
-	s := Status{State: l.state, Err: l.abortErr, HealingDue: l.healingDue, FailedHealings: l.failedHealings}
-	l.statusMu.Unlock()
-	s.Processed = l.processed.Load()
-	s.QueueLength = l.q.Len()
-	return s
-}
-
 // History returns the record of processed events.
 func (l *Loop) History() *History { return l.hist }
 
@@ -505,13 +314,4 @@ func (l *Loop) RequestResync(ctx context.Context) error {
 		return l.onResync(ctx)
 	}
 	return l.PushEvent(&RequestedResync{})
-}
-
-func (l *Loop) setState(s LoopState) {
-	l.statusMu.Lock()
-	l.state = s
-	if s != StateStarting {
-		l.overdue = nil
-	}
-	l.statusMu.Unlock()
 }
