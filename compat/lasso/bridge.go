@@ -16,7 +16,9 @@ import (
 // generated controller; wrangler's generic.ControllerMeta has both
 // methods.
 type KindController interface {
+	// GroupVersionKind returns the controller's kind.
 	GroupVersionKind() schema.GroupVersionKind
+	// Informer returns the kind's shared informer.
 	Informer() toolscache.SharedIndexInformer
 }
 

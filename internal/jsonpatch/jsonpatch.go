@@ -14,11 +14,17 @@ type Op struct {
 	Value any
 }
 
-// Test, Add, Replace and Remove build the operations of those names.
-func Test(path string, value any) Op    { return Op{Op: "test", Path: path, Value: value} }
-func Add(path string, value any) Op     { return Op{Op: "add", Path: path, Value: value} }
+// Test builds a "test" operation: the patch fails unless path holds value.
+func Test(path string, value any) Op { return Op{Op: "test", Path: path, Value: value} }
+
+// Add builds an "add" operation of value at path.
+func Add(path string, value any) Op { return Op{Op: "add", Path: path, Value: value} }
+
+// Replace builds a "replace" operation of the value at path.
 func Replace(path string, value any) Op { return Op{Op: "replace", Path: path, Value: value} }
-func Remove(path string) Op             { return Op{Op: "remove", Path: path} }
+
+// Remove builds a "remove" operation of the value at path.
+func Remove(path string) Op { return Op{Op: "remove", Path: path} }
 
 // MarshalJSON writes op, path and (but for "remove") value, in that order.
 func (o Op) MarshalJSON() ([]byte, error) {

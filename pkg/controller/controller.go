@@ -31,6 +31,8 @@ import (
 // Handler reacts to the current state of one object. obj is nil when the
 // object no longer exists. A returned error re-queues the key with backoff.
 type Handler interface {
+	// OnChange handles the object of key as the cache holds it, nil when
+	// it no longer exists.
 	OnChange(key string, obj runtime.Object) error
 }
 

@@ -26,6 +26,7 @@ import (
 // backoff, like a handler's error (a conflict, or an error marked with
 // RetryQuietly, is retried without an error line).
 type Gate interface {
+	// Admit tells whether key's handlers run for obj on this pass.
 	Admit(ctx context.Context, key string, obj runtime.Object) (handle bool, err error)
 }
 

@@ -22,6 +22,8 @@ type ObjectRef struct {
 // called in the worker that holds the key, before the first handler; done
 // after the last one returned.
 type PassTracker interface {
+	// Handling is told that a pass over obj, at resourceVersion, begins;
+	// done is called when it ends.
 	Handling(obj ObjectRef, resourceVersion string) (done func())
 }
 
@@ -32,6 +34,8 @@ type PassTracker interface {
 // an object a lost term's handler (its deletion's included) still runs for.
 type DeletionTracker interface {
 	PassTracker
+	// HandlingDeletion is told that a pass giving the handlers obj's
+	// absence begins; done is called when it ends.
 	HandlingDeletion(obj ObjectRef) (done func())
 }
 

@@ -18,6 +18,8 @@ import (
 // as it left it (for example, after updating it), which the next handler
 // receives; returning nil passes the object on unchanged.
 type SharedHandler interface {
+	// OnChange handles the object of key (nil when it no longer exists)
+	// and returns it as it left it, or nil for unchanged.
 	OnChange(key string, obj runtime.Object) (runtime.Object, error)
 }
 

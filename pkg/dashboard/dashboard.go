@@ -25,17 +25,28 @@ var assets embed.FS
 // Scheduler is the read-only introspection of a KV scheduler the dashboard
 // uses; *kvscheduler.Scheduler implements it.
 type Scheduler interface {
+	// ValueStatuses returns the statuses of the keys selector accepts (all
+	// keys if nil), sorted by key.
 	ValueStatuses(selector func(key string) bool) []kvscheduler.ValueStatus
+	// GetValueStatus returns the status of the value of key.
 	GetValueStatus(key string) kvscheduler.ValueStatus
+	// TransactionHistory returns the recorded transactions that finished
+	// within [since, until]; zero times are open bounds.
 	TransactionHistory(since, until time.Time) []*kvscheduler.TxnRecord
+	// GraphSnapshotAt returns the value graph right after the recorded
+	// transaction seq.
 	GraphSnapshotAt(seq uint64) (kvscheduler.GraphSnapshot, error)
+	// DumpValues returns the values of view handled by descriptor whose
+	// keys start with keyPrefix (empty strings select everything).
 	DumpValues(descriptor, keyPrefix string, view kvscheduler.View) []kvscheduler.KVWithMetadata
 }
 
 // EventLoop is the read-only introspection of an event loop the dashboard
 // uses; *eventloop.Loop implements it.
 type EventLoop interface {
+	// Status returns a snapshot of the loop.
 	Status() eventloop.Status
+	// History returns the record of processed events.
 	History() *eventloop.History
 }
 

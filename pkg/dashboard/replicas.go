@@ -10,12 +10,14 @@ import (
 // Shard is the read-only introspection of a shard ring's sharder the
 // dashboard uses; *shard.Sharder implements it.
 type Shard interface {
+	// Snapshot returns the ring as the sharder sees it now.
 	Snapshot() shard.RingSnapshot
 }
 
 // ShardMember is the read-only introspection of a ring member the
 // dashboard uses; *shard.Member implements it.
 type ShardMember interface {
+	// Snapshot returns the member's state now.
 	Snapshot() shard.MemberSnapshot
 }
 

@@ -14,6 +14,7 @@ const resyncPath = Path + "api/resync"
 // Resyncer requests a resync of an event loop, as POST /controller/resync
 // does; *eventloop.Loop implements it.
 type Resyncer interface {
+	// RequestResync asks the loop for a resync.
 	RequestResync(ctx context.Context) error
 }
 

@@ -18,8 +18,13 @@ import (
 // StatusController is what status and generating handlers need of a typed
 // controller; Controller and NonNamespacedController have it.
 type StatusController[T RuntimeMetaObject] interface {
+	// OnChange registers sync, named name, for every change to the kind's
+	// objects until ctx ends; sync is given nil when an object is deleted.
 	OnChange(ctx context.Context, name string, sync ObjectHandler[T])
+	// UpdateStatus replaces obj's status subresource and returns the
+	// stored object.
 	UpdateStatus(ctx context.Context, obj T) (T, error)
+	// GroupVersionKind returns the controller's kind.
 	GroupVersionKind() schema.GroupVersionKind
 }
 

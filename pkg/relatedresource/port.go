@@ -28,6 +28,7 @@ func TriggerAllKey(string, string, runtime.Object) ([]Key, error) {
 // ClusterScopedEnqueuer is the enqueuer of a cluster-scoped kind, such as a
 // generic.NonNamespacedController, whose Enqueue takes a name only.
 type ClusterScopedEnqueuer interface {
+	// Enqueue queues the object of name.
 	Enqueue(name string)
 }
 

@@ -37,6 +37,8 @@ type Resolver func(namespace, name string, obj runtime.Object) ([]Key, error)
 
 // Enqueuer is what gets the resolved keys, typically the owners' controller.
 type Enqueuer interface {
+	// Enqueue queues namespace/name (an empty namespace for a
+	// cluster-scoped object).
 	Enqueue(namespace, name string)
 }
 
@@ -44,6 +46,8 @@ type Enqueuer interface {
 // controllers have this method; wrap a controller.SharedController with
 // FromSharedController.
 type Watchable interface {
+	// AddGenericHandler registers handler, named name, for the
+	// controller's changes until ctx ends.
 	AddGenericHandler(ctx context.Context, name string, handler controller.SharedHandlerFunc)
 }
 
