@@ -4,17 +4,13 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -26,25 +22,9 @@ import (
 func TestGeneratingHandlerOwnerLeavingFilteredCacheKeepsChildren(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const selected = "generating-test/selected"
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
-		Cache: cache.SharedCacheFactoryOptions{
-			Default:     cache.Options{Namespace: ns, LabelSelector: selected + "=yes"},
-			SyncTimeout: time.Minute,
-		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newFactoryOf(t, cp.Config(), cache.Options{Namespace: ns, LabelSelector: selected + "=yes"}, controller.SharedControllerFactoryOptions{})
 	svcs := newServices(t, f)
-	clients, err := client.NewSharedClientFactory(cp.Config(), &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	applier := newApplier(t, cp.Config(), f)
 	generic.RegisterGeneratingHandler(t.Context(), svcs, applier, serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			return []runtime.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child-" + svc.Name}}}, st, nil
@@ -59,7 +39,7 @@ func TestGeneratingHandlerOwnerLeavingFilteredCacheKeepsChildren(t *testing.T) {
 		return nil, nil
 	})
 	ctx := context.Background()
-	_, err = kube().CoreV1().Services(ns).Create(ctx, &corev1.Service{
+	_, err := kube().CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{selected: "yes"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}, metav1.CreateOptions{})
@@ -67,13 +47,7 @@ func TestGeneratingHandlerOwnerLeavingFilteredCacheKeepsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, f)
-	childExists := func() bool {
-		_, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "child-web", metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-		return err == nil
-	}
+	childExists := func() bool { return configMapExists(t, ns, "child-web") }
 	eventually(t, "the child", childExists)
 
 	setLabel := func(value string) {

@@ -12,24 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/lariat-dev/lariat/pkg/apply"
-	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
-
-func newApplier(t *testing.T, f *generic.Factory) *apply.Applier {
-	t.Helper()
-	clients, err := client.NewSharedClientFactory(cp.Config(), &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return applier
-}
 
 // By default a namespaced owner's children stay in its namespace and are
 // namespaced: a child elsewhere fails the handler (cond False, saying why)
@@ -39,7 +24,7 @@ func TestGeneratingHandlerRefusesOtherScopesByDefault(t *testing.T) {
 	other := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, cp.Config(), f), serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			if svc.Name == "cluster" {
 				return []runtime.Object{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gen-" + ns}}}, st, nil
@@ -71,7 +56,7 @@ func TestGeneratingHandlerUnreferencedChildrenPrunedWithOwner(t *testing.T) {
 	other := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, cp.Config(), f), serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			return []runtime.Object{
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "here"}},
@@ -117,7 +102,7 @@ func TestGeneratingHandlerUniqueApplyForResourceVersion(t *testing.T) {
 	handling := ""            // the resourceVersion the generating handler last got
 	done := map[string]bool{} // resourceVersions whose round (apply included) finished
 	rounds := 0
-	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, cp.Config(), f), serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			mu.Lock()
 			handling = svc.ResourceVersion
@@ -179,7 +164,7 @@ func TestGeneratingHandlerAllowCrossNamespaceAlone(t *testing.T) {
 	other := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+	generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, cp.Config(), f), serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			switch {
 			case svc.Name == "cluster":

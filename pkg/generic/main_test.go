@@ -10,12 +10,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
+	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/cache"
+	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -43,17 +46,48 @@ type configMaps = generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]
 // do not see each other's objects. cfg lets tests count requests.
 func newFactory(t *testing.T, cfg *rest.Config, ns string) *generic.Factory {
 	t.Helper()
+	return newFactoryOf(t, cfg, cache.Options{Namespace: ns}, controller.SharedControllerFactoryOptions{})
+}
+
+// newFactoryOf returns a generic factory over cfg whose informers are scoped
+// by scope, with controllers built with ctl, logging nowhere.
+func newFactoryOf(t *testing.T, cfg *rest.Config, scope cache.Options, ctl controller.SharedControllerFactoryOptions) *generic.Factory {
+	t.Helper()
+	ctl.Logger = controlplanetest.QuietLogger()
 	f, err := generic.NewFactoryFromConfig(cfg, nil, &generic.FactoryOptions{
-		Cache: cache.SharedCacheFactoryOptions{
-			Default:     cache.Options{Namespace: ns},
-			SyncTimeout: time.Minute,
-		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
+		Cache:      cache.SharedCacheFactoryOptions{Default: scope, SyncTimeout: time.Minute},
+		Controller: ctl,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// newApplier returns an applier over cfg with f's scheme, as the
+// generating handlers of the tests use.
+func newApplier(t *testing.T, cfg *rest.Config, f *generic.Factory) *apply.Applier {
+	t.Helper()
+	clients, err := client.NewSharedClientFactory(cfg, &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applier
+}
+
+// configMapExists reads ns/name live; an error other than NotFound fails
+// the test.
+func configMapExists(t *testing.T, ns, name string) bool {
+	t.Helper()
+	_, err := kube().CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
 }
 
 func newConfigMaps(t *testing.T, f *generic.Factory) *configMaps {

@@ -34,7 +34,7 @@ func TestGeneratingHandlersSharingAChildDoNotTakeItFromEachOther(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	applier := newApplier(t, f)
+	applier := newApplier(t, cp.Config(), f)
 	conds := map[string]condition.Cond{"first": "FirstGenerated", "second": "SecondGenerated"}
 	for _, name := range []string{"first", "second"} {
 		generic.RegisterGeneratingHandler(t.Context(), svcs, applier, serviceStatus, conds[name], name, sharedChild(name), nil)
@@ -70,7 +70,7 @@ func TestRenamedGeneratingHandlerTakesOverItsChildren(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	applier := newApplier(t, f)
+	applier := newApplier(t, cp.Config(), f)
 	createService(t, ns, "owner", 80)
 	if err := applier.Apply(t.Context(), apply.Set{Owner: getService(t, ns, "owner"), ID: "old-name"},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child"}, Data: map[string]string{"from": "old-name"}}); err != nil {

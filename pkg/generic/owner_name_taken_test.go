@@ -4,16 +4,12 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -32,25 +28,9 @@ import (
 func TestGeneratingHandlerPrunesForADeletedOwnerWhoseNameWasTakenOutsideTheCache(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const selected = "generating-test/selected"
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
-		Cache: cache.SharedCacheFactoryOptions{
-			Default:     cache.Options{Namespace: ns, LabelSelector: selected + "=yes"},
-			SyncTimeout: time.Minute,
-		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newFactoryOf(t, cp.Config(), cache.Options{Namespace: ns, LabelSelector: selected + "=yes"}, controller.SharedControllerFactoryOptions{})
 	svcs := newServices(t, f)
-	clients, err := client.NewSharedClientFactory(cp.Config(), &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	applier := newApplier(t, cp.Config(), f)
 	// Registered first, so it runs before the generating handler in a
 	// pass: it holds the deletion's pass until the name is taken again.
 	reached, release := make(chan struct{}), make(chan struct{})
@@ -85,13 +65,7 @@ func TestGeneratingHandlerPrunesForADeletedOwnerWhoseNameWasTakenOutsideTheCache
 		t.Fatal(err)
 	}
 	start(t, f)
-	childExists := func() bool {
-		_, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "child-web", metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-		return err == nil
-	}
+	childExists := func() bool { return configMapExists(t, ns, "child-web") }
 	eventually(t, "the child", childExists)
 
 	if err := kube().CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {

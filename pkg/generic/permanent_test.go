@@ -67,7 +67,7 @@ func TestPermanentErrorSetsConditionAndIsNotRetried(t *testing.T) {
 					})
 			} else {
 				cond, message = generated, "no children for a huge service: "+controller.ErrPermanent.Error()
-				generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, f), serviceStatus, generated, "children",
+				generic.RegisterGeneratingHandler(t.Context(), svcs, newApplier(t, cp.Config(), f), serviceStatus, generated, "children",
 					func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 						if svc.Labels["size"] == "huge" {
 							return nil, st, fmt.Errorf("no children for a huge service: %w", controller.ErrPermanent)

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
-	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
@@ -129,14 +128,7 @@ func startGeneratingReplica(t *testing.T, ns string, cfg *rest.Config) *generati
 	r := &generatingReplica{}
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	clients, err := client.NewSharedClientFactory(cfg, &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	applier := newApplier(t, cfg, f)
 	generic.RegisterGeneratingHandler(t.Context(), svcs, applier, serviceStatus, generated, "children",
 		func(svc *corev1.Service, st corev1.ServiceStatus) ([]runtime.Object, corev1.ServiceStatus, error) {
 			r.mu.Lock()

@@ -26,7 +26,7 @@ func TestRenamedGeneratingHandlerLeavesNothingOfTheOldSetWhenItsOwnerGoes(t *tes
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	applier := newApplier(t, f)
+	applier := newApplier(t, cp.Config(), f)
 	ctx := context.Background()
 	createService(t, ns, "owner", 80)
 	if err := applier.Apply(ctx, apply.Set{Owner: getService(t, ns, "owner"), ID: "old-name", NoOwnerReference: true},

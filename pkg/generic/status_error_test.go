@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
-	"github.com/lariat-dev/lariat/pkg/apply"
-	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
@@ -147,14 +145,7 @@ func TestFailingGeneratingHandlerKeepsStoredStatus(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	clients, err := client.NewSharedClientFactory(cp.Config(), &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	applier := newApplier(t, cp.Config(), f)
 	const planned = condition.Cond("Planned")
 	// "handler" fails itself; "apply" succeeds but returns a child the API
 	// server rejects (an invalid name): in both cases the status it

@@ -110,14 +110,7 @@ func TestGeneratingHandlerCreatesUpdatesPrunesAndCleansUp(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns)
 	svcs := newServices(t, f)
-	clients, err := client.NewSharedClientFactory(cp.Config(), &client.SharedClientFactoryOptions{Scheme: f.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := apply.New(clients, apply.Options{FieldManager: "generic-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	applier := newApplier(t, cp.Config(), f)
 	// Each Service wants one ConfigMap per port, and a Secret while it
 	// has the "with-secret" label.
 	generic.RegisterGeneratingHandler(t.Context(), svcs, applier, serviceStatus, generated, "children",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -25,17 +24,7 @@ import (
 // metrics in reg.
 func newFactoryWithMetrics(t *testing.T, ns string, reg prometheus.Registerer) *generic.Factory {
 	t.Helper()
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, &generic.FactoryOptions{
-		Cache: cache.SharedCacheFactoryOptions{
-			Default:     cache.Options{Namespace: ns},
-			SyncTimeout: time.Minute,
-		},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), Registerer: reg},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return newFactoryOf(t, cp.Config(), cache.Options{Namespace: ns}, controller.SharedControllerFactoryOptions{Registerer: reg})
 }
 
 // counterValue is the value of the counter name with the label gvk, 0 when
@@ -78,7 +67,7 @@ func TestGeneratingHandlerRefusesAnUnmanagedChild(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newFactoryWithMetrics(t, ns, reg)
 	svcs := newServices(t, f)
-	applier := newApplier(t, f)
+	applier := newApplier(t, cp.Config(), f)
 	var runs counter
 	// The case: a Namespace made by hand, holding a ConfigMap,
 	// that a generating handler names.
