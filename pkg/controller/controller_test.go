@@ -138,12 +138,7 @@ func TestCompactCacheChangesReachHandlers(t *testing.T) {
 func changesReachHandlers(t *testing.T, s setup) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, s)
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder()
-	c.RegisterHandler(t.Context(), "record", rec)
+	_, rec := recordConfigMaps(t, f)
 	start(t, f, 2)
 
 	key := ns + "/cm"
@@ -173,10 +168,7 @@ func TestFailingHandlerBacksOffUntilFixed(t *testing.T) {
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{
 		Backoff: controller.Backoff{Base: base, Max: time.Second},
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	var mu sync.Mutex
 	var calls []time.Time
 	const failures = 4
@@ -212,12 +204,7 @@ func TestFailingHandlerBacksOffUntilFixed(t *testing.T) {
 func TestKeysEnqueuedBeforeStartAreProcessed(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder()
-	c.RegisterHandler(t.Context(), "record", rec)
+	c, rec := recordConfigMaps(t, f)
 	c.Enqueue(ns, "does-not-exist")
 	c.EnqueueKey(ns + "/also-missing")
 	c.EnqueueAfter(ns, "delayed", 100*time.Millisecond)
@@ -240,10 +227,7 @@ func TestLateHandlerGetsEveryCachedKey(t *testing.T) {
 		createCM(t, cp.Config(), ns, fmt.Sprintf("cm-%d", i), nil)
 	}
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	first := newRecorder()
 	c.RegisterHandler(t.Context(), "first", first)
 	start(t, f, 1)
@@ -264,10 +248,7 @@ func TestLateHandlerGetsEveryCachedKey(t *testing.T) {
 func TestHandlerUnregisteredWhenContextEnds(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	keep, gone := newRecorder(), newRecorder()
 	c.RegisterHandler(t.Context(), "keep", keep)
 	handlerCtx, cancel := context.WithCancel(t.Context())
@@ -313,10 +294,7 @@ func watchEventsOvertakeInitialList(t *testing.T, s setup) {
 		createCM(t, cp.Config(), ns, fmt.Sprintf("old-%03d", i), nil)
 	}
 	f := newFactory(t, cp.Config(), ns, s)
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	rec := newRecorder()
 	c.RegisterHandler(t.Context(), "slow", controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {
 		time.Sleep(10 * time.Millisecond) // a backlog of ~1 s
@@ -394,10 +372,7 @@ func TestConflictsRetryWithoutErrorLines(t *testing.T) {
 	log, hook := logtest.NewNullLogger()
 	log.SetLevel(logrus.DebugLevel)
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{Logger: log}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	var mu sync.Mutex
 	calls := 0
 	c.RegisterHandler(t.Context(), "conflicting", controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {
@@ -426,10 +401,7 @@ func TestErrorsAndPanicsAreLoggedWithKindAndKey(t *testing.T) {
 		Logger:  log,
 		Backoff: controller.Backoff{Base: time.Hour}, // one failure is enough
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	c.RegisterHandler(t.Context(), "panics", controller.SharedHandlerFunc(func(string, runtime.Object) (runtime.Object, error) {
 		panic("handler bug")
 	}))
@@ -453,10 +425,7 @@ func TestMetrics(t *testing.T) {
 		Registerer: reg,
 		Backoff:    controller.Backoff{Base: time.Hour},
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	rec := newRecorder()
 	c.RegisterHandler(t.Context(), "ok", rec)
 	c.RegisterHandler(t.Context(), "fails", controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {
@@ -510,6 +479,49 @@ func TestMetrics(t *testing.T) {
 	if got := value("lariat_handler_errors_total", map[string]string{"handler": "ok"}); got > 0 {
 		t.Errorf("errors counted for the handler that succeeds: %v", got)
 	}
+}
+
+// configMapController returns f's controller of ConfigMaps.
+func configMapController(t *testing.T, f *controller.SharedControllerFactory) controller.SharedController {
+	t.Helper()
+	c, err := f.ForKind(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// recordConfigMaps returns f's controller of ConfigMaps with a recorder
+// registered on it as "record".
+func recordConfigMaps(t *testing.T, f *controller.SharedControllerFactory) (controller.SharedController, *recorder) {
+	t.Helper()
+	c := configMapController(t, f)
+	rec := newRecorder()
+	c.RegisterHandler(t.Context(), "record", rec)
+	return c, rec
+}
+
+// configMapMetric returns the value of the metric name for ConfigMaps (its
+// gvk label v1/ConfigMap), 0 when it was never recorded.
+func configMapMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "gvk" && lp.GetValue() == "v1/ConfigMap" {
+					return metricValue(m)
+				}
+			}
+		}
+	}
+	return 0
 }
 
 func metricValue(m *dto.Metric) float64 {

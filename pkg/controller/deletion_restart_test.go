@@ -25,10 +25,7 @@ func TestDeletionJustBeforeAStopReachesTheHandlers(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	reg := prometheus.NewRegistry()
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{Registerer: reg}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	rec := newRecorder()
 	busy, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -57,7 +54,7 @@ func TestDeletionJustBeforeAStopReachesTheHandlers(t *testing.T) {
 	}
 	controlplanetest.Eventually(t, 30*time.Second, "the deletion queued behind the busy worker", func() bool {
 		_, ok, err := c.Informer().GetStore().GetByKey(ns + "/doomed")
-		return err == nil && !ok && queueDepth(t, reg) == 1
+		return err == nil && !ok && configMapMetric(t, reg, "lariat_queue_depth") == 1
 	})
 	cancel()
 	close(release)
@@ -73,27 +70,4 @@ func TestDeletionJustBeforeAStopReachesTheHandlers(t *testing.T) {
 		cm, ok := rec.seen(ns + "/doomed")
 		return ok && cm == nil
 	})
-}
-
-// queueDepth reads lariat_queue_depth of ConfigMaps: the keys waiting for a
-// worker.
-func queueDepth(t *testing.T, reg *prometheus.Registry) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range families {
-		if mf.GetName() != "lariat_queue_depth" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "gvk" && lp.GetValue() == "v1/ConfigMap" {
-					return metricValue(m)
-				}
-			}
-		}
-	}
-	return 0
 }

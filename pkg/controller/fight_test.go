@@ -44,29 +44,6 @@ func labelSetter(t *testing.T, value string, writes *atomic.Int64, at func()) co
 	})
 }
 
-// fightsRecorded returns lariat_handler_fights_total for ConfigMaps, 0 when
-// it was never recorded.
-func fightsRecorded(t *testing.T, reg *prometheus.Registry) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range families {
-		if mf.GetName() != "lariat_handler_fights_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "gvk" && lp.GetValue() == "v1/ConfigMap" {
-					return metricValue(m)
-				}
-			}
-		}
-	}
-	return 0
-}
-
 // Two handlers that undo each other's write on every pass make a hot loop:
 // each write's watch event runs the key again at once. The controller backs
 // such a key off like a failing one and says once which handlers and which
@@ -77,10 +54,7 @@ func TestFightingHandlersAreBackedOffAndNamed(t *testing.T) {
 	log.SetLevel(logrus.InfoLevel)
 	reg := prometheus.NewRegistry()
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{Logger: log, Registerer: reg}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	createCM(t, cp.Config(), ns, "fight", nil)
 
 	// Writes are counted in the interval from 2 s to 5 s after the first
@@ -135,7 +109,7 @@ func TestFightingHandlersAreBackedOffAndNamed(t *testing.T) {
 			t.Errorf("warning does not name %q: %s", want, line)
 		}
 	}
-	if got := fightsRecorded(t, reg); got != 1 {
+	if got := configMapMetric(t, reg, "lariat_handler_fights_total"); got != 1 {
 		t.Errorf("lariat_handler_fights_total = %v, want 1", got)
 	}
 }
@@ -149,10 +123,7 @@ func TestConvergingHandlerIsNotHeld(t *testing.T) {
 	log.SetLevel(logrus.InfoLevel)
 	reg := prometheus.NewRegistry()
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{Logger: log, Registerer: reg}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	const steps = 5
 	var writes atomic.Int64
 	var settled atomic.Bool
@@ -182,7 +153,7 @@ func TestConvergingHandlerIsNotHeld(t *testing.T) {
 	start(t, f, 2)
 
 	controlplanetest.Eventually(t, 30*time.Second, "the handler to reach its last step", settled.Load)
-	if got := fightsRecorded(t, reg); got != 0 {
+	if got := configMapMetric(t, reg, "lariat_handler_fights_total"); got != 0 {
 		t.Errorf("lariat_handler_fights_total = %v for a converging handler, want 0", got)
 	}
 	for _, e := range hook.AllEntries() {

@@ -53,12 +53,7 @@ func TestGateSkipsHandlers(t *testing.T) {
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{
 		KindGates: map[schema.GroupVersionKind]controller.Gate{configMapGVK: gate},
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder()
-	c.RegisterHandler(t.Context(), "record", rec)
+	c, rec := recordConfigMaps(t, f)
 	start(t, f, 2)
 
 	createCM(t, cp.Config(), ns, "skipped", nil)
@@ -94,10 +89,7 @@ func TestGateErrorRetries(t *testing.T) {
 		Backoff:   controller.Backoff{Base: 10 * time.Millisecond, Max: time.Second},
 		KindGates: map[schema.GroupVersionKind]controller.Gate{configMapGVK: gate},
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	rec := newRecorder()
 	var gateCallsAtHandler int
 	c.RegisterHandler(t.Context(), "record", controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {

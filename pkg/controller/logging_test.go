@@ -38,10 +38,7 @@ func TestRealErrorsJoinedWithRoutineOnesAreLogged(t *testing.T) {
 		Logger:  log,
 		Backoff: controller.Backoff{Base: time.Hour}, // one round per key is enough
 	}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	// Each ConfigMap is created, then changed once, so that an update with
 	// the resourceVersion of its creation is a real conflict.
 	rvs := map[string]string{}

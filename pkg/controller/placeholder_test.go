@@ -21,10 +21,7 @@ import (
 func TestPlaceholderReturnDoesNotHideTheObject(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	c.RegisterHandler(t.Context(), "placeholder", controller.SharedHandlerFunc(func(string, runtime.Object) (runtime.Object, error) {
 		return &corev1.ConfigMap{}, nil
 	}))

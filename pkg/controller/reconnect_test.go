@@ -45,10 +45,7 @@ func TestBackWithinSecondsAfterAPIServerRestarts(t *testing.T) {
 		createCM(t, own.Config(), ns, name(i), map[string]string{"v": "0"})
 	}
 	f := newFactory(t, own.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	seen := &valueTimes{at: map[string]map[string]time.Time{}}
 	c.RegisterHandler(t.Context(), "record", seen)
 	start(t, f, 2)

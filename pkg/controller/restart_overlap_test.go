@@ -55,10 +55,7 @@ func (l *passLog) of(key string) []pass {
 func TestRestartedFactoryNeverRunsAKeyTwiceAtOnce(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	var log passLog
 	var runMu sync.Mutex
 	run := 1

@@ -19,12 +19,7 @@ import (
 func TestStartAgainAfterContextEnded(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newFactory(t, cp.Config(), ns, setup{})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecorder()
-	c.RegisterHandler(t.Context(), "record", rec)
+	c, rec := recordConfigMaps(t, f)
 
 	first, cancel := context.WithCancel(context.Background())
 	if err := f.Start(first, 2); err != nil {

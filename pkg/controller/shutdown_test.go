@@ -26,10 +26,7 @@ func TestRequestsCutShortByStoppingAreNotErrors(t *testing.T) {
 	log, hook := logtest.NewNullLogger()
 	log.SetLevel(logrus.InfoLevel)
 	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{Logger: log}})
-	c, err := f.ForKind(configMapGVK)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := configMapController(t, f)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	entered := make(chan struct{})
