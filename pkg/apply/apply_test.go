@@ -2,9 +2,13 @@ package apply_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -220,4 +224,35 @@ func TestBadInput(t *testing.T) {
 	if err := a.Apply(t.Context(), apply.Set{ID: "x"}, &corev1.ConfigMap{}); err == nil {
 		t.Error("an object without a name must fail")
 	}
+}
+
+// legacyHash is the hash a set had before identities dropped the owner's
+// version: of the owner's description, as it was annotated
+// ("group/version/Kind namespace/name"), and the set ID.
+func legacyHash(ownerDesc, setID string) string {
+	sum := sha256.Sum256([]byte(ownerDesc + "\x00" + setID))
+	return hex.EncodeToString(sum[:])[:40]
+}
+
+// hpaOwner creates the HorizontalPodAutoscaler owner-hpa in ns through
+// autoscaling/v2, and returns it as created and as read through
+// autoscaling/v1: one owner read through two versions.
+func hpaOwner(t *testing.T, kube *kubernetes.Clientset, ns string) (*autoscalingv2.HorizontalPodAutoscaler, *autoscalingv1.HorizontalPodAutoscaler) {
+	t.Helper()
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "owner-hpa", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MaxReplicas:    2,
+		},
+	}
+	created, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(t.Context(), hpa, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asV1, err := kube.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(t.Context(), created.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created, asV1
 }

@@ -67,21 +67,7 @@ func TestVersionChangeKeepsObject(t *testing.T) {
 func TestOwnerVersionDoesNotChangeSet(t *testing.T) {
 	a, kube, ns, _ := setup(t)
 	ctx := t.Context()
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "owner-hpa", Namespace: ns},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MaxReplicas:    2,
-		},
-	}
-	created, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asV1, err := kube.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, created.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	created, asV1 := hpaOwner(t, kube, ns)
 	if err := a.Apply(ctx, apply.Set{Owner: created, ID: "x"}, cm("child-a", "1"), cm("child-b", "1")); err != nil {
 		t.Fatal(err)
 	}

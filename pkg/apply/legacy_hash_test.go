@@ -1,8 +1,6 @@
 package apply_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +17,7 @@ import (
 func TestSetHashedWithOwnerVersionIsTakenOver(t *testing.T) {
 	a, kube, ns, owner := setup(t)
 	ctx := t.Context()
-	sum := sha256.Sum256([]byte("v1/ConfigMap " + ns + "/" + owner.Name + "\x00old"))
-	legacy := hex.EncodeToString(sum[:])[:40]
+	legacy := legacyHash("v1/ConfigMap "+ns+"/"+owner.Name, "old")
 	// Written by the operator's field manager, as the old set's objects
 	// were: only what the applier's manager wrote is pruned.
 	for _, name := range []string{"keep", "stale"} {

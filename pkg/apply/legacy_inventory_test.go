@@ -1,8 +1,6 @@
 package apply_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,8 +21,7 @@ import (
 func TestOldInventoryGoesAfterAnInterruptedTakeOver(t *testing.T) {
 	a, kube, ns, owner := setup(t)
 	ctx := t.Context()
-	sum := sha256.Sum256([]byte("v1/ConfigMap " + ns + "/" + owner.Name + "\x00old"))
-	legacy := hex.EncodeToString(sum[:])[:40]
+	legacy := legacyHash("v1/ConfigMap "+ns+"/"+owner.Name, "old")
 	obj := cm("keep", "1")
 	obj.Labels = map[string]string{apply.LabelSet: legacy}
 	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {

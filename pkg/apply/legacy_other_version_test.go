@@ -1,11 +1,8 @@
 package apply_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"testing"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,23 +24,9 @@ import (
 func TestOldSetOfAnotherOwnerVersionIsPrunedAsBefore(t *testing.T) {
 	a, kube, ns, _ := setup(t)
 	ctx := t.Context()
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "owner-hpa", Namespace: ns},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MaxReplicas:    2,
-		},
-	}
-	if _, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	asV1, err := kube.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, hpa.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hpa, asV1 := hpaOwner(t, kube, ns)
 	desc := "autoscaling/v2/HorizontalPodAutoscaler " + ns + "/" + hpa.Name
-	sum := sha256.Sum256([]byte(desc + "\x00x"))
-	legacy := hex.EncodeToString(sum[:])[:40]
+	legacy := legacyHash(desc, "x")
 	for _, name := range []string{"keep", "stale"} {
 		child := cm(name, "1")
 		child.Labels = map[string]string{apply.LabelSet: legacy}

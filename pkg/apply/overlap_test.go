@@ -1,13 +1,10 @@
 package apply_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -125,24 +122,10 @@ func TestTakeOverMovesObjectsFromNamedSets(t *testing.T) {
 func TestLegacyHashOfAnotherOwnerVersionIsTheSameSet(t *testing.T) {
 	a, kube, ns, _ := setup(t)
 	ctx := t.Context()
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "owner-hpa", Namespace: ns},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MaxReplicas:    2,
-		},
-	}
-	if _, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	asV1, err := kube.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, hpa.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hpa, asV1 := hpaOwner(t, kube, ns)
 	desc := "autoscaling/v2/HorizontalPodAutoscaler " + ns + "/" + hpa.Name
-	sum := sha256.Sum256([]byte(desc + "\x00x"))
 	child := cm("child", "1")
-	child.Labels = map[string]string{apply.LabelSet: hex.EncodeToString(sum[:])[:40]}
+	child.Labels = map[string]string{apply.LabelSet: legacyHash(desc, "x")}
 	child.Annotations = map[string]string{apply.AnnotationOwner: desc, apply.AnnotationSetID: "x"}
 	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, child, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

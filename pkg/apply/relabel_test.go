@@ -4,8 +4,10 @@ import (
 	"errors"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 )
@@ -19,28 +21,10 @@ import (
 func TestObjectRelabelledToAnotherSetIsNotTakenBack(t *testing.T) {
 	a, kube, ns, owner := setup(t)
 	ctx := t.Context()
-	owner2, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm("owner2", ""), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := apply.Set{Owner: owner, ID: "first"}
-	second := apply.Set{Owner: owner2, ID: "second"}
-	if err := a.Apply(ctx, first, cm("moved", "first")); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Apply(ctx, second, cm("second-own", "second")); err != nil {
-		t.Fatal(err)
-	}
-	secondHash := hashOf(t, kube, ns, "second-own")
+	relabelled, secondHash := moveToASecondSet(t, a, kube, ns, first, cm("moved", "first"))
 
-	// The user moves "moved" into the second set by hand.
-	patch := []byte(`{"metadata":{"labels":{"` + apply.LabelSet + `":"` + secondHash + `"}}}`)
-	relabelled, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, "moved", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: byHand})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	err = a.Apply(ctx, first, cm("moved", "first again"))
+	err := a.Apply(ctx, first, cm("moved", "first again"))
 	var claimed *apply.ClaimedError
 	if !errors.As(err, &claimed) {
 		t.Errorf("apply of a set naming an object labelled with another set's hash: %v, want a *apply.ClaimedError", err)
@@ -62,26 +46,10 @@ func TestObjectRelabelledToAnotherSetIsNotTakenBack(t *testing.T) {
 func TestRecreateDoesNotDeleteAnObjectRelabelledToAnotherSet(t *testing.T) {
 	a, kube, ns, owner := setup(t)
 	ctx := t.Context()
-	owner2, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm("owner2", ""), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := apply.Set{Owner: owner, ID: "first", RecreateImmutable: true}
-	second := apply.Set{Owner: owner2, ID: "second"}
-	if err := a.Apply(ctx, first, immutableCM("moved", "first")); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Apply(ctx, second, cm("second-own", "second")); err != nil {
-		t.Fatal(err)
-	}
-	secondHash := hashOf(t, kube, ns, "second-own")
-	patch := []byte(`{"metadata":{"labels":{"` + apply.LabelSet + `":"` + secondHash + `"}}}`)
-	relabelled, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, "moved", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: byHand})
-	if err != nil {
-		t.Fatal(err)
-	}
+	relabelled, _ := moveToASecondSet(t, a, kube, ns, first, immutableCM("moved", "first"))
 
-	err = a.Apply(ctx, first, immutableCM("moved", "changed"))
+	err := a.Apply(ctx, first, immutableCM("moved", "changed"))
 	var claimed *apply.ClaimedError
 	if !errors.As(err, &claimed) {
 		t.Errorf("apply (may recreate) of an object labelled with another set's hash: %v, want a *apply.ClaimedError", err)
@@ -94,4 +62,31 @@ func TestRecreateDoesNotDeleteAnObjectRelabelledToAnotherSet(t *testing.T) {
 		t.Errorf("the set deleted and recreated an object labelled as another set's: uid %s→%s, label %s, data %v",
 			relabelled.UID, got.UID, got.Labels[apply.LabelSet], got.Data)
 	}
+}
+
+// moveToASecondSet applies moved in first, applies a second set of another
+// owner in ns, then has the user move moved into that second set by hand
+// (labelling it with the second set's hash); it returns moved as
+// relabelled, and the second set's hash.
+func moveToASecondSet(t *testing.T, a *apply.Applier, kube *kubernetes.Clientset, ns string, first apply.Set, moved *corev1.ConfigMap) (*corev1.ConfigMap, string) {
+	t.Helper()
+	ctx := t.Context()
+	owner2, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm("owner2", ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := apply.Set{Owner: owner2, ID: "second"}
+	if err := a.Apply(ctx, first, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, second, cm("second-own", "second")); err != nil {
+		t.Fatal(err)
+	}
+	secondHash := hashOf(t, kube, ns, "second-own")
+	patch := []byte(`{"metadata":{"labels":{"` + apply.LabelSet + `":"` + secondHash + `"}}}`)
+	relabelled, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, moved.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: byHand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return relabelled, secondHash
 }
