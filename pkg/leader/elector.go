@@ -314,16 +314,17 @@ func (e *Elector) setLeader(id string) {
 	e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("leader", id).Debug("leader: new leader seen")
 }
 
-// renewed records that a write of the lease naming us, sent at sent,
-// succeeded: we hold it until sent + renew deadline.
-func (e *Elector) renewed(sent time.Time) {
+// renewed records that a write of the lease naming us, recording a
+// renewal at from (see heldFrom), succeeded: we hold it until from +
+// renew deadline.
+func (e *Elector) renewed(from time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// The holder as last seen is this replica from here on: client-go
 	// reports new leaders from a goroutine of its own, which may run after
 	// the work function has started and asked Leader.
 	e.leader = e.o.identity
-	if until := sent.Add(e.o.renewDeadline); until.After(e.validUntil) {
+	if until := from.Add(e.o.renewDeadline); until.After(e.validUntil) {
 		e.validUntil = until
 	}
 }
@@ -394,9 +395,25 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 	sent := time.Now()
 	err := do(ctx, r)
 	if err == nil {
-		l.e.renewed(sent)
+		l.e.renewed(heldFrom(r, sent))
 	}
 	return err
+}
+
+// heldFrom returns the moment a renewal's holding counts from: the
+// renewTime the record carries, when it is earlier than the moment the
+// write was sent. client-go takes the renewTime before its first request
+// of an attempt; when the optimistic update fails it reads the Lease and
+// updates it then, with that renewTime, so the write that succeeds may be
+// sent long after it. Standbys and the sharder count the lease duration
+// from the recorded renewTime, so the fence must count its renew deadline
+// from there too, or it would stay open into the margin that keeps the
+// old holder's writes from overlapping the next one's.
+func heldFrom(r resourcelock.LeaderElectionRecord, sent time.Time) time.Time {
+	if renew := r.RenewTime.Time; !renew.IsZero() && renew.Before(sent) {
+		return renew
+	}
+	return sent
 }
 
 // Logger returns where the Elector logs (WithLogger), for holders built on
