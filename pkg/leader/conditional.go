@@ -22,9 +22,8 @@ import (
 // write fail.)
 
 // withPrecondition returns req with resourceVersion as its precondition,
-// or req itself when its body cannot carry one (a protobuf update, which
-// carries the resourceVersion of the object it updates, a creation) or
-// carries one already.
+// or req itself when it is a creation or its body carries one already.
+// JSON and Kubernetes protobuf bodies are both given one (conditional_proto.go).
 func withPrecondition(req *http.Request, resourceVersion string) (*http.Request, error) {
 	if req.Method == http.MethodPost {
 		return req, nil
@@ -41,6 +40,11 @@ func withPrecondition(req *http.Request, resourceVersion string) (*http.Request,
 	out := body
 	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	switch {
+	case bytes.HasPrefix(body, protobufMagic) && req.Method == http.MethodDelete:
+		out = protobufDeletePrecondition(body, resourceVersion)
+	case bytes.HasPrefix(body, protobufMagic):
+		// A protobuf update (patches are never protobuf).
+		out = protobufObjectPrecondition(body, resourceVersion)
 	case req.Method == http.MethodDelete:
 		out = deletePrecondition(body, resourceVersion)
 	case mediaType == "application/json-patch+json":

@@ -1,0 +1,98 @@
+package leader
+
+import (
+	"bytes"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Kubernetes protobuf bodies: the magic, then a runtime.Unknown envelope
+// whose field 2 (raw) is the object. Lariat's clients send built-in kinds
+// as protobuf, so a write's precondition must be set there too, or a
+// delayed protobuf update or delete lands unconditionally.
+const (
+	envelopeRaw          protowire.Number = 2 // runtime.Unknown.raw
+	objectMetadata       protowire.Number = 1 // every built-in kind's metadata
+	metaResourceVersion  protowire.Number = 6 // ObjectMeta.resourceVersion
+	deletePreconditions  protowire.Number = 2 // DeleteOptions.preconditions
+	preconditionsVersion protowire.Number = 2 // Preconditions.resourceVersion
+)
+
+// protobufObjectPrecondition sets metadata.resourceVersion in a protobuf
+// object body (an update) whose metadata has none, and returns the body
+// unchanged if it is no protobuf object or carries a version.
+func protobufObjectPrecondition(body []byte, resourceVersion string) []byte {
+	return protobufNested(body, objectMetadata, metaResourceVersion, resourceVersion)
+}
+
+// protobufDeletePrecondition sets preconditions.resourceVersion in
+// protobuf DeleteOptions that have none.
+func protobufDeletePrecondition(body []byte, resourceVersion string) []byte {
+	return protobufNested(body, deletePreconditions, preconditionsVersion, resourceVersion)
+}
+
+// protobufNested sets the string field leaf of the message field outer of
+// the enveloped message in body to value, unless it is set already.
+func protobufNested(body []byte, outer, leaf protowire.Number, value string) []byte {
+	if !bytes.HasPrefix(body, protobufMagic) {
+		return body
+	}
+	env := body[len(protobufMagic):]
+	raw, ok := protoBytes(env, envelopeRaw)
+	if !ok {
+		return body
+	}
+	msg, _ := protoBytes(raw, outer) // absent: an empty message
+	if cur, _ := protoBytes(msg, leaf); len(cur) > 0 {
+		return body
+	}
+	msg = withField(msg, leaf, []byte(value))
+	raw = withField(raw, outer, msg)
+	env = withField(env, envelopeRaw, raw)
+	return append(slices.Clone(protobufMagic), env...)
+}
+
+// protoBytes returns the last length-delimited field num of message b (the
+// value protobuf decoding keeps), and whether b parsed.
+func protoBytes(b []byte, num protowire.Number) (v []byte, ok bool) {
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return nil, false
+		}
+		b = b[l:]
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if l < 0 {
+			return nil, false
+		}
+		if n == num && typ == protowire.BytesType {
+			v, _ = protowire.ConsumeBytes(b[:l])
+		}
+		b = b[l:]
+	}
+	return v, true
+}
+
+// withField returns message b with every field num dropped and num set to
+// the length-delimited value v (at the end: protobuf reads fields in any
+// order).
+func withField(b []byte, num protowire.Number, v []byte) []byte {
+	out := make([]byte, 0, len(b)+len(v)+8)
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return b
+		}
+		m := protowire.ConsumeFieldValue(n, typ, b[l:])
+		if m < 0 {
+			return b
+		}
+		if n != num {
+			out = append(out, b[:l+m]...)
+		}
+		b = b[l+m:]
+	}
+	out = protowire.AppendTag(out, num, protowire.BytesType)
+	return protowire.AppendBytes(out, v)
+}
