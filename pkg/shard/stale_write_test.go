@@ -3,7 +3,8 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,8 +26,8 @@ import (
 
 // writingMember is a ring member whose connections all go through one
 // proxy and whose handler, on a ConfigMap whose data says go, merge-patches
-// data.writer with its name (with a context that outlives the term), after
-// calling before.
+// data.writer with its name and the term's member ID, "name/ID" (with a
+// context that outlives the term), after calling before.
 type writingMember struct {
 	name  string
 	proxy *controlplanetest.Proxy
@@ -66,11 +67,12 @@ func startWritingMember(t *testing.T, ring shard.Ring, name string, before func(
 				return err
 			}
 			cms.OnChange(ctx, "write", func(_ string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-				if cm == nil || cm.Data["go"] == "" || cm.Data["writer"] == name {
+				me := name + "/" + m.ID()
+				if cm == nil || cm.Data["go"] == "" || cm.Data["writer"] == me {
 					return nil, nil
 				}
 				before(w)
-				_, err := cms.Patch(context.Background(), cm.Namespace, cm.Name, types.MergePatchType, []byte(`{"data":{"writer":"`+name+`"}}`))
+				_, err := cms.Patch(context.Background(), cm.Namespace, cm.Name, types.MergePatchType, []byte(`{"data":{"writer":"`+me+`"}}`))
 				w.mu.Lock()
 				w.ended = append(w.ended, err)
 				w.mu.Unlock()
@@ -96,14 +98,21 @@ func startWritingMember(t *testing.T, ring shard.Ring, name string, before func(
 // member's connection stalls (lease and data alike) while its handler's
 // patch of an object it holds is in flight; the member's Lease expires,
 // the sharder moves the object to the other member, which handles and
-// writes it; then the connection resumes. The stale patch must not land
-// after the other member's write.
+// writes it; then the connection resumes, and the stalled patch reaches the
+// API server. The stale patch must not land after the move.
+//
+// Every write names its writer's term (name/member ID), and every version
+// of the object the watch sees says which term it is assigned to. A
+// member's handler writes only a copy assigned to its term, conditional on
+// that copy's version, so a write of a term lands only on a version still
+// assigned to that term: the test fails for each write seen on a version
+// assigned to another term (or to none). Once the connection resumes, a
+// comes back under a new ID, and the sharder may rightly move the object
+// to that new term, whose handler writes it again: a write of a's new term
+// on a version assigned to it is no stale write. (Until this test named
+// the terms, it read such a write as the stalled patch landing, and failed
+// in about one run in twenty.)
 func TestStalledMemberWriteNeverLandsAfterTheMove(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") == "" {
-		// Open defect (docs/safety.md, Not yet guaranteed): about one run in
-		// twenty, a's stalled patch lands after b's write.
-		t.Skip("open defect: a stalled member's patch lands after the move on some runs; LARIAT_OPEN_DEFECTS=1 runs it")
-	}
 	ns := controlplanetest.Namespace(t, cp().Config())
 	ring := testRing(ns)
 	kube := controlplanetest.Clientset(cp().Config())
@@ -116,7 +125,53 @@ func TestStalledMemberWriteNeverLandsAfterTheMove(t *testing.T) {
 	a := startWritingMember(t, ring, "a", func(w *writingMember) { stallOnce.Do(func() { w.proxy.Stall() }) })
 	b := startWritingMember(t, ring, "b", func(*writingMember) {})
 	runTestSharder(t, ring)
-	// An object assigned to a, once every object is on its member.
+	target := settledOn(t, ns, a, b)
+
+	versions := watchVersions(t, ns, target)
+	stalled := a.ID()
+	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(t.Context(), target, types.MergePatchType, []byte(`{"data":{"go":"1"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b's write", func() bool {
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), target, metav1.GetOptions{})
+		return err == nil && strings.HasPrefix(cm.Data["writer"], "b/")
+	})
+	a.proxy.Resume()
+	eventually(t, "a's handler returning", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.ended) > 0
+	})
+	// a's next term reaches the API server through the resumed connection,
+	// behind what the stall held back.
+	eventually(t, "a joining again", func() bool { return a.ID() != stalled })
+	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(t.Context(), target, types.MergePatchType, []byte(`{"data":{"end":"1"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	seen := versions.untilEnd(t)
+	sawB := false
+	for i, v := range seen {
+		if i > 0 && v.writer == seen[i-1].writer {
+			continue // not a write of a handler
+		}
+		if _, id, _ := strings.Cut(v.writer, "/"); v.writer != "" && id != v.assigned {
+			t.Errorf("%s's write landed on version %s, assigned to %q: a term's write landed after the object left it", v.writer, v.rv, v.assigned)
+		}
+		if sawB && v.writer == "a/"+stalled {
+			t.Errorf("a's patch, sent while its term %s held the object, landed after b's write (version %s)", stalled, v.rv)
+		}
+		sawB = sawB || strings.HasPrefix(v.writer, "b/")
+	}
+	a.mu.Lock()
+	t.Logf("a's patches: %v; the object's versions: %v", a.ended, seen)
+	a.mu.Unlock()
+}
+
+// settledOn waits until every ConfigMap of ns is on the member Pick
+// chooses among a and b, with no drain pending, and returns one of a's.
+func settledOn(t *testing.T, ns string, a, b *writingMember) string {
+	t.Helper()
+	kube := controlplanetest.Clientset(cp().Config())
 	var target string
 	eventually(t, "the ring settled", func() bool {
 		l, err := kube.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
@@ -135,65 +190,59 @@ func TestStalledMemberWriteNeverLandsAfterTheMove(t *testing.T) {
 		}
 		return target != ""
 	})
+	return target
+}
 
-	w, err := kube.CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + target})
+// objectVersion is one version of an object as a watch saw it: its
+// resourceVersion, its writer (data.writer) and the member it is assigned
+// to.
+type objectVersion struct {
+	rv, writer, assigned string
+}
+
+func (v objectVersion) String() string { return v.rv + ":" + v.writer + "@" + v.assigned }
+
+// versionWatch records every version of one ConfigMap a watch sees.
+type versionWatch struct {
+	mu    sync.Mutex
+	seen  []objectVersion
+	ended bool // a version with data.end was seen
+}
+
+// watchVersions starts recording the versions of ConfigMap ns/name.
+func watchVersions(t *testing.T, ns, name string) *versionWatch {
+	t.Helper()
+	w, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
-	var (
-		histMu  sync.Mutex
-		history []string
-		ended   bool
-	)
+	t.Cleanup(w.Stop)
+	v := &versionWatch{}
 	go func() {
 		for ev := range w.ResultChan() {
 			if cm, ok := ev.Object.(*corev1.ConfigMap); ok && ev.Type == watch.Modified {
-				histMu.Lock()
-				if len(history) == 0 || history[len(history)-1] != cm.Data["writer"] {
-					history = append(history, cm.Data["writer"])
-				}
-				ended = ended || cm.Data["end"] != ""
-				histMu.Unlock()
+				v.mu.Lock()
+				v.seen = append(v.seen, objectVersion{rv: cm.ResourceVersion, writer: cm.Data["writer"], assigned: cm.Labels[shard.AssignmentLabel(ringName)]})
+				v.ended = v.ended || cm.Data["end"] != ""
+				v.mu.Unlock()
 			}
 		}
 	}()
-	stalled := a.ID()
-	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(t.Context(), target, types.MergePatchType, []byte(`{"data":{"go":"1"}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "b's write", func() bool {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), target, metav1.GetOptions{})
-		return err == nil && cm.Data["writer"] == "b"
-	})
-	a.proxy.Resume()
-	eventually(t, "a's handler returning", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return len(a.ended) > 0
-	})
-	// a's next term reaches the API server through the resumed connection,
-	// behind what the stall held back.
-	eventually(t, "a joining again", func() bool { return a.ID() != stalled })
-	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(t.Context(), target, types.MergePatchType, []byte(`{"data":{"end":"1"}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	return v
+}
+
+// untilEnd waits for the version with data.end, and returns the versions
+// seen up to it.
+func (v *versionWatch) untilEnd(t *testing.T) []objectVersion {
+	t.Helper()
 	eventually(t, "the watch seeing the last write", func() bool {
-		histMu.Lock()
-		defer histMu.Unlock()
-		return ended
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.ended
 	})
-	histMu.Lock()
-	seen := append([]string(nil), history...)
-	histMu.Unlock()
-	for i, v := range seen {
-		if v == "a" && i > 0 && seen[i-1] == "b" {
-			t.Errorf("a's patch, sent while it held the object, landed after b's write: the object's writers in order %q", seen)
-		}
-	}
-	a.mu.Lock()
-	t.Logf("a's patch: %v; writers in order: %q", a.ended[0], seen)
-	a.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.seen)
 }
 
 // runTestSharder runs the ring's sharder until the test ends.
