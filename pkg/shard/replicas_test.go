@@ -23,121 +23,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/shard"
 )
 
-// span is one handler call of one replica, in the term with member ID id,
-// for one object.
-type span struct {
-	replica    string
-	id         string
-	start, end time.Time
-}
-
-// spans records every handler call of every replica, by object key.
-type spans struct {
-	mu  sync.Mutex
-	all map[string][]span
-}
-
-func (s *spans) add(key string, sp span) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all[key] = append(s.all[key], sp)
-}
-
-// handledAfter reports whether replica other than not handled key after t.
-func (s *spans) handledAfter(key, not string, t time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sp := range s.all[key] {
-		if sp.replica != not && sp.start.After(t) {
-			return true
-		}
-	}
-	return false
-}
-
-// loss is the moment a member lost an object: the object's assignment
-// changed from that member's ID to another value (none, while it waits
-// for its next member).
-type loss struct {
-	key, id string
-	at      time.Time
-}
-
-// watchLosses records every loss of ConfigMaps in ns, as seen by a watch
-// (a moment after it happened), until the test ends.
-func watchLosses(t *testing.T, ns string) func() []loss {
-	t.Helper()
-	w, err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	var mu sync.Mutex
-	var losses []loss
-	last := map[string]string{}
-	go func() {
-		for ev := range w.ResultChan() {
-			cm, ok := ev.Object.(*corev1.ConfigMap)
-			if !ok {
-				continue
-			}
-			cur := cm.Labels[shard.AssignmentLabel(ringName)]
-			key := cm.Namespace + "/" + cm.Name
-			mu.Lock()
-			if prev := last[key]; prev != "" && prev != cur {
-				losses = append(losses, loss{key: key, id: prev, at: time.Now()})
-			}
-			last[key] = cur
-			mu.Unlock()
-		}
-	}()
-	return func() []loss {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(losses)
-	}
-}
-
-// handledAfterLoss returns, for each loss after which the member (the
-// term of a replica) that lost the object still handled it (a call
-// running at the loss or begun after it), a description. An object never
-// returns to a member ID that lost it: a replica whose membership was lost
-// comes back under a new ID.
-func (s *spans) handledAfterLoss(losses []loss) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range losses {
-		for _, sp := range s.all[l.key] {
-			if sp.id == l.id && sp.end.After(l.at) {
-				out = append(out, fmt.Sprintf("%s: %s (member %s) lost it at %v and handled it %v-%v", l.key, sp.replica, l.id, l.at, sp.start, sp.end))
-				break
-			}
-		}
-	}
-	return out
-}
-
-// overlaps returns, for each key two replicas handled in overlapping
-// time, a description of the first such pair.
-func (s *spans) overlaps() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for key, list := range s.all {
-	pairs:
-		for i, a := range list {
-			for _, b := range list[i+1:] {
-				if a.replica != b.replica && a.start.Before(b.end) && b.start.Before(a.end) {
-					out = append(out, fmt.Sprintf("%s: %s %v-%v and %s %v-%v", key, a.replica, a.start, a.end, b.replica, b.start, b.end))
-					break pairs
-				}
-			}
-		}
-	}
-	return out
-}
-
 // ringReplica is one whole replica of a sharded operator: a ring member
 // (shard.Join) whose factory, built for each term, handles its share of
 // ConfigMaps (each handler call writes the replica's name on the
@@ -181,6 +66,9 @@ func startRingReplica(t *testing.T, ring shard.Ring, name string, rec *spans) *r
 		}
 		cms.OnChange(ctx, "mark", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			sp := span{replica: name, id: m.ID(), start: time.Now()}
+			if cm != nil {
+				sp.round = cm.Data["round"]
+			}
 			defer func() { sp.end = time.Now(); rec.add(key, sp) }()
 			// Handling takes a while, so that a move while it runs, were
 			// it not drained first, would show as an overlap.
@@ -238,17 +126,29 @@ func (r *ringReplica) stop() {
 	r.done.Wait()
 }
 
-// cached returns the number of ConfigMaps in the replica's cache.
-func (r *ringReplica) cached() int { return len(r.cur.Load().cms.Informer().GetStore().ListKeys()) }
+// cached returns the keys of the ConfigMaps in the replica's cache.
+func (r *ringReplica) cached() []string { return r.cur.Load().cms.Informer().GetStore().ListKeys() }
 
 // id returns the member ID of the replica's current term.
 func (r *ringReplica) id() string { return r.cur.Load().m.ID() }
 
+// convergeBound bounds each wait of TestThreeReplicasShareThreeThousandObjects
+// for 3,000 objects to reach a state. It is no measurement (the times are
+// logged): only a liveness bound, so that replicas that never converge
+// fail the test instead of hanging it. On an idle machine each wait takes
+// seconds; three minutes leave room for a machine loaded many times over.
+const convergeBound = 3 * time.Minute
+
 // handleTime is how long each handler call of the replicas takes.
 const handleTime = 10 * time.Millisecond
 
+// finalRound is the data.round of every ConfigMap's last write, once touch
+// stopped.
+const finalRound = "final"
+
 // touch changes every ConfigMap of names, over and over, eight at a time,
-// until the returned function is called (it waits for the last changes).
+// until the returned function is called; that waits for the last changes,
+// then gives every ConfigMap its final state (data.round finalRound).
 func touch(t *testing.T, ns string, names []string) (stop func()) {
 	t.Helper()
 	c := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
@@ -269,6 +169,33 @@ func touch(t *testing.T, ns string, names []string) (stop func()) {
 	return func() {
 		cancel()
 		wg.Wait()
+		patchAll(t, ns, names, fmt.Sprintf(`{"data":{"round":%q}}`, finalRound))
+	}
+}
+
+// patchAll merge-patches every ConfigMap of names with patch, eight at a
+// time.
+func patchAll(t *testing.T, ns string, names []string, patch string) {
+	t.Helper()
+	c := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(names); i += 8 {
+				if _, err := c.Patch(t.Context(), names[i], types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
 
@@ -307,7 +234,7 @@ func createConfigMaps(t *testing.T, ns string, n int) []string {
 func waitAllMarked(t *testing.T, ns string, names []string, want ...*ringReplica) map[string]string {
 	t.Helper()
 	var got map[string]string
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(convergeBound)
 	for {
 		// A replica's ID changes if its membership is lost (a new term).
 		byID := map[string]string{}
@@ -339,18 +266,23 @@ func waitAllMarked(t *testing.T, ns string, names []string, want ...*ringReplica
 				counts[cm.Labels[shard.AssignmentLabel(ringName)]+"/"+cm.Annotations[handledBy]+"/"+cm.Labels[shard.DrainLabel(ringName)]]++
 			}
 			t.Logf("replicas by ID %v; ConfigMaps by assignment/handled by/drain: %v", byID, counts)
-			t.Fatalf("after 3m, %d of %d ConfigMaps are assigned to and handled by a replica of %d", done, len(names), len(want))
+			t.Fatalf("after %v, %d of %d ConfigMaps are assigned to and handled by a replica of %d", convergeBound, done, len(names), len(want))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
 // TestThreeReplicasShareThreeThousandObjects: three replicas, each a ring
-// member and a sharder candidate, over 3,000 ConfigMaps. Each caches and
-// handles about a third; a replica stopped hands its objects to the others
-// at once; a replica that joins the two left takes about a third, drained
-// from them; no object is ever handled by two replicas at overlapping
-// times.
+// member and a sharder candidate, over 3,000 ConfigMaps. Each caches
+// exactly its share (about a third); a replica stopped hands its objects
+// to the others, which handle them; a replica that joins the two left
+// takes about a third, drained from them, and nothing moves between them;
+// every ConfigMap keeps changing meanwhile, and its final state reaches a
+// handler. No object is ever handled by two replicas at overlapping
+// times, nor by a replica after it lost it. It asserts no durations: the
+// times it takes are logged (docs/benchmarks.md has the measurements);
+// each wait has a bound of minutes only so that a replica that never
+// converges fails the test instead of hanging it.
 func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3,000 objects")
@@ -366,11 +298,7 @@ func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
 	began := time.Now()
 	owners := waitAllMarked(t, ns, names, a, b, c)
 	t.Logf("3 replicas: every ConfigMap assigned and handled %v after they started", time.Since(began).Round(time.Millisecond))
-	for _, r := range []*ringReplica{a, b, c} {
-		if got := r.cached(); got < n/3*85/100 || got > n/3*115/100 {
-			t.Errorf("%s caches %d ConfigMaps, want about %d", r.name, got, n/3)
-		}
-	}
+	checkShares(t, ns, n, owners, a, b, c)
 
 	// c stops, as in a rolling upgrade: its lease is released once its
 	// handlers returned, and its objects go to a and b directly.
@@ -383,55 +311,46 @@ func TestThreeReplicasShareThreeThousandObjects(t *testing.T) {
 	stopped := time.Now()
 	c.stop()
 	owners = waitAllMarked(t, ns, names, a, b)
-	took := time.Since(stopped)
 	for _, name := range onC {
 		if !rec.handledAfter(ns+"/"+name, "c", stopped) {
 			t.Errorf("%s, c's, was not handled by a or b after c stopped", name)
 		}
 	}
-	t.Logf("c stopped: its %d ConfigMaps handled by a and b %v later", len(onC), took.Round(time.Millisecond))
-	if bound := leaseDuration + 30*time.Second; took > bound {
-		t.Errorf("c's objects took %v to move, more than the lease duration and a rebalance (%v)", took, bound)
-	}
+	t.Logf("c stopped: its %d ConfigMaps handled by a and b %v later", len(onC), time.Since(stopped).Round(time.Millisecond))
 
 	// d joins: about a third of the objects move to it, each drained from
 	// its old replica first; nothing moves between a and b. Meanwhile
 	// every ConfigMap keeps changing, so a and b are handling objects
 	// when they are asked to let them go.
 	joined := time.Now()
+	terms := termsOf(a, b)
 	stopTouching := touch(t, ns, names)
 	d := startRingReplica(t, ring, "d", rec)
-	after := waitAllMarked(t, ns, names, a, b, d)
+	waitAllMarked(t, ns, names, a, b, d)
 	stopTouching()
-	after = waitAllMarked(t, ns, names, a, b, d)
-	moved := 0
-	for name, owner := range after {
-		if owner == owners[name] {
-			continue
-		}
-		moved++
-		if owner != "d" {
-			t.Errorf("%s moved from %s to %s when d joined", name, owners[name], owner)
-		}
-	}
-	t.Logf("d joined: %d of %d ConfigMaps moved to it in %v", moved, n, time.Since(joined).Round(time.Millisecond))
-	if moved < n/3*80/100 || moved > n/3*120/100 {
-		t.Errorf("%d ConfigMaps moved when d joined, want about %d", moved, n/3)
-	}
-	for _, r := range []*ringReplica{a, b, d} {
-		if got := r.cached(); got < n/3*85/100 || got > n/3*115/100 {
-			t.Errorf("%s caches %d ConfigMaps after d joined, want about %d", r.name, got, n/3)
-		}
-	}
+	after := waitAllMarked(t, ns, names, a, b, d)
+	controlplanetest.Eventually(t, convergeBound, "every ConfigMap's final state handled", func() bool {
+		return len(rec.finalStatesUnhandled(ns, finalStates(names))) == 0
+	})
+	t.Logf("d joined: every ConfigMap moved and handled in its final state %v later", time.Since(joined).Round(time.Millisecond))
+	checkMovesToTheJoiner(t, n, owners, after, terms == termsOf(a, b))
+	checkShares(t, ns, n, after, a, b, d)
 
+	// Every replica stops, so that every handler call is recorded, and
+	// the watch catches up with every move, before the checks.
+	var stopping sync.WaitGroup
+	for _, r := range []*ringReplica{a, b, d} {
+		stopping.Go(r.stop)
+	}
+	stopping.Wait()
+	l := losses.caughtUp(t, "zz-last")
 	for _, r := range []*ringReplica{a, b, c, d} {
 		if n := r.terms.Load(); n != 1 {
 			t.Logf("%s ran %d membership terms (a lost membership starts a new one)", r.name, n)
 		}
 	}
-	l := losses()
 	if len(l) < n/3*2*80/100 {
-		t.Errorf("the watch saw %d losses, want about %d (c's third, then d's)", len(l), n/3*2)
+		t.Errorf("the watch saw %d losses, want at least about %d (c's third, then d's)", len(l), n/3*2)
 	}
 	if late := rec.handledAfterLoss(l); len(late) > 0 {
 		slices.Sort(late)
