@@ -14,7 +14,9 @@
 //     standby takes over at once on a rolling upgrade, and never while the
 //     old leader is still stopping.
 //   - The work's context ends no later than the renew deadline, counted from
-//     the moment the last successful renewal was sent; Fence makes a
+//     the renewTime the last successful renewal recorded in the Lease
+//     (taken before that renewal was sent, and what standbys and the
+//     sharder count the lease duration from); Fence makes a
 //     rest.Config whose writes are refused from that moment on, and whose
 //     writes and reads of one object issued before it end then, whatever
 //     context the handler gave them. With a factory built from

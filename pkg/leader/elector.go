@@ -92,8 +92,8 @@ func (e *Elector) Leader() string {
 }
 
 // Holding reports whether this replica holds the lease now: a renewal of
-// its own was sent less than the renew deadline ago and has not been
-// released. Fence lets writes through only while it is true.
+// its own succeeded, recording a renewTime less than the renew deadline
+// ago, and has not been released. Fence lets writes through only while it is true.
 func (e *Elector) Holding() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
