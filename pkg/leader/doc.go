@@ -24,6 +24,13 @@
 //     resourceVersion of the handler's copy as a precondition, so a write
 //     delayed in the network past the term fails with a conflict once
 //     another replica wrote the object.
+//   - Creates through Fence's config carry the term they were issued in
+//     (a term ID the Elector writes into the Lease's labels with every
+//     acquisition and renewal). InstallTermPolicy installs a
+//     ValidatingAdmissionPolicy, with the Lease as its parameter, that
+//     refuses a stamped create once the Lease is in another term or gone:
+//     a create delayed in the network past the term does not land after
+//     the next leader decided the object should not exist.
 //
 // # Timing
 //

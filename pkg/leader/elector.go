@@ -38,6 +38,7 @@ type Elector struct {
 	validUntil time.Time  // zero unless a renewal of ours succeeded and no release followed
 	leader     string     // the holder last seen
 	seen       seenRecord // the Lease record last seen (see gone.go)
+	termID     string     // the term validUntil counts from (termstamp.go)
 
 	passes *passTable // the objects handlers of the term are handling
 }
@@ -120,6 +121,7 @@ func (e *Elector) Run(ctx context.Context, fn func(context.Context) error) error
 		return err
 	}
 	defer e.stop()
+	e.warnIfUnfenced(ctx)
 	for ctx.Err() == nil {
 		if err := e.term(ctx, fn); err != nil {
 			return err
@@ -191,12 +193,16 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 	})
 	defer unwatch()
 
+	// Each candidacy is a term of its own, with an ID written into the
+	// Lease, so that creates stamped in an earlier term of this same
+	// holder are refused too (termstamp.go).
+	termID := newTermID()
 	lock := &trackingLock{LeaseLock: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
 		Client:     e.leases,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
-		Labels:     e.o.labels,
-	}, e: e, mayRelease: &mayRelease}
+		Labels:     e.termLabels(termID),
+	}, e: e, mayRelease: &mayRelease, termID: termID}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            e.namespace + "/" + e.name,
@@ -314,12 +320,13 @@ func (e *Elector) setLeader(id string) {
 	e.o.log.WithField("lease", e.namespace+"/"+e.name).WithField("leader", id).Debug("leader: new leader seen")
 }
 
-// renewed records that a write of the lease naming us, recording a
-// renewal at from (see heldFrom), succeeded: we hold it until from +
-// renew deadline.
-func (e *Elector) renewed(from time.Time) {
+// renewed records that a write of the lease naming us in the term termID,
+// recording a renewal at from (see heldFrom), succeeded: we hold it until
+// from + renew deadline.
+func (e *Elector) renewed(from time.Time, termID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.termID = termID
 	// The holder as last seen is this replica from here on: client-go
 	// reports new leaders from a goroutine of its own, which may run after
 	// the work function has started and asked Leader.
@@ -334,6 +341,7 @@ func (e *Elector) renewed(from time.Time) {
 func (e *Elector) revoke() {
 	e.mu.Lock()
 	e.validUntil = time.Time{}
+	e.termID = ""
 	e.mu.Unlock()
 }
 
@@ -344,6 +352,8 @@ type trackingLock struct {
 	e *Elector
 	// mayRelease is false while a release must not be sent (see term).
 	mayRelease *atomic.Bool
+	// termID is the term's ID, written into the Lease's labels.
+	termID string
 }
 
 // Get reads the Lease. client-go tells whether the lease changed since it
@@ -395,7 +405,7 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 	sent := time.Now()
 	err := do(ctx, r)
 	if err == nil {
-		l.e.renewed(heldFrom(r, sent))
+		l.e.renewed(heldFrom(r, sent), l.termID)
 	}
 	return err
 }

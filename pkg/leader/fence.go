@@ -49,6 +49,13 @@ func (e *NotLeaderError) Error() string {
 //     returned), unless it carries one of its own, so that a write that
 //     sat in the network past the term fails with a conflict once anyone
 //     else wrote the object instead of landing after them.
+//   - A create (a POST to a collection) is stamped with the term it is
+//     issued in: the annotation TermAnnotation names the Lease, its holder
+//     and the term's ID, the label TermLeaseLabel the Lease. With
+//     InstallTermPolicy's ValidatingAdmissionPolicy bound to the Lease, the
+//     API server refuses a stamped create once the Lease is in another term
+//     (or gone), so a create that sat in the network past the term does
+//     not land after the next leader acted (termstamp.go, termpolicy.go).
 //   - A write of an object that a handler begun in an earlier term is
 //     still handling (it outlived that term's stop grace period) fails
 //     with a *NotLeaderError whose StaleTerm is set, even once e leads
@@ -89,6 +96,9 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
 	t := parseTarget(req.URL, f.prefix)
+	if write && req.Method == http.MethodPost && t.obj.Name == "" && t.obj.Resource != "" {
+		return f.create(req) // stamped with its term (termstamp.go)
+	}
 	var cancel context.CancelFunc
 	if !until.IsZero() && (write || t.obj.Name != "" && !t.watch) {
 		var ctx context.Context

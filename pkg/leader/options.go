@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	admissionv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	"k8s.io/client-go/tools/leaderelection"
 )
 
@@ -33,6 +34,7 @@ type options struct {
 	identity                                  string
 	log                                       logrus.FieldLogger
 	labels                                    map[string]string
+	admission                                 admissionv1client.AdmissionregistrationV1Interface
 }
 
 // WithLeaseDuration sets the lease duration (DefaultLeaseDuration): the
@@ -74,6 +76,14 @@ func WithLogger(log logrus.FieldLogger) Option {
 // Leases with their ring.
 func WithLabels(labels map[string]string) Option {
 	return func(o *options) { o.labels = maps.Clone(labels) }
+}
+
+// WithTermPolicyCheck makes Run check, when it starts, that the policy
+// refusing creates of ended terms is installed for the Lease
+// (CheckTermPolicy), and log a warning naming what is missing. c needs get
+// on validatingadmissionpolicies and validatingadmissionpolicybindings.
+func WithTermPolicyCheck(c admissionv1client.AdmissionregistrationV1Interface) Option {
+	return func(o *options) { o.admission = c }
 }
 
 // resolve applies opts to the defaults and checks the timing rules.

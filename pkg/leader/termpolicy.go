@@ -1,0 +1,217 @@
+package leader
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+)
+
+// TermPolicyName is the name of the ValidatingAdmissionPolicy that checks
+// the term stamp of creates (one per cluster, shared by every Lease).
+const TermPolicyName = "term-fence.lariat.dev"
+
+// The policy's expressions. stamp is the create's TermAnnotation ("" if
+// none); lease the prefix a stamp of the parameter Lease starts with;
+// current the stamp of the Lease's current term. A stamp of another Lease
+// is left to that Lease's binding.
+const (
+	policyStamp   = `has(object.metadata.annotations) && '` + TermAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermAnnotation + `'] : ''`
+	policyLease   = `params.metadata.namespace + '/' + params.metadata.name + '/'`
+	policyCurrent = `variables.lease + (has(params.spec.holderIdentity) ? params.spec.holderIdentity : '') + '/' + (has(params.metadata.labels) && '` + TermIDLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermIDLabel + `'] : '')`
+	policyCheck   = `!variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
+	policyMessage = `'create sent in term ' + variables.stamp + ' refused: the term is over, the Lease ' + params.metadata.namespace + '/' + params.metadata.name + ' is in term ' + variables.current + ' (lariat.dev term fence)'`
+)
+
+// TermPolicy returns the ValidatingAdmissionPolicy that refuses a create
+// stamped with a term of a Lease (TermAnnotation) unless that term is the
+// Lease's current one: same holder, same TermIDLabel. It matches only
+// creates carrying TermLeaseLabel, of every resource: objects created
+// without the stamp (users' own, or through an unfenced config) are never
+// checked. Its failure policy is Fail: a binding whose Lease is missing,
+// or an API server that cannot read Leases yet, refuses the stamped create
+// rather than let it through.
+func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
+	fail, forbidden := admissionv1.Fail, metav1.StatusReasonForbidden
+	return &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: TermPolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			ParamKind:     &admissionv1.ParamKind{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			MatchConstraints: &admissionv1.MatchResources{
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule:       admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+				}}},
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: TermLeaseLabel, Operator: metav1.LabelSelectorOpExists},
+				}},
+			},
+			Variables: []admissionv1.Variable{
+				{Name: "stamp", Expression: policyStamp},
+				{Name: "lease", Expression: policyLease},
+				{Name: "current", Expression: policyCurrent},
+			},
+			Validations: []admissionv1.Validation{{
+				Expression: policyCheck, MessageExpression: policyMessage, Reason: &forbidden,
+			}},
+		},
+	}
+}
+
+// TermPolicyBindingName is the name of the binding of TermPolicy to the
+// Lease namespace/name.
+func TermPolicyBindingName(namespace, name string) string {
+	n := namespace + "." + name + "." + TermPolicyName
+	if len(n) <= 253 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(namespace + "/" + name))
+	return "h-" + hex.EncodeToString(sum[:12]) + "." + TermPolicyName
+}
+
+// TermPolicyBinding returns the binding of TermPolicy to the Lease
+// namespace/name: it selects the creates stamped with that Lease's label
+// value, takes the Lease as the parameter, and denies when the Lease does
+// not exist (parameterNotFoundAction Deny, under the policy's Fail): a
+// Lease deleted, as a member Lease is, ends every term stamped with it.
+func TermPolicyBinding(namespace, name string) *admissionv1.ValidatingAdmissionPolicyBinding {
+	deny := admissionv1.DenyAction
+	return &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: TermPolicyBindingName(namespace, name)},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: TermPolicyName,
+			ParamRef:   &admissionv1.ParamRef{Namespace: namespace, Name: name, ParameterNotFoundAction: &deny},
+			MatchResources: &admissionv1.MatchResources{ObjectSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{TermLeaseLabel: TermLeaseLabelValue(namespace, name)},
+			}},
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+}
+
+// InstallTermPolicy creates TermPolicy and its binding to the Lease
+// namespace/name, or updates them to what this version of Lariat writes.
+// It needs create, get and update on validatingadmissionpolicies and
+// validatingadmissionpolicybindings (cluster-scoped): run it from an
+// installer with those rights, or give them to the operator. The API
+// server enforces a new policy once its own informers have seen it
+// (usually within a second); CheckTermPolicy says whether it exists.
+func InstallTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
+	p := TermPolicy()
+	old, err := c.ValidatingAdmissionPolicies().Get(ctx, p.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = c.ValidatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{})
+	case err == nil:
+		p.ResourceVersion = old.ResourceVersion
+		_, err = c.ValidatingAdmissionPolicies().Update(ctx, p, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("leader: install ValidatingAdmissionPolicy %s: %w", p.Name, err)
+	}
+	b := TermPolicyBinding(namespace, name)
+	oldB, err := c.ValidatingAdmissionPolicyBindings().Get(ctx, b.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = c.ValidatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{})
+	case err == nil:
+		b.ResourceVersion = oldB.ResourceVersion
+		_, err = c.ValidatingAdmissionPolicyBindings().Update(ctx, b, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("leader: install ValidatingAdmissionPolicyBinding %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// TermPolicyError says that the term fence of a Lease is not installed:
+// creates stamped with its terms are not checked by the API server, so a
+// create that stalled in the network may land after the term.
+type TermPolicyError struct {
+	// Lease is namespace/name.
+	Lease string
+	// Missing names each object missing or not as InstallTermPolicy
+	// writes it, as "ValidatingAdmissionPolicy NAME" or
+	// "ValidatingAdmissionPolicyBinding NAME".
+	Missing []string
+}
+
+// Error names what is missing.
+func (e *TermPolicyError) Error() string {
+	return fmt.Sprintf("leader: creates fenced by Lease %s are not checked by the API server: missing %s (install them with leader.InstallTermPolicy)",
+		e.Lease, strings.Join(e.Missing, ", "))
+}
+
+// CheckTermPolicy returns a *TermPolicyError naming the policy or binding
+// of the Lease namespace/name that is missing, or whose binding does not
+// take that Lease as its parameter and deny when it is missing; another
+// error if they could not be read (it needs get on both kinds), nil if the
+// fence is installed.
+func CheckTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
+	var missing []string
+	_, err := c.ValidatingAdmissionPolicies().Get(ctx, TermPolicyName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		missing = append(missing, "ValidatingAdmissionPolicy "+TermPolicyName)
+	case err != nil:
+		return fmt.Errorf("leader: read ValidatingAdmissionPolicy %s: %w", TermPolicyName, err)
+	}
+	want := TermPolicyBinding(namespace, name)
+	b, err := c.ValidatingAdmissionPolicyBindings().Get(ctx, want.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		missing = append(missing, "ValidatingAdmissionPolicyBinding "+want.Name)
+	case err != nil:
+		return fmt.Errorf("leader: read ValidatingAdmissionPolicyBinding %s: %w", want.Name, err)
+	case !bindsLease(b, namespace, name):
+		missing = append(missing, "ValidatingAdmissionPolicyBinding "+want.Name+" (it does not bind "+TermPolicyName+" to the Lease with parameterNotFoundAction Deny)")
+	}
+	if len(missing) > 0 {
+		return &TermPolicyError{Lease: namespace + "/" + name, Missing: missing}
+	}
+	return nil
+}
+
+func bindsLease(b *admissionv1.ValidatingAdmissionPolicyBinding, namespace, name string) bool {
+	r := b.Spec.ParamRef
+	return b.Spec.PolicyName == TermPolicyName && r != nil && r.Namespace == namespace && r.Name == name &&
+		r.ParameterNotFoundAction != nil && *r.ParameterNotFoundAction == admissionv1.DenyAction
+}
+
+// warnIfUnfenced logs, by name, what of the Lease's term fence is missing,
+// when WithTermPolicyCheck gave a client to look with.
+func (e *Elector) warnIfUnfenced(ctx context.Context) {
+	if e.o.admission == nil {
+		return
+	}
+	log := e.o.log.WithField("lease", e.namespace+"/"+e.name)
+	err := CheckTermPolicy(ctx, e.o.admission, e.namespace, e.name)
+	var missing *TermPolicyError
+	switch {
+	case errors.As(err, &missing):
+		log.WithField("missing", strings.Join(missing.Missing, ", ")).Warn("leader: creates are not fenced: " + err.Error())
+	case err != nil:
+		log.WithError(err).Warn("leader: could not check the term fence of creates")
+	}
+}
+
+// IsTermRefused reports whether err is the API server refusing a create
+// through TermPolicy: the term it was stamped with is over, or its Lease
+// is gone (the status is Forbidden for the first, Invalid for the
+// second, as the API server reports a binding whose parameter is
+// missing). Retrying it in the same term cannot succeed.
+func IsTermRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	return strings.Contains(status.Status().Message, "ValidatingAdmissionPolicy '"+TermPolicyName+"'")
+}
