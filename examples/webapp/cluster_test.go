@@ -16,6 +16,7 @@ import (
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestAgainstAnyCluster runs the command with --kubeconfig against a
@@ -28,13 +29,19 @@ func TestAgainstAnyCluster(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	kube := controlplanetest.Clientset(cp.Config())
 	opts := options{kubeconfig: cp.KubeconfigPath(), installCRDs: true, crds: "../../crds",
-		listen: "127.0.0.1:0", logLevel: "error", namespace: ns, nodePorts: "31000-31004", waitForPods: "false"}
+		listen: "127.0.0.1:0", logLevel: "error", namespace: ns, nodePorts: "31000-31004", waitForPods: "false",
+		installTermPolicy: "true"}
 	e, stop := started(t, opts, &syncBuffer{})
 	ctx := t.Context()
 	// Leader election is on against a cluster; outside a pod its Lease is
 	// in the operator's --namespace.
 	if _, err := kube.CoordinationV1().Leases(ns).Get(ctx, defaultLeaseName, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the Lease is not in --namespace %s: %v", ns, err)
+	}
+	// --install-term-policy installed the term fence of its creates, and
+	// everything below runs with it in force.
+	if err := leader.CheckTermPolicy(ctx, kube.AdmissionregistrationV1(), ns, defaultLeaseName); err != nil {
+		t.Errorf("--install-term-policy: %v", err)
 	}
 	create := func(name string, config map[string]string, dependsOn ...string) {
 		t.Helper()

@@ -41,7 +41,17 @@ func (t *term) elect(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	e, err := leader.New(kube.CoordinationV1(), ns, name, leader.WithLogger(t.log))
+	// Creates through the fence carry their term; the policy makes the API
+	// server refuse one that arrives after the term (docs/replicas.md).
+	// Run warns, by name, when it is not installed.
+	adm := kube.AdmissionregistrationV1()
+	if t.installTermPolicy {
+		if err := leader.InstallTermPolicy(ctx, adm, ns, name); err != nil {
+			return err
+		}
+		t.out.say("Installed the term fence of creates (ValidatingAdmissionPolicy %s, binding %s).", leader.TermPolicyName, leader.TermPolicyBindingName(ns, name))
+	}
+	e, err := leader.New(kube.CoordinationV1(), ns, name, leader.WithLogger(t.log), leader.WithTermPolicyCheck(adm))
 	if err != nil {
 		return err
 	}

@@ -58,9 +58,12 @@ type options struct {
 	logLevel    string
 	// leaderElect is "auto" (on against a cluster, off with --local),
 	// "true" or "false".
-	leaderElect    string
-	leaseNamespace string
-	leaseName      string
+	leaderElect string
+	// installTermPolicy is "auto" (on with --local, off against a
+	// cluster, where an administrator installs it), "true" or "false".
+	installTermPolicy string
+	leaseNamespace    string
+	leaseName         string
 	// allowedHosts are the host names the listener answers besides IP
 	// addresses and localhost (dashboard.Options.AllowedHosts).
 	allowedHosts []string
@@ -86,6 +89,8 @@ func main() {
 	flag.StringVar(&o.logLevel, "log-level", "warning", "level of the operator's logs on stderr (debug shows every event and transaction in full)")
 	o.leaderElect = "auto"
 	flag.Var((*autoBool)(&o.leaderElect), "leader-elect", "run the operator only while holding the Lease --lease-namespace/--lease-name, so replicas take turns (auto: on against a cluster, off with --local)")
+	o.installTermPolicy = "auto"
+	flag.Var((*autoBool)(&o.installTermPolicy), "install-term-policy", "under --leader-elect, install the ValidatingAdmissionPolicy and binding by which the API server refuses creates sent in a term that is over (needs create and update on validatingadmissionpolicies and their bindings; auto: on with --local)")
 	flag.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the leader-election Lease (default: the pod's own in a cluster, else --namespace, else default)")
 	flag.StringVar(&o.leaseName, "lease-name", defaultLeaseName, "name of the leader-election Lease")
 	flag.BoolVar(&o.dashboardResync, "dashboard-resync", false, "let the dashboard's page request a resync of the event loop (its one write action; off: the dashboard is read-only)")
@@ -142,6 +147,10 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 	if err != nil {
 		return err
 	}
+	installTermPolicy, err := parseAuto("--install-term-policy", o.installTermPolicy, o.local)
+	if err != nil {
+		return err
+	}
 	// Before the control plane starts, so a taken port fails at once.
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -169,7 +178,7 @@ func run(ctx context.Context, o options, w io.Writer, started func(env)) (err er
 		_ = srv.Shutdown(shutdownCtx)
 	}()
 	t := &term{o: o, cfg: cfg, out: out, log: log, url: "http://" + lis.Addr().String(), kubeconfig: kubeconfig,
-		handler: handler, ports: ports, waitForPods: waitForPods, started: started}
+		handler: handler, ports: ports, waitForPods: waitForPods, installTermPolicy: installTermPolicy, started: started}
 	if !leaderElect {
 		return t.operate(ctx, cfg, nil)
 	}
@@ -187,8 +196,10 @@ type term struct {
 	handler     *swappable
 	ports       operator.PortRange
 	waitForPods bool
-	started     func(env)
-	terms       int
+	// installTermPolicy installs the term fence of creates (--install-term-policy).
+	installTermPolicy bool
+	started           func(env)
+	terms             int
 	// replicas tells the dashboard who leads (set under leader election).
 	replicas func() dashboard.Replicas
 }

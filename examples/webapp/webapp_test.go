@@ -453,6 +453,7 @@ func TestBadFlags(t *testing.T) {
 		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", waitForPods: "maybe"}, "--wait-for-pods"},
 		{options{local: true, listen: "256.0.0.1:0", logLevel: "info"}, "choose another --listen"},
 		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", leaderElect: "maybe"}, "--leader-elect"},
+		{options{local: true, listen: "127.0.0.1:0", logLevel: "info", installTermPolicy: "maybe"}, "--install-term-policy"},
 	} {
 		out := &syncBuffer{}
 		err := run(t.Context(), c.o, out, nil)
