@@ -31,18 +31,19 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	k            keys
 	build        *builder[T]
 	handler      Handler[T]
-	ownerRes     string                    // the owner kind's resource name in the bridge's state
-	namespace    string                    // Options.Namespace: owners elsewhere are refused
-	fieldManager string                    // Options.FieldManager: the label of the registration's objects
-	childRes     map[string]bool           // the children's resource names
-	owners       map[string]T              // owner key -> owner
-	live         map[string]runtime.Object // object key -> object on the server
-	gone         map[string]types.UID      // object key -> UID the loop deleted (see dropDeleted)
-	desired      map[string]*desired       // owner key -> what was last put for it
-	childOf      map[string]string         // object key -> owner key
-	reports      *reports                  // what the status handler reads
-	sched        *kvscheduler.Scheduler    // for repairs
-	log          logrus.FieldLogger        // one line per owner whose readiness changed
+	ownerRes     string                     // the owner kind's resource name in the bridge's state
+	namespace    string                     // Options.Namespace: owners elsewhere are refused
+	fieldManager string                     // Options.FieldManager: the label of the registration's objects
+	childRes     map[string]bool            // the children's resource names
+	owners       map[string]T               // owner key -> owner
+	live         map[string]runtime.Object  // object key -> object on the server
+	gone         map[string]types.UID       // object key -> UID the loop deleted (see dropDeleted)
+	desired      map[string]*desired        // owner key -> what was last put for it
+	childOf      map[string]string          // object key -> owner key
+	refused      map[string]map[string]bool // object key -> owners refused it (see claimer), computed again when it changes
+	reports      *reports                   // what the status handler reads
+	sched        *kvscheduler.Scheduler     // for repairs
+	log          logrus.FieldLogger         // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.
@@ -129,12 +130,38 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		}
 	case h.childRes[change.Resource]:
 		var err error
-		if ownerKey, err = h.childChanged(change, txn); err != nil || ownerKey == "" {
+		var refused []string
+		if ownerKey, refused, err = h.childChanged(change, txn); err != nil {
 			return "", err
 		}
+		return h.applyAll(append([]string{ownerKey}, refused...), txn)
 	default:
 		return "", nil
 	}
+	return h.apply(ownerKey, txn)
+}
+
+// applyAll is apply for each owner of keys ("" skipped), its notes joined.
+func (h *loopHandler[T]) applyAll(keys []string, txn eventloop.UpdateOperations) (string, error) {
+	var notes []string
+	for _, key := range keys {
+		if key == "" {
+			continue
+		}
+		note, err := h.apply(key, txn)
+		if err != nil {
+			return strings.Join(notes, "; "), err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+// apply computes the owner at ownerKey again and puts into txn what
+// changed of its values (all of them withdrawn when it is gone).
+func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) (string, error) {
 	prev := h.desired[ownerKey]
 	if _, ok := h.owners[ownerKey]; !ok {
 		h.forget(ownerKey)
@@ -177,26 +204,29 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 
 // childChanged records a change of an object in the loop's picture, pushes
 // a repair when it was deleted behind the scheduler's back, and returns
-// the owner to compute again ("" for none).
-func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn eventloop.UpdateOperations) (string, error) {
+// the owner to compute again ("" for none) and the owners refused the
+// object, computed again too: the change may be the object being freed
+// (deleted once its owner let it go).
+func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn eventloop.UpdateOperations) (string, []string, error) {
 	obj := change.NewValue
 	if obj == nil {
 		obj = change.PrevValue
 	}
 	key, err := h.build.key(obj)
 	if err != nil {
-		return "", nil
+		return "", nil, nil
 	}
+	refused := slices.Sorted(maps.Keys(h.refused[key]))
 	h.seen(key, change.NewValue)
 	// The scheduler's own deletes are done (and its state changed) before
 	// the loop sees them: a value it still holds as created was deleted
 	// behind its back.
 	if change.NewValue == nil && h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured {
 		if err := txn.PushFollowUp(&repair{key: key}); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	return h.childOf[key], nil
+	return h.childOf[key], refused, nil
 }
 
 // compute runs the handler for the owner at key and records what is
@@ -230,14 +260,11 @@ func (h *loopHandler[T]) compute(key string) error {
 		h.reports.set(key, owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
-	if prev := h.desired[key]; prev != nil {
-		for objKey := range prev.objectKeys() {
-			delete(h.childOf, objKey)
-		}
-	}
+	h.unclaim(key)
 	for objKey := range d.objectKeys() {
 		h.childOf[objKey] = key
 	}
+	h.noteRefusals(key, d)
 	h.desired[key] = d
 	h.reports.set(key, owner.GetGeneration(), d, nil)
 	return nil
@@ -254,11 +281,7 @@ func (h *loopHandler[T]) ownerUID(key string) (string, bool) {
 
 // forget drops what is known of the owner at key.
 func (h *loopHandler[T]) forget(key string) {
-	if d := h.desired[key]; d != nil {
-		for objKey := range d.objectKeys() {
-			delete(h.childOf, objKey)
-		}
-	}
+	h.unclaim(key)
 	delete(h.desired, key)
 	h.reports.drop(key)
 }

@@ -130,7 +130,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 		}}
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
-		desired: map[string]*desired{}, childOf: map[string]string{}, reports: d.reports,
+		desired: map[string]*desired{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
 		log: opts.Logger, sched: d.sched}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
