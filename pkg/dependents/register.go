@@ -114,7 +114,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 		opts.Condition = DefaultCondition
 	}
 	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
-		reports: &reports{m: map[string]report{}}, done: make(chan struct{})}
+		reports: newReports(), done: make(chan struct{})}
 	var err error
 	if d.sched, err = newScheduler(factory, name, opts, d.k); err != nil {
 		return nil, err

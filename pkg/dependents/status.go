@@ -5,76 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
-
-// reports are what the loop last computed for each owner, for the status
-// handler, which runs on the controllers' workers.
-type reports struct {
-	mu sync.Mutex
-	m  map[string]report // owner key -> report
-	// changed is told of every owner whose report was set (it enqueues
-	// the owner's status); called without mu.
-	changed func(ownerKey string)
-}
-
-// report is one owner's objects as the loop last judged them.
-type report struct {
-	generation int64 // the owner's generation the loop computed
-	objects    []objState
-	left       []objState // left out by IncludeWhen
-	err        error
-}
-
-func (r *reports) set(key string, generation int64, d *desired, err error) {
-	var objs, left []objState
-	if d != nil {
-		objs, left = slices.Clone(d.objects), slices.Clone(d.left)
-	}
-	r.mu.Lock()
-	r.m[key] = report{generation: generation, objects: objs, left: left, err: err}
-	r.mu.Unlock()
-	if r.changed != nil {
-		r.changed(key)
-	}
-}
-
-func (r *reports) drop(key string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.m, key)
-}
-
-func (r *reports) get(key string) (report, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rep, ok := r.m[key]
-	return rep, ok
-}
-
-// labelOf returns the label of the object at objKey if an owner has it.
-func (r *reports) labelOf(objKey string) (objState, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rep := range r.m {
-		for _, o := range rep.objects {
-			if o.key == objKey {
-				return o, true
-			}
-		}
-	}
-	for _, rep := range r.m {
-		for _, o := range rep.left {
-			if o.key == objKey {
-				return o, true
-			}
-		}
-	}
-	return objState{}, false
-}
 
 // Summary is the state of one owner's dependents, as its status shows it.
 type Summary struct {
@@ -175,20 +109,6 @@ func (d *Dependents) waitingFor(unmet []string) string {
 		out = append(out, key)
 	}
 	return strings.Join(out, ", ")
-}
-
-// ownerOf returns the owner of the object at objKey.
-func (r *reports) ownerOf(objKey string) (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for owner, rep := range r.m {
-		for _, o := range rep.objects {
-			if o.key == objKey {
-				return owner, true
-			}
-		}
-	}
-	return "", false
 }
 
 // splitOwnerKey splits "namespace/name" (or "name").

@@ -1,0 +1,131 @@
+package dependents
+
+import (
+	"slices"
+	"sync"
+)
+
+// reports are what the loop last computed for each owner, for the status
+// handler, which runs on the controllers' workers. They are indexed by
+// object, so that what the status of one owner costs, and what a change
+// of one object's state costs, is proportional to that owner's objects,
+// not to every owner's.
+type reports struct {
+	mu sync.Mutex
+	m  map[string]report // owner key -> report
+	// byObj indexes m: object key -> the owners whose report names it
+	// (among their objects or those left out); more than one only while
+	// one of them is refused it.
+	byObj map[string]map[string]struct{}
+	// changed is told of every owner whose report was set (it enqueues
+	// the owner's status); called without mu.
+	changed func(ownerKey string)
+}
+
+func newReports() *reports {
+	return &reports{m: map[string]report{}, byObj: map[string]map[string]struct{}{}}
+}
+
+// report is one owner's objects as the loop last judged them.
+type report struct {
+	generation int64 // the owner's generation the loop computed
+	objects    []objState
+	left       []objState // left out by IncludeWhen
+	err        error
+}
+
+func (r *reports) set(key string, generation int64, d *desired, err error) {
+	var objs, left []objState
+	if d != nil {
+		objs, left = slices.Clone(d.objects), slices.Clone(d.left)
+	}
+	r.mu.Lock()
+	r.unindex(key)
+	r.m[key] = report{generation: generation, objects: objs, left: left, err: err}
+	for _, l := range [][]objState{objs, left} {
+		for _, o := range l {
+			if r.byObj[o.key] == nil {
+				r.byObj[o.key] = map[string]struct{}{}
+			}
+			r.byObj[o.key][key] = struct{}{}
+		}
+	}
+	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed(key)
+	}
+}
+
+// unindex takes the objects of the owner at key out of byObj; with mu held.
+func (r *reports) unindex(key string) {
+	old, ok := r.m[key]
+	if !ok {
+		return
+	}
+	for _, l := range [][]objState{old.objects, old.left} {
+		for _, o := range l {
+			if owners := r.byObj[o.key]; owners != nil {
+				delete(owners, key)
+				if len(owners) == 0 {
+					delete(r.byObj, o.key)
+				}
+			}
+		}
+	}
+}
+
+func (r *reports) drop(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unindex(key)
+	delete(r.m, key)
+}
+
+func (r *reports) get(key string) (report, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep, ok := r.m[key]
+	return rep, ok
+}
+
+// find returns the owner and the state of the object at objKey: of the
+// owner that keeps it if one does (among its objects, not refused it),
+// else of one refused it, else of one that leaves it out (left); ties go
+// to the first owner key, so that the answer does not depend on map order.
+func (r *reports) find(objKey string) (owner string, st objState, left, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rank := 0 // 3: kept, 2: refused, 1: left out
+	for o := range r.byObj[objKey] {
+		rep := r.m[o]
+		s, rk := objState{}, 0
+		if i := slices.IndexFunc(rep.objects, func(s objState) bool { return s.key == objKey }); i >= 0 {
+			s, rk = rep.objects[i], 2
+			if s.contested == "" {
+				rk = 3
+			}
+		} else if i := slices.IndexFunc(rep.left, func(s objState) bool { return s.key == objKey }); i >= 0 {
+			s, rk = rep.left[i], 1
+		}
+		if rk > rank || rk == rank && rk > 0 && o < owner {
+			owner, st, rank = o, s, rk
+		}
+	}
+	return owner, st, rank == 1, rank > 0
+}
+
+// labelOf returns the label of the object at objKey if an owner has it.
+func (r *reports) labelOf(objKey string) (objState, bool) {
+	_, st, _, ok := r.find(objKey)
+	return st, ok
+}
+
+// ownerOf returns the owner of the object at objKey (not an owner that
+// only leaves it out).
+func (r *reports) ownerOf(objKey string) (string, bool) {
+	owner, _, left, ok := r.find(objKey)
+	if !ok || left {
+		return "", false
+	}
+	return owner, true
+}
