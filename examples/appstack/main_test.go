@@ -2,24 +2,20 @@ package main
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	demo "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
-	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -29,7 +25,7 @@ func TestMain(m *testing.M) {
 	controlplanetest.Main(m, controlplane.Options{CRDDirs: []string{"../../crds"}}, &cp)
 }
 
-const wait = time.Minute // guards against hangs only
+const wait = dependentstest.Wait
 
 // TestAppStack follows one WebApp's stack: created in order, the app
 // PENDING (and its status saying why) until the database is ready, the
@@ -75,128 +71,47 @@ func TestAppStack(t *testing.T) {
 	}
 	want := "Deployment shop: waiting for StatefulSet shop-db to be ready: 0/1 replicas ready"
 	controlplanetest.Eventually(t, wait, "the PENDING reason in the status", func() bool {
-		return strings.Contains(readyMessage(ctx, c, ns), want)
+		return strings.Contains(dependentstest.ReadyMessage(ctx, c, ns, "shop"), want)
 	})
-	if exists(ctx, kube, "Deployment", ns, "shop") {
+	if dependentstest.Exists(ctx, kube, "Deployment", ns, "shop") {
 		t.Fatal("the app exists before its database is ready")
 	}
-	setReady(t, kube, ns, 1)
-	controlplanetest.Eventually(t, wait, "the app", func() bool { return exists(ctx, kube, "Deployment", ns, "shop") })
+	dependentstest.SetStatefulSetReady(t, kube, ns, "shop-db", 1)
+	controlplanetest.Eventually(t, wait, "the app", func() bool { return dependentstest.Exists(ctx, kube, "Deployment", ns, "shop") })
 	// A transaction's record is kept when it ends, which can be just after
 	// the API server has the object.
-	recorded(t, d, kvscheduler.OpCreate, "Deployment shop")
-	if got := ops(d, kvscheduler.OpCreate); !inOrder(got, "Secret shop-db", "StatefulSet shop-db", "Deployment shop") {
+	dependentstest.Recorded(t, d, kvscheduler.OpCreate, "Deployment shop")
+	if got := dependentstest.Ops(d, kvscheduler.OpCreate); !dependentstest.InOrder(got, "Secret shop-db", "StatefulSet shop-db", "Deployment shop") {
 		t.Fatalf("created %v", got)
 	}
 
 	// Ordering only: the Secret withdrawn, the StatefulSet stays.
 	setConfig(t, c, ns, map[string]string{})
-	controlplanetest.Eventually(t, wait, "the Secret withdrawn", func() bool { return !exists(ctx, kube, "Secret", ns, "shop-db") })
-	if !exists(ctx, kube, "StatefulSet", ns, "shop-db") || !exists(ctx, kube, "Deployment", ns, "shop") {
+	controlplanetest.Eventually(t, wait, "the Secret withdrawn", func() bool { return !dependentstest.Exists(ctx, kube, "Secret", ns, "shop-db") })
+	if !dependentstest.Exists(ctx, kube, "StatefulSet", ns, "shop-db") || !dependentstest.Exists(ctx, kube, "Deployment", ns, "shop") {
 		t.Fatal("the database or the app went with the Secret")
 	}
 	// Requires: the database unready, the app goes and waits.
-	setReady(t, kube, ns, 0)
+	dependentstest.SetStatefulSetReady(t, kube, ns, "shop-db", 0)
 	controlplanetest.Eventually(t, wait, "the app withdrawn and PENDING", func() bool {
-		return !exists(ctx, kube, "Deployment", ns, "shop") && strings.Contains(readyMessage(ctx, c, ns), want)
+		return !dependentstest.Exists(ctx, kube, "Deployment", ns, "shop") && strings.Contains(dependentstest.ReadyMessage(ctx, c, ns, "shop"), want)
 	})
-	setReady(t, kube, ns, 1)
-	controlplanetest.Eventually(t, wait, "the app back", func() bool { return exists(ctx, kube, "Deployment", ns, "shop") })
+	dependentstest.SetStatefulSetReady(t, kube, ns, "shop-db", 1)
+	controlplanetest.Eventually(t, wait, "the app back", func() bool { return dependentstest.Exists(ctx, kube, "Deployment", ns, "shop") })
 
 	if err := c.Delete(ctx, ns, "shop", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	controlplanetest.Eventually(t, wait, "the stack gone", func() bool {
-		return !exists(ctx, kube, "StatefulSet", ns, "shop-db") && !exists(ctx, kube, "Service", ns, "shop-db") &&
-			!exists(ctx, kube, "Deployment", ns, "shop")
+		return !dependentstest.Exists(ctx, kube, "StatefulSet", ns, "shop-db") && !dependentstest.Exists(ctx, kube, "Service", ns, "shop-db") &&
+			!dependentstest.Exists(ctx, kube, "Deployment", ns, "shop")
 	})
-	recorded(t, d, kvscheduler.OpDelete, "StatefulSet shop-db")
-	recorded(t, d, kvscheduler.OpDelete, "Service shop-db")
-	if got := ops(d, kvscheduler.OpDelete); !inOrder(got, "Deployment shop", "StatefulSet shop-db") ||
-		!inOrder(got, "Deployment shop", "Service shop-db") {
+	dependentstest.Recorded(t, d, kvscheduler.OpDelete, "StatefulSet shop-db")
+	dependentstest.Recorded(t, d, kvscheduler.OpDelete, "Service shop-db")
+	if got := dependentstest.Ops(d, kvscheduler.OpDelete); !dependentstest.InOrder(got, "Deployment shop", "StatefulSet shop-db") ||
+		!dependentstest.InOrder(got, "Deployment shop", "Service shop-db") {
 		t.Fatalf("deleted %v, want the app before the database", got)
 	}
-}
-
-func readyMessage(ctx context.Context, c democtl.WebAppController, ns string) string {
-	app, err := c.Get(ctx, ns, "shop", metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	if cond := dependents.DefaultCondition.Get(app.Status.Conditions); cond != nil {
-		return cond.Message
-	}
-	return ""
-}
-
-// setReady writes the StatefulSet's status as its controller would.
-func setReady(t *testing.T, kube *kubernetes.Clientset, ns string, ready int32) {
-	t.Helper()
-	// The operator may be writing the StatefulSet meanwhile (its ordering
-	// annotation changes when the Secret is withdrawn): a conflict is read
-	// again, as the StatefulSet controller would.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sts, err := kube.AppsV1().StatefulSets(ns).Get(t.Context(), "shop-db", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		sts.Status.ObservedGeneration, sts.Status.Replicas, sts.Status.ReadyReplicas = sts.Generation, 1, ready
-		_, err = kube.AppsV1().StatefulSets(ns).UpdateStatus(t.Context(), sts, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func exists(ctx context.Context, kube *kubernetes.Clientset, kind, ns, name string) bool {
-	var err error
-	switch kind {
-	case "Secret":
-		_, err = kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-	case "Service":
-		_, err = kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	case "StatefulSet":
-		_, err = kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
-	case "Deployment":
-		_, err = kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	}
-	return err == nil
-}
-
-// ops lists the scheduler's executed creates or deletes of objects, as
-// "Kind name", in the order they ran.
-func ops(d *dependents.Dependents, op kvscheduler.Operation) []string {
-	var out []string
-	for _, rec := range d.Scheduler().TransactionHistory(time.Time{}, time.Time{}) {
-		for _, o := range rec.Executed {
-			if ref, err := kubedescriptor.ParseKey(o.Key); err == nil && o.Operation == op && !o.NOOP && o.Err == nil {
-				out = append(out, ref.Kind+" "+ref.Name)
-			}
-		}
-	}
-	return out
-}
-
-// recorded waits until the scheduler's history has op on obj ("Kind name").
-func recorded(t *testing.T, d *dependents.Dependents, op kvscheduler.Operation, obj string) {
-	t.Helper()
-	controlplanetest.Eventually(t, wait, op.String()+" "+obj+" recorded", func() bool {
-		return slices.Contains(ops(d, op), obj)
-	})
-}
-
-// inOrder tells whether the items appear in list in this order.
-func inOrder(list []string, items ...string) bool {
-	last := -1
-	for _, it := range items {
-		i := slices.Index(list, it)
-		if i <= last {
-			return false
-		}
-		last = i
-	}
-	return true
 }
 
 // setConfig sets the WebApp's config.

@@ -1,7 +1,6 @@
 package dependents_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -10,11 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
-	demo "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
-	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
 // advConfigMaps is a handler: one ConfigMap, named by the WebApp's config
@@ -23,44 +20,6 @@ func advConfigMaps(app *demov1.WebApp) ([]*dependents.Object, error) {
 	cm := dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Spec.Config["cm"]},
 		Data: map[string]string{"owner": app.Name}})
 	return []*dependents.Object{cm}, nil
-}
-
-// advStart registers handler for WebApps (kinds, field manager fm) and
-// starts the factory, until ctx ends, with the options mods change.
-func advStart(t *testing.T, ctx context.Context, fm string, kinds []schema.GroupVersionKind,
-	handler dependents.Handler[*demov1.WebApp], mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
-	t.Helper()
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df, err := demo.NewFactory(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapps, err := df.Demo().V1().WebApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger()}
-	for _, mod := range mods {
-		mod(&opts)
-	}
-	d, err := dependents.Register(ctx, f, webapps, webAppStatus(), fm, handler, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		if err := d.Wait(waitCtx); err != nil {
-			t.Errorf("stopping: %v", err)
-		}
-	})
-	return d, webapps
 }
 
 func advCreateApp(t *testing.T, c democtl.WebAppController, ns, name string, config map[string]string) *demov1.WebApp {

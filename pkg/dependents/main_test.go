@@ -2,7 +2,6 @@ package dependents_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +13,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
-	demo "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
-	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -39,17 +37,6 @@ var kinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("Service"),
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
 	appsv1.SchemeGroupVersion.WithKind("Deployment"),
-}
-
-// webAppStatus reaches a WebApp's status (the generated access is
-// unexported).
-func webAppStatus() generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus] {
-	return generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus]{
-		Get:                func(o *demov1.WebApp) demov1.WebAppStatus { return o.Status },
-		Set:                func(o *demov1.WebApp, s demov1.WebAppStatus) { o.Status = s },
-		Conditions:         func(s *demov1.WebAppStatus) *[]metav1.Condition { return &s.Conditions },
-		ObservedGeneration: func(s *demov1.WebAppStatus) *int64 { return &s.ObservedGeneration },
-	}
 }
 
 // stack is the test's handler: a database (Secret, then a StatefulSet
@@ -97,37 +84,25 @@ func start(t *testing.T) (*dependents.Dependents, democtl.WebAppController) {
 // startCtx is start, running until ctx ends, with the options mods change.
 func startCtx(t *testing.T, ctx context.Context, mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
-	f, err := generic.NewFactoryFromConfig(cp.Config(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df, err := demo.NewFactory(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapps, err := df.Demo().V1().WebApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := dependents.Options{FieldManager: "stack-test", Kinds: kinds, Logger: controlplanetest.QuietLogger()}
+	return register(t, ctx, "stack", "stack-test", kinds, stack, mods...)
+}
+
+// advStart registers handler for WebApps (kinds, field manager and name
+// fm) and starts the factory, until ctx ends, with the options mods change.
+func advStart(t *testing.T, ctx context.Context, fm string, kinds []schema.GroupVersionKind,
+	handler dependents.Handler[*demov1.WebApp], mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
+	t.Helper()
+	return register(t, ctx, fm, fm, kinds, handler, mods...)
+}
+
+func register(t *testing.T, ctx context.Context, name, fm string, kinds []schema.GroupVersionKind,
+	handler dependents.Handler[*demov1.WebApp], mods ...func(*dependents.Options)) (*dependents.Dependents, democtl.WebAppController) {
+	t.Helper()
+	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger()}
 	for _, mod := range mods {
 		mod(&opts)
 	}
-	d, err := dependents.Register(ctx, f, webapps, webAppStatus(), "stack", stack, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		if err := d.Wait(waitCtx); err != nil {
-			t.Errorf("stopping: %v", err)
-		}
-	})
-	return d, webapps
+	return dependentstest.Start(t, ctx, cp.Config(), nil, name, handler, opts)
 }
 
 func createApp(t *testing.T, c democtl.WebAppController, ns, name, kind string) *demov1.WebApp {
@@ -140,88 +115,35 @@ func createApp(t *testing.T, c democtl.WebAppController, ns, name, kind string) 
 	return app
 }
 
-// readyCondition returns the message of the WebApp's Ready condition, ""
-// while it has none.
+// The shared helpers, bound to this package's control plane.
+
 func readyMessage(t *testing.T, c democtl.WebAppController, ns, name string) string {
-	t.Helper()
-	app, err := c.Get(t.Context(), ns, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	if cond := dependents.DefaultCondition.Get(app.Status.Conditions); cond != nil {
-		return cond.Message
-	}
-	return ""
+	return dependentstest.ReadyMessage(t.Context(), c, ns, name)
 }
 
-// setDBReady writes the StatefulSet's status as its controller would:
-// readyReplicas of 1 replica.
 func setDBReady(t *testing.T, ns, name string, ready int32) {
 	t.Helper()
-	kube := controlplanetest.Clientset(cp.Config())
-	sts, err := kube.AppsV1().StatefulSets(ns).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sts.Status.ObservedGeneration, sts.Status.Replicas, sts.Status.ReadyReplicas = sts.Generation, 1, ready
-	if _, err := kube.AppsV1().StatefulSets(ns).UpdateStatus(t.Context(), sts, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dependentstest.SetStatefulSetReady(t, controlplanetest.Clientset(cp.Config()), ns, name, ready)
 }
 
-// setAppReady writes the Deployment's status as its controller would.
 func setAppReady(t *testing.T, ns, name string) {
 	t.Helper()
-	kube := controlplanetest.Clientset(cp.Config())
-	d, err := kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Status.ObservedGeneration, d.Status.Replicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = d.Generation, 1, 1, 1
-	if _, err := kube.AppsV1().Deployments(ns).UpdateStatus(t.Context(), d, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dependentstest.SetDeploymentReady(t, controlplanetest.Clientset(cp.Config()), ns, name)
 }
 
-// exists tells whether the object of kind at ns/name is on the server.
 func exists(t *testing.T, kind, ns, name string) bool {
-	t.Helper()
-	kube := controlplanetest.Clientset(cp.Config())
-	var err error
-	switch kind {
-	case "Secret":
-		_, err = kube.CoreV1().Secrets(ns).Get(t.Context(), name, metav1.GetOptions{})
-	case "Service":
-		_, err = kube.CoreV1().Services(ns).Get(t.Context(), name, metav1.GetOptions{})
-	case "StatefulSet":
-		_, err = kube.AppsV1().StatefulSets(ns).Get(t.Context(), name, metav1.GetOptions{})
-	case "Deployment":
-		_, err = kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
-	}
-	return err == nil
+	return dependentstest.Exists(t.Context(), controlplanetest.Clientset(cp.Config()), kind, ns, name)
 }
 
-// ops lists the scheduler's executed creates or deletes of objects (not
-// markers) so far, as "Kind name", in the order they ran.
 func ops(d *dependents.Dependents, op kvscheduler.Operation) []string {
-	var out []string
-	for _, rec := range d.Scheduler().TransactionHistory(time.Time{}, time.Time{}) {
-		for _, o := range rec.Executed {
-			if o.Operation != op || o.NOOP || o.Err != nil {
-				continue
-			}
-			if ref, err := kubedescriptor.ParseKey(o.Key); err == nil {
-				out = append(out, ref.Kind+" "+ref.Name)
-			}
-		}
-	}
-	return out
+	return dependentstest.Ops(d, op)
+}
+
+func webAppStatus() generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus] {
+	return dependentstest.WebAppStatus()
 }
 
 // before tells whether a comes before b in list (both present).
-func before(list []string, a, b string) bool {
-	i, j := slices.Index(list, a), slices.Index(list, b)
-	return i >= 0 && j >= 0 && i < j
-}
+func before(list []string, a, b string) bool { return dependentstest.InOrder(list, a, b) }
 
 func has(s, sub string) bool { return strings.Contains(s, sub) }
