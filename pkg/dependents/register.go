@@ -45,6 +45,9 @@ type Options struct {
 	Logger *logrus.Logger
 	// EventLoop tunes the event loop; nil means DefaultEventLoopConfig().
 	EventLoop *eventloop.Config
+	// TxnLogFormat is how the scheduler logs its transactions (at debug):
+	// kvscheduler.TxnLogLine (empty means it) or kvscheduler.TxnLogBoxes.
+	TxnLogFormat string
 	// Registerer receives the metrics of the loop and the scheduler; nil
 	// means none.
 	Registerer prometheus.Registerer
@@ -172,7 +175,8 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 // newScheduler returns a scheduler with the Kubernetes descriptor of each
 // kind and the markers' descriptor.
 func newScheduler(factory *generic.Factory, name string, opts Options, k keys) (*kvscheduler.Scheduler, error) {
-	s, err := kvscheduler.New(kvscheduler.Options{Name: name, Logger: opts.Logger, Registerer: opts.Registerer})
+	s, err := kvscheduler.New(kvscheduler.Options{Name: name, Logger: opts.Logger, Registerer: opts.Registerer,
+		TxnLogFormat: opts.TxnLogFormat})
 	if err != nil {
 		return nil, err
 	}

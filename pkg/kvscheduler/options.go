@@ -19,6 +19,10 @@ type Options struct {
 	// (PanicLevel, which makes no sense here) means DebugLevel. The text is
 	// only built when the level is enabled.
 	TxnLogLevel logrus.Level
+	// TxnLogFormat is how transactions are logged at TxnLogLevel:
+	// TxnLogLine (empty means it: one line per transaction) or TxnLogBoxes
+	// (the reference's multi-line box, every operation on its own line).
+	TxnLogFormat string
 	// Registerer receives the metrics; nil means no metrics.
 	Registerer prometheus.Registerer
 	// Clock drives retries and history trimming; nil is the real clock.
@@ -41,6 +45,15 @@ type Options struct {
 	CloseTimeout time.Duration
 }
 
+// The formats of Options.TxnLogFormat.
+const (
+	// TxnLogLine logs one line per transaction (TxnRecord.Line): a
+	// scheduler that runs many transactions stays readable.
+	TxnLogLine = "line"
+	// TxnLogBoxes logs the VPP-Agent's transaction box (TxnRecord.String).
+	TxnLogBoxes = "boxes"
+)
+
 // DefaultCloseTimeout is the default of Options.CloseTimeout.
 const DefaultCloseTimeout = 10 * time.Second
 
@@ -60,6 +73,9 @@ func (o *Options) validate() error {
 		if f.d < 0 {
 			return fmt.Errorf("%w: %s is %v; it must be positive, or 0 for its default", ErrInvalidOptions, f.name, f.d)
 		}
+	}
+	if f := o.TxnLogFormat; f != "" && f != TxnLogLine && f != TxnLogBoxes {
+		return fmt.Errorf("%w: TxnLogFormat %q is neither %q nor %q", ErrInvalidOptions, f, TxnLogLine, TxnLogBoxes)
 	}
 	return nil
 }

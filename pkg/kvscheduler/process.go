@@ -343,7 +343,11 @@ func (s *Scheduler) finish(w *walker) {
 	s.hist.mu.Unlock()
 	s.metrics.txn(rec)
 	if l := s.opts.Logger; l != nil && l.IsLevelEnabled(s.opts.TxnLogLevel) {
-		l.Log(s.opts.TxnLogLevel, rec)
+		if s.opts.TxnLogFormat == TxnLogBoxes {
+			l.Log(s.opts.TxnLogLevel, rec)
+		} else {
+			l.Log(s.opts.TxnLogLevel, rec.Line())
+		}
 	}
 }
 

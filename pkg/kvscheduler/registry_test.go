@@ -112,7 +112,7 @@ func TestHistoryBoundedAndLogged(t *testing.T) {
 	log.SetOutput(&buf)
 	log.SetLevel(logrus.DebugLevel)
 	reg := prometheus.NewRegistry()
-	s := newSched(t, kvscheduler.Options{Name: "one", Clock: clk, Logger: log, Registerer: reg,
+	s := newSched(t, kvscheduler.Options{Name: "one", Clock: clk, Logger: log, Registerer: reg, TxnLogFormat: kvscheduler.TxnLogBoxes,
 		HistoryMaxCount: 3, HistoryMaxAge: time.Minute, HistoryTrimPeriod: 10 * time.Second})
 	// A second scheduler in the same process and on the same registry.
 	s2 := newSched(t, kvscheduler.Options{Name: "two", Registerer: reg})

@@ -217,7 +217,9 @@ func (o *Operator) buildControllers() error {
 }
 
 func (o *Operator) buildScheduler() error {
-	s, err := kvscheduler.New(kvscheduler.Options{Name: "webapp", Logger: o.log, Registerer: o.registry})
+	// The reference's boxes: `make run RUN_FLAGS=--log-level=debug` shows
+	// every transaction in full.
+	s, err := kvscheduler.New(kvscheduler.Options{Name: "webapp", Logger: o.log, Registerer: o.registry, TxnLogFormat: kvscheduler.TxnLogBoxes})
 	if err != nil {
 		return err
 	}
