@@ -35,6 +35,10 @@ type Node struct {
 type Edge struct {
 	Key string `json:"key"`
 	Met bool   `json:"met"`
+	// Ordering is set for an ordering-only dependency
+	// (kvscheduler.OrderingOnly): the value is created after Key and
+	// deleted before it, but stays when Key goes.
+	Ordering bool `json:"ordering,omitempty"`
 }
 
 // Graph is the answer of GET /ui/api/graph: the values now, or after
@@ -88,7 +92,7 @@ func (d *Dashboard) node(st kvscheduler.ValueStatus, states stateFunc) Node {
 	}
 	for _, dep := range st.Dependencies {
 		for _, k := range dep.Keys {
-			n.Deps = append(n.Deps, Edge{Key: k, Met: dep.Met})
+			n.Deps = append(n.Deps, Edge{Key: k, Met: dep.Met, Ordering: dep.Kind == kvscheduler.OrderingOnly})
 		}
 	}
 	if st.State == kvscheduler.Pending {

@@ -274,7 +274,7 @@ func (w *walker) depStatuses(n *node, sc *statusScratch) []DependencyStatus {
 	}
 	start := len(sc.deps)
 	for _, dep := range n.deps {
-		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: w.depMet(n, dep, nil)}
+		ds := DependencyStatus{Label: dep.name(), Key: dep.Key, Met: w.depMet(n, dep, nil), Kind: dep.Kind}
 		from := len(sc.strs)
 		if dep.Key != "" {
 			sc.strs = append(sc.strs, dep.Key)

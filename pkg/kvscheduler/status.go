@@ -129,6 +129,8 @@ type DependencyStatus struct {
 	Keys []string
 	// Met tells whether the dependency is satisfied now.
 	Met bool
+	// Kind is the dependency's kind: Requires or OrderingOnly.
+	Kind DependencyKind
 }
 
 func (s ValueStatus) equal(o ValueStatus) bool {

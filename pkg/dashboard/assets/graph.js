@@ -104,14 +104,17 @@ export function layout(list, mode) {
   const idOf = (k, byKey) => (group ? (byKey.has(k) ? "group:" + group(byKey.get(k)) : null) : (boxes.has(k) ? k : null));
   const byKey = new Map(list.map((n) => [n.key, n]));
   const edges = new Map();
-  const addEdge = (from, to, cls) => {
+  // An edge drawn for several dependencies (grouped) is unmet if one is,
+  // and ordering-only only if all are.
+  const addEdge = (from, to, cls, ordering) => {
     if (!from || !to || from === to) return;
     const id = from + "\u0000" + to;
     const e = edges.get(id);
-    if (!e || cls === "unmet") edges.set(id, { from, to, cls });
+    if (!e) edges.set(id, { from, to, cls, ordering });
+    else edges.set(id, { from, to, cls: cls === "unmet" ? cls : e.cls, ordering: e.ordering && ordering });
   };
   for (const n of list) {
-    for (const d of n.deps || []) addEdge(idOf(n.key, byKey), idOf(d.key, byKey), d.met ? "met" : "unmet");
+    for (const d of n.deps || []) addEdge(idOf(n.key, byKey), idOf(d.key, byKey), d.met ? "met" : "unmet", !!d.ordering);
     if (n.base) addEdge(idOf(n.key, byKey), idOf(n.base, byKey), "derived");
   }
   for (const e of edges.values()) g.setEdge(e.from, e.to);
@@ -130,7 +133,10 @@ export function draw(viewport, lay, selected) {
   const parts = [];
   for (const e of lay.edges) {
     const d = "M" + e.points.map((p) => p.x.toFixed(1) + "," + p.y.toFixed(1)).join("L");
-    parts.push(svg("path", { class: "edge " + e.cls, d, "marker-end": "url(#arrow)" }));
+    // Ordering-only dependencies are drawn with a hollow arrowhead: the
+    // value stays when what it is ordered after goes.
+    parts.push(svg("path", { class: "edge " + e.cls + (e.ordering ? " ordering" : ""), d,
+      "marker-end": e.ordering ? "url(#arrow-ordering)" : "url(#arrow)" }));
   }
   for (const b of lay.boxes) {
     const x = b.x - b.width / 2, y = b.y - b.height / 2;
@@ -147,8 +153,9 @@ export function draw(viewport, lay, selected) {
       svg("rect", { width: b.width, height: b.height, class: "S-" + n.state }),
       svg("text", { x: 7, y: 16 }, n.key)));
   }
-  const defs = svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" },
-    svg("path", { d: "M0,0L10,5L0,10z", fill: "#8c959f" })));
+  const marker = { viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" };
+  const defs = svg("defs", {}, svg("marker", { id: "arrow", ...marker }, svg("path", { d: "M0,0L10,5L0,10z", fill: "#8c959f" })),
+    svg("marker", { id: "arrow-ordering", ...marker }, svg("path", { d: "M1,1L9,5L1,9z", fill: "#fff", stroke: "#8c959f" })));
   viewport.replaceChildren(defs, ...parts);
 }
 

@@ -24,7 +24,7 @@ export async function showValue(pane, key, onKey, still = () => true) {
     ...(n.reasons || []).map((r) => el("p", { class: "why reason" }, r)),
     n.base ? el("p", {}, "derived from ", link(n.base)) : null,
     n.deps ? el("div", {}, el("h3", {}, "Depends on"),
-      el("ul", {}, n.deps.map((d) => el("li", {}, link(d.key), d.met ? "" : " (unmet)")))) : null,
+      el("ul", {}, n.deps.map((d) => el("li", {}, link(d.key), d.ordering ? " (ordering only)" : " (requires)", d.met ? "" : " (unmet)")))) : null,
     el("h3", {}, "Timeline (newest first)"),
     el("table", { class: "timeline" }, el("tr", {}, el("th", {}, "#"), el("th", {}, "when"), el("th", {}, "what"), el("th", {}, "transaction")),
       v.timeline.map((s) => el("tr", {}, el("td", {}, s.seq), el("td", {}, time(s.time)),

@@ -90,6 +90,8 @@ type DependencyStatusJSON struct {
 	Key   string   `json:"key,omitempty"`
 	Keys  []string `json:"keys,omitempty"`
 	Met   bool     `json:"met"`
+	// Kind is "requires" or "ordering-only" (kvscheduler.DependencyKind).
+	Kind string `json:"kind"`
 }
 
 // DependencyJSON is one unmet dependency of a PENDING value with the state
@@ -201,7 +203,7 @@ func encodeStatus(st kvscheduler.ValueStatus) StatusJSON {
 		Descriptor: st.Descriptor, Derived: st.Derived, BaseKey: st.BaseKey,
 	}
 	for _, d := range st.Dependencies {
-		out.Dependencies = append(out.Dependencies, DependencyStatusJSON{Label: d.Label, Key: d.Key, Keys: d.Keys, Met: d.Met})
+		out.Dependencies = append(out.Dependencies, DependencyStatusJSON{Label: d.Label, Key: d.Key, Keys: d.Keys, Met: d.Met, Kind: d.Kind.String()})
 	}
 	if st.LastOp != kvscheduler.OpNone {
 		out.LastOp = st.LastOp.String()

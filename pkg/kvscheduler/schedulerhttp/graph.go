@@ -85,10 +85,20 @@ func renderDOT(sts []kvscheduler.ValueStatus, highlight map[string]bool, title s
 			if dep.Label != dep.Key {
 				label = dep.Label
 			}
+			// An ordering-only dependency has a hollow arrowhead and says
+			// so when unmet: its dependent stays when it goes.
+			ordering := dep.Kind == kvscheduler.OrderingOnly
 			if dep.Met {
-				attrs := ""
+				var a []string
 				if label != "" {
-					attrs = " [label=" + dotQuote(label) + "]"
+					a = append(a, "label="+dotQuote(label))
+				}
+				if ordering {
+					a = append(a, "arrowhead=empty")
+				}
+				attrs := ""
+				if len(a) > 0 {
+					attrs = " [" + strings.Join(a, ", ") + "]"
 				}
 				for _, k := range dep.Keys {
 					need(k)
@@ -100,10 +110,14 @@ func renderDOT(sts []kvscheduler.ValueStatus, highlight map[string]bool, title s
 			if len(targets) == 0 {
 				targets = []string{dep.Label}
 			}
+			unmet, head := "unmet ", ""
+			if ordering {
+				unmet, head = "unmet ordering-only ", ", arrowhead=empty"
+			}
 			for _, k := range targets {
 				need(k)
-				fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s];\n", from, dotQuote(k),
-					dotQuote(strings.TrimSpace("unmet "+label)))
+				fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s%s];\n", from, dotQuote(k),
+					dotQuote(strings.TrimSpace(unmet+label)), head)
 			}
 		}
 		if st.BaseKey != "" {
