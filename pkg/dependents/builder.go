@@ -60,6 +60,9 @@ type builder[T generic.RuntimeMetaObject] struct {
 	ownerGVK schema.GroupVersionKind
 	scheme   *runtime.Scheme
 	kinds    map[schema.GroupKind]bool
+	// namespace is Options.Namespace: namespaced objects elsewhere are
+	// refused (see place).
+	namespace string
 	// namespaced tells whether objects of a kind are namespaced (the REST
 	// mapper's answer, looked up on first use).
 	namespaced func(schema.GroupVersionKind) (bool, error)
@@ -197,14 +200,8 @@ func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %w", label, err)
 	}
-	switch {
-	case !namespaced && m.GetNamespace() != "":
-		return nil, "", "", fmt.Errorf("%s is cluster-scoped and cannot be in namespace %q", label, m.GetNamespace())
-	case namespaced && m.GetNamespace() == "":
-		m.SetNamespace(owner.GetNamespace())
-	}
-	if namespaced && m.GetNamespace() != owner.GetNamespace() {
-		return nil, "", "", fmt.Errorf("%s is in namespace %q, not its owner's", label, m.GetNamespace())
+	if err := b.place(owner, m, namespaced, label); err != nil {
+		return nil, "", "", err
 	}
 	// No owner reference: the garbage collector would delete the objects
 	// in any order when the owner goes; the scheduler deletes them, in
@@ -217,6 +214,31 @@ func (b *builder[T]) prepare(owner T, obj runtime.Object) (metav1.Object, string
 	a[AnnotationOwner] = fmt.Sprintf("%s %s %s", b.ownerGVK.Kind, ownerKey(owner.GetNamespace(), owner.GetName()), owner.GetUID())
 	m.SetAnnotations(a)
 	return m, kubedescriptor.KeyFor(gvk, m.GetNamespace(), m.GetName()), label, nil
+}
+
+// place puts m, of a namespaced kind or not, in its namespace: a
+// namespaced object goes in its owner's namespace, or, for a
+// cluster-scoped owner, in the one it names (there is no owner's
+// namespace); in Options.Namespace when it is set, since the scheduler
+// reads nothing outside it and could never delete the object.
+func (b *builder[T]) place(owner T, m metav1.Object, namespaced bool, label string) error {
+	ns, ownerNS := m.GetNamespace(), owner.GetNamespace()
+	switch {
+	case !namespaced && ns != "":
+		return fmt.Errorf("%s is cluster-scoped and cannot be in namespace %q", label, ns)
+	case !namespaced:
+		return nil
+	case ns == "" && ownerNS == "":
+		return fmt.Errorf("%s is namespaced and its owner is cluster-scoped: the handler must set its namespace", label)
+	case ns == "":
+		m.SetNamespace(ownerNS)
+	case ownerNS != "" && ns != ownerNS:
+		return fmt.Errorf("%s is in namespace %q, not its owner's", label, ns)
+	}
+	if b.namespace != "" && m.GetNamespace() != b.namespace {
+		return fmt.Errorf("%s is in namespace %q, outside Options.Namespace %q: it could not be read back", label, m.GetNamespace(), b.namespace)
+	}
+	return nil
 }
 
 // readiness judges d's objects by what live shows, and sets the markers

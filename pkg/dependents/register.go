@@ -123,7 +123,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 		return nil, err
 	}
 	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
-	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{},
+	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}, namespace: opts.Namespace,
 		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {
 			c, err := clients.ForKind(gvk)
 			if err != nil {
