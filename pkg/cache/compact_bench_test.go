@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -307,4 +308,30 @@ func listSelected(b *testing.B, store cache.Indexer, sel labels.Selector) []*cor
 		}
 	}
 	return out
+}
+
+// BenchmarkCompactHeld reports the heap a synced compact informer over
+// 10,000 pods holds per pod (after two collections; the pods it listed are
+// held outside it, so what it holds is the stored form, its keys and its
+// indexes).
+func BenchmarkCompactHeld(b *testing.B) {
+	const n = 10000
+	items := benchPods(n)
+	heap := func() uint64 {
+		goruntime.GC()
+		goruntime.GC()
+		var m goruntime.MemStats
+		goruntime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var held float64
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		before := heap()
+		informer := runInformer(ctx, b, items, true)
+		held = float64(heap()-before) / n
+		goruntime.KeepAlive(informer)
+		cancel()
+	}
+	b.ReportMetric(held, "held-B/pod")
 }
