@@ -21,11 +21,12 @@ const DefaultHotObjects = 256
 
 // compactObject is what a compact cache stores instead of an object: the
 // object encoded (protobuf for built-in kinds, JSON for the others), and
-// the identity the informer needs without decoding it: its namespace and
-// name (the store's key), and its resourceVersion (how the informer tells
-// a resync from a change). Nothing else is set in its ObjectMeta: every
-// read through the informer's store, indexers and handlers decodes it, so
-// no caller ever sees this form.
+// what the cache reads of it without decoding it: its namespace and name
+// (the store's key and the namespace index), its resourceVersion (how the
+// informer tells a resync from a change) and its labels (so that a List by
+// label selector decodes only the objects it returns). Nothing else is set
+// in its ObjectMeta: every read through the informer's store, indexers and
+// handlers decodes it, so no caller ever sees this form.
 type compactObject struct {
 	metav1.ObjectMeta
 	gvk   *schema.GroupVersionKind
@@ -96,6 +97,9 @@ func (c *codec) encode(obj any) (any, error) {
 	}
 	out := &compactObject{data: data, codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
 	out.Namespace, out.Name, out.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
+	// The decoded object is garbage from here on; its labels map is shared,
+	// not copied, and nothing writes to it.
+	out.Labels = m.GetLabels()
 	return out, nil
 }
 
@@ -231,10 +235,17 @@ func decodedAll(items []any, err error) ([]any, error) {
 }
 
 // decodingIndexers returns indexers that see decoded objects: users' index
-// functions expect their kind, not the stored form.
+// functions expect their kind, not the stored form. client-go's namespace
+// index function reads only the namespace, which the stored form has: it
+// gets that form, and the informer decodes nothing to index an object by
+// namespace (every typed controller adds that index).
 func decodingIndexers(indexers cache.Indexers) cache.Indexers {
 	out := make(cache.Indexers, len(indexers))
 	for name, fn := range indexers {
+		if readsOnlyNamespace(fn) {
+			out[name] = fn
+			continue
+		}
 		out[name] = func(obj any) ([]string, error) {
 			o, err := decoded(obj)
 			if err != nil {
@@ -244,6 +255,14 @@ func decodingIndexers(indexers cache.Indexers) cache.Indexers {
 		}
 	}
 	return out
+}
+
+// readsOnlyNamespace reports whether fn is client-go's namespace index
+// function, which reads nothing of an object but its namespace. Functions
+// are compared by their code; the one compared with is a plain function,
+// not a closure, so no other function shares its code.
+func readsOnlyNamespace(fn cache.IndexFunc) bool {
+	return fn != nil && reflect.ValueOf(fn).Pointer() == reflect.ValueOf(cache.MetaNamespaceIndexFunc).Pointer()
 }
 
 // KeyOnlyHandler is implemented by event handlers that read nothing of the

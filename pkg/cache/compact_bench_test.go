@@ -299,13 +299,16 @@ func BenchmarkCompactListSelected(b *testing.B) {
 	}
 }
 
-// listSelected lists as pkg/generic's Cache.List does for all namespaces.
+// listSelected lists as pkg/generic's Cache.List does for all namespaces:
+// through the store's ListSelected.
 func listSelected(b *testing.B, store cache.Indexer, sel labels.Selector) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, item := range store.List() {
-		if p := item.(*corev1.Pod); sel.Matches(labels.Set(p.Labels)) {
-			out = append(out, p)
-		}
+	items, err := store.(SelectingIndexer).ListSelected("", sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]*corev1.Pod, 0, len(items))
+	for _, item := range items {
+		out = append(out, item.(*corev1.Pod))
 	}
 	return out
 }

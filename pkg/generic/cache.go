@@ -98,6 +98,14 @@ func (c *Cache[T]) List(namespace string, selector labels.Selector) ([]T, error)
 	if selector == nil {
 		selector = labels.Everything()
 	}
+	if s, ok := c.indexer.(lariatcache.SelectingIndexer); ok {
+		// A compact cache decodes only the objects selected.
+		items, err := s.ListSelected(namespace, selector)
+		if err != nil {
+			return nil, err
+		}
+		return c.typedAll(items)
+	}
 	var items []any
 	if namespace != metav1.NamespaceAll {
 		var err error
@@ -163,6 +171,10 @@ func (c *Cache[T]) GetByIndex(indexName, key string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.typedAll(items)
+}
+
+func (c *Cache[T]) typedAll(items []any) ([]T, error) {
 	out := make([]T, 0, len(items))
 	for _, item := range items {
 		obj, err := c.typed(item)
