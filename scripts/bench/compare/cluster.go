@@ -36,6 +36,12 @@ func prepareCluster(ctx context.Context, cfg config, log *logrus.Logger) (*contr
 		return nil, err
 	}
 	w := workloads[cfg.workload]
+	if w.setup != nil {
+		if err := w.setup(ctx, cs); err != nil {
+			cluster.Stop()
+			return nil, err
+		}
+	}
 	log.Infof("creating %d %s", cfg.objects, w.describe)
 	began := time.Now()
 	var done atomic.Int64
@@ -54,7 +60,11 @@ func prepareCluster(ctx context.Context, cfg config, log *logrus.Logger) (*contr
 	}
 	log.Infof("created in %s", time.Since(began).Round(time.Millisecond))
 	// The size an object has on the wire, as the frameworks will list it.
-	raw, err := cs.CoreV1().RESTClient().Get().Namespace(cfg.namespace).Resource(w.resource).Name(objectName(w, 0)).DoRaw(ctx)
+	apiPath := w.apiPath
+	if apiPath == "" {
+		apiPath = "/api/v1"
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath(apiPath, "namespaces", cfg.namespace, w.resource, objectName(w, 0)).DoRaw(ctx)
 	if err != nil {
 		cluster.Stop()
 		return nil, err

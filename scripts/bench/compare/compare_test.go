@@ -90,3 +90,29 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestSmallCRComparison runs the custom-resource workload at a small scale:
+// the CRD is installed, every framework lists the typed custom resources,
+// and the table has the memory rows.
+func TestSmallCRComparison(t *testing.T) {
+	frameworks := []string{"lariat", "lariat-compact", "lasso", "controller-runtime", "controller-runtime-strip"}
+	cfg := config{objects: 20, updates: 10, workers: 2, rounds: 1, namespace: "bench", frameworks: frameworks, workload: "crs"}
+	results, err := compare(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	printTable(&table, cfg, results)
+	t.Log("\n" + table.String())
+	for _, name := range frameworks {
+		r := results[name]
+		if r == nil || r.ColdStart <= 0 || r.HeapBytes == 0 || r.PeakHeapBytes == 0 || r.PeakRSSBytes == 0 || r.Steady <= 0 {
+			t.Errorf("%s: incomplete result %+v", name, r)
+		}
+	}
+	for _, want := range []string{"| cold start, 20 crs |", "| heap after sync (after GC) |", "| peak heap during cold start |"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("row %q missing:\n%s", want, table.String())
+		}
+	}
+}

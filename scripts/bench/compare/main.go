@@ -5,7 +5,11 @@
 // Workloads (-workload): configmaps, the default, are ConfigMaps of about
 // 2 KB written with server-side apply; pods are Pods of about 15 KB as a
 // real cluster stores them, written by three field managers (the spec by a
-// controller, sidecar metadata by an injector, the status by the kubelet).
+// controller, sidecar metadata by an injector, the status by the kubelet);
+// crs are custom resources of a CRD whose schema embeds a Pod template
+// (generated from the Go types), each carrying a Pod spec like the pods
+// workload's and written by three field managers the same way (not run by
+// wrangler-on-lariat: wrangler has no generated controller for the kind).
 // Phases:
 //
 //  1. cold start: N pre-created objects: time from starting the framework

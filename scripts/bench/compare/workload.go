@@ -36,6 +36,12 @@ type workload struct {
 	// dispatch says whether the dispatch phase runs: it does not depend on
 	// the objects, so it runs with the default workload only.
 	dispatch bool
+	// setup, when set, prepares the cluster before the objects are created
+	// (installs a CRD).
+	setup func(ctx context.Context, cs kubernetes.Interface) error
+	// apiPath is the API's path of the kind's objects in a namespace
+	// ("/api/v1" for the core kinds when empty), for raw reads.
+	apiPath string
 }
 
 var workloads = map[string]workload{
@@ -65,10 +71,21 @@ var workloads = map[string]workload{
 			return ""
 		},
 	},
+	"crs": {
+		name: "crs", describe: "custom resources of about 10 KB, whose CRD embeds a Pod template, written by three field managers (spec, sidecar metadata, status)",
+		prefix: "app-", resource: "benchapps", apiPath: "/apis/" + benchAppGV.String(),
+		newObject: func() crclient.Object { return &BenchApp{} },
+		create:    applyBenchApp,
+		update:    setBenchAppGen,
+		gen:       benchAppGen,
+		setup: func(ctx context.Context, cs kubernetes.Interface) error {
+			return installCRD(ctx, cs, benchAppCRD())
+		},
+	},
 }
 
 func workloadNames() string {
-	return "configmaps, pods"
+	return "configmaps, pods, crs"
 }
 
 func configMapGen(obj runtime.Object) string {

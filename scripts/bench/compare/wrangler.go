@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rancher/wrangler/v3/pkg/generated/controllers/core"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,8 @@ func (wranglerOnLariat) watch(ctx context.Context, w workload, kubeconfig, ns st
 			}
 			return pod, nil
 		})
+	case "crs":
+		return fmt.Errorf("wrangler-on-lariat: wrangler has no generated controller for the crs workload's kind")
 	default:
 		wrangler.Core().V1().ConfigMap().OnChange(ctx, "bench", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			if cm != nil {
