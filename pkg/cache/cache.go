@@ -81,8 +81,13 @@ type Options struct {
 	// read: by a handler, a Get or List of the informer's store, an index
 	// function. Readers get the whole object, as without Compact; the
 	// HotObjects most recently read stay decoded, so reading a key again
-	// soon costs a map lookup, and any other read costs a decode. Only
-	// informers of a SharedCacheFactory can be compact.
+	// soon costs a map lookup, and any other read costs a decode. Each
+	// object's namespace and labels are kept beside it, so the namespace
+	// index and a List by label selector (SelectingIndexer, which
+	// pkg/generic's typed caches use) decode only the objects returned; a
+	// List of everything decodes every object, so kinds listed whole on
+	// every pass are better left decoded. Only informers of a
+	// SharedCacheFactory can be compact.
 	Compact bool
 	// HotObjects is how many decoded objects a compact informer keeps
 	// (DefaultHotObjects when zero).
