@@ -83,6 +83,11 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	w := workloads[cfg.workload]
 
 	sampler := startHeapSampler()
+	stopProfile, err := startCPUProfile(cfg, "coldstart")
+	if err != nil {
+		return result{}, err
+	}
+	defer stopProfile()
 	began := time.Now()
 	if err := fw.watch(ctx, w, cfg.kubeconfig, cfg.namespace, cfg.workers, t.observe); err != nil {
 		sampler.stop()
@@ -92,6 +97,7 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 		sampler.stop()
 		return result{}, err
 	}
+	stopProfile()
 	var r result
 	r.ColdStart = time.Since(began).Seconds()
 	r.PeakHeapBytes = sampler.stop()
@@ -114,6 +120,10 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	cs := clientset(restConfig)
 	gen := fmt.Sprintf("%s-%d", cfg.child, time.Now().UnixNano())
 	t.expect(gen)
+	if stopProfile, err = startCPUProfile(cfg, "steady"); err != nil {
+		return result{}, err
+	}
+	defer stopProfile()
 	began = time.Now()
 	err = forEach(ctx, cfg.updates, 16, func(ctx context.Context, i int) error {
 		return w.update(ctx, cs, cfg.namespace, objectName(w, i), gen)
@@ -137,6 +147,32 @@ func writeHeapProfile(path string) error {
 	}
 	defer f.Close()
 	return pprof.WriteHeapProfile(f)
+}
+
+// startCPUProfile profiles the child's CPU until the returned function is
+// called, into <child>.<phase>.cpu in LARIAT_BENCH_CPU_PROFILE_DIR, for
+// `go tool pprof`; without that variable it does nothing. The last round's
+// profile is the one left.
+func startCPUProfile(cfg config, phase string) (stop func(), err error) {
+	dir := os.Getenv("LARIAT_BENCH_CPU_PROFILE_DIR")
+	if dir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, cfg.child+"."+phase+".cpu"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}, nil
 }
 
 func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error) {
@@ -164,6 +200,11 @@ func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	stopProfile, err := startCPUProfile(cfg, "dispatch")
+	if err != nil {
+		return result{}, err
+	}
+	defer stopProfile()
 	began := time.Now()
 	for _, k := range keys {
 		enqueue(k)
