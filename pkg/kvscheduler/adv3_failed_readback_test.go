@@ -22,7 +22,6 @@ import (
 // NONEXISTENT.
 
 func TestAdv3FailedReadBackIsNotAbsence(t *testing.T) {
-	advOpen(t, "a failed read-back after a failed create is dropped: the value it left is believed absent, and its withdrawal leaves it in the southbound with Commit nil")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -58,7 +57,6 @@ func TestAdv3FailedReadBackIsNotAbsence(t *testing.T) {
 // a/1 is CONFIGURED while the southbound does not hold it, and c/1, which
 // Requires a/1, is created without it.
 func TestAdv3FailedReadBackAfterHalfDoneDelete(t *testing.T) {
-	advOpen(t, "a failed read-back after a half-done delete is dropped: requested again, the value is CONFIGURED though absent, and its dependent is created without it")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

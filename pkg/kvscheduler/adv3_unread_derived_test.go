@@ -22,7 +22,6 @@ import (
 // d/1 is in the southbound.
 
 func TestAdv3FailedReadOfDerivedValueIsNotAbsenceWithItsBase(t *testing.T) {
-	advOpen(t, "a scoped repair of a lost base whose derived value's read fails takes the derived value for gone; the next transaction deletes a wanted dependent of it")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

@@ -64,6 +64,8 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 	rec := s.newRecord(SBNotification)
 	rec.Values = []KeyValuePair{{Key: kv.Key, Value: kv.Value}}
 	w := s.newWalker(rec, nil)
+	s.readUnknown(w)
+	w.drain("the values read back")
 	w.setApplied(kv.Key)
 	if unclaimed {
 		// Requested by the northbound, which cannot apply it: the
@@ -95,6 +97,8 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	rec := s.newRecord(RetryFailedOps)
 	w := s.newWalker(rec, nil)
 	w.retry, w.unblock = true, map[string]bool{}
+	s.readUnknown(w)
+	w.drain("the values read back")
 	var bases []string
 	for _, n := range failed {
 		rec.RetryOf = appendUnique(rec.RetryOf, txnNumber(n.failSeq()))

@@ -98,6 +98,11 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 	// stops a value, a transaction attempts what it requests again, even
 	// the value something failed with.
 	w.renew = t.resync == NoResync
+	// What a failed read-back left unknown is read first, whatever the
+	// transaction: nothing is decided on a belief the read could not
+	// confirm (the walk of what it finds runs once the transaction's
+	// values are marked, with the deletes below).
+	s.readUnknown(w)
 	if t.resync != NoResync {
 		// A resync attempts every failed value (of its scope) again, but
 		// keeps the failures: a value that fails again goes on counting
@@ -332,6 +337,10 @@ func (s *Scheduler) finish(w *walker) {
 	// southbound holds. A transaction that read them already reads
 	// nothing again.
 	s.refreshFailed(w)
+	// The failed reads were reported (by txnError, or in the record of a
+	// transaction that returns no error): they hold nothing back in the
+	// next transaction, which reads what they left unknown first.
+	s.unread = nil
 	s.scheduleRetries(w)
 	w.compact()
 	markRetrying(s, w)

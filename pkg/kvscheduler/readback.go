@@ -74,11 +74,51 @@ func (s *Scheduler) refreshFailed(w *walker) {
 		}
 	}
 	if len(keys) > 0 {
-		// A failed read leaves the values as the scheduler believes them;
-		// the retry or the next resync reads again.
-		s.readBack(w, s.withDerived(keys), func(*regDescriptor, error) {}, false)
+		keys = s.withDerived(keys)
+		s.readBack(w, keys, s.readFailed(w, keys), false)
 		w.drain("the values read back")
 	}
+}
+
+// readFailed returns what a read-back of keys does when d's read fails:
+// the transaction's error names the read (TransactionError.Retrieve), and
+// d's values among keys are unknown (neither what the scheduler believed
+// before the operation nor absent) until the next transaction reads them
+// (see readUnknown).
+func (s *Scheduler) readFailed(w *walker, keys []string) func(*regDescriptor, error) {
+	return func(d *regDescriptor, err error) {
+		s.markUnread(w.rec, d, err)
+		for _, k := range keys {
+			if o, _ := s.reg.owner(k); o == d {
+				if s.unknown == nil {
+					s.unknown = map[string]bool{}
+				}
+				s.unknown[k] = true
+			}
+		}
+	}
+}
+
+// readUnknown reads, before a transaction decides anything, the values a
+// failed read-back left unknown (see Scheduler.unknown): found, they are
+// held as read; not reported, gone (with the values that need them
+// checked again). A read that fails again leaves them unknown, and no
+// operation of their descriptor is decided on them in this transaction
+// (as for a failed resync read). The caller drains the walk.
+func (s *Scheduler) readUnknown(w *walker) {
+	if len(s.unknown) == 0 || w.ended() {
+		return
+	}
+	keys := make([]string, 0, len(s.unknown))
+	for k := range s.unknown {
+		if s.g.nodes[k] != nil {
+			keys = append(keys, k)
+		}
+	}
+	s.unknown = nil
+	slices.Sort(keys)
+	keys = s.withDerived(keys)
+	s.readBack(w, keys, s.readFailed(w, keys), false)
 }
 
 // readBack reads the values of keys, one call per descriptor, and records

@@ -196,8 +196,11 @@ func (s *Scheduler) gone(w *walker, n *node, recheck bool) {
 		b := order[i]
 		for _, k := range b.derived {
 			// A derived value a read of this refresh reported exists,
-			// whatever became of its base.
-			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] && c.readGen < s.readSince {
+			// whatever became of its base; one read by its own
+			// descriptor is what that read says (every read that finds a
+			// base gone reads it too, before or after), and if that read
+			// fails it is unknown, not absent.
+			if c := s.g.nodes[k]; c != nil && c.base == b.key && !seen[c] && c.readGen < s.readSince && !s.readsItself(c) {
 				seen[c] = true
 				order = append(order, c)
 			}

@@ -35,9 +35,16 @@ type Scheduler struct {
 	seq         uint64
 	retryGen    uint64
 	resyncCount int
-	// unread holds, during a resync, the descriptors whose Retrieve failed:
-	// their values get no operations until a refresh can read them.
+	// unread holds, during a transaction, the descriptors whose Retrieve
+	// failed (in a resync's read, or a read-back): their values get no
+	// operations until a read can see them.
 	unread map[string]*RetrieveError
+	// unknown are the values whose read-back after a failed operation
+	// failed: what the operation did is not known (a create or delete may
+	// have done its work and then failed), so the next transaction of any
+	// kind reads them before it decides anything on them (see
+	// readUnknown). A failed read is never taken for absence.
+	unknown map[string]bool
 	// dirty are the nodes whose status may have changed since they were
 	// last published (each once: node.dirty).
 	dirtyNodes []*node
