@@ -18,7 +18,6 @@ import (
 // reads it, reports it DISCOVERED and leaves it in the southbound.
 
 func TestAdv3ScopedAndDownstreamResyncAgreeOnAStrayValue(t *testing.T) {
-	advOpen(t, "a scoped downstream resync of a stray value leaves it DISCOVERED, where the unscoped one deletes it")
 	ctx := context.Background()
 	run := func(scoped bool) ([]string, map[string]any, string) {
 		s := newSched(t, kvscheduler.Options{})

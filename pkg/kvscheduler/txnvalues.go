@@ -62,14 +62,18 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 				out = append(out, txnValue{key: n.key, value: n.last.value, last: n.last, n: n})
 			}
 		}
+		// Values of the northbound's kinds nobody requested (DISCOVERED)
+		// go, as with a full resync, and a scoped resync agrees with an
+		// unscoped one on its keys.
+		stray := func(n *node) {
+			if n != nil && n.base == "" && n.origin == FromNB && n.last == nil && (n.exists() || n.blocked) {
+				out = append(out, txnValue{key: n.key, last: req(nil), n: n})
+			}
+		}
 		if scope == nil {
 			for _, n := range s.g.nodes {
 				add(n)
-				// Values of the northbound's kinds nobody requested
-				// (DISCOVERED) go, as with a full resync.
-				if n.base == "" && n.origin == FromNB && n.last == nil && (n.exists() || n.blocked) {
-					out = append(out, txnValue{key: n.key, last: req(nil), n: n})
-				}
+				stray(n)
 			}
 			break
 		}
@@ -79,6 +83,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 				if b := s.g.baseKey(n); !seen[b] {
 					seen[b] = true
 					add(s.g.nodes[b])
+					stray(s.g.nodes[b])
 				}
 			}
 		}
