@@ -16,7 +16,6 @@ import (
 // resync does).
 
 func TestAdv3InvalidBaseAppliedWhenTheClashGoes(t *testing.T) {
-	advOpen(t, "a base INVALID for a clash with another base stays INVALID and uncreated after that base is deleted")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

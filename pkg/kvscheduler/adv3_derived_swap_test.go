@@ -34,7 +34,6 @@ func adv3AtDerived(sb *kvtest.Southbound) (*kvscheduler.Descriptor, *kvscheduler
 // fails naming a clash the requested state does not have.
 
 func TestAdv3BasesSwappingDerivedKeysInOneTransaction(t *testing.T) {
-	advOpen(t, "two bases swapping their derived keys in one transaction: the first in key order is INVALID and deleted, for a clash with the other's old value")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)
@@ -55,7 +54,6 @@ func TestAdv3BasesSwappingDerivedKeysInOneTransaction(t *testing.T) {
 // d/1 is NONEXISTENT with no error, and a downstream resync ("re-apply
 // the last desired values") does not create it either.
 func TestAdv3RequestOfAKeyItsBaseStopsDerivingInOneTransaction(t *testing.T) {
-	advOpen(t, "a request of a key its base stops deriving in the same transaction is refused, then lost (no status error, no resync repairs it)")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	z := sb.Descriptor("z", "z/")

@@ -18,7 +18,6 @@ import (
 // operator after a request that does not exist.
 
 func TestAdv3NotifiedKeyIsNotANorthboundRequest(t *testing.T) {
-	advOpen(t, "a base deriving a key the southbound notified is INVALID with an error saying the northbound requests that key")
 	ctx := context.Background()
 	sb := kvtest.New()
 	s := newSched(t, kvscheduler.Options{})

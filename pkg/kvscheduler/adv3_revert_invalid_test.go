@@ -21,7 +21,6 @@ import (
 // b/1's was, and b/1 is deleted.
 
 func TestAdv3RevertOverAnInvalidValueRestoresTheState(t *testing.T) {
-	advOpen(t, "a revert over a value INVALID for a clash swaps which base holds the key, and reports Reverted")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

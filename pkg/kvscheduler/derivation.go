@@ -23,6 +23,10 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 	if len(derived) == 0 {
 		return nil
 	}
+	if c, ok := w.clashRestored(n, derived); ok {
+		w.noteClash(n, c.key)
+		return c.err // as it was before the transaction
+	}
 	var up [maxDerivedDepth]string // the bases of n, nearest first
 	depth := 0
 	for b := n; b.base != ""; depth++ {
@@ -45,9 +49,19 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 		c := w.g.nodes[kv.Key]
 		switch {
 		case c == nil || c.base == n.key:
+		case c.base == "" && c.last != nil && c.last.value != nil && c.origin == FromSB:
+			// Notified: the southbound's own value, which the scheduler
+			// never takes over (nor deletes with a base).
+			w.noteClash(n, kv.Key)
+			return fmt.Errorf("kvscheduler: %s derives %s, which the southbound notified as its own", n.key, kv.Key)
 		case c.base == "" && c.last != nil && c.last.value != nil:
+			w.noteClash(n, kv.Key)
 			return fmt.Errorf("kvscheduler: %s derives %s, which the northbound requests", n.key, kv.Key)
-		case c.base != "" && w.derivedBy(c):
+		case c.base != "" && w.derivedBy(c) && !w.releasesKey(w.g.nodes[c.base], kv.Key):
+			// (A base requested further on in the transaction with a
+			// value that derives the key no more releases it: clashes
+			// are judged on the values the transaction requests.)
+			w.noteClash(n, kv.Key)
 			return fmt.Errorf("kvscheduler: %s derives %s, which %s derives", n.key, kv.Key, c.base)
 		}
 	}

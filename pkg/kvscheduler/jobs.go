@@ -78,6 +78,7 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 	if n := s.g.nodes[kv.Key]; n != nil && n.exists() {
 		s.setMetadata(n, kv.Metadata)
 	}
+	w.applyReleased()
 	s.finish(w)
 	return rec, nil
 }
@@ -144,6 +145,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 			w.run(frame{kind: fApply, key: n.key, value: v, base: n.base, origin: n.origin})
 		}
 	}
+	w.applyReleased()
 	s.finish(w)
 	return rec, nil
 }

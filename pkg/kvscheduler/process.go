@@ -51,6 +51,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	// back what failed and report.
 	scope := s.readForResync(w, t)
 	values := s.prepareValues(w, t, scope)
+	w.values = values
 	if len(w.stack) > 0 {
 		// Deletes that waited for values the read found gone, walked once
 		// the transaction's values are marked as to come: a value they
@@ -66,6 +67,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	if w.topErr && rec.Revert {
 		s.revert(w, undos, &out)
 	}
+	w.applyReleased()
 	w.settleCycles()
 	s.refreshFailed(w)
 	if out.revertFrom < 0 {
@@ -178,6 +180,10 @@ func (s *Scheduler) prepareValues(w *walker, t *Txn, scope map[string]bool) []tx
 type undo struct {
 	key  string
 	prev *update
+	// clash is the key the value clashed on when it was INVALID for a
+	// clash before the transaction, with its error (see restoreClash).
+	clash    string
+	clashErr error
 }
 
 // applyValues applies the transaction's values in order, each with
@@ -195,15 +201,20 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 		}
 		if rec.Revert {
 			var prev *update
+			var clash string
+			var clashErr error
 			if n := s.g.nodes[v.key]; n != nil {
 				prev = n.last
+				if n.state == Invalid {
+					clash, clashErr = s.clashed[n], n.err
+				}
 				if prev == nil && n.base == "" && n.origin == FromSB && n.want != nil {
 					// A value obtained from the southbound by a refresh: its
 					// value is re-applied (as the reference does), not deleted.
 					prev = &update{value: n.want, seq: rec.SeqNum}
 				}
 			}
-			undos = append(undos, undo{v.key, prev})
+			undos = append(undos, undo{v.key, prev, clash, clashErr})
 		}
 		if v.n != nil {
 			w.applyNowNode(v.n)
@@ -257,6 +268,9 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 			c := *u.prev
 			c.revert = true
 			last = &c
+		}
+		if u.clash != "" {
+			w.restoreClash(u.key, u.clash, u.clashErr)
 		}
 		w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
 	}

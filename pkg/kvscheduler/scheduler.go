@@ -45,6 +45,10 @@ type Scheduler struct {
 	// kind reads them before it decides anything on them (see
 	// readUnknown). A failed read is never taken for absence.
 	unknown map[string]bool
+	// clashed are the bases left INVALID because a key they derive is
+	// another value's, with that key: applied again once it is free (see
+	// applyReleased).
+	clashed map[*node]string
 	// dirty are the nodes whose status may have changed since they were
 	// last published (each once: node.dirty).
 	dirtyNodes []*node

@@ -103,6 +103,7 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 // order. Obsolete ones were deleted before (see update); those whose
 // delete failed stay listed, so that the retry of n deletes them again.
 func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
+	w.takeOver(n, derived)
 	var obsolete []string
 	if !sameDerivedKeys(derived, n.derived) {
 		// Derived values the new value does not derive and that are in

@@ -121,6 +121,13 @@ type walker struct {
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error
+	// values are an NB transaction's values, and valueAt their indexes
+	// by key, built at the first derived-key clash (see laterRequest).
+	values  []txnValue
+	valueAt map[string]int
+	// restoring are the keys whose undo restores their INVALID state
+	// for a clash, with the key they clashed on (see restoreClash).
+	restoring map[string]restoredClash
 }
 
 // readChange is a value whose availability a read changed, and what the
@@ -207,11 +214,20 @@ func (w *walker) applyValue(f frame) {
 		n = w.s.newNode(f.key)
 	}
 	if f.last != nil && f.base == "" && f.origin == FromNB && n.base != "" && w.derivedBy(n) {
-		w.refuseDerivedKey(n, f.value)
-		return
+		b := w.g.nodes[n.base]
+		if f.value == nil || !w.releasesKey(b, n.key) {
+			w.refuseDerivedKey(n, f.value)
+			return
+		}
+		// Its base is requested further on with a value that no longer
+		// derives it: the key is the northbound's in the state requested.
+		w.detachDerived(b, n.key)
 	}
 	if f.last != nil {
 		n.last = f.last // requested, even if not applied now: its retry applies it
+		if len(w.s.clashed) > 0 {
+			delete(w.s.clashed, n) // judged again on this request
+		}
 	}
 	if w.notAgain(n) {
 		if !w.otherRequest(n, f) {

@@ -1,0 +1,162 @@
+package kvscheduler
+
+import (
+	"slices"
+	"strings"
+)
+
+// Clashes of derived keys are judged on the values the transaction
+// requests (rule 8, docs/kvscheduler.md): a key another base derives today
+// is free when that base is requested further on in the same transaction
+// with a value that no longer derives it, and a value INVALID for a clash
+// is applied as soon as the clash is gone.
+
+// laterRequest returns the value the transaction requests further on for
+// b (a value of the transaction not applied yet), and whether it does.
+func (w *walker) laterRequest(b *node) (any, bool) {
+	if b == nil || !w.later(b) {
+		return nil, false
+	}
+	if w.values == nil {
+		// A retry: its values are its bases' last requests.
+		if b.last == nil {
+			return nil, false
+		}
+		return b.last.value, true
+	}
+	if w.valueAt == nil {
+		// Built at the first clash of the transaction only: clashes are
+		// rare, and a batch pays nothing for them.
+		w.valueAt = make(map[string]int, len(w.values))
+		for i, v := range w.values {
+			w.valueAt[v.key] = i
+		}
+	}
+	i, ok := w.valueAt[b.key]
+	if !ok {
+		return nil, false
+	}
+	return w.values[i].value, true
+}
+
+// releasesKey tells whether base b, which derives key now, is requested
+// further on in the transaction with a value that does not derive it: the
+// key is then free in the state the transaction requests.
+func (w *walker) releasesKey(b *node, key string) bool {
+	v, ok := w.laterRequest(b)
+	if !ok {
+		return false
+	}
+	if v == nil || b.d == nil || b.d.DerivedValues == nil {
+		return true
+	}
+	kvs, err := callDerived(b.d, b.key, v)
+	return err == nil && !hasKey(kvs, key)
+}
+
+// takeOver detaches derived keys of n that another base still lists (and
+// releases, see releasesKey) from that base: the key is n's now (derived
+// by n, or requested by the northbound when n is the key itself), and the
+// other base's change further on must not delete it as obsolete.
+func (w *walker) takeOver(n *node, derived []KeyValuePair) {
+	for _, kv := range derived {
+		if c := w.g.nodes[kv.Key]; c != nil && c.base != "" && c.base != n.key {
+			if b := w.g.nodes[c.base]; b != nil {
+				w.detachDerived(b, kv.Key)
+			}
+		}
+	}
+}
+
+// detachDerived removes k from b's derived keys.
+func (w *walker) detachDerived(b *node, k string) {
+	i := slices.Index(b.derived, k)
+	if i < 0 {
+		return
+	}
+	// A new list: the old one may be the node's own array (derivedOne).
+	b.derived = slices.Concat(b.derived[:i:i], b.derived[i+1:])
+	if len(b.derived) == 0 {
+		b.derived = nil
+	}
+	w.s.dirty(b)
+}
+
+// noteClash records that base n is INVALID because a key it derives is
+// another value's (see applyReleased).
+func (w *walker) noteClash(n *node, key string) {
+	if w.s.clashed == nil {
+		w.s.clashed = map[*node]string{}
+	}
+	w.s.clashed[n] = key
+}
+
+// clashesOn tells whether key is still another value's than n's: requested
+// by the northbound, notified by the southbound, or derived by another
+// wanted base.
+func (w *walker) clashesOn(n *node, key string) bool {
+	c := w.g.nodes[key]
+	switch {
+	case c == nil || c.base == n.key:
+		return false
+	case c.base == "":
+		return c.last != nil && c.last.value != nil
+	default:
+		return w.derivedBy(c)
+	}
+}
+
+// applyReleased applies again the bases left INVALID for a clash whose
+// key is no longer another value's (its base deleted, or changed to
+// derive other keys; its request withdrawn): a value is held when it is
+// wanted and valid, without waiting for a resync to apply it.
+func (w *walker) applyReleased() {
+	if len(w.s.clashed) == 0 || w.ended() {
+		return
+	}
+	var free []*node
+	for n, key := range w.s.clashed {
+		switch {
+		case !w.g.has(n) || n.state != Invalid || n.want == nil || n.base != "" || n.last == nil:
+			delete(w.s.clashed, n) // no longer INVALID for it
+		case !w.clashesOn(n, key):
+			delete(w.s.clashed, n)
+			free = append(free, n)
+		}
+	}
+	slices.SortFunc(free, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	for _, n := range free {
+		w.run(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin, n: n})
+	}
+}
+
+// restoreClash makes the undo of key, INVALID before the transaction
+// because key clash was another value's, leave it INVALID again (see
+// derivationErr): the undo restores the state before the transaction,
+// and the value the key was is given back further on in the undo (last
+// first: the value re-applied first would otherwise take the key). If
+// that value is not given back after all, the clash is gone and the
+// value is applied once the undo is done (applyReleased).
+func (w *walker) restoreClash(key, clash string, err error) {
+	if w.restoring == nil {
+		w.restoring = map[string]restoredClash{}
+	}
+	w.restoring[key] = restoredClash{key: clash, err: err}
+}
+
+// restoredClash is the INVALID state an undo restores: the key clashed
+// on, and the error the value had.
+type restoredClash struct {
+	key string
+	err error
+}
+
+// clashRestored returns the clash n's undo restores (see restoreClash),
+// if n derives its key.
+func (w *walker) clashRestored(n *node, derived []KeyValuePair) (restoredClash, bool) {
+	if !w.reverting || len(w.restoring) == 0 || n.last == nil || !n.last.revert {
+		return restoredClash{}, false
+	}
+	c, ok := w.restoring[n.key]
+	return c, ok && c.err != nil && hasKey(derived, c.key)
+}
