@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,3 +82,105 @@ func TestTermLeaseLabelValueIsALabelValue(t *testing.T) {
 		t.Errorf("long name: %q and %q", v1, v2)
 	}
 }
+
+// stubTransport answers each request with the next of its answers (status
+// and body), and records the bodies it was sent.
+type stubTransport struct {
+	answers []stubAnswer
+	sent    []string
+}
+
+type stubAnswer struct {
+	status int
+	body   string
+}
+
+func (s *stubTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, _ := io.ReadAll(req.Body)
+	s.sent = append(s.sent, string(b))
+	a := s.answers[0]
+	if len(s.answers) > 1 {
+		s.answers = s.answers[1:]
+	}
+	return &http.Response{StatusCode: a.status, Body: io.NopCloser(strings.NewReader(a.body)), Header: http.Header{}, Request: req}, nil
+}
+
+// holdingElector is an Elector that holds its term termID for a while,
+// without a Lease: for tests of the fence alone.
+func holdingElector(t *testing.T, termID string) *Elector {
+	t.Helper()
+	e := &Elector{namespace: "ns", name: "lease", o: options{identity: "a"}, passes: &passTable{}}
+	e.renewedFor(termID, time.Minute)
+	return e
+}
+
+// renewedFor makes e hold the term termID for d, as a renewal would.
+func (e *Elector) renewedFor(termID string, d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.validUntil, e.termID = time.Now().Add(d), termID
+}
+
+const refusal = `{"kind":"Status","message":"configmaps \"x\" is forbidden: ValidatingAdmissionPolicy 'term-fence.lariat.dev' with binding 'b' denied request: ..."}`
+
+func postCM(t *testing.T) *http.Request {
+	t.Helper()
+	body := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://h/api/v1/namespaces/n/configmaps", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// TestCreateRefusedForALaggingLeaseViewIsSentAgain: while the replica
+// still holds the term it stamped, a refusal by the term policy is the API
+// server's Lease view lagging: the create is sent again, stamped alike,
+// until it is admitted. Once the term changed, the refusal stands, and a
+// refusal by anything else is returned at once.
+func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
+	e := holdingElector(t, "t1")
+	stub := &stubTransport{answers: []stubAnswer{{403, refusal}, {422, refusal}, {201, `{}`}}}
+	resp, err := (&fence{e: e, next: stub}).RoundTrip(postCM(t))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create: %v, %v; want 201 after two refusals", resp, err)
+	}
+	_ = resp.Body.Close()
+	if len(stub.sent) != 3 {
+		t.Fatalf("sent %d times, want 3", len(stub.sent))
+	}
+	for i, b := range stub.sent {
+		if !strings.Contains(b, `"lariat.dev/term":"ns/lease/a/t1"`) || !strings.Contains(b, `"lariat.dev/term-lease":"ns.lease"`) {
+			t.Errorf("attempt %d not stamped with term t1: %s", i, b)
+		}
+	}
+
+	stub = &stubTransport{answers: []stubAnswer{{403, refusal}, {201, `{}`}}}
+	next := &fence{e: e, next: http.RoundTripper(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		e.renewedFor("t2", time.Minute) // the term changed meanwhile
+		return stub.RoundTrip(r)
+	}))}
+	resp, err = next.RoundTrip(postCM(t))
+	if err != nil || resp.StatusCode != 403 || len(stub.sent) != 1 {
+		t.Fatalf("a refusal after the term changed: %v, %v, sent %d times; want the 403, sent once", resp, err, len(stub.sent))
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != refusal {
+		t.Errorf("the refusal's body reads %q", b)
+	}
+
+	stub = &stubTransport{answers: []stubAnswer{{403, `{"kind":"Status","message":"forbidden by RBAC"}`}, {201, `{}`}}}
+	resp, err = (&fence{e: e, next: stub}).RoundTrip(postCM(t))
+	if err != nil || resp.StatusCode != 403 || len(stub.sent) != 1 {
+		t.Fatalf("another refusal: %v, %v, sent %d times; want the 403, sent once", resp, err, len(stub.sent))
+	}
+
+	e.renewedFor("", -time.Second)
+	if _, err := (&fence{e: e, next: stub}).RoundTrip(postCM(t)); err == nil {
+		t.Error("a create while not holding went out")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
