@@ -96,8 +96,11 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
 	t := parseTarget(req.URL, f.prefix)
-	if write && req.Method == http.MethodPost && t.obj.Name == "" && t.obj.Resource != "" {
-		return f.create(req) // stamped with its term (termstamp.go)
+	if write {
+		var create bool
+		if create, req = f.isCreate(req, t); create {
+			return f.create(req) // stamped with its term (termstamp.go)
+		}
 	}
 	var cancel context.CancelFunc
 	if !until.IsZero() && (write || t.obj.Name != "" && !t.watch) {

@@ -91,7 +91,57 @@ func (e *Elector) holdingTerm() (until time.Time, token string) {
 	return e.validUntil, e.termToken(e.termID)
 }
 
-// create sends a create (a POST to a collection) through the fence,
+// createOnlyVersion is the resourceVersion of an apply that only creates
+// (pkg/apply's createOnly: no object has it, so the apply fails with a
+// conflict if the object exists, and creates it otherwise).
+const createOnlyVersion = "18446744073709551615"
+
+// isCreate reports whether req creates an object: a POST to a collection,
+// or an apply patch that only creates (createOnlyVersion) of an object no
+// pass of the term is handling (a handled object's writes keep the
+// passes' checks of RoundTrip). It returns the request to send on: req,
+// or a copy whose body it read.
+func (f *fence) isCreate(req *http.Request, t target) (bool, *http.Request) {
+	if req.Method == http.MethodPost {
+		return t.obj.Name == "" && t.obj.Resource != "", req
+	}
+	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if req.Method != http.MethodPatch || mediaType != "application/apply-patch+yaml" || t.obj.Name == "" ||
+		req.Body == nil || req.Body == http.NoBody {
+		return false, req
+	}
+	if _, handled, _ := f.e.passes.expected(t.obj); handled {
+		return false, req
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	if err != nil {
+		return false, r // the request fails on its own body's error
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(body, &obj) == nil && obj.Metadata.ResourceVersion == createOnlyVersion, r
+}
+
+// errReader fails every read with err (io.EOF when err is nil).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
+// create sends a create (a POST to a collection, or an apply that only
+// creates) through the fence,
 // stamped with the term it is issued in, bound to that term's renew
 // deadline like every write.
 func (f *fence) create(req *http.Request) (*http.Response, error) {
@@ -178,7 +228,8 @@ func stampCreate(req *http.Request, token, leaseLabel string) (*http.Request, er
 	switch {
 	case bytes.HasPrefix(body, protobufMagic):
 		out = protobufStamp(body, token, leaseLabel)
-	case mediaType == "application/json" || mediaType == "":
+	case mediaType == "application/json" || mediaType == "" || mediaType == "application/apply-patch+yaml":
+		// An apply patch in YAML that is not JSON is left as it is.
 		out = jsonStamp(body, token, leaseLabel)
 	}
 	r := req.Clone(req.Context())

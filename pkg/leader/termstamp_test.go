@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
 // TestCreateBodiesAreStamped: a JSON and a protobuf create body get the
@@ -184,3 +186,35 @@ func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestCreateOnlyApplyIsStamped: an apply patch that only creates (the
+// resourceVersion no object has) goes the create path and is stamped; an
+// apply of an existing object's version, and a create-only apply of an
+// object a pass of the term is handling, are not.
+func TestCreateOnlyApplyIsStamped(t *testing.T) {
+	e := holdingElector(t, "t1")
+	send := func(name, rv string) string {
+		body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","resourceVersion":"` + rv + `"}}`
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, "https://h/api/v1/namespaces/n/configmaps/"+name, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		stub := &stubTransport{answers: []stubAnswer{{200, `{}`}}}
+		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return stub.sent[0]
+	}
+	if b := send("new", createOnlyVersion); !strings.Contains(b, `"lariat.dev/term":"ns/lease/a/t1"`) {
+		t.Errorf("a create-only apply went unstamped: %s", b)
+	}
+	if b := send("old", "42"); strings.Contains(b, "lariat.dev/term") {
+		t.Errorf("an apply of an existing object was stamped: %s", b)
+	}
+	e.passes.beginTerm()
+	done := e.passes.Handling(controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "handled"}, "7")
+	defer done()
+	if b := send("handled", createOnlyVersion); strings.Contains(b, "lariat.dev/term") {
+		t.Errorf("a create-only apply of a handled object was stamped: %s", b)
+	}
+}
