@@ -3,6 +3,7 @@ package leader
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -69,7 +70,7 @@ func withPrecondition(req *http.Request, resourceVersion string) (*http.Request,
 // has none.
 func objectPrecondition(body []byte, resourceVersion string) []byte {
 	var obj map[string]any
-	if json.Unmarshal(body, &obj) != nil || obj == nil {
+	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
 	md, _ := obj["metadata"].(map[string]any)
@@ -89,7 +90,7 @@ func objectPrecondition(body []byte, resourceVersion string) []byte {
 // the version, which the API server checks like an update's.
 func jsonPatchPrecondition(body []byte, resourceVersion string) []byte {
 	var ops []map[string]any
-	if json.Unmarshal(body, &ops) != nil {
+	if decodeExact(body, &ops) != nil {
 		return body
 	}
 	for _, op := range ops {
@@ -105,7 +106,7 @@ func jsonPatchPrecondition(body []byte, resourceVersion string) []byte {
 // (an empty body is empty options).
 func deletePrecondition(body []byte, resourceVersion string) []byte {
 	obj := map[string]any{}
-	if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &obj) != nil {
+	if len(bytes.TrimSpace(body)) > 0 && decodeExact(body, &obj) != nil {
 		return body
 	}
 	pre, _ := obj["preconditions"].(map[string]any)
@@ -121,6 +122,22 @@ func deletePrecondition(body []byte, resourceVersion string) []byte {
 		obj["kind"], obj["apiVersion"] = "DeleteOptions", "v1"
 	}
 	return marshalOr(obj, body)
+}
+
+// decodeExact decodes a body that is re-encoded after a change, keeping
+// every number as written: decoded as float64, an integer above 2^53 (an
+// int64 field of a custom resource) would go out rounded, a field the
+// handler never meant to change.
+func decodeExact(body []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }
 
 func marshalOr(v any, fallback []byte) []byte {

@@ -242,10 +242,8 @@ func stampCreate(req *http.Request, token, leaseLabel string) (*http.Request, er
 // jsonStamp sets the stamp in a JSON object's metadata (body unchanged if
 // it is not a JSON object). Numbers are kept as written.
 func jsonStamp(body []byte, token, leaseLabel string) []byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var obj map[string]any
-	if dec.Decode(&obj) != nil || obj == nil {
+	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
 	md, _ := obj["metadata"].(map[string]any)
