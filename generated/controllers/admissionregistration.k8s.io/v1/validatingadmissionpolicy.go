@@ -14,6 +14,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 )
@@ -67,6 +68,18 @@ func RegisterValidatingAdmissionPolicyStatusHandler(ctx context.Context, control
 // RegisterValidatingAdmissionPolicyStatusHandler.
 func RegisterValidatingAdmissionPolicyGeneratingHandler(ctx context.Context, controller ValidatingAdmissionPolicyController, applier *apply.Applier, cond condition.Cond, name string, handler ValidatingAdmissionPolicyGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, validatingAdmissionPolicyStatusAccess(), cond, name, generic.GeneratingHandler[*admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyStatus](handler), opts)
+}
+
+// RegisterValidatingAdmissionPolicyDependents runs handler for every ValidatingAdmissionPolicy until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the ValidatingAdmissionPolicy's
+// condition opts.Condition.
+// ValidatingAdmissionPolicy is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterValidatingAdmissionPolicyDependents(ctx context.Context, factory *generic.Factory, controller ValidatingAdmissionPolicyController, name string, handler dependents.Handler[*admissionregistrationv1.ValidatingAdmissionPolicy], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), validatingAdmissionPolicyStatusAccess(), name, handler, opts)
 }
 
 // validatingAdmissionPolicyStatusAccess reaches the ValidatingAdmissionPolicy status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -66,6 +67,18 @@ func RegisterCustomResourceDefinitionStatusHandler(ctx context.Context, controll
 // RegisterCustomResourceDefinitionStatusHandler.
 func RegisterCustomResourceDefinitionGeneratingHandler(ctx context.Context, controller CustomResourceDefinitionController, applier *apply.Applier, cond condition.Cond, name string, handler CustomResourceDefinitionGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, customResourceDefinitionStatusAccess(), cond, name, generic.GeneratingHandler[*apiextensionsv1.CustomResourceDefinition, apiextensionsv1.CustomResourceDefinitionStatus](handler), opts)
+}
+
+// RegisterCustomResourceDefinitionDependents runs handler for every CustomResourceDefinition until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the CustomResourceDefinition's
+// condition opts.Condition.
+// CustomResourceDefinition is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterCustomResourceDefinitionDependents(ctx context.Context, factory *generic.Factory, controller CustomResourceDefinitionController, name string, handler dependents.Handler[*apiextensionsv1.CustomResourceDefinition], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), customResourceDefinitionStatusAccess(), name, handler, opts)
 }
 
 // customResourceDefinitionStatusAccess reaches the CustomResourceDefinition status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,6 +67,18 @@ func RegisterNamespaceStatusHandler(ctx context.Context, controller NamespaceCon
 // RegisterNamespaceStatusHandler.
 func RegisterNamespaceGeneratingHandler(ctx context.Context, controller NamespaceController, applier *apply.Applier, cond condition.Cond, name string, handler NamespaceGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, namespaceStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.Namespace, corev1.NamespaceStatus](handler), opts)
+}
+
+// RegisterNamespaceDependents runs handler for every Namespace until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Namespace's
+// condition opts.Condition.
+// Namespace is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterNamespaceDependents(ctx context.Context, factory *generic.Factory, controller NamespaceController, name string, handler dependents.Handler[*corev1.Namespace], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), namespaceStatusAccess(), name, handler, opts)
 }
 
 // namespaceStatusAccess reaches the Namespace status without reflection.

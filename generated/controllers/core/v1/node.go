@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,6 +67,18 @@ func RegisterNodeStatusHandler(ctx context.Context, controller NodeController, c
 // RegisterNodeStatusHandler.
 func RegisterNodeGeneratingHandler(ctx context.Context, controller NodeController, applier *apply.Applier, cond condition.Cond, name string, handler NodeGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, nodeStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.Node, corev1.NodeStatus](handler), opts)
+}
+
+// RegisterNodeDependents runs handler for every Node until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Node's
+// condition opts.Condition.
+// Node is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterNodeDependents(ctx context.Context, factory *generic.Factory, controller NodeController, name string, handler dependents.Handler[*corev1.Node], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), nodeStatusAccess(), name, handler, opts)
 }
 
 // nodeStatusAccess reaches the Node status without reflection.

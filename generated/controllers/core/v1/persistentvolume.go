@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -67,6 +68,18 @@ func RegisterPersistentVolumeStatusHandler(ctx context.Context, controller Persi
 // RegisterPersistentVolumeStatusHandler.
 func RegisterPersistentVolumeGeneratingHandler(ctx context.Context, controller PersistentVolumeController, applier *apply.Applier, cond condition.Cond, name string, handler PersistentVolumeGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, persistentVolumeStatusAccess(), cond, name, generic.GeneratingHandler[*corev1.PersistentVolume, corev1.PersistentVolumeStatus](handler), opts)
+}
+
+// RegisterPersistentVolumeDependents runs handler for every PersistentVolume until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the PersistentVolume's
+// condition opts.Condition (PersistentVolumeStatus has no Conditions field: none is set).
+// PersistentVolume is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterPersistentVolumeDependents(ctx context.Context, factory *generic.Factory, controller PersistentVolumeController, name string, handler dependents.Handler[*corev1.PersistentVolume], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), persistentVolumeStatusAccess(), name, handler, opts)
 }
 
 // persistentVolumeStatusAccess reaches the PersistentVolume status without reflection.

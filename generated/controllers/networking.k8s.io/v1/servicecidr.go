@@ -14,6 +14,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -67,6 +68,18 @@ func RegisterServiceCIDRStatusHandler(ctx context.Context, controller ServiceCID
 // RegisterServiceCIDRStatusHandler.
 func RegisterServiceCIDRGeneratingHandler(ctx context.Context, controller ServiceCIDRController, applier *apply.Applier, cond condition.Cond, name string, handler ServiceCIDRGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, serviceCIDRStatusAccess(), cond, name, generic.GeneratingHandler[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus](handler), opts)
+}
+
+// RegisterServiceCIDRDependents runs handler for every ServiceCIDR until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the ServiceCIDR's
+// condition opts.Condition.
+// ServiceCIDR is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterServiceCIDRDependents(ctx context.Context, factory *generic.Factory, controller ServiceCIDRController, name string, handler dependents.Handler[*networkingv1.ServiceCIDR], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), serviceCIDRStatusAccess(), name, handler, opts)
 }
 
 // serviceCIDRStatusAccess reaches the ServiceCIDR status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	storagev1 "k8s.io/api/storage/v1"
 )
@@ -67,6 +68,18 @@ func RegisterCSINodeStatusHandler(ctx context.Context, controller CSINodeControl
 // RegisterCSINodeStatusHandler.
 func RegisterCSINodeGeneratingHandler(ctx context.Context, controller CSINodeController, applier *apply.Applier, cond condition.Cond, name string, handler CSINodeGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, cSINodeStatusAccess(), cond, name, generic.GeneratingHandler[*storagev1.CSINode, storagev1.CSINodeStatus](handler), opts)
+}
+
+// RegisterCSINodeDependents runs handler for every CSINode until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the CSINode's
+// condition opts.Condition (CSINodeStatus has no Conditions field: none is set).
+// CSINode is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterCSINodeDependents(ctx context.Context, factory *generic.Factory, controller CSINodeController, name string, handler dependents.Handler[*storagev1.CSINode], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), cSINodeStatusAccess(), name, handler, opts)
 }
 
 // cSINodeStatusAccess reaches the CSINode status without reflection.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	storagev1 "k8s.io/api/storage/v1"
 )
@@ -67,6 +68,18 @@ func RegisterVolumeAttachmentStatusHandler(ctx context.Context, controller Volum
 // RegisterVolumeAttachmentStatusHandler.
 func RegisterVolumeAttachmentGeneratingHandler(ctx context.Context, controller VolumeAttachmentController, applier *apply.Applier, cond condition.Cond, name string, handler VolumeAttachmentGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, volumeAttachmentStatusAccess(), cond, name, generic.GeneratingHandler[*storagev1.VolumeAttachment, storagev1.VolumeAttachmentStatus](handler), opts)
+}
+
+// RegisterVolumeAttachmentDependents runs handler for every VolumeAttachment until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the VolumeAttachment's
+// condition opts.Condition (VolumeAttachmentStatus has no Conditions field: none is set).
+// VolumeAttachment is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterVolumeAttachmentDependents(ctx context.Context, factory *generic.Factory, controller VolumeAttachmentController, name string, handler dependents.Handler[*storagev1.VolumeAttachment], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), volumeAttachmentStatusAccess(), name, handler, opts)
 }
 
 // volumeAttachmentStatusAccess reaches the VolumeAttachment status without reflection.

@@ -14,6 +14,7 @@ import (
 	demov1 "example.com/demo/api/v1"
 	"github.com/lariat-dev/lariat/pkg/apply"
 	"github.com/lariat-dev/lariat/pkg/condition"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/generic"
 )
 
@@ -67,6 +68,18 @@ func RegisterTenantStatusHandler(ctx context.Context, controller TenantControlle
 // RegisterTenantStatusHandler.
 func RegisterTenantGeneratingHandler(ctx context.Context, controller TenantController, applier *apply.Applier, cond condition.Cond, name string, handler TenantGeneratingHandler, opts *generic.GeneratingHandlerOptions) {
 	generic.RegisterGeneratingHandler(ctx, controller, applier, tenantStatusAccess(), cond, name, generic.GeneratingHandler[*demov1.Tenant, demov1.TenantStatus](handler), opts)
+}
+
+// RegisterTenantDependents runs handler for every Tenant until ctx
+// ends and keeps the objects it returns in dependency order, on an event
+// loop and a KV scheduler it starts for them: created once what they wait
+// for is ready, deleted in reverse order, and summed up in the Tenant's
+// condition opts.Condition (TenantStatus has no Conditions field: none is set).
+// Tenant is cluster-scoped: the namespaced objects handler returns name
+// their namespace (see dependents.ClusterScoped).
+// Start factory after it, as for any handler. See dependents.Register.
+func RegisterTenantDependents(ctx context.Context, factory *generic.Factory, controller TenantController, name string, handler dependents.Handler[*demov1.Tenant], opts dependents.Options) (*dependents.Dependents, error) {
+	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), tenantStatusAccess(), name, handler, opts)
 }
 
 // tenantStatusAccess reaches the Tenant status without reflection.
