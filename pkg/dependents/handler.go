@@ -141,13 +141,17 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 	return h.apply(ownerKey, txn)
 }
 
-// applyAll is apply for each owner of keys ("" skipped), its notes joined.
+// applyAll is apply for each owner of keys once ("" skipped: an owner
+// whose object is stale is both its keeper and refused it), its notes
+// joined.
 func (h *loopHandler[T]) applyAll(keys []string, txn eventloop.UpdateOperations) (string, error) {
 	var notes []string
+	done := map[string]bool{"": true}
 	for _, key := range keys {
-		if key == "" {
+		if done[key] {
 			continue
 		}
+		done[key] = true
 		note, err := h.apply(key, txn)
 		if err != nil {
 			return strings.Join(notes, "; "), err
