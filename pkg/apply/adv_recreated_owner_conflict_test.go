@@ -51,6 +51,43 @@ type advRoundTripper func(*http.Request) (*http.Response, error)
 
 func (f advRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// staleApplier returns an applier (of another replica, the operator's field
+// manager) whose first DELETE of path is held until release is called; the
+// test calls release when it ends too.
+func staleApplier(t *testing.T, path string) (stale *apply.Applier, hold *advHeldDelete, release func()) {
+	t.Helper()
+	hold = &advHeldDelete{path: path, held: make(chan struct{}), release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release = func() { releaseOnce.Do(func() { close(hold.release) }) }
+	t.Cleanup(release)
+	staleClients, err := client.NewSharedClientFactory(hold.wrap(cp.Config()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err = apply.New(staleClients, apply.Options{FieldManager: "test-operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stale, hold, release
+}
+
+// pruneHeld runs stale.Apply of set, with no objects (a deletion pass), in
+// the background, and waits until its DELETE of what (hold's object) is
+// held; the Apply's result arrives on the channel returned.
+func pruneHeld(t *testing.T, stale *apply.Applier, set apply.Set, hold *advHeldDelete, what string) <-chan error {
+	t.Helper()
+	pruned := make(chan error, 1)
+	go func() { pruned <- stale.Apply(t.Context(), set) }()
+	select {
+	case <-hold.held:
+	case err := <-pruned:
+		t.Fatalf("the deletion pass ended before deleting the %s: %v", what, err)
+	case <-time.After(time.Minute):
+		t.Fatalf("the deletion pass never deleted the %s", what)
+	}
+	return pruned
+}
+
 // TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersChild: the owner's
 // set is pruned by a deletion pass (Set.OwnerKey, no objects) of one
 // replica: it confirms the owner gone, lists the child, finds it applied
@@ -66,18 +103,7 @@ func (f advRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { re
 func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersChild(t *testing.T) {
 	fresh, kube, ns, owner := setup(t)
 	ctx := t.Context()
-	hold := &advHeldDelete{path: "/namespaces/" + ns + "/configmaps/child", held: make(chan struct{}), release: make(chan struct{})}
-	var releaseOnce sync.Once
-	release := func() { releaseOnce.Do(func() { close(hold.release) }) }
-	t.Cleanup(release)
-	staleClients, err := client.NewSharedClientFactory(hold.wrap(cp.Config()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale, err := apply.New(staleClients, apply.Options{FieldManager: "test-operator"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale, hold, release := staleApplier(t, "/namespaces/"+ns+"/configmaps/child")
 
 	if err := fresh.Apply(ctx, apply.Set{Owner: owner, ID: "children"}, cm("child", "for the first owner")); err != nil {
 		t.Fatal(err)
@@ -86,18 +112,8 @@ func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The deletion pass for the gone owner, held at its delete of the child.
-	pruned := make(chan error, 1)
-	go func() {
-		key := apply.ObjectKey{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: ns, Name: "owner"}
-		pruned <- stale.Apply(ctx, apply.Set{OwnerKey: &key, ID: "children"})
-	}()
-	select {
-	case <-hold.held:
-	case err := <-pruned:
-		t.Fatalf("the deletion pass ended before deleting the child: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("the deletion pass never deleted the child")
-	}
+	key := apply.ObjectKey{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: ns, Name: "owner"}
+	pruned := pruneHeld(t, stale, apply.Set{OwnerKey: &key, ID: "children"}, hold, "child")
 
 	// The owner is created again, and its child applied for it.
 	owner2, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})

@@ -2,16 +2,13 @@ package apply_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/apply"
-	"github.com/lariat-dev/lariat/pkg/client"
 )
 
 // TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersInventory: the
@@ -46,18 +43,7 @@ func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersInventory(t *testing.T
 	if inventory == "" {
 		t.Fatal("no inventory found")
 	}
-	hold := &advHeldDelete{path: "/namespaces/" + ns + "/configmaps/" + inventory, held: make(chan struct{}), release: make(chan struct{})}
-	var releaseOnce sync.Once
-	release := func() { releaseOnce.Do(func() { close(hold.release) }) }
-	t.Cleanup(release)
-	staleClients, err := client.NewSharedClientFactory(hold.wrap(cp.Config()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale, err := apply.New(staleClients, apply.Options{FieldManager: "test-operator"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale, hold, release := staleApplier(t, "/namespaces/"+ns+"/configmaps/"+inventory)
 	gone := func() apply.Set {
 		key := apply.ObjectKey{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Namespace: ns, Name: "owner"}
 		return apply.Set{OwnerKey: &key, ID: "children", NoOwnerReference: true}
@@ -66,15 +52,7 @@ func TestAdvLatePruneOfAGoneOwnerDeletesTheRecreatedOwnersInventory(t *testing.T
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pruned := make(chan error, 1)
-	go func() { pruned <- stale.Apply(ctx, gone()) }()
-	select {
-	case <-hold.held:
-	case err := <-pruned:
-		t.Fatalf("the deletion pass ended before deleting the inventory: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("the deletion pass never deleted the inventory")
-	}
+	pruned := pruneHeld(t, stale, gone(), hold, "inventory")
 
 	owner2, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
 	if err != nil {
