@@ -70,20 +70,7 @@ func (l *Loop) process(it queued) {
 
 	// 2. Input caches: the opaque input state and external configuration.
 	// An event the input state has already overtaken reaches no handler.
-	superseded := false
-	if sc, ok := ev.(StateCarrier); ok {
-		if err := l.applyState(sc); err != nil {
-			// Handlers still run (on the previous state); the error fails
-			// the event, which schedules a healing resync.
-			r.stateErr = fmt.Errorf("applying input state: %w", err)
-		} else if s, ok := sc.(SupersedableEvent); ok && r.method == Update {
-			superseded = s.Superseded()
-		}
-	} else if r.method == FullResync && l.refresh != nil {
-		if err := l.refreshState(); err != nil {
-			r.stateErr = fmt.Errorf("refreshing input state: %w", err)
-		}
-	}
+	superseded := l.applyInput(r, ev)
 	extKeys := l.ext.applyEvent(ev)
 
 	// 3-4. Handlers interested in the event, in the right order.
@@ -100,14 +87,59 @@ func (l *Loop) process(it queued) {
 	}
 
 	// 7. Let the handlers build the transaction.
-	completed := 0
+	completed := l.runHandlers(r, ev, sel, resync)
+
+	// 8-9. Merge external configuration and commit, unless the event failed
+	// in a way that forbids it.
+	revertOnFailure := !resync && r.txnType == RevertOnFailure
+	if r.fatal == nil && !r.aborted && !(revertOnFailure && len(r.errs) > 0) {
+		l.commit(r, extKeys)
+	}
+
+	// 10. Undo the internal changes of the handlers that completed.
+	if revertOnFailure && r.fatal == nil && (len(r.errs) > 0 || r.commitErr != nil) {
+		if r.commitErr != nil {
+			completed = len(sel)
+		}
+		l.revert(r, sel[:completed])
+	}
+
+	// 11-13. Finalize.
+	l.finalize(r)
+}
+
+// applyInput updates the input state for ev: the state it carries, or a
+// refresh for a FullResync when Options.RefreshState is set. A failure is
+// kept in r.stateErr: handlers still run (on the previous state), and the
+// error fails the event, which schedules a healing resync. It reports
+// whether ev is an update the input state has already overtaken.
+func (l *Loop) applyInput(r *eventRun, ev Event) (superseded bool) {
+	if sc, ok := ev.(StateCarrier); ok {
+		if err := l.applyState(sc); err != nil {
+			r.stateErr = fmt.Errorf("applying input state: %w", err)
+		} else if s, ok := sc.(SupersedableEvent); ok && r.method == Update {
+			superseded = s.Superseded()
+		}
+	} else if r.method == FullResync && l.refresh != nil {
+		if err := l.refreshState(); err != nil {
+			r.stateErr = fmt.Errorf("refreshing input state: %w", err)
+		}
+	}
+	return superseded
+}
+
+// runHandlers calls the selected handlers (sel, with their selection errors
+// in l.selErr) in order, recording each in r; it stops at a fatal or
+// aborting error, and at any error of a RevertOnFailure update. It returns
+// how many handlers completed before the first failure: those to revert.
+func (l *Loop) runHandlers(r *eventRun, ev Event, sel []int, resync bool) (completed int) {
 	for k, idx := range sel {
 		var change string
 		err := l.selErr[k]
 		if err == nil {
 			change, err = l.callHandler(idx, ev, resync, r.t)
 		}
-		rec.Handlers = append(rec.Handlers, HandlerRecord{Handler: l.names[idx], Change: change, Error: err})
+		r.rec.Handlers = append(r.rec.Handlers, HandlerRecord{Handler: l.names[idx], Change: change, Error: err})
 		if err == nil {
 			if len(r.errs) == 0 {
 				completed++ // before any failure: to revert if needed
@@ -127,24 +159,7 @@ func (l *Loop) process(it queued) {
 			break
 		}
 	}
-
-	// 8-9. Merge external configuration and commit, unless the event failed
-	// in a way that forbids it.
-	revertOnFailure := !resync && r.txnType == RevertOnFailure
-	if r.fatal == nil && !r.aborted && !(revertOnFailure && len(r.errs) > 0) {
-		l.commit(r, extKeys)
-	}
-
-	// 10. Undo the internal changes of the handlers that completed.
-	if revertOnFailure && r.fatal == nil && (len(r.errs) > 0 || r.commitErr != nil) {
-		if r.commitErr != nil {
-			completed = len(sel)
-		}
-		l.revert(r, sel[:completed])
-	}
-
-	// 11-13. Finalize.
-	l.finalize(r)
+	return completed
 }
 
 // commit merges the external configuration into the transaction and hands
@@ -235,34 +250,8 @@ func (l *Loop) finalize(r *eventRun) {
 	rec := r.rec
 	rec.ProcessingEnd = l.clock.Now()
 
-	var evErr error
-	errs := r.errs
-	if r.stateErr != nil {
-		errs = append(errs, r.stateErr)
-	}
-	if r.commitErr != nil {
-		errs = append(errs, r.commitErr)
-	}
-	switch len(errs) {
-	case 0:
-	case 1:
-		evErr = errs[0]
-	default:
-		evErr = errors.Join(errs...)
-	}
-
-	oc := outcomeOK
-	switch {
-	case r.fatal != nil:
-		oc = outcomeFatal
-	case r.aborted:
-		oc = outcomeAborted
-	case evErr != nil && r.reverted:
-		oc = outcomeReverted
-	case evErr != nil:
-		oc = outcomeError
-	}
-	l.met.processed(rec.Name, oc, rec.ProcessingEnd.Sub(rec.ProcessingStart))
+	evErr := r.err()
+	l.met.processed(rec.Name, r.outcome(evErr), rec.ProcessingEnd.Sub(rec.ProcessingStart))
 
 	if l.boxesEnabled() {
 		if l.cfg.EventLogFormat == EventLogLine {
@@ -278,13 +267,59 @@ func (l *Loop) finalize(r *eventRun) {
 		l.spare = rec
 	}
 
+	l.react(r, evErr)
+	r.doneDue = true
+	l.processed.Add(1)
+	l.callDone(r.it.ev, evErr)
+}
+
+// err is the error of the event: its handlers', its input state's and its
+// commit's, joined.
+func (r *eventRun) err() error {
+	errs := r.errs
+	if r.stateErr != nil {
+		errs = append(errs, r.stateErr)
+	}
+	if r.commitErr != nil {
+		errs = append(errs, r.commitErr)
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	default:
+		return errors.Join(errs...)
+	}
+}
+
+// outcome classifies the event, whose error is evErr, for the metrics.
+func (r *eventRun) outcome(evErr error) outcome {
+	switch {
+	case r.fatal != nil:
+		return outcomeFatal
+	case r.aborted:
+		return outcomeAborted
+	case evErr != nil && r.reverted:
+		return outcomeReverted
+	case evErr != nil:
+		return outcomeError
+	}
+	return outcomeOK
+}
+
+// react decides what the event's end means for the loop: an abort after a
+// fatal error (or too many failed after-error healings), a healing resync
+// after another failure, unless the loop is stopping, and the end of the
+// failed healings' count after a successful after-error healing.
+func (l *Loop) react(r *eventRun, evErr error) {
 	ev := r.it.ev
 	switch {
 	case r.fatal != nil:
 		l.abort(evErr)
 	case evErr != nil && l.stopping(r):
 		// No healing would run: this is the loop's last event.
-		entry := l.log.WithError(evErr).WithField("event", rec.Name)
+		entry := l.log.WithError(evErr).WithField("event", r.rec.Name)
 		if errors.Is(evErr, context.Canceled) {
 			// The closing itself cut the event short (its transaction
 			// context was cancelled): expected, not a failure.
@@ -298,7 +333,7 @@ func (l *Loop) finalize(r *eventRun) {
 			if l.heal.failed >= l.cfg.MaxFailedHealings {
 				l.abort(NewFatalError(fmt.Errorf("after-error healing failed %d times in a row, the last time with: %w (it was healing: %v)",
 					l.heal.failed, evErr, h.Error)))
-				break
+				return
 			}
 		}
 		l.scheduleHealing(evErr)
@@ -307,9 +342,6 @@ func (l *Loop) finalize(r *eventRun) {
 			l.setFailedHealings(0)
 		}
 	}
-	r.doneDue = true
-	l.processed.Add(1)
-	l.callDone(ev, evErr)
 }
 
 // stopping reports whether the loop stops after r: r is a Shutdown, or
