@@ -89,6 +89,13 @@ func (d *Dashboard) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	flusher.Flush()
+	d.sendMessages(ctx, w, flusher, buf)
+}
+
+// sendMessages writes the messages of buf to the stream as they come, a
+// drop marker before those that follow dropped ones, and a keep-alive
+// comment every heartbeat, until ctx ends or a write fails.
+func (d *Dashboard) sendMessages(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, buf *ring) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
