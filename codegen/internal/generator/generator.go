@@ -97,6 +97,13 @@ func Run(opts Options) ([]string, error) {
 		return nil, err
 	}
 
+	return writeAll(o, groups, kube, header)
+}
+
+// writeAll writes what the checked input generates (the CRDs, each group's
+// files, the apply configurations) and deletes the generated files of kinds
+// that are gone; it returns the paths of the files it changed.
+func writeAll(o Options, groups []*model.Group, kube *kubegen.Result, header []byte) ([]string, error) {
 	// After the input checks, which need no module around the output.
 	out, err := controllersOutput(o.Output)
 	if err != nil {
