@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -199,14 +198,9 @@ func TestLateTombstoneAfterARelistIsNotHandledAgain(t *testing.T) {
 // TestLateTombstoneAfterARelistIsNotHandledAgain, but the tombstone arrives
 // while the handlers are being told of the deletion by the comparison's
 // pass: the key is still known (it is forgotten only once that pass
-// ended), so the tombstone queues it again and the handlers are told a
-// second time. An open defect (the window of 996b081's fix that remains;
-// compat/lasso TestSideBySideTwoOnRemoveNotRunAgainOnAStaleCopy may meet
-// it), skipped unless LARIAT_OPEN_DEFECTS=1.
+// ended), and before the fix the tombstone queued it again, so the
+// handlers were told a second time.
 func TestLateTombstoneDuringTheRelistPassIsNotHandledAgain(t *testing.T) {
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect: a relist's tombstone that arrives during the pass telling the handlers of that deletion tells them again; LARIAT_OPEN_DEFECTS=1 runs it")
-	}
 	d := startDroppedDeletion(t)
 	inPass, release := make(chan struct{}), make(chan struct{})
 	d.onGone = func(n int32) {

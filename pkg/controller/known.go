@@ -37,17 +37,18 @@ type knownKeys struct {
 // add records that the cache has key's object (its event is queued).
 func (k *knownKeys) add(key string) { k.set(key, false) }
 
-// gone records that key's deletion event is being queued, and tells
-// whether to queue it: not for a key the handlers were already told is
-// gone. After a relist, client-go delivers the new list's deletions to
-// the event handler in the background; the comparison that follows a
-// relist (enqueueGone) can queue such a key first, and its pass can end
-// before the deletion event arrives: queueing it then would tell the
-// handlers twice.
+// gone records that key's deletion is being queued, and tells whether to
+// queue it: not for a key the handlers were already told is gone, nor for
+// one whose deletion pass is already queued or running (that pass reads
+// the store after the deletion, so it tells the handlers). After a
+// relist, client-go delivers the new list's deletions to the event
+// handler in the background, while the comparison that follows a relist
+// (enqueueGone) may already have queued the key: queueing it again,
+// during that pass or after it, would tell the handlers twice.
 func (k *knownKeys) gone(key string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if _, ok := k.keys[key]; !ok {
+	if queued, ok := k.keys[key]; !ok || queued {
 		return false
 	}
 	k.keys[key] = true
@@ -119,7 +120,7 @@ func (c *controller) enqueueGone(ctx context.Context, reg cache.ResourceEventHan
 	}
 	store := c.informer.GetStore()
 	for _, key := range c.known.unqueued() {
-		if _, exists, err := store.GetByKey(key); err == nil && !exists {
+		if _, exists, err := store.GetByKey(key); err == nil && !exists && c.known.gone(key) {
 			c.add(startKey{key: key, priority: workqueue.High})
 		}
 	}
