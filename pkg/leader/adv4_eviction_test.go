@@ -1,0 +1,78 @@
+package leader_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestAdv4DelayedEvictionOfAHandledPodConflicts: an eviction is a delete
+// of the pod, sent as a POST to its eviction subresource. A handler that
+// evicts the pod it handles (a drain controller) through the fence sends
+// it with no resourceVersion precondition (the fence adds one to every
+// write of a handled object except a POST) and without the term stamp
+// (that is only for POSTs to a collection, and the policy matches no
+// subresource). The eviction sits in the network; meanwhile someone else
+// writes the pod (the next leader decides to keep it); then the eviction
+// reaches the API server. It must fail with a conflict, as the delayed
+// delete of TestEveryDelayedWriteOfAHandledObjectConflicts does (an
+// Eviction's DeleteOptions carry preconditions the API server checks);
+// instead it lands and the pod, still wanted, is gone.
+func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
+	advOpen(t, "a handler's eviction of the pod it handles goes out unconditional and lands after the term")
+	ns := controlplanetest.Namespace(t, cp.Config())
+	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
+		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	eventually(t, "a leading", e.Holding)
+
+	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
+	pod, err := admin.Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := &keptWrites{}
+	fenced := kubernetes.NewForConfigOrDie(e.Fence(net.wrap(cp.Config())))
+	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
+	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
+	err = fenced.CoreV1().Pods(ns).EvictV1(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
+	passDone()
+	kept := net.take()
+	if kept == nil {
+		t.Fatalf("the eviction did not reach the network: %v", err)
+	}
+	// Another writer, while the eviction sits in the network.
+	if _, err := admin.Patch(t.Context(), pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"keep":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := kept.replay(t)
+	_, getErr := admin.Get(t.Context(), pod.Name, metav1.GetOptions{})
+	if status != http.StatusConflict || apierrors.IsNotFound(getErr) {
+		t.Errorf("the delayed eviction %s reached the API server after another write and got %d, want %d (a conflict); pod after it: %v; body %q",
+			kept.url, status, http.StatusConflict, getErr, kept.body)
+	}
+}
