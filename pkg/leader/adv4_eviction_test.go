@@ -76,3 +76,61 @@ func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
 			kept.url, status, http.StatusConflict, getErr, kept.body)
 	}
 }
+
+// TestAdv4DelayedBindingOfAHandledPodConflicts: the same for a binding
+// (POST pods/NAME/binding, what a scheduler sends): the fence adds no
+// precondition to it although the API server checks one (the Binding's
+// resourceVersion, compared with the pod's), so a binding decided in a
+// term that sat in the network lands after the next leader wrote the pod
+// (here: decided to hold it back), and the pod is bound to the node the
+// old term chose.
+func TestAdv4DelayedBindingOfAHandledPodConflicts(t *testing.T) {
+	advOpen(t, "a handler's binding of the pod it handles goes out unconditional and lands after the term")
+	ns := controlplanetest.Namespace(t, cp.Config())
+	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
+		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	eventually(t, "a leading", e.Holding)
+
+	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
+	pod, err := admin.Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := &keptWrites{}
+	fenced := kubernetes.NewForConfigOrDie(e.Fence(net.wrap(cp.Config())))
+	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
+	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
+	err = fenced.CoreV1().Pods(ns).Bind(t.Context(), &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},
+		Target: corev1.ObjectReference{Kind: "Node", Name: "chosen-in-the-old-term"}}, metav1.CreateOptions{})
+	passDone()
+	kept := net.take()
+	if kept == nil {
+		t.Fatalf("the binding did not reach the network: %v", err)
+	}
+	if _, err := admin.Patch(t.Context(), pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"hold":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := kept.replay(t)
+	after, err := admin.Get(t.Context(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusConflict || after.Spec.NodeName != "" {
+		t.Errorf("the delayed binding %s reached the API server after another write and got %d, want %d (a conflict); the pod's node after it: %q",
+			kept.url, status, http.StatusConflict, after.Spec.NodeName)
+	}
+}
