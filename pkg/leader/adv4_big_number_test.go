@@ -26,7 +26,6 @@ import (
 // change, in every term, with no error. (The same patch through no fence,
 // the control, is stored as sent.)
 func TestAdv4PreconditionKeepsTheNumbersOfTheWrite(t *testing.T) {
-	advOpen(t, "the fence's precondition rewrites large integers of the write it makes conditional")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	e := newElector(t, ns, "a")
 	const want = int64(9007199254740993) // 2^53 + 1
