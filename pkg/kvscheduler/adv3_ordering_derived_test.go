@@ -17,7 +17,6 @@ import (
 // when the base's key sorts first.
 
 func TestAdv3OrderingOnlyOnDerivedValueDeletedFirst(t *testing.T) {
-	advOpen(t, "an ordering-only dependent of a derived value, deleted with the base in one transaction, is deleted after the derived value")
 	s, sb := adv3OrderingDerived(t)
 	mustSet(t, s, "b/1", "v", "x/1", "v|~d/1")
 	wantOps(t, sb, "create b/1", "create d/1", "create x/1")
@@ -43,7 +42,6 @@ func adv3OrderingDerived(t *testing.T) (*kvscheduler.Scheduler, *kvtest.Southbou
 // (PENDING) with a/1, so both a/2 and its ordering-only dependent are
 // deleted in the transaction, and the dependent goes last.
 func TestAdv3OrderingOnlyOnCascadedValueDeletedFirst(t *testing.T) {
-	advOpen(t, "an ordering-only dependent of a value the Requires cascade deletes in the same transaction is deleted after it")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	register(t, s, withKindDeps(sb.Descriptor("a", "a/")), withKindDeps(sb.Descriptor("x", "x/")))
@@ -61,7 +59,6 @@ func TestAdv3OrderingOnlyOnCascadedValueDeletedFirst(t *testing.T) {
 // z/1 derives d/1, which is ordered after a/y; deleting a/y and z/1 in one
 // transaction deletes a/y first (key order), and d/1 with its base after.
 func TestAdv3DerivedOrderingOnlyDependentDeletedFirst(t *testing.T) {
-	advOpen(t, "a derived value ordered after a value deleted in the same transaction as its base is deleted after that value")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	z := sb.Descriptor("z", "z/")
@@ -86,7 +83,6 @@ func TestAdv3DerivedOrderingOnlyDependentDeletedFirst(t *testing.T) {
 // cycle), and a/2's cascade deletes a/1, its Requires dependent, without
 // first deleting a/1's ordering-only dependent a/3: a/3 goes last.
 func TestAdv3OrderingOnlyDependentOfACycleDeletedFirst(t *testing.T) {
-	advOpen(t, "an ordering-only dependent of a member of a Requires cycle, all deleted in one transaction, is deleted after that member")
 	s, sb := kindSched(t)
 	mustSet(t, s, "a/1", "v|a/2", "a/2", "v|a/1", "a/3", "v|~a/1")
 	wantOps(t, sb, "create a/2", "create a/1", "create a/3")

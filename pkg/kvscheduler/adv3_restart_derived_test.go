@@ -20,7 +20,6 @@ import (
 // resyncs again or alerts for nothing.
 
 func TestAdv3RestartResyncDeletesDependentOfDerivedValueFirst(t *testing.T) {
-	advOpen(t, "a full resync after a restart fails naming refused deletes of a base and its derived value that a retrieved dependent needed, although it deleted all three")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -47,7 +46,6 @@ func TestAdv3RestartResyncDeletesDependentOfDerivedValueFirst(t *testing.T) {
 // order for them). The resync deletes both, yet fails naming the delete of
 // a/2 as refused because a/1 "still exists": it does not.
 func TestAdv3RestartResyncDeletesARetrievedCycle(t *testing.T) {
-	advOpen(t, "a full resync after a restart deletes a retrieved Requires cycle, yet fails naming one delete refused")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

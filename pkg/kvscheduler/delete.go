@@ -30,6 +30,7 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	n.under &^= underUpdate
 	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
+	w.deleteDueDependents(n)
 	w.availChanged(n, true)
 	w.recheckPropertyDependents(n)
 	for _, k := range slices.Backward(n.derived) {

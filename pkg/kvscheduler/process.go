@@ -52,6 +52,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	scope := s.readForResync(w, t)
 	values := s.prepareValues(w, t, scope)
 	w.values = values
+	w.dels = txnDeletes(values)
 	if len(w.stack) > 0 {
 		// Deletes that waited for values the read found gone, walked once
 		// the transaction's values are marked as to come: a value they
@@ -191,7 +192,6 @@ type undo struct {
 // fails). With revert, it returns the requests to re-apply.
 func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 	rec := w.rec
-	var undos []undo
 	for i, v := range values {
 		if w.ended() {
 			for _, r := range values[i:] {
@@ -199,34 +199,24 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 			}
 			break
 		}
-		if rec.Revert {
-			var prev *update
-			var clash string
-			var clashErr error
-			if n := s.g.nodes[v.key]; n != nil {
-				prev = n.last
-				if n.state == Invalid {
-					clash, clashErr = s.clashed[n], n.err
-				}
-				if prev == nil && n.base == "" && n.origin == FromSB && n.want != nil {
-					// A value obtained from the southbound by a refresh: its
-					// value is re-applied (as the reference does), not deleted.
-					prev = &update{value: n.want, seq: rec.SeqNum}
-				}
-			}
-			undos = append(undos, undo{v.key, prev, clash, clashErr})
+		if !w.laterValue(v) {
+			continue // applied already, before a value it depends on went (see deleteorder.go)
 		}
-		if v.n != nil {
-			w.applyNowNode(v.n)
-		} else {
-			w.applyNow(v.key)
-		}
-		w.run(frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB, n: v.n})
+		w.run(w.startValue(v))
 		if w.topErr && rec.Revert {
 			break
 		}
 	}
-	return undos
+	return w.undos
+}
+
+// laterValue tells whether v, a value of the transaction, is still to be
+// applied.
+func (w *walker) laterValue(v txnValue) bool {
+	if v.n != nil {
+		return w.later(v.n)
+	}
+	return w.marksOfKey(v.key)&markLater != 0
 }
 
 // txnOutcome is what a transaction reports besides its record.

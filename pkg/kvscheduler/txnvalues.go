@@ -100,7 +100,6 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 	if !sorted {
 		sortTxnValues(out)
 	}
-	orderDeletes(out)
 	return out
 }
 

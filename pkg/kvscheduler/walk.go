@@ -118,6 +118,11 @@ type walker struct {
 	// released are the values whose earlier request a release applied
 	// (see redelete and otherRequest).
 	released map[*node]bool
+	// dels are the transaction's deletes, sorted by key, and undos the
+	// requests an undo re-applies, in the order the values were applied
+	// (see deleteorder.go).
+	dels  []txnValue
+	undos []undo
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error

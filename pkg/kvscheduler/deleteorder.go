@@ -1,0 +1,98 @@
+package kvscheduler
+
+import (
+	"slices"
+	"strings"
+)
+
+// The delete order, one rule for every way a value goes (a transaction's
+// own delete, the delete of a derived value with its base, the Requires
+// cascade, a cycle, a resync's delete of what nothing wants): a value is
+// deleted after the values that depend on it, of either kind, and whose
+// delete the transaction has under way or still to do.
+//
+// The walk already does so for what a delete reaches itself: derived
+// values go first, and the values that Require it are taken down (into
+// PENDING) before it. What it does not reach is a dependent the
+// transaction deletes by a request of its own further on: one ordered
+// after the value (OrderingOnly stays when what it names goes), or one
+// nothing wants (read back after a restart: nothing takes it down). Such
+// a request, of the dependent or of the base it is derived from, is
+// applied right away, before the value goes (see deleteDueDependents).
+// Sorting the transaction's own deletes beforehand could not see the
+// values a delete reaches (derived values, what the cascade takes down),
+// and left a dependent of those to be deleted after them.
+
+// deleteDueDependents pushes, to run before the end of n's delete (pushed
+// already), the transaction's deletes further on that take away a value
+// depending on n which the walk would otherwise leave in place until then.
+func (w *walker) deleteDueDependents(n *node) {
+	if len(w.dels) == 0 {
+		return
+	}
+	for _, m := range w.g.dependents(n) {
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting() {
+			continue
+		}
+		b := m
+		if m.base != "" {
+			if b = w.g.nodes[w.g.baseKey(m)]; b == nil {
+				continue
+			}
+		}
+		if !w.later(b) || b.deleting() {
+			continue
+		}
+		i, ok := w.dueDelete(b.key)
+		if !ok || m.avail && !w.mayStay(m) {
+			// Not deleted by the transaction, or taken down (into
+			// PENDING) before n by the cascade anyway.
+			continue
+		}
+		w.push(w.startValue(w.dels[i]))
+	}
+}
+
+// dueDelete finds key among the transaction's deletes (sorted by key).
+func (w *walker) dueDelete(key string) (int, bool) {
+	return slices.BinarySearchFunc(w.dels, key, func(v txnValue, k string) int { return strings.Compare(v.key, k) })
+}
+
+// startValue starts applying v, one of the transaction's values: its
+// request before it is kept for an undo, it is marked applied, and the
+// frame returned applies it.
+func (w *walker) startValue(v txnValue) frame {
+	if w.rec.Revert {
+		var prev *update
+		var clash string
+		var clashErr error
+		if n := w.g.nodes[v.key]; n != nil {
+			prev = n.last
+			if n.state == Invalid {
+				clash, clashErr = w.s.clashed[n], n.err
+			}
+			if prev == nil && n.base == "" && n.origin == FromSB && n.want != nil {
+				// A value obtained from the southbound by a refresh: its
+				// value is re-applied (as the reference does), not deleted.
+				prev = &update{value: n.want, seq: w.rec.SeqNum}
+			}
+		}
+		w.undos = append(w.undos, undo{v.key, prev, clash, clashErr})
+	}
+	if v.n != nil {
+		w.applyNowNode(v.n)
+	} else {
+		w.applyNow(v.key)
+	}
+	return frame{kind: fApply, key: v.key, value: v.value, last: v.last, origin: FromNB, n: v.n}
+}
+
+// txnDeletes returns the deletes at the head of vs (group 0), sorted by
+// key.
+func txnDeletes(vs []txnValue) []txnValue {
+	end := 0
+	for end < len(vs) && vs[end].group == 0 {
+		end++
+	}
+	return vs[:end:end]
+}
