@@ -16,7 +16,6 @@ import (
 // wanted value is left PENDING, gone from the southbound, with Commit nil.
 
 func TestAdv3OrderingOnlyDependentRecreatedIsNotDeleted(t *testing.T) {
-	advOpen(t, "an ordering-only dependent changed by re-creation while what it names is gone is deleted into PENDING")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	x := withKindDeps(sb.Descriptor("x", "x/"))

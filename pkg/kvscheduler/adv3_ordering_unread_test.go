@@ -21,7 +21,6 @@ import (
 // failure is the read.
 
 func TestAdv3UnreadOrderingOnlyDependencyDoesNotHoldAnUpdate(t *testing.T) {
-	advOpen(t, "the in-place update of an ordering-only dependent is refused because the descriptor of what it is ordered after could not be read")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

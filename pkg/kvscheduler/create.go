@@ -9,7 +9,8 @@ import (
 // valid and its dependencies are met; otherwise it waits (PENDING, or
 // INVALID or UNIMPLEMENTED until it is requested again).
 
-// create applies n.want to a key that does not exist in the southbound.
+// create applies n.want to a key that does not exist in the southbound;
+// recreate tells that it existed until the delete half of its re-create.
 func (w *walker) create(n *node, recreate bool) {
 	ro := w.newOp(OpCreate, n)
 	ro.Recreate = ro.Recreate || recreate
@@ -23,6 +24,13 @@ func (w *walker) create(n *node, recreate bool) {
 		return
 	}
 	ready, inCycle := w.readyHow(n)
+	deps := allDeps
+	if !ready && recreate && w.staysByOrdering(n) {
+		// A re-create is the update of a value that exists: it stays,
+		// changed, while only ordering-only dependencies are unmet, as a
+		// value updated in place does; it is not deleted into PENDING.
+		ready, deps = true, requiredDeps
+	}
 	if !ready {
 		n.state, n.lastOp = Pending, appliedOp(recreate)
 		ro.NOOP = true
@@ -36,7 +44,7 @@ func (w *walker) create(n *node, recreate bool) {
 		return
 	}
 	if !n.implicit() {
-		if w.hold(n, OpCreate, ro) {
+		if w.hold(n, OpCreate, ro, deps) {
 			return
 		}
 		var md any

@@ -20,7 +20,11 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	ro.Recreate = ro.Recreate || reason == delRecreate
 	// Held back before anything goes: its dependents and derived values
 	// must not be taken down for a delete that does not happen.
-	if w.holdUnread(n, OpDelete, ro, reason == delPending || reason == delPendingUpdate) {
+	deps := noDeps
+	if reason == delPending || reason == delPendingUpdate {
+		deps = requiredDeps // an ordering-only dependency takes nothing down
+	}
+	if w.holdUnread(n, OpDelete, ro, deps) {
 		return
 	}
 	wasAvail := n.avail
@@ -119,7 +123,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		}
 	}
 	if !n.implicit() {
-		if w.hold(n, OpDelete, ro) {
+		if w.hold(n, OpDelete, ro, noDeps) {
 			return false
 		}
 		if n.d.Delete == nil {

@@ -9,10 +9,10 @@ import (
 // Failures during the walk: operations held back (a failed read, an ended
 // context) and operations that failed.
 
-// hold refuses an operation while the descriptor (or its base's) could not
-// be read in this transaction's refresh, or once the transaction's context
-// has ended.
-func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
+// hold refuses an operation while the descriptor (or its base's, or with
+// deps those of what it depends on) could not be read in this
+// transaction's refresh, or once the transaction's context has ended.
+func (w *walker) hold(n *node, kind Operation, ro RecordedOp, deps depsRead) bool {
 	if w.ended() {
 		// A value of the transaction itself stays as it was, until
 		// requested again or a resync; one its operations reached is
@@ -30,19 +30,32 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp) bool {
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
 		return true
 	}
-	return w.holdUnread(n, kind, ro, kind != OpDelete)
+	return w.holdUnread(n, kind, ro, deps)
 }
+
+// depsRead says which of a value's dependencies an operation is decided
+// on, and so must have been read: none (a delete no longer wanted), those
+// that Require (what decides whether a value that exists stays, is
+// updated in place or goes into PENDING: see staysByOrdering), or all (a
+// create, which waits for ordering-only dependencies too).
+type depsRead uint8
+
+const (
+	noDeps depsRead = iota
+	requiredDeps
+	allDeps
+)
 
 // holdUnread refuses an operation on n decided on what a failed read of
 // this transaction could not see: n itself or its base, and with deps
 // what n depends on (a create or update counts on it existing, a delete
-// into PENDING on it being gone). The value is not attempted: it stays as
+// into PENDING on it being gone; see depsRead). The value is not attempted: it stays as
 // believed, FAILED with the RetrieveError, and still serves its
 // dependents if it did.
-func (w *walker) holdUnread(n *node, kind Operation, ro RecordedOp, deps bool) bool {
+func (w *walker) holdUnread(n *node, kind Operation, ro RecordedOp, deps depsRead) bool {
 	re := w.s.unreadFor(n)
-	if re == nil && deps {
-		re = w.s.unreadDeps(n)
+	if re == nil && deps != noDeps {
+		re = w.s.unreadDeps(n, deps == allDeps)
 	}
 	if re == nil {
 		return false

@@ -343,12 +343,16 @@ func (s *Scheduler) unreadFor(n *node) *RetrieveError {
 // hide what n depends on: the descriptor of an exact dependency's key or
 // of a provider, or, for an any-of dependency no read value meets, any
 // failed one (it may hold a value that meets it). Whether n's
-// dependencies are met is then unknown.
-func (s *Scheduler) unreadDeps(n *node) *RetrieveError {
+// dependencies are met is then unknown. Ordering-only dependencies count
+// only with ordering (see depsRead).
+func (s *Scheduler) unreadDeps(n *node, ordering bool) *RetrieveError {
 	if len(s.unread) == 0 {
 		return nil
 	}
 	for _, dep := range n.deps {
+		if dep.Kind == OrderingOnly && !ordering {
+			continue
+		}
 		var re *RetrieveError
 		if dep.Key != "" {
 			if d, err := s.reg.owner(dep.Key); err == nil && d != nil {

@@ -115,7 +115,9 @@ func (w *walker) finishUpdate(f frame) {
 		}
 	}
 	if !f.equal && !n.implicit() {
-		if w.hold(n, OpUpdate, ro) {
+		// Updated in place whether its ordering-only dependencies are
+		// met or not: only those that Require count.
+		if w.hold(n, OpUpdate, ro, requiredDeps) {
 			return
 		}
 		var md any
