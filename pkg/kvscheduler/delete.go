@@ -34,12 +34,14 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	n.under &^= underUpdate
 	n.avail = false // dependents stop counting on it
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
-	w.deleteDueDependents(n)
 	w.availChanged(n, true)
 	w.recheckPropertyDependents(n)
 	for _, k := range slices.Backward(n.derived) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 	}
+	// Run first: a dependent the transaction deletes may be ordered after
+	// a derived value of n too.
+	w.deleteDueDependents(n)
 }
 
 // deleteAbsent handles the delete of a value that is not in the

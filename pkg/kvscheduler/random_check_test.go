@@ -3,6 +3,8 @@ package kvscheduler_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -26,9 +28,13 @@ type harness struct {
 	// back and the scheduler did not read back since (see lose).
 	lost map[string]any
 	// owned are the southbound's own values ("s/" keys), notified.
-	owned     map[string]any
-	step      string
-	violation *propFailure
+	owned map[string]any
+	// orderedAfter maps a value whose delete the transaction still has to
+	// do to a value it is ordered after that the transaction deleted
+	// already: deleting it now breaks "deletes before" (see checkDelete).
+	orderedAfter map[string]string
+	step         string
+	violation    *propFailure
 }
 
 func (h *harness) violate(kind, format string, args ...any) {
@@ -64,9 +70,22 @@ func (h *harness) checkWrite(op, k string, v any) {
 		return
 	}
 	rv := v.(rval)
+	if op == "create" {
+		for y, x := range h.orderedAfter {
+			if x == k {
+				delete(h.orderedAfter, y) // what it is ordered after is back
+			}
+		}
+	} else {
+		delete(h.orderedAfter, k)
+	}
+	// An update, and the create of a re-create (after the delete of the
+	// value it changes), change a value that exists: its ordering-only
+	// dependencies need not be met.
+	changes := op == "update" || h.recreating(k, rv)
 	var scc map[string]bool
 	for _, d := range rv.Deps {
-		if depMet(d, have) {
+		if depMet(d, have) || changes && ordering(d) {
 			continue
 		}
 		if scc == nil {
@@ -80,10 +99,31 @@ func (h *harness) checkWrite(op, k string, v any) {
 	}
 }
 
-// checkDelete checks rule 2 for a Delete of k.
-func (h *harness) checkDelete(k string) {
+// recreating tells whether a create of k to v is the create of a
+// re-create: the transaction deleted another value of k. (A value the
+// cascade took down and the transaction then requested with another value
+// passes too: the check is weaker than the rule there.)
+func (h *harness) recreating(k string, v rval) bool {
+	for _, op := range h.sb.Ops(false) {
+		if op.Operation == "delete" && op.Key == k && !reflect.DeepEqual(op.Value, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDelete checks rule 2 for a Delete of k. It returns the values
+// ordered after k whose delete the transaction still has to do: once k is
+// gone, deleting them breaks "deletes before" (an NB transaction's walk
+// deletes them first; a retry's is not ordered so).
+func (h *harness) checkDelete(k string) (orderedAfterK []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if x := h.orderedAfter[k]; x != "" {
+		h.violate("order-delete/ordering", "delete %s after %s, which it is ordered after, in the same transaction (southbound %v)", k, x, sortedKeys(h.sb.Values()))
+		return nil
+	}
+	retry := strings.HasPrefix(h.step, "retry")
 	cur := h.sb.Values()
 	// What the scheduler may believe: a value lost behind its back still
 	// satisfies a dependency as far as it knows.
@@ -110,7 +150,7 @@ func (h *harness) checkDelete(k string) {
 		}
 		if derivedOfK[y] {
 			h.violate("order-delete-base", "delete %s while its derived value %s is in the southbound", k, y)
-			return
+			return nil
 		}
 		rv, ok := cur[y].(rval)
 		if !ok {
@@ -126,9 +166,37 @@ func (h *harness) checkDelete(k string) {
 			if scc[y] {
 				continue
 			}
+			if ordering(d) {
+				// y stays, unless the transaction deletes it: nothing
+				// wants it, and it is neither a failed delete's retry nor
+				// kept by a failed value that needs it (its delete then
+				// waits for that value, which holds back nothing else).
+				if _, wanted := h.desired[y]; !wanted && !retry && h.failed[y] == "" && !h.keptByFailure(cur, y) {
+					orderedAfterK = append(orderedAfterK, y)
+				}
+				continue
+			}
 			h.violate("order-delete/"+depClass(d), "delete %s while %s %s in the southbound depends on it (%s) (southbound %v)", k, y, formatVal(rv), d, sortedKeys(cur))
-			return
+			return nil
 		}
+	}
+	return orderedAfterK
+}
+
+// keptByFailure tells whether y is in the southbound only for a value a
+// failed operation left there (see keptAfterTxn).
+func (h *harness) keptByFailure(cur map[string]any, y string) bool {
+	have := present(cur)
+	return h.keptAfterTxn(cur, have, h.givenAfterTxn(cur, have))[y]
+}
+
+// deleted notes that k, deleted, was what the values in orderedAfterK are
+// ordered after (see checkDelete).
+func (h *harness) deleted(k string, orderedAfterK []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, y := range orderedAfterK {
+		h.orderedAfter[y] = k
 	}
 }
 
@@ -186,9 +254,12 @@ func (h *harness) wrap(d *kvscheduler.Descriptor) *kvscheduler.Descriptor {
 		}
 	}
 	d.Delete = func(ctx context.Context, k string, v any, md any) error {
-		h.checkDelete(k)
+		orderedAfterK := h.checkDelete(k)
 		err := del(ctx, k, v, md)
 		h.noted(k, failedOp("delete", err))
+		if err == nil {
+			h.deleted(k, orderedAfterK)
+		}
 		return err
 	}
 	return d
@@ -283,6 +354,9 @@ func (h *harness) keptAfterTxn(cur map[string]any, have, given map[string]bool) 
 		}
 		if rv, ok := v.(rval); ok {
 			for _, d := range rv.Deps {
+				if ordering(d) {
+					continue // keeps nothing from being deleted
+				}
 				for _, x := range depTargets(d, have) {
 					if have[x] {
 						next = append(next, x, baseOf(x))

@@ -19,7 +19,8 @@ import (
 // rval is the value of a base key.
 type rval struct {
 	Ver int
-	// Deps are exact keys, or "any:<prefix>" for an AnyOf dependency.
+	// Deps are exact keys, or "any:<prefix>" for an AnyOf dependency;
+	// with a "~" in front, ordering only (see ordering).
 	Deps []string
 	// Derived lists the derived values d/<base>/<j> (handled by "d").
 	Derived []int
@@ -30,14 +31,29 @@ type rval struct {
 func (v rval) deps() []kvscheduler.Dependency {
 	var out []kvscheduler.Dependency
 	for _, d := range v.Deps {
-		if p, ok := strings.CutPrefix(d, "any:"); ok {
-			out = append(out, kvscheduler.Dependency{Label: d, AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{p}}})
+		kind := kvscheduler.Requires
+		if ordering(d) {
+			kind = kvscheduler.OrderingOnly
+		}
+		if p, ok := strings.CutPrefix(depKey(d), "any:"); ok {
+			out = append(out, kvscheduler.Dependency{Label: d, AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{p}}, Kind: kind})
 		} else {
-			out = append(out, kvscheduler.Dependency{Key: d})
+			out = append(out, kvscheduler.Dependency{Key: depKey(d), Kind: kind})
 		}
 	}
 	return out
 }
+
+// ordering tells whether dependency d is ordering only ("~" in front): the
+// model's rules for it, from docs/kvscheduler.md ("Two kinds of
+// dependency"): a value waits for it to be created (creates after); once
+// the value exists, it stays, is updated in place (or re-created) without
+// it, and does not keep it from being deleted; and when both are deleted
+// in one transaction, the value goes first (deletes before).
+func ordering(d string) bool { return strings.HasPrefix(d, "~") }
+
+// depKey is d without its ordering mark: "key" or "any:prefix".
+func depKey(d string) string { return strings.TrimPrefix(d, "~") }
 
 // derived returns the derived values and properties of base key k.
 func (v rval) derived(k string) []kvscheduler.KeyValuePair {
@@ -68,6 +84,7 @@ func baseOf(k string) string {
 // depMet tells whether dependency d ("key" or "any:prefix") is satisfied
 // by one of the keys in have.
 func depMet(d string, have map[string]bool) bool {
+	d = depKey(d)
 	if p, ok := strings.CutPrefix(d, "any:"); ok {
 		for k, in := range have {
 			if in && strings.HasPrefix(k, p) {
@@ -81,6 +98,7 @@ func depMet(d string, have map[string]bool) bool {
 
 // depTargets returns the keys among nodes that can satisfy d.
 func depTargets(d string, nodes map[string]bool) []string {
+	d = depKey(d)
 	if p, ok := strings.CutPrefix(d, "any:"); ok {
 		var out []string
 		for k := range nodes {
@@ -106,7 +124,8 @@ func depTargets(d string, nodes map[string]bool) []string {
 // exist step by step (b and d/b/0 exist, then a is changed to depend on
 // d/b/0), and such values are in mostSouthbound, which counts derived
 // values in cycles too. Properties are left out of the result: they are
-// not in the southbound.
+// not in the southbound. Ordering-only dependencies count as the others:
+// what must exist is what could be created.
 func wantSouthbound(desired map[string]rval, owned map[string]bool) map[string]any {
 	return fixedPoint(desired, false, owned)
 }
@@ -114,6 +133,8 @@ func wantSouthbound(desired map[string]rval, owned map[string]bool) map[string]a
 // mostSouthbound is the most the southbound may hold: the greatest fixed
 // point in which derived values count for cycles too. (owned are the
 // southbound's own values, which exist whatever the northbound wants.)
+// Ordering-only dependencies do not count: a value created once they were
+// met stays when they go.
 func mostSouthbound(desired map[string]rval, owned map[string]bool) map[string]any {
 	return fixedPoint(desired, true, owned)
 }
@@ -121,7 +142,8 @@ func mostSouthbound(desired map[string]rval, owned map[string]bool) map[string]a
 // fixedPoint computes the values that exist given the desired ones (see
 // wantSouthbound); the keys in given exist whatever their dependencies
 // (values left in the southbound by a failed update) and satisfy those of
-// others.
+// others. viaDerived is the most (see mostSouthbound), which also leaves
+// out ordering-only dependencies.
 func fixedPoint(desired map[string]rval, viaDerived bool, given map[string]bool) map[string]any {
 	var alive map[string]bool
 	established := map[string]bool{}
@@ -147,6 +169,9 @@ func fixedPoint(desired map[string]rval, viaDerived bool, given map[string]bool)
 					continue
 				}
 				for _, d := range v.Deps {
+					if viaDerived && ordering(d) {
+						continue
+					}
 					if !depMet(d, alive) {
 						alive[k] = false
 						for _, kv := range v.derived(k) {
@@ -228,7 +253,7 @@ func newDepGraph(vals ...map[string]rval) *depGraph {
 	for _, m := range vals {
 		for _, v := range m {
 			for _, d := range v.Deps {
-				if !strings.HasPrefix(d, "any:") {
+				if d = depKey(d); !strings.HasPrefix(d, "any:") {
 					g.nodes[d] = true
 				}
 			}

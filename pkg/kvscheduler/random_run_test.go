@@ -68,6 +68,9 @@ type runner struct {
 func (r *runner) commit(txn *kvscheduler.Txn) *propFailure {
 	s, sb, h := r.s, r.sb, r.h
 	sb.ResetOps()
+	h.mu.Lock()
+	h.orderedAfter = map[string]string{} // "deletes before" holds within one transaction
+	h.mu.Unlock()
 	inBefore := sb.Values() // for rule 4 (see spuriousFailure)
 	failedBefore := map[string]bool{}
 	for _, st := range s.ValueStatuses(nil) {

@@ -65,7 +65,13 @@ import (
 // downstream resync repairs what is still lost before the retries
 // settle), and southbound notifications: the southbound's own values
 // "s/<i>" appearing and going (desired values depend on them), and
-// derived keys notified as the southbound holds them (ignored).
+// derived keys notified as the southbound holds them (ignored); and, for
+// half the seeds, ordering-only dependencies (random_ordering_test.go):
+// rule 1 then holds between the least (they count) and the most (they do
+// not) southbound, a create waits for them but an update or a re-create
+// does not, a delete is not held back by them, and within one
+// transaction a value the transaction deletes is deleted before what it
+// is ordered after.
 //
 // Failures are shrunk to a minimal scenario printed as Go to paste into a
 // unit test. -kvseeds=N runs N seeds (default 500, about 1 s when they pass) from
@@ -82,6 +88,7 @@ func TestRandomGraphs(t *testing.T) {
 		sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 		extendScenario(rand.New(rand.NewPCG(seed, 25)), &sc)
 		extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
+		extendOrdering(rand.New(rand.NewPCG(seed, 27)), &sc)
 		f := runScenario(sc)
 		if f == nil {
 			continue
@@ -98,6 +105,9 @@ func TestRandomGraphs(t *testing.T) {
 
 // depClass names the kind of a dependency in failure classes.
 func depClass(d string) string {
+	if ordering(d) {
+		return "ordering-" + depClass(depKey(d))
+	}
 	switch {
 	case strings.HasPrefix(d, "any:"):
 		return "anyof"
@@ -132,6 +142,7 @@ func checkSeed(t *testing.T, seed uint64) {
 	sc := genScenario(rand.New(rand.NewPCG(seed, 13)))
 	extendScenario(rand.New(rand.NewPCG(seed, 25)), &sc)
 	extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
+	extendOrdering(rand.New(rand.NewPCG(seed, 27)), &sc)
 	if f := runScenario(sc); f != nil {
 		reportFailure(t, seed, sc, f)
 	}
