@@ -110,6 +110,12 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 				return true
 			}
 		}
+		if k := w.dependentUnderWay(n); k != "" && w.deferDelete(f, k) {
+			if recheck {
+				n.under |= underRecheck
+			}
+			return true
+		}
 		if blocker := w.stillNeeded(n); blocker != "" {
 			if w.deferDelete(f, blocker) {
 				if recheck {

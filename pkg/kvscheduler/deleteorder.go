@@ -19,6 +19,9 @@ import (
 // nothing wants (read back after a restart: nothing takes it down). Such
 // a request, of the dependent or of the base it is derived from, is
 // applied right away, before the value goes (see deleteDueDependents).
+// The end of a delete waits for a dependent whose delete is under way
+// (dependentUnderWay), and deletes released together go dependents first
+// (dependentsFirst).
 // Sorting the transaction's own deletes beforehand could not see the
 // values a delete reaches (derived values, what the cascade takes down),
 // and left a dependent of those to be deleted after them.
@@ -95,4 +98,60 @@ func txnDeletes(vs []txnValue) []txnValue {
 		end++
 	}
 	return vs[:end:end]
+}
+
+// dependentsFirst orders ns, deletes released together (see
+// releaseWaiters), so that a value comes before the values among them it
+// depends on, of either kind, by the value in the southbound or the
+// wanted one: the delete order's rule for deletes that waited, which
+// applyValues' marks do not reach (a resync's read releases them before
+// the transaction's values are known). Otherwise, and in a cycle, the
+// order of ns stands. ns is short: the values that waited for one value.
+func dependentsFirst(ns []*node) []*node {
+	if len(ns) < 2 {
+		return ns
+	}
+	out := make([]*node, 0, len(ns))
+	state := make(map[*node]uint8, len(ns)) // 1 visiting, 2 placed
+	var visit func(x *node)
+	visit = func(x *node) {
+		if state[x] != 0 {
+			return
+		}
+		state[x] = 1
+		for _, y := range ns {
+			if y != x && (dependsOn(y.deps, x.key) || dependsOn(y.sbDeps, x.key)) {
+				visit(y)
+			}
+		}
+		state[x] = 2
+		out = append(out, x)
+	}
+	for _, x := range ns {
+		visit(x)
+	}
+	return out
+}
+
+// dependsOn tells whether one of deps names key.
+func dependsOn(deps []Dependency, key string) bool {
+	for _, dep := range deps {
+		if dep.matchesKey(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// dependentUnderWay names a value in the southbound that depends on n, of
+// either kind, and whose delete is under way (started by the walk further
+// up, its end still to come): n's delete ends after it (see deferDelete).
+// Members of a cycle with n go together.
+func (w *walker) dependentUnderWay(n *node) string {
+	for _, m := range w.g.dependents(n) {
+		if m != n && m.exists() && m.deleting() && !w.reaches(n, m) {
+			return m.key
+		}
+	}
+	return ""
 }

@@ -7,14 +7,15 @@ import "slices"
 // and is deleted again then.
 
 // releaseWaiters deletes again, right after n, the values whose delete
-// waited for n to go, now that n is gone or changed.
+// waited for n to go, now that n is gone or changed: a waiter before the
+// waiters it depends on (see dependentsFirst).
 func (w *walker) releaseWaiters(n *node) {
 	ws := w.s.waiters[n.key]
 	if len(ws) == 0 {
 		return
 	}
 	delete(w.s.waiters, n.key)
-	for _, p := range slices.Backward(ws) {
+	for _, p := range slices.Backward(dependentsFirst(ws)) {
 		w.push(frame{kind: fRedelete, n: p, key: n.key})
 	}
 }
