@@ -228,6 +228,30 @@ func BenchmarkCompactList(b *testing.B) {
 	}
 }
 
+// BenchmarkCompactListMetadata is ListMetadata of 10,000 pods from a compact
+// store (no decode: the metadata kept beside each encoded pod) and from the
+// default store, to set beside BenchmarkCompactList.
+func BenchmarkCompactListMetadata(b *testing.B) {
+	const n = 10000
+	for _, compact := range []bool{true, false} {
+		name := "default-store"
+		if compact {
+			name = "compact"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := syncedInformer(b, n, compact).GetStore()
+			withCPU(b, func() {
+				for b.Loop() {
+					ms, err := ListMetadata(store)
+					if err != nil || len(ms) != n {
+						b.Fatalf("listed %d pods' metadata (%v), want %d", len(ms), err, n)
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkCompactSize reports what a compact store holds per pod (the
 // encoded bytes) and what decoding one allocates.
 func BenchmarkCompactSize(b *testing.B) {
