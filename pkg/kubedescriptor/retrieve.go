@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -97,8 +98,12 @@ func (k *kind) list(ctx context.Context) ([]runtime.Object, error) {
 		if err != nil {
 			return nil, err
 		}
+		items, err := managedItems(store, selector)
+		if err != nil {
+			return nil, err
+		}
 		var out []runtime.Object
-		for _, item := range store.List() {
+		for _, item := range items {
 			obj, ok := item.(runtime.Object)
 			if !ok {
 				continue
@@ -213,4 +218,17 @@ func (k *kind) dryRun(ctx context.Context, key string, live metav1.Object, want 
 	}
 	k.applied.put(key, st)
 	return st
+}
+
+// managedItems returns the store's objects that may carry the management
+// label: only those when the store selects by label itself (a
+// SharedCacheFactory's: on a compact cache, List would decode every object
+// of the kind, managed or not, and ListSelected compares the labels kept
+// beside each encoded object), every object otherwise. Callers still check
+// each object with manages.
+func managedItems(store toolscache.Store, selector labels.Selector) ([]any, error) {
+	if s, ok := store.(lariatcache.SelectingIndexer); ok {
+		return s.ListSelected("", selector)
+	}
+	return store.List(), nil
 }
