@@ -104,8 +104,13 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 	// What a failed read-back left unknown is read first, whatever the
 	// transaction: nothing is decided on a belief the read could not
 	// confirm (the walk of what it finds runs once the transaction's
-	// values are marked, with the deletes below).
-	s.readUnknown(w)
+	// values are marked, with the deletes below). A transaction that
+	// requests nothing and resyncs nothing decides nothing, so it leaves
+	// them to the next one: it must not wait on a southbound that does not
+	// answer (the read of a value whose request a cancelled Commit cut).
+	if len(t.values) > 0 || t.resync != NoResync {
+		s.readUnknown(w)
+	}
 	if t.resync != NoResync {
 		// A resync attempts every failed value (of its scope) again, but
 		// keeps the failures: a value that fails again goes on counting
