@@ -46,18 +46,7 @@ func WebAppStatus() generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus] {
 func Start(t testing.TB, ctx context.Context, cfg *rest.Config, fopts *generic.FactoryOptions, name string,
 	handler dependents.Handler[*demov1.WebApp], opts dependents.Options) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
-	f, err := generic.NewFactoryFromConfig(cfg, nil, fopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	df, err := demo.NewFactory(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapps, err := df.Demo().V1().WebApp()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, webapps := Factory(t, cfg, fopts)
 	d, err := dependents.Register(ctx, f, webapps, WebAppStatus(), name, handler, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +62,25 @@ func Start(t testing.TB, ctx context.Context, cfg *rest.Config, fopts *generic.F
 		}
 	})
 	return d, webapps
+}
+
+// Factory builds a factory on cfg (with fopts) and its WebApp controller,
+// for a test that calls dependents.Register itself.
+func Factory(t testing.TB, cfg *rest.Config, fopts *generic.FactoryOptions) (*generic.Factory, democtl.WebAppController) {
+	t.Helper()
+	f, err := generic.NewFactoryFromConfig(cfg, nil, fopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := demo.NewFactory(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webapps, err := df.Demo().V1().WebApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, webapps
 }
 
 // ReadyMessage returns the message of the WebApp's DefaultCondition, ""

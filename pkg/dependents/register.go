@@ -54,7 +54,20 @@ type Options struct {
 	// StopTimeout bounds how long the loop may take to stop once the
 	// registration's context ends; zero means 10 s.
 	StopTimeout time.Duration
+	// Status, when set, writes the owner's own status fields from its
+	// summary, after the condition is set: a StatusFunc[T, S] (or a func
+	// of that signature) of Register's owner and status types. Register
+	// returns an error for any other type (Options is not generic, so
+	// that every generated Register<Kind>Dependents shares it).
+	Status any
 }
+
+// StatusFunc writes the status fields of owner from s, the summary its
+// condition was set from (Known false while the owner's generation is not
+// computed yet). It runs in the owner's status handler, whose write of
+// status is one update of the status subresource; it must not keep status
+// or owner.
+type StatusFunc[T any, S any] func(owner T, s Summary, status *S)
 
 // DefaultEventLoopConfig is eventloop.DefaultConfig with one line per
 // event at debug level, and periodic healing every minute: a downstream resync in which the scheduler re-reads the
@@ -116,9 +129,15 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	if opts.Condition == "" {
 		opts.Condition = DefaultCondition
 	}
+	hook, err := statusHook[T, S](opts.Status)
+	if err != nil {
+		return nil, err
+	}
+	if hook != nil && (access.Get == nil || access.Set == nil) {
+		return nil, errors.New("dependents: Options.Status needs a status access with Get and Set")
+	}
 	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
 		reports: newReports(), done: make(chan struct{})}
-	var err error
 	if d.sched, err = newScheduler(factory, name, opts, d.k); err != nil {
 		return nil, err
 	}
@@ -158,7 +177,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 	if d.loop, err = eventloop.New(lo); err != nil {
 		return nil, d.closeWith(err)
 	}
-	registerStatus(ctx, d, owners, access, opts.Condition, name)
+	registerStatus(ctx, d, owners, access, opts.Condition, name, hook)
 	if err := d.loop.Start(ctx); err != nil {
 		return nil, d.closeWith(err)
 	}
@@ -259,10 +278,26 @@ func enqueue(owners interface{ Enqueue(string, string) }, key string) {
 	owners.Enqueue(ns, name)
 }
 
-// registerStatus sets cond on every owner from its summary.
+// statusHook returns Options.Status as a StatusFunc of the owner's types,
+// nil when unset.
+func statusHook[T any, S any](status any) (StatusFunc[T, S], error) {
+	switch f := status.(type) {
+	case nil:
+		return nil, nil
+	case StatusFunc[T, S]:
+		return f, nil
+	case func(T, Summary, *S):
+		return f, nil
+	}
+	var t T
+	var s S
+	return nil, fmt.Errorf("dependents: Options.Status is a %T, not a func(%T, dependents.Summary, *%T)", status, t, s)
+}
+
+// registerStatus sets cond on every owner from its summary, then runs hook.
 func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *Dependents, owners Owners[T],
-	access generic.StatusAccess[T, S], cond condition.Cond, name string) {
-	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil {
+	access generic.StatusAccess[T, S], cond condition.Cond, name string, hook StatusFunc[T, S]) {
+	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil && hook == nil {
 		return
 	}
 	generic.RegisterStatusHandler(ctx, owners, access, "", name+"-status", func(obj T, status S) (S, error) {
@@ -289,13 +324,16 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 				st = metav1.ConditionUnknown
 			}
 			cond.Set(access.Conditions(&status), st, gen, reason, msg)
-			return status, nil
+		} else if access.SetCondition != nil {
+			var err error
+			if !s.AllReady() {
+				err = errors.New(msg)
+			}
+			access.SetCondition(&status, cond, gen, err)
 		}
-		var err error
-		if !s.AllReady() {
-			err = errors.New(msg)
+		if hook != nil {
+			hook(obj, s, &status)
 		}
-		access.SetCondition(&status, cond, gen, err)
 		return status, nil
 	})
 }
