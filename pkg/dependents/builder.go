@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,13 @@ type desired struct {
 	left    []objState     // the objects IncludeWhen leaves out (for what waits on them)
 	ready   int            // how many of them are ready
 	err     error          // the handler's last error (values are older)
+	// needs are the markers of the owners its objects require (both
+	// kinds): what its latched marker needs.
+	needs []string
+	// available is the latch: every object was ready once, and the
+	// owner's requirements have not failed since (see
+	// Object.RequiresOwnerAvailable).
+	available bool
 }
 
 // AnnotationOwner names, on each object, the owner it is kept for: its
@@ -157,6 +165,11 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		}
 		for _, ok := range o.owners {
 			kubedescriptor.DependsOn(m, b.k.owner(ok))
+			d.needs = appendNew(d.needs, b.k.owner(ok))
+		}
+		for _, ok := range o.available {
+			kubedescriptor.DependsOn(m, b.k.available(ok))
+			d.needs = appendNew(d.needs, b.k.available(ok))
 		}
 	}
 	onCycle := cycles(objs, labelOf)
@@ -279,6 +292,28 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 	} else {
 		delete(d.values, b.k.owner(ownerKey))
 	}
+}
+
+// latch sets the owner's latched marker (see
+// Object.RequiresOwnerAvailable) from d's readiness, the latch of before
+// (was) and whether the marker is waiting for the owner's requirements
+// (failed): it needs them, and is ordered after the owner's objects, so
+// that what waits for it is deleted before them.
+func (b *builder[T]) latch(ownerKey string, d *desired, was, failed bool) {
+	d.available = !failed && (was || d.ready == len(d.objects))
+	if !d.available {
+		delete(d.values, b.k.available(ownerKey))
+		return
+	}
+	d.values[b.k.available(ownerKey)] = marker{Needs: d.needs, After: slices.Collect(d.objectKeys())}
+}
+
+// appendNew appends s to l unless l has it.
+func appendNew(l []string, s string) []string {
+	if slices.Contains(l, s) {
+		return l
+	}
+	return append(l, s)
 }
 
 // refreshReadiness is readiness for an owner whose handler failed: its

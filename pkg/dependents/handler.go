@@ -255,15 +255,22 @@ func (h *loopHandler[T]) compute(key string) error {
 			return c.claim(key, uid, objKey)
 		})
 	}
+	prev := h.desired[key]
+	// The latched marker waits (PENDING) once the owner's requirements
+	// failed: the latch is let go, and taken again when every object is
+	// ready again.
+	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
 	if err != nil {
 		err = fmt.Errorf("owner %s: %w", key, err)
-		if prev := h.desired[key]; prev != nil {
+		if prev != nil {
 			prev.err = err
 			h.build.refreshReadiness(key, prev, h.live)
+			h.build.latch(key, prev, prev.available, failed)
 		}
 		h.reports.set(key, owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
+	h.build.latch(key, d, prev != nil && prev.available, failed)
 	h.unclaim(key)
 	for objKey := range d.objectKeys() {
 		h.childOf[objKey] = key

@@ -25,6 +25,15 @@ func (k keys) ready(objKey string) string { return k.prefix + "ready/" + objKey 
 // owner is the key of the marker of the owner at ownerKey.
 func (k keys) owner(ownerKey string) string { return k.prefix + "owner/" + ownerKey }
 
+// available is the key of the latched marker of the owner at ownerKey
+// (see Object.RequiresOwnerAvailable).
+func (k keys) available(ownerKey string) string { return k.prefix + "available/" + ownerKey }
+
+// availableOf returns the owner key a latched marker stands for.
+func (k keys) availableOf(key string) (string, bool) {
+	return strings.CutPrefix(key, k.prefix+"available/")
+}
+
 // isMarker tells whether key is one of the registration's markers.
 func (k keys) isMarker(key string) bool { return strings.HasPrefix(key, k.prefix) }
 
@@ -42,6 +51,9 @@ func (k keys) ownerOf(key string) (string, bool) {
 type marker struct {
 	// Needs are the keys of the values the marker stands for.
 	Needs []string
+	// After are keys it is ordered after (kvscheduler.OrderingOnly): what
+	// waits for it is deleted before them, and it stays when they go.
+	After []string
 }
 
 // String is what the scheduler's history shows.
@@ -61,9 +73,12 @@ func (k keys) markerDescriptor(name string) *kvscheduler.Descriptor {
 		Update: func(context.Context, string, any, any, any) (any, error) { return nil, nil },
 		Dependencies: func(_ string, v any) []kvscheduler.Dependency {
 			m, _ := v.(marker)
-			deps := make([]kvscheduler.Dependency, len(m.Needs))
-			for i, key := range m.Needs {
-				deps[i] = kvscheduler.Dependency{Key: key}
+			deps := make([]kvscheduler.Dependency, 0, len(m.Needs)+len(m.After))
+			for _, key := range m.Needs {
+				deps = append(deps, kvscheduler.Dependency{Key: key})
+			}
+			for _, key := range m.After {
+				deps = append(deps, kvscheduler.Dependency{Key: key, Kind: kvscheduler.OrderingOnly})
 			}
 			return deps
 		},

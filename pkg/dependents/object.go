@@ -16,6 +16,7 @@ type Object struct {
 	after     []*Object
 	requires  []*Object
 	owners    []string // "namespace/name" of other owners it requires
+	available []string // "namespace/name" of other owners it requires latched
 	readyWhen ReadyFunc
 	excluded  bool
 }
@@ -49,6 +50,21 @@ func (o *Object) Requires(others ...*Object) *Object {
 // namespace is the owner's ("" for a cluster-scoped owner kind).
 func (o *Object) RequiresOwner(namespace, name string) *Object {
 	o.owners = append(o.owners, ownerKey(namespace, name))
+	return o
+}
+
+// RequiresOwnerAvailable makes o need another owner of the same kind,
+// handled by the same registration, to be available: o is created once
+// every object of that owner is ready, and from then on the owner stays
+// available (latched) while it exists and its own requirements
+// (RequiresOwner, RequiresOwnerAvailable) are met, whatever its objects'
+// readiness: an outage of its objects does not take o down, its deletion
+// does, and so does the loss of what it requires, down a chain. Once its
+// requirements failed, it is available again only when its objects are
+// all ready again. The latch lives in the registration's memory: after a
+// restart, an owner is available once its objects are all ready.
+func (o *Object) RequiresOwnerAvailable(namespace, name string) *Object {
+	o.available = append(o.available, ownerKey(namespace, name))
 	return o
 }
 

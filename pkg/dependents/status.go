@@ -106,6 +106,10 @@ func (d *Dependents) waitingFor(unmet []string) string {
 			out = append(out, d.ownerKind+" "+owner+" to be ready")
 			continue
 		}
+		if owner, ok := d.k.availableOf(key); ok {
+			out = append(out, d.ownerKind+" "+owner+" to be available")
+			continue
+		}
 		out = append(out, key)
 	}
 	return strings.Join(out, ", ")
