@@ -30,7 +30,8 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	name         string
 	k            keys
 	build        *builder[T]
-	handler      Handler[T]
+	handler      ViewHandler[T]
+	reads        map[string]map[string]bool // owner key -> what its handler read through its View (see readersOf)
 	ownerRes     string                     // the owner kind's resource name in the bridge's state
 	namespace    string                     // Options.Namespace: owners elsewhere are refused
 	fieldManager string                     // Options.FieldManager: the label of the registration's objects
@@ -134,11 +135,14 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		if ownerKey, refused, err = h.childChanged(change, txn); err != nil {
 			return "", err
 		}
+		if key, err := h.build.key(changedObject(change)); err == nil {
+			refused = append(refused, h.readersOf(liveRead(key), "")...)
+		}
 		return h.applyAll(append([]string{ownerKey}, refused...), txn)
 	default:
 		return "", nil
 	}
-	return h.apply(ownerKey, txn)
+	return h.applyAll(append([]string{ownerKey}, h.readersOf(ownerRead(ownerKey), ownerKey)...), txn)
 }
 
 // applyAll is apply for each owner of keys once ("" skipped: an owner
@@ -212,11 +216,7 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 // object, computed again too: the change may be the object being freed
 // (deleted once its owner let it go).
 func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn eventloop.UpdateOperations) (string, []string, error) {
-	obj := change.NewValue
-	if obj == nil {
-		obj = change.PrevValue
-	}
-	key, err := h.build.key(obj)
+	key, err := h.build.key(changedObject(change))
 	if err != nil {
 		return "", nil, nil
 	}
@@ -246,7 +246,8 @@ func (h *loopHandler[T]) compute(key string) error {
 			fmt.Errorf("owner %s is outside Options.Namespace %q: its objects are not kept", key, h.namespace))
 		return nil
 	}
-	objs, err := callHandler(h.handler, owner)
+	delete(h.reads, key) // what it reads now is recorded anew
+	objs, err := callHandler(h, key, owner)
 	var d *desired
 	if err == nil {
 		c := claimer{ownerKind: h.build.ownerGVK.Kind, childOf: h.childOf, live: h.live, ownerUID: h.ownerUID}
@@ -294,13 +295,17 @@ func (h *loopHandler[T]) ownerUID(key string) (string, bool) {
 func (h *loopHandler[T]) forget(key string) {
 	h.unclaim(key)
 	delete(h.desired, key)
+	delete(h.reads, key)
 	h.reports.drop(key)
 }
 
-// callHandler calls the user's handler with a copy of owner; a panic is
-// its error, as the loop's handlers' are.
-func callHandler[T generic.RuntimeMetaObject](f Handler[T], owner T) (objs []*Object, err error) {
+// callHandler calls the user's handler with a copy of owner, the owner at
+// key, and a View valid during the call; a panic is its error, as the
+// loop's handlers' are.
+func callHandler[T generic.RuntimeMetaObject](h *loopHandler[T], key string, owner T) (objs []*Object, err error) {
+	v := &view[T]{h: h, reader: key}
 	defer func() {
+		v.done.Store(true)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("handler panicked: %v", r)
 		}
@@ -309,5 +314,14 @@ func callHandler[T generic.RuntimeMetaObject](f Handler[T], owner T) (objs []*Ob
 	if !ok {
 		return nil, fmt.Errorf("cannot copy %T", owner)
 	}
-	return f(c)
+	return h.handler(c, v)
+}
+
+// changedObject is the object a change is of: its new value, or the last
+// one when it was deleted.
+func changedObject(change *kubebridge.KubeStateChange) runtime.Object {
+	if change.NewValue != nil {
+		return change.NewValue
+	}
+	return change.PrevValue
 }

@@ -117,6 +117,19 @@ type Dependents struct {
 // informers they read. Everything stops when ctx ends; Wait waits for it.
 func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, handler Handler[T], opts Options) (*Dependents, error) {
+	if handler == nil {
+		return nil, errors.New("dependents: factory, owners, name and handler are required")
+	}
+	return RegisterView(ctx, factory, owners, access, name, func(owner T, _ View[T]) ([]*Object, error) {
+		return handler(owner)
+	}, opts)
+}
+
+// RegisterView is Register for a handler that reads the other owners and
+// the live objects through a View, in the loop's order; it is computed
+// again when what it read changes.
+func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options) (*Dependents, error) {
 	if factory == nil || owners == nil || handler == nil || name == "" {
 		return nil, errors.New("dependents: factory, owners, name and handler are required")
 	}
@@ -152,7 +165,7 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 		}}
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
-		desired: map[string]*desired{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
+		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
 		log: opts.Logger, sched: d.sched}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
