@@ -62,7 +62,10 @@ func (e *NotLeaderError) Error() string {
 //     again: that handler acts on what it read in a term that is over.
 //
 // Build the factories and clients of the work that fn runs from it. Reads
-// and watches go through, so informers stay warm on standbys. The lease's
+// and watches go through, so informers stay warm on standbys, and so do
+// reviews (creates of authorization.k8s.io and authentication.k8s.io,
+// questions the API server answers and stores nothing of: see isReview),
+// unstamped. The lease's
 // own client must not go through the fence.
 func (e *Elector) Fence(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
@@ -83,10 +86,13 @@ type fence struct {
 }
 
 func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
+	t := parseTarget(req.URL, f.prefix)
 	write := true
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		write = false
+	case http.MethodPost:
+		write = !isReview(t)
 	}
 	until := f.e.holdingUntil()
 	if write && until.IsZero() {
@@ -95,7 +101,6 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
-	t := parseTarget(req.URL, f.prefix)
 	if write {
 		var create bool
 		if create, req = f.isCreate(req, t); create {
@@ -146,6 +151,32 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	}
 	return resp, nil
+}
+
+// The API groups authorization.k8s.io and authentication.k8s.io hold
+// only creates that are questions, not writes: SubjectAccessReview, LocalSubjectAccessReview,
+// SelfSubjectAccessReview, SelfSubjectRulesReview (authorization.k8s.io),
+// TokenReview and SelfSubjectReview (authentication.k8s.io). The API
+// server stores none of them, changes nothing, and refuses one whose
+// metadata is not empty, so the stamp of a create would make every one
+// Invalid, in every term. Having no effect, a review sent late changes
+// nothing either: the fence lets them through unstamped, also on a
+// standby (a webhook or a delegating authorizer runs on every replica).
+// Every other group's creates are stamped: a new kind of review elsewhere
+// would be refused, never a stored object let through unfenced. (Both
+// groups hold only reviews: neither stores any kind.)
+//
+// isReview reports whether t is a collection of those groups (a create of
+// a review when POSTed).
+func isReview(t target) bool {
+	if t.obj.Name != "" {
+		return false
+	}
+	switch t.obj.Group {
+	case "authorization.k8s.io", "authentication.k8s.io":
+		return true
+	}
+	return false
 }
 
 func cancelIf(cancel context.CancelFunc) {
