@@ -29,7 +29,6 @@ import (
 // promises for updates and patches "of the object or of its status".
 // (The same patch of the namespace itself, the control, conflicts.)
 func TestAdv4DelayedWriteOfAHandledNamespacesStatusConflicts(t *testing.T) {
-	advOpen(t, "writes of a handled Namespace's status and finalize subresources carry no precondition")
 	leaseNS := controlplanetest.Namespace(t, cp.Config())
 	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), leaseNS, "lease",
 		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),

@@ -100,7 +100,7 @@ func TestParseTargetUnderAPrefix(t *testing.T) {
 		want         target
 	}{
 		{"/k8s/clusters/c-1", "/k8s/clusters/c-1/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
-		{"/k8s/clusters/c-1/", "/k8s/clusters/c-1/apis/apps/v1/namespaces/n/deployments/d/scale", target{obj: controller.ObjectRef{Group: "apps", Resource: "deployments", Namespace: "n", Name: "d"}}},
+		{"/k8s/clusters/c-1/", "/k8s/clusters/c-1/apis/apps/v1/namespaces/n/deployments/d/scale", target{obj: controller.ObjectRef{Group: "apps", Resource: "deployments", Namespace: "n", Name: "d"}, sub: "scale"}},
 		{"/api", "/api/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
 		{"/other", "/api/v1/namespaces/n/configmaps/c", target{obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}}},
 	} {
@@ -118,7 +118,10 @@ func TestParseTargetUnderAPrefix(t *testing.T) {
 func TestParseTarget(t *testing.T) {
 	for path, want := range map[string]target{
 		"/api/v1/namespaces/n/configmaps/c":                   {obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}},
-		"/api/v1/namespaces/n/configmaps/c/status":            {obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}},
+		"/api/v1/namespaces/n/configmaps/c/status":            {obj: controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "c"}, sub: "status"},
+		"/api/v1/namespaces/n/status":                         {obj: controller.ObjectRef{Resource: "namespaces", Name: "n"}, sub: "status"},
+		"/api/v1/namespaces/n/finalize":                       {obj: controller.ObjectRef{Resource: "namespaces", Name: "n"}, sub: "finalize"},
+		"/api/v1/namespaces/n/pods/p/eviction":                {obj: controller.ObjectRef{Resource: "pods", Namespace: "n", Name: "p"}, sub: "eviction"},
 		"/apis/apps/v1/namespaces/n/deployments":              {obj: controller.ObjectRef{Group: "apps", Resource: "deployments", Namespace: "n"}},
 		"/apis/example.dev/v1/widgets/w":                      {obj: controller.ObjectRef{Group: "example.dev", Resource: "widgets", Name: "w"}},
 		"/api/v1/namespaces/n":                                {obj: controller.ObjectRef{Resource: "namespaces", Name: "n"}},

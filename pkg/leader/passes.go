@@ -164,15 +164,17 @@ func (e *Elector) FactoryOptions(opts *generic.FactoryOptions) *generic.FactoryO
 func (e *Elector) PassTracker() controller.PassTracker { return e.passes }
 
 // target is what a request's URL says of the object it reads or writes:
-// its resource and name ("" for a list or a collection), and whether it is
-// a watch.
+// its resource and name ("" for a list or a collection), the subresource
+// ("" for the object itself), and whether it is a watch.
 type target struct {
 	obj   controller.ObjectRef
+	sub   string
 	watch bool
 }
 
 // parseTarget reads /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]] and
-// /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]] after prefix,
+// /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]] after prefix
+// (and /api/v1/namespaces/NAME/status or /finalize as the Namespace NAME's),
 // the path of the config's Host: client-go puts its URLs under that path
 // (a proxy in front of the API server, as Rancher's /k8s/clusters/<id>).
 func parseTarget(u *url.URL, prefix string) target {
@@ -195,7 +197,11 @@ func parseTarget(u *url.URL, prefix string) target {
 		t.watch = true
 		parts = parts[1:]
 	}
-	if len(parts) >= 3 && parts[0] == "namespaces" {
+	// namespaces/NAME/status and namespaces/NAME/finalize are
+	// subresources of the Namespace NAME, not collections in it: the API
+	// server reads them so (its namespaceSubresources), and so must the
+	// fence, or writes of a handled Namespace's status go unconditional.
+	if len(parts) >= 3 && parts[0] == "namespaces" && !isNamespaceSubresource(parts[2]) {
 		t.obj.Namespace = parts[1]
 		parts = parts[2:]
 	}
@@ -205,5 +211,14 @@ func parseTarget(u *url.URL, prefix string) target {
 	if len(parts) >= 2 {
 		t.obj.Name = parts[1]
 	}
+	if len(parts) >= 3 {
+		t.sub = parts[2]
+	}
 	return t
+}
+
+// isNamespaceSubresource reports whether a path segment after
+// namespaces/NAME names a subresource of that Namespace.
+func isNamespaceSubresource(s string) bool {
+	return s == "status" || s == "finalize"
 }
