@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -30,7 +31,6 @@ import (
 // Eviction's DeleteOptions carry preconditions the API server checks);
 // instead it lands and the pod, still wanted, is gone.
 func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
-	advOpen(t, "a handler's eviction of the pod it handles goes out unconditional and lands after the term")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
 		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
@@ -48,15 +48,27 @@ func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
 	eventually(t, "a leading", e.Holding)
 
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
+	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
+		t.Run(wire, func(t *testing.T) {
+			delayEviction(t, e, admin, ns, wire)
+		})
+	}
+}
+
+// delayEviction sends the eviction of a new pod as wire, keeps it in the network while
+// another writer changes the pod, then lets it land.
+func delayEviction(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterface, ns, wire string) {
 	pod, err := admin.Create(t.Context(), &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "p-"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	net := &keptWrites{}
-	fenced := kubernetes.NewForConfigOrDie(e.Fence(net.wrap(cp.Config())))
+	cfg := e.Fence(net.wrap(cp.Config()))
+	cfg.ContentType = wire
+	fenced := kubernetes.NewForConfigOrDie(cfg)
 	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
 	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
 	err = fenced.CoreV1().Pods(ns).EvictV1(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
@@ -85,7 +97,6 @@ func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
 // (here: decided to hold it back), and the pod is bound to the node the
 // old term chose.
 func TestAdv4DelayedBindingOfAHandledPodConflicts(t *testing.T) {
-	advOpen(t, "a handler's binding of the pod it handles goes out unconditional and lands after the term")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
 		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
@@ -103,15 +114,27 @@ func TestAdv4DelayedBindingOfAHandledPodConflicts(t *testing.T) {
 	eventually(t, "a leading", e.Holding)
 
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
+	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
+		t.Run(wire, func(t *testing.T) {
+			delayBinding(t, e, admin, ns, wire)
+		})
+	}
+}
+
+// delayBinding sends the binding of a new pod as wire, keeps it in the network while
+// another writer changes the pod, then lets it land.
+func delayBinding(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterface, ns, wire string) {
 	pod, err := admin.Create(t.Context(), &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "p-"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	net := &keptWrites{}
-	fenced := kubernetes.NewForConfigOrDie(e.Fence(net.wrap(cp.Config())))
+	cfg := e.Fence(net.wrap(cp.Config()))
+	cfg.ContentType = wire
+	fenced := kubernetes.NewForConfigOrDie(cfg)
 	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
 	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
 	err = fenced.CoreV1().Pods(ns).Bind(t.Context(), &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},

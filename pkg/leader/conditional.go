@@ -22,13 +22,23 @@ import (
 // so under sharding any later member's handling makes the old member's
 // write fail.)
 
-// withPrecondition returns req with resourceVersion as its precondition,
-// or req itself when it is a creation or its body carries one already.
-// JSON and Kubernetes protobuf bodies are both given one (conditional_proto.go).
-func withPrecondition(req *http.Request, resourceVersion string) (*http.Request, error) {
-	if req.Method == http.MethodPost {
+// withPrecondition returns req, a write of the subresource sub ("" for
+// the object itself), with resourceVersion as its precondition, or req
+// itself when it is a creation or its body carries one already. JSON and
+// Kubernetes protobuf bodies are both given one (conditional_proto.go).
+//
+// A POST names an object only for a subresource. Two of those change the
+// object and carry a precondition the API server checks against it: an
+// eviction (pods/NAME/eviction: the Eviction's
+// deleteOptions.preconditions.resourceVersion, checked as a delete's) and
+// a binding (pods/NAME/binding: the Binding's metadata.resourceVersion,
+// compared with the pod's). Other POSTs go as they are.
+func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Request, error) {
+	post := req.Method == http.MethodPost
+	if post && sub != "eviction" && sub != "binding" {
 		return req, nil
 	}
+	eviction := post && sub == "eviction"
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -41,11 +51,15 @@ func withPrecondition(req *http.Request, resourceVersion string) (*http.Request,
 	out := body
 	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	switch {
+	case bytes.HasPrefix(body, protobufMagic) && eviction:
+		out = protobufEvictionPrecondition(body, resourceVersion)
 	case bytes.HasPrefix(body, protobufMagic) && req.Method == http.MethodDelete:
 		out = protobufDeletePrecondition(body, resourceVersion)
 	case bytes.HasPrefix(body, protobufMagic):
-		// A protobuf update (patches are never protobuf).
+		// A protobuf update or binding (patches are never protobuf).
 		out = protobufObjectPrecondition(body, resourceVersion)
+	case eviction:
+		out = evictionPrecondition(body, resourceVersion)
 	case req.Method == http.MethodDelete:
 		out = deletePrecondition(body, resourceVersion)
 	case mediaType == "application/json-patch+json":
@@ -109,19 +123,46 @@ func deletePrecondition(body []byte, resourceVersion string) []byte {
 	if len(bytes.TrimSpace(body)) > 0 && decodeExact(body, &obj) != nil {
 		return body
 	}
-	pre, _ := obj["preconditions"].(map[string]any)
-	if pre == nil {
-		pre = map[string]any{}
-	}
-	if rv, _ := pre["resourceVersion"].(string); rv != "" {
+	if !setDeletePrecondition(obj, resourceVersion) {
 		return body
 	}
-	pre["resourceVersion"] = resourceVersion
-	obj["preconditions"] = pre
 	if _, ok := obj["kind"]; !ok {
 		obj["kind"], obj["apiVersion"] = "DeleteOptions", "v1"
 	}
 	return marshalOr(obj, body)
+}
+
+// evictionPrecondition sets deleteOptions.preconditions.resourceVersion in
+// a JSON Eviction whose delete options have none.
+func evictionPrecondition(body []byte, resourceVersion string) []byte {
+	var obj map[string]any
+	if decodeExact(body, &obj) != nil || obj == nil {
+		return body
+	}
+	opts, _ := obj["deleteOptions"].(map[string]any)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if !setDeletePrecondition(opts, resourceVersion) {
+		return body
+	}
+	obj["deleteOptions"] = opts
+	return marshalOr(obj, body)
+}
+
+// setDeletePrecondition sets preconditions.resourceVersion in decoded
+// DeleteOptions, and reports false (changing nothing) if they carry one.
+func setDeletePrecondition(opts map[string]any, resourceVersion string) bool {
+	pre, _ := opts["preconditions"].(map[string]any)
+	if pre == nil {
+		pre = map[string]any{}
+	}
+	if rv, _ := pre["resourceVersion"].(string); rv != "" {
+		return false
+	}
+	pre["resourceVersion"] = resourceVersion
+	opts["preconditions"] = pre
+	return true
 }
 
 // decodeExact decodes a body that is re-encoded after a change, keeping

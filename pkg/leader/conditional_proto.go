@@ -17,25 +17,33 @@ const (
 	metaResourceVersion  protowire.Number = 6 // ObjectMeta.resourceVersion
 	deletePreconditions  protowire.Number = 2 // DeleteOptions.preconditions
 	preconditionsVersion protowire.Number = 2 // Preconditions.resourceVersion
+	evictionDeleteOpts   protowire.Number = 2 // policy/v1 Eviction.deleteOptions
 )
 
 // protobufObjectPrecondition sets metadata.resourceVersion in a protobuf
 // object body (an update) whose metadata has none, and returns the body
 // unchanged if it is no protobuf object or carries a version.
 func protobufObjectPrecondition(body []byte, resourceVersion string) []byte {
-	return protobufNested(body, objectMetadata, metaResourceVersion, resourceVersion)
+	return protobufNested(body, resourceVersion, objectMetadata, metaResourceVersion)
 }
 
 // protobufDeletePrecondition sets preconditions.resourceVersion in
 // protobuf DeleteOptions that have none.
 func protobufDeletePrecondition(body []byte, resourceVersion string) []byte {
-	return protobufNested(body, deletePreconditions, preconditionsVersion, resourceVersion)
+	return protobufNested(body, resourceVersion, deletePreconditions, preconditionsVersion)
 }
 
-// protobufNested sets the string field leaf of the message field outer of
-// the enveloped message in body to value, unless it is set already.
-func protobufNested(body []byte, outer, leaf protowire.Number, value string) []byte {
-	if !bytes.HasPrefix(body, protobufMagic) {
+// protobufEvictionPrecondition sets deleteOptions.preconditions.resourceVersion
+// in a protobuf Eviction whose delete options have none.
+func protobufEvictionPrecondition(body []byte, resourceVersion string) []byte {
+	return protobufNested(body, resourceVersion, evictionDeleteOpts, deletePreconditions, preconditionsVersion)
+}
+
+// protobufNested sets the string field at path (message fields, then the
+// string leaf) of the enveloped message in body to value, unless it is
+// set already. Messages missing on the way are added.
+func protobufNested(body []byte, value string, path ...protowire.Number) []byte {
+	if !bytes.HasPrefix(body, protobufMagic) || len(path) == 0 {
 		return body
 	}
 	env := body[len(protobufMagic):]
@@ -43,13 +51,20 @@ func protobufNested(body []byte, outer, leaf protowire.Number, value string) []b
 	if !ok {
 		return body
 	}
-	msg, _ := protoBytes(raw, outer) // absent: an empty message
-	if cur, _ := protoBytes(msg, leaf); len(cur) > 0 {
+	// msgs[i] is the message holding path[i]: msgs[0] the object.
+	msgs := [][]byte{raw}
+	for _, num := range path[:len(path)-1] {
+		m, _ := protoBytes(msgs[len(msgs)-1], num) // absent: an empty message
+		msgs = append(msgs, m)
+	}
+	if cur, _ := protoBytes(msgs[len(msgs)-1], path[len(path)-1]); len(cur) > 0 {
 		return body
 	}
-	msg = withField(msg, leaf, []byte(value))
-	raw = withField(raw, outer, msg)
-	env = withField(env, envelopeRaw, raw)
+	v := []byte(value)
+	for i := len(path) - 1; i >= 0; i-- {
+		v = withField(msgs[i], path[i], v)
+	}
+	env = withField(env, envelopeRaw, v)
 	return append(slices.Clone(protobufMagic), env...)
 }
 

@@ -52,7 +52,7 @@ func TestPreconditionIsAddedToProtobufWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
-			out, err := withPrecondition(req, "7")
+			out, err := withPrecondition(req, "7", "")
 			if err != nil {
 				t.Fatal(err)
 			}

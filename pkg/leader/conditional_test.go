@@ -42,7 +42,7 @@ func TestPreconditionIsAddedToEveryKindOfWrite(t *testing.T) {
 			if c.contentType != "" {
 				req.Header.Set("Content-Type", c.contentType)
 			}
-			out, err := withPrecondition(req, "7")
+			out, err := withPrecondition(req, "7", "")
 			if err != nil {
 				t.Fatal(err)
 			}

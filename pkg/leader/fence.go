@@ -125,7 +125,7 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: true}
 	}
 	if conditional {
-		r, err := withPrecondition(req, rv)
+		r, err := withPrecondition(req, rv, t.sub)
 		if err != nil {
 			cancelIf(cancel)
 			return nil, err
