@@ -132,60 +132,6 @@ func InstallTermPolicy(ctx context.Context, c admissionv1client.Admissionregistr
 	return nil
 }
 
-// TermPolicyError says that the term fence of a Lease is not installed:
-// creates stamped with its terms are not checked by the API server, so a
-// create that stalled in the network may land after the term.
-type TermPolicyError struct {
-	// Lease is namespace/name.
-	Lease string
-	// Missing names each object missing or not as InstallTermPolicy
-	// writes it, as "ValidatingAdmissionPolicy NAME" or
-	// "ValidatingAdmissionPolicyBinding NAME".
-	Missing []string
-}
-
-// Error names what is missing.
-func (e *TermPolicyError) Error() string {
-	return fmt.Sprintf("leader: creates fenced by Lease %s are not checked by the API server: missing %s (install them with leader.InstallTermPolicy)",
-		e.Lease, strings.Join(e.Missing, ", "))
-}
-
-// CheckTermPolicy returns a *TermPolicyError naming the policy or binding
-// of the Lease namespace/name that is missing, or whose binding does not
-// take that Lease as its parameter and deny when it is missing; another
-// error if they could not be read (it needs get on both kinds), nil if the
-// fence is installed.
-func CheckTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
-	var missing []string
-	_, err := c.ValidatingAdmissionPolicies().Get(ctx, TermPolicyName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		missing = append(missing, "ValidatingAdmissionPolicy "+TermPolicyName)
-	case err != nil:
-		return fmt.Errorf("leader: read ValidatingAdmissionPolicy %s: %w", TermPolicyName, err)
-	}
-	want := TermPolicyBinding(namespace, name)
-	b, err := c.ValidatingAdmissionPolicyBindings().Get(ctx, want.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		missing = append(missing, "ValidatingAdmissionPolicyBinding "+want.Name)
-	case err != nil:
-		return fmt.Errorf("leader: read ValidatingAdmissionPolicyBinding %s: %w", want.Name, err)
-	case !bindsLease(b, namespace, name):
-		missing = append(missing, "ValidatingAdmissionPolicyBinding "+want.Name+" (it does not bind "+TermPolicyName+" to the Lease with parameterNotFoundAction Deny)")
-	}
-	if len(missing) > 0 {
-		return &TermPolicyError{Lease: namespace + "/" + name, Missing: missing}
-	}
-	return nil
-}
-
-func bindsLease(b *admissionv1.ValidatingAdmissionPolicyBinding, namespace, name string) bool {
-	r := b.Spec.ParamRef
-	return b.Spec.PolicyName == TermPolicyName && r != nil && r.Namespace == namespace && r.Name == name &&
-		r.ParameterNotFoundAction != nil && *r.ParameterNotFoundAction == admissionv1.DenyAction
-}
-
 // warnIfUnfenced logs, by name, what of the Lease's term fence is missing,
 // when WithTermPolicyCheck gave a client to look with.
 func (e *Elector) warnIfUnfenced(ctx context.Context) {
