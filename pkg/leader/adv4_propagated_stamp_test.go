@@ -23,7 +23,6 @@ import (
 // is over: the leader's own create of the child, in its current term, is
 // refused, and in every later term too, for good.
 func TestAdv4LeadersApplyOfAChildWithItsParentsMetadataIsNotRefused(t *testing.T) {
-	advOpen(t, "a leader's apply-create of a child that copies its parent's metadata is refused once the parent's term is over")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")

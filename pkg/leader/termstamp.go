@@ -97,9 +97,10 @@ func (e *Elector) holdingTerm() (until time.Time, token string) {
 const createOnlyVersion = "18446744073709551615"
 
 // isCreate reports whether req creates an object: a POST to a collection,
-// or an apply patch that only creates (createOnlyVersion) of an object no
-// pass of the term is handling (a handled object's writes keep the
-// passes' checks of RoundTrip). It returns the request to send on: req,
+// or an apply patch of an object no pass of the term is handling (a
+// handled object's writes keep the passes' checks of RoundTrip) that only
+// creates (createOnlyVersion) or that carries a term stamp already (which
+// the current term's replaces). It returns the request to send on: req,
 // or a copy whose body it read.
 func (f *fence) isCreate(req *http.Request, t target) (bool, *http.Request) {
 	if req.Method == http.MethodPost {
@@ -124,10 +125,23 @@ func (f *fence) isCreate(req *http.Request, t target) (bool, *http.Request) {
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	var obj struct {
 		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
+			Labels          map[string]string `json:"labels"`
 		} `json:"metadata"`
 	}
-	return json.Unmarshal(body, &obj) == nil && obj.Metadata.ResourceVersion == createOnlyVersion, r
+	if json.Unmarshal(body, &obj) != nil {
+		return false, r
+	}
+	md := obj.Metadata
+	_, annotated := md.Annotations[TermAnnotation]
+	_, labeled := md.Labels[TermLeaseLabel]
+	// An apply carrying a stamp copied from another object (a handler
+	// propagating its parent's metadata to a child) would create the
+	// object with that object's term, refused once that term is over,
+	// in every later term too: it is stamped with the current term
+	// instead, as a create.
+	return md.ResourceVersion == createOnlyVersion || annotated || labeled, r
 }
 
 // errReader fails every read with err (io.EOF when err is nil).
