@@ -34,7 +34,6 @@ func adv4DriftOntoAnotherBasesKey(t *testing.T) (*kvscheduler.Scheduler, *kvtest
 }
 
 func TestAdv4ReadOfABaseDoesNotClaimAnotherBasesDerivedKey(t *testing.T) {
-	advOpen(t, "a read of a base whose held value derives another base's key takes that key, and the base's next change deletes it")
 	t.Run("scoped repair", func(t *testing.T) {
 		s, sb := adv4DriftOntoAnotherBasesKey(t)
 		_, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithResyncKeys("b/2").Commit(context.Background())

@@ -18,7 +18,6 @@ import (
 // (v@1) lists d/1 among b/1's derived values although b/0 derives it.
 
 func TestAdv4ScopedRepairOfAnOldBaseKeepsTheKeyItGaveAway(t *testing.T) {
-	advOpen(t, "a scoped repair of a base that drifted back deletes the derived value another base took from it")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

@@ -23,7 +23,6 @@ import (
 // give d/1 back to b/1 while b/0 still lists it.
 
 func TestAdv4TakenOverKeyIsNotGivenBackByAFailedUpdate(t *testing.T) {
-	advOpen(t, "after a takeover and a failed update of the old base, both bases are CONFIGURED deriving one key, and one's delete takes the other's derived value")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

@@ -50,7 +50,6 @@ func adv4WantBothBasesWithTheirDerived(t *testing.T, s *kvscheduler.Scheduler, s
 }
 
 func TestAdv4RetryOfTheOldBaseKeepsTheTakenOverKey(t *testing.T) {
-	advOpen(t, "the retry (or a scoped repair) of a base whose derived key was taken over deletes the new base's derived value")
 	t.Run("retry", func(t *testing.T) {
 		clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 		s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})

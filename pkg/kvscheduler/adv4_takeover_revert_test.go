@@ -21,7 +21,6 @@ import (
 // southbound until some downstream resync re-derives it.
 
 func TestAdv4RevertOfADerivedKeyTakeoverKeepsTheOldBasesDerivedValue(t *testing.T) {
-	advOpen(t, "the undo of a derived-key takeover deletes the derived value it gave back to its old base")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

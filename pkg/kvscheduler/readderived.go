@@ -11,7 +11,8 @@ import (
 // the base no longer derives are gone. A value derived again within
 // the same read (derived values that derive each other, a descriptor
 // bug) is skipped, and derived values are read to a depth of
-// maxDerivedDepth.
+// maxDerivedDepth. A key another wanted base derives stays that base's
+// (see derivedByOther): a key belongs to one base at a time.
 // The stack and the keys are buffers reused from one value to the
 // next (a resync reads every value).
 func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
@@ -34,7 +35,8 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) {
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) ||
+						s.g.derivedByOther(b, c.Key) {
 						continue
 					}
 					visited.add(c.Key)
@@ -126,4 +128,20 @@ func (s *Scheduler) readsItself(n *node) bool {
 	}
 	b := s.g.nodes[n.base]
 	return b == nil || b.d != n.d
+}
+
+// derivedByOther tells whether key is a derived value of a base other
+// than b that is wanted (or held) and lists it: the base clash.go judged
+// valid when it took the key. A derived key belongs to at most one base at
+// any time, whatever path touches it; a read of b whose held value would
+// derive it too (b drifted, or b's update that gave the key away failed)
+// finds the southbound's one value there, the other base's, and must not
+// list it as b's, or b's next change deletes it as obsolete.
+func (g *graph) derivedByOther(b *node, key string) bool {
+	c := g.nodes[key]
+	if c == nil || c.base == "" || c.base == b.key {
+		return false
+	}
+	o := g.nodes[c.base]
+	return o != nil && (o.want != nil || o.exists()) && slices.Contains(o.derived, key)
 }
