@@ -18,7 +18,6 @@ import (
 // re-created (for a Kubernetes object: deleted, with what it carries).
 
 func TestAdv4ResyncKeepsTheDerivedValueOfTheValidBaseOfAClash(t *testing.T) {
-	advOpen(t, "a resync deletes and re-creates the derived value the valid base of a clash wants as held")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

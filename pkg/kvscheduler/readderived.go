@@ -12,7 +12,7 @@ import (
 // the same read (derived values that derive each other, a descriptor
 // bug) is skipped, and derived values are read to a depth of
 // maxDerivedDepth. A key another wanted base derives stays that base's
-// (see derivedByOther): a key belongs to one base at a time.
+// (see leftToOther): a key belongs to one base at a time.
 // The stack and the keys are buffers reused from one value to the
 // next (a resync reads every value).
 func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
@@ -36,7 +36,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 			if err == nil {
 				for _, c := range kvs {
 					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) ||
-						s.g.derivedByOther(b, c.Key) {
+						s.leftToOther(w, b, c) {
 						continue
 					}
 					visited.add(c.Key)
@@ -144,4 +144,28 @@ func (g *graph) derivedByOther(b *node, key string) bool {
 	}
 	o := g.nodes[c.base]
 	return o != nil && (o.want != nil || o.exists()) && slices.Contains(o.derived, key)
+}
+
+// leftToOther tells whether derived value c, which the value of b just
+// read derives, is left to the other base that derives it (see
+// derivedByOther). When that base was read in this same refresh too, the
+// southbound's two bases both derive the key and neither holds it by an
+// earlier walk: the key goes to the one whose derived value is the one the
+// southbound holds, when its own read says so, else to the last read
+// (the walk then judges the clash, rule 8); the other base stops listing
+// it, so that one base at most takes it down with it.
+func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
+	if !s.g.derivedByOther(b, c.Key) {
+		return false
+	}
+	cn := s.g.nodes[c.Key]
+	o := s.g.nodes[cn.base]
+	if o.readGen < s.readSince {
+		return true // o's claim stands: its read is not part of this one
+	}
+	if cn.readGen >= s.readSince && s.readsItself(cn) && cn.exists() && !identical(cn.sb, c.Value) {
+		return true // the southbound holds o's derived value, not b's
+	}
+	w.detachDerived(o, c.Key)
+	return false
 }
