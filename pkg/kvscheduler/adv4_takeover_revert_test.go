@@ -48,7 +48,6 @@ func TestAdv4RevertOfADerivedKeyTakeoverKeepsTheOldBasesDerivedValue(t *testing.
 // and the transaction reports Reverted.
 
 func TestAdv4RevertOfAFailedTakeoverKeepsTheOldBasesDerivedValue(t *testing.T) {
-	advOpen(t, "the undo of a failed derived-key takeover deletes the old base's derived value")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv3AtDerived(sb)

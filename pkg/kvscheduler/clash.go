@@ -62,6 +62,7 @@ func (w *walker) takeOver(n *node, derived []KeyValuePair) {
 	for _, kv := range derived {
 		if c := w.g.nodes[kv.Key]; c != nil && c.base != "" && c.base != n.key {
 			if b := w.g.nodes[c.base]; b != nil {
+				w.noteTakeover(kv.Key, b)
 				w.detachDerived(b, kv.Key)
 			}
 		}

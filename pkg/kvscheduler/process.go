@@ -267,7 +267,9 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 		if u.clash != "" {
 			w.restoreClash(u.key, u.clash, u.clashErr)
 		}
+		back := w.giveBack(u.key)
 		w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
+		w.applyGivenBack(back)
 	}
 	for _, e := range w.rec.Errors[out.revertFrom:] {
 		if ke, ok := e.(KeyError); ok {

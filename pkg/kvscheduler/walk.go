@@ -133,6 +133,9 @@ type walker struct {
 	// restoring are the keys whose undo restores their INVALID state
 	// for a clash, with the key they clashed on (see restoreClash).
 	restoring map[string]restoredClash
+	// takenFrom are, in a transaction with revert, the derived keys taken
+	// over in it, each with the base it was taken from (see giveBack).
+	takenFrom map[string]string
 }
 
 // readChange is a value whose availability a read changed, and what the

@@ -1,0 +1,72 @@
+package kvscheduler
+
+import "slices"
+
+// The undo of a derived-key takeover gives the key back to the base it
+// was taken from: a derived key belongs to at most one base at any time,
+// and the undo of the base that took it must not delete it as its own
+// derived value while the old base, as the undo leaves it, derives it.
+
+// noteTakeover records, in a transaction with revert, that derived key k
+// is taken from base b (the first takeover of k in the transaction: the
+// base it had before the transaction).
+func (w *walker) noteTakeover(k string, b *node) {
+	if !w.rec.Revert || w.reverting {
+		return
+	}
+	if w.takenFrom == nil {
+		w.takenFrom = map[string]string{}
+	}
+	if _, ok := w.takenFrom[k]; !ok {
+		w.takenFrom[k] = b.key
+	}
+}
+
+// givenBack is a derived key the undo gave back to its old base, with the
+// value that base derives for it.
+type givenBack struct {
+	base *node
+	kv   KeyValuePair
+}
+
+// giveBack, before the undo of key q, moves the derived keys q took over
+// in the transaction back to their old bases that, as the undo leaves
+// them so far (last first), still derive them: q's undo then does not
+// delete them. It returns them, to be applied as their old bases derive
+// them once q's undo is done (see applyGivenBack).
+func (w *walker) giveBack(q string) []givenBack {
+	qn := w.g.nodes[q]
+	if qn == nil || len(w.takenFrom) == 0 {
+		return nil
+	}
+	var back []givenBack
+	for _, k := range slices.Clone(qn.derived) {
+		from, ok := w.takenFrom[k]
+		c, p := w.g.nodes[k], w.g.nodes[from]
+		if !ok || c == nil || c.base != q || p == nil || p.want == nil {
+			continue
+		}
+		i := slices.IndexFunc(w.derivedOf(p), func(kv KeyValuePair) bool { return kv.Key == k })
+		if i < 0 {
+			continue // the old base no longer derives it: q's undo deletes it
+		}
+		w.detachDerived(qn, k)
+		c.base, c.origin = p.key, p.origin
+		if j, found := slices.BinarySearch(p.derived, k); !found {
+			p.derived = slices.Insert(slices.Clone(p.derived), j, k)
+		}
+		w.s.dirty(c)
+		w.s.dirty(p)
+		delete(w.takenFrom, k)
+		back = append(back, givenBack{base: p, kv: w.derivedOf(p)[i]})
+	}
+	return back
+}
+
+// applyGivenBack applies the keys given back to their old bases with the
+// values those bases derive (the takeover may have changed them).
+func (w *walker) applyGivenBack(back []givenBack) {
+	for _, g := range back {
+		w.run(frame{kind: fApply, key: g.kv.Key, value: g.kv.Value, base: g.base.key, origin: g.base.origin})
+	}
+}
