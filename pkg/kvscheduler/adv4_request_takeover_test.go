@@ -21,7 +21,6 @@ import (
 // z/1's derived values again (z/1's held value v@1 derives it).
 
 func TestAdv4RequestedKeyIsNotDeletedWithTheBaseItWasTakenFrom(t *testing.T) {
-	advOpen(t, "a northbound request that took a derived key over is deleted with the old base after its update failed")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	z := sb.Descriptor("z", "z/")

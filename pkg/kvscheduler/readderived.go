@@ -130,27 +130,32 @@ func (s *Scheduler) readsItself(n *node) bool {
 	return b == nil || b.d != n.d
 }
 
-// derivedByOther tells whether key is a derived value of a base other
-// than b that is wanted (or held) and lists it: the base clash.go judged
-// valid when it took the key. A derived key belongs to at most one base at
-// any time, whatever path touches it; a read of b whose held value would
-// derive it too (b drifted, or b's update that gave the key away failed)
-// finds the southbound's one value there, the other base's, and must not
-// list it as b's, or b's next change deletes it as obsolete.
+// derivedByOther tells whether key is another value's than b's: a
+// derived value of a base other than b that is wanted (or held) and
+// lists it (the base clash.go judged valid when it took the key), or a
+// value the northbound requests or the southbound notified (rule 8: the
+// scheduler never takes those over). A derived key belongs to at most one
+// base at any time, whatever path touches it; a read of b whose held value
+// would derive it too (b drifted, or b's update that gave the key away
+// failed) finds the southbound's one value there, the other's, and must
+// not list it as b's, or b's next change deletes it as obsolete.
 func (g *graph) derivedByOther(b *node, key string) bool {
 	c := g.nodes[key]
-	if c == nil || c.base == "" || c.base == b.key {
+	switch {
+	case c == nil || c.base == b.key:
 		return false
+	case c.base == "":
+		return c.last != nil && c.last.value != nil
 	}
 	o := g.nodes[c.base]
 	return o != nil && (o.want != nil || o.exists()) && slices.Contains(o.derived, key)
 }
 
 // leftToOther tells whether derived value c, which the value of b just
-// read derives, is left to the other base that derives it (see
-// derivedByOther). When that base was read in this same refresh too, the
-// southbound's two bases both derive the key and neither holds it by an
-// earlier walk: the key goes to the one whose derived value is the one the
+// read derives, is left to the other value whose key it is (see
+// derivedByOther; a requested or notified value always keeps it). When
+// the other is a base read in this same refresh too, the southbound's two
+// bases both derive the key and neither holds it by an earlier walk: the key goes to the one whose derived value is the one the
 // southbound holds, when its own read says so, else to the last read
 // (the walk then judges the clash, rule 8); the other base stops listing
 // it, so that one base at most takes it down with it.
@@ -160,7 +165,7 @@ func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 	}
 	cn := s.g.nodes[c.Key]
 	o := s.g.nodes[cn.base]
-	if o.readGen < s.readSince {
+	if o == nil || o.readGen < s.readSince {
 		return true // o's claim stands: its read is not part of this one
 	}
 	if cn.readGen >= s.readSince && s.readsItself(cn) && cn.exists() && !identical(cn.sb, c.Value) {
