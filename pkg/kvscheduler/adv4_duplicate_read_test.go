@@ -18,7 +18,6 @@ import (
 // southbound keeps "y" while a/1 is reported CONFIGURED with "x".
 
 func TestAdv4ContradictoryReadIsNotTakenForTheValue(t *testing.T) {
-	advOpen(t, "a read reporting a key twice with different values is taken for the first value")
 	for _, scoped := range []bool{false, true} {
 		s := newSched(t, kvscheduler.Options{})
 		sb := kvtest.New()

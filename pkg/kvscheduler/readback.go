@@ -181,7 +181,7 @@ func (s *Scheduler) readBackOnce(w *walker, keys []string, onErr func(*regDescri
 		correlate := s.believed(ks)
 		got, err := s.retrieveKeys(w.ctx, d, ks, correlate)
 		if err == nil {
-			err = garbled(got, ks)
+			err = garbled(d, got, ks)
 		}
 		if err != nil {
 			onErr(d, err)
@@ -216,11 +216,15 @@ func (s *Scheduler) readBackOnce(w *walker, keys []string, onErr func(*regDescri
 }
 
 // garbled returns the error of a read that reports a value it could not
-// give (an empty key, or a key without a value), among keys (all when
+// give (an empty key, a key without a value, or a key reported twice with
+// values that are not equivalent), among keys (all when
 // keys is nil): such a read is not a view of the southbound, and taking it
 // for one would take the value for absent (create what exists, delete what
 // needs it). It fails as a Retrieve that returned the error would.
-func garbled(got []KVWithMetadata, keys []string) error {
+func garbled(d *regDescriptor, got []KVWithMetadata, keys []string) error {
+	if err := contradictory(d, got); err != nil {
+		return err
+	}
 	for _, kv := range got {
 		if kv.Key == "" {
 			return errors.New("a value reported with an empty key")

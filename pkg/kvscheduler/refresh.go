@@ -59,7 +59,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
 		s.returned()
 		if err == nil {
-			err = garbled(got, nil)
+			err = garbled(d, got, nil)
 		}
 		if err != nil {
 			s.markUnread(w.rec, d, err)
