@@ -18,7 +18,6 @@ import (
 // never held, neither created, updated nor retrieved.
 
 func TestAdv4EquivalentRequestIsNotReportedAsHeld(t *testing.T) {
-	advOpen(t, "a request the comparator calls equivalent is reported held in the SB view, even after a read says otherwise")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	a := sb.Descriptor("a", "a/")

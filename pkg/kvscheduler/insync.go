@@ -75,7 +75,9 @@ func (w *walker) skipInSync(n *node, v any) bool {
 		if !identical(m.want, e.v) || !identical(m.sb, e.v) || m.pub.st == nil || m.base == "" && !identical(m.pub.view.nb, e.v) {
 			w.s.dirtyView(m) // what DumpValues shows is the request
 		}
-		m.want, m.sb = e.v, e.v
+		// The southbound keeps what it holds (equal, but perhaps not
+		// identical: a ValueComparator's equivalent): the SB view says so.
+		m.want = e.v
 		if m.lastOp != OpUpdate {
 			// Its walk would have chosen UPDATE (see appliedOp): only the
 			// first request again after another operation changes its status.

@@ -55,7 +55,9 @@ func TestResyncInSyncValueWithChangedDerivedValue(t *testing.T) {
 }
 
 // A value in sync records the request as the walk would: the northbound's
-// value and the value believed in the southbound are the request.
+// value and the applied (cached) value are the request; the SB view keeps
+// the value the southbound holds, which no Update replaced (see
+// TestAdv4EquivalentRequestIsNotReportedAsHeld).
 func TestResyncInSyncValueRecordsTheRequest(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -67,10 +69,13 @@ func TestResyncInSyncValueRecordsTheRequest(t *testing.T) {
 	sb.ResetOps()
 	resync(t, s, kvscheduler.FullResync, "a/1", "x#2")
 	wantOps(t, sb)
-	for _, view := range []kvscheduler.View{kvscheduler.NBView, kvscheduler.SBView, kvscheduler.CachedView} {
+	for _, view := range []kvscheduler.View{kvscheduler.NBView, kvscheduler.CachedView} {
 		if kv, _ := dump(s, view, "a/1"); kv.Value != "x#2" {
 			t.Fatalf("%s view: %+v, want the request x#2", view, kv)
 		}
+	}
+	if kv, _ := dump(s, kvscheduler.SBView, "a/1"); kv.Value != "x#1" {
+		t.Fatalf("SB view: %+v, want x#1, which the southbound holds", kv)
 	}
 	wantState(t, s, "a/1", kvscheduler.Configured)
 }

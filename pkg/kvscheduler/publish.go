@@ -338,6 +338,11 @@ func (v *pubValue) same(o *pubValue) bool {
 // value builds what DumpValues shows of n.
 func value(n *node) pubValue {
 	v := pubValue{sb: n.sb, metadata: n.metadata, origin: n.origin, cached: n.sb}
+	if n.sb != nil && n.want != nil && n.state == Configured {
+		// Applied: the request, which the southbound holds or holds an
+		// equivalent of (the SB view shows which).
+		v.cached = n.want
+	}
 	if n.d != nil {
 		v.desc = n.d.Name
 	}

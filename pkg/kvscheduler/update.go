@@ -139,7 +139,12 @@ func (w *walker) finishUpdate(f frame) {
 func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	wasAvail := n.avail
 	prevState := n.state
-	n.sb, n.avail = n.want, true
+	if !f.equal {
+		// An equivalent value ran no Update: the southbound keeps the
+		// value it holds, and the SB view says so.
+		n.sb = n.want
+	}
+	n.avail = true
 	n.setRemovedDerived(nil)
 	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err = w.okState(n), nil
