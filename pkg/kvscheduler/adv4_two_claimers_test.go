@@ -20,7 +20,6 @@ import (
 // southbound still holds it.
 
 func TestAdv4ValueOfTwoDescriptorsReadIsNotTakenForAbsent(t *testing.T) {
-	advOpen(t, "a value two descriptors claim, read by a full resync, is reported NONEXISTENT with Commit nil")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	a := sb.Descriptor("a", "x/")

@@ -16,6 +16,10 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 		w.deleteAbsent(n, reason)
 		return
 	}
+	if n.dErr() != nil && n.exists() {
+		w.keepAmbiguous(n)
+		return
+	}
 	ro := w.newOp(OpDelete, n)
 	ro.Recreate = ro.Recreate || reason == delRecreate
 	// Held back before anything goes: its dependents and derived values
