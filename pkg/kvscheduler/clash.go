@@ -92,19 +92,12 @@ func (w *walker) noteClash(n *node, key string) {
 	w.s.clashed[n] = key
 }
 
-// clashesOn tells whether key is still another value's than n's: requested
-// by the northbound, notified by the southbound, or derived by another
-// wanted base.
+// clashesOn tells whether key is still another value's than n's:
+// requested by the northbound, notified by the southbound, or derived by
+// another wanted base (the one rule of derivedByOther, which reads
+// follow too).
 func (w *walker) clashesOn(n *node, key string) bool {
-	c := w.g.nodes[key]
-	switch {
-	case c == nil || c.base == n.key:
-		return false
-	case c.base == "":
-		return c.last != nil && c.last.value != nil
-	default:
-		return w.derivedBy(c)
-	}
+	return w.g.derivedByOther(n, key)
 }
 
 // applyReleased applies again the bases left INVALID for a clash whose

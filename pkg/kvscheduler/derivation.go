@@ -71,10 +71,7 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 // derivedBy tells whether derived value c is still its base's: the base
 // is wanted and lists it (it derives it, or it is left over from a failed
 // delete).
-func (w *walker) derivedBy(c *node) bool {
-	b := w.g.nodes[c.base]
-	return b != nil && (b.want != nil || b.exists()) && slices.Contains(b.derived, c.key)
-}
+func (w *walker) derivedBy(c *node) bool { return w.g.listedByBase(c) }
 
 // refuseDerivedKey refuses a northbound request of n, a derived value its
 // base still derives: a key is one value, and n is its base's (taken

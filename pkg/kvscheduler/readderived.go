@@ -147,8 +147,15 @@ func (g *graph) derivedByOther(b *node, key string) bool {
 	case c.base == "":
 		return c.last != nil && c.last.value != nil
 	}
-	o := g.nodes[c.base]
-	return o != nil && (o.want != nil || o.exists()) && slices.Contains(o.derived, key)
+	return g.listedByBase(c)
+}
+
+// listedByBase tells whether derived value c is still its base's: the
+// base is wanted (or held) and lists it (it derives it, or it is left
+// over from a failed delete).
+func (g *graph) listedByBase(c *node) bool {
+	b := g.nodes[c.base]
+	return b != nil && (b.want != nil || b.exists()) && slices.Contains(b.derived, c.key)
 }
 
 // leftToOther tells whether derived value c, which the value of b just
