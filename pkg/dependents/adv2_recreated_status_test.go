@@ -27,7 +27,6 @@ import (
 // exist and whose "one" is about to be deleted. A client waiting for
 // observedGeneration and Ready takes it for done.
 func TestAdvRecreatedOwnerInheritsTheOldOwnersReadyStatus(t *testing.T) {
-	advOpen(t, "a recreated owner's condition is stamped from the deleted owner's report (reports keyed by name, not UID)")
 	release, entered := make(chan struct{}), make(chan struct{})
 	var releaseOnce, enterOnce sync.Once
 	ns := controlplanetest.Namespace(t, cp.Config())

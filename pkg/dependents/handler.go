@@ -242,7 +242,7 @@ func (h *loopHandler[T]) compute(key string) error {
 		// created elsewhere would never be read back, so never deleted
 		// after a restart. Such an owner is refused, and not an error of
 		// the resync (its objects, if any, are not the registration's).
-		h.reports.set(key, owner.GetGeneration(), nil,
+		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), nil,
 			fmt.Errorf("owner %s is outside Options.Namespace %q: its objects are not kept", key, h.namespace))
 		return nil
 	}
@@ -268,7 +268,7 @@ func (h *loopHandler[T]) compute(key string) error {
 			h.build.refreshReadiness(key, prev, h.live)
 			h.build.latch(key, prev, prev.available, failed)
 		}
-		h.reports.set(key, owner.GetGeneration(), h.desired[key], err)
+		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
 	h.build.latch(key, d, prev != nil && prev.available, failed)
@@ -278,7 +278,7 @@ func (h *loopHandler[T]) compute(key string) error {
 	}
 	h.noteRefusals(key, d)
 	h.desired[key] = d
-	h.reports.set(key, owner.GetGeneration(), d, nil)
+	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, nil)
 	return nil
 }
 

@@ -317,12 +317,14 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 		s := d.summarize(ownerKey(obj.GetNamespace(), obj.GetName()))
 		gen := obj.GetGeneration()
 		msg := s.Message()
-		if s.Known && s.Generation < gen {
+		if s.Known && (s.Generation < gen || s.UID != obj.GetUID()) {
 			// The status handler runs on the owner's own update, before the
 			// loop may have computed its new spec: what the summary says is
-			// of an older generation, and stamping it with this one would
-			// say Ready for objects never applied. The loop's report of this
-			// generation enqueues the owner again.
+			// of an older generation, or of an owner deleted and created
+			// again under this name (another UID, whose generation may be
+			// the same), and stamping it with this one would say Ready for
+			// objects never applied. The loop's report of this owner
+			// enqueues it again.
 			s = Summary{}
 			msg = fmt.Sprintf("generation %d not computed yet", gen)
 		}

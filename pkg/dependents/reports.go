@@ -3,6 +3,8 @@ package dependents
 import (
 	"slices"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // reports are what the loop last computed for each owner, for the status
@@ -28,20 +30,21 @@ func newReports() *reports {
 
 // report is one owner's objects as the loop last judged them.
 type report struct {
-	generation int64 // the owner's generation the loop computed
+	generation int64     // the owner's generation the loop computed
+	uid        types.UID // the owner's UID: an owner created again under its name is another owner
 	objects    []objState
 	left       []objState // left out by IncludeWhen
 	err        error
 }
 
-func (r *reports) set(key string, generation int64, d *desired, err error) {
+func (r *reports) set(key string, uid types.UID, generation int64, d *desired, err error) {
 	var objs, left []objState
 	if d != nil {
 		objs, left = slices.Clone(d.objects), slices.Clone(d.left)
 	}
 	r.mu.Lock()
 	r.unindex(key)
-	r.m[key] = report{generation: generation, objects: objs, left: left, err: err}
+	r.m[key] = report{generation: generation, uid: uid, objects: objs, left: left, err: err}
 	for _, l := range [][]objState{objs, left} {
 		for _, o := range l {
 			if r.byObj[o.key] == nil {

@@ -10,8 +10,8 @@ import (
 // it or one that leaves it out.
 func TestReportsIndex(t *testing.T) {
 	r := newReports()
-	r.set("ns/a", 1, &desired{objects: []objState{{key: "x", label: "ConfigMap x"}, {key: "y", label: "ConfigMap y"}}}, nil)
-	r.set("ns/b", 1, &desired{objects: []objState{{key: "x", label: "ConfigMap x", contested: "it is ns/a's"}},
+	r.set("ns/a", "", 1, &desired{objects: []objState{{key: "x", label: "ConfigMap x"}, {key: "y", label: "ConfigMap y"}}}, nil)
+	r.set("ns/b", "", 1, &desired{objects: []objState{{key: "x", label: "ConfigMap x", contested: "it is ns/a's"}},
 		left: []objState{{key: "z", label: "ConfigMap z"}}}, nil)
 	for _, c := range []struct {
 		obj, owner string
@@ -25,7 +25,7 @@ func TestReportsIndex(t *testing.T) {
 		t.Errorf("labelOf(z) = %+v, %v: the object b leaves out", st, ok)
 	}
 	// a stops wanting x: b, refused it, is what names it now.
-	r.set("ns/a", 2, &desired{objects: []objState{{key: "y", label: "ConfigMap y"}}}, nil)
+	r.set("ns/a", "", 2, &desired{objects: []objState{{key: "y", label: "ConfigMap y"}}}, nil)
 	if owner, ok := r.ownerOf("x"); owner != "ns/b" || !ok {
 		t.Errorf("after a let x go, ownerOf(x) = %q, %v; want ns/b", owner, ok)
 	}
@@ -48,7 +48,7 @@ func BenchmarkReportsLookup(b *testing.B) {
 				for j := range 5 {
 					d.objects = append(d.objects, objState{key: fmt.Sprintf("o%d/%d", i, j)})
 				}
-				r.set(fmt.Sprintf("ns/%d", i), 1, d, nil)
+				r.set(fmt.Sprintf("ns/%d", i), "", 1, d, nil)
 			}
 			key := fmt.Sprintf("o%d/4", n/2)
 			for b.Loop() {

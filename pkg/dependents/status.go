@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -26,6 +28,10 @@ type Summary struct {
 	// Generation is the owner's generation the event loop last computed
 	// (the summary is of that generation's objects).
 	Generation int64
+	// UID is the UID of the owner the event loop last computed: an owner
+	// deleted and created again under its name is another owner, and a
+	// summary of another UID is not of it.
+	UID types.UID
 }
 
 // AllReady tells whether every object is ready and nothing failed.
@@ -57,7 +63,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	if !ok {
 		return Summary{}
 	}
-	s := Summary{Known: true, Generation: rep.generation}
+	s := Summary{Known: true, Generation: rep.generation, UID: rep.uid}
 	if rep.err != nil {
 		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
 	}
