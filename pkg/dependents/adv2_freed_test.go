@@ -39,7 +39,6 @@ func advGated(app *demov1.WebApp) ([]*dependents.Object, error) {
 // longer exists, and never gets its ConfigMap (periodic healing off, as
 // TestDeletedBehindItsBackIsRepaired: with it, a minute later).
 func TestAdvRefusedOwnerStaysRefusedWhenTheKeeperNeverCreatedIt(t *testing.T) {
-	advOpen(t, "a refused owner is not computed again when its keeper goes before the object was ever created")
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	noHealing := func(o *dependents.Options) {
 		cfg := dependents.DefaultEventLoopConfig()

@@ -151,15 +151,17 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 func (h *loopHandler[T]) applyAll(keys []string, txn eventloop.UpdateOperations) (string, error) {
 	var notes []string
 	done := map[string]bool{"": true}
-	for _, key := range keys {
+	for i := 0; i < len(keys); i++ { // keys grows: the owners refused what an owner freed
+		key := keys[i]
 		if done[key] {
 			continue
 		}
 		done[key] = true
-		note, err := h.apply(key, txn)
+		note, freed, err := h.apply(key, txn)
 		if err != nil {
 			return strings.Join(notes, "; "), err
 		}
+		keys = append(keys, freed...)
 		if note != "" {
 			notes = append(notes, note)
 		}
@@ -168,29 +170,31 @@ func (h *loopHandler[T]) applyAll(keys []string, txn eventloop.UpdateOperations)
 }
 
 // apply computes the owner at ownerKey again and puts into txn what
-// changed of its values (all of them withdrawn when it is gone).
-func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) (string, error) {
+// changed of its values (all of them withdrawn when it is gone). It
+// returns the owners refused an object it withdrew that was never created
+// (see withdraw), to be computed again in the same transaction.
+func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) (string, []string, error) {
 	prev := h.desired[ownerKey]
 	if _, ok := h.owners[ownerKey]; !ok {
 		h.forget(ownerKey)
+		var freed []string
 		if prev != nil {
 			for k := range prev.values {
-				txn.Delete(k)
-				h.dropDeleted(k)
+				freed = append(freed, h.withdraw(k, txn)...)
 			}
 		}
-		return "withdrew " + ownerKey, nil
+		return "withdrew " + ownerKey, freed, nil
 	}
 	err := h.compute(ownerKey)
 	cur := h.desired[ownerKey]
 	if cur == nil {
-		return "", nil // failed, and nothing known to keep: reported
+		return "", nil, nil // failed, and nothing known to keep: reported
 	}
+	var freed []string
 	if prev != nil {
 		for k := range prev.values {
 			if _, ok := cur.values[k]; !ok {
-				txn.Delete(k)
-				h.dropDeleted(k)
+				freed = append(freed, h.withdraw(k, txn)...)
 			}
 		}
 	}
@@ -199,7 +203,7 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 	}
 	if err != nil {
 		h.log.WithError(err).Warnf("dependents %s: %s: the handler failed; its objects are kept as they were", h.name, ownerKey)
-		return "kept " + ownerKey + ": " + err.Error(), nil
+		return "kept " + ownerKey + ": " + err.Error(), freed, nil
 	}
 	note := fmt.Sprintf("%s: %d ready of %d", ownerKey, cur.ready, len(cur.objects))
 	if prev == nil || prev.ready != cur.ready || len(prev.objects) != len(cur.objects) {
@@ -207,7 +211,7 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 	} else {
 		h.log.Debugf("dependents %s: %s", h.name, note)
 	}
-	return note, nil
+	return note, freed, nil
 }
 
 // childChanged records a change of an object in the loop's picture, pushes
