@@ -36,7 +36,6 @@ func advBaseAndApp(app *demov1.WebApp) ([]*dependents.Object, error) {
 // b-app is created on the strength of another owner's object (b's app
 // runs with a's data), and b's status reports it ready.
 func TestAdvRequirerCreatedOnAnotherOwnersObject(t *testing.T) {
-	advOpen(t, "an owner's Requires is met by another owner's object of the same name (the shared readiness marker)")
 	for _, how := range []string{"refused", "not-wanted"} {
 		t.Run(how, func(t *testing.T) {
 			cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}

@@ -152,7 +152,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 				// scheduler), and what the objects read back name is
 				// all that orders their deletes: the marker alone left
 				// them in key order.
-				kubedescriptor.OrderedAfter(m, b.k.ready(k), k)
+				kubedescriptor.OrderedAfter(m, b.k.ready(ownerKey, k), k)
 			}
 		}
 		for _, r := range o.requires {
@@ -160,7 +160,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 			if !ok {
 				return nil, fmt.Errorf("%s requires an object the handler did not return", keyOf[o])
 			}
-			kubedescriptor.DependsOn(m, b.k.ready(k))
+			kubedescriptor.DependsOn(m, b.k.ready(ownerKey, k))
 			kubedescriptor.OrderedAfter(m, k) // as for After
 		}
 		for _, ok := range o.owners {
@@ -278,7 +278,7 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 			}
 			o.ready, o.why = callReady(rule, obj)
 		}
-		rk := b.k.ready(o.key)
+		rk := b.k.ready(ownerKey, o.key)
 		all = append(all, rk)
 		if o.ready {
 			d.ready++

@@ -113,7 +113,7 @@ func TestDependencyGoesAwayByKind(t *testing.T) {
 	// The transaction that withdrew the database's readiness marker is the
 	// one that would have deleted the app: once it is done, the app must be
 	// there.
-	marker := "dependents/stack/ready/" + kubedescriptor.KeyFor(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), ns, "ord-db")
+	marker := "dependents/stack/ready/" + ns + "/ord@" + kubedescriptor.KeyFor(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), ns, "ord-db")
 	controlplanetest.Eventually(t, wait, "the database's readiness withdrawn", func() bool {
 		st := d.Scheduler().GetValueStatus(marker).State
 		return st != kvscheduler.Configured && st != kvscheduler.Pending

@@ -19,8 +19,15 @@ type keys struct{ prefix string }
 
 func newKeys(name string) keys { return keys{prefix: "dependents/" + name + "/"} }
 
-// ready is the key of the marker of the object at objKey.
-func (k keys) ready(objKey string) string { return k.prefix + "ready/" + objKey }
+// ready is the key of the marker of the object at objKey, as the owner at
+// ownerKey keeps it: "ready/<owner key>@<object key>" ('@' is in no
+// Kubernetes name). It is the owner's own: an owner refused the object
+// (another owner keeps it) or not wanting it never has it put, so what of
+// that owner Requires or is After the object waits, and is never created
+// on the strength of another owner's object of the same name.
+func (k keys) ready(ownerKey, objKey string) string {
+	return k.prefix + "ready/" + ownerKey + "@" + objKey
+}
 
 // owner is the key of the marker of the owner at ownerKey.
 func (k keys) owner(ownerKey string) string { return k.prefix + "owner/" + ownerKey }
@@ -37,9 +44,14 @@ func (k keys) availableOf(key string) (string, bool) {
 // isMarker tells whether key is one of the registration's markers.
 func (k keys) isMarker(key string) bool { return strings.HasPrefix(key, k.prefix) }
 
-// readyOf returns the object key a ready marker stands for.
-func (k keys) readyOf(key string) (string, bool) {
-	return strings.CutPrefix(key, k.prefix+"ready/")
+// readyOf returns the owner key and the object key a ready marker
+// stands for.
+func (k keys) readyOf(key string) (ownerKey, objKey string, ok bool) {
+	rest, ok := strings.CutPrefix(key, k.prefix+"ready/")
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "@")
 }
 
 // ownerOf returns the owner key an owner marker stands for.

@@ -117,10 +117,18 @@ func (r *reports) find(objKey string) (owner string, st objState, left, ok bool)
 	return owner, st, rank == 1, rank > 0
 }
 
-// labelOf returns the label of the object at objKey if an owner has it.
-func (r *reports) labelOf(objKey string) (objState, bool) {
-	_, st, _, ok := r.find(objKey)
-	return st, ok
+// stateOf returns the state of the object at objKey as the owner at
+// ownerKey last judged it (among its objects or those it leaves out).
+func (r *reports) stateOf(ownerKey, objKey string) (objState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := r.m[ownerKey]
+	for _, l := range [][]objState{rep.objects, rep.left} {
+		if i := slices.IndexFunc(l, func(s objState) bool { return s.key == objKey }); i >= 0 {
+			return l[i], true
+		}
+	}
+	return objState{}, false
 }
 
 // ownerOf returns the owner of the object at objKey (not an owner that

@@ -21,8 +21,14 @@ func TestReportsIndex(t *testing.T) {
 			t.Errorf("ownerOf(%s) = %q, %v; want %q, %v", c.obj, owner, ok, c.owner, c.ok)
 		}
 	}
-	if st, ok := r.labelOf("z"); !ok || st.label != "ConfigMap z" {
-		t.Errorf("labelOf(z) = %+v, %v: the object b leaves out", st, ok)
+	if st, ok := r.stateOf("ns/b", "z"); !ok || st.label != "ConfigMap z" {
+		t.Errorf("stateOf(ns/b, z) = %+v, %v: the object b leaves out", st, ok)
+	}
+	if st, ok := r.stateOf("ns/b", "x"); !ok || st.contested == "" {
+		t.Errorf("stateOf(ns/b, x) = %+v, %v: b's own state of x (refused), not a's", st, ok)
+	}
+	if _, ok := r.stateOf("ns/a", "z"); ok {
+		t.Error("stateOf(ns/a, z) found an object only b names")
 	}
 	// a stops wanting x: b, refused it, is what names it now.
 	r.set("ns/a", "", 2, &desired{objects: []objState{{key: "y", label: "ConfigMap y"}}}, nil)

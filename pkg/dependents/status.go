@@ -77,7 +77,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 		case o.cycle != "" && !o.ready && st.State != kvscheduler.Configured:
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle %s", o.label, o.cycle))
 		case st.State == kvscheduler.Pending:
-			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(st.UnmetDependencies))
+			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(ownerKey, st.UnmetDependencies))
 		case o.ready:
 			s.Ready = append(s.Ready, o.label)
 		default:
@@ -87,17 +87,18 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	return s
 }
 
-// waitingFor says what the unmet dependencies (markers) stand for.
-func (d *Dependents) waitingFor(unmet []string) string {
+// waitingFor says what the unmet dependencies (markers) of an object of
+// the owner at ownerKey stand for.
+func (d *Dependents) waitingFor(ownerKey string, unmet []string) string {
 	var out []string
 	for _, key := range unmet {
-		if slices.Contains(unmet, d.k.ready(key)) {
+		if slices.Contains(unmet, d.k.ready(ownerKey, key)) {
 			// An object key an object is also ordered after (see
 			// builder.go): its marker's unmet says it better.
 			continue
 		}
-		if objKey, ok := d.k.readyOf(key); ok {
-			if o, ok := d.reports.labelOf(objKey); ok {
+		if owner, objKey, ok := d.k.readyOf(key); ok {
+			if o, ok := d.reports.stateOf(owner, objKey); ok {
 				why := ""
 				if o.why != "" && !o.ready {
 					why = ": " + o.why
