@@ -41,7 +41,6 @@ func advAppAndProbe(app *demov1.WebApp) ([]*dependents.Object, error) {
 // requirer created on a stale view, as the IncludeWhen flip was
 // (TestAdvIncludeWhenFlipCreatesARequirerOnAStaleView), by a spec update.
 func TestAdvRequirerCreatedOnTheDeploymentsOldSpec(t *testing.T) {
-	advOpen(t, "a requirer is created on the readiness of the object's previous spec, in the transaction that updates it")
 	kinds := []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("Deployment"), corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	d, webapps := advStart(t, t.Context(), "adv2-update", kinds, advAppAndProbe)
 	ns := controlplanetest.Namespace(t, cp.Config())

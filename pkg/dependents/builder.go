@@ -46,6 +46,9 @@ type objState struct {
 	// live object is a deleted owner's. Either way it is not put.
 	contested, stale string
 	cycle            string // the dependency cycle it is on, if any
+	// after are the keys of the owner's objects it requires or is
+	// ordered after (see holdNew).
+	after []string
 }
 
 // objectKeys yields the keys of d's objects.
@@ -141,6 +144,12 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 			continue
 		}
 		m := prepared[i]
+		st := &d.objects[slices.IndexFunc(d.objects, func(s objState) bool { return s.key == keyOf[o] })]
+		for _, a := range append(slices.Clone(o.after), o.requires...) {
+			if k, ok := keyOf[a]; ok && !a.excluded {
+				st.after = append(st.after, k)
+			}
+		}
 		for _, a := range o.after {
 			k, ok := keyOf[a]
 			if !ok {
@@ -271,6 +280,7 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 			// Its last state is of an object on its way out: what waits for
 			// it must not be created on it.
 			o.why = "being deleted"
+
 		case obj != nil:
 			rule := o.rule
 			if rule == nil {

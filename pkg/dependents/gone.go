@@ -22,6 +22,7 @@ import (
 // dropDeleted takes the object at key out of the loop's picture, as the
 // loop deletes it.
 func (h *loopHandler[T]) dropDeleted(key string) {
+	delete(h.updating, key)
 	obj := h.live[key]
 	if obj == nil {
 		return
@@ -35,6 +36,7 @@ func (h *loopHandler[T]) dropDeleted(key string) {
 // seen records obj, an informer's view of the object at key (nil when it
 // was deleted), unless it is of the UID the loop deleted.
 func (h *loopHandler[T]) seen(key string, obj runtime.Object) {
+	h.seenVersion(key, obj)
 	if obj == nil {
 		delete(h.gone, key)
 		delete(h.live, key)

@@ -42,6 +42,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	desired      map[string]*desired        // owner key -> what was last put for it
 	childOf      map[string]string          // object key -> owner key
 	refused      map[string]map[string]bool // object key -> owners refused it (see claimer), computed again when it changes
+	updating     map[string]string          // object key -> resourceVersion it had when the loop changed it (see markUpdates)
 	reports      *reports                   // what the status handler reads
 	sched        *kvscheduler.Scheduler     // for repairs
 	log          logrus.FieldLogger         // one line per owner whose readiness changed
@@ -85,6 +86,9 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 				h.live[key] = obj
 			}
 		}
+	}
+	for key := range h.updating {
+		h.seenVersion(key, h.live[key])
 	}
 	var errs []string
 	for _, key := range slices.Sorted(maps.Keys(h.owners)) {
@@ -275,6 +279,8 @@ func (h *loopHandler[T]) compute(key string) error {
 		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
+	h.markUpdates(prev, d)
+	h.holdNew(prev, d)
 	h.build.latch(key, d, prev != nil && prev.available, failed)
 	h.unclaim(key)
 	for objKey := range d.objectKeys() {

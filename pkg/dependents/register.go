@@ -166,7 +166,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
-		log: opts.Logger, sched: d.sched}
+		log: opts.Logger, sched: d.sched, updating: map[string]string{}}
 	d.reports.changed = func(key string) { enqueue(owners, key) }
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
 	if err := bridge.WatchKind(ctx, owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {

@@ -1,0 +1,92 @@
+package dependents
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+)
+
+// Objects the loop updates. When an owner's new spec changes one of its
+// objects, the loop's picture of that object is of its previous spec until
+// the loop sees the updated object: judged on it (every replica of the old
+// Deployment available), an object that requires it or is ordered after
+// it, put for the first time in the transaction that updates it, would be
+// created before the object at its new spec was ever ready. So such a new
+// object is held (not put, "waits for ... to be seen at its new spec")
+// until the loop sees another version of what it waits for (its
+// resourceVersion differs from the one the loop held when it put the
+// change), which the update makes: an apply of a value not Equivalent to
+// the last one writes (its managed fields at least change). The change
+// never takes down what exists: the object changed keeps its readiness
+// marker until the loop sees it not ready, and objects that exist are
+// never held (holding is not putting, which would delete them). As the
+// loop's own deletes (gone.go) do for IncludeWhen.
+
+// markUpdates records the objects of d whose value differs from the one
+// last put for them (prev) and that exist in the loop's picture.
+func (h *loopHandler[T]) markUpdates(prev, d *desired) {
+	if prev == nil {
+		return
+	}
+	for _, o := range d.objects {
+		old, now, live := prev.values[o.key], d.values[o.key], h.live[o.key]
+		if old == nil || now == nil || live == nil || kubedescriptor.Equivalent(old, now) {
+			continue
+		}
+		h.updating[o.key] = resourceVersionOf(live)
+	}
+}
+
+// holdNew takes out of d the objects put for the first time (not in
+// prev, not on the server) that require or are ordered after an object
+// the loop changed and has not seen since.
+func (h *loopHandler[T]) holdNew(prev, d *desired) {
+	for i := range d.objects {
+		o := &d.objects[i]
+		if d.values[o.key] == nil || h.live[o.key] != nil || prev != nil && prev.values[o.key] != nil {
+			continue
+		}
+		for _, a := range o.after {
+			if h.isUpdating(a) {
+				delete(d.values, o.key)
+				o.why = "waits for " + labelIn(d, a) + " to be seen at its new spec"
+				break
+			}
+		}
+	}
+}
+
+// labelIn returns the label of d's object at key.
+func labelIn(d *desired, key string) string {
+	for _, o := range d.objects {
+		if o.key == key {
+			return o.label
+		}
+	}
+	return key
+}
+
+// isUpdating tells whether the object at key was changed by the loop and
+// the loop has not seen it since.
+func (h *loopHandler[T]) isUpdating(key string) bool {
+	_, ok := h.updating[key]
+	return ok
+}
+
+// seenVersion clears the mark of the object at key once obj (nil: gone)
+// is another version than the one it was marked at.
+func (h *loopHandler[T]) seenVersion(key string, obj runtime.Object) {
+	if rv, ok := h.updating[key]; ok && (obj == nil || resourceVersionOf(obj) != rv) {
+		delete(h.updating, key)
+	}
+}
+
+// resourceVersionOf returns obj's resourceVersion, "" if it has none.
+func resourceVersionOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
