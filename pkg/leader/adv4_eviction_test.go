@@ -1,7 +1,6 @@
 package leader_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -32,20 +31,7 @@ import (
 // instead it lands and the pod, still wanted, is gone.
 func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
-		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, "a leading", e.Holding)
+	e := leadingA(t, ns)
 
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
 	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
@@ -98,20 +84,7 @@ func delayEviction(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterfa
 // old term chose.
 func TestAdv4DelayedBindingOfAHandledPodConflicts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
-		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, "a leading", e.Holding)
+	e := leadingA(t, ns)
 
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
 	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestAdv4DelayedWriteOfAHandledNamespacesStatusConflicts: the fence
@@ -30,20 +29,7 @@ import (
 // (The same patch of the namespace itself, the control, conflicts.)
 func TestAdv4DelayedWriteOfAHandledNamespacesStatusConflicts(t *testing.T) {
 	leaseNS := controlplanetest.Namespace(t, cp.Config())
-	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), leaseNS, "lease",
-		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, "a leading", e.Holding)
+	e := leadingA(t, leaseNS)
 
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Namespaces()
 	writes := map[string]func(ctx context.Context, nss typedcorev1.NamespaceInterface, name string) error{

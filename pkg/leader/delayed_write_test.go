@@ -39,20 +39,7 @@ import (
 // that stalled and resumed delivers it.
 func TestEveryDelayedWriteOfAHandledObjectConflicts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
-		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, "a leading", e.Holding)
+	e := leadingA(t, ns)
 
 	for _, jsonOnly := range []bool{false, true} {
 		wire := map[bool]string{false: "protobuf", true: "JSON"}[jsonOnly]
@@ -264,4 +251,25 @@ func (r *keptRequest) replay(t *testing.T) int {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// leadingA returns an Elector "a" that leads the Lease "lease" in ns for
+// the rest of the test (its term does nothing but wait).
+func leadingA(t *testing.T, ns string) *leader.Elector {
+	t.Helper()
+	e, err := leader.New(controlplanetest.Clientset(cp.Config()).CoordinationV1(), ns, "lease",
+		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
+		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil }) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	eventually(t, "a leading", e.Holding)
+	return e
 }
