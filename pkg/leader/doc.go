@@ -30,7 +30,9 @@
 //     ValidatingAdmissionPolicy, with the Lease as its parameter, that
 //     refuses a stamped create once the Lease is in another term or gone:
 //     a create delayed in the network past the term does not land after
-//     the next leader decided the object should not exist.
+//     the next leader decided the object should not exist. It judges only
+//     creates sent by the user the stamp names (the fence's own), so a
+//     user's copy or a restore of such an object is never refused.
 //
 // # Timing
 //

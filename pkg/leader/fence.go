@@ -51,7 +51,9 @@ func (e *NotLeaderError) Error() string {
 //     else wrote the object instead of landing after them.
 //   - A create (a POST to a collection) is stamped with the term it is
 //     issued in: the annotation TermAnnotation names the Lease, its holder
-//     and the term's ID, the label TermLeaseLabel the Lease. With
+//     and the term's ID, TermUserAnnotation the user the create is sent as
+//     (asked of the API server once per term), the label TermLeaseLabel
+//     the Lease. With
 //     InstallTermPolicy's ValidatingAdmissionPolicy bound to the Lease, the
 //     API server refuses a stamped create once the Lease is in another term
 //     (or gone), so a create that sat in the network past the term does
@@ -83,6 +85,9 @@ type fence struct {
 	// every request's path.
 	prefix string
 	next   http.RoundTripper
+	// who is the username this config sends as, learned once per term
+	// (termuser.go).
+	who whoAmI
 }
 
 func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {

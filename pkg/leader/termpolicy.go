@@ -19,14 +19,19 @@ import (
 const TermPolicyName = "term-fence.lariat.dev"
 
 // The policy's expressions. stamp is the create's TermAnnotation ("" if
-// none); lease the prefix a stamp of the parameter Lease starts with;
-// current the stamp of the Lease's current term. A stamp of another Lease
-// is left to that Lease's binding.
+// none); user its TermUserAnnotation ("" if none); lease the prefix a
+// stamp of the parameter Lease starts with; current the stamp of the
+// Lease's current term. A stamp of another Lease is left to that Lease's
+// binding. A create sent by another user than the one its stamp names is
+// a copy of a stamped object (a user's, a backup tool's), not the fence's,
+// and is admitted; a stamp naming no user (written before
+// TermUserAnnotation) is judged whoever sends it.
 const (
+	policyUser    = `has(object.metadata.annotations) && '` + TermUserAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermUserAnnotation + `'] : ''`
 	policyStamp   = `has(object.metadata.annotations) && '` + TermAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermAnnotation + `'] : ''`
 	policyLease   = `params.metadata.namespace + '/' + params.metadata.name + '/'`
 	policyCurrent = `variables.lease + (has(params.spec.holderIdentity) ? params.spec.holderIdentity : '') + '/' + (has(params.metadata.labels) && '` + TermIDLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermIDLabel + `'] : '')`
-	policyCheck   = `!variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
+	policyCheck   = `(variables.user != '' && variables.user != request.userInfo.username) || !variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
 	policyMessage = `'create sent in term ' + variables.stamp + ' refused: the term is over, the Lease ' + params.metadata.namespace + '/' + params.metadata.name + ' is in term ' + variables.current + ' (lariat.dev term fence)'`
 )
 
@@ -35,7 +40,9 @@ const (
 // Lease's current one: same holder, same TermIDLabel. It matches only
 // creates carrying TermLeaseLabel, of every resource: objects created
 // without the stamp (users' own, or through an unfenced config) are never
-// checked. Its failure policy is Fail: a binding whose Lease is missing,
+// checked, and it admits a stamped create sent by another user than the
+// stamp's TermUserAnnotation names (the fence's own): a copy or restore of
+// an object the fence created, under another identity, is never refused. Its failure policy is Fail: a binding whose Lease is missing,
 // or an API server that cannot read Leases yet, refuses the stamped create
 // rather than let it through.
 func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
@@ -56,6 +63,7 @@ func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
 			},
 			Variables: []admissionv1.Variable{
 				{Name: "stamp", Expression: policyStamp},
+				{Name: "user", Expression: policyUser},
 				{Name: "lease", Expression: policyLease},
 				{Name: "current", Expression: policyCurrent},
 			},

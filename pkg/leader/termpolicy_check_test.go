@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"slices"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -23,6 +24,17 @@ func TestTermPolicyCheckNamesWhatDoesNotRefuse(t *testing.T) {
 		},
 		"a namespace selector": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
 			s.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
+		},
+		"no user check (the shape before lariat.dev/term-user)": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].Expression = `!variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
+			s.Variables = slices.DeleteFunc(s.Variables, func(v admissionv1.Variable) bool { return v.Name == "user" })
+		},
+		"a user that is nobody's": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
+			for i := range s.Variables {
+				if s.Variables[i].Name == "user" {
+					s.Variables[i].Expression = `'nobody'`
+				}
+			}
 		},
 		"updates only": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
 			s.MatchConstraints.ResourceRules[0].Operations = []admissionv1.OperationType{admissionv1.Update}

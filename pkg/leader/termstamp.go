@@ -41,6 +41,12 @@ const (
 	// acquisition and renewal, so that a term that ended and the next term
 	// of the same holder are told apart.
 	TermIDLabel = "lariat.dev/term-id"
+	// TermUserAnnotation is stamped beside TermAnnotation: the username
+	// the fenced config sends the create as (asked of the API server, see
+	// termuser.go). The term policy judges a stamped create only when it
+	// is sent by that user, so a copy or restore of the object by another
+	// identity (a user's kubectl, a backup tool) is never refused.
+	TermUserAnnotation = "lariat.dev/term-user"
 )
 
 // TermLeaseLabelValue is the TermLeaseLabel value of creates fenced by the
@@ -167,7 +173,15 @@ func (f *fence) create(req *http.Request) (*http.Response, error) {
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
 	ctx, cancel := context.WithDeadline(req.Context(), until)
-	r, err := stampCreate(req.WithContext(ctx), token, TermLeaseLabelValue(f.e.namespace, f.e.name))
+	user, err := f.user(req.WithContext(ctx), token)
+	if err != nil {
+		cancel()
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	r, err := stampCreate(req.WithContext(ctx), stamp{token: token, user: user, lease: TermLeaseLabelValue(f.e.namespace, f.e.name)})
 	if err != nil {
 		cancel()
 		return nil, err
@@ -224,11 +238,15 @@ func (f *fence) sendCreate(r *http.Request, token string) (*http.Response, error
 	}
 }
 
+// stamp is what a create is stamped with: token (TermAnnotation), user
+// (TermUserAnnotation), lease (TermLeaseLabel).
+type stamp struct{ token, user, lease string }
+
 // stampCreate returns req with the object it creates stamped: the
-// annotation TermAnnotation set to token, the label TermLeaseLabel to
-// leaseLabel. JSON and Kubernetes protobuf bodies are stamped; others
+// annotations TermAnnotation and TermUserAnnotation, the label
+// TermLeaseLabel. JSON and Kubernetes protobuf bodies are stamped; others
 // (CBOR, YAML) go as they are, and are not fenced by the policy.
-func stampCreate(req *http.Request, token, leaseLabel string) (*http.Request, error) {
+func stampCreate(req *http.Request, st stamp) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
 	}
@@ -241,10 +259,10 @@ func stampCreate(req *http.Request, token, leaseLabel string) (*http.Request, er
 	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	switch {
 	case bytes.HasPrefix(body, protobufMagic):
-		out = protobufStamp(body, token, leaseLabel)
+		out = protobufStamp(body, st)
 	case mediaType == "application/json" || mediaType == "" || mediaType == "application/apply-patch+yaml":
 		// An apply patch in YAML that is not JSON is left as it is.
-		out = jsonStamp(body, token, leaseLabel)
+		out = jsonStamp(body, st)
 	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(out))
@@ -255,7 +273,7 @@ func stampCreate(req *http.Request, token, leaseLabel string) (*http.Request, er
 
 // jsonStamp sets the stamp in a JSON object's metadata (body unchanged if
 // it is not a JSON object). Numbers are kept as written.
-func jsonStamp(body []byte, token, leaseLabel string) []byte {
+func jsonStamp(body []byte, st stamp) []byte {
 	var obj map[string]any
 	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
@@ -264,12 +282,17 @@ func jsonStamp(body []byte, token, leaseLabel string) []byte {
 	if md == nil {
 		md = map[string]any{}
 	}
-	for key, kv := range map[string][2]string{"annotations": {TermAnnotation, token}, "labels": {TermLeaseLabel, leaseLabel}} {
+	for key, kvs := range map[string]map[string]string{
+		"annotations": {TermAnnotation: st.token, TermUserAnnotation: st.user},
+		"labels":      {TermLeaseLabel: st.lease},
+	} {
 		m, _ := md[key].(map[string]any)
 		if m == nil {
 			m = map[string]any{}
 		}
-		m[kv[0]] = kv[1]
+		for k, v := range kvs {
+			m[k] = v
+		}
 		md[key] = m
 	}
 	obj["metadata"] = md
@@ -281,15 +304,16 @@ func jsonStamp(body []byte, token, leaseLabel string) []byte {
 // as field 1 (true of every built-in kind), where labels are field 11 and
 // annotations field 12, maps of string entries (key 1, value 2). The
 // entries are appended to the ObjectMeta: a map entry read last wins.
-func protobufStamp(body []byte, token, leaseLabel string) []byte {
+func protobufStamp(body []byte, st stamp) []byte {
 	env := body[len(protobufMagic):]
 	raw := protoField(env, 2)
 	if raw == nil {
 		return body
 	}
 	meta := protoField(raw, 1)
-	meta = appendMapEntry(append([]byte(nil), meta...), 11, TermLeaseLabel, leaseLabel)
-	meta = appendMapEntry(meta, 12, TermAnnotation, token)
+	meta = appendMapEntry(append([]byte(nil), meta...), 11, TermLeaseLabel, st.lease)
+	meta = appendMapEntry(meta, 12, TermAnnotation, st.token)
+	meta = appendMapEntry(meta, 12, TermUserAnnotation, st.user)
 	newRaw, ok := replaceField(raw, 1, meta)
 	if !ok {
 		return body

@@ -35,7 +35,7 @@ func TestCreateBodiesAreStamped(t *testing.T) {
 	post := func(contentType string, body []byte) *http.Request {
 		req, _ := http.NewRequest(http.MethodPost, "https://h/api/v1/namespaces/n/configmaps", bytes.NewReader(body))
 		req.Header.Set("Content-Type", contentType)
-		r, err := stampCreate(req, "n/lease/a/t1", "lease")
+		r, err := stampCreate(req, stamp{token: "n/lease/a/t1", user: "op", lease: "lease"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,14 +53,14 @@ func TestCreateBodiesAreStamped(t *testing.T) {
 		t.Fatalf("the stamped protobuf body does not decode: %v", err)
 	}
 	got := obj.(*corev1.ConfigMap)
-	if got.Annotations[TermAnnotation] != "n/lease/a/t1" || got.Labels[TermLeaseLabel] != "lease" ||
+	if got.Annotations[TermAnnotation] != "n/lease/a/t1" || got.Labels[TermLeaseLabel] != "lease" || got.Annotations[TermUserAnnotation] != "op" ||
 		got.Labels["mine"] != "kept" || got.Annotations["note"] != "kept" || got.Data["k"] != "v" || got.Name != "x" {
 		t.Errorf("protobuf: stamped to %+v", got.ObjectMeta)
 	}
 
 	r = post("application/json", []byte(`{"kind":"X","metadata":{"name":"x","labels":{"mine":"kept"}},"spec":{"big":9007199254740993}}`))
 	b, _ = io.ReadAll(r.Body)
-	for _, want := range []string{`"big":9007199254740993`, `"lariat.dev/term":"n/lease/a/t1"`, `"lariat.dev/term-lease":"lease"`, `"mine":"kept"`} {
+	for _, want := range []string{`"big":9007199254740993`, `"lariat.dev/term":"n/lease/a/t1"`, `"lariat.dev/term-lease":"lease"`, `"lariat.dev/term-user":"op"`, `"mine":"kept"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON: %s lacks %s", b, want)
 		}
@@ -86,10 +86,14 @@ func TestTermLeaseLabelValueIsALabelValue(t *testing.T) {
 }
 
 // stubTransport answers each request with the next of its answers (status
-// and body), and records the bodies it was sent.
+// and body), and records the bodies it was sent. A SelfSubjectReview is
+// answered apart (user "op", or reviewStatus when set), and recorded in
+// reviews.
 type stubTransport struct {
-	answers []stubAnswer
-	sent    []string
+	answers      []stubAnswer
+	sent         []string
+	reviews      []*http.Request
+	reviewStatus int
 }
 
 type stubAnswer struct {
@@ -98,6 +102,14 @@ type stubAnswer struct {
 }
 
 func (s *stubTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.URL.Path, "/apis/authentication.k8s.io/v1/selfsubjectreviews") {
+		s.reviews = append(s.reviews, req)
+		status, body := http.StatusCreated, `{"kind":"SelfSubjectReview","status":{"userInfo":{"username":"op"}}}`
+		if s.reviewStatus != 0 {
+			status, body = s.reviewStatus, `{"kind":"Status","message":"no"}`
+		}
+		return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: req}, nil
+	}
 	b, _ := io.ReadAll(req.Body)
 	s.sent = append(s.sent, string(b))
 	a := s.answers[0]
