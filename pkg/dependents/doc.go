@@ -8,6 +8,9 @@
 // kubebridge feeding an event loop, a KV scheduler with the Kubernetes
 // descriptor of each kind, and a status handler that says in the owner's
 // condition what is ready, what waits and why, and what failed.
+// Join does the same on an event loop and a KV scheduler the user already
+// runs: it adds its handler to the loop's options before eventloop.New,
+// and Joining.Start starts the status handler once the loop exists.
 //
 // Objects are created once what they wait for is ready, and deleted in
 // reverse order. An ordering-only dependency (After) is kept when what it

@@ -9,9 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
@@ -103,6 +101,7 @@ type Dependents struct {
 	sched     *kvscheduler.Scheduler
 	loop      *eventloop.Loop
 	reports   *reports
+	ownsLoop  bool // Register's own loop and scheduler, stopped with it; false when joined (Join)
 	done      chan struct{}
 	stopErr   error
 }
@@ -130,67 +129,35 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 // again when what it read changes.
 func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options) (*Dependents, error) {
-	if factory == nil || owners == nil || handler == nil || name == "" {
-		return nil, errors.New("dependents: factory, owners, name and handler are required")
+	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
+		return nil, err
 	}
-	if opts.FieldManager == "" || len(opts.Kinds) == 0 {
-		return nil, errors.New("dependents: Options.FieldManager and Options.Kinds are required")
-	}
-	if opts.Logger == nil {
-		opts.Logger = logrus.StandardLogger()
-	}
-	if opts.Condition == "" {
-		opts.Condition = DefaultCondition
-	}
-	hook, err := statusHook[T, S](opts.Status)
+	sched, err := newScheduler(factory, name, opts, newKeys(name))
 	if err != nil {
 		return nil, err
 	}
-	if hook != nil && (access.Get == nil || access.Set == nil) {
-		return nil, errors.New("dependents: Options.Status needs a status access with Get and Set")
+	r, err := prepare(factory, owners, access, name, handler, opts, sched)
+	if err != nil {
+		return nil, errors.Join(err, sched.Close())
 	}
-	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
-		reports: newReports(), done: make(chan struct{})}
-	if d.sched, err = newScheduler(factory, name, opts, d.k); err != nil {
-		return nil, err
-	}
-	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
-	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}, namespace: opts.Namespace,
-		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {
-			c, err := clients.ForKind(gvk)
-			if err != nil {
-				return false, err
-			}
-			return c.Namespaced(), nil
-		}}
-	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
-		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
-		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
-		log: opts.Logger, sched: d.sched, updating: map[string]string{}}
-	d.reports.changed = func(key string) { enqueue(owners, key) }
+	r.d.ownsLoop = true
 	bridge := kubebridge.New(factory.ControllerFactory(), opts.Logger)
-	if err := bridge.WatchKind(ctx, owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
-		return nil, d.closeWith(err)
-	}
-	for _, gvk := range opts.Kinds {
-		b.kinds[gvk.GroupKind()] = true
-		h.childRes[kubebridge.ResourceName(gvk)] = true
-		if err := bridge.WatchKind(ctx, gvk); err != nil {
-			return nil, d.closeWith(err)
-		}
+	if err := r.watch(ctx, bridge); err != nil {
+		return nil, r.d.closeWith(err)
 	}
 	cfg := opts.EventLoop
 	if cfg == nil {
 		c := DefaultEventLoopConfig()
 		cfg = &c
 	}
-	lo := eventloop.Options{Config: cfg, Handlers: []eventloop.EventHandler{h}, Committer: loopcommit.New(d.sched),
+	lo := eventloop.Options{Config: cfg, Handlers: []eventloop.EventHandler{r.h}, Committer: loopcommit.New(sched),
 		Logger: logrus.NewEntry(opts.Logger), Registerer: opts.Registerer, Name: name}
 	bridge.Configure(&lo)
+	d := r.d
 	if d.loop, err = eventloop.New(lo); err != nil {
 		return nil, d.closeWith(err)
 	}
-	registerStatus(ctx, d, owners, access, opts.Condition, name, hook)
+	registerStatus(ctx, d, owners, access, opts.Condition, name, r.hook)
 	if err := d.loop.Start(ctx); err != nil {
 		return nil, d.closeWith(err)
 	}
@@ -212,6 +179,15 @@ func newScheduler(factory *generic.Factory, name string, opts Options, k keys) (
 	if err != nil {
 		return nil, err
 	}
+	if err := registerDescriptors(s, factory, name, opts, k); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// registerDescriptors registers on s the Kubernetes descriptor of each of
+// opts.Kinds and the markers' descriptor of the registration name.
+func registerDescriptors(s *kvscheduler.Scheduler, factory *generic.Factory, name string, opts Options, k keys) error {
 	caches := factory.ControllerFactory().SharedCacheFactory()
 	for _, gvk := range opts.Kinds {
 		d, err := kubedescriptor.New(gvk, kubedescriptor.Options{Clients: caches.SharedClientFactory(), Cache: caches,
@@ -220,18 +196,20 @@ func newScheduler(factory *generic.Factory, name string, opts Options, k keys) (
 			err = s.RegisterDescriptor(s.Context(), d)
 		}
 		if err != nil {
-			return nil, errors.Join(err, s.Close())
+			return fmt.Errorf("dependents %s: kind %s: %w", name, gvk, err)
 		}
 	}
-	if err := s.RegisterDescriptor(s.Context(), k.markerDescriptor(name)); err != nil {
-		return nil, errors.Join(err, s.Close())
-	}
-	return s, nil
+	return s.RegisterDescriptor(s.Context(), k.markerDescriptor(name))
 }
 
-// closeWith closes the scheduler of a registration that could not start.
+// closeWith closes the scheduler of a registration that could not start
+// (only its own: a joined registration's scheduler is the user's).
 func (d *Dependents) closeWith(err error) error {
-	return errors.Join(fmt.Errorf("dependents %s: %w", d.name, err), d.sched.Close())
+	err = fmt.Errorf("dependents %s: %w", d.name, err)
+	if !d.ownsLoop {
+		return err
+	}
+	return errors.Join(err, d.sched.Close())
 }
 
 // stopWhenDone stops the loop, then the scheduler it commits to, once ctx

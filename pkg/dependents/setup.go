@@ -1,0 +1,91 @@
+package dependents
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// registration is what Register and Join share before the loop exists: the
+// running registration (not started), its loop handler and its status hook.
+type registration[T generic.RuntimeMetaObject, S any] struct {
+	d      *Dependents
+	h      *loopHandler[T]
+	hook   StatusFunc[T, S]
+	owners Owners[T]
+	kinds  []schema.GroupVersionKind
+}
+
+// checkArgs checks what every registration needs and fills opts' defaults.
+func checkArgs[T generic.RuntimeMetaObject](factory *generic.Factory, owners Owners[T], name string,
+	handler ViewHandler[T], opts *Options) error {
+	if factory == nil || owners == nil || handler == nil || name == "" {
+		return errors.New("dependents: factory, owners, name and handler are required")
+	}
+	if opts.FieldManager == "" || len(opts.Kinds) == 0 {
+		return errors.New("dependents: Options.FieldManager and Options.Kinds are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = logrus.StandardLogger()
+	}
+	if opts.Condition == "" {
+		opts.Condition = DefaultCondition
+	}
+	return nil
+}
+
+// prepare builds the registration's state and its loop handler on sched,
+// whose descriptors are registered already.
+func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owners Owners[T], access generic.StatusAccess[T, S],
+	name string, handler ViewHandler[T], opts Options, sched *kvscheduler.Scheduler) (*registration[T, S], error) {
+	hook, err := statusHook[T, S](opts.Status)
+	if err != nil {
+		return nil, err
+	}
+	if hook != nil && (access.Get == nil || access.Set == nil) {
+		return nil, errors.New("dependents: Options.Status needs a status access with Get and Set")
+	}
+	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
+		reports: newReports(), done: make(chan struct{}), sched: sched}
+	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
+	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}, namespace: opts.Namespace,
+		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {
+			c, err := clients.ForKind(gvk)
+			if err != nil {
+				return false, err
+			}
+			return c.Namespaced(), nil
+		}}
+	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
+		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
+		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
+		log: opts.Logger, sched: sched, updating: map[string]string{}}
+	for _, gvk := range opts.Kinds {
+		b.kinds[gvk.GroupKind()] = true
+		h.childRes[kubebridge.ResourceName(gvk)] = true
+	}
+	d.reports.changed = func(key string) { enqueue(owners, key) }
+	return &registration[T, S]{d: d, h: h, hook: hook, owners: owners, kinds: opts.Kinds}, nil
+}
+
+// watch has bridge watch the owner kind (its generation changes) and every
+// kind of the objects.
+func (r *registration[T, S]) watch(ctx context.Context, bridge *kubebridge.Bridge) error {
+	if err := bridge.WatchKind(ctx, r.owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
+		return err
+	}
+	for _, gvk := range r.kinds {
+		if err := bridge.WatchKind(ctx, gvk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
