@@ -184,7 +184,7 @@ func stopUsersLoop(t *testing.T, cancel context.CancelFunc, d *dependents.Depend
 
 // TestJoinRefusesAKindTheHostAlreadyHas: a kind whose descriptor the
 // user's scheduler has already (another field manager's) is refused, as
-// is a Host without its parts.
+// is a Host without its parts; a registration starts once, with its loop.
 func TestJoinRefusesAKindTheHostAlreadyHas(t *testing.T) {
 	log := controlplanetest.QuietLogger()
 	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
@@ -216,5 +216,27 @@ func TestJoinRefusesAKindTheHostAlreadyHas(t *testing.T) {
 	if _, err := dependents.Join(t.Context(), f, webapps, dependentstest.WebAppStatus(), "joined", handler, opts,
 		dependents.Host{Scheduler: sched, Loop: &lo}); err == nil {
 		t.Fatal("joined a Host without its bridge")
+	}
+
+	opts.Kinds = kinds
+	j, err := dependents.Join(t.Context(), f, webapps, dependentstest.WebAppStatus(), "joined", handler, opts, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lo.Handlers) != 1 {
+		t.Fatalf("the loop's handlers are %v, want the registration's", lo.Handlers)
+	}
+	if _, err := j.Start(t.Context(), nil); err == nil {
+		t.Fatal("started without the loop")
+	}
+	loop, err := eventloop.New(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Start(t.Context(), loop); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Start(t.Context(), loop); err == nil {
+		t.Fatal("started twice")
 	}
 }
