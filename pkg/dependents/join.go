@@ -16,8 +16,10 @@ import (
 // registration joins (Join) instead of starting its own.
 type Host struct {
 	// Bridge feeds the user's loop; Join has it watch the owner kind and
-	// every kind of Options.Kinds. The user configures the loop options
-	// with it (Bridge.Configure) and starts it (Bridge.Start) as usual.
+	// every kind of Options.Kinds (a kind it watches already is shared:
+	// the loop gets the updates either watch asks for). The user
+	// configures the loop options with it (Bridge.Configure) and starts
+	// it (Bridge.Start) as usual.
 	Bridge *kubebridge.Bridge
 	// Scheduler is the scheduler the loop commits to (through
 	// Loop.Committer, loopcommit.New of it); Join registers on it the

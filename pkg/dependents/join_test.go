@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
@@ -74,55 +75,7 @@ func (u *userHandler) saw(key string) bool {
 // order and leaves the user's ConfigMap.
 func TestJoinRunsOnTheUsersLoop(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	log := controlplanetest.QuietLogger()
-	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
-	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	caches := f.ControllerFactory().SharedCacheFactory()
-	cmDesc, err := kubedescriptor.New(cmGVKOfUser, kubedescriptor.Options{Clients: caches.SharedClientFactory(),
-		Cache: caches, FieldManager: "user", Context: sched.Context()})
-	if err == nil {
-		err = sched.RegisterDescriptor(sched.Context(), cmDesc)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridge := kubebridge.New(f.ControllerFactory(), log)
-	if err := bridge.WatchKind(ctx, cmGVKOfUser); err != nil {
-		t.Fatal(err)
-	}
-	user := &userHandler{ns: ns}
-	lo := eventloop.Options{Handlers: []eventloop.EventHandler{user}, Committer: loopcommit.New(sched),
-		Logger: log.WithField("loop", "user"), Name: "user"}
-	bridge.Configure(&lo)
-	j, err := dependents.Join(ctx, f, webapps, dependentstest.WebAppStatus(), "joined",
-		func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
-			return stack(app)
-		},
-		dependents.Options{FieldManager: "joined", Kinds: kinds, Logger: log},
-		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := eventloop.New(lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := j.Start(ctx, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = bridge.Start(ctx, loop) }()
-	t.Cleanup(func() { stopUsersLoop(t, cancel, d, loop, sched) })
+	d, webapps, user, loop, sched := startUsersLoop(t, ns)
 	if d.Scheduler() != sched || d.Loop() != loop {
 		t.Fatal("the joined registration does not run on the user's scheduler and loop")
 	}
@@ -162,6 +115,71 @@ func TestJoinRunsOnTheUsersLoop(t *testing.T) {
 	if st := sched.GetValueStatus(kubedescriptor.KeyFor(cmGVKOfUser, ns, "users-own")).State; st != kvscheduler.Configured {
 		t.Fatalf("the user's value is %v in the scheduler, want Configured", st)
 	}
+}
+
+// startUsersLoop starts what a user runs (a factory, a scheduler with a
+// ConfigMap descriptor of the user's, a bridge, a loop with userHandler)
+// and joins the registration of stack to it, until the test ends. The
+// user's bridge watches the kinds filtered with GenerationChanged before
+// the registration joins.
+func startUsersLoop(t *testing.T, ns string, filtered ...schema.GroupVersionKind) (*dependents.Dependents,
+	democtl.WebAppController, *userHandler, *eventloop.Loop, *kvscheduler.Scheduler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	log := controlplanetest.QuietLogger()
+	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
+	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caches := f.ControllerFactory().SharedCacheFactory()
+	cmDesc, err := kubedescriptor.New(cmGVKOfUser, kubedescriptor.Options{Clients: caches.SharedClientFactory(),
+		Cache: caches, FieldManager: "user", Context: sched.Context()})
+	if err == nil {
+		err = sched.RegisterDescriptor(sched.Context(), cmDesc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge := kubebridge.New(f.ControllerFactory(), log)
+	if err := bridge.WatchKind(ctx, cmGVKOfUser); err != nil {
+		t.Fatal(err)
+	}
+	for _, gvk := range filtered {
+		if err := bridge.WatchKind(ctx, gvk, kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := &userHandler{ns: ns}
+	lo := eventloop.Options{Handlers: []eventloop.EventHandler{user}, Committer: loopcommit.New(sched),
+		Logger: log.WithField("loop", "user"), Name: "user"}
+	bridge.Configure(&lo)
+	j, err := dependents.Join(ctx, f, webapps, dependentstest.WebAppStatus(), "joined",
+		func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
+			return stack(app)
+		},
+		dependents.Options{FieldManager: "joined", Kinds: kinds, Logger: log},
+		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := eventloop.New(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := j.Start(ctx, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = bridge.Start(ctx, loop) }()
+	t.Cleanup(func() { stopUsersLoop(t, cancel, d, loop, sched) })
+	return d, webapps, user, loop, sched
 }
 
 // stopUsersLoop stops what the test started, in the user's order: the
@@ -239,4 +257,22 @@ func TestJoinRefusesAKindTheHostAlreadyHas(t *testing.T) {
 	if _, err := j.Start(t.Context(), loop); err == nil {
 		t.Fatal("started twice")
 	}
+}
+
+// TestJoinOnABridgeThatWatchesTheKindsAlready: the user's bridge already
+// watches the owner kind and the StatefulSets, both filtered with
+// GenerationChanged (as the WebApp operator watches WebApps); the
+// registration joins it, and the StatefulSet's readiness, a status-only
+// change the user's filter alone would hold back, still reaches the loop:
+// the Deployment ordered after it is created.
+func TestJoinOnABridgeThatWatchesTheKindsAlready(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	d, webapps, _, _, _ := startUsersLoop(t, ns, demov1.SchemeGroupVersion.WithKind("WebApp"),
+		kinds[2]) // the StatefulSet
+	createApp(t, webapps, ns, "shop", "ordering")
+	controlplanetest.Eventually(t, wait, "the PENDING reason in the WebApp's status", func() bool {
+		return has(readyMessage(t, webapps, ns, "shop"), "Deployment shop: waiting for StatefulSet shop-db to be ready: 0/1 replicas ready")
+	})
+	setDBReady(t, ns, "shop-db", 1)
+	dependentstest.Recorded(t, d, kvscheduler.OpCreate, "Deployment shop")
 }

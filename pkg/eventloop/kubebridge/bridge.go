@@ -112,7 +112,7 @@ func New(factory *controller.SharedControllerFactory, log logrus.FieldLogger) *B
 func ResourceName(gvk schema.GroupVersionKind) string { return controller.KindLabel(gvk) }
 
 // Watch registers the kind of obj (a typed object, or an unstructured one
-// with apiVersion and kind set) until ctx ends.
+// with apiVersion and kind set) until ctx ends, as WatchKind does.
 func (b *Bridge) Watch(ctx context.Context, obj runtime.Object, opts ...WatchOption) error {
 	c, err := b.factory.ForObject(obj)
 	if err != nil {
@@ -121,7 +121,9 @@ func (b *Bridge) Watch(ctx context.Context, obj runtime.Object, opts ...WatchOpt
 	return b.watch(ctx, c, opts)
 }
 
-// WatchKind registers a kind until ctx ends.
+// WatchKind registers a kind until ctx ends. A kind watched already is
+// watched once, until the first watch's ctx ends, and sends the loop the
+// updates either watch's predicate lets through (see WithPredicate).
 func (b *Bridge) WatchKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...WatchOption) error {
 	c, err := b.factory.ForKind(gvk)
 	if err != nil {
@@ -139,9 +141,13 @@ func (b *Bridge) watch(ctx context.Context, c controller.SharedController, opts 
 		}
 	}
 	b.mu.Lock()
-	if _, ok := b.kinds[resource]; ok {
+	if watched, ok := b.kinds[resource]; ok {
+		// Another part of the operator watches the kind already (a
+		// dependents registration joining the user's loop): both get the
+		// changes either asked for.
+		watched.changed = eitherChanged(watched.changed, k.changed)
 		b.mu.Unlock()
-		return fmt.Errorf("kubebridge: %s is already watched", resource)
+		return nil
 	}
 	b.kinds[resource] = k
 	b.mu.Unlock()

@@ -125,11 +125,12 @@ func kube(cfg *rest.Config) *kubernetes.Clientset { return controlplanetest.Clie
 // startLoop wires a factory scoped to ns, a bridge watching ConfigMaps and a
 // loop with the given handlers, and starts them all.
 func startLoop(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Config, log *logrus.Logger, handlers ...eventloop.EventHandler) *eventloop.Loop {
-	return startLoopWatching(t, ctx, ns, cfg, log, nil, handlers...)
+	return startLoopWatching(t, ctx, ns, cfg, log, [][]kubebridge.WatchOption{nil}, handlers...)
 }
 
-// startLoopWatching is startLoop with options for the ConfigMap kind.
-func startLoopWatching(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Config, log *logrus.Logger, watchOpts []kubebridge.WatchOption, handlers ...eventloop.EventHandler) *eventloop.Loop {
+// startLoopWatching is startLoop with options for the ConfigMap kind: one
+// watch of it per element of watches, with those options.
+func startLoopWatching(t *testing.T, ctx context.Context, ns string, cfg *eventloop.Config, log *logrus.Logger, watches [][]kubebridge.WatchOption, handlers ...eventloop.EventHandler) *eventloop.Loop {
 	t.Helper()
 	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
 	if err != nil {
@@ -144,8 +145,10 @@ func startLoopWatching(t *testing.T, ctx context.Context, ns string, cfg *eventl
 		t.Fatal(err)
 	}
 	bridge := kubebridge.New(factory, log)
-	if err := bridge.Watch(ctx, &corev1.ConfigMap{}, watchOpts...); err != nil {
-		t.Fatal(err)
+	for _, watchOpts := range watches {
+		if err := bridge.Watch(ctx, &corev1.ConfigMap{}, watchOpts...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opts := eventloop.Options{Handlers: handlers, Logger: logrus.NewEntry(log), Config: cfg}
 	bridge.Configure(&opts)
@@ -320,7 +323,7 @@ func TestPredicateHoldsBackUninterestingUpdates(t *testing.T) {
 	onlyV := kubebridge.WithPredicate(func(old, new runtime.Object) bool {
 		return value(old) != value(new)
 	})
-	_ = startLoopWatching(t, ctx, ns, nil, log, []kubebridge.WatchOption{onlyV}, rec)
+	_ = startLoopWatching(t, ctx, ns, nil, log, [][]kubebridge.WatchOption{{onlyV}}, rec)
 
 	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
 	if err != nil {
