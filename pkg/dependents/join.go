@@ -43,14 +43,16 @@ type Joining[T generic.RuntimeMetaObject, S any] struct {
 // Join is RegisterView on a loop and a scheduler the user runs. The loop
 // takes its handlers at construction, so the registration is split in
 // two: call Join before eventloop.New (host.Loop are the options passed
-// to it), then Joining.Start with the loop. Join watches the kinds on host.Bridge, registers the descriptors on
-// host.Scheduler and appends the registration's handler to
-// host.Loop.Handlers; every owner's objects are then values of the user's
-// scheduler, put in the user's loop's transactions alongside those of the
-// user's other handlers (a full resync carries them all). Options.EventLoop,
-// TxnLogFormat, Registerer and StopTimeout are not used: the loop, the
-// scheduler and their stopping are the user's. An error may leave
-// descriptors registered on host.Scheduler; the user's setup fails with it.
+// to it), then Joining.Start with the loop. Join watches the kinds on
+// host.Bridge, registers the descriptors on host.Scheduler and appends the
+// registration's handler to host.Loop.Handlers; every owner's objects are
+// then values of the user's scheduler, put in the user's loop's
+// transactions alongside those of the user's other handlers (a full
+// resync carries them all). Options.EventLoop, TxnLogFormat, Registerer
+// and StopTimeout are not used: the loop, the scheduler and their
+// stopping are the user's. An error may leave descriptors registered on
+// host.Scheduler and kinds watched on host.Bridge, but no handler in
+// host.Loop: the user's setup fails with it.
 func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options, host Host) (*Joining[T, S], error) {
 	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
@@ -59,11 +61,11 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 	if host.Bridge == nil || host.Scheduler == nil || host.Loop == nil || host.Loop.Committer == nil {
 		return nil, errors.New("dependents: Host.Bridge, Host.Scheduler and Host.Loop (with its Committer) are required")
 	}
-	if err := registerDescriptors(host.Scheduler, factory, name, opts, newKeys(name)); err != nil {
-		return nil, err
-	}
 	r, err := prepare(factory, owners, access, name, handler, opts, host.Scheduler)
 	if err != nil {
+		return nil, err
+	}
+	if err := registerDescriptors(host.Scheduler, factory, name, opts, r.d.k); err != nil {
 		return nil, err
 	}
 	if err := r.watch(ctx, host.Bridge); err != nil {

@@ -237,6 +237,13 @@ func TestJoinRefusesAKindTheHostAlreadyHas(t *testing.T) {
 	}
 
 	opts.Kinds = kinds
+	bad := opts
+	bad.Status = "not a func"
+	if _, err := dependents.Join(t.Context(), f, webapps, dependentstest.WebAppStatus(), "joined", handler, bad, host); err == nil {
+		t.Fatal("joined with an Options.Status of another type")
+	}
+	// The refused Options.Status left no descriptor behind: the same kinds
+	// join now.
 	j, err := dependents.Join(t.Context(), f, webapps, dependentstest.WebAppStatus(), "joined", handler, opts, host)
 	if err != nil {
 		t.Fatal(err)

@@ -42,8 +42,8 @@ func checkArgs[T generic.RuntimeMetaObject](factory *generic.Factory, owners Own
 	return nil
 }
 
-// prepare builds the registration's state and its loop handler on sched,
-// whose descriptors are registered already.
+// prepare builds the registration's state and its loop handler on sched
+// (which needs the registration's descriptors before the loop starts).
 func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owners Owners[T], access generic.StatusAccess[T, S],
 	name string, handler ViewHandler[T], opts Options, sched *kvscheduler.Scheduler) (*registration[T, S], error) {
 	hook, err := statusHook[T, S](opts.Status)
