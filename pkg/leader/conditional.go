@@ -87,15 +87,11 @@ func objectPrecondition(body []byte, resourceVersion string) []byte {
 	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-	}
+	md := nested(obj, "metadata")
 	if rv, _ := md["resourceVersion"].(string); rv != "" {
 		return body
 	}
 	md["resourceVersion"] = resourceVersion
-	obj["metadata"] = md
 	return marshalOr(obj, body)
 }
 
@@ -139,30 +135,33 @@ func evictionPrecondition(body []byte, resourceVersion string) []byte {
 	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
-	opts, _ := obj["deleteOptions"].(map[string]any)
-	if opts == nil {
-		opts = map[string]any{}
-	}
-	if !setDeletePrecondition(opts, resourceVersion) {
+	if !setDeletePrecondition(nested(obj, "deleteOptions"), resourceVersion) {
 		return body
 	}
-	obj["deleteOptions"] = opts
 	return marshalOr(obj, body)
 }
 
 // setDeletePrecondition sets preconditions.resourceVersion in decoded
 // DeleteOptions, and reports false (changing nothing) if they carry one.
 func setDeletePrecondition(opts map[string]any, resourceVersion string) bool {
-	pre, _ := opts["preconditions"].(map[string]any)
-	if pre == nil {
-		pre = map[string]any{}
-	}
+	pre := nested(opts, "preconditions")
 	if rv, _ := pre["resourceVersion"].(string); rv != "" {
 		return false
 	}
 	pre["resourceVersion"] = resourceVersion
-	opts["preconditions"] = pre
 	return true
+}
+
+// nested returns the object under key in m, putting an empty one there
+// when it has none (or something else): the bodies the fence changes are
+// decoded to maps and encoded again only when it changed them.
+func nested(m map[string]any, key string) map[string]any {
+	child, _ := m[key].(map[string]any)
+	if child == nil {
+		child = map[string]any{}
+		m[key] = child
+	}
+	return child
 }
 
 // decodeExact decodes a body that is re-encoded after a change, keeping

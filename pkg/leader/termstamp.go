@@ -278,24 +278,16 @@ func jsonStamp(body []byte, st stamp) []byte {
 	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-	}
+	md := nested(obj, "metadata")
 	for key, kvs := range map[string]map[string]string{
 		"annotations": {TermAnnotation: st.token, TermUserAnnotation: st.user},
 		"labels":      {TermLeaseLabel: st.lease},
 	} {
-		m, _ := md[key].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-		}
+		m := nested(md, key)
 		for k, v := range kvs {
 			m[k] = v
 		}
-		md[key] = m
 	}
-	obj["metadata"] = md
 	return marshalOr(obj, body)
 }
 
