@@ -116,3 +116,35 @@ func appliedOp(recreate bool) Operation {
 // dependencies are unmet: as delPending, but its last operation is the
 // UPDATE chosen for it, as the reference reports it.
 const delPendingUpdate = delRecreate + 1
+
+// newOp starts the record of an operation on n.
+func (w *walker) newOp(kind Operation, n *node) RecordedOp {
+	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: w.prevState(n),
+		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
+		Retry: w.retry}
+	if len(w.recreating) > 0 && n.base != "" && w.isRecreating(n) {
+		ro.Recreate = true
+	}
+	if w.retry {
+		ro.Attempt, ro.RetryFor = n.attempt(), txnNumber(n.failSeq())
+		if n.attempt() == 0 {
+			m := w.retryOf[w.g.baseKey(n)]
+			ro.Attempt, ro.RetryFor = m.attempt, txnNumber(m.seq)
+		}
+	}
+	return ro
+}
+
+// record ends the record of an operation on n (started by newOp) with
+// the state n is left in, compressed as the reference does (see
+// compressOp).
+func (w *walker) record(n *node, ro RecordedOp) {
+	ro.NewState = n.state
+	if w.compressOp(n, &ro) {
+		return
+	}
+	w.rec.Executed = appendDoubling(w.rec.Executed, ro)
+	if ro.NewState == Pending && len(w.rec.Executed) < 1<<31-1 {
+		n.pendingOp = int32(len(w.rec.Executed))
+	}
+}
