@@ -7,14 +7,29 @@ package kvscheduler
 
 // failedHere tells whether n failed in this walk: a value that failed in
 // a transaction is not applied again in it (except by its undo). Only
-// fail sets it; appliedHere, and an attempt of the value again in the
-// same transaction, clear it.
+// failHere (called by fail) sets it; appliedHere and attemptAgain clear
+// it.
 func (w *walker) failedHere(n *node) bool { return n.txnSeq == w.seq && n.txnFail }
 
 // notAgain tells whether n failed in this transaction already and this
 // walk is not the transaction's undo: n is then not applied again in it
 // (apply still takes another request of it, see otherRequest).
 func (w *walker) notAgain(n *node) bool { return w.failedHere(n) && !w.reverting }
+
+// touchedHere tells whether n's operation failed or went through in this
+// walk: a value the transaction already applied or failed is not taken
+// for in sync (see inSyncCheck), and a failure armed for retry in it is
+// recorded RETRYING (see markRetrying).
+func (w *walker) touchedHere(n *node) bool { return n.txnSeq == w.seq }
+
+// failHere notes that n's operation failed in this walk (see failedHere).
+func (w *walker) failHere(n *node) { n.txnSeq, n.txnFail = w.seq, true }
+
+// attemptAgain notes that n, failed in this walk, is attempted again in
+// it (a delete released by what it waited for, or the transaction's own
+// request after a release applied an earlier one): it no longer counts
+// as failed here.
+func (w *walker) attemptAgain(n *node) { n.txnFail = false }
 
 // appliedHere notes that n's operation went through in this walk: it no
 // longer counts as failed here (see failedHere).

@@ -125,7 +125,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	n.blocked, n.err, n.lastOp = true, err, kind
 	w.s.disarm(n)
 	w.s.unwait(n)
-	n.txnSeq, n.txnFail = w.seq, true // see failedHere
+	w.failHere(n)
 	n.state = Failed
 	if kind != OpUpdate && n.avail {
 		n.avail = false

@@ -37,9 +37,9 @@ type node struct {
 	readGen uint64
 	// markSeq is the walk whose marks mark holds (see keymarks.go).
 	markSeq uint64
-	// txnSeq is the transaction in which the value last failed or was
-	// applied: a value that failed in a transaction is not applied again
-	// in it (except by a revert).
+	// txnSeq is the walk in which the value last failed or was applied,
+	// and txnFail tells it failed there: its attempt in the transaction,
+	// read and written only in attempts.go (see failedHere, touchedHere).
 	txnSeq uint64
 
 	avail bool
@@ -49,9 +49,7 @@ type node struct {
 	// A failed operation blocks the value until its want changes, a resync
 	// or its retry (see nodeExtra for the failure).
 	blocked bool
-	// txnFail: its last operation in transaction txnSeq failed (see
-	// walker.failedHere).
-	txnFail bool
+	txnFail bool // see txnSeq (a bool here, where it packs with the others)
 	// dirty is set while the node is listed in the scheduler's dirty
 	// nodes; viewDirty while it is listed for its view only (see
 	// Scheduler.dirtyView).

@@ -78,7 +78,7 @@ func markRetrying(s *Scheduler, w *walker) {
 		if op.Err == nil || op.NewState != Failed {
 			continue
 		}
-		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && n.txnSeq == w.seq {
+		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && w.touchedHere(n) {
 			op.NewState = Retrying
 		}
 	}

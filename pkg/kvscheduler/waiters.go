@@ -48,7 +48,7 @@ func (w *walker) redelete(f frame) {
 	// What it waited for is resolved: attempted again, even in the
 	// transaction it failed in.
 	w.s.clearFailure(n)
-	n.txnFail = false
+	w.attemptAgain(n)
 	w.s.unwait(n)
 	w.s.dirty(n)
 	if n.lastOp == OpUpdate {

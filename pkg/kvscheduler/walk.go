@@ -241,7 +241,7 @@ func (w *walker) applyValue(f frame) {
 		if !w.otherRequest(n, f) {
 			return // failed in this transaction already
 		}
-		n.txnFail = false // attempted again, with the transaction's request
+		w.attemptAgain(n) // with the transaction's request
 	}
 	if f.last != nil && f.base == "" && f.origin == FromNB && w.skipInSync(n, f.value) {
 		return // in sync: see insync.go
