@@ -14,7 +14,7 @@ func (w *walker) failedHere(n *node) bool { return n.txnSeq == w.seq && n.txnFai
 // notAgain tells whether n failed in this transaction already and this
 // walk is not the transaction's undo: n is then not applied again in it
 // (apply still takes another request of it, see otherRequest).
-func (w *walker) notAgain(n *node) bool { return w.failedHere(n) && !w.reverting }
+func (w *walker) notAgain(n *node) bool { return w.failedHere(n) && !w.reverting() }
 
 // touchedHere tells whether n's operation failed or went through in this
 // walk: a value the transaction already applied or failed is not taken
@@ -38,7 +38,7 @@ func (w *walker) appliedHere(n *node) { n.txnSeq, n.txnFail = w.seq, false }
 // unblocks tells whether the transaction attempts n again although it
 // failed: a retry of it (or its base), a resync, a revert.
 func (w *walker) unblocks(n *node) bool {
-	return w.unblockAll || w.reverting || w.unblock[n.key] || w.unblock[w.g.baseKey(n)]
+	return w.kind.unblockAll || w.reverting() || w.kind.unblock[n.key] || w.kind.unblock[w.g.baseKey(n)]
 }
 
 // renews tells whether applying n's value now attempts it again although
@@ -49,5 +49,5 @@ func (w *walker) unblocks(n *node) bool {
 // releaseWaiters), and attempted in the meantime it would only fail again,
 // and then not be applied again in the transaction when wanted again.
 func (w *walker) renews(n *node) bool {
-	return w.renew && n.waitsOn() == "" && w.isApplied(w.g.baseKey(n))
+	return w.kind.renew && n.waitsOn() == "" && w.isApplied(w.g.baseKey(n))
 }

@@ -148,7 +148,7 @@ type restoredClash struct {
 // clashRestored returns the clash n's undo restores (see restoreClash),
 // if n derives its key.
 func (w *walker) clashRestored(n *node, derived []KeyValuePair) (restoredClash, bool) {
-	if !w.reverting || len(w.restoring) == 0 || n.last == nil || !n.last.revert {
+	if !w.reverting() || len(w.restoring) == 0 || n.last == nil || !n.last.revert {
 		return restoredClash{}, false
 	}
 	c, ok := w.restoring[n.key]

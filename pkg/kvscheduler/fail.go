@@ -142,7 +142,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		w.cycleBroken(n)
 	}
 	ro.Err = err
-	if w.rec.Revert && !w.reverting {
+	if w.rec.Revert && !w.reverting() {
 		if w.noRetry == nil {
 			w.noRetry = map[*node]bool{}
 		}

@@ -60,7 +60,7 @@ type inSyncEntry struct {
 // n was in sync, and then records the request's objects on n and its
 // derived values.
 func (w *walker) skipInSync(n *node, v any) bool {
-	if w.reverting || w.retry || len(w.s.unread) > 0 || len(w.s.resume) > 0 {
+	if w.reverting() || w.kind.retry || len(w.s.unread) > 0 || len(w.s.resume) > 0 {
 		return false
 	}
 	buf, ok := w.inSyncCheck(n, v, "", w.inSyncBuf[:0], 0)

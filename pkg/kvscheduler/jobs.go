@@ -97,14 +97,14 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	}
 	rec := s.newRecord(RetryFailedOps)
 	w := s.newWalker(rec, nil)
-	w.retry, w.unblock = true, map[string]bool{}
+	w.kind.retry, w.kind.unblock = true, map[string]bool{}
 	s.readUnknown(w)
 	w.drain("the values read back")
 	var bases []string
 	for _, n := range failed {
 		rec.RetryOf = appendUnique(rec.RetryOf, txnNumber(n.failSeq()))
 		b := s.g.baseKey(n)
-		w.unblock[n.key], w.unblock[b] = true, true
+		w.kind.unblock[n.key], w.kind.unblock[b] = true, true
 		if m := w.retryOf[b]; n.attempt() > m.attempt {
 			if w.retryOf == nil {
 				w.retryOf = map[string]retryMark{}

@@ -39,7 +39,7 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	// The invalid values are named as the transaction left them, before
 	// the undo removes them.
 	out.invalid = s.invalidOf(w)
-	w.reverting = true
+	w.phase = phaseUndo
 	w.noneLater()
 	// What failed to be deleted is still there, as it was before the
 	// transaction: available again, and so are its dependents.

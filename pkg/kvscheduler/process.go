@@ -99,7 +99,7 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 	// As in the reference, where only a failure in the same transaction
 	// stops a value, a transaction attempts what it requests again, even
 	// the value something failed with.
-	w.renew = t.resync == NoResync
+	w.kind.renew = t.resync == NoResync
 	// What a failed read-back left unknown is read first, whatever the
 	// transaction: nothing is decided on a belief the read could not
 	// confirm (the walk of what it finds runs once the transaction's
@@ -115,7 +115,7 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 		// keeps the failures: a value that fails again goes on counting
 		// its attempts (and its backoff) instead of starting over with
 		// every healing.
-		w.unblockAll, w.unblock = scope == nil, scope
+		w.kind.unblockAll, w.kind.unblock = scope == nil, scope
 		s.resyncCount++
 	}
 	if t.resync != NoResync && scope == nil {
@@ -123,7 +123,7 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 		// its keys.
 		s.reserve(max(len(t.values), len(s.g.nodes)))
 	}
-	w.resyncing = true
+	w.phase = phaseResyncRead
 	switch {
 	case w.ended():
 		// Nothing is read for a caller who is gone.
@@ -132,7 +132,7 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 	case t.resync == FullResync || t.resync == DownstreamResync:
 		s.refresh(w, t.values, s.resyncCount == 1 && t.resync == FullResync)
 	}
-	w.resyncing = false
+	w.phase = phaseApply
 	return scope
 }
 

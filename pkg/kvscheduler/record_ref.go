@@ -120,12 +120,12 @@ const delPendingUpdate = delRecreate + 1
 // newOp starts the record of an operation on n.
 func (w *walker) newOp(kind Operation, n *node) RecordedOp {
 	ro := RecordedOp{Operation: kind, Key: n.key, PrevValue: n.sb, NewValue: n.want, PrevState: w.prevState(n),
-		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting,
-		Retry: w.retry}
+		PrevErr: n.err, Derived: n.base != "", Property: n.d == nil && n.base != "", Revert: w.reverting(),
+		Retry: w.kind.retry}
 	if len(w.recreating) > 0 && n.base != "" && w.isRecreating(n) {
 		ro.Recreate = true
 	}
-	if w.retry {
+	if w.kind.retry {
 		ro.Attempt, ro.RetryFor = n.attempt(), txnNumber(n.failSeq())
 		if n.attempt() == 0 {
 			m := w.retryOf[w.g.baseKey(n)]

@@ -11,7 +11,7 @@ import "slices"
 // is taken from base b (the first takeover of k in the transaction: the
 // base it had before the transaction).
 func (w *walker) noteTakeover(k string, b *node) {
-	if !w.rec.Revert || w.reverting {
+	if !w.rec.Revert || w.reverting() {
 		return
 	}
 	if w.takenFrom == nil {

@@ -71,18 +71,11 @@ type walker struct {
 	marked   []*node
 	topErr   bool
 	failedNs []*node
-	// reverting marks the undo of a transaction: values failed in it are
-	// applied again.
-	reverting bool
-	// unblock are the keys whose failed values this transaction attempts
-	// again (a retry, a resync); all when unblockAll.
-	unblock    map[string]bool
-	unblockAll bool
-	retry      bool
-	canceled   error
-	// resyncing is set during the refresh of a resync, which attempts
-	// failed values again.
-	resyncing bool
+	// kind is what the transaction's type makes of the rules, and phase
+	// the part of the transaction under way (see txnkind.go).
+	kind     txnKind
+	phase    txnPhase
+	canceled error
 	// refreshed are the failed values already read back.
 	refreshed map[*node]bool
 	// noRetry are the values that failed in a transaction with revert,
@@ -100,10 +93,6 @@ type walker struct {
 	// deferred are the ends of deletes waiting for the delete under way of
 	// another key, in the order they were deferred (see deferDelete).
 	deferred []deferredFinish
-	// renew marks an NB transaction: the values it requests (and their
-	// derived values) are attempted again even if they failed with the
-	// very value requested, and count their attempts from the start.
-	renew bool
 	// recreating are the derived values of the values the transaction
 	// re-creates (as their values derived them before): their operations
 	// are recorded as re-creations, as in the reference; recreations
@@ -256,7 +245,7 @@ func (w *walker) applyValue(f frame) {
 		}
 		w.s.clearFailure(n)
 		w.s.unwait(n)
-		if !same || w.renew {
+		if !same || w.kind.renew {
 			n.resetAttempts()
 		}
 	}
