@@ -108,8 +108,22 @@ type Options struct {
 	// watch times out, minutes later, and then ask again.
 	InitialEventsTimeout time.Duration
 
+	// StreamInitialList hands the objects of the first list to handlers
+	// as they arrive, where client-go hands them all at once when the list
+	// is complete (for 10,000 objects, seconds after the first one). The
+	// list still counts as in (HasSynced) only when complete, and a List
+	// before that still fails with NotSyncedError; a handler is given each
+	// object once (an add of the initial list), an update when the object
+	// changed while a broken stream was listed again, and a delete for one
+	// it was given that went away meanwhile. Only lists by watch-list
+	// stream; only an informer's first run (after a restart, handlers know
+	// the objects already); only informers of a SharedCacheFactory.
+	StreamInitialList bool
+
 	// codec is the compact informer's, shared by its runs.
 	codec *codec
+	// stream is the informer's when StreamInitialList is set.
+	stream *initialStream
 }
 
 // KindOptions override the default Options for one kind. Fields are
@@ -148,6 +162,8 @@ type KindOptions struct {
 	// name, for this kind.
 	NoWatchList          *bool
 	InitialEventsTimeout *time.Duration
+	// StreamInitialList is Options' field of the same name, for this kind.
+	StreamInitialList *bool
 }
 
 // over returns defaults with o's set fields in their place.
@@ -163,6 +179,7 @@ func (o KindOptions) over(defaults Options) Options {
 	setIf(&out.HotObjects, o.HotObjects)
 	setIf(&out.NoWatchList, o.NoWatchList)
 	setIf(&out.InitialEventsTimeout, o.InitialEventsTimeout)
+	setIf(&out.StreamInitialList, o.StreamInitialList)
 	if len(o.Indexers) > 0 {
 		out.Indexers = maps.Clone(defaults.Indexers)
 		if out.Indexers == nil {
@@ -196,6 +213,9 @@ type ClientFunc func() (*client.Client, error)
 func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (cache.SharedIndexInformer, error) {
 	if opts.Compact {
 		return nil, fmt.Errorf("cache: Options.Compact needs a SharedCacheFactory's informer, which decodes what it stores")
+	}
+	if opts.StreamInitialList {
+		return nil, fmt.Errorf("cache: Options.StreamInitialList needs a SharedCacheFactory's informer, which wraps its handlers")
 	}
 	return newInformer(obj, list, getClient, opts, nil)
 }
@@ -247,7 +267,11 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 				return c.Watch(ctx, opts.Namespace, o)
 			}
 			quiet := cmp.Or(opts.InitialEventsTimeout, DefaultInitialEventsTimeout)
-			return newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, quiet, resume), nil
+			hw := newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, quiet, resume)
+			if initialEvents && opts.stream != nil {
+				return newStreamWatch(ctx, opts.stream, hw), nil
+			}
+			return hw, nil
 		},
 	}
 	// client-go keeps the map it is given and adds later indexers to it:
@@ -266,7 +290,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		ResyncPeriod: opts.Resync,
 		Indexers:     indexers,
 	})
-	if transform := opts.codec.compacting(opts.transform()); transform != nil {
+	if transform := opts.stream.informerTransform(opts.codec.compacting(opts.transform()), opts.codec); transform != nil {
 		if err := informer.SetTransform(transform); err != nil {
 			return nil, fmt.Errorf("set transform: %w", err)
 		}
@@ -339,7 +363,12 @@ func StripMetadata(obj any) (any, error) {
 	if err != nil {
 		return obj, nil
 	}
-	m.SetManagedFields(nil)
+	// Only when there are any: objects already stripped are handed to the
+	// transform again (client-go's Replace, resyncs) while handlers may
+	// read them, and even writing nil over nil is a write.
+	if m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
 	return obj, nil
 }
 

@@ -140,6 +140,9 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 		}
 	}
+	if opts.StreamInitialList {
+		opts.stream = &initialStream{transform: opts.transform()}
+	}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts
 		o.Indexers = indexers
@@ -150,6 +153,9 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	}
 	informer.namespace = opts.Namespace
 	informer.codec = opts.codec
+	if informer.stream = opts.stream; opts.stream != nil {
+		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly
+	}
 	informer.decodeFailed = func(err error) {
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")
 	}

@@ -45,6 +45,11 @@ type restartableInformer struct {
 	codec        *codec                   // a compact informer's, else nil
 	decodeFailed func(error)              // reports an object a handler could not be given
 	relisted     map[*relistHook]struct{} // see OnRelisted
+	stream       *initialStream           // see Options.StreamInitialList, else nil
+	// feedEarly is set while the current run may hand the objects of its
+	// first stream to handlers early: a first run, whose store starts
+	// empty. A rebuilt run's handlers already know the old objects.
+	feedEarly bool
 }
 
 var _ cache.SharedIndexInformer = (*restartableInformer)(nil)
@@ -118,6 +123,9 @@ func (i *restartableInformer) AddEventHandlerWithOptions(handler cache.ResourceE
 	defer i.mu.Unlock()
 	if _, keysOnly := handler.(KeyOnlyHandler); i.codec != nil && !keysOnly {
 		handler = decodingHandler{handler: handler, failed: i.decodeFailed}
+	}
+	if i.stream != nil {
+		handler = &earlyHandler{handler: handler}
 	}
 	r := &registration{owner: i, handler: handler, options: options}
 	if !i.current.IsStopped() {
@@ -219,6 +227,7 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	runCtx, stop := context.WithCancel(ctx)
 	i.mu.Lock()
 	i.ran, i.runCtx, i.stopRun = true, ctx, stop
+	i.feedEarly = i.stream != nil && !rebuilt
 	run := make(chan struct{})
 	i.done = run
 	informer := i.current
@@ -230,6 +239,8 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	}()
 	if rebuilt {
 		go i.notifyRelisted(runCtx, informer)
+	} else if i.stream != nil {
+		go i.flushEarly(runCtx, informer)
 	}
 	return run
 }
@@ -344,11 +355,19 @@ func (i *restartableInformer) SetWatchErrorHandlerWithContext(handler cache.Watc
 func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	handler = i.codec.compacting(handler)
-	if err := i.current.SetTransform(handler); err != nil {
+	full := i.codec.compacting(handler)
+	if i.stream != nil {
+		full = i.stream.informerTransform(full, i.codec)
+	}
+	if err := i.current.SetTransform(full); err != nil {
 		return err
 	}
-	i.transform = handler
+	if i.stream != nil {
+		// Not running yet (SetTransform fails once it ran): the stream
+		// does not read it concurrently.
+		i.stream.transform = handler
+	}
+	i.transform = full
 	return nil
 }
 

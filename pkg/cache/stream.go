@@ -1,0 +1,159 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// initialStream hands the objects of a stream of initial events
+// (watch-list) to an informer's handlers as they arrive
+// (Options.StreamInitialList), where client-go's reflector hands the
+// informer nothing until the end bookmark, and then the whole list at once.
+//
+// The informer's store still gets the list the way client-go gives it (one
+// Replace at the bookmark), so HasSynced still means the whole list is in
+// and a List before it still fails with NotSyncedError. Each handler is
+// wrapped (earlyHandler) so that the Replace does not hand it again what it
+// was already given.
+type initialStream struct {
+	// transform is the kind's transform before compaction (strip and the
+	// user's); it runs once per object, in the stream.
+	transform cache.TransformFunc
+	// marked holds the objects the stream transformed, until the
+	// informer's own transform sees them: transforming them again would
+	// write to objects handlers are reading.
+	marked sync.Map
+	// feeding reports whether the informer's handlers are to be fed early
+	// now (a first run that has not synced), and deliver hands them an
+	// object; both are set by the restartableInformer. A stream that
+	// starts when they are not passes through untouched.
+	feeding func() bool
+	deliver func(obj any)
+}
+
+// informerTransform returns the informer's transform: full for objects the
+// stream did not transform, compact alone (nothing, without a codec) for
+// those it did.
+func (s *initialStream) informerTransform(full cache.TransformFunc, c *codec) cache.TransformFunc {
+	if s == nil {
+		return full
+	}
+	compact := c.compacting(nil)
+	return func(obj any) (any, error) {
+		// client-go transforms each object of a stream twice (when it
+		// collects it, and again in the Replace): the mark stays until the
+		// informer has synced (clearMarks).
+		if _, ok := s.marked.Load(obj); ok {
+			if compact == nil {
+				return obj, nil
+			}
+			return compact(obj)
+		}
+		if full == nil {
+			return obj, nil
+		}
+		return full(obj)
+	}
+}
+
+// clearMarks forgets every mark once the informer has synced, when no
+// marked object is transformed again.
+func (s *initialStream) clearMarks() { s.marked.Clear() }
+
+// streamWatch passes a stream of initial events on to the reflector,
+// handing each object to the handlers first.
+type streamWatch struct {
+	s      *initialStream
+	in     watch.Interface
+	out    chan watch.Event
+	cancel context.CancelFunc
+}
+
+func newStreamWatch(ctx context.Context, s *initialStream, in watch.Interface) watch.Interface {
+	if s.feeding == nil || !s.feeding() {
+		return in
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &streamWatch{s: s, in: in, out: make(chan watch.Event), cancel: cancel}
+	go w.loop(ctx)
+	return w
+}
+
+func (w *streamWatch) loop(ctx context.Context) {
+	defer close(w.out)
+	defer w.in.Stop()
+	var marked []any // unmarked if the stream ends before its bookmark
+	ended := false
+	defer func() {
+		if !ended {
+			// The reflector drops what it collected: nothing will come to
+			// the informer's transform for these.
+			for _, obj := range marked {
+				w.s.marked.Delete(obj)
+			}
+		}
+	}()
+	for {
+		var e watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok = <-w.in.ResultChan():
+			if !ok {
+				return
+			}
+		}
+		switch {
+		case ended:
+		case e.Type == watch.Added:
+			if obj, err := w.early(e.Object); err == nil {
+				e.Object = obj
+				marked = append(marked, obj)
+			}
+		case e.Type == watch.Bookmark && isInitialEventsEnd(e.Object):
+			ended, marked = true, nil
+		}
+		select {
+		case w.out <- e:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// early transforms obj, marks it and hands it to the handlers.
+func (w *streamWatch) early(obj runtime.Object) (runtime.Object, error) {
+	if w.s.transform != nil {
+		t, err := w.s.transform(obj)
+		if err != nil {
+			return nil, err
+		}
+		o, ok := t.(runtime.Object)
+		if !ok {
+			return nil, fmt.Errorf("cache: the transform returned a %T", t)
+		}
+		obj = o
+	}
+	w.s.marked.Store(obj, struct{}{})
+	w.s.deliver(obj)
+	return obj, nil
+}
+
+func isInitialEventsEnd(obj any) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// ResultChan is what the reflector reads.
+func (w *streamWatch) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop ends the stream.
+func (w *streamWatch) Stop() { w.cancel() }
