@@ -68,12 +68,20 @@ func (l *streamLog) snapshot() []string {
 // stored), and yet the informer has not synced and a read of its cache
 // says so. Each object is given once (an add of the initial list), and
 // changes after the sync come as changes.
+//
+// A compact cache (objects stored encoded) streams the same way: its
+// handlers are given decoded objects, early and after.
 func TestStreamInitialListFeedsHandlersBeforeTheListIsIn(t *testing.T) {
+	t.Run("default", func(t *testing.T) { testStreamInitialList(t, false) })
+	t.Run("compact", func(t *testing.T) { testStreamInitialList(t, true) })
+}
+
+func testStreamInitialList(t *testing.T, compact bool) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const n = 30
 	createConfigMaps(t, ns, 0, n)
 	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns, StreamInitialList: true},
+		Default: cache.Options{Namespace: ns, StreamInitialList: true, Compact: compact},
 	})
 	informer, err := f.ForKind(configMapGVK)
 	if err != nil {
