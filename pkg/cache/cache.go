@@ -25,6 +25,8 @@
 // Informers list with a stream of initial events (watch-list) where the API
 // server has it; a kind whose server never ends the stream with its
 // bookmark lists instead (Options.InitialEventsTimeout, Options.NoWatchList).
+// Options.StreamInitialList hands the first list's objects to handlers as
+// they stream in, while HasSynced still waits for the whole list.
 //
 // A factory can be started again after its context ended, and its
 // informers are back within about a second of the API server answering
@@ -118,6 +120,11 @@ type Options struct {
 	// it was given that went away meanwhile. Only lists by watch-list
 	// stream; only an informer's first run (after a restart, handlers know
 	// the objects already); only informers of a SharedCacheFactory.
+	// Handlers are called on the stream as it is read, so a slow handler
+	// slows the list: keep them to queuing keys, as controllers' are. A
+	// compact cache holds the decoded objects its handlers were given
+	// early until its store has the list, so its peak heap during a cold
+	// start is higher.
 	StreamInitialList bool
 
 	// codec is the compact informer's, shared by its runs.
