@@ -121,10 +121,7 @@ type Options struct {
 	// stream; only an informer's first run (after a restart, handlers know
 	// the objects already); only informers of a SharedCacheFactory.
 	// Handlers are called on the stream as it is read, so a slow handler
-	// slows the list: keep them to queuing keys, as controllers' are. A
-	// compact cache holds the decoded objects its handlers were given
-	// early until its store has the list, so its peak heap during a cold
-	// start is higher.
+	// slows the list: keep them to queuing keys, as controllers' are.
 	StreamInitialList bool
 
 	// codec is the compact informer's, shared by its runs.
@@ -297,7 +294,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		ResyncPeriod: opts.Resync,
 		Indexers:     indexers,
 	})
-	if transform := opts.stream.informerTransform(opts.codec.compacting(opts.transform()), opts.codec); transform != nil {
+	if transform := opts.stream.informerTransform(opts.codec.compacting(opts.transform())); transform != nil {
 		if err := informer.SetTransform(transform); err != nil {
 			return nil, fmt.Errorf("set transform: %w", err)
 		}

@@ -141,7 +141,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		}
 	}
 	if opts.StreamInitialList {
-		opts.stream = &initialStream{transform: opts.transform()}
+		opts.stream = &initialStream{transform: opts.transform(), codec: opts.codec}
 	}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts

@@ -357,7 +357,7 @@ func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 	defer i.mu.Unlock()
 	full := i.codec.compacting(handler)
 	if i.stream != nil {
-		full = i.stream.informerTransform(full, i.codec)
+		full = i.stream.informerTransform(full)
 	}
 	if err := i.current.SetTransform(full); err != nil {
 		return err

@@ -26,9 +26,12 @@ type initialStream struct {
 	// transform is the kind's transform before compaction (strip and the
 	// user's); it runs once per object, in the stream.
 	transform cache.TransformFunc
-	// marked holds the objects the stream transformed, until the
-	// informer's own transform sees them: transforming them again would
-	// write to objects handlers are reading.
+	// codec is the compact informer's, else nil.
+	codec *codec
+	// marked maps each object the stream transformed to what the store
+	// is to hold (the object, or its compact form), until the informer
+	// has synced: transforming it again would write to objects handlers
+	// are reading, and encoding it again would cost as much once more.
 	marked sync.Map
 	// feeding reports whether the informer's handlers are to be fed early
 	// now (a first run that has not synced), and deliver hands them an
@@ -39,22 +42,17 @@ type initialStream struct {
 }
 
 // informerTransform returns the informer's transform: full for objects the
-// stream did not transform, compact alone (nothing, without a codec) for
-// those it did.
-func (s *initialStream) informerTransform(full cache.TransformFunc, c *codec) cache.TransformFunc {
+// stream did not transform, what the stream made of them for those it did.
+func (s *initialStream) informerTransform(full cache.TransformFunc) cache.TransformFunc {
 	if s == nil {
 		return full
 	}
-	compact := c.compacting(nil)
 	return func(obj any) (any, error) {
 		// client-go transforms each object of a stream twice (when it
 		// collects it, and again in the Replace): the mark stays until the
 		// informer has synced (clearMarks).
-		if _, ok := s.marked.Load(obj); ok {
-			if compact == nil {
-				return obj, nil
-			}
-			return compact(obj)
+		if stored, ok := s.marked.Load(obj); ok {
+			return stored, nil
 		}
 		if full == nil {
 			return obj, nil
@@ -142,8 +140,18 @@ func (w *streamWatch) early(obj runtime.Object) (runtime.Object, error) {
 		}
 		obj = o
 	}
-	w.s.marked.Store(obj, struct{}{})
-	w.s.deliver(obj)
+	// A compact cache's handlers are given the compact form, which the
+	// store holds too (and they decode): holding the decoded objects
+	// until the Replace would raise the cold start's peak heap.
+	var stored any = obj
+	if w.s.codec != nil {
+		var err error
+		if stored, err = w.s.codec.compacting(nil)(obj); err != nil {
+			return nil, err
+		}
+	}
+	w.s.marked.Store(obj, stored)
+	w.s.deliver(stored)
 	return obj, nil
 }
 
