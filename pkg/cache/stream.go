@@ -49,9 +49,16 @@ func (s *initialStream) informerTransform(full cache.TransformFunc) cache.Transf
 	}
 	return func(obj any) (any, error) {
 		// client-go transforms each object of a stream twice (when it
-		// collects it, and again in the Replace): the mark stays until the
-		// informer has synced (clearMarks).
-		if stored, ok := s.marked.Load(obj); ok {
+		// collects it, and again in the Replace). The second time, a
+		// compact cache's transform is given the compact form, which it
+		// passes through, so its mark goes at once: keeping it would keep
+		// every decoded object alive until the sync. Other marks stay
+		// until the informer has synced (clearMarks).
+		stored, ok := s.marked.Load(obj)
+		if ok && s.codec != nil {
+			s.marked.Delete(obj)
+		}
+		if ok {
 			return stored, nil
 		}
 		if full == nil {

@@ -3,6 +3,8 @@ package cache_test
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,32 +31,65 @@ func BenchmarkColdStartStreamInitialList(b *testing.B) {
 	const n = 10000
 	ns := controlplanetest.Namespace(b, cp.Config())
 	createManyConfigMaps(b, ns, n)
-	for _, stream := range []bool{false, true} {
-		name := map[bool]string{false: "whole-list", true: "stream"}[stream]
-		b.Run(name, func(b *testing.B) {
-			var first, synced time.Duration
-			for range b.N {
-				f, s := coldStart(b, ns, stream, n)
-				first += f
-				synced += s
+	for _, compact := range []bool{false, true} {
+		for _, stream := range []bool{false, true} {
+			name := map[bool]string{false: "whole-list", true: "stream"}[stream]
+			if compact {
+				name = "compact-" + name
 			}
-			b.ReportMetric(first.Seconds()/float64(b.N), "first-handler-s")
-			b.ReportMetric(synced.Seconds()/float64(b.N), "sync-s")
-		})
+			b.Run(name, func(b *testing.B) {
+				var first, synced time.Duration
+				var peak uint64
+				for range b.N {
+					r := coldStart(b, cache.Options{Namespace: ns, StreamInitialList: stream, Compact: compact}, n)
+					first += r.first
+					synced += r.synced
+					peak = max(peak, r.peakHeap)
+				}
+				b.ReportMetric(first.Seconds()/float64(b.N), "first-handler-s")
+				b.ReportMetric(synced.Seconds()/float64(b.N), "sync-s")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			})
+		}
+	}
+}
+
+type coldStartResult struct {
+	first, synced time.Duration
+	peakHeap      uint64 // the largest live heap sampled from Start to sync
+}
+
+// peakHeap samples the heap's objects every millisecond until stop is
+// closed, and sends the largest.
+func peakHeap(stop <-chan struct{}, peak chan<- uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var most uint64
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		metrics.Read(sample)
+		most = max(most, sample[0].Value.Uint64())
+		select {
+		case <-stop:
+			peak <- most
+			return
+		case <-tick.C:
+		}
 	}
 }
 
 // coldStart starts a factory of one ConfigMap informer and returns the
 // time to its first handler call and to its sync with all n objects
 // handed to the handler.
-func coldStart(b *testing.B, ns string, stream bool, n int) (first, synced time.Duration) {
+func coldStart(b *testing.B, opts cache.Options, n int) coldStartResult {
 	b.Helper()
+	goruntime.GC()
 	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	f := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns, StreamInitialList: stream},
+		Default: opts,
 	})
 	informer, err := f.ForKind(configMapGVK)
 	if err != nil {
@@ -72,6 +107,8 @@ func coldStart(b *testing.B, ns string, stream bool, n int) (first, synced time.
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	stopSampling, peak := make(chan struct{}), make(chan uint64, 1)
+	go peakHeap(stopSampling, peak)
 	start := time.Now()
 	if err := f.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -82,8 +119,9 @@ func coldStart(b *testing.B, ns string, stream bool, n int) (first, synced time.
 	for handled.Load() < int64(n) {
 		time.Sleep(time.Millisecond) // a benchmark's wait; no assertion rides on it
 	}
-	synced = time.Since(start)
-	return (<-firstAt).Sub(start), synced
+	synced := time.Since(start)
+	close(stopSampling)
+	return coldStartResult{first: (<-firstAt).Sub(start), synced: synced, peakHeap: <-peak}
 }
 
 // createManyConfigMaps creates n ConfigMaps of about 2 KB, 8 at a time.
