@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,15 @@ type initialStream struct {
 	// starts when they are not passes through untouched.
 	feeding func() bool
 	deliver func(obj any)
+	// streams numbers the streams, for their marks.
+	streams atomic.Uint64
+}
+
+// mark is what the store is to hold for a streamed object, and which
+// stream marked it.
+type mark struct {
+	stored any
+	stream uint64
 }
 
 // informerTransform returns the informer's transform: full for objects the
@@ -54,12 +64,12 @@ func (s *initialStream) informerTransform(full cache.TransformFunc) cache.Transf
 		// passes through, so its mark goes at once: keeping it would keep
 		// every decoded object alive until the sync. Other marks stay
 		// until the informer has synced (clearMarks).
-		stored, ok := s.marked.Load(obj)
+		m, ok := s.marked.Load(obj)
 		if ok && s.codec != nil {
 			s.marked.Delete(obj)
 		}
 		if ok {
-			return stored, nil
+			return m.(mark).stored, nil
 		}
 		if full == nil {
 			return obj, nil
@@ -76,6 +86,7 @@ func (s *initialStream) clearMarks() { s.marked.Clear() }
 // handing each object to the handlers first.
 type streamWatch struct {
 	s      *initialStream
+	id     uint64
 	in     watch.Interface
 	out    chan watch.Event
 	cancel context.CancelFunc
@@ -86,7 +97,7 @@ func newStreamWatch(ctx context.Context, s *initialStream, in watch.Interface) w
 		return in
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &streamWatch{s: s, in: in, out: make(chan watch.Event), cancel: cancel}
+	w := &streamWatch{s: s, id: s.streams.Add(1), in: in, out: make(chan watch.Event), cancel: cancel}
 	go w.loop(ctx)
 	return w
 }
@@ -94,15 +105,20 @@ func newStreamWatch(ctx context.Context, s *initialStream, in watch.Interface) w
 func (w *streamWatch) loop(ctx context.Context) {
 	defer close(w.out)
 	defer w.in.Stop()
-	var marked []any // unmarked if the stream ends before its bookmark
 	ended := false
 	defer func() {
 		if !ended {
 			// The reflector drops what it collected: nothing will come to
-			// the informer's transform for these.
-			for _, obj := range marked {
-				w.s.marked.Delete(obj)
-			}
+			// the informer's transform for this stream's marks. (Holding
+			// the marked objects in a list of the stream's own, to delete
+			// them, would keep every decoded object of a compact cache
+			// alive until the bookmark.)
+			w.s.marked.Range(func(obj, m any) bool {
+				if m.(mark).stream == w.id {
+					w.s.marked.Delete(obj)
+				}
+				return true
+			})
 		}
 	}()
 	for {
@@ -121,10 +137,9 @@ func (w *streamWatch) loop(ctx context.Context) {
 		case e.Type == watch.Added:
 			if obj, err := w.early(e.Object); err == nil {
 				e.Object = obj
-				marked = append(marked, obj)
 			}
 		case e.Type == watch.Bookmark && isInitialEventsEnd(e.Object):
-			ended, marked = true, nil
+			ended = true
 		}
 		select {
 		case w.out <- e:
@@ -157,7 +172,7 @@ func (w *streamWatch) early(obj runtime.Object) (runtime.Object, error) {
 			return nil, err
 		}
 	}
-	w.s.marked.Store(obj, stored)
+	w.s.marked.Store(obj, mark{stored: stored, stream: w.id})
 	w.s.deliver(stored)
 	return obj, nil
 }
