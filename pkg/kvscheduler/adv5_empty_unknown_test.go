@@ -27,7 +27,6 @@ import (
 // creates c/1, while the southbound holds no x/1.
 
 func TestAdv5EmptyTransactionDoesNotResumeOnAnUnknownValue(t *testing.T) {
-	advOpen(t, "an empty transaction skips readUnknown but resumes a stopped transaction's work on the unknown value")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b := sb.Descriptor("b", "b/")

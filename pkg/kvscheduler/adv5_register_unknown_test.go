@@ -25,7 +25,6 @@ import (
 // its dependency exists, decided on a view a failed read left stale.
 
 func TestAdv5RegistrationReadsWhatAFailedReadBackLeftUnknown(t *testing.T) {
-	advOpen(t, "a registration decides on values a failed read-back left unknown (no readUnknown in register)")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

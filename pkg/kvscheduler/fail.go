@@ -269,6 +269,13 @@ func (w *walker) resume() {
 	if len(w.s.resume) == 0 || w.canceled != nil {
 		return
 	}
+	if len(w.s.unknown) > 0 {
+		// Only on a view the reads confirmed: while a failed read-back
+		// leaves keys unknown (unread by a transaction that requests and
+		// resyncs nothing, or read and failed again), the work waits for
+		// the job whose read finds them.
+		return
+	}
 	todo := w.s.resume
 	w.s.resume = nil
 	ns := make([]*node, 0, len(todo))

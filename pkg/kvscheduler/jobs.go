@@ -40,6 +40,11 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 	rec := s.newRecord(DescriptorRegistration)
 	rec.Description = "registered descriptor " + d.Name
 	w := s.newWalker(rec, nil)
+	// The values applied again are decided on what the southbound holds:
+	// what a failed read-back left unknown is read first, as by every job
+	// that decides something.
+	s.readUnknown(w)
+	w.drain("the values read back")
 	for _, k := range redo {
 		n := s.g.nodes[k]
 		w.setApplied(k)
