@@ -54,7 +54,6 @@ func adv5KindDescriptor(sb *kvtest.Southbound) *kvscheduler.Descriptor {
 // ... no longer ready".
 
 func TestAdv5DependencyKindChangeIsNotInSync(t *testing.T) {
-	advOpen(t, "the in-sync shortcut takes an ordering-only dependency turned Requires (equal value) as the same, and keeps the value held while what it Requires is gone")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	register(t, s, sb.Descriptor("x", "x/"), adv5KindDescriptor(sb))

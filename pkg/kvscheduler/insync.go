@@ -192,7 +192,7 @@ func derivedList(key string, kvs []KeyValuePair) []KeyValuePair {
 }
 
 // sameDeps tells whether two lists of dependencies are the same: labels,
-// keys and prefixes, in order. A key selector is a function, which cannot
+// keys, kinds and prefixes, in order. A key selector is a function, which cannot
 // be compared: lists with one are never the same.
 func sameDeps(a, b []Dependency) bool {
 	if len(a) != len(b) {
@@ -200,7 +200,7 @@ func sameDeps(a, b []Dependency) bool {
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.Label != y.Label || x.Key != y.Key || !slices.Equal(x.AnyOf.KeyPrefixes, y.AnyOf.KeyPrefixes) ||
+		if x.Label != y.Label || x.Key != y.Key || x.Kind != y.Kind || !slices.Equal(x.AnyOf.KeyPrefixes, y.AnyOf.KeyPrefixes) ||
 			x.AnyOf.KeySelector != nil || y.AnyOf.KeySelector != nil {
 			return false
 		}
