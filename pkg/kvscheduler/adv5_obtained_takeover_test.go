@@ -22,7 +22,6 @@ import (
 // deletes it. Notified instead of read, d/1 makes b/1 INVALID and stays.
 
 func TestAdv5ObtainedValueIsNotTakenOverByADerivation(t *testing.T) {
-	advOpen(t, "a base's derived value takes over (updates, then deletes) a value the southbound owns, found by a read (OBTAINED)")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

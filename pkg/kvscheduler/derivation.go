@@ -54,6 +54,11 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 			// never takes over (nor deletes with a base).
 			w.noteClash(n, kv.Key)
 			return fmt.Errorf("kvscheduler: %s derives %s, which the southbound notified as its own", n.key, kv.Key)
+		case c.base == "" && c.last == nil && c.origin == FromSB && c.exists():
+			// Found by a read and nobody's request (OBTAINED): as much the
+			// southbound's own as a notified value.
+			w.noteClash(n, kv.Key)
+			return fmt.Errorf("kvscheduler: %s derives %s, which the southbound holds as its own", n.key, kv.Key)
 		case c.base == "" && c.last != nil && c.last.value != nil:
 			w.noteClash(n, kv.Key)
 			return fmt.Errorf("kvscheduler: %s derives %s, which the northbound requests", n.key, kv.Key)
