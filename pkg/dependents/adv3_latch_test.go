@@ -33,7 +33,6 @@ import (
 // Deployment exists (not ready: nothing reports on it), gets its
 // Deployment at once, although the new a was never available.
 func TestAdv3LatchSurvivesTheOwnersDeletionAndRecreation(t *testing.T) {
-	advOpen(t, "a deleted and recreated owner inherits the old owner's latched availability")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

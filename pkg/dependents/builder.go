@@ -29,6 +29,9 @@ type desired struct {
 	// owner's requirements have not failed since (see
 	// Object.RequiresOwnerAvailable).
 	available bool
+	// uid is the owner's: an owner deleted and created again under its
+	// name is another owner, whose latch starts open.
+	uid string
 }
 
 // AnnotationOwner names, on each object, the owner it is kept for: its
@@ -112,7 +115,7 @@ func (b *builder[T]) key(obj runtime.Object) (string, error) {
 // the owner may not put (see claimer).
 func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object,
 	claim func(objKey string) (contested, stale string)) (*desired, error) {
-	d := &desired{values: map[string]any{}}
+	d := &desired{values: map[string]any{}, uid: string(owner.GetUID())}
 	keyOf, labelOf := map[*Object]string{}, map[*Object]string{}
 	prepared := make([]metav1.Object, len(objs))
 	for i, o := range objs {

@@ -274,14 +274,14 @@ func (h *loopHandler[T]) compute(key string) error {
 		if prev != nil {
 			prev.err = err
 			h.build.refreshReadiness(key, prev, h.live)
-			h.build.latch(key, prev, prev.available, failed)
+			h.build.latch(key, prev, prev.available && prev.uid == string(owner.GetUID()), failed)
 		}
 		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
 	h.markUpdates(prev, d)
 	h.holdNew(prev, d)
-	h.build.latch(key, d, prev != nil && prev.available, failed)
+	h.build.latch(key, d, prev != nil && prev.available && prev.uid == d.uid, failed)
 	h.unclaim(key)
 	for objKey := range d.objectKeys() {
 		h.childOf[objKey] = key
