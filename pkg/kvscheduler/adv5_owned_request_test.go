@@ -23,7 +23,6 @@ import (
 // no error. Found by a fuzz comparing records with the southbound.
 
 func TestAdv5RequestOfAKeyReadAsTheSouthboundsIsNotLost(t *testing.T) {
-	advOpen(t, "a request whose key a downstream resync reads as the southbound's own is lost: never applied again, reported PENDING then NONEXISTENT")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

@@ -124,6 +124,12 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	origin := n.origin
 	if n.base == "" {
 		switch {
+		case origin == FromNB && n.last != nil && n.last.value != nil:
+			// Requested by the northbound, whatever the read says: the
+			// request stands, and the resync applies it (the reference
+			// re-applies it as the northbound's after its refresh; a
+			// value the read gave to the southbound was left out of a
+			// downstream resync and its request lost).
 		case kv.Origin != UnknownOrigin:
 			n.origin = kv.Origin
 		case n.want != nil || n.last != nil:
