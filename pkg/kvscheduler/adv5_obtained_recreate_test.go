@@ -29,7 +29,6 @@ import (
 // report differs from the southbound.
 
 func TestAdv5ReleasedRecreateOfATakenOverValueRuns(t *testing.T) {
-	advOpen(t, "a re-creation of a value taken over from the southbound, released by a dependent's delete, runs no callback yet is recorded, reported OBTAINED with the request's value")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
