@@ -1,0 +1,42 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// A failed read holds back what is decided on it (rule 7): for an any-of
+// dependency, unreadDeps asks whether a provider that was read meets it
+// (unreadFor of each provider). A provider the southbound notified under
+// a key no descriptor claims (accepted, "as a value that only satisfies
+// dependencies") has no descriptor, and unreadFor reads its descriptor's
+// name: the scheduler's goroutine panics on a nil pointer, and the
+// process dies.
+//
+// n/1 is notified (no descriptor); a full resync whose read of x fails
+// requests y/1, which depends on any of n/*.
+
+func TestAdv5FailedReadWithANotifiedAnyOfProviderDoesNotCrash(t *testing.T) {
+	advOpen(t, "unreadFor dereferences the nil descriptor of a notified any-of provider during a failed read: the scheduler's goroutine panics (the test binary dies)")
+	ctx := context.Background()
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("x", "x/"), withDeps(sb.Descriptor("y", "y/")))
+	if err := s.PushSBNotification("n/1", "up", nil); err != nil {
+		t.Fatal(err)
+	}
+	barrier(t, s)
+	sb.FailNext("retrieve", "x", errors.New("read fails"))
+	_, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).SetValue("y/1", "v|n/*").Commit(ctx)
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || len(te.Retrieve) == 0 {
+		t.Fatalf("Commit returned %v, want a *TransactionError naming the failed read of x", err)
+	}
+	if got := sb.Values()["y/1"]; got != "v|n/*" {
+		t.Errorf("y/1's dependency is met by n/1, a value that was not read by x: want it created, the southbound holds %v (%s)", got, advState(s, "y/1"))
+	}
+}
