@@ -40,3 +40,31 @@ func TestAdv5FailedReadWithANotifiedAnyOfProviderDoesNotCrash(t *testing.T) {
 		t.Errorf("y/1's dependency is met by n/1, a value that was not read by x: want it created, the southbound holds %v (%s)", got, advState(s, "y/1"))
 	}
 }
+
+// The same nil descriptor through another path: a notification that
+// removes a notified value (no descriptor), in a walk where a read failed
+// (readUnknown's read of what an earlier failed read-back left unknown):
+// holdUnread asks unreadFor about the notified value itself.
+func TestAdv5NotifiedRemovalAfterAFailedReadDoesNotCrash(t *testing.T) {
+	advOpen(t, "unreadFor dereferences the nil descriptor of a notified value whose removal is notified while a read failed: the scheduler's goroutine panics (the test binary dies)")
+	ctx := context.Background()
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("x", "x/"))
+	if err := s.PushSBNotification("n/1", "up", nil); err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, s, "x/1", "a")
+	sb.Remove("x/1")
+	sb.FailNext("retrieve", "x", errors.New("read fails"), errors.New("read fails again"))
+	if _, err := s.StartNBTransaction().SetValue("x/1", "b").Commit(ctx); err == nil {
+		t.Fatal("the update of x/1 failed and its read-back too, Commit returned nil")
+	}
+	if err := s.PushSBNotification("n/1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	barrier(t, s)
+	if st := s.GetValueStatus("n/1"); st.State != kvscheduler.NonExistent {
+		t.Errorf("n/1's removal was notified: %s", advState(s, "n/1"))
+	}
+}
