@@ -21,7 +21,6 @@ import (
 // requests y/1, which depends on any of n/*.
 
 func TestAdv5FailedReadWithANotifiedAnyOfProviderDoesNotCrash(t *testing.T) {
-	advOpen(t, "unreadFor dereferences the nil descriptor of a notified any-of provider during a failed read: the scheduler's goroutine panics (the test binary dies)")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -46,7 +45,6 @@ func TestAdv5FailedReadWithANotifiedAnyOfProviderDoesNotCrash(t *testing.T) {
 // (readUnknown's read of what an earlier failed read-back left unknown):
 // holdUnread asks unreadFor about the notified value itself.
 func TestAdv5NotifiedRemovalAfterAFailedReadDoesNotCrash(t *testing.T) {
-	advOpen(t, "unreadFor dereferences the nil descriptor of a notified value whose removal is notified while a read failed: the scheduler's goroutine panics (the test binary dies)")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()

@@ -336,8 +336,12 @@ func (s *Scheduler) unreadFor(n *node) *RetrieveError {
 	if len(s.unread) == 0 {
 		return nil
 	}
-	if re := s.unread[n.d.Name]; re != nil {
-		return re
+	// A value without a descriptor (a property, a notified value no
+	// descriptor claims) is read by none: only its base's read can hide it.
+	if n.d != nil {
+		if re := s.unread[n.d.Name]; re != nil {
+			return re
+		}
 	}
 	if b := s.g.nodes[s.g.baseKey(n)]; b != nil && b.d != nil {
 		return s.unread[b.d.Name]
