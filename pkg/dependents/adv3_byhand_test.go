@@ -32,7 +32,6 @@ import (
 // repair would have found the user's object and refused it (FAILED: "it
 // exists and was not created by ..."), and the ConfigMap would wait.
 func TestAdv3ObjectReplacedByHandIsReadAsTheOwnersOwn(t *testing.T) {
-	advOpen(t, "a Deployment replaced by hand (delete and create seen as one change) is read as the owner's own")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

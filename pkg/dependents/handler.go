@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -229,11 +230,21 @@ func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn ev
 		return "", nil, nil
 	}
 	refused := slices.Sorted(maps.Keys(h.refused[key]))
-	h.seen(key, change.NewValue)
 	// The scheduler's own deletes are done (and its state changed) before
 	// the loop sees them: a value it still holds as created was deleted
-	// behind its back.
-	if change.NewValue == nil && h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured {
+	// behind its back. So was one whose UID changed (deleted and made
+	// again, by hand or by another tool, seen as one change): the object
+	// there now is not the one the scheduler created. Until the repair has
+	// read it as it reads any object it did not make, it is not in the
+	// loop's picture: what depends on the object is not judged ready on it.
+	gone := change.NewValue == nil || replaced(change.PrevValue, change.NewValue)
+	mended := gone && h.childOf[key] != "" && h.sched.GetValueStatus(key).State == kvscheduler.Configured
+	live := change.NewValue
+	if mended {
+		live = nil
+	}
+	h.seen(key, live)
+	if mended {
 		if err := txn.PushFollowUp(&repair{key: key}); err != nil {
 			return "", nil, err
 		}
@@ -334,4 +345,15 @@ func changedObject(change *kubebridge.KubeStateChange) runtime.Object {
 		return change.NewValue
 	}
 	return change.PrevValue
+}
+
+// replaced tells whether prev and cur are two objects under one name: one
+// deleted and another created in its place.
+func replaced(prev, cur runtime.Object) bool {
+	if prev == nil || cur == nil {
+		return false
+	}
+	p, err1 := meta.Accessor(prev)
+	c, err2 := meta.Accessor(cur)
+	return err1 == nil && err2 == nil && p.GetUID() != "" && p.GetUID() != c.GetUID()
 }
