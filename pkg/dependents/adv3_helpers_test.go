@@ -5,7 +5,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -75,4 +79,39 @@ func queueLength(t *testing.T, reg *prometheus.Registry) int {
 func waitQueued(t *testing.T, reg *prometheus.Registry, n int, what string) {
 	t.Helper()
 	controlplanetest.Eventually(t, wait, what+" queued", func() bool { return queueLength(t, reg) >= n })
+}
+
+// advRecreateWhileHeld deletes the WebApp at ns/name and creates it again
+// (another UID) with config, while the WebApp worker is held on its key
+// by a handler of the test's that calls gate.hold for it: the bridge then
+// reads the key once, and the loop gets one change from the old WebApp to
+// the new one, no deletion. It returns the new WebApp once the informer's
+// cache has it, the worker let go.
+func advRecreateWhileHeld(t *testing.T, webapps democtl.WebAppController, gate *advGate, ns, name string,
+	config map[string]string) *demov1.WebApp {
+	t.Helper()
+	ctx := t.Context()
+	gate.arm()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app, err := webapps.Get(ctx, ns, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		app.Labels = map[string]string{"touched": "yes"}
+		_, err = webapps.Update(ctx, app)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-gate.entered
+	if err := webapps.Delete(ctx, ns, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := advCreateApp(t, webapps, ns, name, config)
+	controlplanetest.Eventually(t, wait, "the new "+name+" in the cache", func() bool {
+		o, err := webapps.Cache().Get(ns, name)
+		return err == nil && o.UID == fresh.UID
+	})
+	gate.open()
+	return fresh
 }

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -81,29 +80,8 @@ func TestAdv3LatchSurvivesTheOwnersDeletionAndRecreation(t *testing.T) {
 	advCreateApp(t, webapps, ns, "b", map[string]string{"needs": "a"})
 	controlplanetest.Eventually(t, wait, "b's Deployment (a available)", func() bool { return exists(t, "Deployment", ns, "b") })
 
-	// Hold the WebApp worker on a's key, delete a and create it again.
-	gate.arm()
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app, err := webapps.Get(ctx, ns, "a", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		app.Labels = map[string]string{"touched": "yes"}
-		_, err = webapps.Update(ctx, app)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	<-gate.entered
-	if err := webapps.Delete(ctx, ns, "a", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	fresh := advCreateApp(t, webapps, ns, "a", map[string]string{})
-	controlplanetest.Eventually(t, wait, "the new a in the cache", func() bool {
-		o, err := webapps.Cache().Get(ns, "a")
-		return err == nil && o.UID == fresh.UID
-	})
-	gate.open()
+	// Delete a and create it again while the WebApp worker is held on its key.
+	fresh := advRecreateWhileHeld(t, webapps, gate, ns, "a", map[string]string{})
 
 	// The new a's own Deployment is created (the old one, left by the
 	// deleted a, deleted first); nothing reports on it: not ready.
