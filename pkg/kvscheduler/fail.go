@@ -131,6 +131,14 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.avail = false
 		w.availChanged(n, false)
 	}
+	if kind == OpUpdate && !n.avail && n.exists() && !n.deleting() {
+		// A failed update leaves the value held as it was, and wanted:
+		// it serves its dependents as any held value does, even after an
+		// earlier delete of it failed (seeds 992, 7838; the reference's
+		// read-back finds it and makes it available too).
+		n.avail = true
+		w.availChanged(n, true)
+	}
 	if kind == OpCreate {
 		// Members of its cycle created before it counted on it: they go
 		// back to waiting until it exists.
