@@ -1,5 +1,10 @@
 package kvscheduler
 
+import (
+	"fmt"
+	"sort"
+)
+
 // WaitingDeletes returns the number of entries in the scheduler's list of
 // deletes waiting for a dependent to go. Call it only while the scheduler
 // is idle.
@@ -48,4 +53,34 @@ func NodesKeepingRemoved(s *Scheduler) []string {
 // walk exceed its bound. Call it only while the scheduler is idle.
 func SetWalkBound(s *Scheduler, frames int) {
 	s.walkBound.Store(int64(frames))
+}
+
+// AfterJob makes the scheduler's goroutine call f after each job and each
+// retry, before the job's result is delivered.
+func AfterJob(s *Scheduler, f func()) {
+	s.afterJob.Store(&f)
+}
+
+// CheckModel compares, for every node of the graph, the fields a step of
+// issue 25 is replacing with what the model derives them from (see
+// docs/kvmodel-plan.md), and returns the first disagreement. Call it only
+// on the scheduler's goroutine between jobs (see AfterJob).
+func CheckModel(s *Scheduler) error {
+	for _, k := range sortedNodeKeys(s) {
+		n := s.g.nodes[k]
+		if want := n.availModel(); n.avail != want {
+			return fmt.Errorf("%s: avail %v, the model says %v (sb %v, under %v, blocked %v, lastOp %v, state %v)",
+				k, n.avail, want, n.sb, n.under, n.blocked, n.lastOp, n.state)
+		}
+	}
+	return nil
+}
+
+func sortedNodeKeys(s *Scheduler) []string {
+	keys := make([]string, 0, len(s.g.nodes))
+	for k := range s.g.nodes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -298,3 +298,10 @@ func (n *node) exists() bool { return n.sb != nil }
 // implicit values have no operations of their own: properties (derived
 // values without a descriptor) and values owned by the southbound.
 func (n *node) implicit() bool { return n.d == nil || n.origin == FromSB }
+
+// availModel is what the model says of whether n's value satisfies
+// dependencies: it is held, not on its way out, and not after its delete
+// failed.
+func (n *node) availModel() bool {
+	return n.exists() && !n.deleting() && !(n.blocked && n.lastOp == OpDelete)
+}

@@ -39,6 +39,7 @@ func runScenario(sc scenario) (res *propFailure) {
 	sb := kvtest.New()
 	r := &runner{s: s, sb: sb, clk: clk,
 		h: &harness{sb: sb, desired: map[string]rval{}, failed: map[string]string{}, lost: map[string]any{}, owned: map[string]any{}}}
+	kvscheduler.AfterJob(s, r.checkModel)
 	for _, desc := range r.h.descriptors(sc) {
 		if err := s.RegisterDescriptor(context.Background(), desc); err != nil {
 			return &propFailure{kind: "setup", msg: err.Error()}
@@ -52,7 +53,35 @@ func runScenario(sc scenario) (res *propFailure) {
 	if f := r.settle(); f != nil {
 		return f
 	}
+	if f := r.modelFailure(); f != nil {
+		return f
+	}
 	return r.checkSettled()
+}
+
+// checkModel runs on the scheduler's goroutine after each job and retry:
+// it keeps the first disagreement of the scheduler's fields with the
+// model they are being replaced by (see kvscheduler.CheckModel).
+func (r *runner) checkModel() {
+	err := kvscheduler.CheckModel(r.s)
+	if err == nil {
+		return
+	}
+	r.modelMu.Lock()
+	defer r.modelMu.Unlock()
+	if r.modelErr == nil {
+		r.modelErr = fmt.Errorf("in %s: %w", r.atStep, err)
+	}
+}
+
+// modelFailure returns the first disagreement checkModel found, if any.
+func (r *runner) modelFailure() *propFailure {
+	r.modelMu.Lock()
+	defer r.modelMu.Unlock()
+	if r.modelErr == nil {
+		return nil
+	}
+	return &propFailure{kind: "model", msg: r.modelErr.Error(), step: r.atStep}
 }
 
 // runner runs a scenario: its scheduler, southbound, fake clock and
@@ -62,6 +91,13 @@ type runner struct {
 	sb  *kvtest.Southbound
 	clk *retryClock
 	h   *harness
+	// modelMu guards modelErr, the first disagreement with the model
+	// found by checkModel, and atStep, the step the harness is at (the
+	// worker reads it while the test goroutine may hold h.mu, so it has
+	// its own copy).
+	modelMu  sync.Mutex
+	modelErr error
+	atStep   string
 }
 
 // commit commits txn (with unlimited retries) and checks rules 3 and 4.
@@ -69,6 +105,9 @@ func (r *runner) commit(txn *kvscheduler.Txn) *propFailure {
 	s, sb, h := r.s, r.sb, r.h
 	sb.ResetOps()
 	h.mu.Lock()
+	r.modelMu.Lock()
+	r.atStep = h.step
+	r.modelMu.Unlock()
 	h.orderedAfter = map[string]string{} // "deletes before" holds within one transaction
 	h.mu.Unlock()
 	inBefore := sb.Values() // for rule 4 (see spuriousFailure)
@@ -83,6 +122,9 @@ func (r *runner) commit(txn *kvscheduler.Txn) *propFailure {
 			h.violation.ops = strings.Join(sb.OpStrings(), ", ")
 		}
 	}()
+	if f := r.modelFailure(); f != nil {
+		return f
+	}
 	var te *kvscheduler.TransactionError
 	if err != nil && !errors.As(err, &te) {
 		return &propFailure{kind: "commit", msg: err.Error(), step: h.step}

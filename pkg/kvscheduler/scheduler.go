@@ -94,6 +94,10 @@ type Scheduler struct {
 	// beforeDequeue, set by tests only, runs on the worker right before it
 	// takes the next queued job (after its check for due retries).
 	beforeDequeue atomic.Pointer[func()]
+	// afterJob, set by tests only, runs on the worker after each job and
+	// each retry, before its result is delivered: the property checks
+	// compare the model's invariants there, between transactions.
+	afterJob atomic.Pointer[func()]
 	// beforeWatch, set by tests only, runs in WatchValueStatus once it
 	// found the scheduler not closed, before it registers the watch.
 	beforeWatch atomic.Pointer[func()]
@@ -209,6 +213,7 @@ func (s *Scheduler) run() {
 			// the goroutines were scheduled.
 			s.runDueRetries()
 			rec, err := s.process(j)
+			s.afterJobHook()
 			// The result is delivered before the job stops being current,
 			// so that a Commit whose ctx ended finds it (see started).
 			j.finish(jobResult{rec: rec, err: err})
@@ -228,6 +233,13 @@ func (s *Scheduler) started(j *job) bool {
 	return s.cur == j || len(j.done) > 0
 }
 
+// afterJobHook runs the afterJob hook, if a test set one.
+func (s *Scheduler) afterJobHook() {
+	if f := s.afterJob.Load(); f != nil {
+		(*f)()
+	}
+}
+
 // runDueRetries runs the retries whose timers fired, oldest armed first,
 // unless the scheduler is closed; it tells whether there were any.
 func (s *Scheduler) runDueRetries() bool {
@@ -243,6 +255,7 @@ func (s *Scheduler) runDueRetries() bool {
 	}
 	for _, j := range due {
 		_, _ = s.retryFailed(j)
+		s.afterJobHook()
 	}
 	return true
 }
