@@ -272,6 +272,14 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		// PENDING by a dependency, and failed there) is not wanted any
 		// more, and must not be created again (seed 110998).
 		n.want, n.last, n.state = nil, nil, Removed
+		// Dropped (rule 4): the southbound is as requested, so nothing
+		// of a failure stays either, nor its retry (a failed delete of a
+		// value lost behind the scheduler's back stayed FAILED, with no
+		// retry when its request was gone).
+		s.clearFailure(n)
+		s.unwait(n)
+		n.err = nil
+		n.resetAttempts()
 	}
 	s.dirty(n)
 }
