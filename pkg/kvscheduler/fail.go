@@ -121,7 +121,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		x.failSeq = w.seq
 	}
 	x.attempt++
-	x.failed = n.want
+	x.failed = &failedReq{want: n.want}
 	n.blocked, n.err, n.lastOp = true, err, kind
 	w.s.disarm(n)
 	w.s.unwait(n)

@@ -116,8 +116,9 @@ type nodeExtra struct {
 	removedDerived []string
 	fields         []string // of an INVALID value
 
-	// failed holds the want a blocked value failed with.
-	failed   any
+	// failed is set while the value is blocked by a failed operation,
+	// with the want it failed with (see failedReq).
+	failed   *failedReq
 	attempt  int    // failures in a row
 	failSeq  uint64 // transaction of the first of them (RetryFor)
 	retryGen uint64 // the armed retry, if any
@@ -204,10 +205,23 @@ func (n *node) setFields(f []string) {
 }
 
 func (n *node) failed() any {
-	if n.x == nil {
+	if n.x == nil || n.x.failed == nil {
 		return nil
 	}
-	return n.x.failed
+	return n.x.failed.want
+}
+
+// failedReq is the failure part of the model: the value's last operation
+// failed, with want (nil for a delete), and it is not attempted again
+// until its retry, a resync or a new request (see blockedModel).
+type failedReq struct {
+	want any
+}
+
+// blockedModel tells whether a failed operation blocks n: it has a
+// failure (see failedReq).
+func (n *node) blockedModel() bool {
+	return n.x != nil && n.x.failed != nil
 }
 
 func (n *node) attempt() int {
