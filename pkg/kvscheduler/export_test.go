@@ -70,13 +70,9 @@ func CheckModel(s *Scheduler) error {
 		n := s.g.nodes[k]
 		if want := n.availModel(); n.avail != want {
 			return fmt.Errorf("%s: avail %v, the model says %v (sb %v, under %v, blocked %v, lastOp %v, state %v)",
-				k, n.avail, want, n.sb, n.under, n.blocked, n.lastOp, n.state)
+				k, n.avail, want, n.sb, n.under, n.blocked(), n.lastOp, n.state)
 		}
-		if n.blocked != n.blockedModel() {
-			return fmt.Errorf("%s: blocked %v, the model says %v (failed %v, err %v, lastOp %v, state %v)",
-				k, n.blocked, n.blockedModel(), n.x != nil && n.x.failed != nil, n.err, n.lastOp, n.state)
-		}
-		if n.blocked && n.state == Removed {
+		if n.blocked() && n.state == Removed {
 			return fmt.Errorf("%s: blocked and REMOVED (err %v, retry %d, lastOp %v, want %v, sb %v, last %v)", k, n.err, n.retryGen(), n.lastOp, n.want, n.sb, n.last)
 		}
 	}

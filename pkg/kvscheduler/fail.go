@@ -122,7 +122,7 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 	}
 	x.attempt++
 	x.failed = &failedReq{want: n.want}
-	n.blocked, n.err, n.lastOp = true, err, kind
+	n.err, n.lastOp = err, kind
 	w.s.disarm(n)
 	w.s.unwait(n)
 	w.failHere(n)

@@ -93,7 +93,7 @@ func (s *Scheduler) notify(kv KVWithMetadata) (*TxnRecord, error) {
 func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	var failed []*node
 	for _, k := range j.keys {
-		if n := s.g.nodes[k]; n != nil && n.retryGen() == j.gen && n.blocked {
+		if n := s.g.nodes[k]; n != nil && n.retryGen() == j.gen && n.blocked() {
 			failed = append(failed, n)
 		}
 	}
@@ -140,7 +140,7 @@ func (s *Scheduler) retryFailed(j *job) (*TxnRecord, error) {
 	// its own: deleted, if its base was applied again above (the base
 	// applies what it still derives).
 	for _, n := range failed {
-		if s.g.nodes[n.key] == n && n.blocked && n.retryGen() == j.gen {
+		if s.g.nodes[n.key] == n && n.blocked() && n.retryGen() == j.gen {
 			v := n.want
 			if n.base != "" && slices.Contains(bases, s.g.baseKey(n)) {
 				v = nil

@@ -45,10 +45,7 @@ type node struct {
 	avail bool
 	// under is the change the walk has under way on the value (see
 	// underWay).
-	under underWay
-	// A failed operation blocks the value until its want changes, a resync
-	// or its retry (see nodeExtra for the failure).
-	blocked bool
+	under   underWay
 	txnFail bool // see txnSeq (a bool here, where it packs with the others)
 	// dirty is set while the node is listed in the scheduler's dirty
 	// nodes; viewDirty while it is listed for its view only (see
@@ -213,14 +210,14 @@ func (n *node) failed() any {
 
 // failedReq is the failure part of the model: the value's last operation
 // failed, with want (nil for a delete), and it is not attempted again
-// until its retry, a resync or a new request (see blockedModel).
+// until its retry, a resync or a new request (see node.blocked).
 type failedReq struct {
 	want any
 }
 
-// blockedModel tells whether a failed operation blocks n: it has a
-// failure (see failedReq).
-func (n *node) blockedModel() bool {
+// blocked tells whether a failed operation blocks n until its want
+// changes, a resync or its retry: it has a failure (see failedReq).
+func (n *node) blocked() bool {
 	return n.x != nil && n.x.failed != nil
 }
 
@@ -317,5 +314,5 @@ func (n *node) implicit() bool { return n.d == nil || n.origin == FromSB }
 // dependencies: it is held, not on its way out, and not after its delete
 // failed.
 func (n *node) availModel() bool {
-	return n.exists() && !n.deleting() && !(n.blocked && n.lastOp == OpDelete)
+	return n.exists() && !n.deleting() && !(n.blocked() && n.lastOp == OpDelete)
 }

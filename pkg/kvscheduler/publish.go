@@ -90,7 +90,7 @@ func (s *Scheduler) dirtyStatuses(entries []pubUpdate) (_ []pubUpdate, nChanges 
 		full := n.dirty
 		n.dirty, n.viewDirty = false, false
 		n.tidy()
-		if n.want == nil && !n.exists() && !n.avail && !n.blocked && !s.g.holdsLeftover(n) {
+		if n.want == nil && !n.exists() && !n.avail && !n.blocked() && !s.g.holdsLeftover(n) {
 			s.unwait(n)
 			s.g.remove(n)
 			add(n, nil)
@@ -311,7 +311,7 @@ func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	if n.d != nil {
 		st.Descriptor = n.d.Name
 	}
-	if n.blocked {
+	if n.blocked() {
 		st.State = Failed
 		if n.retryGen() != 0 {
 			st.State = Retrying
@@ -323,7 +323,7 @@ func (w *walker) statusInto(n *node, sc *statusScratch) *ValueStatus {
 	// Dependencies are known for values whose dependencies the scheduler
 	// checks: not for values kept as they are (southbound-owned, blocked
 	// after a failure) nor for values rejected before the check.
-	if !n.implicit() && !n.blocked && n.state != Invalid && n.state != Unimplemented && n.state != Discovered {
+	if !n.implicit() && !n.blocked() && n.state != Invalid && n.state != Unimplemented && n.state != Discovered {
 		st.Dependencies = w.depStatuses(n, sc)
 	}
 	return st

@@ -87,7 +87,7 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	readOwn := cn != nil && cn.readGen >= s.readSince
 	// It does not exist (it waits, or its create failed) or an operation
 	// on it failed (the southbound holds what was there before).
-	known := cn != nil && (!cn.exists() || cn.blocked)
+	known := cn != nil && (!cn.exists() || cn.blocked())
 	if cn == nil {
 		cn = s.newNode(c.Key)
 	}

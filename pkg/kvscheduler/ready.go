@@ -64,7 +64,7 @@ func (w *walker) candidate(p *node) bool {
 			return false
 		}
 	}
-	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr() == nil && p.depErr() == nil && !p.blocked &&
+	return !p.avail && !p.exists() && p.want != nil && p.d != nil && p.dErr() == nil && p.depErr() == nil && !p.blocked() &&
 		p.origin == FromNB && p.state != Invalid && p.state != Unimplemented && !w.failedHere(p) &&
 		!w.later(p)
 }

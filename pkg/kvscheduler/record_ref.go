@@ -78,7 +78,7 @@ func markRetrying(s *Scheduler, w *walker) {
 		if op.Err == nil || op.NewState != Failed {
 			continue
 		}
-		if n := s.g.nodes[op.Key]; n != nil && n.blocked && n.retryGen() != 0 && w.touchedHere(n) {
+		if n := s.g.nodes[op.Key]; n != nil && n.blocked() && n.retryGen() != 0 && w.touchedHere(n) {
 			op.NewState = Retrying
 		}
 	}
@@ -94,7 +94,7 @@ func (w *walker) prevState(n *node) ValueState {
 	if n.state != Failed || w.failedHere(n) {
 		return n.state
 	}
-	if n.blocked && n.retryGen() != 0 || n.published() != nil && n.published().State == Retrying {
+	if n.blocked() && n.retryGen() != 0 || n.published() != nil && n.published().State == Retrying {
 		return Retrying
 	}
 	return n.state

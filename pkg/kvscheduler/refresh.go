@@ -177,7 +177,7 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 		n.sb = v
 		w.syncSBDeps(n)
 	}
-	if !n.avail && !(n.blocked && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing() && n.want != nil)) {
+	if !n.avail && !(n.blocked() && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing() && n.want != nil)) {
 		n.avail = true
 		// Values waiting for it can be created (a resync of everything
 		// applies them anyway; a scoped one checks them again once it

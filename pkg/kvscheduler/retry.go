@@ -19,7 +19,7 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 	groups := map[time.Duration][]string{}
 	seen := map[*node]bool{}
 	for _, n := range w.failedNs {
-		if seen[n] || s.g.nodes[n.key] != n || !n.blocked || !w.failedHere(n) {
+		if seen[n] || s.g.nodes[n.key] != n || !n.blocked() || !w.failedHere(n) {
 			continue
 		}
 		seen[n] = true
@@ -58,7 +58,6 @@ func (s *Scheduler) scheduleRetries(w *walker) {
 // clearFailure clears n's failure, which it is attempted again for (or
 // superseded by), and with it the retry armed for it.
 func (s *Scheduler) clearFailure(n *node) {
-	n.blocked = false
 	if n.x != nil {
 		n.x.failed = nil
 	}

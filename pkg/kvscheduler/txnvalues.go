@@ -48,7 +48,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 			for k, n := range s.g.nodes {
 				// A failed delete of a value found gone since is settled
 				// by the resync's delete too (blocked).
-				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists() || n.blocked) {
+				if n.markSeq != w.seq && n.base == "" && n.origin == FromNB && (n.want != nil || n.exists() || n.blocked()) {
 					out = append(out, txnValue{key: k, last: req(nil), n: n})
 				} else if n.markSeq != w.seq && n.base == "" && n.origin == FromSB && n.exists() {
 					obtained = append(obtained, KeyValuePair{Key: k, Value: n.sb})
@@ -66,7 +66,7 @@ func (s *Scheduler) txnValues(w *walker, t *Txn, scope map[string]bool, seq uint
 		// go, as with a full resync, and a scoped resync agrees with an
 		// unscoped one on its keys.
 		stray := func(n *node) {
-			if n != nil && n.base == "" && n.origin == FromNB && n.last == nil && (n.exists() || n.blocked) {
+			if n != nil && n.base == "" && n.origin == FromNB && n.last == nil && (n.exists() || n.blocked()) {
 				out = append(out, txnValue{key: n.key, last: req(nil), n: n})
 			}
 		}

@@ -42,7 +42,7 @@ func (s *Scheduler) unwait(n *node) {
 // waiting for it.
 func (w *walker) redelete(f frame) {
 	n := f.n
-	if !w.g.has(n) || !n.blocked || !n.exists() || n.waitsOn() != f.key || n.deleting() {
+	if !w.g.has(n) || !n.blocked() || !n.exists() || n.waitsOn() != f.key || n.deleting() {
 		return
 	}
 	// What it waited for is resolved: attempted again, even in the

@@ -238,7 +238,7 @@ func (w *walker) applyValue(f frame) {
 	if f.base != "" || f.last != nil {
 		n.base, n.origin = f.base, f.origin
 	}
-	if n.blocked {
+	if n.blocked() {
 		same := n.failed() != nil && f.value != nil && w.equal(n, n.failed(), f.value) || n.failed() == nil && f.value == nil
 		if same && !w.unblocks(n) && !w.renews(n) {
 			return // left as it is until its value changes, a resync or its retry
@@ -273,7 +273,7 @@ func (w *walker) applyValue(f frame) {
 // resync applied the request from before the resync): that failure does
 // not keep the transaction's own request, further on, from being applied.
 func (w *walker) otherRequest(n *node, f frame) bool {
-	return f.last != nil && f.base == "" && w.released[n] && n.blocked && !w.sameRequest(n, n.failed(), f.value)
+	return f.last != nil && f.base == "" && w.released[n] && n.blocked() && !w.sameRequest(n, n.failed(), f.value)
 }
 
 // depUpdate re-checks a dependent: created if it waited and is now ready,
@@ -293,14 +293,14 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with; a failed delete is
 		// attempted again, or not, by its new request (seed 241994: the
 		// southbound held the very value requested further on).
-	case n.blocked && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n):
+	case n.blocked() && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
 		w.s.clearFailure(n)
 		w.delete(n, n.delReason(), true)
-	case n.blocked && !w.unblocks(n):
+	case n.blocked() && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
-	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked):
+	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked()):
 		if w.ready(n) {
 			w.s.clearFailure(n)
 			w.create(n, false)
@@ -326,7 +326,7 @@ func (w *walker) availChanged(n *node, recheck bool) {
 		// members created with a cycle are checked once the walk is done,
 		// see settleCycles).
 		for _, m := range slices.Backward(deps) {
-			if n.avail && m.avail || !n.avail && !m.avail && !(m.blocked && m.exists()) {
+			if n.avail && m.avail || !n.avail && !m.avail && !(m.blocked() && m.exists()) {
 				continue
 			}
 			if n.avail && m.deleting() {
