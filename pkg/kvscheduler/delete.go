@@ -205,12 +205,19 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 	w.record(n, ro)
 }
 
-// neededOnlyByWaiter tells whether property c is kept only by a value whose
-// own delete waits for n (c's base) to change: a cycle that n's update
-// breaks, after which that value goes (see releaseWaiters).
-func (w *walker) neededOnlyByWaiter(c, n *node) bool {
-	m := w.g.nodes[c.waitsOn()]
-	return m != nil && m.waitsOn() == n.key && m.want == nil
+// neededByHeld tells whether held value m still needs n (or what n's
+// value in the southbound derives), so that n must not be deleted, nor
+// changed, under it: rule 3's "never while a held value still needs it".
+// m counts unless it is itself leaving in a cycle with n: its delete or
+// update is under way, or its delete waits, and n needs it in turn.
+// Members of a cycle go together; counting m made n wait for m and m
+// for n until the walk ran out. The one test for deletes (stillNeeded)
+// and updates (a property the new value drops) alike.
+func (w *walker) neededByHeld(m, n *node) bool {
+	if !m.exists() || m.origin == FromSB {
+		return false // gone, or the southbound's own: it removes what it needs itself
+	}
+	return !((m.deleting() || m.updating() || m.waitsOn() != "") && w.reaches(n, m))
 }
 
 // reaches tells whether n, as the southbound holds it, needs m, directly
@@ -325,7 +332,12 @@ func (w *walker) stillNeeded(n *node) string {
 	}
 	for _, k := range n.derived {
 		// A derived value left over from an earlier value of n (its
-		// delete failed when n changed) does not need n any more.
+		// delete failed when n changed) does not need n any more. Stricter
+		// than neededByHeld: a base never goes before what it derives,
+		// so only a derived value whose own delete is under way (and
+		// that n needs in turn) lets it go; one whose update is under
+		// way or whose delete waits still holds it (seeds 530, 9989
+		// with neededByHeld here: the base deleted first).
 		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
 			!(c.deleting() && w.reaches(n, c)) {
 			return k
@@ -366,7 +378,7 @@ func (w *walker) neededVia(n, p *node) string {
 		// turn, is in a cycle with n: members of a cycle go together. An
 		// update whose new value needs n, say what its old value derives,
 		// then finds n gone and deletes its old value into PENDING.
-		if m == n || m == p || !m.exists() || m.origin == FromSB || (m.deleting() || m.updating() || m.waitsOn() != "") && w.reaches(n, m) {
+		if m == n || m == p || !w.neededByHeld(m, n) {
 			continue
 		}
 		deps := m.deps

@@ -107,8 +107,7 @@ func (w *walker) finishUpdate(f frame) {
 	// new value drops is still needed (its delete failed), the value is
 	// not changed under it.
 	for _, k := range n.derived {
-		if c := w.g.heldDerived(n, k); c != nil && c.d == nil && !hasKey(f.derived, k) &&
-			!w.neededOnlyByWaiter(c, n) {
+		if c := w.g.heldDerived(n, k); c != nil && c.d == nil && !hasKey(f.derived, k) && w.neededVia(n, c) != "" {
 			w.fail(n, OpUpdate, fmt.Errorf("kvscheduler: not updated: its property %s is still needed", k), ro)
 			w.s.wait(n, k)
 			return
