@@ -80,6 +80,7 @@ func (w *walker) detachDerived(b *node, k string) {
 	if len(b.derived) == 0 {
 		b.derived = nil
 	}
+	w.s.noteHeldBase(b)
 	w.s.dirty(b)
 }
 

@@ -59,6 +59,7 @@ func (w *walker) create(n *node, recreate bool) {
 	}
 	n.sb = n.want
 	n.setRemovedDerived(nil)
+	w.s.noteHeld(n)
 	n.avail = true
 	n.state, n.lastOp, n.err = w.okState(n), appliedOp(recreate), nil
 	n.setFields(nil)

@@ -165,6 +165,7 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 	w.keepLeftovers(n)
 	w.s.leftoverGone(n)
 	n.setRemovedDerived(nil)
+	w.s.noteHeld(n)
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
 	// A failure of the value is superseded: it is gone now.

@@ -42,6 +42,7 @@ func (w *walker) recheckPropertyDependents(n *node) {
 func (w *walker) knownAbsent(n *node) {
 	if b := w.g.nodes[n.base]; n.base != "" && b != nil && b.exists() && !slices.Contains(b.removedDerived(), n.key) {
 		b.setRemovedDerived(append(b.removedDerived(), n.key))
+		b.heldAbsent(n.key)
 	}
 }
 

@@ -111,7 +111,10 @@ type nodeExtra struct {
 	// southbound (not changed yet) still derives them: a read-back of the
 	// value must not take them as existing.
 	removedDerived []string
-	fields         []string // of an INVALID value
+	// held are the exceptions of the held value's derived set (see
+	// heldset.go), kept beside removedDerived until shown equal.
+	held   []heldKey
+	fields []string // of an INVALID value
 
 	// failed is set while the value is blocked by a failed operation,
 	// with the want it failed with (see failedReq).
@@ -139,7 +142,7 @@ func (n *node) ext() *nodeExtra {
 // tidy drops n's extra fields once none is set any more.
 func (n *node) tidy() {
 	x := n.x
-	if x != nil && x.dErr == nil && x.depErr == nil && x.removedDerived == nil &&
+	if x != nil && x.dErr == nil && x.depErr == nil && x.removedDerived == nil && x.held == nil &&
 		x.fields == nil && x.failed == nil && x.attempt == 0 && x.failSeq == 0 && x.retryGen == 0 &&
 		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 {
 		n.x = nil
@@ -185,6 +188,9 @@ func (n *node) removedDerived() []string {
 func (n *node) setRemovedDerived(keys []string) {
 	if keys != nil || n.x != nil {
 		n.ext().removedDerived = keys
+	}
+	if keys == nil {
+		n.clearHeldAbsent()
 	}
 }
 

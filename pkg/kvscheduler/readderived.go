@@ -69,6 +69,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 		case !slices.Equal(keys, b.derived):
 			b.derived = slices.Clone(keys)
 		}
+		s.noteHeldBase(b)
 	}
 
 }
@@ -98,7 +99,9 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 			// base's): it is the base's derived value.
 			cn.want, cn.state = nil, NonExistent
 		}
+		old := cn.base
 		cn.base, cn.origin = b.key, b.origin
+		s.noteBaseMoved(cn, old)
 	}
 	// A value read by its own descriptor is what that read, before or
 	// after this one, says.

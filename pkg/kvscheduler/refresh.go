@@ -176,6 +176,7 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 		}
 		n.sb = v
 		w.syncSBDeps(n)
+		s.noteHeld(n)
 	}
 	if !n.avail && !(n.blocked() && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing() && n.want != nil)) {
 		n.avail = true
@@ -251,12 +252,15 @@ func (s *Scheduler) orphaned(n *node) {
 	if b != nil {
 		s.dirty(b)
 	}
+	old := n.base
 	n.base, n.want, n.state = "", n.sb, Obtained
+	s.noteBaseMoved(n, old)
 	s.dirty(n)
 }
 
 func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 	n.sb = nil
+	s.noteHeld(n)
 	s.leftoverGone(n)
 	if n.avail {
 		n.avail = false

@@ -51,10 +51,13 @@ func (w *walker) giveBack(q string) []givenBack {
 			continue // the old base no longer derives it: q's undo deletes it
 		}
 		w.detachDerived(qn, k)
+		old := c.base
 		c.base, c.origin = p.key, p.origin
+		w.s.noteBaseMoved(c, old)
 		if j, found := slices.BinarySearch(p.derived, k); !found {
 			p.derived = slices.Insert(slices.Clone(p.derived), j, k)
 		}
+		w.s.noteHeldBase(p)
 		w.s.dirty(c)
 		w.s.dirty(p)
 		delete(w.takenFrom, k)

@@ -40,10 +40,12 @@ func (w *walker) notifiedUnclaimed(n *node, value any) {
 	case value == nil && n.exists():
 		n.sb = nil
 		n.avail = false
+		w.s.noteHeld(n)
 		w.availChanged(n, true)
 	case value != nil:
 		appeared := !n.exists()
 		n.sb, n.avail = value, true
+		w.s.noteHeld(n)
 		if appeared {
 			w.availChanged(n, true)
 		}

@@ -145,6 +145,7 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	}
 	n.avail = true
 	n.setRemovedDerived(nil)
+	w.s.noteHeld(n)
 	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err = w.okState(n), nil
 	n.setFields(nil)

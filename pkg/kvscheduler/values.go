@@ -167,6 +167,7 @@ func (w *walker) setDerivedKeys(n *node, derived []KeyValuePair) {
 		// frames of a walk hold keys, not lists).
 		n.derivedOne[0] = derived[0].Key
 		n.derived = n.derivedOne[:]
+		w.s.noteHeldBase(n)
 		return
 	}
 	keys := make([]string, 0, len(derived))
@@ -180,6 +181,7 @@ func (w *walker) setDerivedKeys(n *node, derived []KeyValuePair) {
 	}
 	slices.Sort(keys)
 	n.derived = keys
+	w.s.noteHeldBase(n)
 }
 
 // sameRequest tells whether two requested values (nil: none) are the same.
