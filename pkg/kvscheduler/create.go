@@ -58,7 +58,7 @@ func (w *walker) create(n *node, recreate bool) {
 		w.s.setMetadata(n, md)
 	}
 	n.sb = n.want
-	n.setRemovedDerived(nil)
+	n.clearHeldAbsent()
 	w.s.noteHeld(n)
 	n.avail = true
 	n.state, n.lastOp, n.err = w.okState(n), appliedOp(recreate), nil

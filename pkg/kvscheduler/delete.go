@@ -107,7 +107,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		// and reported the leftover's delete failed although it went
 		// through then (seed 581126).
 		for _, k := range n.derived {
-			if c := w.g.heldDerived(n, k); c != nil && c.deleting() && w.derivesInSB(n, c) && w.deferDelete(f, k) {
+			if c := w.g.heldDerived(n, k); c != nil && c.deleting() && !n.isHeldLeftover(k) && w.deferDelete(f, k) {
 				if recheck {
 					n.under |= underRecheck
 				}
@@ -164,7 +164,7 @@ func (w *walker) deleted(n *node, f frame, recheck bool) {
 	n.sb = nil
 	w.keepLeftovers(n)
 	w.s.leftoverGone(n)
-	n.setRemovedDerived(nil)
+	n.clearHeldAbsent()
 	w.s.noteHeld(n)
 	w.syncSBDeps(n)
 	w.knownAbsent(n)
@@ -339,7 +339,7 @@ func (w *walker) stillNeeded(n *node) string {
 		// that n needs in turn) lets it go; one whose update is under
 		// way or whose delete waits still holds it (seeds 530, 9989
 		// with neededByHeld here: the base deleted first).
-		if c := w.g.nodes[k]; c != nil && c.exists() && c.base == n.key && c.origin != FromSB && hasKey(ofSB, k) &&
+		if c := w.g.heldDerived(n, k); c != nil && c.origin != FromSB && !n.isHeldLeftover(k) &&
 			!(c.deleting() && w.reaches(n, c)) {
 			return k
 		}

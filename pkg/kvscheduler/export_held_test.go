@@ -6,26 +6,20 @@ import (
 	"slices"
 )
 
-// CheckHeldSet compares, on every node, the held derived set (heldset.go)
-// with the representation it replaces: its known-absent keys with
-// removedDerived, its leftovers with the derived keys held with the node
-// that its value in the southbound does not derive. Call it on the
+// CheckHeldSet compares, on every node, the leftovers of the held derived
+// set (heldset.go) with the derived keys held with the node that its
+// value in the southbound does not derive, found from the derived nodes.
+// (Its known-absent keys were compared with removedDerived, the list
+// they replaced, until it went.) Call it on the
 // scheduler's goroutine (see AfterJob).
 func CheckHeldSet(s *Scheduler) error {
 	for _, k := range slices.Sorted(maps.Keys(s.g.nodes)) {
 		n := s.g.nodes[k]
-		var absent, left []string
+		var left []string
 		for _, h := range n.heldSet() {
 			if h.present {
 				left = append(left, h.key)
-			} else {
-				absent = append(absent, h.key)
 			}
-		}
-		slices.Sort(absent)
-		old := slices.Sorted(slices.Values(n.removedDerived()))
-		if !slices.Equal(absent, old) {
-			return fmt.Errorf("%s: held set absent %v, removedDerived %v", k, absent, old)
 		}
 		var kvs []KeyValuePair
 		derives := n.exists() && n.d != nil && n.d.DerivedValues != nil

@@ -105,7 +105,7 @@ func (w *walker) skipInSync(n *node, v any) bool {
 func (w *walker) inSyncCheck(n *node, v any, base string, buf []inSyncEntry, depth int) ([]inSyncEntry, bool) {
 	if n == nil || depth > inSyncDepth || n.dirty || n.base != base || n.origin != FromNB || n.dErr() != nil ||
 		n.state != Configured || n.blocked() || n.retryGen() != 0 || n.err != nil || n.fields() != nil ||
-		!n.exists() || !n.avail || n.deleting() || n.updating() || n.waitsOn() != "" || len(n.removedDerived()) > 0 ||
+		!n.exists() || !n.avail || n.deleting() || n.updating() || n.waitsOn() != "" || n.hasHeldAbsent() ||
 		n.sbDeps != nil || n.depErr() != nil || w.touchedHere(n) || v == nil {
 		return buf, false
 	}

@@ -107,12 +107,9 @@ type nodeExtra struct {
 	dErr error
 	// depErr is set when Dependencies failed.
 	depErr error
-	// removedDerived are derived values deleted while the value in the
-	// southbound (not changed yet) still derives them: a read-back of the
-	// value must not take them as existing.
-	removedDerived []string
 	// held are the exceptions of the held value's derived set (see
-	// heldset.go), kept beside removedDerived until shown equal.
+	// heldset.go): derived values known absent, leftovers of a failed
+	// delete.
 	held   []heldKey
 	fields []string // of an INVALID value
 
@@ -142,7 +139,7 @@ func (n *node) ext() *nodeExtra {
 // tidy drops n's extra fields once none is set any more.
 func (n *node) tidy() {
 	x := n.x
-	if x != nil && x.dErr == nil && x.depErr == nil && x.removedDerived == nil && x.held == nil &&
+	if x != nil && x.dErr == nil && x.depErr == nil && x.held == nil &&
 		x.fields == nil && x.failed == nil && x.attempt == 0 && x.failSeq == 0 && x.retryGen == 0 &&
 		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 {
 		n.x = nil
@@ -175,22 +172,6 @@ func (n *node) depErr() error {
 func (n *node) setDepErr(err error) {
 	if err != nil || n.x != nil {
 		n.ext().depErr = err
-	}
-}
-
-func (n *node) removedDerived() []string {
-	if n.x == nil {
-		return nil
-	}
-	return n.x.removedDerived
-}
-
-func (n *node) setRemovedDerived(keys []string) {
-	if keys != nil || n.x != nil {
-		n.ext().removedDerived = keys
-	}
-	if keys == nil {
-		n.clearHeldAbsent()
 	}
 }
 

@@ -90,7 +90,7 @@ func (s *Scheduler) dirtyStatuses(entries []pubUpdate) (_ []pubUpdate, nChanges 
 		full := n.dirty
 		n.dirty, n.viewDirty = false, false
 		n.tidy()
-		if n.want == nil && !n.exists() && !n.avail && !n.blocked() && !s.g.holdsLeftover(n) {
+		if n.want == nil && !n.exists() && !n.avail && !n.blocked() && !n.holdsLeftover() {
 			s.unwait(n)
 			s.g.remove(n)
 			add(n, nil)

@@ -35,7 +35,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 			kvs, err := callDerived(b.d, b.key, b.sb)
 			if err == nil {
 				for _, c := range kvs {
-					if c.Key == "" || c.Value == nil || visited.has(c.Key) || slices.Contains(b.removedDerived(), c.Key) ||
+					if c.Key == "" || c.Value == nil || visited.has(c.Key) || b.isHeldAbsent(c.Key) ||
 						s.leftToOther(w, b, c) {
 						continue
 					}

@@ -144,7 +144,7 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 		n.sb = n.want
 	}
 	n.avail = true
-	n.setRemovedDerived(nil)
+	n.clearHeldAbsent()
 	w.s.noteHeld(n)
 	w.syncSBDepsEq(n, sbEqualYes)
 	n.state, n.err = w.okState(n), nil
