@@ -60,8 +60,8 @@ func TestAdv4UsersCopyOfAnOperatorsObjectIsNotRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if orig.Annotations[leader.TermUserAnnotation] == "" {
-		t.Fatalf("the leader's create carries no %s: %v", leader.TermUserAnnotation, orig.Annotations)
+	if orig.Labels[leader.TermUserLabel] == "" {
+		t.Fatalf("the leader's create carries no %s: %v", leader.TermUserLabel, orig.Labels)
 	}
 	copyOf := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: orig.Labels, Annotations: orig.Annotations}, Data: orig.Data}

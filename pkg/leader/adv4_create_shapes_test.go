@@ -45,8 +45,8 @@ func TestAdv4CreatesOfTheCurrentTermInEveryShapePass(t *testing.T) {
 			n, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "adv4-shape-"}}, metav1.CreateOptions{})
 			check("Namespace", err)
 			if err == nil {
-				if n.Annotations[leader.TermAnnotation] != term {
-					t.Errorf("Namespace (%s) stamped %q, want %q", wire, n.Annotations[leader.TermAnnotation], term)
+				if n.Labels[leader.TermIDLabel] != termID(term) {
+					t.Errorf("Namespace (%s) stamped %q, want %q", wire, n.Labels[leader.TermIDLabel], term)
 				}
 				_ = admin.CoreV1().Namespaces().Delete(ctx, n.Name, metav1.DeleteOptions{})
 			}
@@ -92,8 +92,7 @@ func TestAdv4CreatesOfTheCurrentTermInEveryShapePass(t *testing.T) {
 	}
 	eventually(t, "the ended term refused", func() bool { return leader.IsTermRefused(dryRunStamped(t.Context(), ns, term)) })
 	_, err = admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "adv4-stale-",
-		Labels:      map[string]string{leader.TermLeaseLabel: leader.TermLeaseLabelValue(ns, "lease")},
-		Annotations: map[string]string{leader.TermAnnotation: term}}}, metav1.CreateOptions{})
+		Labels: map[string]string{leader.TermLeaseLabel: leader.TermLeaseLabelValue(ns, "lease"), leader.TermIDLabel: termID(term)}}}, metav1.CreateOptions{})
 	if !leader.IsTermRefused(err) {
 		t.Errorf("a Namespace create stamped with the ended term %s: %v, want refused by the term policy", term, err)
 	}

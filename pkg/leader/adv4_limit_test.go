@@ -14,13 +14,12 @@ import (
 
 // TestAdv4CreateAtTheAnnotationLimitIsNotRefused: an input at its limit.
 // The API server accepts annotations of up to 256 KiB in all (keys and
-// values); the fence adds its own (lariat.dev/term and a token of about
+// values); the fence added its own (lariat.dev/term and a token of about
 // a hundred bytes) to every create, so an object whose annotations are
-// valid, at the limit, is refused as Invalid when the leader creates it
+// valid, at the limit, was refused as Invalid when the leader created it
 // through the fence, in its current term, though the same create through
-// no fence (the control) is accepted.
+// no fence (the control) is accepted. (Fixed: the stamp is in labels.)
 func TestAdv4CreateAtTheAnnotationLimitIsNotRefused(t *testing.T) {
-	advOpen(t, "a create whose annotations are at the API server's limit is refused once the fence adds its stamp")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	e := newElector(t, ns, "a")
 	const limit = 256 * 1024 // the API server's total size of annotations

@@ -50,10 +50,12 @@ func (e *NotLeaderError) Error() string {
 //     sat in the network past the term fails with a conflict once anyone
 //     else wrote the object instead of landing after them.
 //   - A create (a POST to a collection) is stamped with the term it is
-//     issued in: the annotation TermAnnotation names the Lease, its holder
-//     and the term's ID, TermUserAnnotation the user the create is sent as
-//     (asked of the API server once per term), the label TermLeaseLabel
-//     the Lease. With
+//     issued in, in labels: TermIDLabel the term's ID, TermLeaseLabel the
+//     Lease, TermUserLabel the user the create is sent as (asked of the
+//     API server once per term). A PUT or an apply, which may create, is
+//     stamped so when it only creates (an apply of createOnlyVersion) or
+//     carries a stamp already (copied from another object): the current
+//     term's goes in place of what it carried. With
 //     InstallTermPolicy's ValidatingAdmissionPolicy bound to the Lease, the
 //     API server refuses a stamped create once the Lease is in another term
 //     (or gone), so a create that sat in the network past the term does
@@ -106,10 +108,14 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
+	restamp := false
 	if write {
-		var create bool
-		if create, req = f.isCreate(req, t); create {
+		var kind stampKind
+		switch kind, req = f.stampOf(req, t); kind {
+		case createStamp:
 			return f.create(req) // stamped with its term (termstamp.go)
+		case restampInner:
+			restamp = true
 		}
 	}
 	var cancel context.CancelFunc
@@ -128,6 +134,16 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 			_ = req.Body.Close()
 		}
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: true}
+	}
+	if restamp {
+		// A handled object's write that may create carries a stamp
+		// copied from elsewhere: this term's goes in its place.
+		r, err := f.restamp(req)
+		if err != nil {
+			cancelIf(cancel)
+			return nil, err
+		}
+		req = r
 	}
 	if conditional {
 		r, err := withPrecondition(req, rv, t.sub)
@@ -156,6 +172,18 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	}
 	return resp, nil
+}
+
+// restamp returns req with the current term's stamp, or a
+// *NotLeaderError if the term ended meanwhile.
+func (f *fence) restamp(req *http.Request) (*http.Request, error) {
+	if _, termID := f.e.holdingTerm(); termID != "" {
+		return f.stamped(req, termID)
+	}
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 }
 
 // The API groups authorization.k8s.io and authentication.k8s.io hold

@@ -44,15 +44,14 @@ func TestCreateByApplyCarriesItsTerm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Annotations[leader.TermAnnotation] != first || got.Data["k"] != "v" {
-		t.Errorf("created by apply: stamp %q, data %v; want the term %q it was sent in", got.Annotations[leader.TermAnnotation], got.Data, first)
+	if got.Labels[leader.TermIDLabel] != termID(first) || got.Data["k"] != "v" {
+		t.Errorf("created by apply: stamp %q, data %v; want the term %q it was sent in", got.Labels[leader.TermIDLabel], got.Data, first)
 	}
 
 	// Term one is over (released). An apply that only creates, stamped
 	// with it, is refused once the API server has seen the release.
 	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"stale","resourceVersion":"18446744073709551615",` +
-		`"labels":{"` + leader.TermLeaseLabel + `":"` + leader.TermLeaseLabelValue(ns, "lease") + `"},` +
-		`"annotations":{"` + leader.TermAnnotation + `":"` + first + `"}}}`)
+		`"labels":{"` + leader.TermLeaseLabel + `":"` + leader.TermLeaseLabelValue(ns, "lease") + `","` + leader.TermIDLabel + `":"` + termID(first) + `"}}}`)
 	force := true
 	eventually(t, "an apply stamped with the ended term refused", func() bool {
 		_, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Patch(t.Context(), "stale", types.ApplyPatchType, body,

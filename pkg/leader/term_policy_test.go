@@ -46,13 +46,18 @@ func installTermPolicy(t *testing.T, ns, lease string) {
 }
 
 // stampedCM is a ConfigMap stamped as the fence stamps a create of the
-// term token of the Lease named lease.
+// term token (as currentTerm names it) of the Lease named lease, naming no
+// user (so judged whoever sends it).
 func stampedCM(name, token, ns, lease string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Name:        name,
-		Labels:      map[string]string{leader.TermLeaseLabel: leader.TermLeaseLabelValue(ns, lease)},
-		Annotations: map[string]string{leader.TermAnnotation: token},
+		Name:   name,
+		Labels: map[string]string{leader.TermLeaseLabel: leader.TermLeaseLabelValue(ns, lease), leader.TermIDLabel: termID(token)},
 	}}
+}
+
+// termID is the term ID of a term as currentTerm names it.
+func termID(term string) string {
+	return term[strings.LastIndex(term, "/")+1:]
 }
 
 // dryRunStamped dry-runs the create of a ConfigMap stamped with token, a
@@ -120,7 +125,8 @@ func inTerm(t *testing.T, e *leader.Elector, fn func(ctx context.Context)) {
 	}
 }
 
-// currentTerm is the stamp of the term the Lease ns/"lease" is in.
+// currentTerm names the term the Lease ns/"lease" is in as
+// "ns/lease/holder/term ID" (termID is its stamp).
 func currentTerm(t *testing.T, ns string) string {
 	t.Helper()
 	l, err := controlplanetest.Clientset(cp.Config()).CoordinationV1().Leases(ns).Get(t.Context(), "lease", metav1.GetOptions{})
@@ -168,8 +174,11 @@ func TestCreateOfTheCurrentTermPasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cm.Annotations[leader.TermAnnotation]; got != term {
+		if got := cm.Labels[leader.TermIDLabel]; got != termID(term) {
 			t.Errorf("%s: stamped %q, want the term it was sent in, %q", name, got, term)
+		}
+		if cm.Labels[leader.TermUserLabel] == "" || len(cm.Annotations) > 0 {
+			t.Errorf("%s: labels %v, annotations %v: want the sender's label, and no annotation", name, cm.Labels, cm.Annotations)
 		}
 		if cm.Labels[leader.TermLeaseLabel] != ns+".lease" || cm.Labels["mine"] != "kept" || cm.Data["k"] != "v" {
 			t.Errorf("%s: labels %v, data %v: want the lease label beside the object's own, data kept", name, cm.Labels, cm.Data)
@@ -199,7 +208,7 @@ func TestCreateStampedWithAnOlderTermIsRefused(t *testing.T) {
 			t.Errorf("a create stamped with the ended term %s was admitted in term %s", first, second)
 		case !apierrors.IsForbidden(err) || !leader.IsTermRefused(err):
 			t.Errorf("refused with %v, want Forbidden by the term policy", err)
-		case !strings.Contains(err.Error(), "create sent in term "+first+" refused: the term is over, the Lease "+ns+"/lease is in term "+second):
+		case !strings.Contains(err.Error(), "create sent in term "+termID(first)+" refused: the term is over, the Lease "+ns+"/lease is in term "+termID(second)+" of a"):
 			t.Errorf("the refusal does not say which term and Lease: %v", err)
 		}
 		_, err = kubernetes.NewForConfigOrDie(e.Fence(cp.Config())).CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{

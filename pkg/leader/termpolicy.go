@@ -18,33 +18,53 @@ import (
 // the term stamp of creates (one per cluster, shared by every Lease).
 const TermPolicyName = "term-fence.lariat.dev"
 
-// The policy's expressions. stamp is the create's TermAnnotation ("" if
-// none); user its TermUserAnnotation ("" if none); lease the prefix a
-// stamp of the parameter Lease starts with; current the stamp of the
-// Lease's current term. A stamp of another Lease is left to that Lease's
-// binding. A create sent by another user than the one its stamp names is
-// a copy of a stamped object (a user's, a backup tool's), not the fence's,
-// and is admitted; a stamp naming no user (written before
-// TermUserAnnotation) is judged whoever sends it.
+// The policy's expressions (variables, then the check and its message).
+// id, user: the create's TermIDLabel and TermUserLabel ("" if none);
+// sender: TermUserLabelValue of the user sending it; holder, current: the
+// Lease's holder and TermIDLabel ("" if none). A create sent by another
+// user than the one its stamp names is a copy of a stamped object (a
+// user's, a backup tool's), not the fence's, and is admitted; a stamp
+// naming no user is judged whoever sends it. A judged create is admitted
+// only if the Lease has a holder (a released Lease has none) and is in
+// the term the create carries.
+//
+// A create that carries no TermIDLabel but the stamp of earlier versions
+// (TermAnnotation, legacy, and TermUserAnnotation, legacyUser) is judged
+// by the rules it was written under: admitted if another user sends it
+// or it names another Lease (lease is the prefix of this Lease's stamps),
+// else only if it names the Lease's holder and current term. So creates
+// of a replica of an earlier version stay fenced during a rolling upgrade.
 const (
-	policyUser    = `has(object.metadata.annotations) && '` + TermUserAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermUserAnnotation + `'] : ''`
-	policyStamp   = `has(object.metadata.annotations) && '` + TermAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermAnnotation + `'] : ''`
-	policyLease   = `params.metadata.namespace + '/' + params.metadata.name + '/'`
-	policyCurrent = `variables.lease + (has(params.spec.holderIdentity) ? params.spec.holderIdentity : '') + '/' + (has(params.metadata.labels) && '` + TermIDLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermIDLabel + `'] : '')`
-	policyCheck   = `(variables.user != '' && variables.user != request.userInfo.username) || !variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
-	policyMessage = `'create sent in term ' + variables.stamp + ' refused: the term is over, the Lease ' + params.metadata.namespace + '/' + params.metadata.name + ' is in term ' + variables.current + ' (lariat.dev term fence)'`
+	policyID         = `has(object.metadata.labels) && '` + TermIDLabel + `' in object.metadata.labels ? object.metadata.labels['` + TermIDLabel + `'] : ''`
+	policyUser       = `has(object.metadata.labels) && '` + TermUserLabel + `' in object.metadata.labels ? object.metadata.labels['` + TermUserLabel + `'] : ''`
+	policyName       = `request.userInfo.username.replace(':', '.').replace('@', '_')`
+	policySender     = `size(variables.name) <= 63 ? variables.name : variables.name.substring(0, 31) + '-' + variables.name.substring(size(variables.name) - 31, size(variables.name))`
+	policyHolder     = `has(params.spec.holderIdentity) ? params.spec.holderIdentity : ''`
+	policyCurrent    = `has(params.metadata.labels) && '` + TermIDLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermIDLabel + `'] : ''`
+	policyLegacy     = `has(object.metadata.annotations) && '` + TermAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermAnnotation + `'] : ''`
+	policyLegacyUser = `has(object.metadata.annotations) && '` + TermUserAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermUserAnnotation + `'] : ''`
+	policyLease      = `params.metadata.namespace + '/' + params.metadata.name + '/'`
+	policyCheck      = `variables.id != '' ? ` +
+		`(variables.user != '' && variables.user != variables.sender) || (variables.holder != '' && variables.id == variables.current) : ` +
+		`(variables.legacyUser != '' && variables.legacyUser != request.userInfo.username) || !variables.legacy.startsWith(variables.lease) || ` +
+		`(variables.holder != '' && variables.legacy == variables.lease + variables.holder + '/' + variables.current)`
+	policyMessage = `'create sent in term ' + (variables.id != '' ? variables.id : variables.legacy) + ' refused: the term is over, the Lease ' + ` +
+		`params.metadata.namespace + '/' + params.metadata.name + ' is in term ' + variables.current + ` +
+		`(variables.holder != '' ? ' of ' + variables.holder : ', released') + ' (lariat.dev term fence)'`
 )
 
 // TermPolicy returns the ValidatingAdmissionPolicy that refuses a create
-// stamped with a term of a Lease (TermAnnotation) unless that term is the
-// Lease's current one: same holder, same TermIDLabel. It matches only
-// creates carrying TermLeaseLabel, of every resource: objects created
-// without the stamp (users' own, or through an unfenced config) are never
-// checked, and it admits a stamped create sent by another user than the
-// stamp's TermUserAnnotation names (the fence's own): a copy or restore of
-// an object the fence created, under another identity, is never refused. Its failure policy is Fail: a binding whose Lease is missing,
-// or an API server that cannot read Leases yet, refuses the stamped create
-// rather than let it through.
+// stamped with a term of a Lease (TermIDLabel) unless that term is the
+// Lease's current one and the Lease has a holder. It matches only creates
+// carrying TermLeaseLabel, of every resource: objects created without the
+// stamp (users' own, or through an unfenced config) are never checked,
+// and it admits a stamped create sent by another user than the stamp's
+// TermUserLabel names (the fence's own): a copy or restore of an object
+// the fence created, under another identity, is never refused. A create
+// stamped by an earlier version (TermAnnotation) is judged as that
+// version's policy judged it. Its failure policy is Fail: a binding whose
+// Lease is missing, or an API server that cannot read Leases yet, refuses
+// the stamped create rather than let it through.
 func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
 	fail, forbidden := admissionv1.Fail, metav1.StatusReasonForbidden
 	return &admissionv1.ValidatingAdmissionPolicy{
@@ -62,10 +82,15 @@ func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
 				}},
 			},
 			Variables: []admissionv1.Variable{
-				{Name: "stamp", Expression: policyStamp},
+				{Name: "id", Expression: policyID},
 				{Name: "user", Expression: policyUser},
-				{Name: "lease", Expression: policyLease},
+				{Name: "name", Expression: policyName},
+				{Name: "sender", Expression: policySender},
+				{Name: "holder", Expression: policyHolder},
 				{Name: "current", Expression: policyCurrent},
+				{Name: "legacy", Expression: policyLegacy},
+				{Name: "legacyUser", Expression: policyLegacyUser},
+				{Name: "lease", Expression: policyLease},
 			},
 			Validations: []admissionv1.Validation{{
 				Expression: policyCheck, MessageExpression: policyMessage, Reason: &forbidden,

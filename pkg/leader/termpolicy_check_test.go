@@ -29,6 +29,24 @@ func TestTermPolicyCheckNamesWhatDoesNotRefuse(t *testing.T) {
 			s.Validations[0].Expression = `!variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
 			s.Variables = slices.DeleteFunc(s.Variables, func(v admissionv1.Variable) bool { return v.Name == "user" })
 		},
+		"the annotation stamp's check (the shape before the labels)": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].Expression = `(variables.user != '' && variables.user != request.userInfo.username) || ` +
+				`!variables.stamp.startsWith(variables.lease) || variables.stamp == variables.current`
+			s.Variables = []admissionv1.Variable{
+				{Name: "stamp", Expression: `has(object.metadata.annotations) && 'lariat.dev/term' in object.metadata.annotations ? object.metadata.annotations['lariat.dev/term'] : ''`},
+				{Name: "user", Expression: `has(object.metadata.annotations) && 'lariat.dev/term-user' in object.metadata.annotations ? object.metadata.annotations['lariat.dev/term-user'] : ''`},
+				{Name: "lease", Expression: `params.metadata.namespace + '/' + params.metadata.name + '/'`},
+				{Name: "current", Expression: `variables.lease + (has(params.spec.holderIdentity) ? params.spec.holderIdentity : '') + '/' + ` +
+					`(has(params.metadata.labels) && 'lariat.dev/term-id' in params.metadata.labels ? params.metadata.labels['lariat.dev/term-id'] : '')`},
+			}
+		},
+		"no holder check": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
+			for i := range s.Variables {
+				if s.Variables[i].Name == "holder" {
+					s.Variables[i].Expression = `'someone'`
+				}
+			}
+		},
 		"a user that is nobody's": func(s *admissionv1.ValidatingAdmissionPolicySpec) {
 			for i := range s.Variables {
 				if s.Variables[i].Name == "user" {

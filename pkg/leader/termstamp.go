@@ -6,46 +6,61 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"maps"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Term tokens: a create is the one write a resourceVersion precondition
+// Term stamps: a create is the one write a resourceVersion precondition
 // cannot fence (the API server checks nothing on a create but "does not
 // exist yet"), so a create sent inside a term over a connection that
 // stalled could land after another replica decided the object should not
-// exist. Every term writes a token of its own into its Lease (the label
+// exist. Every term writes an ID of its own into its Lease (the label
 // TermIDLabel, with each acquisition and renewal), and every create sent
-// through Fence's config carries the term it was issued in (TermAnnotation,
-// and TermLeaseLabel to select it). The ValidatingAdmissionPolicy of
-// InstallTermPolicy, whose parameter is the Lease, refuses a create whose
-// stamp names the Lease but not its current term (termpolicy.go).
+// through Fence's config carries, in labels, the term it was issued in
+// (TermLeaseLabel, TermIDLabel, TermUserLabel). The
+// ValidatingAdmissionPolicy of InstallTermPolicy, whose parameter is the
+// Lease, refuses a create whose stamp names the Lease but not its current
+// term (termpolicy.go). The stamp is in labels, not annotations, because
+// annotations have a total size limit (256 KiB) that an object at the
+// limit would exceed once stamped; label values hold 63 characters, so
+// the stamp carries the term's ID (which names holder and term together)
+// rather than the holder's identity.
 
 const (
-	// TermAnnotation is stamped on every object created through Fence's
-	// config: "<lease namespace>/<lease name>/<holder identity>/<term ID>",
-	// the term the create was sent in.
-	TermAnnotation = "lariat.dev/term"
-	// TermLeaseLabel is stamped beside TermAnnotation: it names the Lease
-	// (TermLeaseLabelValue), so that the Lease's policy binding selects the
-	// creates stamped with its terms, and no other object.
+	// TermLeaseLabel is stamped on every object created through Fence's
+	// config: it names the Lease (TermLeaseLabelValue), so that the
+	// Lease's policy binding selects the creates stamped with its terms,
+	// and no other object.
 	TermLeaseLabel = "lariat.dev/term-lease"
 	// TermIDLabel is the label on the Lease naming its current term: each
 	// term of an Elector draws an ID of its own and writes it with every
 	// acquisition and renewal, so that a term that ended and the next term
-	// of the same holder are told apart.
+	// of the same holder are told apart. Stamped on an object created
+	// through Fence's config, it names the term the create was sent in.
 	TermIDLabel = "lariat.dev/term-id"
-	// TermUserAnnotation is stamped beside TermAnnotation: the username
-	// the fenced config sends the create as (asked of the API server, see
-	// termuser.go). The term policy judges a stamped create only when it
-	// is sent by that user, so a copy or restore of the object by another
-	// identity (a user's kubectl, a backup tool) is never refused.
+	// TermUserLabel is stamped beside TermIDLabel: TermUserLabelValue of
+	// the username the fenced config sends the create as (asked of the
+	// API server, see termuser.go). The term policy judges a stamped
+	// create only when it is sent by that user, so a copy or restore of
+	// the object by another identity (a user's kubectl, a backup tool) is
+	// never refused. A username that has no such value is not stamped:
+	// the create is then judged whoever sends it.
+	TermUserLabel = "lariat.dev/term-user"
+	// TermAnnotation is the stamp of Lariat versions before the labels
+	// (TermIDLabel): "<lease namespace>/<lease name>/<holder>/<term ID>".
+	// The fence writes it no more, and removes it from what it stamps;
+	// the term policy still judges a create that carries it and no
+	// TermIDLabel, by the rules it was written under.
+	TermAnnotation = "lariat.dev/term"
+	// TermUserAnnotation is the username beside TermAnnotation, of the
+	// versions before the labels (see TermAnnotation).
 	TermUserAnnotation = "lariat.dev/term-user"
 )
 
@@ -60,6 +75,33 @@ func TermLeaseLabelValue(namespace, name string) string {
 	}
 	sum := sha256.Sum256([]byte(namespace + "/" + name))
 	return "h-" + hex.EncodeToString(sum[:12])
+}
+
+// TermUserLabelValue is the TermUserLabel value of creates sent as
+// username, and ok is false when it has none. It is not a hash: the term
+// policy computes the same value of the sender of each create it judges,
+// in CEL, which has no hash function (the libraries of kube-apiserver's
+// CEL environment, k8s.io/apiserver/pkg/cel/environment/base.go, hold
+// none). So ':' becomes '.' and '@' becomes '_', and a value longer than
+// 63 characters keeps its first and last 31, joined by '-'. Two users
+// may share a value (the policy then judges both: a copy may be refused,
+// never a stale create of the fence admitted). A username outside ASCII
+// has none (CEL counts characters, not bytes, so the two could differ),
+// nor one that is not a label value then.
+func TermUserLabelValue(username string) (value string, ok bool) {
+	for i := 0; i < len(username); i++ {
+		if username[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	v := strings.NewReplacer(":", ".", "@", "_").Replace(username)
+	if len(v) > 63 {
+		v = v[:31] + "-" + v[len(v)-31:]
+	}
+	if v == "" || len(validation.IsValidLabelValue(v)) > 0 {
+		return "", false
+	}
+	return v, true
 }
 
 // newTermID draws a term ID: 16 hex digits, random, so that no two terms
@@ -81,20 +123,15 @@ func (e *Elector) termLabels(termID string) map[string]string {
 	return l
 }
 
-// termToken is the TermAnnotation of creates sent in the term termID.
-func (e *Elector) termToken(termID string) string {
-	return e.namespace + "/" + e.name + "/" + e.o.identity + "/" + termID
-}
-
-// holdingTerm returns holdingUntil and the token of the term whose renewal
+// holdingTerm returns holdingUntil and the ID of the term whose renewal
 // it counts from ("" when not holding).
-func (e *Elector) holdingTerm() (until time.Time, token string) {
+func (e *Elector) holdingTerm() (until time.Time, termID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.validUntil.IsZero() || !time.Now().Before(e.validUntil) || e.termID == "" {
 		return time.Time{}, ""
 	}
-	return e.validUntil, e.termToken(e.termID)
+	return e.validUntil, e.termID
 }
 
 // createOnlyVersion is the resourceVersion of an apply that only creates
@@ -102,52 +139,66 @@ func (e *Elector) holdingTerm() (until time.Time, token string) {
 // conflict if the object exists, and creates it otherwise).
 const createOnlyVersion = "18446744073709551615"
 
-// isCreate reports whether req creates an object: a POST to a collection,
-// or an apply patch of an object no pass of the term is handling (a
-// handled object's writes keep the passes' checks of RoundTrip) that only
-// creates (createOnlyVersion) or that carries a term stamp already (which
-// the current term's replaces). It returns the request to send on: req,
-// or a copy whose body it read.
-func (f *fence) isCreate(req *http.Request, t target) (bool, *http.Request) {
+// How the fence stamps a write (stampKind).
+type stampKind int
+
+const (
+	noStamp      stampKind = iota // the write goes as it is
+	createStamp                   // stamped, sent by create (with its retries)
+	restampInner                  // stamped in place, sent as a handled object's write
+)
+
+// stampOf says how the write req of t is stamped, and returns the
+// request to send on: req, or a copy whose body it read. A POST to a
+// collection is a create. A PUT or an apply patch may create (the API
+// server judges it as a create then): one that only creates
+// (createOnlyVersion, an apply), or that carries a stamp already (copied
+// from another object, stale once that object's term is over), is
+// stamped with the current term, in place of what it carries; as a
+// create when no pass of the term handles the object, in place when one
+// does (its write keeps the passes' checks of RoundTrip). Other writes,
+// which never create, are not judged by the policy and go as they are.
+func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request) {
 	if req.Method == http.MethodPost {
-		return t.obj.Name == "" && t.obj.Resource != "", req
+		if t.obj.Name == "" && t.obj.Resource != "" {
+			return createStamp, req
+		}
+		return noStamp, req
 	}
 	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	if req.Method != http.MethodPatch || mediaType != "application/apply-patch+yaml" || t.obj.Name == "" ||
-		req.Body == nil || req.Body == http.NoBody {
-		return false, req
+	apply := req.Method == http.MethodPatch && mediaType == "application/apply-patch+yaml"
+	if !apply && req.Method != http.MethodPut || t.obj.Name == "" || t.sub != "" || req.Body == nil || req.Body == http.NoBody {
+		return noStamp, req
 	}
-	if _, handled, _ := f.e.passes.expected(t.obj); handled {
-		return false, req
-	}
-	body, err := io.ReadAll(req.Body)
-	_ = req.Body.Close()
+	body, err := readBody(req)
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	if err != nil {
-		return false, r // the request fails on its own body's error
+		return noStamp, r // the request fails on its own body's error
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	var obj struct {
-		Metadata struct {
-			ResourceVersion string            `json:"resourceVersion"`
-			Annotations     map[string]string `json:"annotations"`
-			Labels          map[string]string `json:"labels"`
-		} `json:"metadata"`
+	stamped, createOnly := carriesStamp(body)
+	_, handled, _ := f.e.passes.expected(t.obj)
+	switch {
+	case stamped && handled:
+		return restampInner, r
+	case stamped || apply && createOnly && !handled:
+		return createStamp, r
 	}
-	if json.Unmarshal(body, &obj) != nil {
-		return false, r
+	return noStamp, r
+}
+
+// readBody reads and closes req's body, in one allocation when its
+// length is known (every update goes through here).
+func readBody(req *http.Request) ([]byte, error) {
+	defer func() { _ = req.Body.Close() }()
+	if req.ContentLength <= 0 || req.ContentLength > 1<<30 {
+		return io.ReadAll(req.Body)
 	}
-	md := obj.Metadata
-	_, annotated := md.Annotations[TermAnnotation]
-	_, labeled := md.Labels[TermLeaseLabel]
-	// An apply carrying a stamp copied from another object (a handler
-	// propagating its parent's metadata to a child) would create the
-	// object with that object's term, refused once that term is over,
-	// in every later term too: it is stamped with the current term
-	// instead, as a create.
-	return md.ResourceVersion == createOnlyVersion || annotated || labeled, r
+	buf := bytes.NewBuffer(make([]byte, 0, req.ContentLength+bytes.MinRead))
+	_, err := buf.ReadFrom(req.Body)
+	return buf.Bytes(), err
 }
 
 // errReader fails every read with err (io.EOF when err is nil).
@@ -160,12 +211,11 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, e.err
 }
 
-// create sends a create (a POST to a collection, or an apply that only
-// creates) through the fence,
-// stamped with the term it is issued in, bound to that term's renew
-// deadline like every write.
+// create sends a create (a POST to a collection, or a PUT or an apply
+// that may create, see stampOf) through the fence, stamped with the term
+// it is issued in, bound to that term's renew deadline like every write.
 func (f *fence) create(req *http.Request) (*http.Response, error) {
-	until, token := f.e.holdingTerm()
+	until, termID := f.e.holdingTerm()
 	if until.IsZero() {
 		if req.Body != nil {
 			_ = req.Body.Close()
@@ -173,26 +223,33 @@ func (f *fence) create(req *http.Request) (*http.Response, error) {
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 	}
 	ctx, cancel := context.WithDeadline(req.Context(), until)
-	user, err := f.user(req.WithContext(ctx), token)
-	if err != nil {
-		cancel()
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, err
-	}
-	r, err := stampCreate(req.WithContext(ctx), stamp{token: token, user: user, lease: TermLeaseLabelValue(f.e.namespace, f.e.name)})
+	r, err := f.stamped(req.WithContext(ctx), termID)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	resp, err := f.sendCreate(r, token)
+	resp, err := f.sendCreate(r, termID)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// stamped returns req with its body stamped with the term termID, sent as
+// the user the fence learns (closing req's body on an error).
+func (f *fence) stamped(req *http.Request, termID string) (*http.Request, error) {
+	user, err := f.user(req, termID)
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	st := stamp{id: termID, lease: TermLeaseLabelValue(f.e.namespace, f.e.name)}
+	st.user, _ = TermUserLabelValue(user)
+	return stampBody(req, st)
 }
 
 // sendCreate sends the stamped create r. The API server judges its stamp
@@ -202,7 +259,7 @@ func (f *fence) create(req *http.Request) (*http.Response, error) {
 // Lease is in it), a refusal by the term policy is that lag, the create
 // was not made, and it is sent again, backing off, until the term's
 // deadline ends r's context.
-func (f *fence) sendCreate(r *http.Request, token string) (*http.Response, error) {
+func (f *fence) sendCreate(r *http.Request, termID string) (*http.Response, error) {
 	backoff := 20 * time.Millisecond
 	for {
 		resp, err := f.next.RoundTrip(r)
@@ -218,7 +275,7 @@ func (f *fence) sendCreate(r *http.Request, token string) (*http.Response, error
 		if !bytes.Contains(body, []byte("ValidatingAdmissionPolicy '"+TermPolicyName+"'")) {
 			return resp, nil
 		}
-		if _, now := f.e.holdingTerm(); now != token {
+		if _, now := f.e.holdingTerm(); now != termID {
 			return resp, nil // the term is over: the refusal stands
 		}
 		t := time.NewTimer(backoff)
@@ -236,116 +293,4 @@ func (f *fence) sendCreate(r *http.Request, token string) (*http.Response, error
 		r = r.Clone(r.Context())
 		r.Body = b
 	}
-}
-
-// stamp is what a create is stamped with: token (TermAnnotation), user
-// (TermUserAnnotation), lease (TermLeaseLabel).
-type stamp struct{ token, user, lease string }
-
-// stampCreate returns req with the object it creates stamped: the
-// annotations TermAnnotation and TermUserAnnotation, the label
-// TermLeaseLabel. JSON and Kubernetes protobuf bodies are stamped; others
-// (CBOR, YAML) go as they are, and are not fenced by the policy.
-func stampCreate(req *http.Request, st stamp) (*http.Request, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return req, nil
-	}
-	body, err := io.ReadAll(req.Body)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	out := body
-	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	switch {
-	case bytes.HasPrefix(body, protobufMagic):
-		out = protobufStamp(body, st)
-	case mediaType == "application/json" || mediaType == "" || mediaType == "application/apply-patch+yaml":
-		// An apply patch in YAML that is not JSON is left as it is.
-		out = jsonStamp(body, st)
-	}
-	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(out))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	r.ContentLength = int64(len(out))
-	return r, nil
-}
-
-// jsonStamp sets the stamp in a JSON object's metadata (body unchanged if
-// it is not a JSON object). Numbers are kept as written.
-func jsonStamp(body []byte, st stamp) []byte {
-	var obj map[string]any
-	if decodeExact(body, &obj) != nil || obj == nil {
-		return body
-	}
-	md := nested(obj, "metadata")
-	for key, kvs := range map[string]map[string]string{
-		"annotations": {TermAnnotation: st.token, TermUserAnnotation: st.user},
-		"labels":      {TermLeaseLabel: st.lease},
-	} {
-		m := nested(md, key)
-		for k, v := range kvs {
-			m[k] = v
-		}
-	}
-	return marshalOr(obj, body)
-}
-
-// protobufStamp sets the stamp in a Kubernetes protobuf body: a
-// runtime.Unknown envelope (raw = field 2) whose object has its ObjectMeta
-// as field 1 (true of every built-in kind), where labels are field 11 and
-// annotations field 12, maps of string entries (key 1, value 2). The
-// entries are appended to the ObjectMeta: a map entry read last wins.
-func protobufStamp(body []byte, st stamp) []byte {
-	env := body[len(protobufMagic):]
-	raw := protoField(env, 2)
-	if raw == nil {
-		return body
-	}
-	meta := protoField(raw, 1)
-	meta = appendMapEntry(append([]byte(nil), meta...), 11, TermLeaseLabel, st.lease)
-	meta = appendMapEntry(meta, 12, TermAnnotation, st.token)
-	meta = appendMapEntry(meta, 12, TermUserAnnotation, st.user)
-	newRaw, ok := replaceField(raw, 1, meta)
-	if !ok {
-		return body
-	}
-	newEnv, ok := replaceField(env, 2, newRaw)
-	if !ok {
-		return body
-	}
-	return append(append([]byte(nil), protobufMagic...), newEnv...)
-}
-
-// appendMapEntry appends the entry key: value of the map field num.
-func appendMapEntry(b []byte, num protowire.Number, key, value string) []byte {
-	var entry []byte
-	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
-	entry = protowire.AppendString(entry, key)
-	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
-	entry = protowire.AppendString(entry, value)
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, entry)
-}
-
-// replaceField returns message b with its length-delimited field num set
-// to v: its occurrences dropped, v appended last. ok is false if b does
-// not parse.
-func replaceField(b []byte, num protowire.Number, v []byte) (out []byte, ok bool) {
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(n, typ, b[l:])
-		if m < 0 {
-			return nil, false
-		}
-		if n != num {
-			out = append(out, b[:l+m]...)
-		}
-		b = b[l+m:]
-	}
-	out = protowire.AppendTag(out, num, protowire.BytesType)
-	return protowire.AppendBytes(out, v), true
 }

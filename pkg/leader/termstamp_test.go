@@ -3,6 +3,7 @@ package leader
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,31 +12,32 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
 // TestCreateBodiesAreStamped: a JSON and a protobuf create body get the
-// term annotation and the lease label, beside the object's own labels and
-// annotations (a stamp already there is replaced), with everything else
-// as it was, numbers beyond float64's precision included; a body in
-// another encoding goes as it is.
+// stamp's labels beside the object's own labels and annotations (a stamp
+// already there is replaced, the annotations of the earlier versions'
+// stamp are removed), with everything else as it was, numbers beyond
+// float64's precision included; a body in another encoding goes as it is.
 func TestCreateBodiesAreStamped(t *testing.T) {
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"mine": "kept"},
-			Annotations: map[string]string{TermAnnotation: "forged", "note": "kept"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"mine": "kept", TermIDLabel: "forged", TermUserLabel: "other"},
+			Annotations: map[string]string{TermAnnotation: "forged", TermUserAnnotation: "other", "note": "kept"}},
 		Data: map[string]string{"k": "v"},
 	}
 	var pb bytes.Buffer
 	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(cm, &pb); err != nil {
 		t.Fatal(err)
 	}
-	post := func(contentType string, body []byte) *http.Request {
+	post := func(contentType string, body []byte, st stamp) []byte {
 		req, _ := http.NewRequest(http.MethodPost, "https://h/api/v1/namespaces/n/configmaps", bytes.NewReader(body))
 		req.Header.Set("Content-Type", contentType)
-		r, err := stampCreate(req, stamp{token: "n/lease/a/t1", user: "op", lease: "lease"})
+		r, err := stampBody(req, st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,32 +45,66 @@ func TestCreateBodiesAreStamped(t *testing.T) {
 		if r.ContentLength != int64(len(out)) {
 			t.Errorf("%s: ContentLength %d for %d bytes", contentType, r.ContentLength, len(out))
 		}
-		return &http.Request{Body: io.NopCloser(bytes.NewReader(out)), Header: r.Header}
+		return out
 	}
-
-	r := post("application/vnd.kubernetes.protobuf", pb.Bytes())
-	b, _ := io.ReadAll(r.Body)
-	obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(b, nil, nil)
-	if err != nil {
-		t.Fatalf("the stamped protobuf body does not decode: %v", err)
+	decode := func(b []byte) *corev1.ConfigMap {
+		obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(b, nil, nil)
+		if err != nil {
+			t.Fatalf("the stamped protobuf body does not decode: %v", err)
+		}
+		return obj.(*corev1.ConfigMap)
 	}
-	got := obj.(*corev1.ConfigMap)
-	if got.Annotations[TermAnnotation] != "n/lease/a/t1" || got.Labels[TermLeaseLabel] != "lease" || got.Annotations[TermUserAnnotation] != "op" ||
-		got.Labels["mine"] != "kept" || got.Annotations["note"] != "kept" || got.Data["k"] != "v" || got.Name != "x" {
+	st := stamp{id: "t1", user: "op", lease: "lease"}
+	got := decode(post("application/vnd.kubernetes.protobuf", pb.Bytes(), st))
+	wantLabels := map[string]string{"mine": "kept", TermIDLabel: "t1", TermUserLabel: "op", TermLeaseLabel: "lease"}
+	if !maps.Equal(got.Labels, wantLabels) || !maps.Equal(got.Annotations, map[string]string{"note": "kept"}) ||
+		got.Data["k"] != "v" || got.Name != "x" {
 		t.Errorf("protobuf: stamped to %+v", got.ObjectMeta)
 	}
+	// A sender with no label value: the user label copied along goes.
+	got = decode(post("application/vnd.kubernetes.protobuf", pb.Bytes(), stamp{id: "t1", lease: "lease"}))
+	if _, ok := got.Labels[TermUserLabel]; ok || got.Labels[TermIDLabel] != "t1" {
+		t.Errorf("protobuf, no user: labels %v", got.Labels)
+	}
 
-	r = post("application/json", []byte(`{"kind":"X","metadata":{"name":"x","labels":{"mine":"kept"}},"spec":{"big":9007199254740993}}`))
-	b, _ = io.ReadAll(r.Body)
-	for _, want := range []string{`"big":9007199254740993`, `"lariat.dev/term":"n/lease/a/t1"`, `"lariat.dev/term-lease":"lease"`, `"lariat.dev/term-user":"op"`, `"mine":"kept"`} {
-		if !strings.Contains(string(b), want) {
+	b := string(post("application/json", []byte(`{"kind":"X","metadata":{"name":"x","labels":{"mine":"kept","lariat.dev/term-user":"other"},`+
+		`"annotations":{"lariat.dev/term":"forged","note":"kept"}},"spec":{"big":9007199254740993}}`), st))
+	for _, want := range []string{`"big":9007199254740993`, `"lariat.dev/term-id":"t1"`, `"lariat.dev/term-lease":"lease"`,
+		`"lariat.dev/term-user":"op"`, `"mine":"kept"`, `"annotations":{"note":"kept"}`} {
+		if !strings.Contains(b, want) {
 			t.Errorf("JSON: %s lacks %s", b, want)
 		}
 	}
+	if b := string(post("application/json", []byte(`{"metadata":{"labels":{"lariat.dev/term-user":"other"}}}`), stamp{id: "t1", lease: "lease"})); strings.Contains(b, "other") {
+		t.Errorf("JSON, no user: %s", b)
+	}
 
-	r = post("application/yaml", []byte("kind: X\n"))
-	if b, _ = io.ReadAll(r.Body); string(b) != "kind: X\n" {
+	if b := post("application/yaml", []byte("kind: X\n"), st); string(b) != "kind: X\n" {
 		t.Errorf("YAML body changed to %q", b)
+	}
+}
+
+// TestTermUserLabelValue: a username becomes a label value the term
+// policy computes alike (':' to '.', '@' to '_', a long one shortened to
+// its ends); one outside ASCII, or not a label value then, has none.
+func TestTermUserLabelValue(t *testing.T) {
+	long := "system:serviceaccount:" + strings.Repeat("n", 40) + ":" + strings.Repeat("s", 40)
+	for user, want := range map[string]string{
+		"system:serviceaccount:ns:op": "system.serviceaccount.ns.op",
+		"alice@example.com":           "alice_example.com",
+		long:                          "system.serviceaccount.nnnnnnnnn-" + strings.Repeat("s", 31),
+		"café":                        "",
+		"https://issuer#sub":          "",
+		":starts-with-a-colon":        "",
+		"":                            "",
+	} {
+		got, ok := TermUserLabelValue(user)
+		if got != want || ok != (want != "") {
+			t.Errorf("TermUserLabelValue(%q) = %q, %v; want %q", user, got, ok, want)
+		}
+		if ok && len(validation.IsValidLabelValue(got)) > 0 {
+			t.Errorf("TermUserLabelValue(%q) = %q, not a label value", user, got)
+		}
 	}
 }
 
@@ -165,7 +201,7 @@ func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
 		t.Fatalf("sent %d times, want 3", len(stub.sent))
 	}
 	for i, b := range stub.sent {
-		if !strings.Contains(b, `"lariat.dev/term":"ns/lease/a/t1"`) || !strings.Contains(b, `"lariat.dev/term-lease":"ns.lease"`) {
+		if !strings.Contains(b, `"lariat.dev/term-id":"t1"`) || !strings.Contains(b, `"lariat.dev/term-lease":"ns.lease"`) {
 			t.Errorf("attempt %d not stamped with term t1: %s", i, b)
 		}
 	}
@@ -217,7 +253,7 @@ func TestCreateOnlyApplyIsStamped(t *testing.T) {
 		_ = resp.Body.Close()
 		return stub.sent[0]
 	}
-	if b := send("new", createOnlyVersion); !strings.Contains(b, `"lariat.dev/term":"ns/lease/a/t1"`) {
+	if b := send("new", createOnlyVersion); !strings.Contains(b, `"lariat.dev/term-id":"t1"`) {
 		t.Errorf("a create-only apply went unstamped: %s", b)
 	}
 	if b := send("old", "42"); strings.Contains(b, "lariat.dev/term") {
@@ -228,5 +264,53 @@ func TestCreateOnlyApplyIsStamped(t *testing.T) {
 	defer done()
 	if b := send("handled", createOnlyVersion); strings.Contains(b, "lariat.dev/term") {
 		t.Errorf("a create-only apply of a handled object was stamped: %s", b)
+	}
+}
+
+// TestWritesThatMayCreateAreRestamped: a PUT or an apply carrying a stamp
+// (copied from another object) may create, and goes with the current
+// term's stamp in its place, a handled object's with its precondition
+// too; one carrying none, a merge patch (which never creates), and a
+// subresource's PUT go as they are.
+func TestWritesThatMayCreateAreRestamped(t *testing.T) {
+	e := holdingElector(t, "t1")
+	e.passes.beginTerm()
+	done := e.passes.Handling(controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "handled"}, "7")
+	defer done()
+	const copied = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"lariat.dev/term-lease":"ns.lease","lariat.dev/term-id":"t0"}}}`
+	send := func(method, contentType, path, body string) string {
+		req, _ := http.NewRequestWithContext(t.Context(), method, "https://h/api/v1/namespaces/n/configmaps/"+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		stub := &stubTransport{answers: []stubAnswer{{200, `{}`}}}
+		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return stub.sent[0]
+	}
+	for _, c := range []struct{ method, contentType, path string }{
+		{http.MethodPut, "application/json", "x"},
+		{http.MethodPatch, "application/apply-patch+yaml", "x"},
+		{http.MethodPut, "application/json", "handled"},
+		{http.MethodPatch, "application/apply-patch+yaml", "handled"},
+	} {
+		b := send(c.method, c.contentType, c.path, copied)
+		if !strings.Contains(b, `"lariat.dev/term-id":"t1"`) || !strings.Contains(b, `"lariat.dev/term-user":"op"`) {
+			t.Errorf("%s %s of %s carrying a stamp went %s, want the current term's stamp", c.method, c.contentType, c.path, b)
+		}
+		if c.path == "handled" && !strings.Contains(b, `"resourceVersion":"7"`) {
+			t.Errorf("%s of a handled object lost its precondition: %s", c.method, b)
+		}
+	}
+	unstamped := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"a":"b"}}}`
+	if b := send(http.MethodPut, "application/json", "x", unstamped); b != unstamped {
+		t.Errorf("a PUT carrying no stamp went %s", b)
+	}
+	if b := send(http.MethodPatch, "application/merge-patch+json", "x", copied); b != copied {
+		t.Errorf("a merge patch went %s", b)
+	}
+	if b := send(http.MethodPut, "application/json", "x/status", copied); b != copied {
+		t.Errorf("a status PUT went %s", b)
 	}
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // The term policy judges a stamped create only when it is sent by the
-// user named in its TermUserAnnotation: the stamp stays on the object,
-// and a copy or restore of it by anyone else (a user's kubectl, a backup
-// tool) must not be refused as a stale create of the operator. The fence
-// writes its own username there, so every create it sends is judged. The
+// user named in its TermUserLabel: the stamp stays on the object, and a
+// copy or restore of it by anyone else (a user's kubectl, a backup tool)
+// must not be refused as a stale create of the operator. The fence writes
+// its own username there (TermUserLabelValue), so every create it sends
+// is judged. The
 // username is the one of the config the fence wraps (its credentials,
 // its impersonation), which need not be the Lease client's: the fence
 // asks the API server with the create's own headers, through its own
@@ -22,21 +23,21 @@ import (
 
 // whoAmI caches the username a fence's requests are sent as, for one term.
 type whoAmI struct {
-	mu    sync.Mutex
-	token string // the term the username was learned in
-	user  string
+	mu     sync.Mutex
+	termID string // the term the username was learned in
+	user   string
 }
 
 // selfSubjectReview is the body of a SelfSubjectReview create.
 const selfSubjectReview = `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`
 
 // user returns the username req is sent as, asking the API server the
-// first time in the term token. An error fails the create unsent: an
+// first time in the term termID. An error fails the create unsent: an
 // unstamped user would let it through unjudged.
-func (f *fence) user(req *http.Request, token string) (string, error) {
+func (f *fence) user(req *http.Request, termID string) (string, error) {
 	f.who.mu.Lock()
 	defer f.who.mu.Unlock()
-	if f.who.token == token && f.who.user != "" {
+	if f.who.termID == termID && f.who.user != "" {
 		return f.who.user, nil
 	}
 	r, err := http.NewRequestWithContext(req.Context(), http.MethodPost, "", bytes.NewReader([]byte(selfSubjectReview)))
@@ -69,6 +70,6 @@ func (f *fence) user(req *http.Request, token string) (string, error) {
 		review.Status.UserInfo.Username == "" {
 		return "", fmt.Errorf("leader: the API server did not say who the fenced config is (SelfSubjectReview: %s): %.300s", resp.Status, body)
 	}
-	f.who.token, f.who.user = token, review.Status.UserInfo.Username
+	f.who.termID, f.who.user = termID, review.Status.UserInfo.Username
 	return f.who.user, nil
 }
