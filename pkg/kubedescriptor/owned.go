@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -315,4 +317,36 @@ func jsonEqual(a, b any) bool {
 		return true
 	}
 	return scalarEqual(a, b)
+}
+
+// OwnedProjection returns obj (an object read from the API server with its
+// managedFields, which the lean cache strips) restricted to the fields
+// fieldManager's Apply entry owns, with its name and namespace, and with
+// gvk's apiVersion and kind. Applied again with fieldManager it changes
+// nothing: it sets what the manager owns to what it holds, and leaves the
+// fields other managers own alone. ok is false when obj carries no Apply
+// entry of fieldManager (nothing to project onto: the whole object would
+// be taken).
+func OwnedProjection(obj runtime.Object, gvk schema.GroupVersionKind, fieldManager string) (u *unstructured.Unstructured, ok bool, err error) {
+	owned := ownedFields(obj, fieldManager)
+	if owned == nil {
+		return nil, false, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	proj, _ := project(m, owned).(map[string]any)
+	if proj == nil {
+		proj = map[string]any{}
+	}
+	u = &unstructured.Unstructured{Object: proj}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(acc.GetName())
+	u.SetNamespace(acc.GetNamespace())
+	return u, true, nil
 }
