@@ -32,6 +32,9 @@ type desired struct {
 	// uid is the owner's: an owner deleted and created again under its
 	// name is another owner, whose latch starts open.
 	uid string
+	// held marks the objects of an owner whose handler failed at the
+	// first resync, put as they are (see held.go) until it succeeds.
+	held bool
 }
 
 // AnnotationOwner names, on each object, the owner it is kept for: its
@@ -332,6 +335,10 @@ func appendNew(l []string, s string) []string {
 // refreshReadiness is readiness for an owner whose handler failed: its
 // last desired objects, judged again.
 func (b *builder[T]) refreshReadiness(ownerKey string, d *desired, live map[string]runtime.Object) {
+	if d.held {
+		b.heldReadiness(ownerKey, d, live)
+		return
+	}
 	b.readiness(ownerKey, d, live)
 }
 

@@ -45,6 +45,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	refused      map[string]map[string]bool // object key -> owners refused it (see claimer), computed again when it changes
 	updating     map[string]string          // object key -> resourceVersion it had when the loop changed it (see markUpdates)
 	reports      *reports                   // what the status handler reads
+	get          liveGetter                 // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler     // for repairs
 	log          logrus.FieldLogger         // one line per owner whose readiness changed
 }
@@ -63,10 +64,12 @@ func (h *loopHandler[T]) Revert(eventloop.Event) error { return nil }
 // from the bridge's snapshot, and everything desired is put (the
 // scheduler deletes what is not). An owner whose handler fails keeps what
 // was last desired for it; at the first resync nothing is known of it, and
-// if objects of it exist the resync is aborted, nothing committed (the loop
-// heals, and tries again) rather than delete them. An owner with no object
-// to lose (its handler fails, and no object of this field manager names it)
-// is reported FAILED and does not hold the other owners back.
+// if objects of it exist it is held: its objects are put as they are (see
+// held.go). Only when one of them cannot be read is the resync aborted,
+// nothing committed (the loop heals, and tries again) rather than delete
+// them. An owner with no object to lose (its handler fails, and no object
+// of this field manager names it) is reported FAILED. Neither holds the
+// other owners back.
 func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) error {
 	st, _ := state.(kubebridge.State)
 	h.owners, h.live = map[string]T{}, map[string]runtime.Object{}
@@ -94,7 +97,9 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	var errs []string
 	for _, key := range slices.Sorted(maps.Keys(h.owners)) {
 		if err := h.compute(key); err != nil && h.desired[key] == nil && h.hasObjects(key) {
-			errs = append(errs, err.Error())
+			if err := h.hold(txn.Context(), key, err); err != nil {
+				errs = append(errs, err.Error())
+			}
 		}
 	}
 	for key := range h.desired {
@@ -282,6 +287,9 @@ func (h *loopHandler[T]) compute(key string) error {
 	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
 	if err != nil {
 		err = fmt.Errorf("owner %s: %w", key, err)
+		if prev != nil && prev.held {
+			err = heldNote(err, len(prev.objects))
+		}
 		if prev != nil {
 			prev.err = err
 			h.build.refreshReadiness(key, prev, h.live)

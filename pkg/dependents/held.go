@@ -1,0 +1,208 @@
+package dependents
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Held owners. At the first resync after a start nothing is known of what
+// an owner last desired: when its handler fails then and objects of it
+// exist, a full resync without values for them would delete them. Aborting
+// the resync (as before) kept them, but every healing resync aborted the
+// same way until the loop gave up (MaxFailedHealings): one broken owner
+// stopped every other. Instead the owner is held: each of its objects is
+// put as it is, read from the API server and projected onto the fields
+// this field manager's Apply entry owns (kubedescriptor.OwnedProjection),
+// so that applying it again changes nothing (not even the fields of other
+// managers, which applying the live object with forced ownership would
+// take), and the resync goes through for every owner. The projection
+// keeps the objects' AnnotationOwner and ordering annotations, so a held
+// owner deleted meanwhile has its objects deleted in reverse order. Its
+// next successful computation replaces the held values as any update
+// does.
+
+// heldNote is what a held owner's condition adds to its handler's error.
+func heldNote(err error, n int) error {
+	return fmt.Errorf("%w; its %d objects are held as they are", err, n)
+}
+
+// liveGetter reads one object from the API server: nil, nil when there is
+// none.
+type liveGetter func(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (runtime.Object, error)
+
+// newLiveGetter reads objects through clients, with their managedFields
+// (which the lean cache strips).
+func newLiveGetter(clients *client.SharedClientFactory) liveGetter {
+	return func(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (runtime.Object, error) {
+		c, err := clients.ForKind(gvk)
+		if err != nil {
+			return nil, err
+		}
+		obj, _, err := clients.NewObjects(gvk)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Get(ctx, namespace, name, obj, metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil // the server's answer: gone since the informers listed it
+			}
+			return nil, err
+		}
+		return obj, nil
+	}
+}
+
+// hold makes the owner at key, whose handler failed with cause and for
+// which nothing was desired yet, a held owner (see above). It returns an
+// error, which aborts the resync, when an object could not be read (never
+// read as "no object") or when an object of this field manager names no
+// owner that can be read (whose it is cannot be told). An owner left with
+// no object (all gone since the informers listed them) is not held.
+func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) error {
+	objKeys, err := h.objectsNaming(key)
+	if err != nil {
+		return fmt.Errorf("%w (%w)", cause, err)
+	}
+	d := &desired{values: map[string]any{}, held: true}
+	for _, objKey := range objKeys {
+		v, label, err := h.heldValue(ctx, key, h.live[objKey])
+		if err != nil {
+			return fmt.Errorf("%w (cannot hold %s: %w)", cause, objKey, err)
+		}
+		if v == nil {
+			continue
+		}
+		d.values[objKey] = v
+		d.objects = append(d.objects, objState{key: objKey, label: label})
+	}
+	if len(d.objects) == 0 {
+		return nil
+	}
+	owner := h.owners[key]
+	d.err = heldNote(cause, len(d.objects))
+	h.build.heldReadiness(key, d, h.live)
+	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
+	h.build.latch(key, d, false, failed)
+	for objKey := range d.objectKeys() {
+		h.childOf[objKey] = key
+	}
+	h.desired[key] = d
+	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, d.err)
+	h.log.WithError(cause).Warnf("dependents %s: %s: the handler failed at the first resync; its %d objects are held as they are",
+		h.name, key, len(d.objects))
+	return nil
+}
+
+// objectsNaming returns the keys, sorted, of the live objects of this
+// field manager whose AnnotationOwner names the owner at key (of any UID:
+// one the full resync would delete all the same).
+func (h *loopHandler[T]) objectsNaming(key string) ([]string, error) {
+	var out []string
+	for _, objKey := range slices.Sorted(maps.Keys(h.live)) {
+		obj := h.live[objKey]
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager {
+			continue
+		}
+		kind, owner, _, ok := parseOwner(obj)
+		if !ok {
+			return nil, fmt.Errorf("%s names no owner that can be read", objKey)
+		}
+		if kind == h.build.ownerGVK.Kind && owner == key {
+			out = append(out, objKey)
+		}
+	}
+	return out, nil
+}
+
+// heldValue reads obj from the API server and returns the value that
+// holds it as it is, with its label for statuses; nil when the server has
+// no such object of this field manager and owner any more.
+func (h *loopHandler[T]) heldValue(ctx context.Context, ownerKey string, obj runtime.Object) (any, string, error) {
+	gvk, err := h.build.gvk(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	label := gvk.Kind + " " + m.GetName()
+	// Bounded as the descriptor's requests are: the loop waits for it.
+	ctx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
+	defer cancel()
+	live, err := h.get(ctx, gvk, m.GetNamespace(), m.GetName())
+	if err != nil || live == nil {
+		return nil, label, err
+	}
+	lm, err := meta.Accessor(live)
+	if err != nil {
+		return nil, label, err
+	}
+	if kind, owner, _, ok := parseOwner(live); lm.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager ||
+		!ok || kind != h.build.ownerGVK.Kind || owner != ownerKey {
+		return nil, label, nil // replaced since the informers listed it: not this owner's
+	}
+	u, ok, err := kubedescriptor.OwnedProjection(live, gvk, h.fieldManager)
+	if err != nil {
+		return nil, label, err
+	}
+	if !ok {
+		// The field manager owns no field (its entry was removed by
+		// hand): hold it by its label alone, which it carries already,
+		// so that applying it changes no field.
+		u = &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetName(lm.GetName())
+		u.SetNamespace(lm.GetNamespace())
+		u.SetLabels(map[string]string{kubedescriptor.LabelManagedBy: h.fieldManager})
+	}
+	return u, label, nil
+}
+
+// heldReadiness is readiness for a held owner: each object is judged by
+// its kind's DefaultReady (the handler's ReadyWhen is unknown), so that
+// what other owners require of it (its owner marker) is not taken down by
+// the restart. The ready marker of every held object is put whatever its
+// readiness: the held objects that require it carry that in their
+// annotations, and a missing marker would have the scheduler delete them,
+// where a held object is never deleted nor changed.
+func (b *builder[T]) heldReadiness(ownerKey string, d *desired, live map[string]runtime.Object) {
+	d.ready = 0
+	all := make([]string, 0, len(d.objects))
+	for i := range d.objects {
+		o := &d.objects[i]
+		rk := b.k.ready(ownerKey, o.key)
+		all = append(all, rk)
+		d.values[rk] = marker{Needs: []string{o.key}}
+		switch obj := live[o.key]; {
+		case obj == nil:
+			o.ready, o.why = false, "not seen"
+		case deleting(obj):
+			o.ready, o.why = false, "being deleted"
+		default:
+			o.ready, o.why = callReady(DefaultReady, obj)
+		}
+		if o.ready {
+			d.ready++
+		}
+	}
+	if d.ready == len(d.objects) {
+		d.values[b.k.owner(ownerKey)] = marker{Needs: all}
+	} else {
+		delete(d.values, b.k.owner(ownerKey))
+	}
+}
