@@ -43,7 +43,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	desired      map[string]*desired        // owner key -> what was last put for it
 	childOf      map[string]string          // object key -> owner key
 	refused      map[string]map[string]bool // object key -> owners refused it (see claimer), computed again when it changes
-	updating     map[string]string          // object key -> resourceVersion it had when the loop changed it (see markUpdates)
+	updating     map[string]any             // object key -> the value the loop changed it to, until seen at it (see markUpdates)
 	reports      *reports                   // what the status handler reads
 	get          liveGetter                 // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler     // for repairs

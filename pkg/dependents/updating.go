@@ -1,7 +1,6 @@
 package dependents
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
@@ -14,27 +13,29 @@ import (
 // it, put for the first time in the transaction that updates it, would be
 // created before the object at its new spec was ever ready. So such a new
 // object is held (not put, "waits for ... to be seen at its new spec")
-// until the loop sees another version of what it waits for (its
-// resourceVersion differs from the one the loop held when it put the
-// change), which the update makes: an apply of a value not Equivalent to
-// the last one writes (its managed fields at least change). The change
-// never takes down what exists: the object changed keeps its readiness
-// marker until the loop sees it not ready, and objects that exist are
-// never held (holding is not putting, which would delete them). As the
-// loop's own deletes (gone.go) do for IncludeWhen.
+// until the loop sees the object at its new spec: holding every field the
+// value sets (kubedescriptor.Equivalent), or gone. Another version of the
+// object is not enough: a status write of its controller at the old spec
+// (or any write of another manager) makes one, and the update itself may
+// not have landed yet (refused, retried). The change never takes down what
+// exists: the object changed keeps its readiness marker until the loop
+// sees it not ready, and objects that exist are never held (holding is not
+// putting, which would delete them). As the loop's own deletes (gone.go)
+// do for IncludeWhen.
 
 // markUpdates records the objects of d whose value differs from the one
-// last put for them (prev) and that exist in the loop's picture.
+// last put for them (prev) and that exist in the loop's picture, not yet
+// at the new value, with that value (see seenVersion).
 func (h *loopHandler[T]) markUpdates(prev, d *desired) {
 	if prev == nil {
 		return
 	}
 	for _, o := range d.objects {
 		old, now, live := prev.values[o.key], d.values[o.key], h.live[o.key]
-		if old == nil || now == nil || live == nil || kubedescriptor.Equivalent(old, now) {
+		if old == nil || now == nil || live == nil || kubedescriptor.Equivalent(old, now) || kubedescriptor.Equivalent(live, now) {
 			continue
 		}
-		h.updating[o.key] = resourceVersionOf(live)
+		h.updating[o.key] = now
 	}
 }
 
@@ -74,19 +75,10 @@ func (h *loopHandler[T]) isUpdating(key string) bool {
 	return ok
 }
 
-// seenVersion clears the mark of the object at key once obj (nil: gone)
-// is another version than the one it was marked at.
+// seenVersion clears the mark of the object at key once obj is at the
+// value it was marked with (or nil: gone).
 func (h *loopHandler[T]) seenVersion(key string, obj runtime.Object) {
-	if rv, ok := h.updating[key]; ok && (obj == nil || resourceVersionOf(obj) != rv) {
+	if want, ok := h.updating[key]; ok && (obj == nil || kubedescriptor.Equivalent(obj, want)) {
 		delete(h.updating, key)
 	}
-}
-
-// resourceVersionOf returns obj's resourceVersion, "" if it has none.
-func resourceVersionOf(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	return m.GetResourceVersion()
 }
