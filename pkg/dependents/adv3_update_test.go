@@ -34,7 +34,6 @@ import (
 // queued before the status write, the order in which a busy loop gets
 // them.
 func TestAdv3HoldOfANewRequirerEndsOnAnotherWritersVersion(t *testing.T) {
-	advOpen(t, "the hold of a new requirer ends on another writer's resourceVersion of the changed object")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	gate := newAdvGate(t)
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
