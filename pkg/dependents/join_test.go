@@ -119,7 +119,8 @@ func TestJoinRunsOnTheUsersLoop(t *testing.T) {
 
 // startUsersLoop starts what a user runs (a factory, a scheduler with a
 // ConfigMap descriptor of the user's, a bridge, a loop with userHandler)
-// and joins the registration of stack to it, until the test ends. The
+// and joins the registration of stack to it with the generated
+// JoinWebAppDependents, until the test ends. The
 // user's bridge watches the kinds filtered with GenerationChanged before
 // the registration joins.
 func startUsersLoop(t *testing.T, ns string, filtered ...schema.GroupVersionKind) (*dependents.Dependents,
@@ -154,7 +155,8 @@ func startUsersLoop(t *testing.T, ns string, filtered ...schema.GroupVersionKind
 	lo := eventloop.Options{Handlers: []eventloop.EventHandler{user}, Committer: loopcommit.New(sched),
 		Logger: log.WithField("loop", "user"), Name: "user"}
 	bridge.Configure(&lo)
-	j, err := dependents.Join(ctx, f, webapps, dependentstest.WebAppStatus(), "joined",
+	// The generated form of dependents.Join (codegen's Join<Kind>Dependents).
+	j, err := democtl.JoinWebAppDependents(ctx, f, webapps, "joined",
 		func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
 			return stack(app)
 		},

@@ -82,6 +82,15 @@ func RegisterValidatingAdmissionPolicyDependents(ctx context.Context, factory *g
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), validatingAdmissionPolicyStatusAccess(), name, handler, opts)
 }
 
+// JoinValidatingAdmissionPolicyDependents is RegisterValidatingAdmissionPolicyDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other ValidatingAdmissionPolicys and of the live objects. See dependents.Join.
+func JoinValidatingAdmissionPolicyDependents(ctx context.Context, factory *generic.Factory, controller ValidatingAdmissionPolicyController, name string, handler dependents.ViewHandler[*admissionregistrationv1.ValidatingAdmissionPolicy], opts dependents.Options, host dependents.Host) (*dependents.Joining[*admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), validatingAdmissionPolicyStatusAccess(), name, handler, opts, host)
+}
+
 // validatingAdmissionPolicyStatusAccess reaches the ValidatingAdmissionPolicy status without reflection.
 func validatingAdmissionPolicyStatusAccess() generic.StatusAccess[*admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyStatus] {
 	return generic.StatusAccess[*admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyStatus]{

@@ -81,6 +81,15 @@ func RegisterCustomResourceDefinitionDependents(ctx context.Context, factory *ge
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), customResourceDefinitionStatusAccess(), name, handler, opts)
 }
 
+// JoinCustomResourceDefinitionDependents is RegisterCustomResourceDefinitionDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other CustomResourceDefinitions and of the live objects. See dependents.Join.
+func JoinCustomResourceDefinitionDependents(ctx context.Context, factory *generic.Factory, controller CustomResourceDefinitionController, name string, handler dependents.ViewHandler[*apiextensionsv1.CustomResourceDefinition], opts dependents.Options, host dependents.Host) (*dependents.Joining[*apiextensionsv1.CustomResourceDefinition, apiextensionsv1.CustomResourceDefinitionStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), customResourceDefinitionStatusAccess(), name, handler, opts, host)
+}
+
 // customResourceDefinitionStatusAccess reaches the CustomResourceDefinition status without reflection.
 func customResourceDefinitionStatusAccess() generic.StatusAccess[*apiextensionsv1.CustomResourceDefinition, apiextensionsv1.CustomResourceDefinitionStatus] {
 	return generic.StatusAccess[*apiextensionsv1.CustomResourceDefinition, apiextensionsv1.CustomResourceDefinitionStatus]{

@@ -79,6 +79,15 @@ func RegisterDaemonSetDependents(ctx context.Context, factory *generic.Factory, 
 	return dependents.Register(ctx, factory, controller, daemonSetStatusAccess(), name, handler, opts)
 }
 
+// JoinDaemonSetDependents is RegisterDaemonSetDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other DaemonSets and of the live objects. See dependents.Join.
+func JoinDaemonSetDependents(ctx context.Context, factory *generic.Factory, controller DaemonSetController, name string, handler dependents.ViewHandler[*appsv1.DaemonSet], opts dependents.Options, host dependents.Host) (*dependents.Joining[*appsv1.DaemonSet, appsv1.DaemonSetStatus], error) {
+	return dependents.Join(ctx, factory, controller, daemonSetStatusAccess(), name, handler, opts, host)
+}
+
 // daemonSetStatusAccess reaches the DaemonSet status without reflection.
 func daemonSetStatusAccess() generic.StatusAccess[*appsv1.DaemonSet, appsv1.DaemonSetStatus] {
 	return generic.StatusAccess[*appsv1.DaemonSet, appsv1.DaemonSetStatus]{

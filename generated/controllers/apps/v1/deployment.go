@@ -79,6 +79,15 @@ func RegisterDeploymentDependents(ctx context.Context, factory *generic.Factory,
 	return dependents.Register(ctx, factory, controller, deploymentStatusAccess(), name, handler, opts)
 }
 
+// JoinDeploymentDependents is RegisterDeploymentDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Deployments and of the live objects. See dependents.Join.
+func JoinDeploymentDependents(ctx context.Context, factory *generic.Factory, controller DeploymentController, name string, handler dependents.ViewHandler[*appsv1.Deployment], opts dependents.Options, host dependents.Host) (*dependents.Joining[*appsv1.Deployment, appsv1.DeploymentStatus], error) {
+	return dependents.Join(ctx, factory, controller, deploymentStatusAccess(), name, handler, opts, host)
+}
+
 // deploymentStatusAccess reaches the Deployment status without reflection.
 func deploymentStatusAccess() generic.StatusAccess[*appsv1.Deployment, appsv1.DeploymentStatus] {
 	return generic.StatusAccess[*appsv1.Deployment, appsv1.DeploymentStatus]{

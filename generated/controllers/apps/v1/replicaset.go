@@ -79,6 +79,15 @@ func RegisterReplicaSetDependents(ctx context.Context, factory *generic.Factory,
 	return dependents.Register(ctx, factory, controller, replicaSetStatusAccess(), name, handler, opts)
 }
 
+// JoinReplicaSetDependents is RegisterReplicaSetDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other ReplicaSets and of the live objects. See dependents.Join.
+func JoinReplicaSetDependents(ctx context.Context, factory *generic.Factory, controller ReplicaSetController, name string, handler dependents.ViewHandler[*appsv1.ReplicaSet], opts dependents.Options, host dependents.Host) (*dependents.Joining[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus], error) {
+	return dependents.Join(ctx, factory, controller, replicaSetStatusAccess(), name, handler, opts, host)
+}
+
 // replicaSetStatusAccess reaches the ReplicaSet status without reflection.
 func replicaSetStatusAccess() generic.StatusAccess[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus] {
 	return generic.StatusAccess[*appsv1.ReplicaSet, appsv1.ReplicaSetStatus]{

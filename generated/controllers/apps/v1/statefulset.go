@@ -79,6 +79,15 @@ func RegisterStatefulSetDependents(ctx context.Context, factory *generic.Factory
 	return dependents.Register(ctx, factory, controller, statefulSetStatusAccess(), name, handler, opts)
 }
 
+// JoinStatefulSetDependents is RegisterStatefulSetDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other StatefulSets and of the live objects. See dependents.Join.
+func JoinStatefulSetDependents(ctx context.Context, factory *generic.Factory, controller StatefulSetController, name string, handler dependents.ViewHandler[*appsv1.StatefulSet], opts dependents.Options, host dependents.Host) (*dependents.Joining[*appsv1.StatefulSet, appsv1.StatefulSetStatus], error) {
+	return dependents.Join(ctx, factory, controller, statefulSetStatusAccess(), name, handler, opts, host)
+}
+
 // statefulSetStatusAccess reaches the StatefulSet status without reflection.
 func statefulSetStatusAccess() generic.StatusAccess[*appsv1.StatefulSet, appsv1.StatefulSetStatus] {
 	return generic.StatusAccess[*appsv1.StatefulSet, appsv1.StatefulSetStatus]{

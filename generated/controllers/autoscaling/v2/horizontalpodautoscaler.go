@@ -79,6 +79,15 @@ func RegisterHorizontalPodAutoscalerDependents(ctx context.Context, factory *gen
 	return dependents.Register(ctx, factory, controller, horizontalPodAutoscalerStatusAccess(), name, handler, opts)
 }
 
+// JoinHorizontalPodAutoscalerDependents is RegisterHorizontalPodAutoscalerDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other HorizontalPodAutoscalers and of the live objects. See dependents.Join.
+func JoinHorizontalPodAutoscalerDependents(ctx context.Context, factory *generic.Factory, controller HorizontalPodAutoscalerController, name string, handler dependents.ViewHandler[*autoscalingv2.HorizontalPodAutoscaler], opts dependents.Options, host dependents.Host) (*dependents.Joining[*autoscalingv2.HorizontalPodAutoscaler, autoscalingv2.HorizontalPodAutoscalerStatus], error) {
+	return dependents.Join(ctx, factory, controller, horizontalPodAutoscalerStatusAccess(), name, handler, opts, host)
+}
+
 // horizontalPodAutoscalerStatusAccess reaches the HorizontalPodAutoscaler status without reflection.
 func horizontalPodAutoscalerStatusAccess() generic.StatusAccess[*autoscalingv2.HorizontalPodAutoscaler, autoscalingv2.HorizontalPodAutoscalerStatus] {
 	return generic.StatusAccess[*autoscalingv2.HorizontalPodAutoscaler, autoscalingv2.HorizontalPodAutoscalerStatus]{

@@ -80,6 +80,15 @@ func RegisterCronJobDependents(ctx context.Context, factory *generic.Factory, co
 	return dependents.Register(ctx, factory, controller, cronJobStatusAccess(), name, handler, opts)
 }
 
+// JoinCronJobDependents is RegisterCronJobDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other CronJobs and of the live objects. See dependents.Join.
+func JoinCronJobDependents(ctx context.Context, factory *generic.Factory, controller CronJobController, name string, handler dependents.ViewHandler[*batchv1.CronJob], opts dependents.Options, host dependents.Host) (*dependents.Joining[*batchv1.CronJob, batchv1.CronJobStatus], error) {
+	return dependents.Join(ctx, factory, controller, cronJobStatusAccess(), name, handler, opts, host)
+}
+
 // cronJobStatusAccess reaches the CronJob status without reflection.
 func cronJobStatusAccess() generic.StatusAccess[*batchv1.CronJob, batchv1.CronJobStatus] {
 	return generic.StatusAccess[*batchv1.CronJob, batchv1.CronJobStatus]{

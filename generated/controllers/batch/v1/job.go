@@ -79,6 +79,15 @@ func RegisterJobDependents(ctx context.Context, factory *generic.Factory, contro
 	return dependents.Register(ctx, factory, controller, jobStatusAccess(), name, handler, opts)
 }
 
+// JoinJobDependents is RegisterJobDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Jobs and of the live objects. See dependents.Join.
+func JoinJobDependents(ctx context.Context, factory *generic.Factory, controller JobController, name string, handler dependents.ViewHandler[*batchv1.Job], opts dependents.Options, host dependents.Host) (*dependents.Joining[*batchv1.Job, batchv1.JobStatus], error) {
+	return dependents.Join(ctx, factory, controller, jobStatusAccess(), name, handler, opts, host)
+}
+
 // jobStatusAccess reaches the Job status without reflection.
 func jobStatusAccess() generic.StatusAccess[*batchv1.Job, batchv1.JobStatus] {
 	return generic.StatusAccess[*batchv1.Job, batchv1.JobStatus]{

@@ -81,6 +81,15 @@ func RegisterNamespaceDependents(ctx context.Context, factory *generic.Factory, 
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), namespaceStatusAccess(), name, handler, opts)
 }
 
+// JoinNamespaceDependents is RegisterNamespaceDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Namespaces and of the live objects. See dependents.Join.
+func JoinNamespaceDependents(ctx context.Context, factory *generic.Factory, controller NamespaceController, name string, handler dependents.ViewHandler[*corev1.Namespace], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.Namespace, corev1.NamespaceStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), namespaceStatusAccess(), name, handler, opts, host)
+}
+
 // namespaceStatusAccess reaches the Namespace status without reflection.
 func namespaceStatusAccess() generic.StatusAccess[*corev1.Namespace, corev1.NamespaceStatus] {
 	return generic.StatusAccess[*corev1.Namespace, corev1.NamespaceStatus]{

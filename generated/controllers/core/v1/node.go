@@ -81,6 +81,15 @@ func RegisterNodeDependents(ctx context.Context, factory *generic.Factory, contr
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), nodeStatusAccess(), name, handler, opts)
 }
 
+// JoinNodeDependents is RegisterNodeDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Nodes and of the live objects. See dependents.Join.
+func JoinNodeDependents(ctx context.Context, factory *generic.Factory, controller NodeController, name string, handler dependents.ViewHandler[*corev1.Node], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.Node, corev1.NodeStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), nodeStatusAccess(), name, handler, opts, host)
+}
+
 // nodeStatusAccess reaches the Node status without reflection.
 func nodeStatusAccess() generic.StatusAccess[*corev1.Node, corev1.NodeStatus] {
 	return generic.StatusAccess[*corev1.Node, corev1.NodeStatus]{

@@ -82,6 +82,15 @@ func RegisterPersistentVolumeDependents(ctx context.Context, factory *generic.Fa
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), persistentVolumeStatusAccess(), name, handler, opts)
 }
 
+// JoinPersistentVolumeDependents is RegisterPersistentVolumeDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other PersistentVolumes and of the live objects. See dependents.Join.
+func JoinPersistentVolumeDependents(ctx context.Context, factory *generic.Factory, controller PersistentVolumeController, name string, handler dependents.ViewHandler[*corev1.PersistentVolume], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.PersistentVolume, corev1.PersistentVolumeStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), persistentVolumeStatusAccess(), name, handler, opts, host)
+}
+
 // persistentVolumeStatusAccess reaches the PersistentVolume status without reflection.
 func persistentVolumeStatusAccess() generic.StatusAccess[*corev1.PersistentVolume, corev1.PersistentVolumeStatus] {
 	return generic.StatusAccess[*corev1.PersistentVolume, corev1.PersistentVolumeStatus]{

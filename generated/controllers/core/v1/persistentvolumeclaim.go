@@ -79,6 +79,15 @@ func RegisterPersistentVolumeClaimDependents(ctx context.Context, factory *gener
 	return dependents.Register(ctx, factory, controller, persistentVolumeClaimStatusAccess(), name, handler, opts)
 }
 
+// JoinPersistentVolumeClaimDependents is RegisterPersistentVolumeClaimDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other PersistentVolumeClaims and of the live objects. See dependents.Join.
+func JoinPersistentVolumeClaimDependents(ctx context.Context, factory *generic.Factory, controller PersistentVolumeClaimController, name string, handler dependents.ViewHandler[*corev1.PersistentVolumeClaim], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimStatus], error) {
+	return dependents.Join(ctx, factory, controller, persistentVolumeClaimStatusAccess(), name, handler, opts, host)
+}
+
 // persistentVolumeClaimStatusAccess reaches the PersistentVolumeClaim status without reflection.
 func persistentVolumeClaimStatusAccess() generic.StatusAccess[*corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimStatus] {
 	return generic.StatusAccess[*corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimStatus]{

@@ -79,6 +79,15 @@ func RegisterPodDependents(ctx context.Context, factory *generic.Factory, contro
 	return dependents.Register(ctx, factory, controller, podStatusAccess(), name, handler, opts)
 }
 
+// JoinPodDependents is RegisterPodDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Pods and of the live objects. See dependents.Join.
+func JoinPodDependents(ctx context.Context, factory *generic.Factory, controller PodController, name string, handler dependents.ViewHandler[*corev1.Pod], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.Pod, corev1.PodStatus], error) {
+	return dependents.Join(ctx, factory, controller, podStatusAccess(), name, handler, opts, host)
+}
+
 // podStatusAccess reaches the Pod status without reflection.
 func podStatusAccess() generic.StatusAccess[*corev1.Pod, corev1.PodStatus] {
 	return generic.StatusAccess[*corev1.Pod, corev1.PodStatus]{

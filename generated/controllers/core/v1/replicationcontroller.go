@@ -79,6 +79,15 @@ func RegisterReplicationControllerDependents(ctx context.Context, factory *gener
 	return dependents.Register(ctx, factory, controller, replicationControllerStatusAccess(), name, handler, opts)
 }
 
+// JoinReplicationControllerDependents is RegisterReplicationControllerDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other ReplicationControllers and of the live objects. See dependents.Join.
+func JoinReplicationControllerDependents(ctx context.Context, factory *generic.Factory, controller ReplicationControllerController, name string, handler dependents.ViewHandler[*corev1.ReplicationController], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.ReplicationController, corev1.ReplicationControllerStatus], error) {
+	return dependents.Join(ctx, factory, controller, replicationControllerStatusAccess(), name, handler, opts, host)
+}
+
 // replicationControllerStatusAccess reaches the ReplicationController status without reflection.
 func replicationControllerStatusAccess() generic.StatusAccess[*corev1.ReplicationController, corev1.ReplicationControllerStatus] {
 	return generic.StatusAccess[*corev1.ReplicationController, corev1.ReplicationControllerStatus]{

@@ -80,6 +80,15 @@ func RegisterResourceQuotaDependents(ctx context.Context, factory *generic.Facto
 	return dependents.Register(ctx, factory, controller, resourceQuotaStatusAccess(), name, handler, opts)
 }
 
+// JoinResourceQuotaDependents is RegisterResourceQuotaDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other ResourceQuotas and of the live objects. See dependents.Join.
+func JoinResourceQuotaDependents(ctx context.Context, factory *generic.Factory, controller ResourceQuotaController, name string, handler dependents.ViewHandler[*corev1.ResourceQuota], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.ResourceQuota, corev1.ResourceQuotaStatus], error) {
+	return dependents.Join(ctx, factory, controller, resourceQuotaStatusAccess(), name, handler, opts, host)
+}
+
 // resourceQuotaStatusAccess reaches the ResourceQuota status without reflection.
 func resourceQuotaStatusAccess() generic.StatusAccess[*corev1.ResourceQuota, corev1.ResourceQuotaStatus] {
 	return generic.StatusAccess[*corev1.ResourceQuota, corev1.ResourceQuotaStatus]{

@@ -80,6 +80,15 @@ func RegisterServiceDependents(ctx context.Context, factory *generic.Factory, co
 	return dependents.Register(ctx, factory, controller, serviceStatusAccess(), name, handler, opts)
 }
 
+// JoinServiceDependents is RegisterServiceDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Services and of the live objects. See dependents.Join.
+func JoinServiceDependents(ctx context.Context, factory *generic.Factory, controller ServiceController, name string, handler dependents.ViewHandler[*corev1.Service], opts dependents.Options, host dependents.Host) (*dependents.Joining[*corev1.Service, corev1.ServiceStatus], error) {
+	return dependents.Join(ctx, factory, controller, serviceStatusAccess(), name, handler, opts, host)
+}
+
 // serviceStatusAccess reaches the Service status without reflection.
 func serviceStatusAccess() generic.StatusAccess[*corev1.Service, corev1.ServiceStatus] {
 	return generic.StatusAccess[*corev1.Service, corev1.ServiceStatus]{

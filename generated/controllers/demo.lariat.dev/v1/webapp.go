@@ -80,6 +80,15 @@ func RegisterWebAppDependents(ctx context.Context, factory *generic.Factory, con
 	return dependents.Register(ctx, factory, controller, webAppStatusAccess(), name, handler, opts)
 }
 
+// JoinWebAppDependents is RegisterWebAppDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other WebApps and of the live objects. See dependents.Join.
+func JoinWebAppDependents(ctx context.Context, factory *generic.Factory, controller WebAppController, name string, handler dependents.ViewHandler[*demov1.WebApp], opts dependents.Options, host dependents.Host) (*dependents.Joining[*demov1.WebApp, demov1.WebAppStatus], error) {
+	return dependents.Join(ctx, factory, controller, webAppStatusAccess(), name, handler, opts, host)
+}
+
 // webAppStatusAccess reaches the WebApp status without reflection.
 func webAppStatusAccess() generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus] {
 	return generic.StatusAccess[*demov1.WebApp, demov1.WebAppStatus]{

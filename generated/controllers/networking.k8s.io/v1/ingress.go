@@ -80,6 +80,15 @@ func RegisterIngressDependents(ctx context.Context, factory *generic.Factory, co
 	return dependents.Register(ctx, factory, controller, ingressStatusAccess(), name, handler, opts)
 }
 
+// JoinIngressDependents is RegisterIngressDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Ingresss and of the live objects. See dependents.Join.
+func JoinIngressDependents(ctx context.Context, factory *generic.Factory, controller IngressController, name string, handler dependents.ViewHandler[*networkingv1.Ingress], opts dependents.Options, host dependents.Host) (*dependents.Joining[*networkingv1.Ingress, networkingv1.IngressStatus], error) {
+	return dependents.Join(ctx, factory, controller, ingressStatusAccess(), name, handler, opts, host)
+}
+
 // ingressStatusAccess reaches the Ingress status without reflection.
 func ingressStatusAccess() generic.StatusAccess[*networkingv1.Ingress, networkingv1.IngressStatus] {
 	return generic.StatusAccess[*networkingv1.Ingress, networkingv1.IngressStatus]{

@@ -82,6 +82,15 @@ func RegisterServiceCIDRDependents(ctx context.Context, factory *generic.Factory
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), serviceCIDRStatusAccess(), name, handler, opts)
 }
 
+// JoinServiceCIDRDependents is RegisterServiceCIDRDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other ServiceCIDRs and of the live objects. See dependents.Join.
+func JoinServiceCIDRDependents(ctx context.Context, factory *generic.Factory, controller ServiceCIDRController, name string, handler dependents.ViewHandler[*networkingv1.ServiceCIDR], opts dependents.Options, host dependents.Host) (*dependents.Joining[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), serviceCIDRStatusAccess(), name, handler, opts, host)
+}
+
 // serviceCIDRStatusAccess reaches the ServiceCIDR status without reflection.
 func serviceCIDRStatusAccess() generic.StatusAccess[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus] {
 	return generic.StatusAccess[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus]{

@@ -80,6 +80,15 @@ func RegisterPodDisruptionBudgetDependents(ctx context.Context, factory *generic
 	return dependents.Register(ctx, factory, controller, podDisruptionBudgetStatusAccess(), name, handler, opts)
 }
 
+// JoinPodDisruptionBudgetDependents is RegisterPodDisruptionBudgetDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other PodDisruptionBudgets and of the live objects. See dependents.Join.
+func JoinPodDisruptionBudgetDependents(ctx context.Context, factory *generic.Factory, controller PodDisruptionBudgetController, name string, handler dependents.ViewHandler[*policyv1.PodDisruptionBudget], opts dependents.Options, host dependents.Host) (*dependents.Joining[*policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetStatus], error) {
+	return dependents.Join(ctx, factory, controller, podDisruptionBudgetStatusAccess(), name, handler, opts, host)
+}
+
 // podDisruptionBudgetStatusAccess reaches the PodDisruptionBudget status without reflection.
 func podDisruptionBudgetStatusAccess() generic.StatusAccess[*policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetStatus] {
 	return generic.StatusAccess[*policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetStatus]{

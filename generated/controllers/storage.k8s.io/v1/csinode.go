@@ -82,6 +82,15 @@ func RegisterCSINodeDependents(ctx context.Context, factory *generic.Factory, co
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), cSINodeStatusAccess(), name, handler, opts)
 }
 
+// JoinCSINodeDependents is RegisterCSINodeDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other CSINodes and of the live objects. See dependents.Join.
+func JoinCSINodeDependents(ctx context.Context, factory *generic.Factory, controller CSINodeController, name string, handler dependents.ViewHandler[*storagev1.CSINode], opts dependents.Options, host dependents.Host) (*dependents.Joining[*storagev1.CSINode, storagev1.CSINodeStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), cSINodeStatusAccess(), name, handler, opts, host)
+}
+
 // cSINodeStatusAccess reaches the CSINode status without reflection.
 func cSINodeStatusAccess() generic.StatusAccess[*storagev1.CSINode, storagev1.CSINodeStatus] {
 	return generic.StatusAccess[*storagev1.CSINode, storagev1.CSINodeStatus]{

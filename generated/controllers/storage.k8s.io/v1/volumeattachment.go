@@ -82,6 +82,15 @@ func RegisterVolumeAttachmentDependents(ctx context.Context, factory *generic.Fa
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), volumeAttachmentStatusAccess(), name, handler, opts)
 }
 
+// JoinVolumeAttachmentDependents is RegisterVolumeAttachmentDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other VolumeAttachments and of the live objects. See dependents.Join.
+func JoinVolumeAttachmentDependents(ctx context.Context, factory *generic.Factory, controller VolumeAttachmentController, name string, handler dependents.ViewHandler[*storagev1.VolumeAttachment], opts dependents.Options, host dependents.Host) (*dependents.Joining[*storagev1.VolumeAttachment, storagev1.VolumeAttachmentStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), volumeAttachmentStatusAccess(), name, handler, opts, host)
+}
+
 // volumeAttachmentStatusAccess reaches the VolumeAttachment status without reflection.
 func volumeAttachmentStatusAccess() generic.StatusAccess[*storagev1.VolumeAttachment, storagev1.VolumeAttachmentStatus] {
 	return generic.StatusAccess[*storagev1.VolumeAttachment, storagev1.VolumeAttachmentStatus]{

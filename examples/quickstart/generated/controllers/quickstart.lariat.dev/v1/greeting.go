@@ -80,6 +80,15 @@ func RegisterGreetingDependents(ctx context.Context, factory *generic.Factory, c
 	return dependents.Register(ctx, factory, controller, greetingStatusAccess(), name, handler, opts)
 }
 
+// JoinGreetingDependents is RegisterGreetingDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Greetings and of the live objects. See dependents.Join.
+func JoinGreetingDependents(ctx context.Context, factory *generic.Factory, controller GreetingController, name string, handler dependents.ViewHandler[*quickstartv1.Greeting], opts dependents.Options, host dependents.Host) (*dependents.Joining[*quickstartv1.Greeting, quickstartv1.GreetingStatus], error) {
+	return dependents.Join(ctx, factory, controller, greetingStatusAccess(), name, handler, opts, host)
+}
+
 // greetingStatusAccess reaches the Greeting status without reflection.
 func greetingStatusAccess() generic.StatusAccess[*quickstartv1.Greeting, quickstartv1.GreetingStatus] {
 	return generic.StatusAccess[*quickstartv1.Greeting, quickstartv1.GreetingStatus]{

@@ -80,6 +80,15 @@ func RegisterTaskDependents(ctx context.Context, factory *generic.Factory, contr
 	return dependents.Register(ctx, factory, controller, taskStatusAccess(), name, handler, opts)
 }
 
+// JoinTaskDependents is RegisterTaskDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Tasks and of the live objects. See dependents.Join.
+func JoinTaskDependents(ctx context.Context, factory *generic.Factory, controller TaskController, name string, handler dependents.ViewHandler[*demov1.Task], opts dependents.Options, host dependents.Host) (*dependents.Joining[*demov1.Task, demov1.TaskStatus], error) {
+	return dependents.Join(ctx, factory, controller, taskStatusAccess(), name, handler, opts, host)
+}
+
 // taskStatusAccess reaches the Task status without reflection.
 func taskStatusAccess() generic.StatusAccess[*demov1.Task, demov1.TaskStatus] {
 	return generic.StatusAccess[*demov1.Task, demov1.TaskStatus]{

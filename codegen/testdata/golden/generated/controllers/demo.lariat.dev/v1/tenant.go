@@ -82,6 +82,15 @@ func RegisterTenantDependents(ctx context.Context, factory *generic.Factory, con
 	return dependents.Register(ctx, factory, dependents.ClusterScoped(controller), tenantStatusAccess(), name, handler, opts)
 }
 
+// JoinTenantDependents is RegisterTenantDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Tenants and of the live objects. See dependents.Join.
+func JoinTenantDependents(ctx context.Context, factory *generic.Factory, controller TenantController, name string, handler dependents.ViewHandler[*demov1.Tenant], opts dependents.Options, host dependents.Host) (*dependents.Joining[*demov1.Tenant, demov1.TenantStatus], error) {
+	return dependents.Join(ctx, factory, dependents.ClusterScoped(controller), tenantStatusAccess(), name, handler, opts, host)
+}
+
 // tenantStatusAccess reaches the Tenant status without reflection.
 func tenantStatusAccess() generic.StatusAccess[*demov1.Tenant, demov1.TenantStatus] {
 	return generic.StatusAccess[*demov1.Tenant, demov1.TenantStatus]{

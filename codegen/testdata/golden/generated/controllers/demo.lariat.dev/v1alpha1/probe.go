@@ -80,6 +80,15 @@ func RegisterProbeDependents(ctx context.Context, factory *generic.Factory, cont
 	return dependents.Register(ctx, factory, controller, probeStatusAccess(), name, handler, opts)
 }
 
+// JoinProbeDependents is RegisterProbeDependents on an event loop
+// and a KV scheduler the caller runs (host): call it before eventloop.New
+// with host.Loop the options passed to it, then Start the returned
+// Joining with the loop, before factory's Start. handler is given a view
+// of the other Probes and of the live objects. See dependents.Join.
+func JoinProbeDependents(ctx context.Context, factory *generic.Factory, controller ProbeController, name string, handler dependents.ViewHandler[*demov1alpha1.Probe], opts dependents.Options, host dependents.Host) (*dependents.Joining[*demov1alpha1.Probe, demov1alpha1.ProbeStatus], error) {
+	return dependents.Join(ctx, factory, controller, probeStatusAccess(), name, handler, opts, host)
+}
+
 // probeStatusAccess reaches the Probe status without reflection.
 func probeStatusAccess() generic.StatusAccess[*demov1alpha1.Probe, demov1alpha1.ProbeStatus] {
 	return generic.StatusAccess[*demov1alpha1.Probe, demov1alpha1.ProbeStatus]{
