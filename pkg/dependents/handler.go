@@ -46,7 +46,8 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	updating     map[string]any             // object key -> the value the loop changed it to, until seen at it (see markUpdates)
 	reports      *reports                   // what the status handler reads
 	get          liveGetter                 // reads an object a held owner keeps (see held.go)
-	sched        *kvscheduler.Scheduler     // for repairs
+	sched        *kvscheduler.Scheduler     // for repairs and View.Failure
+	fails        *failWatch                 // the keys whose failure a handler read (View.Failure)
 	log          logrus.FieldLogger         // one line per owner whose readiness changed
 }
 
@@ -125,6 +126,9 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
 	if r, ok := ev.(*repair); ok {
 		return runRepair(txn.Context(), h.sched, r.key)
+	}
+	if f, ok := ev.(*failureChanged); ok {
+		return h.onFailureChanged(f.key, txn)
 	}
 	change, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok {

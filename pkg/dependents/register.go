@@ -101,7 +101,9 @@ type Dependents struct {
 	sched     *kvscheduler.Scheduler
 	loop      *eventloop.Loop
 	reports   *reports
-	ownsLoop  bool // Register's own loop and scheduler, stopped with it; false when joined (Join)
+	ownsLoop  bool       // Register's own loop and scheduler, stopped with it; false when joined (Join)
+	fails     *failWatch // the keys whose failure a handler read (View.Failure)
+	log       logrus.FieldLogger
 	done      chan struct{}
 	stopErr   error
 }
@@ -261,6 +263,7 @@ func (d *Dependents) watchStates(ctx context.Context, owners interface{ Enqueue(
 		if owner, ok := d.reports.ownerOf(st.Key); ok {
 			enqueue(owners, owner)
 		}
+		d.pushFailureChange(ctx, st.Key)
 	}
 }
 

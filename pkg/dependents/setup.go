@@ -54,7 +54,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 		return nil, errors.New("dependents: Options.Status needs a status access with Get and Set")
 	}
 	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
-		reports: newReports(), done: make(chan struct{}), sched: sched}
+		reports: newReports(), done: make(chan struct{}), sched: sched, fails: &failWatch{}, log: opts.Logger}
 	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
 	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}, namespace: opts.Namespace,
 		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {
@@ -67,7 +67,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]bool{}, reports: d.reports,
-		log: opts.Logger, sched: sched, updating: map[string]any{}, get: newLiveGetter(clients)}
+		log: opts.Logger, sched: sched, updating: map[string]any{}, get: newLiveGetter(clients), fails: d.fails}
 	for _, gvk := range opts.Kinds {
 		b.kinds[gvk.GroupKind()] = true
 		h.childRes[kubebridge.ResourceName(gvk)] = true

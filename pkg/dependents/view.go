@@ -37,6 +37,14 @@ type View[T generic.RuntimeMetaObject] interface {
 	// the loop, false if it does not exist (or the loop deleted it and
 	// has not seen it go yet).
 	Live(gvk schema.GroupVersionKind, namespace, name string) (runtime.Object, bool)
+	// Failure returns the error of the scheduler's last operation on the
+	// object of kind gvk at namespace and name while it is FAILED,
+	// RETRYING or INVALID (the API server refused it: a node port another
+	// Service holds, say), nil otherwise. It is the scheduler's state when
+	// the handler runs; when it changes, the owner is computed again, so a
+	// handler can answer a refusal with another object (it keeps what it
+	// learnt itself: once the object is applied, Failure is nil again).
+	Failure(gvk schema.GroupVersionKind, namespace, name string) error
 }
 
 // view is the View of one handler call for the owner reader.
@@ -114,4 +122,14 @@ func (h *loopHandler[T]) readersOf(key, changed string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func (v *view[T]) Failure(gvk schema.GroupVersionKind, namespace, name string) error {
+	if v.done.Load() {
+		return nil
+	}
+	key := kubedescriptor.KeyFor(gvk, namespace, name)
+	v.read(failRead(key))
+	v.h.fails.add(key)
+	return failureOf(v.h.sched, key)
 }
