@@ -23,6 +23,11 @@ type Summary struct {
 	// Failed lists the objects whose last operation failed, with the
 	// error, and the handler's error.
 	Failed []string
+	// WaitingForOwners lists, sorted, the other owners ("namespace/name",
+	// or "name" for a cluster-scoped kind) that a pending object waits
+	// for (RequiresOwner, RequiresOwnerAvailable): what a status field
+	// such as the WebApp's waitingFor names.
+	WaitingForOwners []string
 	// Known is false until the event loop has computed the owner.
 	Known bool
 	// Generation is the owner's generation the event loop last computed
@@ -78,13 +83,30 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle %s", o.label, o.cycle))
 		case st.State == kvscheduler.Pending:
 			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(ownerKey, st.UnmetDependencies))
+			s.WaitingForOwners = append(s.WaitingForOwners, d.ownersIn(st.UnmetDependencies)...)
 		case o.ready:
 			s.Ready = append(s.Ready, o.label)
 		default:
 			s.Pending = append(s.Pending, o.label+": not ready: "+o.why)
 		}
 	}
+	slices.Sort(s.WaitingForOwners)
+	s.WaitingForOwners = slices.Compact(s.WaitingForOwners)
 	return s
+}
+
+// ownersIn returns the owners whose markers (ready or available) are
+// among unmet.
+func (d *Dependents) ownersIn(unmet []string) []string {
+	var out []string
+	for _, key := range unmet {
+		if owner, ok := d.k.ownerOf(key); ok {
+			out = append(out, owner)
+		} else if owner, ok := d.k.availableOf(key); ok {
+			out = append(out, owner)
+		}
+	}
+	return out
 }
 
 // waitingFor says what the unmet dependencies (markers) of an object of
