@@ -48,6 +48,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	get          liveGetter                 // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler     // for repairs and View.Failure
 	fails        *failWatch                 // the keys whose failure a handler read (View.Failure)
+	repairDrift  bool                       // Options.RepairDrift
 	log          logrus.FieldLogger         // one line per owner whose readiness changed
 }
 
@@ -254,7 +255,15 @@ func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn ev
 	}
 	h.seen(key, live)
 	if mended {
-		if err := txn.PushFollowUp(&repair{key: key}); err != nil {
+		reason := "deleted"
+		if change.NewValue != nil {
+			reason = "replaced"
+		}
+		if err := txn.PushFollowUp(&repair{key: key, reason: reason}); err != nil {
+			return "", nil, err
+		}
+	} else if h.drifted(key, change.NewValue) {
+		if err := txn.PushFollowUp(&repair{key: key, reason: "changed"}); err != nil {
 			return "", nil, err
 		}
 	}

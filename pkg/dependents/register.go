@@ -52,6 +52,14 @@ type Options struct {
 	// StopTimeout bounds how long the loop may take to stop once the
 	// registration's context ends; zero means 10 s.
 	StopTimeout time.Duration
+	// RepairDrift repairs at once an object changed behind the
+	// registration's back (its live object no longer equivalent to what
+	// was applied, kubedescriptor.Equivalent), as one deleted is: a
+	// downstream resync of its key. Off, such drift waits for the
+	// periodic healing (EventLoop). On, a field another manager keeps
+	// changing that the handler also sets (an autoscaler's replicas) is
+	// applied back on each change: leave such fields out of the objects.
+	RepairDrift bool
 	// Status, when set, writes the owner's own status fields from its
 	// summary, after the condition is set: a StatusFunc[T, S] (or a func
 	// of that signature) of Register's owner and status types. Register

@@ -15,7 +15,10 @@ import (
 // which reads the object back (absent) and creates it again. Only
 // deletions are repaired at once; other drift waits for the periodic
 // healing (DefaultEventLoopConfig).
-type repair struct{ key string }
+type repair struct {
+	key    string
+	reason string // "deleted" or "changed"
+}
 
 var _ eventloop.UpdateEvent = (*repair)(nil)
 
@@ -23,7 +26,7 @@ var _ eventloop.UpdateEvent = (*repair)(nil)
 func (r *repair) GetName() string { return "Repair" }
 
 // String implements eventloop.Event.
-func (r *repair) String() string { return "Repair (" + r.key + " deleted)" }
+func (r *repair) String() string { return "Repair (" + r.key + " " + r.reason + ")" }
 
 // Method implements eventloop.Event.
 func (r *repair) Method() eventloop.EventMethodType { return eventloop.Update }

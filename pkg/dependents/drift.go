@@ -1,0 +1,28 @@
+package dependents
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// drifted tells whether obj, the object at key as an event shows it, was
+// changed behind the registration's back (Options.RepairDrift): the
+// scheduler holds it as applied, the loop is not changing it itself (an
+// event of the version before its own update is no drift), and it is not
+// equivalent to the value last desired.
+func (h *loopHandler[T]) drifted(key string, obj runtime.Object) bool {
+	if !h.repairDrift || obj == nil || h.isUpdating(key) {
+		return false
+	}
+	d := h.desired[h.childOf[key]]
+	if d == nil {
+		return false
+	}
+	want, ok := d.values[key]
+	if !ok || h.sched.GetValueStatus(key).State != kvscheduler.Configured {
+		return false
+	}
+	return !kubedescriptor.Equivalent(obj, want)
+}
