@@ -1,0 +1,481 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var timeZero time.Time
+
+var fzSeeds = flag.Int("fzseeds", 0, "adv5 fuzz seeds")
+var fzFrom = flag.Int("fzfrom", 0, "adv5 fuzz first seed")
+var fzNoOwnedR = flag.Bool("fznoownedr", false, "no owned drift on r/")
+var fzRetry = flag.Bool("fzretry", false, "retries")
+var fzCancelF = flag.Bool("fzcancel", false, "cancel commits")
+var fzView = flag.Bool("fzview", false, "check the SB view when clean")
+var fzSnap = flag.Bool("fzsnap", false, "check graph snapshots")
+var fzDerivedDeps = flag.Bool("fzdd", false, "derived values with deps")
+var fzRecreateB = flag.Bool("fzrb", false, "b re-creates")
+var fzInvalid = flag.Bool("fzinv", false, "invalid values")
+var fzVerbose = flag.Bool("fzv", false, "verbose")
+
+func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
+	s, _ := v.(string)
+	tag, rest, ok := strings.Cut(s, "|")
+	if !ok {
+		return tag, nil
+	}
+	for _, k := range strings.Split(rest, ",") {
+		if k == "" {
+			continue
+		}
+		kind := kvscheduler.Requires
+		if strings.HasPrefix(k, "~") {
+			kind, k = kvscheduler.OrderingOnly, k[1:]
+		}
+		if strings.HasSuffix(k, "*") {
+			deps = append(deps, kvscheduler.Dependency{Label: k, Kind: kind, AnyOf: kvscheduler.AnyOfDependency{KeyPrefixes: []string{strings.TrimSuffix(k, "*")}}})
+			continue
+		}
+		deps = append(deps, kvscheduler.Dependency{Key: k, Kind: kind})
+	}
+	return tag, deps
+}
+
+// fzCancel cancels the commit under way when an operation on key runs.
+type fzCancel struct {
+	key    string
+	cancel func()
+}
+
+func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
+	deps := func(_ string, v any) []kvscheduler.Dependency { _, d := fzParse(v); return d }
+	a := sb.Descriptor("a", "a/")
+	a.Dependencies = deps
+	create, update, del := a.Create, a.Update, a.Delete
+	hit := func(k string) {
+		if fc.key == k && fc.cancel != nil {
+			fc.cancel()
+			fc.key = ""
+		}
+	}
+	a.Create = func(ctx context.Context, k string, v any) (any, error) {
+		md, err := create(ctx, k, v)
+		hit(k)
+		return md, err
+	}
+	a.Update = func(ctx context.Context, k string, o, v, md any) (any, error) {
+		md, err := update(ctx, k, o, v, md)
+		hit(k)
+		return md, err
+	}
+	a.Delete = func(ctx context.Context, k string, v, md any) error {
+		err := del(ctx, k, v, md)
+		hit(k)
+		return err
+	}
+	b := sb.Descriptor("b", "b/")
+	b.Dependencies = deps
+	b.DerivedValues = func(_ string, v any) []kvscheduler.KeyValuePair {
+		tag, _ := fzParse(v)
+		var out []kvscheduler.KeyValuePair
+		for _, part := range strings.Split(tag, "@")[1:] {
+			dv := "dv-" + tag
+			if *fzDerivedDeps {
+				_, rest, _ := strings.Cut(v.(string), "|")
+				dv += "|" + rest
+			}
+			out = append(out, kvscheduler.KeyValuePair{Key: "d/" + part, Value: dv})
+		}
+		return out
+	}
+	d := sb.Descriptor("d", "d/")
+	d.NBKeyPrefix = ""
+	if *fzDerivedDeps {
+		d.Dependencies = func(k string, v any) []kvscheduler.Dependency {
+			_, ds := fzParse(v)
+			var out []kvscheduler.Dependency
+			for _, x := range ds {
+				if x.Key != k && x.Key != "" {
+					out = append(out, x)
+				}
+			}
+			return out
+		}
+	}
+	if *fzRecreateB {
+		b.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	}
+	r := sb.Descriptor("r", "r/")
+	r.Dependencies = deps
+	r.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	if *fzInvalid {
+		val := func(_ string, v any) error {
+			if tag, _ := fzParse(v); strings.HasPrefix(tag, "bad") {
+				return errors.New("bad value")
+			}
+			return nil
+		}
+		a.Validate, b.Validate, r.Validate = val, val, val
+	}
+	return []*kvscheduler.Descriptor{a, b, d, r}
+}
+
+var fzKeys = []string{"a/1", "a/2", "a/3", "b/1", "b/2", "r/1", "r/2"}
+var fzDepKeys = []string{"a/1", "a/2", "a/3", "b/1", "b/2", "r/1", "r/2", "d/1", "d/2", "a/*", "d/*", "n/1"}
+
+func fzValue(rng *rand.Rand, key string) any {
+	if rng.Intn(4) == 0 {
+		return nil
+	}
+	tag := []string{"v", "w"}[rng.Intn(2)]
+	if *fzInvalid && rng.Intn(6) == 0 {
+		tag = "bad"
+	}
+	if strings.HasPrefix(key, "b/") {
+		switch rng.Intn(4) {
+		case 0:
+			tag += "@1"
+		case 1:
+			tag += "@2"
+		case 2:
+			tag += "@1@2"
+		}
+	}
+	var deps []string
+	for i := rng.Intn(3); i > 0; i-- {
+		k := fzDepKeys[rng.Intn(len(fzDepKeys))]
+		if k == key {
+			continue
+		}
+		if rng.Intn(3) == 0 {
+			k = "~" + k
+		}
+		deps = append(deps, k)
+	}
+	return tag + "|" + strings.Join(deps, ",")
+}
+
+// fzCheckRecords compares the operations the records of recs carry with
+// those the southbound saw (ops).
+func fzCheckRecords(recs []*kvscheduler.TxnRecord, ops []kvtest.Op) string {
+	type eop struct {
+		s     string
+		err   bool
+		where string
+	}
+	var exp []eop
+	for _, r := range recs {
+		for _, o := range r.Executed {
+			if o.NOOP || o.Property || strings.HasPrefix(o.Key, "n/") {
+				continue
+			}
+			var op string
+			switch o.Operation {
+			case kvscheduler.OpCreate:
+				op = "create"
+			case kvscheduler.OpUpdate:
+				op = "update"
+			case kvscheduler.OpDelete:
+				op = "delete"
+			default:
+				continue
+			}
+			exp = append(exp, eop{op + " " + o.Key, o.Err != nil, fmt.Sprintf("#%d", r.SeqNum)})
+		}
+	}
+	var act []string
+	for _, a := range ops {
+		if a.Operation != "retrieve" {
+			act = append(act, a.String())
+		}
+	}
+	// ok[i][j]: act[i:] matches exp[j:] (ops with errors are optional).
+	ok := make([][]bool, len(act)+1)
+	for i := range ok {
+		ok[i] = make([]bool, len(exp)+1)
+	}
+	ok[len(act)][len(exp)] = true
+	for j := len(exp) - 1; j >= 0; j-- {
+		ok[len(act)][j] = exp[j].err && ok[len(act)][j+1]
+	}
+	for i := len(act) - 1; i >= 0; i-- {
+		for j := len(exp) - 1; j >= 0; j-- {
+			ok[i][j] = exp[j].s == act[i] && ok[i+1][j+1] || exp[j].err && ok[i][j+1]
+		}
+	}
+	if !ok[0][0] {
+		var es []string
+		for _, e := range exp {
+			x := e.where + " " + e.s
+			if e.err {
+				x += " (err)"
+			}
+			es = append(es, x)
+		}
+		return fmt.Sprintf("southbound saw [%s], records carry [%s]", strings.Join(act, ", "), strings.Join(es, ", "))
+	}
+	return ""
+}
+
+func fzRun(seed int64) (string, []string) {
+	rng := rand.New(rand.NewSource(seed))
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	s, err := kvscheduler.New(kvscheduler.Options{HistoryMaxCount: 100000, Clock: clk, HistoryTrimPeriod: time.Hour * 1000, HistoryMaxAge: time.Hour * 1000})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	sb := kvtest.New()
+	fc := &fzCancel{}
+	for _, d := range fzDescs(sb, fc) {
+		if err := s.RegisterDescriptor(context.Background(), d); err != nil {
+			panic(err)
+		}
+	}
+	desired := map[string]any{}
+	var log []string
+	lastSeq := -1
+	ctx := context.Background()
+	steps := 6 + rng.Intn(10)
+	dirty := false
+	type snap struct {
+		seq uint64
+		st  string
+	}
+	var snaps []snap
+	fmtStatuses := func(sts []kvscheduler.ValueStatus) string {
+		var out []string
+		for _, st := range sts {
+			out = append(out, fmt.Sprintf("%+v", st))
+		}
+		return strings.Join(out, "\n")
+	}
+	for step := 0; step < steps; step++ {
+		sb.ResetOps()
+		// Drift and injected failures.
+		if rng.Intn(4) == 0 {
+			k := fzKeys[rng.Intn(len(fzKeys))]
+			if rng.Intn(6) == 0 {
+				k = []string{"d/1", "d/2"}[rng.Intn(2)]
+			}
+			if rng.Intn(2) == 0 {
+				sb.Remove(k)
+				dirty = true
+				log = append(log, "drift remove "+k)
+			} else {
+				v := fzValue(rng, k)
+				if v == nil {
+					v = "drift|"
+				}
+				owned := rng.Intn(3) == 0 && (!*fzNoOwnedR || strings.HasPrefix(k, "d/"))
+				sb.Set(k, v, owned)
+				dirty = true
+				log = append(log, fmt.Sprintf("drift set %s=%v owned=%v", k, v, owned))
+			}
+		}
+		if rng.Intn(3) == 0 {
+			op := []string{"create", "update", "delete"}[rng.Intn(3)]
+			k := append(fzKeys, "d/1", "d/2")[rng.Intn(len(fzKeys)+2)]
+			sb.FailNext(op, k, errors.New("injected"))
+			log = append(log, "fail "+op+" "+k)
+		}
+		if rng.Intn(8) == 0 {
+			dn := []string{"a", "b", "d", "r"}[rng.Intn(4)]
+			sb.FailNext("retrieve", dn, errors.New("injected read"))
+			dirty = true
+			log = append(log, "fail retrieve "+dn)
+		}
+		if rng.Intn(5) == 0 {
+			k := []string{"n/1", "n/2"}[rng.Intn(2)]
+			var v any = "up"
+			if rng.Intn(2) == 0 {
+				v = "up2"
+			}
+			_ = s.PushSBNotification(k, v, nil)
+			log = append(log, fmt.Sprintf("notify %s=%v", k, v))
+		}
+		var txn *kvscheduler.Txn
+		full := false
+		switch x := rng.Intn(10); {
+		case x < 6:
+			txn = s.StartNBTransaction()
+			n := 1 + rng.Intn(3)
+			var parts []string
+			for i := 0; i < n; i++ {
+				k := fzKeys[rng.Intn(len(fzKeys))]
+				v := fzValue(rng, k)
+				txn.SetValue(k, v)
+				if v == nil {
+					delete(desired, k)
+				} else {
+					desired[k] = v
+				}
+				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+			}
+			if rng.Intn(4) == 0 {
+				txn.WithRevert()
+				parts = append(parts, "(revert)")
+			}
+			log = append(log, "txn "+strings.Join(parts, " "))
+		case x < 7:
+			txn = s.StartNBTransaction().WithResync(kvscheduler.FullResync)
+			for k, v := range desired {
+				txn.SetValue(k, v)
+			}
+			log = append(log, "full resync")
+			full = true
+		case x < 8:
+			txn = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync)
+			log = append(log, "downstream resync")
+			full = true
+		default:
+			k := append(fzKeys, "d/1", "d/2")[rng.Intn(len(fzKeys)+2)]
+			txn = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithResyncKeys(k)
+			log = append(log, "scoped resync "+k)
+		}
+		if *fzRetry && rng.Intn(3) == 0 {
+			d := time.Duration(1+rng.Intn(4)) * time.Second
+			clk.Step(d)
+			log = append(log, fmt.Sprintf("clock +%v", d))
+		}
+		if *fzRetry && rng.Intn(2) == 0 {
+			txn.WithRetry(kvscheduler.RetryOptions{Period: time.Second, MaxAttempts: 3, ExpBackoff: rng.Intn(2) == 0})
+			log = append(log, "  (with retry)")
+		}
+		cctx := ctx
+		if *fzCancelF && rng.Intn(5) == 0 {
+			var cancel func()
+			cctx, cancel = context.WithCancel(ctx)
+			fc.key, fc.cancel = []string{"a/1", "a/2", "a/3"}[rng.Intn(3)], cancel
+			log = append(log, "  (cancel at "+fc.key+")")
+		}
+		_, err := txn.Commit(cctx)
+		if err != nil {
+			log = append(log, "  -> "+err.Error())
+		}
+		if full && err == nil {
+			dirty = false
+		}
+		if fc.cancel != nil {
+			fc.cancel()
+			fc.key, fc.cancel = "", nil
+			// Commit returned when its context ended: wait for the
+			// transaction's end (an empty transaction queued after it).
+			_, _ = s.StartNBTransaction().Commit(ctx)
+		}
+		ops := sb.Ops(false)
+		var recs []*kvscheduler.TxnRecord
+		for _, r := range s.TransactionHistory(timeZero, timeZero) {
+			if int(r.SeqNum) > lastSeq {
+				recs = append(recs, r)
+				lastSeq = int(r.SeqNum)
+			}
+		}
+		var os []string
+		for _, o := range ops {
+			os = append(os, o.String())
+		}
+		log = append(log, "  ops "+strings.Join(os, ", "))
+		if *fzSnap {
+			all := s.TransactionHistory(timeZero, timeZero)
+			if len(all) > 0 {
+				snaps = append(snaps, snap{all[len(all)-1].SeqNum, fmtStatuses(s.ValueStatuses(nil))})
+			}
+		}
+		if !dirty && *fzView {
+			if d := advSBMismatch(s, sb, "a/", "b/", "d/", "r/"); len(d) > 0 {
+				return "view mismatch: " + strings.Join(d, "; "), log
+			}
+		}
+		if msg := fzCheckRecords(recs, ops); msg != "" {
+			for _, r := range recs {
+				log = append(log, r.String())
+			}
+			return "records: " + msg, log
+		}
+	}
+	for _, sn := range snaps {
+		g, err := s.GraphSnapshotAt(sn.seq)
+		if err != nil {
+			return "snapshot: " + err.Error(), log
+		}
+		if got := fmtStatuses(g.Values); got != sn.st {
+			return fmt.Sprintf("snapshot: after #%d statuses were\n%s\nthe snapshot says\n%s", sn.seq, sn.st, got), log
+		}
+	}
+	// Settle: no failures, two full resyncs, then the southbound must be
+	// what the scheduler reports.
+	sb.ClearFailures()
+	for i := 0; i < 2; i++ {
+		txn := s.StartNBTransaction().WithResync(kvscheduler.FullResync)
+		for k, v := range desired {
+			txn.SetValue(k, v)
+		}
+		sb.ResetOps()
+		_, err := txn.Commit(ctx)
+		log = append(log, fmt.Sprintf("settle resync -> %v ops %v", err, sb.OpStrings()))
+	}
+	if d := advSBMismatch(s, sb, "a/", "b/", "d/", "r/"); len(d) > 0 {
+		return "settled mismatch: " + strings.Join(d, "; "), log
+	}
+	// Rule: a held value's Requires dependencies are held.
+	held := sb.Values()
+	for _, st := range s.ValueStatuses(nil) {
+		if _, ok := held[st.Key]; !ok {
+			continue
+		}
+		for _, dep := range st.Dependencies {
+			if dep.Kind == kvscheduler.Requires && !dep.Met && st.State != kvscheduler.Obtained {
+				return fmt.Sprintf("settled: %s held (%s) with unmet %s", st.Key, st.State, dep.Label), log
+			}
+		}
+	}
+	// The desired values whose deps are met and that are valid are held.
+	for k, v := range desired {
+		st := s.GetValueStatus(k)
+		if _, ok := held[k]; !ok && st.State == kvscheduler.Configured {
+			return fmt.Sprintf("settled: %s CONFIGURED (%v) but not held", k, v), log
+		}
+	}
+	return "", log
+}
+
+func TestAdv5Fuzz(t *testing.T) {
+	if *fzSeeds == 0 {
+		t.Skip("-fzseeds")
+	}
+	kinds := map[string]int{}
+	for seed := *fzFrom; seed < *fzFrom+*fzSeeds; seed++ {
+		msg, log := fzRun(int64(seed))
+		if msg != "" {
+			kind := msg
+			if i := strings.IndexAny(msg, ":"); i > 0 {
+				kind = msg[:i]
+			}
+			kinds[kind]++
+			if kinds[kind] <= 3 || *fzVerbose {
+				t.Errorf("seed %d: %s\n%s", seed, msg, strings.Join(log, "\n"))
+			}
+		}
+	}
+	keys := make([]string, 0, len(kinds))
+	for k := range kinds {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		t.Logf("%s: %d", k, kinds[k])
+	}
+}
