@@ -66,3 +66,34 @@ func TestAdv5NotifiedRemovalAfterAFailedReadDoesNotCrash(t *testing.T) {
 		t.Errorf("n/1's removal was notified: %s", advState(s, "n/1"))
 	}
 }
+
+// The most common setup of all: a property (a derived value no descriptor
+// claims, the reference's usual way of exposing a value's state) goes with
+// its base in a resync in which another descriptor's read failed. The
+// delete of the property asks holdUnread, which asks unreadFor about the
+// property's (nil) descriptor: the scheduler's goroutine panics.
+//
+// b/1 = v derives the property p/1; a full resync whose read of x fails
+// no longer requests b/1.
+func TestAdv5PropertyDeletedInAResyncWithAFailedReadDoesNotCrash(t *testing.T) {
+	advOpen(t, "unreadFor dereferences the nil descriptor of a property deleted in a transaction whose read of another descriptor failed: the scheduler's goroutine panics (the test binary dies)")
+	ctx := context.Background()
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	b := sb.Descriptor("b", "b/")
+	b.DerivedValues = func(string, any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "p/1", Value: "up"}}
+	}
+	register(t, s, sb.Descriptor("x", "x/"), b)
+	mustSet(t, s, "b/1", "v")
+	wantState(t, s, "p/1", kvscheduler.Configured)
+	sb.FailNext("retrieve", "x", errors.New("read fails"))
+	_, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).Commit(ctx)
+	var te *kvscheduler.TransactionError
+	if !errors.As(err, &te) || len(te.Retrieve) == 0 {
+		t.Fatalf("Commit returned %v, want a *TransactionError naming the failed read of x", err)
+	}
+	if _, ok := sb.Values()["b/1"]; ok {
+		t.Errorf("b/1 is no longer requested and its descriptor was read: want it deleted (%s)", advState(s, "b/1"))
+	}
+}
