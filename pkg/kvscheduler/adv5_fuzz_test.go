@@ -28,6 +28,8 @@ var fzSnap = flag.Bool("fzsnap", false, "check graph snapshots")
 var fzDerivedDeps = flag.Bool("fzdd", false, "derived values with deps")
 var fzRecreateB = flag.Bool("fzrb", false, "b re-creates")
 var fzInvalid = flag.Bool("fzinv", false, "invalid values")
+var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
+var fzNotifyAll = flag.Bool("fznotifyall", false, "notified removals and any-of n/* dependencies (both crash on failed reads: see adv5_unread_provider_test.go)")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
@@ -97,6 +99,9 @@ func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
 				dv += "|" + rest
 			}
 			out = append(out, kvscheduler.KeyValuePair{Key: "d/" + part, Value: dv})
+			if *fzProps {
+				out = append(out, kvscheduler.KeyValuePair{Key: "p/" + part, Value: "prop"})
+			}
 		}
 		return out
 	}
@@ -156,6 +161,12 @@ func fzValue(rng *rand.Rand, key string) any {
 	var deps []string
 	for i := rng.Intn(3); i > 0; i-- {
 		k := fzDepKeys[rng.Intn(len(fzDepKeys))]
+		if *fzNotifyAll && rng.Intn(8) == 0 {
+			k = "n/*"
+		}
+		if *fzProps && rng.Intn(4) == 0 {
+			k = []string{"p/1", "p/2"}[rng.Intn(2)]
+		}
 		if k == key {
 			continue
 		}
@@ -300,8 +311,13 @@ func fzRun(seed int64) (string, []string) {
 		if rng.Intn(5) == 0 {
 			k := []string{"n/1", "n/2"}[rng.Intn(2)]
 			var v any = "up"
-			if rng.Intn(2) == 0 {
+			switch rng.Intn(3) {
+			case 0:
 				v = "up2"
+			case 1:
+				if *fzNotifyAll {
+					v = nil
+				}
 			}
 			_ = s.PushSBNotification(k, v, nil)
 			log = append(log, fmt.Sprintf("notify %s=%v", k, v))
