@@ -30,6 +30,7 @@ var fzRecreateB = flag.Bool("fzrb", false, "b re-creates")
 var fzInvalid = flag.Bool("fzinv", false, "invalid values")
 var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
 var fzNotifyAll = flag.Bool("fznotifyall", false, "notified removals and any-of n/* dependencies (both crash on failed reads: see adv5_unread_provider_test.go)")
+var fzAmbiguous = flag.Bool("fzamb", false, "a/3 claimed by two descriptors")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
@@ -134,7 +135,13 @@ func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
 		}
 		a.Validate, b.Validate, r.Validate = val, val, val
 	}
-	return []*kvscheduler.Descriptor{a, b, d, r}
+	out := []*kvscheduler.Descriptor{a, b, d, r}
+	if *fzAmbiguous {
+		a3 := sb.Descriptor("a3", "a/3")
+		a3.NBKeyPrefix = ""
+		out = append(out, a3)
+	}
+	return out
 }
 
 var fzKeys = []string{"a/1", "a/2", "a/3", "b/1", "b/2", "r/1", "r/2"}
