@@ -31,6 +31,7 @@ var fzInvalid = flag.Bool("fzinv", false, "invalid values")
 var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
 var fzNotifyAll = flag.Bool("fznotifyall", false, "notified removals and any-of n/* dependencies (both crash on failed reads: see adv5_unread_provider_test.go)")
 var fzAmbiguous = flag.Bool("fzamb", false, "a/3 claimed by two descriptors")
+var fzOrder = flag.Bool("fzorder", false, "check the delete order of steps without injected failures")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
@@ -247,6 +248,50 @@ func fzCheckRecords(recs []*kvscheduler.TxnRecord, ops []kvtest.Op) string {
 	return ""
 }
 
+// fzCheckDeleteOrder checks, in the operations of one step, that no value
+// is deleted before a value depending on it (by an exact key, of either
+// kind, by the value then held) that the same step deletes later.
+func fzCheckDeleteOrder(before map[string]any, ops []kvtest.Op) string {
+	held := map[string]any{}
+	for k, v := range before {
+		held[k] = v
+	}
+	for i, o := range ops {
+		switch o.Operation {
+		case "create", "update":
+			held[o.Key] = o.Value
+			continue
+		case "delete":
+		default:
+			continue
+		}
+		for _, later := range ops[i+1:] {
+			if later.Operation != "delete" {
+				continue
+			}
+			v, ok := held[later.Key]
+			if !ok {
+				continue
+			}
+			_, deps := fzParse(v)
+			_, xdeps := fzParse(held[o.Key])
+			cycle := false
+			for _, d := range xdeps {
+				if d.Key == later.Key || d.Key == "" && strings.HasPrefix(later.Key, d.AnyOf.KeyPrefixes[0]) {
+					cycle = true
+				}
+			}
+			for _, d := range deps {
+				if d.Key == o.Key && !cycle {
+					return fmt.Sprintf("%s deleted before %s (%v), which depends on it and is deleted later in the same step", o.Key, later.Key, v)
+				}
+			}
+		}
+		delete(held, o.Key)
+	}
+	return ""
+}
+
 func fzRun(seed int64) (string, []string) {
 	rng := rand.New(rand.NewSource(seed))
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
@@ -282,6 +327,8 @@ func fzRun(seed int64) (string, []string) {
 	}
 	for step := 0; step < steps; step++ {
 		sb.ResetOps()
+		injected := false
+		before := sb.Values()
 		// Drift and injected failures.
 		if rng.Intn(4) == 0 {
 			k := fzKeys[rng.Intn(len(fzKeys))]
@@ -307,11 +354,13 @@ func fzRun(seed int64) (string, []string) {
 			op := []string{"create", "update", "delete"}[rng.Intn(3)]
 			k := append(fzKeys, "d/1", "d/2")[rng.Intn(len(fzKeys)+2)]
 			sb.FailNext(op, k, errors.New("injected"))
+			injected = true
 			log = append(log, "fail "+op+" "+k)
 		}
 		if rng.Intn(8) == 0 {
 			dn := []string{"a", "b", "d", "r"}[rng.Intn(4)]
 			sb.FailNext("retrieve", dn, errors.New("injected read"))
+			injected = true
 			dirty = true
 			log = append(log, "fail retrieve "+dn)
 		}
@@ -420,6 +469,11 @@ func fzRun(seed int64) (string, []string) {
 		if !dirty && *fzView {
 			if d := advSBMismatch(s, sb, "a/", "b/", "d/", "r/"); len(d) > 0 {
 				return "view mismatch: " + strings.Join(d, "; "), log
+			}
+		}
+		if *fzOrder && !injected {
+			if msg := fzCheckDeleteOrder(before, ops); msg != "" {
+				return "delete order: " + msg, log
 			}
 		}
 		if msg := fzCheckRecords(recs, ops); msg != "" {
