@@ -63,14 +63,20 @@ func AfterJob(s *Scheduler, f func()) {
 
 // CheckModel compares, for every node of the graph, the fields a step of
 // issue 25 is replacing with what the model derives them from (see
-// docs/kvmodel-plan.md), and returns the first disagreement. Call it only
-// on the scheduler's goroutine between jobs (see AfterJob).
+// docs/kvmodel-plan.md), and checks the failure part of the model: a
+// blocked value has its error and its count of attempts, and is never
+// REMOVED (rule 4 drops a value found gone whose request is a delete,
+// failure and all). It returns the first disagreement. Call it only on
+// the scheduler's goroutine between jobs (see AfterJob).
 func CheckModel(s *Scheduler) error {
 	for _, k := range sortedNodeKeys(s) {
 		n := s.g.nodes[k]
 		if want := n.availModel(); n.avail != want {
 			return fmt.Errorf("%s: avail %v, the model says %v (sb %v, under %v, blocked %v, lastOp %v, state %v)",
 				k, n.avail, want, n.sb, n.under, n.blocked(), n.lastOp, n.state)
+		}
+		if n.blocked() && (n.err == nil || n.attempt() == 0) {
+			return fmt.Errorf("%s: blocked without its failure (err %v, attempt %d, lastOp %v, state %v)", k, n.err, n.attempt(), n.lastOp, n.state)
 		}
 		if n.blocked() && n.state == Removed {
 			return fmt.Errorf("%s: blocked and REMOVED (err %v, retry %d, lastOp %v, want %v, sb %v, last %v)", k, n.err, n.retryGen(), n.lastOp, n.want, n.sb, n.last)
