@@ -20,7 +20,6 @@ import (
 // Found by a fuzz comparing records with the southbound.
 
 func TestAdv5RetryOfARequestForAValueMadeByHandIsNotReportedDone(t *testing.T) {
-	advOpen(t, "the retry of a request whose key holds the southbound's own value runs nothing, reports OBTAINED with the requested value and drops the request")
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: time.Hour})
 	sb := kvtest.New()

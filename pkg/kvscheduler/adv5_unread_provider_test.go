@@ -76,7 +76,6 @@ func TestAdv5NotifiedRemovalAfterAFailedReadDoesNotCrash(t *testing.T) {
 // b/1 = v derives the property p/1; a full resync whose read of x fails
 // no longer requests b/1.
 func TestAdv5PropertyDeletedInAResyncWithAFailedReadDoesNotCrash(t *testing.T) {
-	advOpen(t, "unreadFor dereferences the nil descriptor of a property deleted in a transaction whose read of another descriptor failed: the scheduler's goroutine panics (the test binary dies)")
 	ctx := context.Background()
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
