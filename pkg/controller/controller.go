@@ -121,7 +121,9 @@ type controller struct {
 	// limiter is the queues' rate limiter, kept so that hot loops back
 	// keys off with the same per-key history as failures.
 	limiter clientworkqueue.TypedRateLimiter[string]
-	loops   *hotLoops
+	// epoch is when the controller was made; now counts from it.
+	epoch time.Time
+	loops *hotLoops
 	// permanent remembers the permanent failures logged, to log each once.
 	permanent permanentFailures
 	grace     time.Duration
@@ -152,7 +154,7 @@ type startKey struct {
 // handler. It registers its event handler on the informer at once, so
 // events that arrive before Start are kept.
 func New(name string, informer cache.SharedIndexInformer, handler Handler, opts *Options) (Controller, error) {
-	c := &controller{name: name, informer: informer, handler: handler}
+	c := &controller{name: name, informer: informer, handler: handler, epoch: time.Now()}
 	if opts != nil {
 		c.opts = *opts
 	}

@@ -16,11 +16,12 @@ import (
 // registered with) is the stop, not a failure worth an error line.
 func (c *controller) processNext(r *run) bool {
 	ctx, queue := r.ctx, r.queue
-	key, shutdown := queue.Get()
+	key, ticket, shutdown := queue.GetTicket()
 	if shutdown {
 		return false
 	}
-	defer queue.Done(key)
+	// By ticket: Done would look the key up in the queue's map again.
+	defer queue.DoneTicket(key, ticket)
 	if ctx.Err() != nil {
 		// The run is stopping: no handler starts after its context ended
 		// (the next run re-queues every cached key, see stopped).
@@ -28,7 +29,7 @@ func (c *controller) processNext(r *run) bool {
 	}
 	// One clock reading serves the pass: a hold counted from its start
 	// ends no later than the AddAfter that follows the handlers.
-	now := time.Now()
+	now := c.now()
 	if !c.passes.claim(key, r, now) {
 		// An earlier run, stopping, still handles the key: this run
 		// takes it once that pass has ended, never beside it.
@@ -83,6 +84,12 @@ func (c *controller) processNext(r *run) bool {
 	}
 	return true
 }
+
+// now is the time, read from the monotonic clock alone: time.Now reads the
+// wall clock too, which doubles the cost of the reading every pass takes.
+// Its wall-clock part is the epoch's plus the time elapsed since, which is
+// all its readers (holds, and since when a pass runs) need.
+func (c *controller) now() time.Time { return c.epoch.Add(time.Since(c.epoch)) }
 
 // held returns how long a key whose handlers fight still has to wait. An
 // object that is gone is not held: its handlers see the deletion at once.
@@ -145,7 +152,10 @@ func (c *controller) handle(ctx context.Context, key string) pass {
 // callHandler runs fn, turning a panic into an error that names the handler
 // and carries the stack, and records the handler's metrics.
 func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
-	began := time.Now()
+	var began time.Time
+	if m != nil {
+		began = time.Now() // only the metrics read it
+	}
 	panicked := false
 	defer func() {
 		if r := recover(); r != nil {

@@ -18,6 +18,10 @@ type dispatchQueue interface {
 	ShutDown()
 }
 
+// ticketQueue drives a Queue the way pkg/controller does: each hand-out
+// is ended by its ticket (GetTicket, DoneTicket) rather than by the item.
+type ticketQueue struct{ *Queue[string] }
+
 // benchKeys returns n distinct keys shaped like namespace/name, built before
 // the timer starts so that only the queue is measured.
 func benchKeys(n int) []string {
@@ -40,11 +44,22 @@ func runDispatch(q dispatchQueue, keys []string, workers int) {
 	for range workers {
 		wg.Go(func() {
 			for {
-				item, shutdown := q.Get()
+				var (
+					item     string
+					shutdown bool
+				)
+				if tq, ok := q.(ticketQueue); ok {
+					var t Ticket
+					item, t, shutdown = tq.GetTicket()
+					if !shutdown {
+						tq.DoneTicket(item, t)
+					}
+				} else if item, shutdown = q.Get(); !shutdown {
+					q.Done(item)
+				}
 				if shutdown {
 					return
 				}
-				q.Done(item)
 				q.Forget(item)
 				if done.Add(1) == total {
 					q.ShutDown()
@@ -67,6 +82,7 @@ func BenchmarkDispatch(b *testing.B) {
 		new  func() dispatchQueue
 	}{
 		{"lariat", func() dispatchQueue { return New(Options[string]{}) }},
+		{"lariat-ticket", func() dispatchQueue { return ticketQueue{New(Options[string]{})} }},
 		{"client-go", func() dispatchQueue {
 			return workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 		}},

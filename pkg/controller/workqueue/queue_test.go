@@ -200,28 +200,81 @@ func TestAddWhileProcessingIsRequeuedOnDone(t *testing.T) {
 		{"high", []Priority{High}, []string{"a", "c"}},
 		{"low then high", []Priority{Low, High, Low}, []string{"a", "c"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := newTestQueue(t, Options[string]{})
-			q.Add("a")
-			if got := get(t, q); got != "a" {
-				t.Fatalf("got %q, want a", got)
-			}
-			for _, p := range tc.readds {
-				q.AddWithPriority("a", p)
-			}
-			// Stingy: the item must not be ready while it is processed.
-			if got := q.Len(); got != 0 {
-				t.Fatalf("Len while processing = %d, want 0", got)
-			}
-			q.AddWithPriority("c", Low)
-			q.Done("a")
-			if got := q.Len(); got != 2 {
-				t.Fatalf("Len after Done = %d, want 2", got)
-			}
-			if got := drain(t, q); !slices.Equal(got, tc.want) {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-		})
+		for _, ticket := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ticket=%v", tc.name, ticket), func(t *testing.T) {
+				q := newTestQueue(t, Options[string]{})
+				q.Add("a")
+				got, tk, _ := q.GetTicket()
+				if got != "a" {
+					t.Fatalf("got %q, want a", got)
+				}
+				for _, p := range tc.readds {
+					q.AddWithPriority("a", p)
+				}
+				// Stingy: the item must not be ready while it is processed.
+				if got := q.Len(); got != 0 {
+					t.Fatalf("Len while processing = %d, want 0", got)
+				}
+				q.AddWithPriority("c", Low)
+				if ticket {
+					q.DoneTicket("a", tk)
+				} else {
+					q.Done("a")
+				}
+				if got := q.Len(); got != 2 {
+					t.Fatalf("Len after Done = %d, want 2", got)
+				}
+				if got := drain(t, q); !slices.Equal(got, tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestStaleTicketIsIgnored: a ticket whose hand-out ended ends nothing
+// else, neither the item's next hand-out nor another item's that reuses
+// its entry.
+func TestStaleTicketIsIgnored(t *testing.T) {
+	q := newTestQueue(t, Options[string]{})
+	q.Add("a")
+	q.Add("b")
+	_, first, _ := q.GetTicket() // a
+	q.Add("a")                   // dirty: queued again on Done
+	q.DoneTicket("a", first)
+	q.DoneTicket("a", first) // twice: nothing
+	if got := get(t, q); got != "b" {
+		t.Fatalf("got %q, want b", got)
+	}
+	q.Done("b")
+	item, second, _ := q.GetTicket() // a again, same entry, new hand-out
+	if item != "a" {
+		t.Fatalf("got %q, want a", item)
+	}
+	q.Add("a")
+	q.DoneTicket("a", first) // the old hand-out's ticket must not end this one
+	if got := q.Len(); got != 0 {
+		t.Fatalf("Len after a stale ticket = %d, want 0 (a still processing)", got)
+	}
+	q.DoneTicket("a", second)
+	if got := q.Len(); got != 1 {
+		t.Fatalf("Len after the right ticket = %d, want 1 (a added while processing)", got)
+	}
+	q.DoneTicket("a", Ticket{}) // the zero ticket names no hand-out
+	if got := drain(t, q); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("got %v, want [a]", got)
+	}
+	// The queue emptied and its entries were reset: a new item on the
+	// reused first entry is not ended by a's old tickets.
+	q.Add("c")
+	if got, _, _ := q.GetTicket(); got != "c" {
+		t.Fatalf("got %q, want c", got)
+	}
+	q.Add("c")
+	q.DoneTicket("c", first)
+	q.DoneTicket("c", second)
+	if got := q.Len(); got != 0 {
+		t.Fatalf("Len after stale tickets = %d, want 0 (c still processing)", got)
 	}
 }
 
@@ -275,7 +328,8 @@ func TestStingyConcurrent(t *testing.T) {
 	for w := range workers {
 		workersWG.Go(func() {
 			for {
-				item, shutdown := q.Get()
+				// Half the workers end their hand-outs by ticket.
+				item, tk, shutdown := q.GetTicket()
 				if shutdown {
 					return
 				}
@@ -306,7 +360,11 @@ func TestStingyConcurrent(t *testing.T) {
 				} else {
 					q.Forget(item)
 				}
-				q.Done(item)
+				if w%2 == 0 {
+					q.DoneTicket(item, tk)
+				} else {
+					q.Done(item)
+				}
 			}
 		})
 	}
@@ -492,5 +550,53 @@ func TestStaleLowSlotAfterQueueEmptied(t *testing.T) {
 	want := []string{"new", "newer"}
 	if got := drain(t, q); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// Done items stay in the map as idle, but never beyond the bound the
+// package documents (about as many as live items, plus sweepMin), and an
+// idle item added again is handed out again.
+func TestIdleItemsAreBoundedAndRequeued(t *testing.T) {
+	q := newTestQueue(t, Options[string]{})
+	q.Add("held")
+	if got := get(t, q); got != "held" { // one live item all along
+		t.Fatalf("got %q, want held", got)
+	}
+	for i := range 5 * sweepMin {
+		k := fmt.Sprint("k-", i)
+		q.Add(k)
+		item, tk, _ := q.GetTicket()
+		if item != k {
+			t.Fatalf("got %q, want %q", item, k)
+		}
+		q.DoneTicket(item, tk)
+		q.mu.Lock()
+		n, live := len(q.items), q.nLive
+		q.mu.Unlock()
+		if n > 2*live+sweepMin {
+			t.Fatalf("after %d keys the map holds %d items for at most %d live ones, want at most %d", i+1, n, live, 2*live+sweepMin)
+		}
+	}
+	// k-0 was swept, the last key is idle: both are handed out again.
+	last := fmt.Sprint("k-", 5*sweepMin-1)
+	q.Add("k-0")
+	q.Add(last)
+	if got := drain(t, q); !slices.Equal(got, []string{"k-0", last}) {
+		t.Fatalf("got %v, want [k-0 %s]", got, last)
+	}
+	q.Done("held")
+	// A burst larger than shrinkAfter is dropped as a whole once the
+	// queue empties.
+	for i := range 2 * shrinkAfter {
+		q.Add(fmt.Sprint("burst-", i))
+	}
+	if got := len(drain(t, q)); got != 2*shrinkAfter {
+		t.Fatalf("drained %d, want %d", got, 2*shrinkAfter)
+	}
+	q.mu.Lock()
+	n, used := len(q.items), q.arena.used
+	q.mu.Unlock()
+	if n != 0 || used != 0 {
+		t.Fatalf("after the burst: %d items in the map, %d arena entries used; want 0 and 0", n, used)
 	}
 }

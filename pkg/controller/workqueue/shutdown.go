@@ -41,13 +41,14 @@ func (q *Queue[T]) shutDown(drain bool) {
 // dropQueuedLocked forgets every item that is not being processed.
 func (q *Queue[T]) dropQueuedLocked() {
 	for item, idx := range q.items {
-		if e := q.arena.at(idx); e.state == stateQueued {
+		if e := q.arena.at(idx); e.state != stateProcessing {
 			delete(q.items, item)
 			q.arena.release(idx)
 		} else {
 			e.dirty = false
 		}
 	}
+	q.nLive, q.nIdle = q.nProcessing, 0
 	q.high.reset()
 	q.low.reset()
 	q.nLow = 0
