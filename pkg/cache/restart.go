@@ -50,6 +50,10 @@ type restartableInformer struct {
 	// first stream to handlers early: a first run, whose store starts
 	// empty. A rebuilt run's handlers already know the old objects.
 	feedEarly bool
+	// streamed holds, by key, what the current run's stream handed its
+	// handlers early, until it has synced (see GetStreamed). It holds the
+	// objects the reflector collects for the Replace anyway.
+	streamed map[string]any
 }
 
 var _ cache.SharedIndexInformer = (*restartableInformer)(nil)
@@ -228,6 +232,7 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	i.mu.Lock()
 	i.ran, i.runCtx, i.stopRun = true, ctx, stop
 	i.feedEarly = i.stream != nil && !rebuilt
+	i.streamed = nil
 	run := make(chan struct{})
 	i.done = run
 	informer := i.current

@@ -119,6 +119,7 @@ func (i *restartableInformer) deliverEarly(obj any) {
 		i.mu.Unlock()
 		return
 	}
+	i.recordStreamedLocked(obj)
 	var handlers []*earlyHandler
 	for r := range i.handlers {
 		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
@@ -160,6 +161,7 @@ func (i *restartableInformer) flushEarly(ctx context.Context, informer cache.Sha
 		}
 	}
 	i.feedEarly = false
+	i.streamed = nil // the store has them all now
 	i.mu.Unlock()
 	for _, p := range all {
 		if waitSynced(ctx, p.inner.HasSynced) {

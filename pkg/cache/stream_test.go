@@ -27,11 +27,30 @@ type streamLog struct {
 	firstStored  int
 	firstSynced  bool
 	firstSyncErr error
-	called       bool
+	// What GetStreamed said at the first call of the object handed then
+	// and of one that does not exist.
+	firstStreamed, firstAbsent streamedRead
+	called                     bool
+}
+
+// streamedRead is a GetStreamed answer.
+type streamedRead struct {
+	found, exists, synced bool
+	err                   error
+}
+
+func readStreamed(informer toolscache.SharedIndexInformer, key string) streamedRead {
+	r, ok := informer.(cache.StreamReader)
+	if !ok {
+		return streamedRead{err: fmt.Errorf("%T is no StreamReader", informer)}
+	}
+	obj, exists, synced, err := r.GetStreamed(key)
+	_, isCM := obj.(*corev1.ConfigMap)
+	return streamedRead{found: isCM, exists: exists, synced: synced, err: err}
 }
 
 func (l *streamLog) handler(informer toolscache.SharedIndexInformer) toolscache.ResourceEventHandler {
-	record := func(event string) {
+	record := func(event string, obj any) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if !l.called {
@@ -39,6 +58,10 @@ func (l *streamLog) handler(informer toolscache.SharedIndexInformer) toolscache.
 			l.firstStored = len(informer.GetStore().ListKeys())
 			l.firstSynced = informer.HasSynced()
 			l.firstSyncErr = cache.CheckSynced(informer, schema.GroupResource{Resource: "configmaps"})
+			if key, err := toolscache.MetaNamespaceKeyFunc(obj); err == nil {
+				l.firstStreamed = readStreamed(informer, key)
+				l.firstAbsent = readStreamed(informer, key+"-absent")
+			}
 		}
 		l.events = append(l.events, event)
 	}
@@ -49,9 +72,9 @@ func (l *streamLog) handler(informer toolscache.SharedIndexInformer) toolscache.
 		return obj.(*corev1.ConfigMap).Name
 	}
 	return toolscache.ResourceEventHandlerDetailedFuncs{
-		AddFunc:    func(obj any, initial bool) { record(fmt.Sprintf("add %s %t", name(obj), initial)) },
-		UpdateFunc: func(_, obj any) { record("update " + name(obj)) },
-		DeleteFunc: func(obj any) { record("delete " + name(obj)) },
+		AddFunc:    func(obj any, initial bool) { record(fmt.Sprintf("add %s %t", name(obj), initial), obj) },
+		UpdateFunc: func(_, obj any) { record("update "+name(obj), obj) },
+		DeleteFunc: func(obj any) { record("delete "+name(obj), obj) },
 	}
 }
 
@@ -101,6 +124,23 @@ func testStreamInitialList(t *testing.T, compact bool) {
 	}
 	if !cache.IsNotSynced(syncErr) {
 		t.Errorf("a read of the cache at the first handler call: %v, want a NotSyncedError", syncErr)
+	}
+	// GetStreamed answers for what was streamed, and for nothing else
+	// before the sync (a miss then is not "it does not exist").
+	log.mu.Lock()
+	streamed, absent := log.firstStreamed, log.firstAbsent
+	log.mu.Unlock()
+	if want := (streamedRead{found: true, exists: true}); streamed != want {
+		t.Errorf("GetStreamed of the object handed at the first call: %+v, want %+v", streamed, want)
+	}
+	if absent != (streamedRead{}) {
+		t.Errorf("GetStreamed of an object not streamed, at the first call: %+v, want a miss, not synced", absent)
+	}
+	if got := readStreamed(informer, ns+"/cm-0"); got != (streamedRead{found: true, exists: true, synced: true}) {
+		t.Errorf("GetStreamed after the sync: %+v, want the object, from the synced store", got)
+	}
+	if got := readStreamed(informer, ns+"/absent"); got != (streamedRead{synced: true}) {
+		t.Errorf("GetStreamed of an object that does not exist, after the sync: %+v, want a miss, synced", got)
 	}
 	var want []string
 	for i := range n {

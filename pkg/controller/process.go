@@ -41,7 +41,7 @@ func (c *controller) processNext(r *run) bool {
 		queue.AddAfter(key, wait)
 		return true
 	}
-	p := c.handle(ctx, key)
+	p := c.handle(ctx, r, key)
 	if p.stale {
 		return true // not a pass: nothing ran, nothing to count or retry
 	}
@@ -103,10 +103,14 @@ func (c *controller) held(key string, now time.Time) time.Duration {
 	return wait
 }
 
-func (c *controller) handle(ctx context.Context, key string) pass {
-	obj, exists, err := c.informer.GetStore().GetByKey(key)
+func (c *controller) handle(ctx context.Context, r *run, key string) pass {
+	obj, exists, ok, err := c.get(r, key)
 	if err != nil {
 		return pass{err: err}
+	}
+	if !ok {
+		// Not streamed yet: parked until the sync, never a deletion.
+		return pass{stale: true}
 	}
 	var robj runtime.Object
 	var p pass

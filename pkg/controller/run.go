@@ -44,6 +44,11 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
 	r := &run{ctx: ctx, queue: queue, done: make(chan struct{}), graceOver: make(chan struct{})}
+	if reader := c.streamReader(); reader != nil && !restart {
+		// Its first list streams: workers start on the objects streamed
+		// so far (a restart's first reads the store's keys, after sync).
+		r.early = &earlyRun{reader: reader}
+	}
 	c.runs[r] = struct{}{}
 	go c.run(r, workers, restart)
 	return nil
@@ -61,17 +66,34 @@ func (c *controller) run(r *run, workers int, restart bool) {
 		close(r.done)
 	}()
 	defer c.stopped(queue)
+	var wg sync.WaitGroup
+	startWorkers := func() {
+		for range workers {
+			wg.Go(func() {
+				for c.processNext(r) {
+				}
+			})
+		}
+	}
+	if r.early != nil {
+		startWorkers()
+	}
 	// Keys are looked up in the informer's store, so workers wait for it to
-	// be filled; a kind that never syncs holds only its own workers, never
+	// be filled (those of an early run park the keys they cannot read
+	// yet); a kind that never syncs holds only its own workers, never
 	// another kind's. A short poll: sync is a one-time wait and every
 	// millisecond of it delays the first handler call of a cold start.
 	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 		return c.informer.HasSynced(), nil
 	})
-	if err != nil {
+	switch {
+	case err != nil && r.early == nil:
 		return
-	}
-	if restart {
+	case err != nil:
+		// Stopped before the sync: the early workers stop as any do.
+	case r.early != nil:
+		r.early.syncedEarly(queue)
+	case restart:
 		for _, key := range c.informer.GetStore().ListKeys() {
 			queue.AddWithPriority(key, workqueue.Low)
 		}
@@ -83,12 +105,8 @@ func (c *controller) run(r *run, workers int, restart bool) {
 			c.enqueueGone(ctx, reg)
 		}
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNext(r) {
-			}
-		})
+	if r.early == nil {
+		startWorkers()
 	}
 	<-ctx.Done()
 	queue.ShutDown()

@@ -77,6 +77,9 @@ type run struct {
 	// graceOver is closed when the stop grace period after ctx's end
 	// passed while workers still ran.
 	graceOver chan struct{}
+	// early is set when the run's workers start before its informer
+	// synced (see earlyRun), else nil.
+	early *earlyRun
 }
 
 // activePass is a key being handled: by which run, since when, and which

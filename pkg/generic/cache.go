@@ -2,6 +2,7 @@ package generic
 
 import (
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,12 +70,12 @@ func (c *Cache[T]) known(namespace string) error {
 // and one limited to another namespace a *lariatcache.NotCoveredError.
 func (c *Cache[T]) Get(namespace, name string) (T, error) {
 	var zero T
-	if err := c.known(namespace); err != nil {
-		return zero, err
-	}
 	key := name
 	if namespace != "" {
 		key = namespace + "/" + name
+	}
+	if err := c.known(namespace); err != nil {
+		return c.getStreamed(key, err)
 	}
 	obj, exists, err := c.indexer.GetByKey(key)
 	if err != nil {
@@ -84,6 +85,29 @@ func (c *Cache[T]) Get(namespace, name string) (T, error) {
 		return zero, apierrors.NewNotFound(c.resource, name)
 	}
 	return c.typed(obj)
+}
+
+// getStreamed answers a Get of key before the informer synced, when its
+// first list streams (cache.Options.StreamInitialList) and the stream
+// already handed the object out; otherwise, and for a miss (the object may
+// not be listed yet), it returns notKnown, never NotFound.
+func (c *Cache[T]) getStreamed(key string, notKnown error) (T, error) {
+	var zero T
+	r, ok := c.informer.(lariatcache.StreamReader)
+	if !ok || !lariatcache.IsNotSynced(notKnown) || !r.StreamsInitialList() {
+		return zero, notKnown
+	}
+	obj, exists, synced, err := r.GetStreamed(key)
+	switch {
+	case err != nil:
+		return zero, err
+	case exists:
+		return c.typed(obj)
+	case synced:
+		// It synced meanwhile: the store can tell.
+		return zero, apierrors.NewNotFound(c.resource, key[strings.LastIndex(key, "/")+1:])
+	}
+	return zero, notKnown
 }
 
 // List returns the cached objects of namespace ("" for all) whose labels

@@ -1,0 +1,67 @@
+package cache
+
+import (
+	"k8s.io/client-go/tools/cache"
+)
+
+// StreamReader is an informer that can answer for the objects of its first
+// list before that list is all in (Options.StreamInitialList): the
+// informers of a SharedCacheFactory are StreamReaders. It is what lets a
+// controller's workers start while the list streams in, rather than at
+// the sync.
+type StreamReader interface {
+	// StreamsInitialList reports whether the informer hands (or, not
+	// started yet, will hand) the objects of its first list to handlers
+	// as they arrive, and has not synced since.
+	StreamsInitialList() bool
+	// GetStreamed returns the object of key. Once the informer has synced
+	// (synced is true) it reads the store, and a miss means the object
+	// does not exist. Before that it returns the object the stream handed
+	// the handlers, if it did; a miss then (exists and synced false) says
+	// nothing of whether the object exists: it may not have been listed
+	// yet, so it must never be read as a deletion.
+	GetStreamed(key string) (obj any, exists, synced bool, err error)
+}
+
+var _ StreamReader = (*restartableInformer)(nil)
+
+// StreamsInitialList is StreamReader's.
+func (i *restartableInformer) StreamsInitialList() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stream == nil || (i.ran && !i.feedEarly) {
+		return false
+	}
+	return !i.ran || !i.current.HasSynced()
+}
+
+// GetStreamed is StreamReader's.
+func (i *restartableInformer) GetStreamed(key string) (obj any, exists, synced bool, err error) {
+	i.mu.Lock()
+	synced = i.liveLocked() && i.current.HasSynced()
+	obj, exists = i.streamed[key]
+	i.mu.Unlock()
+	if synced {
+		obj, exists, err = i.store.GetByKey(key)
+		return obj, exists, true, err
+	}
+	if !exists {
+		return nil, false, false, nil
+	}
+	// A compact cache's stream hands out the compact form.
+	obj, err = decoded(obj)
+	return obj, err == nil, false, err
+}
+
+// recordStreamedLocked keeps obj, handed to the handlers early, for
+// GetStreamed until the informer has synced; i.mu must be held.
+func (i *restartableInformer) recordStreamedLocked(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	if i.streamed == nil {
+		i.streamed = map[string]any{}
+	}
+	i.streamed[key] = obj
+}
