@@ -221,16 +221,6 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	return item, shutdown
 }
 
-// Ticket names one hand-out of an item by GetTicket, so that DoneTicket
-// finds the item's state without looking the item up in the queue's map
-// of items: with a million queued keys that lookup is a cache miss, and
-// Done's was a third of the queue's dispatch cost. The zero Ticket names
-// no hand-out.
-type Ticket struct {
-	idx uint32
-	seq uint64
-}
-
 // GetTicket is Get, and also returns the hand-out's Ticket for DoneTicket.
 func (q *Queue[T]) GetTicket() (item T, t Ticket, shutdown bool) {
 	q.mu.Lock()
@@ -302,22 +292,6 @@ func (q *Queue[T]) Done(item T) {
 	q.mu.Unlock()
 }
 
-// DoneTicket is Done for the hand-out t that GetTicket returned with item:
-// it finds the item's state by t rather than by looking item up. A ticket
-// whose hand-out already ended (DoneTicket or Done was called for it) does
-// nothing, as Done does for an item that is not processing.
-func (q *Queue[T]) DoneTicket(item T, t Ticket) {
-	q.mu.Lock()
-	// An entry released since is zeroed (seq 0, which no ticket has) and
-	// one reused has a later seq, so a stale ticket never matches.
-	if t.seq != 0 && t.idx < q.arena.used {
-		if e := q.arena.at(t.idx); e.seq == t.seq && e.state == stateProcessing {
-			q.doneLocked(item, t.idx, e)
-		}
-	}
-	q.mu.Unlock()
-}
-
 // doneLocked ends the processing of item, whose entry is e at idx.
 func (q *Queue[T]) doneLocked(item T, idx uint32, e *entry) {
 	q.nProcessing--
@@ -341,36 +315,6 @@ func (q *Queue[T]) doneLocked(item T, idx uint32, e *entry) {
 	}
 	if q.nProcessing == 0 && q.shuttingDown {
 		q.drained.Broadcast()
-	}
-}
-
-// sweepLocked forgets every idle item, and resets the storage once no item
-// is left, so no slot outlives the index it refers to. It walks the map in
-// its table's order, so its deletes are not the cache misses Done's were.
-func (q *Queue[T]) sweepLocked() {
-	for item, idx := range q.items {
-		if q.arena.at(idx).state == stateIdle {
-			delete(q.items, item)
-			q.arena.release(idx)
-		}
-	}
-	q.nIdle = 0
-	if len(q.items) == 0 {
-		q.resetLocked()
-	}
-}
-
-// resetLocked drops every item (every item must be idle) and the memory
-// held for them.
-func (q *Queue[T]) resetLocked() {
-	q.low.reset()
-	q.arena.reset()
-	q.nIdle = 0
-	if q.itemsPeak > shrinkAfter {
-		q.items = make(map[T]uint32)
-		q.itemsPeak = 0
-	} else {
-		clear(q.items)
 	}
 }
 
