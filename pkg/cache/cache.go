@@ -122,6 +122,9 @@ type Options struct {
 	// the objects already); only informers of a SharedCacheFactory.
 	// Handlers are called on the stream as it is read, so a slow handler
 	// slows the list: keep them to queuing keys, as controllers' are.
+	// Before the sync, GetStreamed (StreamReader) and pkg/generic's typed
+	// Get answer for the objects streamed so far, so pkg/controller starts
+	// the kind's workers at once rather than at the sync.
 	StreamInitialList bool
 
 	// codec is the compact informer's, shared by its runs.

@@ -40,12 +40,13 @@ import (
 // and with its managedFields-stripping transform, its best configuration
 // for memory), then wrangler's generated controllers on Lariat's core (not
 // a peer: its column shows the lasso adapter's overhead).
-var frameworkNames = []string{"lariat", "lariat-compact", "lariat-json", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
+var frameworkNames = []string{"lariat", "lariat-compact", "lariat-json", "lariat-stream", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
 	"lariat":                   lariat{},
 	"lariat-compact":           lariat{compact: true},
 	"lariat-json":              lariat{jsonOnly: true},
+	"lariat-stream":            lariat{stream: true},
 	"lasso":                    lasso{},
 	"controller-runtime":       controllerRuntime{},
 	"controller-runtime-strip": controllerRuntime{strip: true},
@@ -90,8 +91,14 @@ type noWatchList struct{ *toolscache.ListWatch }
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // lariat is Lariat's shared controller factory; compact stores the objects
-// encoded (cache.Options.Compact), jsonOnly turns protobuf off.
-type lariat struct{ jsonOnly, compact bool }
+// encoded (cache.Options.Compact), jsonOnly turns protobuf off, stream
+// hands the initial list's objects to handlers as they arrive and starts
+// workers on them before the sync (cache.Options.StreamInitialList).
+type lariat struct{ jsonOnly, compact, stream bool }
+
+// watchReturnsAtSync: Lariat's watch returns once its caches synced
+// (SharedControllerFactory.Start waits for them).
+func (lariat) watchReturnsAtSync() {}
 
 func (l lariat) watch(ctx context.Context, w workload, kubeconfig, ns string, workers int, seen func(key, gen string)) error {
 	cfg, err := restConfig(kubeconfig)
@@ -103,7 +110,7 @@ func (l lariat) watch(ctx context.Context, w workload, kubeconfig, ns string, wo
 		return err
 	}
 	log := quietLogger()
-	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, Compact: l.compact}, Logger: log})
+	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, Compact: l.compact, StreamInitialList: l.stream}, Logger: log})
 	factory, err := controller.NewSharedControllerFactory(caches, &controller.SharedControllerFactoryOptions{Logger: log})
 	if err != nil {
 		return err

@@ -46,6 +46,8 @@ import (
 type result struct {
 	Framework     string  `json:"framework"`
 	ColdStart     float64 `json:"coldStartSeconds,omitempty"`
+	FirstHandled  float64 `json:"firstHandledSeconds,omitempty"`
+	Synced        float64 `json:"syncedSeconds,omitempty"`
 	HeapBytes     uint64  `json:"heapBytes,omitempty"`
 	PeakHeapBytes uint64  `json:"peakHeapBytes,omitempty"`
 	PeakRSSBytes  uint64  `json:"peakRSSBytes,omitempty"`
@@ -175,6 +177,8 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 		results[name] = &result{
 			Framework:     name,
 			ColdStart:     median(c, func(r result) float64 { return r.ColdStart }),
+			FirstHandled:  median(c, func(r result) float64 { return r.FirstHandled }),
+			Synced:        median(c, func(r result) float64 { return r.Synced }),
 			HeapBytes:     uint64(median(c, func(r result) float64 { return float64(r.HeapBytes) })),
 			PeakHeapBytes: uint64(median(c, func(r result) float64 { return float64(r.PeakHeapBytes) })),
 			PeakRSSBytes:  uint64(median(c, func(r result) float64 { return float64(r.PeakRSSBytes) })),
@@ -230,9 +234,18 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		unit  func(float64) string
 	}
 	seconds := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
+	// Some rows are not measured for every framework.
+	secondsOrNA := func(v float64) string {
+		if v <= 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.3f s", v)
+	}
 	mib := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
 	rows := []row{
 		{fmt.Sprintf("cold start, %d %s", cfg.objects, cfg.workload), func(r *result) float64 { return r.ColdStart }, seconds},
+		{"cold start: first handler call", func(r *result) float64 { return r.FirstHandled }, secondsOrNA},
+		{"cold start: caches synced (Lariat's Start returned)", func(r *result) float64 { return r.Synced }, secondsOrNA},
 		{"heap after sync (after GC)", func(r *result) float64 { return float64(r.HeapBytes) }, mib},
 		{"peak heap during cold start", func(r *result) float64 { return float64(r.PeakHeapBytes) }, mib},
 		{"peak RSS during cold start", func(r *result) float64 { return float64(r.PeakRSSBytes) }, mib},

@@ -89,9 +89,23 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	}
 	defer stopProfile()
 	began := time.Now()
-	if err := fw.watch(ctx, w, cfg.kubeconfig, cfg.namespace, cfg.workers, t.observe); err != nil {
+	var firstOnce sync.Once
+	var firstHandled time.Duration
+	firstDone := make(chan struct{})
+	observe := func(key, gen string) {
+		firstOnce.Do(func() {
+			firstHandled = time.Since(began)
+			close(firstDone)
+		})
+		t.observe(key, gen)
+	}
+	if err := fw.watch(ctx, w, cfg.kubeconfig, cfg.namespace, cfg.workers, observe); err != nil {
 		sampler.stop()
 		return result{}, err
+	}
+	var synced time.Duration
+	if _, ok := fw.(interface{ watchReturnsAtSync() }); ok {
+		synced = time.Since(began)
 	}
 	if err := waitFor(ctx, t.allSeen, "every object to be handled"); err != nil {
 		sampler.stop()
@@ -100,6 +114,8 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	stopProfile()
 	var r result
 	r.ColdStart = time.Since(began).Seconds()
+	<-firstDone // every object was seen, so the first was
+	r.FirstHandled, r.Synced = firstHandled.Seconds(), synced.Seconds()
 	r.PeakHeapBytes = sampler.stop()
 	r.PeakRSSBytes = peakRSS()
 	runtime.GC()
