@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ type streamCall struct {
 // gone: it waits for the sync, and then its handlers are given the object,
 // or nil if the complete list lacks it.
 //
-// The stream is held at its first object (by another handler of the
+// The stream is held at its second object (by another handler of the
 // informer, called in the stream) until the controller's handler has run,
 // so the informer cannot sync before; the keys enqueued before Start go
 // first (High before the stream's initial-list keys, Low), so with one
@@ -77,19 +78,23 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 		return nil, nil
 	}))
 	heldFor := make(chan time.Duration, 1)
-	var holdOnce sync.Once
+	var adds atomic.Int32
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(any) {
-		holdOnce.Do(func() {
-			// Called in the stream: nothing more is streamed, and the
-			// informer cannot sync, until this returns. The bound only
-			// keeps a broken build from hanging the test.
-			began := time.Now()
-			select {
-			case <-handled:
-			case <-time.After(time.Minute):
-			}
-			heldFor <- time.Since(began)
-		})
+		// Called in the stream: nothing more is streamed, and the
+		// informer cannot sync, until this returns. It holds the stream
+		// at the second object, when the first has been handed to every
+		// handler of the informer (the controller's among them, whose
+		// order among them is not known). The bound only keeps a broken
+		// build from hanging the test.
+		if adds.Add(1) != 2 {
+			return
+		}
+		began := time.Now()
+		select {
+		case <-handled:
+		case <-time.After(time.Minute):
+		}
+		heldFor <- time.Since(began)
 	}})
 	if err != nil {
 		t.Fatal(err)
