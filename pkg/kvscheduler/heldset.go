@@ -118,12 +118,16 @@ func (s *Scheduler) noteHeld(n *node) {
 // noteHeldBase recomputes b's leftovers: its derived keys held with it
 // that its value in the southbound does not derive.
 func (s *Scheduler) noteHeldBase(b *node) {
+	s.noteHeldBaseWith(b, &derivesCache{b: b})
+}
+
+// noteHeldBaseWith is noteHeldBase, asking dc what b's value derives.
+func (s *Scheduler) noteHeldBaseWith(b *node, dc *derivesCache) {
 	if len(b.derived) == 0 && len(b.heldSet()) == 0 {
 		return
 	}
-	dc := derivesCache{b: b}
 	for _, k := range b.derived {
-		s.noteHeldKey(b, k, &dc)
+		s.noteHeldKey(b, k, dc)
 	}
 	for _, h := range slices.Clone(b.heldSet()) {
 		if _, listed := slices.BinarySearch(b.derived, h.key); h.present && !listed {

@@ -28,11 +28,15 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 		b, depth := stack[len(stack)-1], depths[len(depths)-1]
 		stack, depths = stack[:len(stack)-1], depths[:len(depths)-1]
 		keys := s.readKeys[:0]
+		var kvs []KeyValuePair
+		asked := false
 		if depth == maxDerivedDepth && b.d != nil && b.d.DerivedValues != nil {
 			// A descriptor that derives without end (see derivationErr).
 			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; not read past %s", n.key, b.key))
 		} else if b.d != nil && b.d.DerivedValues != nil {
-			kvs, err := callDerived(b.d, b.key, b.sb)
+			var err error
+			kvs, err = callDerived(b.d, b.key, b.sb)
+			asked = true
 			if err == nil {
 				for _, c := range kvs {
 					if c.Key == "" || c.Value == nil || visited.has(c.Key) || b.isHeldAbsent(c.Key) ||
@@ -69,7 +73,8 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 		case !slices.Equal(keys, b.derived):
 			b.derived = slices.Clone(keys)
 		}
-		s.noteHeldBase(b)
+		// What b's value read derives: the same answer for its set.
+		s.noteHeldBaseWith(b, &derivesCache{b: b, kvs: kvs, asked: asked})
 	}
 
 }

@@ -176,7 +176,6 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 		}
 		n.sb = v
 		w.syncSBDeps(n)
-		s.noteHeld(n)
 	}
 	if !n.avail && !(n.blocked() && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing() && n.want != nil)) {
 		n.avail = true
