@@ -39,3 +39,37 @@ func CheckHeldSet(s *Scheduler) error {
 	}
 	return nil
 }
+
+// CheckHeldUnknown compares the held tri-state's unknown values (the
+// nodes' heldUnknown) with Scheduler.unknown, the keys whose read-back
+// failed. Call it on the scheduler's goroutine (see AfterJob).
+func CheckHeldUnknown(s *Scheduler) error {
+	for _, k := range slices.Sorted(maps.Keys(s.unknown)) {
+		if n := s.g.nodes[k]; n == nil || !n.heldUnknown {
+			return fmt.Errorf("%s: unknown, but its node (%v) is not", k, n != nil)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.g.nodes)) {
+		if n := s.g.nodes[k]; n.heldUnknown && !s.unknown[k] {
+			return fmt.Errorf("%s: its node is unknown, Scheduler.unknown has not it", k)
+		}
+	}
+	for _, n := range s.unknownNodes {
+		if !n.heldUnknown {
+			return fmt.Errorf("%s: listed unknown, not marked", n.key)
+		}
+	}
+	return nil
+}
+
+// HeldUnknownCount returns the number of nodes whose held value is
+// unknown. Call it on the scheduler's goroutine (see AfterJob).
+func HeldUnknownCount(s *Scheduler) int {
+	c := 0
+	for _, n := range s.g.nodes {
+		if n.heldUnknown {
+			c++
+		}
+	}
+	return c
+}

@@ -55,6 +55,12 @@ type node struct {
 	mark      keyMark
 	// removed is set when the node leaves the graph (see graph.has).
 	removed bool
+	// heldUnknown: what the southbound holds of the value is unknown (sb
+	// is the last belief): a read-back after a failed operation, which
+	// may have done its work, failed. The next transaction reads it
+	// before it decides anything (see readUnknown). With sb it is the
+	// held tri-state: present, absent or unknown.
+	heldUnknown bool
 	// pendingOp is one more than the index in the transaction's record of
 	// the value's last operation, when that operation left it PENDING (see
 	// walker.compressOp); it fits in the padding before last.

@@ -94,6 +94,10 @@ func (s *Scheduler) readFailed(w *walker, keys []string) func(*regDescriptor, er
 					s.unknown = map[string]bool{}
 				}
 				s.unknown[k] = true
+				if n := s.g.nodes[k]; n != nil && !n.heldUnknown {
+					n.heldUnknown = true
+					s.unknownNodes = append(s.unknownNodes, n)
+				}
 			}
 		}
 	}
@@ -116,6 +120,10 @@ func (s *Scheduler) readUnknown(w *walker) {
 		}
 	}
 	s.unknown = nil
+	for _, n := range s.unknownNodes {
+		n.heldUnknown = false
+	}
+	s.unknownNodes = nil
 	slices.Sort(keys)
 	keys = s.withDerived(keys)
 	s.readBack(w, keys, s.readFailed(w, keys), false)

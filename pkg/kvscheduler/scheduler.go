@@ -45,6 +45,9 @@ type Scheduler struct {
 	// kind reads them before it decides anything on them (see
 	// readUnknown). A failed read is never taken for absence.
 	unknown map[string]bool
+	// unknownNodes are the nodes whose heldUnknown is set (kept beside
+	// unknown until shown equal, see CheckHeldUnknown).
+	unknownNodes []*node
 	// clashed are the bases left INVALID because a key they derive is
 	// another value's, with that key: applied again once it is free (see
 	// applyReleased).
