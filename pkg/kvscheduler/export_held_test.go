@@ -40,23 +40,22 @@ func CheckHeldSet(s *Scheduler) error {
 	return nil
 }
 
-// CheckHeldUnknown compares the held tri-state's unknown values (the
-// nodes' heldUnknown) with Scheduler.unknown, the keys whose read-back
-// failed. Call it on the scheduler's goroutine (see AfterJob).
+// CheckHeldUnknown checks the held tri-state's unknown values: the nodes
+// marked unknown (heldUnknown) are the ones listed to be read
+// (unknownNodes), which replaced Scheduler.unknown, a set of keys, once
+// the two were shown equal. Call it on the scheduler's goroutine (see
+// AfterJob).
 func CheckHeldUnknown(s *Scheduler) error {
-	for _, k := range slices.Sorted(maps.Keys(s.unknown)) {
-		if n := s.g.nodes[k]; n == nil || !n.heldUnknown {
-			return fmt.Errorf("%s: unknown, but its node (%v) is not", k, n != nil)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.g.nodes)) {
-		if n := s.g.nodes[k]; n.heldUnknown && !s.unknown[k] {
-			return fmt.Errorf("%s: its node is unknown, Scheduler.unknown has not it", k)
-		}
-	}
+	listed := map[*node]bool{}
 	for _, n := range s.unknownNodes {
 		if !n.heldUnknown {
 			return fmt.Errorf("%s: listed unknown, not marked", n.key)
+		}
+		listed[n] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.g.nodes)) {
+		if n := s.g.nodes[k]; n.heldUnknown && !listed[n] {
+			return fmt.Errorf("%s: marked unknown, not listed", k)
 		}
 	}
 	return nil

@@ -90,10 +90,6 @@ func (s *Scheduler) readFailed(w *walker, keys []string) func(*regDescriptor, er
 		s.markUnread(w.rec, d, err)
 		for _, k := range keys {
 			if o, _ := s.reg.owner(k); o == d {
-				if s.unknown == nil {
-					s.unknown = map[string]bool{}
-				}
-				s.unknown[k] = true
 				if n := s.g.nodes[k]; n != nil && !n.heldUnknown {
 					n.heldUnknown = true
 					s.unknownNodes = append(s.unknownNodes, n)
@@ -104,24 +100,21 @@ func (s *Scheduler) readFailed(w *walker, keys []string) func(*regDescriptor, er
 }
 
 // readUnknown reads, before a transaction decides anything, the values a
-// failed read-back left unknown (see Scheduler.unknown): found, they are
+// failed read-back left unknown (node.heldUnknown): found, they are
 // held as read; not reported, gone (with the values that need them
 // checked again). A read that fails again leaves them unknown, and no
 // operation of their descriptor is decided on them in this transaction
 // (as for a failed resync read). The caller drains the walk.
 func (s *Scheduler) readUnknown(w *walker) {
-	if len(s.unknown) == 0 || w.ended() {
+	if len(s.unknownNodes) == 0 || w.ended() {
 		return
 	}
-	keys := make([]string, 0, len(s.unknown))
-	for k := range s.unknown {
-		if s.g.nodes[k] != nil {
-			keys = append(keys, k)
-		}
-	}
-	s.unknown = nil
+	keys := make([]string, 0, len(s.unknownNodes))
 	for _, n := range s.unknownNodes {
 		n.heldUnknown = false
+		if s.g.has(n) {
+			keys = append(keys, n.key)
+		}
 	}
 	s.unknownNodes = nil
 	slices.Sort(keys)

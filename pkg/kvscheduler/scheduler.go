@@ -39,14 +39,12 @@ type Scheduler struct {
 	// failed (in a resync's read, or a read-back): their values get no
 	// operations until a read can see them.
 	unread map[string]*RetrieveError
-	// unknown are the values whose read-back after a failed operation
-	// failed: what the operation did is not known (a create or delete may
-	// have done its work and then failed), so the next transaction of any
-	// kind reads them before it decides anything on them (see
-	// readUnknown). A failed read is never taken for absence.
-	unknown map[string]bool
-	// unknownNodes are the nodes whose heldUnknown is set (kept beside
-	// unknown until shown equal, see CheckHeldUnknown).
+	// unknownNodes are the values held unknown (node.heldUnknown): their
+	// read-back after a failed operation failed, so what the operation
+	// did is not known (a create or delete may have done its work and
+	// then failed), and the next transaction of any kind reads them
+	// before it decides anything on them (see readUnknown). A failed read
+	// is never taken for absence.
 	unknownNodes []*node
 	// clashed are the bases left INVALID because a key they derive is
 	// another value's, with that key: applied again once it is free (see
