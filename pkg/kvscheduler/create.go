@@ -59,7 +59,9 @@ func (w *walker) create(n *node, recreate bool) {
 	}
 	n.sb = n.want
 	n.clearHeldAbsent()
-	w.s.noteHeld(n)
+	// Its own derived set only: a derived value is created because its
+	// base's value derives it, so it is no leftover of its base's.
+	w.s.noteHeldBase(n)
 	n.avail = true
 	n.state, n.lastOp, n.err = w.okState(n), appliedOp(recreate), nil
 	n.setFields(nil)

@@ -334,11 +334,8 @@ func (w *walker) stillNeeded(n *node) string {
 	for _, k := range n.derived {
 		// A derived value left over from an earlier value of n (its
 		// delete failed when n changed) does not need n any more. Stricter
-		// than neededByHeld: a base never goes before what it derives,
-		// so only a derived value whose own delete is under way (and
-		// that n needs in turn) lets it go; one whose update is under
-		// way or whose delete waits still holds it (seeds 530, 9989
-		// with neededByHeld here: the base deleted first).
+		// than neededByHeld (a base never goes before what it derives):
+		// only a derived value being deleted that n needs lets n go.
 		if c := w.g.heldDerived(n, k); c != nil && c.origin != FromSB && !n.isHeldLeftover(k) &&
 			!(c.deleting() && w.reaches(n, c)) {
 			return k

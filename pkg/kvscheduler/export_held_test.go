@@ -48,13 +48,13 @@ func CheckHeldSet(s *Scheduler) error {
 func CheckHeldUnknown(s *Scheduler) error {
 	listed := map[*node]bool{}
 	for _, n := range s.unknownNodes {
-		if !n.heldUnknown {
+		if !n.heldUnknown() {
 			return fmt.Errorf("%s: listed unknown, not marked", n.key)
 		}
 		listed[n] = true
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.g.nodes)) {
-		if n := s.g.nodes[k]; n.heldUnknown && !listed[n] {
+		if n := s.g.nodes[k]; n.heldUnknown() && !listed[n] {
 			return fmt.Errorf("%s: marked unknown, not listed", k)
 		}
 	}
@@ -66,7 +66,7 @@ func CheckHeldUnknown(s *Scheduler) error {
 func HeldUnknownCount(s *Scheduler) int {
 	c := 0
 	for _, n := range s.g.nodes {
-		if n.heldUnknown {
+		if n.heldUnknown() {
 			c++
 		}
 	}

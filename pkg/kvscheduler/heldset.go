@@ -140,8 +140,13 @@ func (s *Scheduler) noteHeldBaseWith(b *node, dc *derivesCache) {
 // and not derived by b's value in the southbound (asked of dc, or here
 // when dc is nil).
 func (s *Scheduler) noteHeldKey(b *node, k string, dc *derivesCache) {
-	_, listed := slices.BinarySearch(b.derived, k)
-	left := listed && s.g.heldDerived(b, k) != nil
+	left := s.g.heldDerived(b, k) != nil
+	if !left && len(b.heldSet()) == 0 {
+		return // not held, and nothing to drop: the common case
+	}
+	if left {
+		_, left = slices.BinarySearch(b.derived, k)
+	}
 	if left {
 		if dc == nil {
 			dc = &derivesCache{b: b}

@@ -55,12 +55,6 @@ type node struct {
 	mark      keyMark
 	// removed is set when the node leaves the graph (see graph.has).
 	removed bool
-	// heldUnknown: what the southbound holds of the value is unknown (sb
-	// is the last belief): a read-back after a failed operation, which
-	// may have done its work, failed. The next transaction reads it
-	// before it decides anything (see readUnknown). With sb it is the
-	// held tri-state: present, absent or unknown.
-	heldUnknown bool
 	// pendingOp is one more than the index in the transaction's record of
 	// the value's last operation, when that operation left it PENDING (see
 	// walker.compressOp); it fits in the padding before last.
@@ -132,6 +126,13 @@ type nodeExtra struct {
 	// from being deleted (with delReason, the delete to do once it goes).
 	waitsOn   string
 	delReason delReason
+	// unknown: what the southbound holds of the value is unknown (sb is
+	// the last belief): a read-back after a failed operation, which may
+	// have done its work, failed. The next transaction reads it before
+	// it decides anything (see readUnknown). With sb it is the held
+	// tri-state: present, absent or unknown (see heldUnknown). Out of
+	// line: only a failed read-back sets it.
+	unknown bool
 }
 
 // ext returns n's extra fields, to set one.
@@ -147,7 +148,7 @@ func (n *node) tidy() {
 	x := n.x
 	if x != nil && x.dErr == nil && x.depErr == nil && x.held == nil &&
 		x.fields == nil && x.failed == nil && x.attempt == 0 && x.failSeq == 0 && x.retryGen == 0 &&
-		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 {
+		x.retryOpts == (RetryOptions{}) && x.waitsOn == "" && x.delReason == 0 && !x.unknown {
 		n.x = nil
 	}
 }
@@ -254,6 +255,19 @@ func (n *node) waitsOn() string {
 		return ""
 	}
 	return n.x.waitsOn
+}
+
+// heldUnknown tells whether what the southbound holds of n is unknown
+// (see nodeExtra.unknown).
+func (n *node) heldUnknown() bool { return n.x != nil && n.x.unknown }
+
+// setHeldUnknown marks what the southbound holds of n unknown, or known
+// again.
+func (n *node) setHeldUnknown(u bool) {
+	if u || n.x != nil {
+		n.ext().unknown = u
+		n.tidy()
+	}
 }
 
 func (n *node) delReason() delReason {

@@ -90,8 +90,8 @@ func (s *Scheduler) readFailed(w *walker, keys []string) func(*regDescriptor, er
 		s.markUnread(w.rec, d, err)
 		for _, k := range keys {
 			if o, _ := s.reg.owner(k); o == d {
-				if n := s.g.nodes[k]; n != nil && !n.heldUnknown {
-					n.heldUnknown = true
+				if n := s.g.nodes[k]; n != nil && !n.heldUnknown() {
+					n.setHeldUnknown(true)
 					s.unknownNodes = append(s.unknownNodes, n)
 				}
 			}
@@ -111,7 +111,7 @@ func (s *Scheduler) readUnknown(w *walker) {
 	}
 	keys := make([]string, 0, len(s.unknownNodes))
 	for _, n := range s.unknownNodes {
-		n.heldUnknown = false
+		n.setHeldUnknown(false)
 		if s.g.has(n) {
 			keys = append(keys, n.key)
 		}
