@@ -277,7 +277,7 @@ func (w *walker) resume() {
 	if len(w.s.resume) == 0 || w.canceled != nil {
 		return
 	}
-	if len(w.s.unknown) > 0 {
+	if len(w.s.unknownNodes) > 0 {
 		// Only on a view the reads confirmed: while a failed read-back
 		// leaves keys unknown (unread by a transaction that requests and
 		// resyncs nothing, or read and failed again), the work waits for
