@@ -25,7 +25,6 @@ import (
 // would change it) changes the object every controller and cache reader of
 // the factory sees, and races them; ReadyFunc's docs do not forbid it.
 func TestAdv3ReadyWhenIsHandedTheInformersObject(t *testing.T) {
-	advOpen(t, "ReadyWhen is handed the informer cache's object, not a copy")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	cmGVK := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

@@ -288,11 +288,15 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 			o.why = "being deleted"
 
 		case obj != nil:
-			rule := o.rule
-			if rule == nil {
-				rule = DefaultReady
+			if o.rule == nil {
+				// DefaultReady only reads: it may be given the cache's object.
+				o.ready, o.why = callReady(DefaultReady, obj)
+				break
 			}
-			o.ready, o.why = callReady(rule, obj)
+			// obj is the shared informer cache's own object: a user's
+			// rule gets a copy, so that what it writes reaches no other
+			// reader of the cache and races none.
+			o.ready, o.why = callReady(o.rule, obj.DeepCopyObject())
 		}
 		rk := b.k.ready(ownerKey, o.key)
 		all = append(all, rk)

@@ -6,7 +6,9 @@ import (
 
 // ReadyFunc tells whether a dependent, as the API server shows it (live),
 // is ready, and if not, why ("1/3 replicas available"). It is called on
-// the event loop's goroutine and must not block.
+// the event loop's goroutine and must not block. live is a copy of the
+// informer cache's object, the rule's own: what it writes to it is seen
+// by no one else.
 type ReadyFunc func(live runtime.Object) (ready bool, why string)
 
 // Object is one desired object of an owner, with what it depends on. Build
