@@ -26,7 +26,6 @@ import (
 // object"; had the loop seen a's deletion, b would have (and the new a
 // been refused).
 func TestAdv3RecreatedOwnerTakesTheObjectARefusedOwnerWaitsFor(t *testing.T) {
-	advOpen(t, "an owner deleted and created again takes the object a refused owner waits for")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

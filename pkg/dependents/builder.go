@@ -71,6 +71,25 @@ func (d *desired) objectKeys() iter.Seq[string] {
 	}
 }
 
+// claimedKeys yields the keys of the objects d's owner keeps: neither
+// another owner's nor left by a deleted owner. A stale object is no
+// one's until its deletion is seen; then the owners refused it claim it
+// in the order they were refused (see refusedOrder), and an owner
+// created again under the deleted one's name comes after those that
+// waited before it.
+func (d *desired) claimedKeys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, o := range d.objects {
+			if o.contested != "" || o.stale != "" {
+				continue
+			}
+			if !yield(o.key) {
+				return
+			}
+		}
+	}
+}
+
 // builder turns a handler's objects into scheduler values.
 type builder[T generic.RuntimeMetaObject] struct {
 	k        keys

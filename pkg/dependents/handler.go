@@ -32,24 +32,25 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	k            keys
 	build        *builder[T]
 	handler      ViewHandler[T]
-	reads        map[string]map[string]bool // owner key -> what its handler read through its View (see readersOf)
-	ownerRes     string                     // the owner kind's resource name in the bridge's state
-	namespace    string                     // Options.Namespace: owners elsewhere are refused
-	fieldManager string                     // Options.FieldManager: the label of the registration's objects
-	childRes     map[string]bool            // the children's resource names
-	owners       map[string]T               // owner key -> owner
-	live         map[string]runtime.Object  // object key -> object on the server
-	gone         map[string]types.UID       // object key -> UID the loop deleted (see dropDeleted)
-	desired      map[string]*desired        // owner key -> what was last put for it
-	childOf      map[string]string          // object key -> owner key
-	refused      map[string]map[string]bool // object key -> owners refused it (see claimer), computed again when it changes
-	updating     map[string]any             // object key -> the value the loop changed it to, until seen at it (see markUpdates)
-	reports      *reports                   // what the status handler reads
-	get          liveGetter                 // reads an object a held owner keeps (see held.go)
-	sched        *kvscheduler.Scheduler     // for repairs and View.Failure
-	fails        *failWatch                 // the keys whose failure a handler read (View.Failure)
-	repairDrift  bool                       // Options.RepairDrift
-	log          logrus.FieldLogger         // one line per owner whose readiness changed
+	reads        map[string]map[string]bool   // owner key -> what its handler read through its View (see readersOf)
+	ownerRes     string                       // the owner kind's resource name in the bridge's state
+	namespace    string                       // Options.Namespace: owners elsewhere are refused
+	fieldManager string                       // Options.FieldManager: the label of the registration's objects
+	childRes     map[string]bool              // the children's resource names
+	owners       map[string]T                 // owner key -> owner
+	live         map[string]runtime.Object    // object key -> object on the server
+	gone         map[string]types.UID         // object key -> UID the loop deleted (see dropDeleted)
+	desired      map[string]*desired          // owner key -> what was last put for it
+	childOf      map[string]string            // object key -> owner key
+	refused      map[string]map[string]uint64 // object key -> owners refused it (see claimer), with when: computed again, first refused first, when it changes
+	refusals     uint64                       // the last refusal's number (see noteRefusals)
+	updating     map[string]any               // object key -> the value the loop changed it to, until seen at it (see markUpdates)
+	reports      *reports                     // what the status handler reads
+	get          liveGetter                   // reads an object a held owner keeps (see held.go)
+	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
+	fails        *failWatch                   // the keys whose failure a handler read (View.Failure)
+	repairDrift  bool                         // Options.RepairDrift
+	log          logrus.FieldLogger           // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.
@@ -202,16 +203,19 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 	}
 	err := h.compute(ownerKey)
 	cur := h.desired[ownerKey]
-	if cur == nil {
-		return "", nil, nil // failed, and nothing known to keep: reported
-	}
 	var freed []string
 	if prev != nil {
 		for k := range prev.values {
-			if _, ok := cur.values[k]; !ok {
+			if cur == nil || !hasValue(cur, k) {
+				// cur is nil with a prev only when prev was a deleted
+				// owner's (another UID under the name, see compute) and the
+				// new one failed: the deleted owner's values go.
 				freed = append(freed, h.withdraw(k, txn)...)
 			}
 		}
+	}
+	if cur == nil {
+		return "", freed, nil // failed, and nothing known to keep: reported
 	}
 	for k, v := range cur.values {
 		txn.Put(k, v)
@@ -239,7 +243,7 @@ func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn ev
 	if err != nil {
 		return "", nil, nil
 	}
-	refused := slices.Sorted(maps.Keys(h.refused[key]))
+	refused := h.refusedOrder(key)
 	// The scheduler's own deletes are done (and its state changed) before
 	// the loop sees them: a value it still holds as created was deleted
 	// behind its back. So was one whose UID changed (deleted and made
@@ -294,6 +298,15 @@ func (h *loopHandler[T]) compute(key string) error {
 		})
 	}
 	prev := h.desired[key]
+	if prev != nil && prev.uid != string(owner.GetUID()) {
+		// Deleted and created again under its name, seen as one change (the
+		// loop's queue or the owner kind's worker coalesced them, or a
+		// resync's snapshot): another owner. The old one's claims, refusals
+		// and latch are not the new one's; what it kept and the new one
+		// does not want is withdrawn by the caller (apply, or the resync).
+		h.forget(key)
+		prev = nil
+	}
 	// The latched marker waits (PENDING) once the owner's requirements
 	// failed: the latch is let go, and taken again when every object is
 	// ready again.
@@ -314,11 +327,12 @@ func (h *loopHandler[T]) compute(key string) error {
 	h.markUpdates(prev, d)
 	h.holdNew(prev, d)
 	h.build.latch(key, d, prev != nil && prev.available && prev.uid == d.uid, failed)
+	since := h.refusedSince(key, prev)
 	h.unclaim(key)
-	for objKey := range d.objectKeys() {
+	for objKey := range d.claimedKeys() {
 		h.childOf[objKey] = key
 	}
-	h.noteRefusals(key, d)
+	h.noteRefusals(key, d, since)
 	h.desired[key] = d
 	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, nil)
 	return nil
@@ -357,6 +371,12 @@ func callHandler[T generic.RuntimeMetaObject](h *loopHandler[T], key string, own
 		return nil, fmt.Errorf("cannot copy %T", owner)
 	}
 	return h.handler(c, v)
+}
+
+// hasValue tells whether d puts the value at k.
+func hasValue(d *desired, k string) bool {
+	_, ok := d.values[k]
+	return ok
 }
 
 // changedObject is the object a change is of: its new value, or the last

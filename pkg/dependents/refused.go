@@ -1,6 +1,7 @@
 package dependents
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -40,17 +41,51 @@ func (h *loopHandler[T]) unclaim(key string) {
 	}
 }
 
-// noteRefusals records the objects d's owner, at key, was refused.
-func (h *loopHandler[T]) noteRefusals(key string, d *desired) {
+// refusedSince returns when the owner at key was first refused each
+// object of prev (its last desired state) it is still refused, so that a
+// new computation keeps its place in the queue of those waiting.
+func (h *loopHandler[T]) refusedSince(key string, prev *desired) map[string]uint64 {
+	since := map[string]uint64{}
+	if prev == nil {
+		return since
+	}
+	for _, o := range prev.objects {
+		if n, ok := h.refused[o.key][key]; ok {
+			since[o.key] = n
+		}
+	}
+	return since
+}
+
+// noteRefusals records the objects d's owner, at key, was refused, each
+// with when it was first refused (since, or now).
+func (h *loopHandler[T]) noteRefusals(key string, d *desired, since map[string]uint64) {
 	for _, o := range d.objects {
 		if o.contested == "" && o.stale == "" {
 			continue
 		}
-		if h.refused[o.key] == nil {
-			h.refused[o.key] = map[string]bool{}
+		n, ok := since[o.key]
+		if !ok {
+			h.refusals++
+			n = h.refusals
 		}
-		h.refused[o.key][key] = true
+		if h.refused[o.key] == nil {
+			h.refused[o.key] = map[string]uint64{}
+		}
+		h.refused[o.key][key] = n
 	}
+}
+
+// refusedOrder returns the owners refused the object at objKey, the first
+// refused first: when the object is freed, the owner that waited longest
+// claims it, whatever its name (an owner deleted and created again under
+// a name is a newcomer).
+func (h *loopHandler[T]) refusedOrder(objKey string) []string {
+	owners := slices.Collect(maps.Keys(h.refused[objKey]))
+	slices.SortFunc(owners, func(a, b string) int {
+		return cmp.Compare(h.refused[objKey][a], h.refused[objKey][b])
+	})
+	return owners
 }
 
 // withdraw takes the value at k out of the scheduler in txn, and returns
@@ -66,7 +101,7 @@ func (h *loopHandler[T]) withdraw(k string, txn eventloop.UpdateOperations) []st
 	var freed []string
 	if _, ok := h.refused[k]; ok && h.live[k] == nil && h.gone[k] == "" &&
 		h.sched.GetValueStatus(k).State == kvscheduler.Pending {
-		freed = slices.Sorted(maps.Keys(h.refused[k]))
+		freed = h.refusedOrder(k)
 	}
 	txn.Delete(k)
 	h.dropDeleted(k)
