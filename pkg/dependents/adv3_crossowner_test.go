@@ -33,7 +33,6 @@ import (
 // requirer of another owner: "Nothing waits on a guess ... another
 // owner's readiness (RequiresOwner) included".
 func TestAdv3RequiresOwnerCreatedOnTheOtherOwnersOldSpec(t *testing.T) {
-	advOpen(t, "a RequiresOwner requirer is created on the other owner's old spec while the loop changes it")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	gate := newAdvGate(t)
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

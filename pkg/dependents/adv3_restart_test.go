@@ -31,7 +31,6 @@ import (
 // controller). The same as TestAdvRequirerCreatedOnTheDeploymentsOldSpec,
 // across a restart.
 func TestAdv3RequirerCreatedOnTheOldSpecAtTheFirstResync(t *testing.T) {
-	advOpen(t, "a new requirer of an object changed while stopped is created on its old spec at the first resync")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

@@ -55,6 +55,9 @@ type objState struct {
 	// after are the keys of the owner's objects it requires or is
 	// ordered after (see holdNew).
 	after []string
+	// owners are the keys of the other owners it requires (RequiresOwner):
+	// it is held too while their objects are being changed (see holdNew).
+	owners []string
 }
 
 // objectKeys yields the keys of d's objects.
@@ -153,7 +156,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		}
 		keyOf[o], labelOf[o], prepared[i] = key, label, m
 		if !o.excluded {
-			st := objState{key: key, label: label, rule: o.readyWhen}
+			st := objState{key: key, label: label, rule: o.readyWhen, owners: slices.Clone(o.owners)}
 			if st.contested, st.stale = claim(key); st.contested == "" && st.stale == "" {
 				d.values[key] = m
 			} else {

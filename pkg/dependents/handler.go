@@ -325,7 +325,7 @@ func (h *loopHandler[T]) compute(key string) error {
 		return err
 	}
 	h.markUpdates(prev, d)
-	h.holdNew(prev, d)
+	h.holdNew(key, prev, d)
 	h.build.latch(key, d, prev != nil && prev.available && prev.uid == d.uid, failed)
 	since := h.refusedSince(key, prev)
 	h.unclaim(key)

@@ -1,6 +1,8 @@
 package dependents
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
@@ -25,37 +27,67 @@ import (
 
 // markUpdates records the objects of d whose value differs from the one
 // last put for them (prev) and that exist in the loop's picture, not yet
-// at the new value, with that value (see seenVersion).
+// at the new value, with that value (see seenVersion). With nothing put
+// before (the first resync after a restart, the owner edited while no
+// replica ran), the value is compared with the live object, as the
+// scheduler's resync does: one it will update is marked too.
 func (h *loopHandler[T]) markUpdates(prev, d *desired) {
-	if prev == nil {
-		return
-	}
 	for _, o := range d.objects {
-		old, now, live := prev.values[o.key], d.values[o.key], h.live[o.key]
-		if old == nil || now == nil || live == nil || kubedescriptor.Equivalent(old, now) || kubedescriptor.Equivalent(live, now) {
+		now, live := d.values[o.key], h.live[o.key]
+		if now == nil || live == nil || kubedescriptor.Equivalent(live, now) {
 			continue
+		}
+		if prev != nil {
+			if old := prev.values[o.key]; old == nil || kubedescriptor.Equivalent(old, now) {
+				continue
+			}
 		}
 		h.updating[o.key] = now
 	}
 }
 
-// holdNew takes out of d the objects put for the first time (not in
-// prev, not on the server) that require or are ordered after an object
-// the loop changed and has not seen since.
-func (h *loopHandler[T]) holdNew(prev, d *desired) {
+// holdNew takes out of d, the desired state of the owner at key, the
+// objects put for the first time (not in prev, not on the server) that
+// require or are ordered after an object the loop changed and has not
+// seen since: one of the owner's own, or one of another owner it
+// RequiresOwner, whose readiness marker is judged on the same stale
+// picture. The owner reads the other owner's objects it waits for, so
+// that it is computed again once the loop sees them.
+func (h *loopHandler[T]) holdNew(key string, prev, d *desired) {
 	for i := range d.objects {
 		o := &d.objects[i]
 		if d.values[o.key] == nil || h.live[o.key] != nil || prev != nil && prev.values[o.key] != nil {
 			continue
 		}
-		for _, a := range o.after {
-			if h.isUpdating(a) {
-				delete(d.values, o.key)
-				o.why = "waits for " + labelIn(d, a) + " to be seen at its new spec"
-				break
-			}
+		if why := h.waitsForUpdate(key, d, o); why != "" {
+			delete(d.values, o.key)
+			o.why = why
 		}
 	}
+}
+
+// waitsForUpdate says what changed object o, of the owner at key whose
+// desired state is d, waits to see at its new spec ("" for nothing).
+func (h *loopHandler[T]) waitsForUpdate(key string, d *desired, o *objState) string {
+	for _, a := range o.after {
+		if h.isUpdating(a) {
+			return "waits for " + labelIn(d, a) + " to be seen at its new spec"
+		}
+	}
+	for _, other := range o.owners {
+		od := h.desired[other]
+		if od == nil || other == key {
+			continue
+		}
+		for _, so := range od.objects {
+			if h.childOf[so.key] != other || !h.isUpdating(so.key) {
+				continue
+			}
+			h.noteRead(key, liveRead(so.key))
+			return fmt.Sprintf("waits for %s %s's %s to be seen at its new spec", h.build.ownerGVK.Kind, other, so.label)
+		}
+	}
+	return ""
 }
 
 // labelIn returns the label of d's object at key.

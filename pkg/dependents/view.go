@@ -58,11 +58,15 @@ type view[T generic.RuntimeMetaObject] struct {
 func ownerRead(key string) string { return "owner:" + key }
 func liveRead(key string) string  { return "live:" + key }
 
-func (v *view[T]) read(key string) {
-	r := v.h.reads[v.reader]
+func (v *view[T]) read(key string) { v.h.noteRead(v.reader, key) }
+
+// noteRead records that the owner at reader read what key names (see
+// ownerRead, liveRead): it is computed again when that changes.
+func (h *loopHandler[T]) noteRead(reader, key string) {
+	r := h.reads[reader]
 	if r == nil {
 		r = map[string]bool{}
-		v.h.reads[v.reader] = r
+		h.reads[reader] = r
 	}
 	r[key] = true
 }
