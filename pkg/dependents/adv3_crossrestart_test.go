@@ -26,7 +26,6 @@ import (
 // a's Deployment, which b's required, is deleted first (key order), then
 // b's. While running, deleting a takes b's Deployment down first.
 func TestAdv3OwnersDeletedWhileStoppedIgnoreRequiresOwner(t *testing.T) {
-	advOpen(t, "objects of owners deleted while stopped are not deleted in reverse order across RequiresOwner")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

@@ -137,9 +137,10 @@ func (b *builder[T]) key(obj runtime.Object) (string, error) {
 
 // desired builds the values of the owner at ownerKey from the handler's
 // objects, with the readiness that live shows; claim says which objects
-// the owner may not put (see claimer).
+// the owner may not put (see claimer), and objectsOf the keys of the
+// objects another owner keeps.
 func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[string]runtime.Object,
-	claim func(objKey string) (contested, stale string)) (*desired, error) {
+	claim func(objKey string) (contested, stale string), objectsOf func(ownerKey string) []string) (*desired, error) {
 	d := &desired{values: map[string]any{}, uid: string(owner.GetUID())}
 	keyOf, labelOf := map[*Object]string{}, map[*Object]string{}
 	prepared := make([]metav1.Object, len(objs))
@@ -203,10 +204,16 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		for _, ok := range o.owners {
 			kubedescriptor.DependsOn(m, b.k.owner(ok))
 			d.needs = appendNew(d.needs, b.k.owner(ok))
+			// The owner's marker lives only in the scheduler: after a
+			// restart, what an object read back names in its annotation
+			// is all that orders its delete, so it names the other
+			// owner's objects too, deleted after it.
+			kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
 		}
 		for _, ok := range o.available {
 			kubedescriptor.DependsOn(m, b.k.available(ok))
 			d.needs = appendNew(d.needs, b.k.available(ok))
+			kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
 		}
 	}
 	onCycle := cycles(objs, labelOf)

@@ -98,13 +98,15 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		h.seenVersion(key, h.live[key])
 	}
 	var errs []string
-	for _, key := range slices.Sorted(maps.Keys(h.owners)) {
+	order := slices.Sorted(maps.Keys(h.owners))
+	for _, key := range order {
 		if err := h.compute(key); err != nil && h.desired[key] == nil && h.hasObjects(key) {
 			if err := h.hold(txn.Context(), key, err); err != nil {
 				errs = append(errs, err.Error())
 			}
 		}
 	}
+	h.computeRequirersAgain(order)
 	for key := range h.desired {
 		if _, ok := h.owners[key]; !ok {
 			h.forget(key)
@@ -295,6 +297,10 @@ func (h *loopHandler[T]) compute(key string) error {
 		uid := string(owner.GetUID())
 		d, err = h.build.desired(key, owner, objs, h.live, func(objKey string) (string, string) {
 			return c.claim(key, uid, objKey)
+		}, func(other string) []string {
+			// Computed again when the other owner is (see readersOf).
+			h.noteRead(key, ownerRead(other))
+			return h.objectsOf(other)
 		})
 	}
 	prev := h.desired[key]
@@ -336,6 +342,16 @@ func (h *loopHandler[T]) compute(key string) error {
 	h.desired[key] = d
 	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, nil)
 	return nil
+}
+
+// objectsOf returns the keys of the objects the owner at key keeps, in
+// key order.
+func (h *loopHandler[T]) objectsOf(key string) []string {
+	d := h.desired[key]
+	if d == nil {
+		return nil
+	}
+	return slices.Sorted(d.claimedKeys())
 }
 
 // ownerUID returns the UID of the owner at key, if the loop knows it.

@@ -137,3 +137,21 @@ func (v *view[T]) Failure(gvk schema.GroupVersionKind, namespace, name string) e
 	v.h.fails.add(key)
 	return failureOf(v.h.sched, key)
 }
+
+// computeRequirersAgain computes again, after a resync computed the
+// owners in order, each owner that read an owner computed after it (a
+// RequiresOwner names that owner's objects in its annotation, see
+// builder.desired): what it read then was not known yet. One pass is
+// enough: the objects an owner keeps do not depend on what it read of
+// others.
+func (h *loopHandler[T]) computeRequirersAgain(order []string) {
+	for _, key := range order { // sorted: computed later is greater
+		for r := range h.reads[key] {
+			other, ok := strings.CutPrefix(r, ownerRead(""))
+			if ok && other > key && h.desired[other] != nil {
+				_ = h.compute(key) // a failure keeps its last desired state, reported
+				break
+			}
+		}
+	}
+}
