@@ -54,13 +54,22 @@ type Joining[T generic.RuntimeMetaObject, S any] struct {
 // host.Scheduler and kinds watched on host.Bridge, but no handler in
 // host.Loop: the user's setup fails with it.
 func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
-	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options, host Host) (*Joining[T, S], error) {
+	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options, host Host) (_ *Joining[T, S], err error) {
 	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
 		return nil, err
 	}
 	if host.Bridge == nil || host.Scheduler == nil || host.Loop == nil || host.Loop.Committer == nil {
 		return nil, errors.New("dependents: Host.Bridge, Host.Scheduler and Host.Loop (with its Committer) are required")
 	}
+	release, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	r, err := prepare(factory, owners, access, name, handler, opts, host.Scheduler)
 	if err != nil {
 		return nil, err

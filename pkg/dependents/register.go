@@ -138,10 +138,19 @@ func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *
 // the live objects through a View, in the loop's order; it is computed
 // again when what it read changes.
 func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
-	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options) (*Dependents, error) {
+	access generic.StatusAccess[T, S], name string, handler ViewHandler[T], opts Options) (_ *Dependents, err error) {
 	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
 		return nil, err
 	}
+	release, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	sched, err := newScheduler(factory, name, opts, newKeys(name))
 	if err != nil {
 		return nil, err

@@ -3,12 +3,14 @@ package dependents
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lariat-dev/lariat/pkg/condition"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -89,4 +91,27 @@ func (r *registration[T, S]) watch(ctx context.Context, bridge *kubebridge.Bridg
 		}
 	}
 	return nil
+}
+
+// reserveCondition reserves, on the factory, the owner condition the
+// registration name writes (none when access reaches no condition): two
+// registrations writing one condition of one kind would overwrite each
+// other's summary on every pass, each write starting another pass, and
+// the owner would read Ready from whichever wrote last. The second is
+// refused. The condition is released when ctx ends, or by the returned
+// func when the registration fails.
+func reserveCondition[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+	access generic.StatusAccess[T, S], name string, cond condition.Cond) (release func(), err error) {
+	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil {
+		return func() {}, nil
+	}
+	kind := owners.GroupVersionKind().GroupKind().String()
+	what := "dependents condition " + kind + " " + string(cond)
+	if holder, ok := factory.Reserve(what, name); !ok {
+		return nil, fmt.Errorf("dependents: registration %q would write the condition %q of %s, which registration %q writes already: "+
+			"give one of them its own Options.Condition", name, cond, kind, holder)
+	}
+	release = func() { factory.Release(what, name) }
+	context.AfterFunc(ctx, release)
+	return release, nil
 }

@@ -47,6 +47,9 @@ type Factory struct {
 	// from then on the scheme must not change, since runtime.Scheme is not
 	// safe for concurrent writes and reads.
 	sealed bool
+	// reserved holds the names parts of the operator reserved (see
+	// Reserve): name -> who reserved it.
+	reserved map[string]string
 }
 
 // NewFactoryFromConfig returns a Factory for the cluster cfg points at. scheme
