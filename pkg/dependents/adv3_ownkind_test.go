@@ -22,7 +22,6 @@ import (
 // child exists (and, with no readiness rule for the kind, is ready once it
 // exists).
 func TestAdv3OwnerKindAmongItsObjectsKinds(t *testing.T) {
-	advOpen(t, "an object of the owner kind never enters the loop's picture")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns || app.Spec.Config["parent"] != "yes" {

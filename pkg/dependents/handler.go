@@ -138,29 +138,35 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 	if !ok {
 		return "", nil
 	}
-	var ownerKey string
-	switch {
-	case change.Resource == h.ownerRes:
-		ownerKey = change.Key
+	var keys []string
+	if change.Resource == h.ownerRes {
+		ownerKey := change.Key
 		if o, ok := change.NewValue.(T); ok {
 			h.owners[ownerKey] = o
 		} else {
 			delete(h.owners, ownerKey)
 		}
-	case h.childRes[change.Resource]:
-		var err error
-		var refused []string
-		if ownerKey, refused, err = h.childChanged(change, txn); err != nil {
+		keys = append(keys, ownerKey)
+		keys = append(keys, h.readersOf(ownerRead(ownerKey), ownerKey)...)
+	}
+	// Not "else": an owner kind among Options.Kinds (a composite keeping
+	// owners of its own kind) is an owner and an object at once, and its
+	// change is both.
+	if h.childRes[change.Resource] {
+		keeper, refused, err := h.childChanged(change, txn)
+		if err != nil {
 			return "", err
 		}
+		keys = append(keys, keeper)
+		keys = append(keys, refused...)
 		if key, err := h.build.key(changedObject(change)); err == nil {
-			refused = append(refused, h.readersOf(liveRead(key), "")...)
+			keys = append(keys, h.readersOf(liveRead(key), "")...)
 		}
-		return h.applyAll(append([]string{ownerKey}, refused...), txn)
-	default:
+	}
+	if len(keys) == 0 {
 		return "", nil
 	}
-	return h.applyAll(append([]string{ownerKey}, h.readersOf(ownerRead(ownerKey), ownerKey)...), txn)
+	return h.applyAll(keys, txn)
 }
 
 // applyAll is apply for each owner of keys once ("" skipped: an owner
