@@ -27,7 +27,6 @@ import (
 // nothing to say it is stale (here the node port 0 where the API server
 // has had 31000 since before the reader's change).
 func TestAdv3ViewReadsAnotherOwnersStaleStatus(t *testing.T) {
-	advOpen(t, "View.Owner returns another owner's status as of its last spec change")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	cmGVK := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	reads := func(app *demov1.WebApp, view dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {

@@ -146,7 +146,13 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		} else {
 			delete(h.owners, ownerKey)
 		}
-		keys = append(keys, ownerKey)
+		if !statusOnly(change) {
+			// A status-only change (its own status handler's write, or its
+			// objects' controllers') changes nothing the owner's handler
+			// is given to decide on; only those that read it through
+			// their View are computed again.
+			keys = append(keys, ownerKey)
+		}
 		keys = append(keys, h.readersOf(ownerRead(ownerKey), ownerKey)...)
 	}
 	// Not "else": an owner kind among Options.Kinds (a composite keeping
@@ -393,6 +399,12 @@ func callHandler[T generic.RuntimeMetaObject](h *loopHandler[T], key string, own
 		return nil, fmt.Errorf("cannot copy %T", owner)
 	}
 	return h.handler(c, v)
+}
+
+// statusOnly tells whether change is an update of an object that
+// changed only its status (and server-maintained metadata).
+func statusOnly(change *kubebridge.KubeStateChange) bool {
+	return change.PrevValue != nil && change.NewValue != nil && !kubebridge.GenerationChanged(change.PrevValue, change.NewValue)
 }
 
 // hasValue tells whether d puts the value at k.

@@ -79,10 +79,13 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 	return &registration[T, S]{d: d, h: h, hook: hook, owners: owners, kinds: opts.Kinds}, nil
 }
 
-// watch has bridge watch the owner kind (its generation changes) and every
-// kind of the objects.
+// watch has bridge watch the owner kind and every kind of the objects.
+// Every change of an owner reaches the loop, its status changes too: a
+// handler may read another owner's status through its View, and must be
+// computed again, on the status the API server has, when it changes
+// (Update computes only those readers for a status-only change).
 func (r *registration[T, S]) watch(ctx context.Context, bridge *kubebridge.Bridge) error {
-	if err := bridge.WatchKind(ctx, r.owners.GroupVersionKind(), kubebridge.WithPredicate(kubebridge.GenerationChanged)); err != nil {
+	if err := bridge.WatchKind(ctx, r.owners.GroupVersionKind()); err != nil {
 		return err
 	}
 	for _, gvk := range r.kinds {
