@@ -23,12 +23,14 @@ import (
 // request goes through.
 type stall struct {
 	next http.RoundTripper
-	mu   sync.Mutex
-	held []*http.Request
+	// suffix is the end of the collection paths held ("/configmaps").
+	suffix string
+	mu     sync.Mutex
+	held   []*http.Request
 }
 
 func (s *stall) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/configmaps") {
+	if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, s.suffix) {
 		return s.next.RoundTrip(req)
 	}
 	body, err := io.ReadAll(req.Body)
@@ -48,7 +50,13 @@ func (s *stall) RoundTrip(req *http.Request) (*http.Response, error) {
 // stalled returns a copy of cfg whose ConfigMap creates are held by the
 // returned stall (the fence, wrapped around it by Fence, is outside).
 func stalled(cfg *rest.Config) (*rest.Config, *stall) {
-	s := &stall{}
+	return stalledOn(cfg, "/configmaps")
+}
+
+// stalledOn is stalled for the creates of the collections whose path ends
+// with suffix.
+func stalledOn(cfg *rest.Config, suffix string) (*rest.Config, *stall) {
+	s := &stall{suffix: suffix}
 	c := rest.CopyConfig(cfg)
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { s.next = rt; return s })
 	return c, s
