@@ -23,14 +23,19 @@ import (
 // request goes through.
 type stall struct {
 	next http.RoundTripper
-	// suffix is the end of the collection paths held ("/configmaps").
-	suffix string
-	mu     sync.Mutex
-	held   []*http.Request
+	// suffixes are the ends of the paths whose writes are held
+	// ("/configmaps": creates of ConfigMaps).
+	suffixes []string
+	mu       sync.Mutex
+	held     []*http.Request
 }
 
 func (s *stall) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, s.suffix) {
+	held := false
+	for _, suffix := range s.suffixes {
+		held = held || req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, suffix)
+	}
+	if !held {
 		return s.next.RoundTrip(req)
 	}
 	body, err := io.ReadAll(req.Body)
@@ -53,10 +58,10 @@ func stalled(cfg *rest.Config) (*rest.Config, *stall) {
 	return stalledOn(cfg, "/configmaps")
 }
 
-// stalledOn is stalled for the creates of the collections whose path ends
-// with suffix.
-func stalledOn(cfg *rest.Config, suffix string) (*rest.Config, *stall) {
-	s := &stall{suffix: suffix}
+// stalledOn is stalled for the writes (not reads) of the paths that end
+// with one of suffixes.
+func stalledOn(cfg *rest.Config, suffixes ...string) (*rest.Config, *stall) {
+	s := &stall{suffixes: suffixes}
 	c := rest.CopyConfig(cfg)
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { s.next = rt; return s })
 	return c, s
