@@ -100,6 +100,15 @@ func (s *Scheduler) StartNBTransaction() *Txn {
 }
 
 // SetValue requests value for key; nil deletes the key.
+//
+// The scheduler takes ownership of value: it keeps the very object (a
+// pointer, for Kubernetes objects) as the request, the value believed held
+// and the input of its dependencies and derived values, so the caller must
+// not change it afterwards, as client-go's informer objects must not be
+// mutated. To request a changed value, pass a new object (a DeepCopy with
+// the change). A value changed in place and requested again is the same
+// object: there is no old content left to compare it with, so it is taken
+// as equal and no Update runs.
 func (t *Txn) SetValue(key string, value any) *Txn {
 	if n := len(t.values); t.index == nil && n > 0 {
 		switch c := strings.Compare(key, t.values[n-1].Key); {
