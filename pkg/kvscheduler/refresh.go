@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,9 +21,13 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	// The nodes of each descriptor, in one pass over the graph (a second
 	// one, to count them first, costs more than growing the lists).
 	byDesc := make(map[*regDescriptor][]*node, len(s.reg.order))
+	var ambiguous []*node
 	for _, n := range s.g.nodes {
-		if n.d != nil {
+		switch {
+		case n.d != nil:
 			byDesc[n.d] = appendDoubling(byDesc[n.d], n)
+		case n.base == "" && errors.Is(n.dErr(), ErrAmbiguousKey):
+			ambiguous = append(ambiguous, n)
 		}
 	}
 	var missing []string
@@ -88,7 +93,26 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 			}
 		}
 	}
+	for _, n := range ambiguous {
+		missing = s.ambiguousUnreported(w, n, missing)
+	}
 	s.announce(missing)
+}
+
+// ambiguousUnreported handles n, held under a key two descriptors claim
+// (no descriptor is its own, so no single read settles it): it is gone
+// when every descriptor claiming the key read without error and none
+// reported it. A claimer that cannot read, or did not, leaves it as it is.
+func (s *Scheduler) ambiguousUnreported(w *walker, n *node, missing []string) []string {
+	if n.readGen >= s.readSince || !s.g.has(n) {
+		return missing
+	}
+	for _, d := range s.reg.order {
+		if d.selects(n.key) && (d.Retrieve == nil || s.unread[d.Name] != nil) {
+			return missing
+		}
+	}
+	return s.unreported(w, n, missing)
 }
 
 // retrievedOK checks a retrieved value (the read is not garbled): a key of
