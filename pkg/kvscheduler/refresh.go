@@ -154,6 +154,14 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 			// re-applies it as the northbound's after its refresh; a
 			// value the read gave to the southbound was left out of a
 			// downstream resync and its request lost).
+		case origin == FromNB && n.last != nil && n.last.value == nil && kv.Origin == FromSB:
+			// The northbound deleted its value and the southbound now
+			// holds its own under the key: the value the delete meant is
+			// gone, so the delete is done, and the southbound's value is
+			// never deleted. Dropped with its failure, its wait and its
+			// retry (rule 4), the value is OBTAINED below.
+			n.origin = FromSB
+			s.dropDeleteRequest(n)
 		case kv.Origin != UnknownOrigin:
 			n.origin = kv.Origin
 		case n.want != nil || n.last != nil:
@@ -182,6 +190,17 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		}
 	}
 	s.readDerived(w, n, seen)
+}
+
+// dropDeleteRequest drops n's northbound delete request as done, with
+// what is left of its failure.
+func (s *Scheduler) dropDeleteRequest(n *node) {
+	n.want, n.last = nil, nil
+	s.clearFailure(n)
+	s.unwait(n)
+	n.err = nil
+	n.resetAttempts()
+	s.dirty(n)
 }
 
 // found records that the southbound holds v at n. A value whose delete
