@@ -52,19 +52,23 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	}
 	w.failedNs = nil
 	notApplied := len(rec.NotApplied)
+	pending := make(map[string]int, len(undos))
+	for i, u := range undos {
+		pending[u.key] = i
+	}
 	for _, u := range slices.Backward(undos) {
-		last := &update{seq: rec.SeqNum, revert: true}
-		if u.prev != nil {
-			c := *u.prev
-			c.revert = true
-			last = &c
+		// The requests that took a derived key from u's key go back
+		// first: u's undo then derives the key again without a clash.
+		for _, k := range w.requestsTookFrom(u.key) {
+			if i, ok := pending[k]; ok {
+				delete(pending, k)
+				w.undoOne(undos[i])
+			}
 		}
-		if u.clash != "" {
-			w.restoreClash(u.key, u.clash, u.clashErr)
+		if _, ok := pending[u.key]; ok {
+			delete(pending, u.key)
+			w.undoOne(u)
 		}
-		back := w.giveBack(u.key)
-		w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
-		w.applyGivenBack(back)
 	}
 	for _, e := range w.rec.Errors[out.revertFrom:] {
 		if ke, ok := e.(KeyError); ok {
@@ -73,6 +77,22 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	}
 	// An undo the transaction's context stopped is not a revert.
 	out.reverted = len(out.revertFailed) == 0 && len(rec.NotApplied) == notApplied
+}
+
+// undoOne applies again the request u's key had before the transaction.
+func (w *walker) undoOne(u undo) {
+	last := &update{seq: w.rec.SeqNum, revert: true}
+	if u.prev != nil {
+		c := *u.prev
+		c.revert = true
+		last = &c
+	}
+	if u.clash != "" {
+		w.restoreClash(u.key, u.clash, u.clashErr)
+	}
+	back := w.giveBack(u.key)
+	w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
+	w.applyGivenBack(back)
 }
 
 // txnError builds the error a transaction returns, nil if nothing failed.

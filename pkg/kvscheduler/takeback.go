@@ -73,3 +73,27 @@ func (w *walker) applyGivenBack(back []givenBack) {
 		w.run(frame{kind: fApply, key: g.kv.Key, value: g.kv.Value, base: g.base.key, origin: g.base.origin})
 	}
 }
+
+// noteRequestTook records, in a transaction with revert, that the
+// northbound's request of derived key k took it from base b (applyValue).
+// The undo withdraws that request before it re-applies b's old value (see
+// requestsTookFrom), so that b derives the key again instead of clashing
+// with the request, being made INVALID and deleted, and re-created once
+// the request is withdrawn.
+func (w *walker) noteRequestTook(k string, b *node) {
+	if !w.rec.Revert || w.reverting() {
+		return
+	}
+	if w.requestTook == nil {
+		w.requestTook = map[string][]string{}
+	}
+	if !slices.Contains(w.requestTook[b.key], k) {
+		w.requestTook[b.key] = append(w.requestTook[b.key], k)
+	}
+}
+
+// requestsTookFrom returns the keys whose requests took a derived key from
+// base b in the transaction.
+func (w *walker) requestsTookFrom(b string) []string {
+	return w.requestTook[b]
+}

@@ -125,6 +125,10 @@ type walker struct {
 	// takenFrom are, in a transaction with revert, the derived keys taken
 	// over in it, each with the base it was taken from (see giveBack).
 	takenFrom map[string]string
+	// requestTook are, in a transaction with revert, the derived keys the
+	// northbound's requests took over in it, by the base they were taken
+	// from (see noteRequestTook).
+	requestTook map[string][]string
 }
 
 // readChange is a value whose availability a read changed, and what the
@@ -218,6 +222,7 @@ func (w *walker) applyValue(f frame) {
 		}
 		// Its base is requested further on with a value that no longer
 		// derives it: the key is the northbound's in the state requested.
+		w.noteRequestTook(n.key, b)
 		w.detachDerived(b, n.key)
 	}
 	if f.last != nil {
