@@ -63,6 +63,7 @@ func (w *walker) takeOver(n *node, derived []KeyValuePair) {
 		if c := w.g.nodes[kv.Key]; c != nil && c.base != "" && c.base != n.key {
 			if b := w.g.nodes[c.base]; b != nil {
 				w.noteTakeover(kv.Key, b)
+				w.tookOn = append(w.tookOn, takeover{key: kv.Key, from: b})
 				w.detachDerived(b, kv.Key)
 			}
 		}

@@ -238,6 +238,7 @@ func (w *walker) dropStack() {
 		}
 	}
 	w.stack = w.stack[:0]
+	w.giveBackUnapplied()
 }
 
 // undoneAt tells what the next transaction checks again for the value at
@@ -297,7 +298,17 @@ func (w *walker) resume() {
 		}
 		k := todo[n]
 		if k&resumeDerived != 0 && n.exists() && n.avail && n.want != nil && w.equal(n, n.sb, n.want) {
-			w.pushDerived(n, w.derivedOf(n))
+			derived := w.derivedOf(n)
+			if err := w.derivationErr(n, derived); err != nil {
+				// A key the stopped transaction took on a request it never
+				// applied went back to its base (giveBackUnapplied): a
+				// clash, judged as an update judges it.
+				n.state, n.err = Invalid, err
+				w.invalidated(n)
+				w.delete(n, delInvalid, false)
+			} else {
+				w.pushDerived(n, derived)
+			}
 		}
 		if k&resumeDependents != 0 {
 			w.availChanged(n, true)

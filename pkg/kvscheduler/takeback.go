@@ -97,3 +97,47 @@ func (w *walker) noteRequestTook(k string, b *node) {
 func (w *walker) requestsTookFrom(b string) []string {
 	return w.requestTook[b]
 }
+
+// takeover is a derived key taken from base from, on the strength of from's
+// request further on in the transaction (releasesKey).
+type takeover struct {
+	key  string
+	from *node
+}
+
+// giveBackUnapplied, when the transaction's context stops it, gives each
+// derived key taken from a base whose later request the transaction never
+// applied back to that base, if the key was not applied to its new base
+// yet: the request that freed it never happened (and is not kept), so the
+// base still derives it. The next transaction's resume then judges the
+// clash of the base that took it on what is held.
+func (w *walker) giveBackUnapplied() {
+	for _, t := range w.tookOn {
+		c, b := w.g.nodes[t.key], t.from
+		if c == nil || w.g.nodes[b.key] != b || !w.later(b) || c.base != b.key && c.exists() && w.equal(c, c.sb, c.want) {
+			continue
+		}
+		i := slices.IndexFunc(w.derivedOf(b), func(kv KeyValuePair) bool { return kv.Key == t.key })
+		if i < 0 {
+			continue
+		}
+		if taker := w.g.nodes[c.base]; c.base != b.key {
+			// Moved to the base that took it, whose operation on it the
+			// stop held back (what is held is not what it wants): back
+			// to b's derivation.
+			if taker != nil {
+				w.detachDerived(taker, t.key)
+			}
+			old := c.base
+			c.base, c.origin, c.want = b.key, b.origin, w.derivedOf(b)[i].Value
+			w.s.noteBaseMoved(c, old)
+			w.s.dirty(c)
+		}
+		if j, found := slices.BinarySearch(b.derived, t.key); !found {
+			b.derived = slices.Insert(slices.Clone(b.derived), j, t.key)
+			w.s.noteHeldBase(b)
+			w.s.dirty(b)
+		}
+	}
+	w.tookOn = nil
+}

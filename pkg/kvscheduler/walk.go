@@ -129,6 +129,9 @@ type walker struct {
 	// northbound's requests took over in it, by the base they were taken
 	// from (see noteRequestTook).
 	requestTook map[string][]string
+	// tookOn are the derived keys taken over in the transaction on the
+	// strength of a base's later request (see giveBackUnapplied).
+	tookOn []takeover
 }
 
 // readChange is a value whose availability a read changed, and what the
