@@ -17,3 +17,19 @@ func (w *walker) keepAmbiguous(n *node) {
 	w.rec.Errors = append(w.rec.Errors, KeyError{Key: n.key, Operation: OpDelete, Err: err})
 	w.topErr = true
 }
+
+// ambiguousUnreported handles n, held under a key two descriptors claim
+// (no descriptor is its own, so no single read settles it): it is gone
+// when every descriptor claiming the key read without error and none
+// reported it. A claimer that cannot read, or did not, leaves it as it is.
+func (s *Scheduler) ambiguousUnreported(w *walker, n *node, missing []string) []string {
+	if n.readGen >= s.readSince || !s.g.has(n) {
+		return missing
+	}
+	for _, d := range s.reg.order {
+		if d.selects(n.key) && (d.Retrieve == nil || s.unread[d.Name] != nil) {
+			return missing
+		}
+	}
+	return s.unreported(w, n, missing)
+}

@@ -99,22 +99,6 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 	s.announce(missing)
 }
 
-// ambiguousUnreported handles n, held under a key two descriptors claim
-// (no descriptor is its own, so no single read settles it): it is gone
-// when every descriptor claiming the key read without error and none
-// reported it. A claimer that cannot read, or did not, leaves it as it is.
-func (s *Scheduler) ambiguousUnreported(w *walker, n *node, missing []string) []string {
-	if n.readGen >= s.readSince || !s.g.has(n) {
-		return missing
-	}
-	for _, d := range s.reg.order {
-		if d.selects(n.key) && (d.Retrieve == nil || s.unread[d.Name] != nil) {
-			return missing
-		}
-	}
-	return s.unreported(w, n, missing)
-}
-
 // retrievedOK checks a retrieved value (the read is not garbled): a key of
 // the descriptor, read once. n is the key's node, if any.
 func (s *Scheduler) retrievedOK(w *walker, d *regDescriptor, kv KVWithMetadata, n *node, seen readMarks) bool {
