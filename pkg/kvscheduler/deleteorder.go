@@ -155,3 +155,68 @@ func (w *walker) dependentUnderWay(n *node) string {
 	}
 	return ""
 }
+
+// postponeTo returns the index of the value further on in values after
+// which the delete values[i] is applied, or -1 to apply it now: a value
+// ordered after it (OrderingOnly, which stays when what it names goes)
+// that a later request, not a delete, takes away (an update of its base
+// that no longer derives it, or of itself) goes first, by its own
+// request, rather than after it. Postponing the delete, instead of
+// applying that request early inside a delete under way, leaves the
+// walk of each value as it is.
+func (w *walker) postponeTo(values []txnValue, i int) int {
+	v := values[i]
+	n := v.n
+	if v.value != nil || n == nil || !n.exists() || v.group != 0 {
+		return -1
+	}
+	at := -1
+	for _, m := range w.g.dependents(n) {
+		if m == n || !m.exists() || m.origin == FromSB || m.deleting() || !orderedOnlyAfter(m, n.key) || w.reaches(n, m) {
+			continue
+		}
+		b := m
+		if m.base != "" {
+			if b = w.g.nodes[w.g.baseKey(m)]; b == nil {
+				continue
+			}
+		}
+		j, ok := w.valueIndex(values, b.key)
+		if !ok || j <= i || values[j].value == nil || !w.laterValue(values[j]) {
+			continue
+		}
+		if m.base != "" && !w.releasesKey(b, m.key) || m.base == "" && w.equal(m, m.sb, values[j].value) {
+			continue
+		}
+		at = max(at, j)
+	}
+	return at
+}
+
+// orderedOnlyAfter tells whether m names key only by ordering-only
+// dependencies (a Requires dependent is taken down before key by the
+// cascade).
+func orderedOnlyAfter(m *node, key string) bool {
+	found := false
+	for _, dep := range m.deps {
+		if dep.matchesKey(key) {
+			if dep.Kind != OrderingOnly {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// valueIndex finds key among the transaction's values.
+func (w *walker) valueIndex(values []txnValue, key string) (int, bool) {
+	if w.valueAt == nil {
+		w.valueAt = make(map[string]int, len(values))
+		for i, v := range values {
+			w.valueAt[v.key] = i
+		}
+	}
+	i, ok := w.valueAt[key]
+	return i, ok
+}

@@ -185,17 +185,37 @@ func (s *Scheduler) prepareValues(w *walker, t *Txn, scope map[string]bool) []tx
 // fails). With revert, it returns the requests to re-apply.
 func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 	rec := w.rec
+	var after map[int][]txnValue // deletes postponed after a value (see postponeTo)
 	for i, v := range values {
 		if w.ended() {
 			for _, r := range values[i:] {
 				rec.NotApplied = append(rec.NotApplied, r.key)
+			}
+			for j, ps := range after {
+				for _, p := range ps {
+					if j >= i {
+						rec.NotApplied = append(rec.NotApplied, p.key)
+					}
+				}
 			}
 			break
 		}
 		if !w.laterValue(v) {
 			continue // applied already, before a value it depends on went (see deleteorder.go)
 		}
+		if j := w.postponeTo(values, i); j > i {
+			if after == nil {
+				after = map[int][]txnValue{}
+			}
+			after[j] = append(after[j], v)
+			continue
+		}
 		w.run(w.startValue(v))
+		for _, p := range after[i] {
+			if !(w.topErr && rec.Revert) && w.laterValue(p) {
+				w.run(w.startValue(p))
+			}
+		}
 		if w.topErr && rec.Revert {
 			break
 		}
