@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"context"
+	"maps"
 	"slices"
 )
 
@@ -191,8 +192,8 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 			for _, r := range values[i:] {
 				rec.NotApplied = append(rec.NotApplied, r.key)
 			}
-			for j, ps := range after {
-				for _, p := range ps {
+			for _, j := range slices.Sorted(maps.Keys(after)) {
+				for _, p := range after[j] {
 					if j >= i {
 						rec.NotApplied = append(rec.NotApplied, p.key)
 					}
@@ -200,17 +201,18 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 			}
 			break
 		}
-		if !w.laterValue(v) {
-			continue // applied already, before a value it depends on went (see deleteorder.go)
-		}
-		if j := w.postponeTo(values, i); j > i {
-			if after == nil {
-				after = map[int][]txnValue{}
+		// A value applied already, before a value it depends on went (see
+		// deleteorder.go), is not applied again.
+		if w.laterValue(v) {
+			if j := w.postponeTo(values, i); j > i {
+				if after == nil {
+					after = map[int][]txnValue{}
+				}
+				after[j] = append(after[j], v)
+			} else {
+				w.run(w.startValue(v))
 			}
-			after[j] = append(after[j], v)
-			continue
 		}
-		w.run(w.startValue(v))
 		for _, p := range after[i] {
 			if !(w.topErr && rec.Revert) && w.laterValue(p) {
 				w.run(w.startValue(p))
