@@ -24,7 +24,6 @@ import (
 // changed labels of an object it did not create, on a write that only
 // meant to change its data.
 func TestAdv5UpdateOfAnObjectItDidNotCreateKeepsItsLabels(t *testing.T) {
-	advOpen(t, "an update through the fence rewrites the stamp labels of an object another operator created")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	admin := controlplanetest.Clientset(cp.Config())

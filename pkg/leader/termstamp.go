@@ -178,9 +178,14 @@ func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request) 
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	stamped, createOnly := carriesStamp(body)
+	stamped, createOnly, versioned := carriesStamp(body)
 	_, handled, _ := f.e.passes.expected(t.obj)
 	switch {
+	case req.Method == http.MethodPut && versioned:
+		// An update: it creates nothing, and its labels are the
+		// object's own (another operator's stamp included), left as
+		// they are.
+		return noStamp, r
 	case stamped && handled:
 		return restampInner, r
 	case stamped || apply && createOnly && !handled:

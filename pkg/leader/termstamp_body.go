@@ -52,18 +52,21 @@ func stampBody(req *http.Request, st stamp) (*http.Request, error) {
 }
 
 // carriesStamp reports whether the object of a write's body (JSON or
-// Kubernetes protobuf) carries a stamp of any version, and whether it is
-// an apply that only creates (its resourceVersion is createOnlyVersion).
-func carriesStamp(body []byte) (stamped, createOnly bool) {
+// Kubernetes protobuf) carries a stamp of any version, whether it is an
+// apply that only creates (its resourceVersion is createOnlyVersion), and
+// whether it has a resourceVersion at all (a PUT that has one only
+// updates: the API server refuses to create an object from it).
+func carriesStamp(body []byte) (stamped, createOnly, versioned bool) {
 	if !bytes.Contains(body, []byte("lariat.dev/term")) && !bytes.Contains(body, []byte(createOnlyVersion)) {
 		// Every stamp key starts so, in JSON and in protobuf alike:
 		// most writes are told apart without decoding.
-		return false, false
+		return false, false, false
 	}
 	if bytes.HasPrefix(body, protobufMagic) {
 		meta := objectMeta(body)
 		rest, ok := dropStampEntries(meta)
-		return ok && len(rest) != len(meta), false
+		rv, _ := protoBytes(meta, metaResourceVersion)
+		return ok && len(rest) != len(meta), false, len(rv) > 0
 	}
 	var obj struct {
 		Metadata struct {
@@ -73,7 +76,7 @@ func carriesStamp(body []byte) (stamped, createOnly bool) {
 		} `json:"metadata"`
 	}
 	if json.Unmarshal(body, &obj) != nil {
-		return false, false
+		return false, false, false
 	}
 	md := obj.Metadata
 	for k := range md.Labels {
@@ -82,7 +85,7 @@ func carriesStamp(body []byte) (stamped, createOnly bool) {
 	for k := range md.Annotations {
 		stamped = stamped || stampAnnotations[k]
 	}
-	return stamped, md.ResourceVersion == createOnlyVersion
+	return stamped, md.ResourceVersion == createOnlyVersion, md.ResourceVersion != ""
 }
 
 // jsonStamp stamps a JSON object's metadata (body unchanged if it is not
