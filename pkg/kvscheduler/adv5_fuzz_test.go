@@ -32,6 +32,7 @@ var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
 var fzNotifyAll = flag.Bool("fznotifyall", false, "notified removals and any-of n/* dependencies (both crash on failed reads: see adv5_unread_provider_test.go)")
 var fzAmbiguous = flag.Bool("fzamb", false, "a/3 claimed by two descriptors")
 var fzOrder = flag.Bool("fzorder", false, "check the delete order of steps without injected failures")
+var fzCancelAll = flag.Bool("fzcancelall", false, "cancel commits at operations on b/, d/ and r/ keys too")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
@@ -63,32 +64,38 @@ type fzCancel struct {
 	cancel func()
 }
 
-func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
-	deps := func(_ string, v any) []kvscheduler.Dependency { _, d := fzParse(v); return d }
-	a := sb.Descriptor("a", "a/")
-	a.Dependencies = deps
-	create, update, del := a.Create, a.Update, a.Delete
+// fzHook makes the operations of d cancel the commit under way when they
+// run on fc.key.
+func fzHook(d *kvscheduler.Descriptor, fc *fzCancel) {
+	create, update, del := d.Create, d.Update, d.Delete
 	hit := func(k string) {
 		if fc.key == k && fc.cancel != nil {
 			fc.cancel()
 			fc.key = ""
 		}
 	}
-	a.Create = func(ctx context.Context, k string, v any) (any, error) {
+	d.Create = func(ctx context.Context, k string, v any) (any, error) {
 		md, err := create(ctx, k, v)
 		hit(k)
 		return md, err
 	}
-	a.Update = func(ctx context.Context, k string, o, v, md any) (any, error) {
+	d.Update = func(ctx context.Context, k string, o, v, md any) (any, error) {
 		md, err := update(ctx, k, o, v, md)
 		hit(k)
 		return md, err
 	}
-	a.Delete = func(ctx context.Context, k string, v, md any) error {
+	d.Delete = func(ctx context.Context, k string, v, md any) error {
 		err := del(ctx, k, v, md)
 		hit(k)
 		return err
 	}
+}
+
+func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
+	deps := func(_ string, v any) []kvscheduler.Dependency { _, d := fzParse(v); return d }
+	a := sb.Descriptor("a", "a/")
+	a.Dependencies = deps
+	fzHook(a, fc)
 	b := sb.Descriptor("b", "b/")
 	b.Dependencies = deps
 	b.DerivedValues = func(_ string, v any) []kvscheduler.KeyValuePair {
@@ -127,6 +134,11 @@ func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
 	r := sb.Descriptor("r", "r/")
 	r.Dependencies = deps
 	r.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	if *fzCancelAll {
+		fzHook(b, fc)
+		fzHook(d, fc)
+		fzHook(r, fc)
+	}
 	if *fzInvalid {
 		val := func(_ string, v any) error {
 			if tag, _ := fzParse(v); strings.HasPrefix(tag, "bad") {
@@ -430,7 +442,11 @@ func fzRun(seed int64) (string, []string) {
 		if *fzCancelF && rng.Intn(5) == 0 {
 			var cancel func()
 			cctx, cancel = context.WithCancel(ctx)
-			fc.key, fc.cancel = []string{"a/1", "a/2", "a/3"}[rng.Intn(3)], cancel
+			ks := []string{"a/1", "a/2", "a/3"}
+			if *fzCancelAll {
+				ks = append(fzKeys, "d/1", "d/2")
+			}
+			fc.key, fc.cancel = ks[rng.Intn(len(ks))], cancel
 			log = append(log, "  (cancel at "+fc.key+")")
 		}
 		_, err := txn.Commit(cctx)
