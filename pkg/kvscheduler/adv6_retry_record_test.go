@@ -111,3 +111,42 @@ func TestAdv6RetryRecordsADeleteTheSouthboundNeverSaw(t *testing.T) {
 	x.sb.FailNext("update", "d/2", inj)
 	x.commit(x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithResyncKeys("d/2"), 4*time.Second, true)
 }
+
+// TestAdv6FullResyncDeletesAWantedValueOnADerivedValueItNeverDeletes:
+// b/1 (deriving d/2, which r/2 Requires) is deleted while r/2's delete
+// fails, so the deletes of d/2 and b/1 fail too; the southbound then
+// replaces b/1 by its own, and a full resync that still requests r/2
+// reads it. The resync drops b/1's delete (its value is the southbound's
+// now) and records d/2 deleted, but never deletes it: the southbound
+// keeps d/2 while the scheduler reports it NONEXISTENT, and r/2, wanted
+// and Requiring d/* which the southbound holds, is deleted and left
+// PENDING on d/*.
+func TestAdv6FullResyncDeletesAWantedValueOnADerivedValueItNeverDeletes(t *testing.T) {
+	advOpen(t, "a full resync records a derived value deleted that stays, and deletes a wanted value on it")
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("b/1", "v@2|", "r/2", "v|d/*").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.sb.FailNext("delete", "r/2", errors.New("injected"))
+	if _, err := x.nb("b/1", nil).Commit(ctx); err == nil {
+		t.Fatal("the delete of r/2 did not fail")
+	}
+	x.sb.Set("b/1", "v@1@2|", true)
+	x.sb.ResetOps()
+	if _, err := x.nb("r/2", "v|d/*").WithResync(kvscheduler.FullResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hist := x.s.TransactionHistory(timeZero, timeZero)
+	if msg := fzCheckRecords(hist[len(hist)-1:], x.sb.Ops(false)); msg != "" {
+		t.Errorf("the resync's record differs from what the southbound saw: %s", msg)
+	}
+	if d := advSBMismatch(x.s, x.sb, "b/", "d/", "r/"); len(d) > 0 {
+		t.Errorf("the scheduler's view differs from the southbound: %v", d)
+	}
+	if _, ok := x.sb.Values()["d/2"]; ok {
+		if _, ok := x.sb.Values()["r/2"]; !ok {
+			t.Errorf("r/2, requested by the resync, was deleted though d/2, which it requires, is held (%+v)", x.s.GetValueStatus("r/2"))
+		}
+	}
+}
