@@ -150,3 +150,32 @@ func TestAdv6FullResyncDeletesAWantedValueOnADerivedValueItNeverDeletes(t *testi
 		}
 	}
 }
+
+// TestAdv6DownstreamResyncDeletesAWantedValueWhenTheSouthboundTakesItsBase:
+// as above, with a downstream resync that requests nothing, and the
+// southbound's own b/1 equal to the one deleted: the resync deletes r/2,
+// wanted and Requiring d/*, and leaves it PENDING while the southbound
+// holds d/2, which the scheduler reports NONEXISTENT.
+func TestAdv6DownstreamResyncDeletesAWantedValueWhenTheSouthboundTakesItsBase(t *testing.T) {
+	advOpen(t, "a downstream resync deletes a wanted value when the southbound takes its base")
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("b/1", "v@2|", "r/2", "v|d/*").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.sb.FailNext("delete", "r/2", errors.New("injected"))
+	if _, err := x.nb("b/1", nil).Commit(ctx); err == nil {
+		t.Fatal("the delete of r/2 did not fail")
+	}
+	x.sb.Set("b/1", "v@2|", true)
+	x.sb.ResetOps()
+	if _, err := x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ops := x.sb.OpStrings(); len(ops) > 0 {
+		t.Errorf("the resync of a southbound holding d/2 and r/2, both wanted or the southbound's, ran %v (r/2: %+v)", ops, x.s.GetValueStatus("r/2"))
+	}
+	if d := advSBMismatch(x.s, x.sb, "b/", "d/", "r/"); len(d) > 0 {
+		t.Errorf("the scheduler's view differs from the southbound: %v", d)
+	}
+}
