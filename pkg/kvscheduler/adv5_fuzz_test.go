@@ -488,6 +488,11 @@ func fzRun(seed int64) (string, []string) {
 			}
 		}
 		if *fzOrder && !injected {
+			if *fzVerbose {
+				for _, r := range recs {
+					log = append(log, r.String())
+				}
+			}
 			if msg := fzCheckDeleteOrder(before, ops); msg != "" {
 				return "delete order: " + msg, log
 			}
