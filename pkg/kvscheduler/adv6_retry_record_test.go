@@ -22,6 +22,7 @@ type adv6Script struct {
 	sb  *kvtest.Southbound
 	clk *clocktesting.FakeClock
 	seq int
+	fc  *fzCancel
 }
 
 func newAdv6Script(t *testing.T) *adv6Script {
@@ -36,12 +37,18 @@ func newAdv6Script(t *testing.T) *adv6Script {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	sb := kvtest.New()
-	for _, d := range fzDescs(sb, &fzCancel{}) {
+	fc := &fzCancel{}
+	if !*fzCancelAll {
+		all := *fzCancelAll
+		*fzCancelAll = true
+		defer func() { *fzCancelAll = all }()
+	}
+	for _, d := range fzDescs(sb, fc) {
 		if err := s.RegisterDescriptor(context.Background(), d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return &adv6Script{t: t, s: s, sb: sb, clk: clk, seq: -1}
+	return &adv6Script{t: t, s: s, sb: sb, clk: clk, seq: -1, fc: fc}
 }
 
 // commit commits txn (with retries when retry is set) after stepping the clock by step,
