@@ -1,0 +1,32 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"testing"
+)
+
+// TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted: the
+// southbound holds d/2 as its own (origin FromSB) before any read. A base
+// b/1 deriving d/1 and d/2 is requested: the create of d/2 fails (it
+// exists), and the read-back after the failure reports it as the
+// southbound's. Rule 8 makes b/1 INVALID for a key the southbound holds as
+// its own, and the scheduler never deletes what it did not create; yet it
+// keeps d/2 as b/1's derived value (retrying its create), and the delete of
+// b/1 deletes the southbound's own d/2.
+func TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted(t *testing.T) {
+	advOpen(t, "the southbound's own value under a derived key is deleted with the base")
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	x.sb.Set("d/2", "v|", true)
+	if _, err := x.nb("b/1", "w@1@2|").Commit(ctx); err == nil {
+		t.Fatal("the create of d/2, which the southbound holds, did not fail")
+	}
+	st := x.s.GetValueStatus("d/2")
+	x.sb.ResetOps()
+	if _, err := x.nb("b/1", nil).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := x.sb.Values()["d/2"]; !ok || v != "v|" {
+		t.Errorf("the southbound's own d/2 was deleted or overwritten (ops %v; held %v, %v; d/2 was %s, base %q, error %v)", x.sb.OpStrings(), v, ok, st.State, st.BaseKey, st.Error)
+	}
+}
