@@ -3,6 +3,8 @@ package kvscheduler_test
 import (
 	"context"
 	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
 // TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted: the
@@ -28,5 +30,31 @@ func TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted(t *testing.T) {
 	}
 	if v, ok := x.sb.Values()["d/2"]; !ok || v != "v|" {
 		t.Errorf("the southbound's own d/2 was deleted or overwritten (ops %v; held %v, %v; d/2 was %s, base %q, error %v)", x.sb.OpStrings(), v, ok, st.State, st.BaseKey, st.Error)
+	}
+}
+
+// TestAdv6ResyncNeverOverwritesTheSouthboundsOwnValueUnderADerivedKey: as
+// above, the create of d/2 (b/1's update now derives it) fails on the
+// southbound's own d/2; a downstream resync, which reads d/2 as the
+// southbound's, overwrites it with b/1's derived value: a value taken
+// over that nobody asked to take over.
+func TestAdv6ResyncNeverOverwritesTheSouthboundsOwnValueUnderADerivedKey(t *testing.T) {
+	advOpen(t, "a resync overwrites the southbound's own value under a derived key")
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("b/1", "w@1|").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.sb.Set("d/2", "v|", true)
+	if _, err := x.nb("b/1", "w@1@2|").Commit(ctx); err == nil {
+		t.Fatal("the create of d/2, which the southbound holds, did not fail")
+	}
+	x.sb.ResetOps()
+	if _, err := x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := x.sb.Values()["d/2"]; v != "v|" {
+		st := x.s.GetValueStatus("d/2")
+		t.Errorf("the southbound's own d/2 is now %v (ops %v; d/2 %s, base %q)", v, x.sb.OpStrings(), st.State, st.BaseKey)
 	}
 }
