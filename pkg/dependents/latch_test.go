@@ -13,6 +13,7 @@ import (
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -78,6 +79,9 @@ func TestRequiresOwnerAvailableLatches(t *testing.T) {
 	}
 	for _, name := range []string{"b", "c"} {
 		controlplanetest.Eventually(t, wait, "Deployment "+name+" deleted", func() bool { return !exists(t, "Deployment", ns, name) })
+		// The transaction's record is kept when it ends, which can be just
+		// after the API server deleted the object.
+		dependentstest.Recorded(t, d, kvscheduler.OpDelete, "Deployment "+name)
 	}
 	if dels := ops(d, kvscheduler.OpDelete); !before(dels, "Deployment c", "Deployment b") {
 		t.Errorf("deletes %v: c's Deployment must go before b's", dels)
