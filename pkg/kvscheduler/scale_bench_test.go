@@ -125,7 +125,8 @@ func benchChain10k(b *testing.B, newDescriptor func() *kvscheduler.Descriptor) {
 		gcs = float64(after.NumGC - before.NumGC)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		liveMB = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
+		// Signed: the transaction's own garbage can make the heap shrink.
+		liveMB = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / 1e6
 		created := 0
 		for _, op := range rec.Executed {
 			if !op.NOOP { // values left waiting first are recorded too
