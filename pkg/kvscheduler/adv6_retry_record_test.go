@@ -93,7 +93,6 @@ func (x *adv6Script) nb(kvs ...any) *kvscheduler.Txn {
 // delete of d/2 as done, yet the southbound never saw it (adv5 fuzz seed
 // 2249 with -fzcancel -fzretry -fzinv -fzprops).
 func TestAdv6RetryRecordsADeleteTheSouthboundNeverSaw(t *testing.T) {
-	advOpen(t, "a retry records a delete the southbound never saw")
 	x := newAdv6Script(t)
 	inj := errors.New("injected")
 	x.sb.FailNext("update", "b/2", inj)
@@ -129,7 +128,6 @@ func TestAdv6RetryRecordsADeleteTheSouthboundNeverSaw(t *testing.T) {
 // and Requiring d/* which the southbound holds, is deleted and left
 // PENDING on d/*.
 func TestAdv6FullResyncDeletesAWantedValueOnADerivedValueItNeverDeletes(t *testing.T) {
-	advOpen(t, "a full resync records a derived value deleted that stays, and deletes a wanted value on it")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/1", "v@2|", "r/2", "v|d/*").Commit(ctx); err != nil {
@@ -164,7 +162,6 @@ func TestAdv6FullResyncDeletesAWantedValueOnADerivedValueItNeverDeletes(t *testi
 // wanted and Requiring d/*, and leaves it PENDING while the southbound
 // holds d/2, which the scheduler reports NONEXISTENT.
 func TestAdv6DownstreamResyncDeletesAWantedValueWhenTheSouthboundTakesItsBase(t *testing.T) {
-	advOpen(t, "a downstream resync deletes a wanted value when the southbound takes its base")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/1", "v@2|", "r/2", "v|d/*").Commit(ctx); err != nil {

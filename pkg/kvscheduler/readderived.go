@@ -97,6 +97,11 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	if cn == nil {
 		cn = s.newNode(c.Key)
 	}
+	// b's delete was dropped as done: the southbound replaced the value
+	// it meant by its own (see refreshValue). The delete its derived
+	// value had with it is done too: what b's read derives is the
+	// southbound's, never deleted (rule 4).
+	takenBySB := cn.base == b.key && cn.origin == FromNB && b.origin == FromSB && cn.want == nil
 	if cn.base != b.key || cn.origin != b.origin {
 		s.dirty(cn) // its status names its base
 		if cn.base == "" && cn.last == nil && readOwn {
@@ -107,6 +112,15 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 		old := cn.base
 		cn.base, cn.origin = b.key, b.origin
 		s.noteBaseMoved(cn, old)
+	}
+	if takenBySB {
+		s.dropDeleteRequest(cn)
+		cn.want, cn.state = c.Value, Obtained
+		known = !cn.exists()
+		if readOwn && cn.exists() && s.readsItself(cn) {
+			// Its own read found it while its delete blocked it.
+			s.found(w, cn, cn.sb)
+		}
 	}
 	// A value read by its own descriptor is what that read, before or
 	// after this one, says.
