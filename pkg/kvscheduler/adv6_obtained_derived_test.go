@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -16,7 +17,6 @@ import (
 // keeps d/2 as b/1's derived value (retrying its create), and the delete of
 // b/1 deletes the southbound's own d/2.
 func TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted(t *testing.T) {
-	advOpen(t, "the southbound's own value under a derived key is deleted with the base")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	x.sb.Set("d/2", "v|", true)
@@ -39,7 +39,6 @@ func TestAdv6SouthboundsOwnValueUnderADerivedKeyIsNeverDeleted(t *testing.T) {
 // southbound's, overwrites it with b/1's derived value: a value taken
 // over that nobody asked to take over.
 func TestAdv6ResyncNeverOverwritesTheSouthboundsOwnValueUnderADerivedKey(t *testing.T) {
-	advOpen(t, "a resync overwrites the southbound's own value under a derived key")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/1", "w@1|").Commit(ctx); err != nil {
@@ -50,8 +49,17 @@ func TestAdv6ResyncNeverOverwritesTheSouthboundsOwnValueUnderADerivedKey(t *test
 		t.Fatal("the create of d/2, which the southbound holds, did not fail")
 	}
 	x.sb.ResetOps()
-	if _, err := x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx); err != nil {
-		t.Fatal(err)
+	// The resync requests b/1 again: rule 8 makes it INVALID for the key
+	// the southbound holds as its own, and the resync fails naming it.
+	_, err := x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	if err == nil || !strings.Contains(err.Error(), "b/1 derives d/2, which the southbound holds as its own") {
+		t.Errorf("the resync did not fail for b/1's clash on d/2: %v", err)
+	}
+	if st := x.s.GetValueStatus("b/1"); st.State != kvscheduler.Invalid {
+		t.Errorf("b/1, which derives the southbound's own d/2, is %s, not INVALID", st.State)
+	}
+	if st := x.s.GetValueStatus("d/2"); st.State != kvscheduler.Obtained || st.BaseKey != "" {
+		t.Errorf("the southbound's own d/2 is %s with base %q, not OBTAINED", st.State, st.BaseKey)
 	}
 	if v := x.sb.Values()["d/2"]; v != "v|" {
 		st := x.s.GetValueStatus("d/2")

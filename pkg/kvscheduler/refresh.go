@@ -130,6 +130,12 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 	seen.add(n)
 	origin := n.origin
+	if n.base != "" && kv.Origin == FromSB && origin != FromSB {
+		// A derived value the read reports as the southbound's own: the
+		// southbound held it before its base's create or update reached
+		// it (that failed), so it was never the base's (rule 8).
+		s.disown(w, n)
+	}
 	if n.base == "" {
 		switch {
 		case origin == FromNB && n.last != nil && n.last.value != nil:
@@ -174,6 +180,23 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 		}
 	}
 	s.readDerived(w, n, seen)
+}
+
+// disown makes derived value n, which a read reports as the southbound's
+// own, the southbound's (OBTAINED once read, see refreshValue): its base
+// stops listing it, so neither the base's delete nor its update deletes or
+// overwrites it, and what the base wanted of it (with its failure, wait
+// and retry) is dropped. The base still derives the key: the next
+// transaction that applies it judges the clash (rule 8: INVALID while the
+// southbound holds the key as its own).
+func (s *Scheduler) disown(w *walker, n *node) {
+	old := n.base
+	if b := s.g.nodes[old]; b != nil {
+		w.detachDerived(b, n.key)
+	}
+	n.base, n.origin = "", FromSB
+	s.noteBaseMoved(n, old)
+	s.dropDeleteRequest(n)
 }
 
 // dropDeleteRequest drops n's northbound delete request as done, with
