@@ -13,7 +13,6 @@ import (
 // depend on it, of either kind, whose delete the transaction has still to
 // do) deletes a/3 first; the scheduler deletes a/2 first.
 func TestAdv6UpdateIntoPendingDeletesBeforeItsOrderedDependent(t *testing.T) {
-	advOpen(t, "an update into PENDING deletes a value before its ordered dependent the same transaction deletes")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("a/2", "w|", "a/3", "v|~a/2").Commit(ctx); err != nil {

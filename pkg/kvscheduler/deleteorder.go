@@ -18,7 +18,10 @@ import (
 // after the value (OrderingOnly stays when what it names goes), or one
 // nothing wants (read back after a restart: nothing takes it down). Such
 // a request, of the dependent or of the base it is derived from, is
-// applied right away, before the value goes (see deleteDueDependents).
+// applied right away, before the value goes (see deleteDueDependents);
+// so is a dependent's later update that Requires the value, when the value
+// goes by its own update rather than by a delete request (see
+// updateTakesAway; a delete request is postponed instead, see postponeTo).
 // The end of a delete waits for a dependent whose delete is under way
 // (dependentUnderWay), and deletes released together go dependents first
 // (dependentsFirst).
@@ -30,7 +33,7 @@ import (
 // already), the transaction's deletes further on that take away a value
 // depending on n which the walk would otherwise leave in place until then.
 func (w *walker) deleteDueDependents(n *node) {
-	if len(w.dels) == 0 {
+	if len(w.dels) == 0 && len(w.values) == 0 {
 		return
 	}
 	for _, m := range w.g.dependents(n) {
@@ -47,13 +50,45 @@ func (w *walker) deleteDueDependents(n *node) {
 			continue
 		}
 		i, ok := w.dueDelete(b.key)
-		if !ok || m.avail && !w.mayStay(m) {
-			// Not deleted by the transaction, or taken down (into
-			// PENDING) before n by the cascade anyway.
-			continue
+		switch {
+		case ok && !(m.avail && !w.mayStay(m)):
+			// (A dependent the cascade takes down, into PENDING, goes
+			// before n anyway.)
+			w.push(w.startValue(w.dels[i]))
+		case !ok && m == b:
+			if v, ok := w.updateTakesAway(m, n); ok {
+				w.push(w.startValue(v))
+			}
 		}
-		w.push(w.startValue(w.dels[i]))
 	}
+}
+
+// updateTakesAway returns the transaction's later request of m, a value
+// ordered after n (ordering-only: the cascade does not take it down), when
+// it is an update that takes m away with n: its new value Requires n,
+// which is going (n's own update took it into PENDING or INVALID; a
+// delete request of n is postponed after m's update instead, see
+// postponeTo). Applied first, m goes before n. An update that may keep m
+// is left where it is: applied early inside n's delete, it could find
+// missing what the transaction creates before it, and go for nothing.
+func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
+	if m.d == nil || m.d.Dependencies == nil || !orderedOnlyAfter(m, n.key) {
+		return txnValue{}, false
+	}
+	j, ok := w.valueIndex(w.values, m.key)
+	if !ok || w.values[j].value == nil || !w.laterValue(w.values[j]) {
+		return txnValue{}, false
+	}
+	deps, err := callDeps(m.d, m.key, w.values[j].value)
+	if err != nil {
+		return txnValue{}, false
+	}
+	for _, dep := range deps {
+		if dep.Kind == Requires && dep.matchesKey(n.key) {
+			return w.values[j], true
+		}
+	}
+	return txnValue{}, false
 }
 
 // dueDelete finds key among the transaction's deletes (sorted by key).
