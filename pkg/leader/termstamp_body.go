@@ -3,11 +3,13 @@ package leader
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"sigs.k8s.io/yaml"
 )
 
 // stamp is what a write is stamped with: id (TermIDLabel), user
@@ -21,34 +23,112 @@ var (
 	stampAnnotations = map[string]bool{TermAnnotation: true, TermUserAnnotation: true}
 )
 
+// ErrUnstampable is the cause of the error of a create, or of a write that
+// may create, that the fence fails unsent because it cannot read its body
+// (an encoding it does not know, such as CBOR, or a body that does not
+// decode as its Content-Type says): sent unstamped, it would not be fenced
+// by the term policy, and could land after its term.
+var ErrUnstampable = errors.New("leader: the fence cannot stamp the body of this write")
+
+// bodyFormat is how a write's body is encoded, as its Content-Type says.
+type bodyFormat int
+
+const (
+	formatJSON     bodyFormat = iota // application/json (or no Content-Type)
+	formatYAML                       // application/yaml, application/apply-patch+yaml (JSON is YAML too)
+	formatProtobuf                   // application/vnd.kubernetes.protobuf
+	formatUnknown                    // anything else (CBOR): not read, never sent unstamped
+)
+
+// formatOf returns the format of a body sent with the Content-Type ct.
+func formatOf(ct string) bodyFormat {
+	mediaType, _, _ := mime.ParseMediaType(ct)
+	switch mediaType {
+	case "", "application/json":
+		return formatJSON
+	case "application/yaml", "application/apply-patch+yaml":
+		return formatYAML
+	case "application/vnd.kubernetes.protobuf":
+		return formatProtobuf
+	}
+	return formatUnknown
+}
+
 // stampBody returns req with the object its body carries stamped: the
 // labels of st in place of any stamp it carried, the annotations of
-// earlier versions' stamps removed. JSON and Kubernetes protobuf bodies
-// are stamped; others (CBOR, YAML) go as they are, and are not fenced by
-// the policy.
+// earlier versions' stamps removed. Its body is decoded by its
+// Content-Type and encoded back in the same form (a YAML body as JSON,
+// which is YAML, as the API server reads it: sigs.k8s.io/yaml). A body
+// the fence cannot read is an error wrapping ErrUnstampable, never a
+// write sent unstamped (req's body is closed either way).
 func stampBody(req *http.Request, st stamp) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
-		return req, nil
+		return req, nil // creates nothing: the API server refuses it
 	}
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
-	out := body
-	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	switch {
-	case bytes.HasPrefix(body, protobufMagic):
-		out = protobufStamp(body, st)
-	case mediaType == "application/json" || mediaType == "" || mediaType == "application/apply-patch+yaml":
-		// An apply patch in YAML that is not JSON is left as it is.
-		out = jsonStamp(body, st)
+	ct := req.Header.Get("Content-Type")
+	var out []byte
+	switch formatOf(ct) {
+	case formatProtobuf:
+		out, err = protobufStamp(body, st)
+	case formatUnknown:
+		err = errors.New("an encoding the fence does not read")
+	default:
+		var obj map[string]any
+		if obj, err = decodeObject(formatOf(ct), body); err == nil {
+			stampObject(obj, st)
+			out, err = json.Marshal(obj)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %s with a body of Content-Type %q: %v", ErrUnstampable, req.Method, req.URL, ct, err)
 	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(out))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
 	r.ContentLength = int64(len(out))
 	return r, nil
+}
+
+// decodeObject decodes a JSON or YAML body (format) that holds one
+// object, keeping every number as written (decodeExact). A YAML body that
+// is not JSON is converted to JSON as the API server converts it
+// (sigs.k8s.io/yaml.YAMLToJSON: its first document).
+func decodeObject(format bodyFormat, body []byte) (map[string]any, error) {
+	var obj map[string]any
+	err := decodeExact(body, &obj)
+	if err != nil && format == formatYAML {
+		var j []byte
+		if j, err = yaml.YAMLToJSON(body); err == nil {
+			obj = nil
+			err = decodeExact(j, &obj)
+		}
+	}
+	if err == nil && obj == nil {
+		err = errors.New("the body is not an object")
+	}
+	return obj, err
+}
+
+// stampObject stamps a decoded object's metadata with st.
+func stampObject(obj map[string]any, st stamp) {
+	md := nested(obj, "metadata")
+	labels := nested(md, "labels")
+	labels[TermLeaseLabel], labels[TermIDLabel] = st.lease, st.id
+	if st.user != "" {
+		labels[TermUserLabel] = st.user
+	} else {
+		delete(labels, TermUserLabel) // another user's: judged whoever sends
+	}
+	if annotations, ok := md["annotations"].(map[string]any); ok {
+		for k := range stampAnnotations {
+			delete(annotations, k)
+		}
+	}
 }
 
 // carriesStamp reports whether the object of a write's body (JSON or
@@ -86,129 +166,4 @@ func carriesStamp(body []byte) (stamped, createOnly, versioned bool) {
 		stamped = stamped || stampAnnotations[k]
 	}
 	return stamped, md.ResourceVersion == createOnlyVersion, md.ResourceVersion != ""
-}
-
-// jsonStamp stamps a JSON object's metadata (body unchanged if it is not
-// a JSON object). Numbers are kept as written.
-func jsonStamp(body []byte, st stamp) []byte {
-	var obj map[string]any
-	if decodeExact(body, &obj) != nil || obj == nil {
-		return body
-	}
-	md := nested(obj, "metadata")
-	labels := nested(md, "labels")
-	labels[TermLeaseLabel], labels[TermIDLabel] = st.lease, st.id
-	if st.user != "" {
-		labels[TermUserLabel] = st.user
-	} else {
-		delete(labels, TermUserLabel) // another user's: judged whoever sends
-	}
-	if annotations, ok := md["annotations"].(map[string]any); ok {
-		for k := range stampAnnotations {
-			delete(annotations, k)
-		}
-	}
-	return marshalOr(obj, body)
-}
-
-// The fields of a Kubernetes ObjectMeta in protobuf that the stamp
-// touches: maps of string entries (key 1, value 2).
-const (
-	metaLabels      protowire.Number = 11
-	metaAnnotations protowire.Number = 12
-)
-
-// objectMeta returns the ObjectMeta of a Kubernetes protobuf body: a
-// runtime.Unknown envelope (raw = field 2) whose object has its
-// ObjectMeta as field 1 (true of every built-in kind).
-func objectMeta(body []byte) []byte {
-	return protoField(protoField(body[len(protobufMagic):], 2), 1)
-}
-
-// protobufStamp stamps a Kubernetes protobuf body: the ObjectMeta's
-// entries of any stamp are dropped, and the labels of st appended.
-func protobufStamp(body []byte, st stamp) []byte {
-	env := body[len(protobufMagic):]
-	raw := protoField(env, 2)
-	if raw == nil {
-		return body
-	}
-	meta, ok := dropStampEntries(protoField(raw, 1))
-	if !ok {
-		return body
-	}
-	meta = appendMapEntry(meta, metaLabels, TermLeaseLabel, st.lease)
-	meta = appendMapEntry(meta, metaLabels, TermIDLabel, st.id)
-	if st.user != "" {
-		meta = appendMapEntry(meta, metaLabels, TermUserLabel, st.user)
-	}
-	newRaw, ok := replaceField(raw, 1, meta)
-	if !ok {
-		return body
-	}
-	newEnv, ok := replaceField(env, 2, newRaw)
-	if !ok {
-		return body
-	}
-	return append(append([]byte(nil), protobufMagic...), newEnv...)
-}
-
-// dropStampEntries returns a copy of the ObjectMeta meta without the
-// entries of any stamp; ok is false if meta does not parse.
-func dropStampEntries(meta []byte) (out []byte, ok bool) {
-	out = []byte{}
-	for len(meta) > 0 {
-		n, typ, l := protowire.ConsumeTag(meta)
-		if l < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(n, typ, meta[l:])
-		if m < 0 {
-			return nil, false
-		}
-		drop := false
-		if (n == metaLabels || n == metaAnnotations) && typ == protowire.BytesType {
-			entry, _ := protowire.ConsumeBytes(meta[l:])
-			key := string(protoField(entry, 1))
-			drop = n == metaLabels && stampLabels[key] || n == metaAnnotations && stampAnnotations[key]
-		}
-		if !drop {
-			out = append(out, meta[:l+m]...)
-		}
-		meta = meta[l+m:]
-	}
-	return out, true
-}
-
-// appendMapEntry appends the entry key: value of the map field num.
-func appendMapEntry(b []byte, num protowire.Number, key, value string) []byte {
-	var entry []byte
-	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
-	entry = protowire.AppendString(entry, key)
-	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
-	entry = protowire.AppendString(entry, value)
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, entry)
-}
-
-// replaceField returns message b with its length-delimited field num set
-// to v: its occurrences dropped, v appended last. ok is false if b does
-// not parse.
-func replaceField(b []byte, num protowire.Number, v []byte) (out []byte, ok bool) {
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(n, typ, b[l:])
-		if m < 0 {
-			return nil, false
-		}
-		if n != num {
-			out = append(out, b[:l+m]...)
-		}
-		b = b[l+m:]
-	}
-	out = protowire.AppendTag(out, num, protowire.BytesType)
-	return protowire.AppendBytes(out, v), true
 }

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -79,8 +80,43 @@ func TestCreateBodiesAreStamped(t *testing.T) {
 		t.Errorf("JSON, no user: %s", b)
 	}
 
-	if b := post("application/yaml", []byte("kind: X\n"), st); string(b) != "kind: X\n" {
-		t.Errorf("YAML body changed to %q", b)
+	// YAML is decoded as the API server decodes it, and sent as JSON
+	// (which is YAML) under its own Content-Type.
+	for _, ct := range []string{"application/yaml", "application/apply-patch+yaml"} {
+		b := string(post(ct, []byte("kind: X\nmetadata:\n  labels:\n    mine: kept\n    lariat.dev/term-id: old\nspec:\n  big: 9007199254740993\n"), st))
+		want := `{"kind":"X","metadata":{"labels":{"lariat.dev/term-id":"t1","lariat.dev/term-lease":"lease","lariat.dev/term-user":"op","mine":"kept"}},"spec":{"big":9007199254740993}}`
+		if b != want {
+			t.Errorf("%s: stamped to %s, want %s", ct, b, want)
+		}
+	}
+}
+
+// TestUnreadableCreateBodiesFailUnsent: a create whose body the fence
+// cannot read (an encoding it does not know, or a body that does not
+// decode as its Content-Type says) fails with ErrUnstampable, and is not
+// sent: unstamped, the term policy would never judge it.
+func TestUnreadableCreateBodiesFailUnsent(t *testing.T) {
+	e := holdingElector(t, "t1")
+	for ct, body := range map[string]string{
+		"application/cbor":                    "\xd9\xd9\xf7\xa1\x64kind\x61X",
+		"application/json":                    `{"kind":`,
+		"application/yaml":                    "kind: [X\n",
+		"application/vnd.kubernetes.protobuf": `{"kind":"ConfigMap"}`,
+		"text/plain":                          `{"kind":"ConfigMap"}`,
+	} {
+		stub := &stubTransport{answers: []stubAnswer{{201, `{}`}}}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://h/api/v1/namespaces/n/configmaps", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", ct)
+		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		if !errors.Is(err, ErrUnstampable) {
+			t.Errorf("%s create: %v, %v; want ErrUnstampable", ct, resp, err)
+		}
+		if len(stub.sent) != 0 {
+			t.Errorf("%s create: sent %q, want nothing sent", ct, stub.sent)
+		}
 	}
 }
 
