@@ -110,8 +110,11 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	restamp := false
 	if write {
-		var kind stampKind
-		switch kind, req = f.stampOf(req, t); kind {
+		kind, r, err := f.stampOf(req, t)
+		if err != nil {
+			return nil, err
+		}
+		switch req = r; kind {
 		case createStamp:
 			return f.create(req) // stamped with its term (termstamp.go)
 		case restampInner:

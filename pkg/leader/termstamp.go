@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -158,40 +159,45 @@ const (
 // create when no pass of the term handles the object, in place when one
 // does (its write keeps the passes' checks of RoundTrip). Other writes,
 // which never create, are not judged by the policy and go as they are.
-func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request) {
+// One whose body it cannot read fails (ErrUnstampable): it may create.
+func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request, error) {
 	if req.Method == http.MethodPost {
 		if t.obj.Name == "" && t.obj.Resource != "" {
-			return createStamp, req
+			return createStamp, req, nil
 		}
-		return noStamp, req
+		return noStamp, req, nil
 	}
-	mediaType, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	apply := req.Method == http.MethodPatch && mediaType == "application/apply-patch+yaml"
+	ct := req.Header.Get("Content-Type")
+	mediaType, _, _ := mime.ParseMediaType(ct)
+	apply := req.Method == http.MethodPatch && strings.HasPrefix(mediaType, "application/apply-patch+")
 	if !apply && req.Method != http.MethodPut || t.obj.Name == "" || t.sub != "" || req.Body == nil || req.Body == http.NoBody {
-		return noStamp, req
+		return noStamp, req, nil
 	}
 	body, err := readBody(req)
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	if err != nil {
-		return noStamp, r // the request fails on its own body's error
+		return noStamp, r, nil // the request fails on its own body's error
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	stamped, createOnly, versioned := carriesStamp(body)
+	stamped, createOnly, versioned, err := carriesStamp(formatOf(ct), body)
+	if err != nil {
+		return noStamp, nil, fmt.Errorf("%w: %s %s with a body of Content-Type %q, which may create: %v", ErrUnstampable, req.Method, req.URL, ct, err)
+	}
 	_, handled, _ := f.e.passes.expected(t.obj)
 	switch {
 	case req.Method == http.MethodPut && versioned:
 		// An update: it creates nothing, and its labels are the
 		// object's own (another operator's stamp included), left as
 		// they are.
-		return noStamp, r
+		return noStamp, r, nil
 	case stamped && handled:
-		return restampInner, r
+		return restampInner, r, nil
 	case stamped || apply && createOnly && !handled:
-		return createStamp, r
+		return createStamp, r, nil
 	}
-	return noStamp, r
+	return noStamp, r, nil
 }
 
 // readBody reads and closes req's body, in one allocation when its

@@ -131,39 +131,65 @@ func stampObject(obj map[string]any, st stamp) {
 	}
 }
 
-// carriesStamp reports whether the object of a write's body (JSON or
-// Kubernetes protobuf) carries a stamp of any version, whether it is an
-// apply that only creates (its resourceVersion is createOnlyVersion), and
-// whether it has a resourceVersion at all (a PUT that has one only
-// updates: the API server refuses to create an object from it).
-func carriesStamp(body []byte) (stamped, createOnly, versioned bool) {
-	if !bytes.Contains(body, []byte("lariat.dev/term")) && !bytes.Contains(body, []byte(createOnlyVersion)) {
-		// Every stamp key starts so, in JSON and in protobuf alike:
-		// most writes are told apart without decoding.
-		return false, false, false
+// carriesStamp reports whether the object of a write's body (format)
+// carries a stamp of any version, whether it is an apply that only
+// creates (its resourceVersion is createOnlyVersion), and whether it has
+// a resourceVersion at all (a PUT that has one only updates: the API
+// server refuses to create an object from it). It reads the body as
+// stampBody does, so what it finds is what the API server finds; a body
+// it must read and cannot is an error.
+func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versioned bool, err error) {
+	if !mayCarryStamp(format, body) {
+		return false, false, false, nil
 	}
-	if bytes.HasPrefix(body, protobufMagic) {
+	if format == formatProtobuf {
+		if !bytes.HasPrefix(body, protobufMagic) {
+			return false, false, false, errors.New("no Kubernetes protobuf envelope")
+		}
 		meta := objectMeta(body)
 		rest, ok := dropStampEntries(meta)
 		rv, _ := protoBytes(meta, metaResourceVersion)
-		return ok && len(rest) != len(meta), false, len(rv) > 0
+		return ok && len(rest) != len(meta), false, len(rv) > 0, nil
 	}
-	var obj struct {
-		Metadata struct {
-			ResourceVersion string            `json:"resourceVersion"`
-			Annotations     map[string]string `json:"annotations"`
-			Labels          map[string]string `json:"labels"`
-		} `json:"metadata"`
+	if format == formatUnknown {
+		return false, false, false, errors.New("an encoding the fence does not read")
 	}
-	if json.Unmarshal(body, &obj) != nil {
-		return false, false, false
+	obj, err := decodeObject(format, body)
+	if err != nil {
+		return false, false, false, err
 	}
-	md := obj.Metadata
-	for k := range md.Labels {
+	md, _ := obj["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	annotations, _ := md["annotations"].(map[string]any)
+	for k := range labels {
 		stamped = stamped || stampLabels[k]
 	}
-	for k := range md.Annotations {
+	for k := range annotations {
 		stamped = stamped || stampAnnotations[k]
 	}
-	return stamped, md.ResourceVersion == createOnlyVersion, md.ResourceVersion != ""
+	rv, _ := md["resourceVersion"].(string)
+	return stamped, rv == createOnlyVersion, rv != "", nil
+}
+
+// mayCarryStamp is false when a body (format) cannot carry a stamp key or
+// createOnlyVersion, told from its bytes alone, so that most writes are
+// not decoded: every stamp key starts with "lariat.dev/term". In protobuf
+// a string is as written. In JSON a string may be written with escapes
+// (`\/`, `\u002f`): a body with either is decoded. In YAML a quoted
+// string has more escapes (`\x2f`, `\U0000002f`): a body with a
+// backslash is decoded. A body in another encoding is always read (and
+// carriesStamp refuses it).
+func mayCarryStamp(format bodyFormat, body []byte) bool {
+	if bytes.Contains(body, []byte("lariat.dev/term")) || bytes.Contains(body, []byte(createOnlyVersion)) {
+		return true
+	}
+	switch format {
+	case formatProtobuf:
+		return false
+	case formatJSON:
+		return bytes.Contains(body, []byte(`\u`)) || bytes.Contains(body, []byte(`\/`))
+	case formatYAML:
+		return bytes.IndexByte(body, '\\') >= 0
+	}
+	return true
 }
