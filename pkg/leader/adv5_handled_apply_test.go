@@ -26,7 +26,6 @@ import (
 // term, it lands after it, while the same apply of an object no pass
 // handles, held beside it, is refused.
 func TestAdv5StalledCreateOnlyApplyOfAHandledObjectNeverLandsAfterTheTerm(t *testing.T) {
-	advOpen(t, "a create-only apply of an object a pass handles is not stamped, and lands after its term")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")

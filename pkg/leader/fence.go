@@ -138,15 +138,17 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: true}
 	}
+	termID := ""
 	if restamp {
-		// A handled object's write that may create carries a stamp
-		// copied from elsewhere: this term's goes in its place.
-		r, err := f.restamp(req)
+		// A handled object's write that may create (it carries a
+		// stamp copied from elsewhere, or is a create-only apply):
+		// this term's stamp goes in place of any it carries.
+		r, id, err := f.restamp(req)
 		if err != nil {
 			cancelIf(cancel)
 			return nil, err
 		}
-		req = r
+		req, termID = r, id
 	}
 	if conditional {
 		r, err := withPrecondition(req, rv, t.sub)
@@ -156,20 +158,13 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		req = r
 	}
-	resp, err := f.next.RoundTrip(req)
+	resp, err := f.send(req, termID)
+	if err == nil && conditional && resp.StatusCode < 300 {
+		err = f.recordWrite(t, rv, resp)
+	}
 	if err != nil {
 		cancelIf(cancel)
 		return nil, err
-	}
-	if conditional && resp.StatusCode < 300 {
-		b, rerr := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if rerr != nil {
-			cancelIf(cancel)
-			return nil, rerr
-		}
-		f.e.passes.wrote(t.obj, rv, resourceVersionOf(resp.Header.Get("Content-Type"), b))
-		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	if cancel != nil {
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
@@ -177,16 +172,41 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// restamp returns req with the current term's stamp, or a
-// *NotLeaderError if the term ended meanwhile.
-func (f *fence) restamp(req *http.Request) (*http.Request, error) {
+// send sends req on. A restamped write (termID is its term) is sent as a
+// create is (sendCreate): again, while the API server's view of the
+// Lease lags the term.
+func (f *fence) send(req *http.Request, termID string) (*http.Response, error) {
+	if termID != "" {
+		return f.sendCreate(req, termID)
+	}
+	return f.next.RoundTrip(req)
+}
+
+// recordWrite tells the passes what a conditional write of t, expected
+// at rv, returned (resp, whose body it reads and puts back; closed on an
+// error).
+func (f *fence) recordWrite(t target, rv string, resp *http.Response) error {
+	b, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	f.e.passes.wrote(t.obj, rv, resourceVersionOf(resp.Header.Get("Content-Type"), b))
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
+}
+
+// restamp returns req with the current term's stamp, and the term's ID,
+// or a *NotLeaderError if the term ended meanwhile.
+func (f *fence) restamp(req *http.Request) (*http.Request, string, error) {
 	if _, termID := f.e.holdingTerm(); termID != "" {
-		return f.stamped(req, termID)
+		r, err := f.stamped(req, termID)
+		return r, termID, err
 	}
 	if req.Body != nil {
 		_ = req.Body.Close()
 	}
-	return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
+	return nil, "", &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
 }
 
 // The API groups authorization.k8s.io and authentication.k8s.io hold

@@ -192,9 +192,12 @@ func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request, 
 		// object's own (another operator's stamp included), left as
 		// they are.
 		return noStamp, r, nil
-	case stamped && handled:
+	case (stamped || apply && createOnly) && handled:
+		// A create of a handled object (a handler given it deleted
+		// recreates it): its own resourceVersion leaves it no
+		// precondition, so the stamp is its only fence.
 		return restampInner, r, nil
-	case stamped || apply && createOnly && !handled:
+	case stamped || apply && createOnly:
 		return createStamp, r, nil
 	}
 	return noStamp, r, nil

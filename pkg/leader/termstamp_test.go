@@ -272,34 +272,42 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestCreateOnlyApplyIsStamped: an apply patch that only creates (the
-// resourceVersion no object has) goes the create path and is stamped; an
-// apply of an existing object's version, and a create-only apply of an
-// object a pass of the term is handling, are not.
+// resourceVersion no object has) is stamped, also of an object a pass of
+// the term is handling (its own resourceVersion leaves it no
+// precondition: the stamp is its only fence), and that one too is sent
+// again while the API server's view of the Lease lags the term; an apply
+// of an existing object's version is not stamped.
 func TestCreateOnlyApplyIsStamped(t *testing.T) {
 	e := holdingElector(t, "t1")
-	send := func(name, rv string) string {
+	send := func(name, rv string, answers ...stubAnswer) []string {
 		body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","resourceVersion":"` + rv + `"}}`
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, "https://h/api/v1/namespaces/n/configmaps/"+name, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/apply-patch+yaml")
-		stub := &stubTransport{answers: []stubAnswer{{200, `{}`}}}
+		stub := &stubTransport{answers: append(answers, stubAnswer{200, `{}`})}
 		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = resp.Body.Close()
-		return stub.sent[0]
+		return stub.sent
 	}
-	if b := send("new", createOnlyVersion); !strings.Contains(b, `"lariat.dev/term-id":"t1"`) {
+	if b := send("new", createOnlyVersion)[0]; !strings.Contains(b, `"lariat.dev/term-id":"t1"`) {
 		t.Errorf("a create-only apply went unstamped: %s", b)
 	}
-	if b := send("old", "42"); strings.Contains(b, "lariat.dev/term") {
+	if b := send("old", "42")[0]; strings.Contains(b, "lariat.dev/term") {
 		t.Errorf("an apply of an existing object was stamped: %s", b)
 	}
 	e.passes.beginTerm()
 	done := e.passes.Handling(controller.ObjectRef{Resource: "configmaps", Namespace: "n", Name: "handled"}, "7")
 	defer done()
-	if b := send("handled", createOnlyVersion); strings.Contains(b, "lariat.dev/term") {
-		t.Errorf("a create-only apply of a handled object was stamped: %s", b)
+	sent := send("handled", createOnlyVersion, stubAnswer{403, refusal})
+	if len(sent) != 2 {
+		t.Fatalf("a create-only apply of a handled object refused for the Lease view's lag was sent %d times, want 2", len(sent))
+	}
+	for _, b := range sent {
+		if !strings.Contains(b, `"lariat.dev/term-id":"t1"`) || !strings.Contains(b, `"resourceVersion":"`+createOnlyVersion+`"`) {
+			t.Errorf("a create-only apply of a handled object went as %s, want stamped with t1 and its own version", b)
+		}
 	}
 }
 
