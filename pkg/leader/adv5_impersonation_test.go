@@ -28,7 +28,6 @@ import (
 // the term, it lands, while the operator's own create, held beside it,
 // is refused.
 func TestAdv5ImpersonatedCreateNeverLandsAfterTheTerm(t *testing.T) {
-	advOpen(t, "a create impersonating another user is stamped with the fence's cached user, and lands after its term")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")
