@@ -52,10 +52,12 @@ func (e *NotLeaderError) Error() string {
 //   - A create (a POST to a collection) is stamped with the term it is
 //     issued in, in labels: TermIDLabel the term's ID, TermLeaseLabel the
 //     Lease, TermUserLabel the user the create is sent as (asked of the
-//     API server once per term). A PUT or an apply, which may create, is
-//     stamped so when it only creates (an apply of createOnlyVersion) or
-//     carries a stamp already (copied from another object): the current
-//     term's goes in place of what it carried. With
+//     API server once per term and sender). A PUT or an apply, which may
+//     create, is stamped so when it only creates (an apply of
+//     createOnlyVersion) or carries a stamp already (copied from another
+//     object): the current term's goes in place of what it carried. A
+//     body is read by its Content-Type (JSON, YAML, protobuf); one the
+//     fence cannot read fails unsent (ErrUnstampable). With
 //     InstallTermPolicy's ValidatingAdmissionPolicy bound to the Lease, the
 //     API server refuses a stamped create once the Lease is in another term
 //     (or gone), so a create that sat in the network past the term does
