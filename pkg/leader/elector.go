@@ -121,7 +121,7 @@ func (e *Elector) Run(ctx context.Context, fn func(context.Context) error) error
 		return err
 	}
 	defer e.stop()
-	e.warnIfUnfenced(ctx)
+	defer e.warnIfUnfenced(ctx)()
 	for ctx.Err() == nil {
 		if err := e.term(ctx, fn); err != nil {
 			return err

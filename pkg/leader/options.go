@@ -81,7 +81,10 @@ func WithLabels(labels map[string]string) Option {
 // WithTermPolicyCheck makes Run check, when it starts, that the policy
 // refusing creates of ended terms is installed for the Lease
 // (CheckTermPolicy), and log a warning naming what is missing. c needs get
-// on validatingadmissionpolicies and validatingadmissionpolicybindings.
+// on validatingadmissionpolicies and validatingadmissionpolicybindings,
+// and create on leases in the Lease's namespace (a dry run, to prove the
+// API server enforces the policy). The check runs beside the campaign,
+// which it does not delay; Run returns once it did.
 func WithTermPolicyCheck(c admissionv1client.AdmissionregistrationV1Interface) Option {
 	return func(o *options) { o.admission = c }
 }

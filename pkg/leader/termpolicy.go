@@ -166,20 +166,31 @@ func InstallTermPolicy(ctx context.Context, c admissionv1client.Admissionregistr
 }
 
 // warnIfUnfenced logs, by name, what of the Lease's term fence is missing,
-// when WithTermPolicyCheck gave a client to look with.
-func (e *Elector) warnIfUnfenced(ctx context.Context) {
+// when WithTermPolicyCheck gave a client to look with. The check may take
+// a while (CheckTermPolicy waits for an API server to enforce a policy
+// installed moments ago), so it runs beside the caller's campaign: the
+// returned func ends it and returns once it did.
+func (e *Elector) warnIfUnfenced(ctx context.Context) (wait func()) {
 	if e.o.admission == nil {
-		return
+		return func() {}
 	}
-	log := e.o.log.WithField("lease", e.namespace+"/"+e.name)
-	err := CheckTermPolicy(ctx, e.o.admission, e.namespace, e.name)
-	var missing *TermPolicyError
-	switch {
-	case errors.As(err, &missing):
-		log.WithField("missing", strings.Join(missing.Missing, ", ")).Warn("leader: creates are not fenced: " + err.Error())
-	case err != nil:
-		log.WithError(err).Warn("leader: could not check the term fence of creates")
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		log := e.o.log.WithField("lease", e.namespace+"/"+e.name)
+		err := CheckTermPolicy(ctx, e.o.admission, e.namespace, e.name)
+		var missing *TermPolicyError
+		switch {
+		case errors.As(err, &missing) && (ctx.Err() == nil || missing.Missing[0] != notEnforced):
+			// (Run ending cuts the wait for enforcement short: that
+			// is no finding.)
+			log.WithField("missing", strings.Join(missing.Missing, ", ")).Warn("leader: creates are not fenced: " + err.Error())
+		case err != nil && ctx.Err() == nil:
+			log.WithError(err).Warn("leader: could not check the term fence of creates")
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // IsTermRefused reports whether err is the API server refusing a create

@@ -20,21 +20,28 @@ type TermPolicyError struct {
 	Lease string
 	// Missing names each object missing or not as InstallTermPolicy
 	// writes it, as "ValidatingAdmissionPolicy NAME" or
-	// "ValidatingAdmissionPolicyBinding NAME".
+	// "ValidatingAdmissionPolicyBinding NAME"; or, when both are as
+	// written but the API server admits what they refuse, "enforcement by
+	// the API server (...)", naming the admission plugin it does not run.
 	Missing []string
 }
 
 // Error names what is missing.
 func (e *TermPolicyError) Error() string {
+	if len(e.Missing) == 1 && e.Missing[0] == notEnforced {
+		return fmt.Sprintf("leader: creates fenced by Lease %s are not checked by the API server: missing %s", e.Lease, notEnforced)
+	}
 	return fmt.Sprintf("leader: creates fenced by Lease %s are not checked by the API server: missing %s (install them with leader.InstallTermPolicy)",
 		e.Lease, strings.Join(e.Missing, ", "))
 }
 
 // CheckTermPolicy returns a *TermPolicyError naming the policy or binding
 // of the Lease namespace/name that is missing or not as InstallTermPolicy
-// writes it, in what decides whether a stale create is refused; another
-// error if they could not be read (it needs get on both kinds), nil if the
-// fence is installed.
+// writes it, in what decides whether a stale create is refused, or the
+// API server's enforcement when it admits a create they refuse; another
+// error if they could not be read or the enforcement could not be asked
+// (it needs get on both kinds, and create on leases in namespace), nil if
+// the fence is installed and enforced.
 //
 // An object that exists but does not refuse is as bad as a missing one: a
 // binding that only warns or audits, or whose selectors narrow it away
@@ -46,6 +53,14 @@ func (e *TermPolicyError) Error() string {
 // with parameterNotFoundAction Deny, deny (validationActions holds Deny),
 // and select the Lease's stamped creates and nothing narrower. What the
 // API server defaults (empty selectors, matchPolicy) is accepted.
+//
+// Objects as written prove nothing on an API server that does not run
+// admission policies (termpolicy_probe.go): once both are, CheckTermPolicy
+// sends a dry-run create of a Lease stamped with a term the Lease is
+// never in, and the term policy must refuse it. A policy installed
+// moments ago is enforced once the API server's informers have it, so an
+// admitted probe is sent again, backing off, for up to a minute (or until
+// ctx ends) before the enforcement is named missing.
 func CheckTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
 	var missing []string
 	p, err := c.ValidatingAdmissionPolicies().Get(ctx, TermPolicyName, metav1.GetOptions{})
@@ -73,6 +88,13 @@ func CheckTermPolicy(ctx context.Context, c admissionv1client.Admissionregistrat
 	}
 	if len(missing) > 0 {
 		return &TermPolicyError{Lease: namespace + "/" + name, Missing: missing}
+	}
+	enforced, err := probeEnforced(ctx, c.RESTClient(), namespace, name)
+	switch {
+	case err != nil:
+		return err
+	case !enforced:
+		return &TermPolicyError{Lease: namespace + "/" + name, Missing: []string{notEnforced}}
 	}
 	return nil
 }
