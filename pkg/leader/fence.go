@@ -62,6 +62,11 @@ func (e *NotLeaderError) Error() string {
 //     API server refuses a stamped create once the Lease is in another term
 //     (or gone), so a create that sat in the network past the term does
 //     not land after the next leader acted (termstamp.go, termpolicy.go).
+//   - A write that may create an object of a kind the API server never
+//     runs admission policies on (ValidatingAdmissionPolicies,
+//     MutatingAdmissionPolicies and their bindings) fails with an
+//     *UnjudgedCreateError in every term: its stamp would never be
+//     checked (fence_unjudged.go).
 //   - A write of an object that a handler begun in an earlier term is
 //     still handling (it outlived that term's stop grace period) fails
 //     with a *NotLeaderError whose StaleTerm is set, even once e leads
@@ -116,7 +121,10 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch req = r; kind {
+		if req = r; kind != noStamp && isUnjudged(t) {
+			return nil, refuseUnjudged(req, t) // never judged: fence_unjudged.go
+		}
+		switch kind {
 		case createStamp:
 			return f.create(req) // stamped with its term (termstamp.go)
 		case restampInner:
