@@ -239,6 +239,7 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	i.mu.Unlock()
 	go func() {
 		defer close(run)
+		defer i.forgetStreamed(informer)
 		defer stop()
 		informer.RunWithContext(runCtx)
 	}()

@@ -25,7 +25,6 @@ import (
 // deleted since: a handler still finishing its pass in the stopped run
 // acts on an object that no longer exists.
 func TestAdvStreamStoppedCacheDoesNotAnswerWithStreamedObjects(t *testing.T) {
-	advStreamOpen(t, "a stopped streaming cache answers Get with a streamed object deleted since, instead of a NotSyncedError")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createCM(t, ns, "a")
 	var hold atomic.Bool
