@@ -46,7 +46,6 @@ func heldStreams(cfg *rest.Config, hold *atomic.Bool) *rest.Config {
 // keeps it as "given" and flushes it only on the next unrelated event,
 // and only a first run flushes at its sync).
 func TestAdvStreamDeletedWhileStoppedMidStreamIsHandedAsDeleted(t *testing.T) {
-	advStreamOpen(t, "an object streamed early, deleted while the factory was stopped before the sync, is never handed as deleted")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createConfigMaps(t, ns, 0, 3)
 	var hold atomic.Bool

@@ -245,7 +245,11 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	}()
 	if rebuilt {
 		go i.notifyRelisted(runCtx, informer)
-	} else if i.stream != nil {
+	}
+	if i.stream != nil {
+		// A rebuilt run flushes too: when the first run stopped (or
+		// relisted) before its sync, its handlers were told of objects
+		// this run's list may lack.
 		go i.flushEarly(runCtx, informer)
 	}
 	return run

@@ -16,8 +16,9 @@ import (
 // it the same object again, it drops it, and hands an update instead when
 // the object changed in between (a broken stream was listed again). What it
 // was given early but the informer's list did not have (the object went
-// away while a broken stream was listed again) it hands as deleted, before
-// any later event and once its registration has synced.
+// away while a broken stream was listed again, or while the factory was
+// stopped before the sync and the next run listed) it hands as deleted,
+// before any later event and once its registration has synced.
 type earlyHandler struct {
 	handler cache.ResourceEventHandler
 
@@ -143,7 +144,9 @@ func (i *restartableInformer) feeding() bool {
 func (i *restartableInformer) feedingLocked() bool { return i.feedEarly && !i.current.HasSynced() }
 
 // flushEarly hands each handler, once its registration with informer has
-// synced, the deletes of what it was given early and the list lacked.
+// synced, the deletes of what it was given early and the list lacked. It
+// runs in every run of a streaming informer: what a first run stopped
+// before its sync handed out early is settled by the next run's list.
 func (i *restartableInformer) flushEarly(ctx context.Context, informer cache.SharedIndexInformer) {
 	if !waitSynced(ctx, informer.HasSynced) {
 		return
