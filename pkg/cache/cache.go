@@ -117,14 +117,21 @@ type Options struct {
 	// before that still fails with NotSyncedError; a handler is given each
 	// object once (an add of the initial list), an update when the object
 	// changed while a broken stream was listed again, and a delete for one
-	// it was given that went away meanwhile. Only lists by watch-list
-	// stream; only an informer's first run (after a restart, handlers know
-	// the objects already); only informers of a SharedCacheFactory.
-	// Handlers are called on the stream as it is read, so a slow handler
-	// slows the list: keep them to queuing keys, as controllers' are.
-	// Before the sync, GetStreamed (StreamReader) and pkg/generic's typed
-	// Get answer for the objects streamed so far, so pkg/controller starts
-	// the kind's workers at once rather than at the sync.
+	// it was given that went away meanwhile (a broken stream listed again,
+	// or a factory stopped before the sync and started again). Only lists
+	// by watch-list stream; only an informer's first run (after a restart,
+	// handlers know the objects already; what a first run stopped before
+	// its sync handed out is settled by the next run's list); only
+	// informers of a SharedCacheFactory. Each handler is given the
+	// stream's objects by a goroutine of its own, through a queue, as
+	// client-go gives it the informer's events: a slow handler holds up
+	// neither the list, the sync, reads nor the other handlers (the list
+	// goes in once every handler has begun on the stream, never waiting
+	// for a call to return). Before the sync, GetStreamed (StreamReader)
+	// and pkg/generic's typed Get answer for the objects streamed so far,
+	// so pkg/controller starts the kind's workers at once rather than at
+	// the sync; once the run's context ended, they answer nothing from the
+	// stream (a NotSyncedError).
 	StreamInitialList bool
 
 	// codec is the compact informer's, shared by its runs.

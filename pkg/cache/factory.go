@@ -155,6 +155,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	informer.codec = opts.codec
 	if informer.stream = opts.stream; opts.stream != nil {
 		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly
+		opts.stream.begun = informer.waitHandlersBegun
 	}
 	informer.decodeFailed = func(err error) {
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")

@@ -129,7 +129,7 @@ func (i *restartableInformer) AddEventHandlerWithOptions(handler cache.ResourceE
 		handler = decodingHandler{handler: handler, failed: i.decodeFailed}
 	}
 	if i.stream != nil {
-		handler = &earlyHandler{handler: handler}
+		handler = newEarlyHandler(handler)
 	}
 	r := &registration{owner: i, handler: handler, options: options}
 	if !i.current.IsStopped() {
@@ -156,6 +156,9 @@ func (i *restartableInformer) RemoveEventHandler(handle cache.ResourceEventHandl
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	delete(i.handlers, r)
+	if h, ok := r.handler.(*earlyHandler); ok {
+		h.drop()
+	}
 	if r.inner == nil {
 		return nil
 	}

@@ -40,6 +40,9 @@ type initialStream struct {
 	// starts when they are not passes through untouched.
 	feeding func() bool
 	deliver func(obj any)
+	// begun waits until the handlers were first called with what the
+	// stream handed them (set by the restartableInformer too).
+	begun func(ctx context.Context)
 	// streams numbers the streams, for their marks.
 	streams atomic.Uint64
 }
@@ -140,6 +143,11 @@ func (w *streamWatch) loop(ctx context.Context) {
 			}
 		case e.Type == watch.Bookmark && isInitialEventsEnd(e.Object):
 			ended = true
+			// The handlers are given the stream's objects by goroutines
+			// of their own: the list goes in once each has begun.
+			if w.s.begun != nil {
+				w.s.begun(ctx)
+			}
 		}
 		select {
 		case w.out <- e:

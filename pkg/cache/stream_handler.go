@@ -19,27 +19,114 @@ import (
 // away while a broken stream was listed again, or while the factory was
 // stopped before the sync and the next run listed) it hands as deleted,
 // before any later event and once its registration has synced.
+//
+// The stream only queues each object for the handler: a goroutine of the
+// handler's own hands them over, as client-go's processorListener does
+// for the informer's events, so a slow handler holds up neither the stream
+// (nor the informer's sync) nor the other handlers.
 type earlyHandler struct {
 	handler cache.ResourceEventHandler
 
-	// mu serializes the stream's calls with the informer's: a handler is
-	// never called concurrently.
-	mu sync.Mutex
+	// call is held across every call of handler, which is therefore never
+	// called concurrently (the stream's hand-outs and the informer's
+	// events), and guards given.
+	call sync.Mutex
 	// given holds what was handed early and not yet seen in the Replace,
 	// by key.
 	given map[string]any
+
+	// mu guards the fields below; it is never held while calling handler,
+	// so the stream never waits for the handler.
+	mu sync.Mutex
+	// queue holds what the stream handed out and the handler was not
+	// given yet, in the stream's order; draining is set while a goroutine
+	// hands it over.
+	queue    []any
+	draining bool
+	// begun is closed once the handler was first called with an object of
+	// the stream, or was removed; handed is set once the stream handed it
+	// one.
+	begun   chan struct{}
+	handed  bool
+	removed bool
 }
 
 var _ cache.ResourceEventHandler = (*earlyHandler)(nil)
 
-// early hands obj, one object of the stream, to the handler.
+func newEarlyHandler(handler cache.ResourceEventHandler) *earlyHandler {
+	return &earlyHandler{handler: handler, begun: make(chan struct{})}
+}
+
+// early queues obj, one object of the stream, for the handler; it does not
+// wait for the handler.
 func (h *earlyHandler) early(obj any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.removed {
+		return
+	}
+	h.handed = true
+	h.queue = append(h.queue, obj)
+	if !h.draining {
+		h.draining = true
+		go h.drain()
+	}
+}
+
+// drain hands the queue over until it is empty.
+func (h *earlyHandler) drain() {
+	for {
+		h.call.Lock()
+		h.mu.Lock()
+		batch := h.queue
+		h.queue = nil
+		if len(batch) == 0 {
+			h.draining = false
+			h.mu.Unlock()
+			h.call.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		h.giveLocked(batch)
+		h.call.Unlock()
+	}
+}
+
+// catchUpLocked hands over what the stream queued and the drain has not
+// yet, so that no event of the informer overtakes it; h.call must be held.
+func (h *earlyHandler) catchUpLocked() {
+	h.mu.Lock()
+	batch := h.queue
+	h.queue = nil
+	h.mu.Unlock()
+	h.giveLocked(batch)
+}
+
+// giveLocked hands the handler the objects of the stream in batch; h.call
+// must be held.
+func (h *earlyHandler) giveLocked(batch []any) {
+	if len(batch) == 0 {
+		return
+	}
+	h.mu.Lock()
+	if !h.removed {
+		select {
+		case <-h.begun:
+		default:
+			close(h.begun)
+		}
+	}
+	h.mu.Unlock()
+	for _, obj := range batch {
+		h.giveOneLocked(obj)
+	}
+}
+
+func (h *earlyHandler) giveOneLocked(obj any) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return // the Replace hands it
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.given == nil {
 		h.given = map[string]any{}
 	}
@@ -55,10 +142,41 @@ func (h *earlyHandler) early(obj any) {
 	h.handler.OnAdd(obj, true)
 }
 
-// OnAdd drops an add of the initial list the handler was given early.
-func (h *earlyHandler) OnAdd(obj any, isInInitialList bool) {
+// waitBegun waits until the handler was first called with an object of
+// the stream, if the stream handed it one, or ctx ends. It waits for the
+// handler's goroutine to be scheduled, never for a handler call to return.
+func (h *earlyHandler) waitBegun(ctx context.Context) {
+	h.mu.Lock()
+	handed := h.handed
+	h.mu.Unlock()
+	if !handed {
+		return
+	}
+	select {
+	case <-h.begun:
+	case <-ctx.Done():
+	}
+}
+
+// drop forgets what the stream queued and not handed over: the handler was
+// removed (client-go drops a removed handler's pending events too).
+func (h *earlyHandler) drop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.removed = true
+	h.queue = nil
+	select {
+	case <-h.begun:
+	default:
+		close(h.begun)
+	}
+}
+
+// OnAdd drops an add of the initial list the handler was given early.
+func (h *earlyHandler) OnAdd(obj any, isInInitialList bool) {
+	h.call.Lock()
+	defer h.call.Unlock()
+	h.catchUpLocked()
 	if !isInInitialList {
 		h.flushLocked()
 	} else if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
@@ -75,16 +193,18 @@ func (h *earlyHandler) OnAdd(obj any, isInInitialList bool) {
 
 // OnUpdate comes after the initial list.
 func (h *earlyHandler) OnUpdate(oldObj, newObj any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.call.Lock()
+	defer h.call.Unlock()
+	h.catchUpLocked()
 	h.flushLocked()
 	h.handler.OnUpdate(oldObj, newObj)
 }
 
 // OnDelete comes after the initial list.
 func (h *earlyHandler) OnDelete(obj any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.call.Lock()
+	defer h.call.Unlock()
+	h.catchUpLocked()
 	h.flushLocked()
 	h.handler.OnDelete(obj)
 }
@@ -92,8 +212,15 @@ func (h *earlyHandler) OnDelete(obj any) {
 // flush hands as deleted what was given early and not listed; call it
 // once the registration has synced (its Replace is delivered).
 func (h *earlyHandler) flush() {
+	h.call.Lock()
+	defer h.call.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	removed := h.removed
+	h.mu.Unlock()
+	if removed {
+		return
+	}
+	h.catchUpLocked()
 	h.flushLocked()
 }
 
@@ -111,7 +238,7 @@ func resourceVersionOf(obj any) string {
 	return ""
 }
 
-// deliverEarly hands obj, one object of a stream of initial events, to the
+// deliverEarly queues obj, one object of a stream of initial events, for the
 // handlers added to the current run, when that run may be fed early and
 // has not synced.
 func (i *restartableInformer) deliverEarly(obj any) {
@@ -166,10 +293,34 @@ func (i *restartableInformer) flushEarly(ctx context.Context, informer cache.Sha
 	i.feedEarly = false
 	i.streamed = nil // the store has them all now
 	i.mu.Unlock()
+	// Each handler on its own: one slow with its Replace must not hold up
+	// the deletes due to the others.
 	for _, p := range all {
-		if waitSynced(ctx, p.inner.HasSynced) {
-			p.h.flush()
+		go func() {
+			if waitSynced(ctx, p.inner.HasSynced) {
+				p.h.flush()
+			}
+		}()
+	}
+}
+
+// waitHandlersBegun waits until each handler of the current run that the
+// stream handed an object has been called with one, or ctx ends: the
+// stream passes its end on to the reflector (which stores the whole list)
+// only then, so handlers are given the first objects before the list is
+// in, as Options.StreamInitialList promises, however late their
+// goroutines are scheduled. It never waits for a handler call to return.
+func (i *restartableInformer) waitHandlersBegun(ctx context.Context) {
+	i.mu.Lock()
+	var handlers []*earlyHandler
+	for r := range i.handlers {
+		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
+			handlers = append(handlers, h)
 		}
+	}
+	i.mu.Unlock()
+	for _, h := range handlers {
+		h.waitBegun(ctx)
 	}
 }
 
