@@ -2,39 +2,16 @@ package cache_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
-
-// heldStreams returns a config whose streams of initial events never end
-// while hold is set (the request is sent without the parameters that ask
-// for the end bookmark, so the server sends the objects and then only
-// changes), and are served as asked once it is cleared.
-func heldStreams(cfg *rest.Config, hold *atomic.Bool) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if q := req.URL.Query(); hold.Load() && q.Get("sendInitialEvents") == "true" {
-				q.Del("sendInitialEvents")
-				q.Del("resourceVersionMatch")
-				q.Del("allowWatchBookmarks")
-				req = req.Clone(req.Context())
-				req.URL.RawQuery = q.Encode()
-			}
-			return rt.RoundTrip(req)
-		})
-	})
-	return cfg
-}
 
 // TestAdvStreamDeletedWhileStoppedMidStreamIsHandedAsDeleted: a replica
 // loses leadership while its first list streams (the factory is stopped
@@ -42,9 +19,9 @@ func heldStreams(cfg *rest.Config, hold *atomic.Bool) *rest.Config {
 // objects. One of them is deleted while the replica is stopped. The
 // replica gains leadership again: its rebuilt informer lists, and syncs
 // without the deleted object. The handler, which was told the object
-// exists, must be told it is gone; it is never told (the early handler
-// keeps it as "given" and flushes it only on the next unrelated event,
-// and only a first run flushes at its sync).
+// exists, must be told it is gone. Before the fix it was never told (the
+// early handler kept it as "given" and flushed it only on the next
+// unrelated event, and only a first run flushed at its sync).
 func TestAdvStreamDeletedWhileStoppedMidStreamIsHandedAsDeleted(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createConfigMaps(t, ns, 0, 3)

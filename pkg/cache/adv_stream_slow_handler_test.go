@@ -16,11 +16,11 @@ import (
 // handler its events through a queue of its own, so a handler that is
 // slow (here: stuck in its first call) holds up only itself; the informer
 // still lists, syncs and serves reads, and the other handlers get their
-// events. With StreamInitialList the stream hands each object to every
-// handler in turn, in the stream's goroutine, before passing it on to the
-// reflector: one stuck handler stops the stream, so the informer never
-// syncs, every read of its cache fails, and the other handlers get
-// nothing more.
+// events. The same must hold with StreamInitialList. Before the fix the
+// stream handed each object to every handler in turn, in the stream's
+// goroutine, before passing it on to the reflector: one stuck handler
+// stopped the stream, so the informer never synced, every read of its
+// cache failed, and the other handlers got nothing more.
 func TestAdvStreamSlowHandlerDoesNotHoldUpTheInformer(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const n = 3

@@ -20,10 +20,10 @@ import (
 // before the sync). Its cache no longer runs: nothing keeps it current,
 // and a read must fail with a NotSyncedError (NewInformerCache: "while it
 // is not running, reads fail"), as it does for a cache that does not
-// stream. A streaming cache instead answers a Get with the object its
-// stream handed out before the stop, although that object has been
+// stream. Before the fix a streaming cache answered a Get with the object
+// its stream handed out before the stop, although that object had been
 // deleted since: a handler still finishing its pass in the stopped run
-// acts on an object that no longer exists.
+// acted on an object that no longer exists.
 func TestAdvStreamStoppedCacheDoesNotAnswerWithStreamedObjects(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createCM(t, ns, "a")
