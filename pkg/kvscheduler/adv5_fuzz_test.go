@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,6 +320,19 @@ func fzRun(seed int64) (string, []string) {
 			panic(err)
 		}
 	}
+	// Every job's published statuses are what the nodes' fields say (a
+	// change no walk marked dirty leaves a stale status behind).
+	var pubMu sync.Mutex
+	var pubErr error
+	kvscheduler.AfterJob(s, func() {
+		if err := kvscheduler.CheckPublished(s); err != nil {
+			pubMu.Lock()
+			if pubErr == nil {
+				pubErr = err
+			}
+			pubMu.Unlock()
+		}
+	})
 	desired := map[string]any{}
 	var log []string
 	lastSeq := -1
@@ -502,6 +516,12 @@ func fzRun(seed int64) (string, []string) {
 				log = append(log, r.String())
 			}
 			return "records: " + msg, log
+		}
+		pubMu.Lock()
+		err = pubErr
+		pubMu.Unlock()
+		if err != nil {
+			return "published: " + err.Error(), log
 		}
 	}
 	for _, sn := range snaps {

@@ -15,7 +15,6 @@ import (
 // is deleted from the southbound; yet b/1's status stays CONFIGURED, with
 // no error, for a value the southbound does not hold.
 func TestAdv6StoppedTakeoverReportsADeletedBaseConfigured(t *testing.T) {
-	advOpen(t, "a stopped takeover reports a deleted base CONFIGURED")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/2", "v@1|").Commit(ctx); err != nil {

@@ -93,3 +93,28 @@ func sortedNodeKeys(s *Scheduler) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// CheckPublished compares, for every node of the graph, the status
+// published after the last job with the one its fields give now (its
+// own part: state, last operation, error, base, descriptor, invalid
+// fields): a change of them that no walk marked dirty leaves a stale
+// status. Call it only on the scheduler's goroutine between jobs (see
+// AfterJob).
+func CheckPublished(s *Scheduler) error {
+	w := &walker{s: s, g: s.g, seq: s.seq}
+	var sc statusScratch
+	for _, k := range sortedNodeKeys(s) {
+		n := s.g.nodes[k]
+		pub := n.published()
+		if pub == nil {
+			continue
+		}
+		st := w.statusInto(n, &sc)
+		if st.State != pub.State || st.LastOp != pub.LastOp || !sameError(st.Error, pub.Error) || st.BaseKey != pub.BaseKey ||
+			st.Descriptor != pub.Descriptor {
+			return fmt.Errorf("%s: published %v/%v/%v (base %q), its fields say %v/%v/%v (base %q)",
+				k, pub.State, pub.LastOp, pub.Error, pub.BaseKey, st.State, st.LastOp, st.Error, st.BaseKey)
+		}
+	}
+	return nil
+}

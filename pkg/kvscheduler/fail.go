@@ -304,6 +304,7 @@ func (w *walker) resume() {
 				// applied went back to its base (giveBackUnapplied): a
 				// clash, judged as an update judges it.
 				n.state, n.err = Invalid, err
+				w.s.dirty(n)
 				w.invalidated(n)
 				w.delete(n, delInvalid, false)
 			} else {

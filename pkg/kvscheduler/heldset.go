@@ -196,11 +196,14 @@ func (c *derivesCache) has(k string) bool {
 }
 
 // noteBaseMoved updates the derived sets n leaves and joins when its base
-// changes from old to n.base.
+// changes from old to n.base. n's status names its base: it is published
+// again, whatever the walk does with n next (a blocked value it leaves as
+// it is kept the status of its old base).
 func (s *Scheduler) noteBaseMoved(n *node, old string) {
 	if old == n.base {
 		return
 	}
+	s.dirty(n)
 	if b := s.g.nodes[old]; old != "" && b != nil {
 		s.noteHeldKey(b, n.key, nil)
 	}

@@ -63,7 +63,7 @@ func runScenario(sc scenario) (res *propFailure) {
 // it keeps the first disagreement of the scheduler's fields with the
 // model they are being replaced by (see kvscheduler.CheckModel).
 func (r *runner) checkModel() {
-	err := errors.Join(kvscheduler.CheckModel(r.s), kvscheduler.CheckHeldSet(r.s), kvscheduler.CheckHeldUnknown(r.s))
+	err := errors.Join(kvscheduler.CheckModel(r.s), kvscheduler.CheckHeldSet(r.s), kvscheduler.CheckHeldUnknown(r.s), kvscheduler.CheckPublished(r.s))
 	if err == nil {
 		return
 	}
