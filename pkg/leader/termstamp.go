@@ -181,7 +181,7 @@ func (f *fence) stampOf(req *http.Request, t target) (stampKind, *http.Request, 
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	stamped, createOnly, versioned, err := carriesStamp(formatOf(ct), body)
+	stamped, createOnly, versioned, err := carriesStamp(mediaFormat(mediaType), body)
 	if err != nil {
 		return noStamp, nil, fmt.Errorf("%w: %s %s with a body of Content-Type %q, which may create: %v", ErrUnstampable, req.Method, req.URL, ct, err)
 	}

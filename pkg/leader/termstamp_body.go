@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"sigs.k8s.io/yaml"
 )
@@ -43,6 +44,11 @@ const (
 // formatOf returns the format of a body sent with the Content-Type ct.
 func formatOf(ct string) bodyFormat {
 	mediaType, _, _ := mime.ParseMediaType(ct)
+	return mediaFormat(mediaType)
+}
+
+// mediaFormat returns the format of a body of the media type mediaType.
+func mediaFormat(mediaType string) bodyFormat {
 	switch mediaType {
 	case "", "application/json":
 		return formatJSON
@@ -71,15 +77,16 @@ func stampBody(req *http.Request, st stamp) (*http.Request, error) {
 		return nil, err
 	}
 	ct := req.Header.Get("Content-Type")
+	format := formatOf(ct)
 	var out []byte
-	switch formatOf(ct) {
+	switch format {
 	case formatProtobuf:
 		out, err = protobufStamp(body, st)
 	case formatUnknown:
 		err = errors.New("an encoding the fence does not read")
 	default:
 		var obj map[string]any
-		if obj, err = decodeObject(formatOf(ct), body); err == nil {
+		if obj, err = decodeObject(format, body); err == nil {
 			stampObject(obj, st)
 			out, err = json.Marshal(obj)
 		}
@@ -154,11 +161,10 @@ func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versione
 	if format == formatUnknown {
 		return false, false, false, errors.New("an encoding the fence does not read")
 	}
-	obj, err := decodeObject(format, body)
+	md, err := decodeMetadata(format, body)
 	if err != nil {
 		return false, false, false, err
 	}
-	md, _ := obj["metadata"].(map[string]any)
 	labels, _ := md["labels"].(map[string]any)
 	annotations, _ := md["annotations"].(map[string]any)
 	for k := range labels {
@@ -171,11 +177,35 @@ func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versione
 	return stamped, rv == createOnlyVersion, rv != "", nil
 }
 
+// decodeMetadata returns the metadata of the object of a JSON or YAML
+// body (format). A JSON body's other fields are not decoded (a 64 KiB
+// ConfigMap's data is only scanned); keys are matched exactly, the last of
+// a repeated one winning, as the API server decodes them.
+func decodeMetadata(format bodyFormat, body []byte) (map[string]any, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		obj, err := decodeObject(format, body) // YAML, or not an object
+		if err != nil {
+			return nil, err
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		return md, nil
+	}
+	var md map[string]any
+	if raw, ok := top["metadata"]; ok && json.Unmarshal(raw, &md) != nil {
+		md = nil // not an object: no stamp, no resourceVersion
+	}
+	return md, nil
+}
+
 // mayCarryStamp is false when a body (format) cannot carry a stamp key or
 // createOnlyVersion, told from its bytes alone, so that most writes are
 // not decoded: every stamp key starts with "lariat.dev/term". In protobuf
 // a string is as written. In JSON a string may be written with escapes
-// (`\/`, `\u002f`): a body with either is decoded. In YAML a quoted
+// (`\/`, `\u002f`): a body with `\/`, or a `\u` escape of a character a
+// stamp key or createOnlyVersion has (hasKeyCharEscape), is decoded; the
+// escapes Go's encoder writes ('<', '>', '&', control characters) are not
+// such, so the bodies of most writes are not decoded. In YAML a quoted
 // string has more escapes (`\x2f`, `\U0000002f`): a body with a
 // backslash is decoded. A body in another encoding is always read (and
 // carriesStamp refuses it).
@@ -187,9 +217,27 @@ func mayCarryStamp(format bodyFormat, body []byte) bool {
 	case formatProtobuf:
 		return false
 	case formatJSON:
-		return bytes.Contains(body, []byte(`\u`)) || bytes.Contains(body, []byte(`\/`))
+		return bytes.Contains(body, []byte(`\/`)) || hasKeyCharEscape(body)
 	case formatYAML:
 		return bytes.IndexByte(body, '\\') >= 0
 	}
 	return true
+}
+
+// hasKeyCharEscape reports whether a JSON body has a \u escape of a
+// character of "-./0-9a-z" (those of the stamp keys and of
+// createOnlyVersion). A \u preceded by an escaped backslash is counted
+// too: it only costs a decode.
+func hasKeyCharEscape(body []byte) bool {
+	for {
+		i := bytes.Index(body, []byte(`\u`))
+		if i < 0 || len(body) < i+6 {
+			return false
+		}
+		if r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16); err == nil &&
+			(r >= '-' && r <= '9' || r >= 'a' && r <= 'z') {
+			return true
+		}
+		body = body[i+2:]
+	}
 }

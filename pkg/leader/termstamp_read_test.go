@@ -38,4 +38,17 @@ func TestStampIsFoundHoweverItsKeysAreWritten(t *testing.T) {
 	if _, _, _, err := carriesStamp(formatProtobuf, []byte(`{"lariat.dev/term-id":"x"}`)); err == nil {
 		t.Error("a protobuf body without its envelope: read, want an error")
 	}
+	// The escapes Go's encoder writes spell no key: such a body is not
+	// decoded; one that may spell a key, in any case of its hex digits, is.
+	for body, want := range map[string]bool{
+		`{"data":{"s":"a \u003c b \u0026 c \u003e \u2028 \u0000"}}`: false,
+		`{"data":{"s":"plain \n \" \\ text"}}`:                      false,
+		`{"k":"\u002F"}`:                                            true,
+		`{"k":"\u006c"}`:                                            true,
+		`{"k":"\/"}`:                                                true,
+	} {
+		if got := mayCarryStamp(formatJSON, []byte(body)); got != want {
+			t.Errorf("mayCarryStamp(%s) = %v, want %v", body, got, want)
+		}
+	}
 }
