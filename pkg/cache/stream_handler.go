@@ -18,7 +18,8 @@ import (
 // was given early but the informer's list did not have (the object went
 // away while a broken stream was listed again, or while the factory was
 // stopped before the sync and the next run listed) it hands as deleted,
-// before any later event and once its registration has synced.
+// before any later event of that object and once its registration has
+// synced.
 //
 // The stream only queues each object for the handler: a goroutine of the
 // handler's own hands them over, as client-go's processorListener does
@@ -177,36 +178,54 @@ func (h *earlyHandler) OnAdd(obj any, isInInitialList bool) {
 	h.call.Lock()
 	defer h.call.Unlock()
 	h.catchUpLocked()
-	if !isInInitialList {
-		h.flushLocked()
-	} else if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
 		if old, ok := h.given[key]; ok {
 			delete(h.given, key)
-			if resourceVersionOf(old) != resourceVersionOf(obj) {
+			switch {
+			case !isInInitialList:
+				// Created again after the list that lacked what it
+				// was given: that one went first.
+				h.handler.OnDelete(cache.DeletedFinalStateUnknown{Key: key, Obj: old})
+			case resourceVersionOf(old) != resourceVersionOf(obj):
 				h.handler.OnUpdate(old, obj)
+				return
+			default:
+				return
 			}
-			return
 		}
 	}
 	h.handler.OnAdd(obj, isInInitialList)
 }
 
-// OnUpdate comes after the initial list.
+// OnUpdate settles what the handler was given early of the object: it
+// exists. Other objects' are settled by flush, not here: a rebuilt run's
+// Replace hands updates for objects the handler has not been handed yet,
+// which exist although the handler still holds them as given (its
+// registration had not synced when the last run stopped).
 func (h *earlyHandler) OnUpdate(oldObj, newObj any) {
 	h.call.Lock()
 	defer h.call.Unlock()
 	h.catchUpLocked()
-	h.flushLocked()
+	h.settleLocked(newObj)
 	h.handler.OnUpdate(oldObj, newObj)
 }
 
-// OnDelete comes after the initial list.
+// OnDelete settles what the handler was given early of the object: the
+// delete tells the handler it is gone, once.
 func (h *earlyHandler) OnDelete(obj any) {
 	h.call.Lock()
 	defer h.call.Unlock()
 	h.catchUpLocked()
-	h.flushLocked()
+	h.settleLocked(obj)
 	h.handler.OnDelete(obj)
+}
+
+// settleLocked forgets what the handler was given early of obj's key, an
+// object the informer hands it now; h.call must be held.
+func (h *earlyHandler) settleLocked(obj any) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		delete(h.given, key)
+	}
 }
 
 // flush hands as deleted what was given early and not listed; call it
