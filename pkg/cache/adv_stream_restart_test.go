@@ -27,7 +27,7 @@ func TestAdvStreamDeletedWhileStoppedMidStreamIsHandedAsDeleted(t *testing.T) {
 	createConfigMaps(t, ns, 0, 3)
 	var hold atomic.Bool
 	hold.Store(true)
-	f := newCacheFactory(t, heldStreams(cp.Config(), &hold), &cache.SharedCacheFactoryOptions{
+	f := newCacheFactory(t, controlplanetest.WithoutWatchList(cp.Config(), hold.Load), &cache.SharedCacheFactoryOptions{
 		// The held stream must not be given up for a list while the
 		// test holds it.
 		Default: cache.Options{Namespace: ns, StreamInitialList: true, InitialEventsTimeout: time.Hour},

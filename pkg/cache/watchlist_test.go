@@ -3,7 +3,6 @@ package cache_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,33 +15,13 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// withoutWatchList returns a config whose requests reach an API server
-// that never ends a stream of initial events with its bookmark, as
-// aggregated API servers and old ones do not: a request for one is sent
-// without the parameters that ask for it and for bookmarks, so the server
-// sends the objects, then only changes. (Without only sendInitialEvents,
-// this API server still ends the objects with the bookmark, when bookmarks
-// are allowed.) streams counts the requests that asked for a stream.
+// withoutWatchList is controlplanetest.WithoutWatchList for every stream,
+// counting in streams the requests that asked for one.
 func withoutWatchList(cfg *rest.Config, streams *atomic.Int64) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if q := req.URL.Query(); q.Get("sendInitialEvents") == "true" {
-				streams.Add(1)
-				q.Del("sendInitialEvents")
-				q.Del("resourceVersionMatch")
-				q.Del("allowWatchBookmarks")
-				req = req.Clone(req.Context())
-				req.URL.RawQuery = q.Encode()
-			}
-			return rt.RoundTrip(req)
-		})
+	return controlplanetest.WithoutWatchList(cfg, func() bool {
+		streams.Add(1)
+		return true
 	})
-	return cfg
 }
 
 // createConfigMaps creates cm-<from> to cm-<to-1>.

@@ -29,7 +29,7 @@ func TestAdvStreamStoppedCacheDoesNotAnswerWithStreamedObjects(t *testing.T) {
 	createCM(t, ns, "a")
 	var hold atomic.Bool
 	hold.Store(true)
-	f := newFactoryOf(t, heldStreams(cp.Config(), &hold),
+	f := newFactoryOf(t, controlplanetest.WithoutWatchList(cp.Config(), hold.Load),
 		cache.Options{Namespace: ns, StreamInitialList: true, InitialEventsTimeout: time.Hour},
 		controller.SharedControllerFactoryOptions{})
 	cms := newConfigMaps(t, f)
