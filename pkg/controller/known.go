@@ -40,11 +40,13 @@ func (k *knownKeys) add(key string) { k.set(key, false) }
 // gone records that key's deletion is being queued, and tells whether to
 // queue it: not for a key the handlers were already told is gone, nor for
 // one whose deletion pass is already queued or running (that pass reads
-// the store after the deletion, so it tells the handlers). After a
-// relist, client-go delivers the new list's deletions to the event
-// handler in the background, while the comparison that follows a relist
-// (enqueueGone) may already have queued the key: queueing it again,
-// during that pass or after it, would tell the handlers twice.
+// the store after the deletion, so it tells the handlers), nor for one
+// whose running pass, queued by an earlier event, found it gone (see
+// readGone). After a relist, client-go delivers the new list's deletions
+// to the event handler in the background, while the comparison that
+// follows a relist (enqueueGone) may already have queued the key:
+// queueing it again, during that pass or after it, would tell the
+// handlers twice.
 func (k *knownKeys) gone(key string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -92,6 +94,30 @@ func (k *knownKeys) unqueued() []string {
 		}
 	}
 	return out
+}
+
+// readGone reads key again, once a pass found its object gone, and if it
+// still is, marks a known key's deletion as queued: this pass tells the
+// handlers, having read the store after the object went. The informer
+// drops an object from its store before it hands out the deletion's
+// notification, and hands it out in the background, so that notification
+// may reach the event handler only now, while a pass queued by an earlier
+// event of the object (an update that removed its last finalizer) has
+// already found it gone: it must not queue the key again (see gone). The
+// read and the mark are one step under the lock gone takes, so a
+// notification is either seen by this pass or arrives after the mark. An
+// object of that name created meanwhile is read as it is, and its add
+// event re-marks the key as not queued (see add).
+func (c *controller) readGone(key string) (obj any, exists bool, err error) {
+	c.known.mu.Lock()
+	defer c.known.mu.Unlock()
+	obj, exists, err = c.informer.GetStore().GetByKey(key)
+	if err == nil && !exists {
+		if _, ok := c.known.keys[key]; ok {
+			c.known.keys[key] = true
+		}
+	}
+	return obj, exists, err
 }
 
 // ended forgets key once the handlers were told it is gone (or a gate

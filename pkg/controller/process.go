@@ -105,6 +105,9 @@ func (c *controller) held(key string, now time.Time) time.Duration {
 
 func (c *controller) handle(ctx context.Context, r *run, key string) pass {
 	obj, exists, ok, err := c.get(r, key)
+	if err == nil && ok && !exists {
+		obj, exists, err = c.readGone(key)
+	}
 	if err != nil {
 		return pass{err: err}
 	}
