@@ -25,7 +25,6 @@ import (
 // ("waits for Secret a-secret to be seen at its new spec"), a hang no
 // healing ends.
 func TestAdv4NewRequirerOfAnUpdatedStringDataSecretWaitsForEver(t *testing.T) {
-	advOpen(t, "an object ordered after an updated Secret written with stringData is never created")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {

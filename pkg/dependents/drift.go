@@ -11,7 +11,9 @@ import (
 // changed behind the registration's back (Options.RepairDrift): the
 // scheduler holds it as applied, the loop is not changing it itself (an
 // event of the version before its own update is no drift), and it is not
-// equivalent to the value last desired.
+// equivalent to the value last desired: judged as the descriptor judges
+// it (kubedescriptor.Landings.Drifted) when it knows what its last apply
+// stored, else by the fields the value sets.
 func (h *loopHandler[T]) drifted(key string, obj runtime.Object) bool {
 	if !h.repairDrift || obj == nil || h.isUpdating(key) {
 		return false
@@ -23,6 +25,12 @@ func (h *loopHandler[T]) drifted(key string, obj runtime.Object) bool {
 	want, ok := d.values[key]
 	if !ok || h.sched.GetValueStatus(key).State != kvscheduler.Configured {
 		return false
+	}
+	if drifted, known := h.landings.Drifted(key, obj); known {
+		// What the server made of the last apply, in the fields this
+		// field manager owns: a field the server rewrites (stringData
+		// stored as data) is no drift, nor a field another manager owns.
+		return drifted
 	}
 	return !kubedescriptor.Equivalent(obj, want)
 }

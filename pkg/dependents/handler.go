@@ -13,6 +13,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/generic"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -43,7 +44,9 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	childOf      map[string]string            // object key -> owner key
 	refused      map[string]map[string]uint64 // object key -> owners refused it (see claimer), with when: computed again, first refused first, when it changes
 	refusals     uint64                       // the last refusal's number (see noteRefusals)
-	updating     map[string]any               // object key -> the value the loop changed it to, until seen at it (see markUpdates)
+	updating     map[string]uint64            // object key -> the last landing before the loop changed it, until seen where it landed (see markUpdates)
+	landings     *kubedescriptor.Landings     // where the descriptors' writes landed (see updating.go)
+	holding      bool                         // the event held a new object for an update: push updatesLanded
 	reports      *reports                     // what the status handler reads
 	get          liveGetter                   // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
@@ -112,6 +115,7 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		}
 	}
 	if len(errs) > 0 {
+		h.holding = false // nothing is committed
 		// Abort, not a plain error: the loop commits a resync whose handler
 		// failed, and a full resync without these owners' values would
 		// delete their objects.
@@ -122,11 +126,24 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 			txn.Put(k, v)
 		}
 	}
-	return nil
+	return h.pushLanded(txn)
 }
 
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	note, err := h.update(ev, txn)
+	if err != nil {
+		h.holding = false
+		return note, err
+	}
+	return note, h.pushLanded(txn)
+}
+
+// update handles one event of Update.
+func (h *loopHandler[T]) update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	if _, ok := ev.(*updatesLanded); ok {
+		return h.onUpdatesLanded(txn)
+	}
 	if r, ok := ev.(*repair); ok {
 		return runRepair(txn.Context(), h.sched, r.key)
 	}

@@ -70,11 +70,12 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 			release()
 		}
 	}()
-	r, err := prepare(factory, owners, access, name, handler, opts, host.Scheduler)
+	sb := newSouthbound()
+	r, err := prepare(factory, owners, access, name, handler, opts, host.Scheduler, sb)
 	if err != nil {
 		return nil, err
 	}
-	if err := registerDescriptors(host.Scheduler, factory, name, opts, r.d.k); err != nil {
+	if err := registerDescriptors(host.Scheduler, factory, name, opts, r.d.k, sb); err != nil {
 		return nil, err
 	}
 	if err := r.watch(ctx, host.Bridge); err != nil {

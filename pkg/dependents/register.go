@@ -151,11 +151,12 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 			release()
 		}
 	}()
-	sched, err := newScheduler(factory, name, opts, newKeys(name))
+	sb := newSouthbound()
+	sched, err := newScheduler(factory, name, opts, newKeys(name), sb)
 	if err != nil {
 		return nil, err
 	}
-	r, err := prepare(factory, owners, access, name, handler, opts, sched)
+	r, err := prepare(factory, owners, access, name, handler, opts, sched, sb)
 	if err != nil {
 		return nil, errors.Join(err, sched.Close())
 	}
@@ -192,25 +193,26 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 
 // newScheduler returns a scheduler with the Kubernetes descriptor of each
 // kind and the markers' descriptor.
-func newScheduler(factory *generic.Factory, name string, opts Options, k keys) (*kvscheduler.Scheduler, error) {
+func newScheduler(factory *generic.Factory, name string, opts Options, k keys, sb southbound) (*kvscheduler.Scheduler, error) {
 	s, err := kvscheduler.New(kvscheduler.Options{Name: name, Logger: opts.Logger, Registerer: opts.Registerer,
 		TxnLogFormat: opts.TxnLogFormat})
 	if err != nil {
 		return nil, err
 	}
-	if err := registerDescriptors(s, factory, name, opts, k); err != nil {
+	if err := registerDescriptors(s, factory, name, opts, k, sb); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
 }
 
 // registerDescriptors registers on s the Kubernetes descriptor of each of
-// opts.Kinds and the markers' descriptor of the registration name.
-func registerDescriptors(s *kvscheduler.Scheduler, factory *generic.Factory, name string, opts Options, k keys) error {
+// opts.Kinds, sharing sb, and the markers' descriptor of the registration
+// name.
+func registerDescriptors(s *kvscheduler.Scheduler, factory *generic.Factory, name string, opts Options, k keys, sb southbound) error {
 	caches := factory.ControllerFactory().SharedCacheFactory()
 	for _, gvk := range opts.Kinds {
 		d, err := kubedescriptor.New(gvk, kubedescriptor.Options{Clients: caches.SharedClientFactory(), Cache: caches,
-			FieldManager: opts.FieldManager, Namespace: opts.Namespace, Context: s.Context()})
+			FieldManager: opts.FieldManager, Namespace: opts.Namespace, Context: s.Context(), Landings: sb.landings})
 		if err == nil {
 			err = s.RegisterDescriptor(s.Context(), d)
 		}

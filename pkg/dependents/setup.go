@@ -47,7 +47,7 @@ func checkArgs[T generic.RuntimeMetaObject](factory *generic.Factory, owners Own
 // prepare builds the registration's state and its loop handler on sched
 // (which needs the registration's descriptors before the loop starts).
 func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owners Owners[T], access generic.StatusAccess[T, S],
-	name string, handler ViewHandler[T], opts Options, sched *kvscheduler.Scheduler) (*registration[T, S], error) {
+	name string, handler ViewHandler[T], opts Options, sched *kvscheduler.Scheduler, sb southbound) (*registration[T, S], error) {
 	hook, err := statusHook[T, S](opts.Status)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,8 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]uint64{}, reports: d.reports,
-		log: opts.Logger, sched: sched, updating: map[string]any{}, get: newLiveGetter(clients), fails: d.fails,
+		log: opts.Logger, sched: sched, updating: map[string]uint64{}, landings: sb.landings,
+		get: newLiveGetter(clients), fails: d.fails,
 		repairDrift: opts.RepairDrift}
 	for _, gvk := range opts.Kinds {
 		b.kinds[gvk.GroupKind()] = true

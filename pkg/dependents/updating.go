@@ -15,19 +15,28 @@ import (
 // it, put for the first time in the transaction that updates it, would be
 // created before the object at its new spec was ever ready. So such a new
 // object is held (not put, "waits for ... to be seen at its new spec")
-// until the loop sees the object at its new spec: holding every field the
-// value sets (kubedescriptor.Equivalent), or gone. Another version of the
-// object is not enough: a status write of its controller at the old spec
-// (or any write of another manager) makes one, and the update itself may
-// not have landed yet (refused, retried). The change never takes down what
-// exists: the object changed keeps its readiness marker until the loop
-// sees it not ready, and objects that exist are never held (holding is not
-// putting, which would delete them). As the loop's own deletes (gone.go)
-// do for IncludeWhen.
+// until the loop sees the object where the server stored the new value:
+// the descriptor records each landing of what it wanted (the object its
+// apply returned, or a live object its Retrieve found in sync, see
+// kubedescriptor.Landings), and the mark ends once the loop's picture is
+// that object at that resourceVersion or later, or gone. Comparing the
+// fields the value sets with the live object's cannot tell: the server
+// rewrites some (a Secret's stringData is stored as data; "1000m" over "1"
+// stores nothing new, no event follows), so the hold would never end.
+// Another version of the object is not enough either: a status write of
+// its controller at the old spec (or any write of another manager) makes
+// one, and the update itself may not have landed yet (refused, retried).
+// A hold that ends without an event of the object (the apply stored
+// nothing new, or the object was found in sync) is ended by a follow-up
+// the loop pushes after the transaction that held something
+// (updatesLanded). The change never takes down what exists: the object
+// changed keeps its readiness marker until the loop sees it not ready, and
+// objects that exist are never held (holding is not putting, which would
+// delete them). As the loop's own deletes (gone.go) do for IncludeWhen.
 
 // markUpdates records the objects of d whose value differs from the one
 // last put for them (prev) and that exist in the loop's picture, not yet
-// at the new value, with that value (see seenVersion). With nothing put
+// at the new value, with the last landing recorded before (see seenVersion). With nothing put
 // before (the first resync after a restart, the owner edited while no
 // replica ran), the value is compared with the live object, as the
 // scheduler's resync does: one it will update is marked too.
@@ -42,7 +51,7 @@ func (h *loopHandler[T]) markUpdates(prev, d *desired) {
 				continue
 			}
 		}
-		h.updating[o.key] = now
+		h.updating[o.key] = h.landings.Seq()
 	}
 }
 
@@ -62,6 +71,7 @@ func (h *loopHandler[T]) holdNew(key string, prev, d *desired) {
 		if why := h.waitsForUpdate(key, d, o); why != "" {
 			delete(d.values, o.key)
 			o.why = why
+			h.holding = true
 		}
 	}
 }
@@ -107,10 +117,10 @@ func (h *loopHandler[T]) isUpdating(key string) bool {
 	return ok
 }
 
-// seenVersion clears the mark of the object at key once obj is at the
-// value it was marked with (or nil: gone).
+// seenVersion clears the mark of the object at key once obj is where a
+// landing recorded after the mark put it (or nil: gone).
 func (h *loopHandler[T]) seenVersion(key string, obj runtime.Object) {
-	if want, ok := h.updating[key]; ok && (obj == nil || kubedescriptor.Equivalent(obj, want)) {
+	if since, ok := h.updating[key]; ok && (obj == nil || h.landings.Landed(key, since, obj)) {
 		delete(h.updating, key)
 	}
 }

@@ -89,6 +89,11 @@ type Options struct {
 	// as it is: a forced apply would silently take over fields another
 	// owner set.
 	Adopt bool
+	// Landings, when set, records where the server holds what the
+	// descriptor wanted of each object (see Landings): the object each
+	// apply returned, and each live object Retrieve finds in sync with its
+	// desired value. Several descriptors may share one.
+	Landings *Landings
 }
 
 // NotManagedError is the failure of a value whose object exists but was

@@ -54,7 +54,13 @@ func (k *kind) report(ctx context.Context, key string, obj runtime.Object, desir
 	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
 	var value any = obj
 	if want, ok := desired[key]; ok {
-		value, _ = k.actualValue(ctx, key, obj, want)
+		var inSync bool
+		value, inSync = k.actualValue(ctx, key, obj, want)
+		if inSync && Equivalent(value, want) {
+			// The scheduler will find nothing to apply: the server holds
+			// what is wanted, at this object's version.
+			k.opts.Landings.record(key, obj, k.applied.get(key))
+		}
 	}
 	return kvscheduler.KVWithMetadata{Key: key, Value: value, Metadata: uidOf(obj)}
 }

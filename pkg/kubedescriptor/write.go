@@ -70,7 +70,9 @@ func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	k.applied.put(key, newAppliedState(result, value, k.opts.FieldManager))
+	st := newAppliedState(result, value, k.opts.FieldManager)
+	k.applied.put(key, st)
+	k.opts.Landings.record(key, result, st)
 	return uidOf(result), nil
 }
 
@@ -197,6 +199,7 @@ func (k *kind) delete(ctx context.Context, key string, _ any, md any) error {
 		// Gone, or replaced by another object of the same name: either
 		// way the one this value stood for no longer exists.
 		k.applied.put(key, nil)
+		k.opts.Landings.forget(key)
 		return nil
 	}
 	return err
