@@ -29,7 +29,6 @@ import (
 // b is not ready: the scheduler deletes a's held ConfigMap, on the
 // strength of what a handler that no longer answers last asked.
 func TestAdv4HeldObjectDeletedByItsRequiresOwner(t *testing.T) {
-	advOpen(t, "a held object that RequiresOwner another owner is deleted when that owner is not ready at the restart")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var failing atomic.Bool
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

@@ -47,6 +47,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	updating     map[string]uint64            // object key -> the last landing before the loop changed it, until seen where it landed (see markUpdates)
 	landings     *kubedescriptor.Landings     // where the descriptors' writes landed (see updating.go)
 	holding      bool                         // the event held a new object for an update: push updatesLanded
+	held         *heldValues                  // the values of held owners, which the descriptors never apply (see held.go)
 	reports      *reports                     // what the status handler reads
 	get          liveGetter                   // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
@@ -326,6 +327,7 @@ func (h *loopHandler[T]) compute(key string) error {
 		h.childOf[objKey] = key
 	}
 	h.noteRefusals(key, d, since)
+	h.unhold(prev)
 	h.desired[key] = d
 	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, nil)
 	return nil
@@ -352,6 +354,7 @@ func (h *loopHandler[T]) ownerUID(key string) (string, bool) {
 
 // forget drops what is known of the owner at key.
 func (h *loopHandler[T]) forget(key string) {
+	h.unhold(h.desired[key])
 	h.unclaim(key)
 	delete(h.desired, key)
 	delete(h.reads, key)

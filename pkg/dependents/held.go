@@ -92,12 +92,16 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 		return nil
 	}
 	owner := h.owners[key]
+	// Its owner's, as a computed one's: compute takes a desired state of
+	// another UID for a deleted owner's, and withdraws its values.
+	d.uid = string(owner.GetUID())
 	d.err = heldNote(cause, len(d.objects))
 	h.build.heldReadiness(key, d, h.live)
 	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
 	h.build.latch(key, d, false, failed)
 	for objKey := range d.objectKeys() {
 		h.childOf[objKey] = key
+		h.held.set(objKey, d.values[objKey])
 	}
 	h.desired[key] = d
 	h.reports.set(key, owner.GetUID(), owner.GetGeneration(), d, d.err)

@@ -214,6 +214,7 @@ func registerDescriptors(s *kvscheduler.Scheduler, factory *generic.Factory, nam
 		d, err := kubedescriptor.New(gvk, kubedescriptor.Options{Clients: caches.SharedClientFactory(), Cache: caches,
 			FieldManager: opts.FieldManager, Namespace: opts.Namespace, Context: s.Context(), Landings: sb.landings})
 		if err == nil {
+			sb.held.wrap(d)
 			err = s.RegisterDescriptor(s.Context(), d)
 		}
 		if err != nil {

@@ -69,7 +69,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 	h := &loopHandler[T]{name: name, k: d.k, namespace: opts.Namespace, fieldManager: opts.FieldManager, build: b, handler: handler, ownerRes: kubebridge.ResourceName(owners.GroupVersionKind()),
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]uint64{}, reports: d.reports,
-		log: opts.Logger, sched: sched, updating: map[string]uint64{}, landings: sb.landings,
+		log: opts.Logger, sched: sched, updating: map[string]uint64{}, landings: sb.landings, held: sb.held,
 		get: newLiveGetter(clients), fails: d.fails,
 		repairDrift: opts.RepairDrift}
 	for _, gvk := range opts.Kinds {

@@ -1,0 +1,93 @@
+package dependents
+
+import (
+	"sync"
+
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// Held values are never written. A held owner's values are snapshots of
+// its objects as the restart found them (see held.go), not what anyone
+// asked for: its handler does not answer. So the Kubernetes descriptors
+// never apply one (a repair of drift, or the periodic healing, would
+// otherwise write the snapshot back over a user's edit, and take the
+// fields the user set), and the dependencies a held object's annotations
+// name order it but never take it down: a marker of another owner it
+// RequiresOwner, absent while that owner is not ready, would otherwise
+// have the scheduler delete it. It is still deleted when its owner goes
+// (the value withdrawn), in reverse order of creation.
+
+// heldValues is the set of the values held owners put, by key: the loop's
+// goroutine sets them, the scheduler's calls the descriptors that read
+// them. A value is held while it is the very value the loop put for a
+// held owner (the same pointer): a computed value put in its place later
+// is not, even before the entry is dropped.
+type heldValues struct {
+	mu     sync.Mutex
+	values map[string]any
+}
+
+// set records v, a held owner's value at key.
+func (s *heldValues) set(key string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.values == nil {
+		s.values = map[string]any{}
+	}
+	s.values[key] = v
+}
+
+// drop forgets the held value at key.
+func (s *heldValues) drop(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.values, key)
+}
+
+// is tells whether v is the held value at key.
+func (s *heldValues) is(key string, v any) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.values[key]
+	return ok && held == v
+}
+
+// southbound is what a registration shares with its Kubernetes
+// descriptors: where their writes landed (see updating.go) and the held
+// values they never write.
+type southbound struct {
+	landings *kubedescriptor.Landings
+	held     *heldValues
+}
+
+func newSouthbound() southbound {
+	return southbound{landings: &kubedescriptor.Landings{}, held: &heldValues{}}
+}
+
+// wrap makes d, a Kubernetes descriptor, leave held values as they are:
+// their dependencies order them only.
+func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
+	deps := d.Dependencies
+	d.Dependencies = func(key string, v any) []kvscheduler.Dependency {
+		out := deps(key, v)
+		if len(out) > 0 && s.is(key, v) {
+			out = append([]kvscheduler.Dependency(nil), out...)
+			for i := range out {
+				out[i].Kind = kvscheduler.OrderingOnly
+			}
+		}
+		return out
+	}
+}
+
+// unhold drops the held values of d, when it is a held owner's desired
+// state that is replaced or forgotten.
+func (h *loopHandler[T]) unhold(d *desired) {
+	if d == nil || !d.held {
+		return
+	}
+	for objKey := range d.objectKeys() {
+		h.held.drop(objKey)
+	}
+}
