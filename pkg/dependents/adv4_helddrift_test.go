@@ -28,7 +28,6 @@ import (
 // point: c's ConfigMap, deleted by hand after the edit (same watch, so
 // its event comes after the edit's), is repaired after a's repair ran.
 func TestAdv4HeldObjectEditedByHandIsRevertedToTheRestartSnapshot(t *testing.T) {
-	advOpen(t, "with RepairDrift, a held object edited by hand is reverted to the value read at the restart")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var failing atomic.Bool
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
@@ -81,7 +80,11 @@ func TestAdv4HeldObjectEditedByHandIsRevertedToTheRestartSnapshot(t *testing.T) 
 		now := advConfigMap(t, ns, "c-cm")
 		return now != nil && now.UID != old.UID
 	})
-	if got := advConfigMap(t, ns, "a-cm").Data["image"]; got != "by-hand" {
+	cm := advConfigMap(t, ns, "a-cm")
+	if cm == nil {
+		t.Fatalf("a is held, yet its ConfigMap, edited by hand, was deleted")
+	}
+	if got := cm.Data["image"]; got != "by-hand" {
 		t.Errorf("a is held, yet its ConfigMap's data.image, edited by hand to %q, is now %q", "by-hand", got)
 	}
 }

@@ -19,7 +19,7 @@ func (h *loopHandler[T]) drifted(key string, obj runtime.Object) bool {
 		return false
 	}
 	d := h.desired[h.childOf[key]]
-	if d == nil {
+	if d == nil || d.held { // a held value is never written back (see heldvalues.go)
 		return false
 	}
 	want, ok := d.values[key]

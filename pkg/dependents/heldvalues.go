@@ -1,6 +1,7 @@
 package dependents
 
 import (
+	"context"
 	"sync"
 
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
@@ -66,9 +67,10 @@ func newSouthbound() southbound {
 }
 
 // wrap makes d, a Kubernetes descriptor, leave held values as they are:
-// their dependencies order them only.
+// their dependencies order them only, and updating one to its held value
+// writes nothing.
 func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
-	deps := d.Dependencies
+	deps, update := d.Dependencies, d.Update
 	d.Dependencies = func(key string, v any) []kvscheduler.Dependency {
 		out := deps(key, v)
 		if len(out) > 0 && s.is(key, v) {
@@ -78,6 +80,12 @@ func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
 			}
 		}
 		return out
+	}
+	d.Update = func(ctx context.Context, key string, old, v any, md any) (any, error) {
+		if s.is(key, v) {
+			return md, nil // a snapshot nobody asked for is never written back
+		}
+		return update(ctx, key, old, v, md)
 	}
 }
 
