@@ -18,6 +18,10 @@ type Op struct {
 	Operation  string // "create", "update", "delete" or "retrieve"
 	Key        string
 	Value      any
+	// Err is the error the operation returned (injected, or a create of
+	// a key held, an update or delete of one not held): the southbound
+	// did not change.
+	Err error
 }
 
 // String formats the op as "create key".
@@ -148,6 +152,13 @@ func (sb *Southbound) injected(operation, key string) error {
 	return errs[0]
 }
 
+// failedLast records err as the error of the last recorded operation, and
+// returns it. The caller holds sb.mu.
+func (sb *Southbound) failedLast(err error) error {
+	sb.ops[len(sb.ops)-1].Err = err
+	return err
+}
+
 // Set puts a value into the southbound behind the scheduler's back (drift
 // or pre-existing state). Owned values are reported with origin FromSB.
 func (sb *Southbound) Set(key string, value any, owned bool) {
@@ -220,12 +231,12 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{name, "create", key, value})
+			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "create", Key: key, Value: value})
 			if err := sb.injected("create", key); err != nil {
-				return nil, err
+				return nil, sb.failedLast(err)
 			}
 			if _, ok := sb.values[key]; ok {
-				return nil, fmt.Errorf("kvtest: %s already exists", key)
+				return nil, sb.failedLast(fmt.Errorf("kvtest: %s already exists", key))
 			}
 			sb.nextMD++
 			sb.values[key] = &entry{value: value, metadata: sb.nextMD}
@@ -237,13 +248,13 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{name, "update", key, value})
+			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "update", Key: key, Value: value})
 			if err := sb.injected("update", key); err != nil {
-				return nil, err
+				return nil, sb.failedLast(err)
 			}
 			e, ok := sb.values[key]
 			if !ok {
-				return nil, fmt.Errorf("kvtest: %s does not exist", key)
+				return nil, sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
 			}
 			e.value = value
 			return md, nil
@@ -254,12 +265,12 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{name, "delete", key, value})
+			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "delete", Key: key, Value: value})
 			if err := sb.injected("delete", key); err != nil {
-				return err
+				return sb.failedLast(err)
 			}
 			if _, ok := sb.values[key]; !ok {
-				return fmt.Errorf("kvtest: %s does not exist", key)
+				return sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
 			}
 			delete(sb.values, key)
 			return nil
@@ -270,7 +281,7 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			}
 			sb.mu.Lock()
 			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{name, "retrieve", name, nil})
+			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: name})
 			if err := sb.injected("retrieve", name); err != nil {
 				return nil, err
 			}
@@ -301,7 +312,7 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 			}
 			var out []kvscheduler.KVWithMetadata
 			for _, k := range keys {
-				sb.ops = append(sb.ops, Op{name, "retrieve", k, nil})
+				sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: k})
 				if e, ok := sb.values[k]; ok && strings.HasPrefix(k, prefix) {
 					o := kvscheduler.UnknownOrigin
 					if e.sbOwned {

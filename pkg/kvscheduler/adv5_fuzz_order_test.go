@@ -1,0 +1,64 @@
+package kvscheduler_test
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// What the adv5 fuzz's delete-order check (fzCheckDeleteOrder, -fzorder)
+// does not count as a wrong order.
+
+// fzInjectedIn tells whether a failure injected in an earlier step fired
+// in ops (FailNext waits for its operation): the step is one with an
+// injected failure too.
+func fzInjectedIn(ops []kvtest.Op) bool {
+	for _, o := range ops {
+		if o.Err != nil && strings.HasPrefix(o.Err.Error(), "injected") {
+			return true
+		}
+	}
+	return false
+}
+
+// fzReaches tells whether the value held at from needs the one at to,
+// directly or through other held values: their dependencies (an any-of one
+// through every held key it names) and, for a derived value d/N, the base
+// b/M whose held value derives it (a base never goes before what it
+// derives). A value that reaches the one it is deleted before is in a
+// cycle with it: members of a cycle go together.
+func fzReaches(held map[string]any, from, to string) bool {
+	seen := map[string]bool{from: true}
+	stack := []string{from}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var next []string
+		_, deps := fzParse(held[x])
+		for _, d := range deps {
+			for k := range held {
+				if d.Key == k || d.Key == "" && strings.HasPrefix(k, d.AnyOf.KeyPrefixes[0]) {
+					next = append(next, k)
+				}
+			}
+		}
+		if n, ok := strings.CutPrefix(x, "d/"); ok {
+			for k, v := range held {
+				if tag, _ := fzParse(v); strings.HasPrefix(k, "b/") && slices.Contains(strings.Split(tag, "@")[1:], n) {
+					next = append(next, k)
+				}
+			}
+		}
+		for _, k := range next {
+			if k == to {
+				return true
+			}
+			if !seen[k] {
+				seen[k] = true
+				stack = append(stack, k)
+			}
+		}
+	}
+	return false
+}
