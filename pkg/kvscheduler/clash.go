@@ -97,8 +97,14 @@ func (w *walker) noteClash(n *node, key string) {
 // clashesOn tells whether key is still another value's than n's:
 // requested by the northbound, notified by the southbound, or derived by
 // another wanted base (the one rule of derivedByOther, which reads
-// follow too).
+// follow too), or held by the southbound as its own, found by a read and
+// requested by nobody (OBTAINED: derivationErr's clash too, so a base
+// INVALID for it waits until the southbound no longer holds it rather
+// than be attempted again by every transaction).
 func (w *walker) clashesOn(n *node, key string) bool {
+	if c := w.g.nodes[key]; c != nil && c.base == "" && c.last == nil && c.origin == FromSB && c.exists() {
+		return true
+	}
 	return w.g.derivedByOther(n, key)
 }
 
