@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
 // TestBaseInvalidForTheSouthboundsOwnKeyWaitsForTheKey: a base INVALID
@@ -57,5 +58,45 @@ func TestBaseInvalidForTheSouthboundsOwnKeyWaitsForTheKey(t *testing.T) {
 		if v := x.sb.Values(); v["b/1"] != "w@1@2|" || v["d/2"] != "dv-w@1@2" {
 			t.Errorf("read first %v: b/1 not applied once d/2 was gone: %v (b/1 %s)", first, v, x.s.GetValueStatus("b/1").State)
 		}
+	}
+}
+
+// TestResyncReadingTheDerivedKeyFirstKeepsTheSouthboundsOwnValue: as
+// TestAdv6ResyncNeverOverwritesTheSouthboundsOwnValueUnderADerivedKey,
+// with the derived values' descriptor registered (so read) before their
+// bases': the read of d reports d/2 as the southbound's own, so the read
+// of b/1, which derives d/2, leaves it to the southbound (a derived value
+// read with no origin by its own descriptor first is b/1's). Before, it
+// took it as b/1's derived value, and the resync overwrote it.
+func TestResyncReadingTheDerivedKeyFirstKeepsTheSouthboundsOwnValue(t *testing.T) {
+	sb := kvtest.New()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	d := sb.Descriptor("d", "d/")
+	d.NBKeyPrefix = ""
+	b := sb.Descriptor("b", "b/")
+	b.DerivedValues = func(_ string, v any) []kvscheduler.KeyValuePair {
+		return []kvscheduler.KeyValuePair{{Key: "d/2", Value: "dv-" + v.(string)}}
+	}
+	for _, desc := range []*kvscheduler.Descriptor{d, b} {
+		if err := s.RegisterDescriptor(ctx, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb.Set("d/2", "v", true)
+	txn := s.StartNBTransaction()
+	txn.SetValue("b/1", "w")
+	if _, err := txn.Commit(ctx); err == nil {
+		t.Fatal("the create of d/2, which the southbound holds, did not fail")
+	}
+	sb.ResetOps()
+	_, err = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	if v := sb.Values()["d/2"]; v != "v" {
+		st := s.GetValueStatus("d/2")
+		t.Errorf("the southbound's own d/2 is now %v (resync error %v; ops %v; d/2 %s, base %q)", v, err, sb.OpStrings(), st.State, st.BaseKey)
 	}
 }

@@ -189,10 +189,16 @@ func (g *graph) listedByBase(c *node) bool {
 // (the walk then judges the clash, rule 8); the other base stops listing
 // it, so that one base at most takes it down with it.
 func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
+	cn := s.g.nodes[c.Key]
+	if cn != nil && cn.base == "" && cn.last == nil && w.readOwned[cn] {
+		// Its own read, earlier in the transaction, said it is the
+		// southbound's own: never a base's (rule 8, see disown), though
+		// a value read without an origin is (see derivedRead).
+		return true
+	}
 	if !s.g.derivedByOther(b, c.Key) {
 		return false
 	}
-	cn := s.g.nodes[c.Key]
 	o := s.g.nodes[cn.base]
 	if o == nil || o.readGen < s.readSince {
 		return true // o's claim stands: its read is not part of this one

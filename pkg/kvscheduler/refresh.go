@@ -130,6 +130,12 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	}
 	seen.add(n)
 	origin := n.origin
+	if kv.Origin == FromSB {
+		if w.readOwned == nil {
+			w.readOwned = map[*node]bool{}
+		}
+		w.readOwned[n] = true
+	}
 	if n.base != "" && kv.Origin == FromSB && origin != FromSB {
 		// A derived value the read reports as the southbound's own: the
 		// southbound held it before its base's create or update reached

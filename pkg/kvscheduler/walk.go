@@ -107,6 +107,10 @@ type walker struct {
 	// released are the values whose earlier request a release applied
 	// (see redelete and otherRequest).
 	released map[*node]bool
+	// readOwned are the values a read of the transaction reported with
+	// origin FromSB, the southbound's own by its own word (see
+	// leftToOther); made at the first.
+	readOwned map[*node]bool
 	// dels are the transaction's deletes, sorted by key, and undos the
 	// requests an undo re-applies, in the order the values were applied
 	// (see deleteorder.go).
