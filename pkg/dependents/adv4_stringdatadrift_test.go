@@ -16,16 +16,20 @@ import (
 
 // TestAdv4UpdatedStringDataSecretIsNeverRepairedAtOnce: with
 // Options.RepairDrift, WebApp a's Secret (password in stringData, which
-// the API server folds into data) is updated once by a's new spec. The
-// loop never sees it "at its new spec" (updating.go compares with
-// kubedescriptor.Equivalent, and the live Secret has no stringData), so
-// it takes every later change as its own update in flight (drift.go:
-// "the loop is not changing it itself"): a password changed by hand is
-// never repaired at once, RepairDrift silently off for that object for
-// as long as the process runs. The sync point: c's Secret, deleted by
-// hand after the edit (same watch, so its event is handled after the
-// edit's, which pushes a's repair first), is repaired after a's repair
-// would have run. The same test with the password in data passes.
+// the API server folds into data) is updated once by a's new spec, then
+// its password is changed by hand. First found as the hold never ending
+// (updating.go compared with kubedescriptor.Equivalent, and the live
+// Secret has no stringData, so every later change was taken for the
+// loop's own update in flight); that is fixed (the hold ends where the
+// update landed). What is left is below the loop: the server records the
+// field manager's Apply entry as owning stringData.password only, and
+// data.password as owned by nobody, so the descriptor, which judges drift
+// by the fields its manager owns as they were stored, finds the Secret in
+// sync: neither the repair nor the periodic healing applies it back. The
+// sync point: c's Secret, deleted by hand after the edit (same watch, so
+// its event is handled after the edit's, which pushes a's repair first),
+// is repaired after a's repair would have run. The same test with the
+// password in data passes.
 func TestAdv4UpdatedStringDataSecretIsNeverRepairedAtOnce(t *testing.T) {
 	advOpen(t, "with RepairDrift, a Secret written with stringData and updated once is never repaired at once again")
 	ns := controlplanetest.Namespace(t, cp.Config())
