@@ -30,8 +30,7 @@ func TestAdv4NewRequirerOfAnUpdatedStringDataSecretWaitsForEver(t *testing.T) {
 		if app.Namespace != ns {
 			return nil, nil
 		}
-		secret := dependents.Of(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-secret"},
-			StringData: map[string]string{"password": app.Spec.Image}})
+		secret := advStringDataSecret(app)
 		objs := []*dependents.Object{secret}
 		if app.Spec.Config["cm"] == "yes" {
 			objs = append(objs, dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"},
@@ -45,14 +44,7 @@ func TestAdv4NewRequirerOfAnUpdatedStringDataSecretWaitsForEver(t *testing.T) {
 	defer cancel()
 	_, webapps := advStart(t, ctx, "adv4-stringdata", kinds, handler)
 	advCreateApp(t, webapps, ns, "a", map[string]string{})
-	kube := controlplanetest.Clientset(cp.Config())
-	password := func() string {
-		s, err := kube.CoreV1().Secrets(ns).Get(t.Context(), "a-secret", metav1.GetOptions{})
-		if err != nil {
-			return ""
-		}
-		return string(s.Data["password"])
-	}
+	password := func() string { return advPassword(t, ns, "a-secret") }
 	controlplanetest.Eventually(t, wait, "a's Secret", func() bool { return password() == "app:1" })
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		app, err := webapps.Get(t.Context(), ns, "a", metav1.GetOptions{})

@@ -41,8 +41,7 @@ func TestAdv4UpdatedStringDataSecretIsNeverRepairedAtOnce(t *testing.T) {
 			return []*dependents.Object{dependents.Of(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c-secret"},
 				Data: map[string][]byte{"image": []byte(app.Spec.Image)}})}, nil
 		}
-		return []*dependents.Object{dependents.Of(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-secret"},
-			StringData: map[string]string{"password": app.Spec.Image}})}, nil
+		return []*dependents.Object{advStringDataSecret(app)}, nil
 	}
 	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Secret")}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -51,13 +50,7 @@ func TestAdv4UpdatedStringDataSecretIsNeverRepairedAtOnce(t *testing.T) {
 	advCreateApp(t, webapps, ns, "a", map[string]string{})
 	advCreateApp(t, webapps, ns, "c", map[string]string{})
 	secrets := controlplanetest.Clientset(cp.Config()).CoreV1().Secrets(ns)
-	password := func() string {
-		s, err := secrets.Get(t.Context(), "a-secret", metav1.GetOptions{})
-		if err != nil {
-			return ""
-		}
-		return string(s.Data["password"])
-	}
+	password := func() string { return advPassword(t, ns, "a-secret") }
 	cSecret := func() *corev1.Secret {
 		s, err := secrets.Get(t.Context(), "c-secret", metav1.GetOptions{})
 		if err != nil {
