@@ -33,6 +33,24 @@ func (c *controller) streamReader() lariatcache.StreamReader {
 	return nil
 }
 
+// read reads key for the pass of r under hand-out t. A run that serves
+// the store reads it under the known keys' lock (readKnown); an early run
+// reads what was streamed, so it records t as having read before it does,
+// and a deletion handed out during that read queues the key again (at
+// worst the handlers are told twice, never not at all).
+func (c *controller) read(r *run, key string, t workqueue.Ticket) (obj any, exists, ok bool, err error) {
+	if r.early == nil {
+		obj, exists, err = c.readKnown(key, t)
+		return obj, exists, true, err
+	}
+	c.known.reading(key, t)
+	obj, exists, ok, err = c.get(r, key)
+	if err == nil && ok && !exists {
+		obj, exists, err = c.readKnown(key, t)
+	}
+	return obj, exists, ok, err
+}
+
 // get reads key for a pass of r. ok is false when the pass must wait for
 // the sync: the object was not streamed yet, and the key is parked.
 func (c *controller) get(r *run, key string) (obj any, exists, ok bool, err error) {

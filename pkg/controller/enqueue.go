@@ -60,11 +60,11 @@ func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 		c.log.WithError(err).Errorf("cannot compute the key of a %T", obj)
 		return
 	}
-	if cached {
-		c.known.add(key)
-	} else if !c.known.gone(key) {
-		return // the handlers were told (see knownKeys.gone)
+	if !cached {
+		c.queueGone(key) // unless the handlers were told (see knownKeys.gone)
+		return
 	}
+	c.known.add(key)
 	c.add(startKey{key: key, priority: p})
 }
 

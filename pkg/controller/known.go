@@ -28,14 +28,33 @@ import (
 // are left to it, so that the handlers are not told twice. It is also what a Gate's deletion rests on: a gated
 // controller gives its handlers the absence only of a known key.
 type knownKeys struct {
-	mu sync.Mutex
-	// keys maps each known key to whether a deletion event for it was
-	// queued in the current run (its pass is on its way).
-	keys map[string]bool
+	mu   sync.Mutex
+	keys map[string]knownKey
+}
+
+// knownKey is what a controller keeps of a known key.
+type knownKey struct {
+	// queued is set when a deletion event for it was queued in the
+	// current run, or a pass found it gone: a pass that tells the
+	// handlers is on its way.
+	queued bool
+	// read is the hand-out of the current run's queue that last read the
+	// key's object from the store (see readKnown); a worker holding the
+	// key under another hand-out has not read it yet.
+	read workqueue.Ticket
 }
 
 // add records that the cache has key's object (its event is queued).
-func (k *knownKeys) add(key string) { k.set(key, false) }
+func (k *knownKeys) add(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.keys == nil {
+		k.keys = map[string]knownKey{}
+	}
+	e := k.keys[key]
+	e.queued = false
+	k.keys[key] = e
+}
 
 // gone records that key's deletion is being queued, and tells whether to
 // queue it: not for a key the handlers were already told is gone, nor for
@@ -50,20 +69,18 @@ func (k *knownKeys) add(key string) { k.set(key, false) }
 func (k *knownKeys) gone(key string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if queued, ok := k.keys[key]; !ok || queued {
-		return false
-	}
-	k.keys[key] = true
-	return true
+	return k.goneLocked(key)
 }
 
-func (k *knownKeys) set(key string, gone bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.keys == nil {
-		k.keys = map[string]bool{}
+// goneLocked is gone with k.mu held.
+func (k *knownKeys) goneLocked(key string) bool {
+	e, ok := k.keys[key]
+	if !ok || e.queued {
+		return false
 	}
-	k.keys[key] = gone
+	e.queued = true
+	k.keys[key] = e
+	return true
 }
 
 func (k *knownKeys) has(key string) bool {
@@ -79,7 +96,7 @@ func (k *knownKeys) newQueue() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key := range k.keys {
-		k.keys[key] = false
+		k.keys[key] = knownKey{}
 	}
 }
 
@@ -88,36 +105,69 @@ func (k *knownKeys) unqueued() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := make([]string, 0, len(k.keys))
-	for key, gone := range k.keys {
-		if !gone {
+	for key, e := range k.keys {
+		if !e.queued {
 			out = append(out, key)
 		}
 	}
 	return out
 }
 
-// readGone reads key again, once a pass found its object gone, and if it
-// still is, marks a known key's deletion as queued: this pass tells the
-// handlers, having read the store after the object went. The informer
-// drops an object from its store before it hands out the deletion's
-// notification, and hands it out in the background, so that notification
-// may reach the event handler only now, while a pass queued by an earlier
-// event of the object (an update that removed its last finalizer) has
-// already found it gone: it must not queue the key again (see gone). The
-// read and the mark are one step under the lock gone takes, so a
-// notification is either seen by this pass or arrives after the mark. An
-// object of that name created meanwhile is read as it is, and its add
-// event re-marks the key as not queued (see add).
-func (c *controller) readGone(key string) (obj any, exists bool, err error) {
+// readKnown reads key's object from the store for the pass of hand-out t
+// and records, for a known key, that t has read it (see queueGone); when
+// the object is gone it also marks the key's deletion as queued: this pass
+// tells the handlers, having read the store after the object went. The
+// informer drops an object from its store before it hands out the
+// deletion's notification, and hands it out in the background, so that
+// notification may reach the event handler only now, while a pass queued
+// by an earlier event of the object (an update that removed its last
+// finalizer) has already found it gone: it must not queue the key again
+// (see gone). The read and the records are one step under the lock gone
+// and queueGone take, so a notification is handled either before the read
+// or after the records. An object of that name created meanwhile is read
+// as it is, and its add event marks the key as not queued (see add).
+func (c *controller) readKnown(key string, t workqueue.Ticket) (obj any, exists bool, err error) {
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
 	obj, exists, err = c.informer.GetStore().GetByKey(key)
-	if err == nil && !exists {
-		if _, ok := c.known.keys[key]; ok {
-			c.known.keys[key] = true
+	if e, ok := c.known.keys[key]; ok && err == nil {
+		e.read = t
+		if !exists {
+			e.queued = true
 		}
+		c.known.keys[key] = e
 	}
 	return obj, exists, err
+}
+
+// queueGone queues the pass that gives the handlers key's absence, which a
+// deletion event or the comparison after a relist found, unless the
+// handlers were told already or a pass that reads the store after now is
+// on its way: the key is queued, or a worker holds it and has not read it
+// yet (the store dropped the object before its deletion was handed out,
+// so that read finds it gone). The decision and the add are one step under
+// the lock a pass's read takes (readKnown): a worker holding the key reads
+// it either before (the key is then queued again after its pass) or
+// after; and a pass that tells the handlers and ends between the decision
+// and the add cannot leave the key queued for a second telling.
+func (c *controller) queueGone(key string) {
+	c.startLock.Lock()
+	q := c.queue
+	if q == nil || c.runCtx.Err() != nil {
+		// Stopped or stopping: the next run takes it.
+		if c.known.gone(key) {
+			c.startKeys = append(c.startKeys, startKey{key: key, priority: workqueue.High})
+		}
+		c.startLock.Unlock()
+		return
+	}
+	c.startLock.Unlock()
+	c.known.mu.Lock()
+	defer c.known.mu.Unlock()
+	if !c.known.goneLocked(key) {
+		return
+	}
+	q.AddUnlessUnread(key, workqueue.High, func(t workqueue.Ticket) bool { return c.known.keys[key].read != t })
 }
 
 // ended forgets key once the handlers were told it is gone (or a gate
@@ -146,8 +196,8 @@ func (c *controller) enqueueGone(ctx context.Context, reg cache.ResourceEventHan
 	}
 	store := c.informer.GetStore()
 	for _, key := range c.known.unqueued() {
-		if _, exists, err := store.GetByKey(key); err == nil && !exists && c.known.gone(key) {
-			c.add(startKey{key: key, priority: workqueue.High})
+		if _, exists, err := store.GetByKey(key); err == nil && !exists {
+			c.queueGone(key)
 		}
 	}
 }
@@ -173,4 +223,15 @@ func (c *controller) onRelisted() (remove func()) {
 		return r.OnRelisted(c.relisted)
 	}
 	return func() {}
+}
+
+// reading records, for a known key, that hand-out t reads its object from
+// now on (see readKnown), for a read that cannot be made under k.mu.
+func (k *knownKeys) reading(key string, t workqueue.Ticket) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e, ok := k.keys[key]; ok {
+		e.read = t
+		k.keys[key] = e
+	}
 }

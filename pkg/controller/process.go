@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
 // processNext handles one key of r's queue; it returns false when the
@@ -41,7 +43,7 @@ func (c *controller) processNext(r *run) bool {
 		queue.AddAfter(key, wait)
 		return true
 	}
-	p := c.handle(ctx, r, key)
+	p := c.handle(ctx, r, key, ticket)
 	if p.stale {
 		return true // not a pass: nothing ran, nothing to count or retry
 	}
@@ -103,11 +105,8 @@ func (c *controller) held(key string, now time.Time) time.Duration {
 	return wait
 }
 
-func (c *controller) handle(ctx context.Context, r *run, key string) pass {
-	obj, exists, ok, err := c.get(r, key)
-	if err == nil && ok && !exists {
-		obj, exists, err = c.readGone(key)
-	}
+func (c *controller) handle(ctx context.Context, r *run, key string, ticket workqueue.Ticket) pass {
+	obj, exists, ok, err := c.read(r, key, ticket)
 	if err != nil {
 		return pass{err: err}
 	}

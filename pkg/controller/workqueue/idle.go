@@ -55,3 +55,34 @@ func (q *Queue[T]) resetLocked() {
 		clear(q.items)
 	}
 }
+
+// AddUnlessUnread is AddWithPriority, except while item is being processed
+// under a hand-out t for which unread(t) is true: that hand-out has still
+// to do what the add asks for (pkg/controller: read its object from the
+// informer's store, which already holds the change the add is for), so
+// item is not queued again after it. unread is called with the queue's
+// lock held, so what it reads is decided at one point with the item's
+// state; it must not call the queue.
+func (q *Queue[T]) AddUnlessUnread(item T, p Priority, unread func(t Ticket) bool) {
+	p = normalize(p)
+	var now int64
+	if q.metrics != nil {
+		now = q.now()
+	}
+	q.mu.Lock()
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return
+	}
+	if idx, ok := q.items[item]; ok {
+		if e := q.arena.at(idx); e.state == stateProcessing && unread(Ticket{idx: idx, seq: e.seq}) {
+			q.mu.Unlock()
+			return
+		}
+	}
+	q.addLocked(item, p, now)
+	q.mu.Unlock()
+	if q.metrics != nil {
+		q.metrics.Added(p)
+	}
+}
