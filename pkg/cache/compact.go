@@ -32,6 +32,8 @@ type compactObject struct {
 	gvk   *schema.GroupVersionKind
 	data  []byte
 	codec *codec
+	// packed says data is compressed (compact_pack.go).
+	packed bool
 	// hot is the decoded object while it is among the codec's most
 	// recently read ones.
 	hot atomic.Pointer[hotObject]
@@ -49,6 +51,10 @@ type protoCodec interface {
 type codec struct {
 	typ   reflect.Type // the object's struct type
 	proto bool
+
+	// scratch holds the buffers objects are compressed into before each is
+	// copied to a slice of its exact size.
+	scratch sync.Pool
 
 	mu   sync.Mutex
 	gvks map[schema.GroupVersionKind]*schema.GroupVersionKind // interned, one per kind seen
@@ -95,7 +101,8 @@ func (c *codec) encode(obj any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compact cache: encode %s/%s: %w", m.GetNamespace(), m.GetName(), err)
 	}
-	out := &compactObject{data: data, codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
+	out := &compactObject{codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
+	out.data, out.packed = c.pack(data)
 	out.Namespace, out.Name, out.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
 	// The decoded object is garbage from here on; its labels map is shared,
 	// not copied, and nothing writes to it.
@@ -156,12 +163,15 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 		return h.obj, nil
 	}
 	c := o.codec
+	data, err := o.unpack()
+	if err != nil {
+		return nil, err
+	}
 	obj := reflect.New(c.typ).Interface().(runtime.Object)
-	var err error
 	if p, ok := obj.(protoCodec); ok && c.proto {
-		err = p.Unmarshal(o.data)
+		err = p.Unmarshal(data)
 	} else {
-		err = json.Unmarshal(o.data, obj)
+		err = json.Unmarshal(data, obj)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compact cache: decode %s/%s: %w", o.Namespace, o.Name, err)
