@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -24,11 +23,11 @@ const DefaultHotObjects = 256
 // what the cache reads of it without decoding it: its namespace and name
 // (the store's key and the namespace index), its resourceVersion (how the
 // informer tells a resync from a change) and its labels (so that a List by
-// label selector decodes only the objects it returns). Nothing else is set
-// in its ObjectMeta: every read through the informer's store, indexers and
-// handlers decodes it, so no caller ever sees this form.
+// label selector decodes only the objects it returns), in compactMeta,
+// which keeps nothing else: every read through the informer's store,
+// indexers and handlers decodes it, so no caller ever sees this form.
 type compactObject struct {
-	metav1.ObjectMeta
+	compactMeta
 	gvk   *schema.GroupVersionKind
 	data  []byte
 	codec *codec
@@ -56,10 +55,11 @@ type codec struct {
 	// copied to a slice of its exact size.
 	scratch sync.Pool
 
-	mu   sync.Mutex
-	gvks map[schema.GroupVersionKind]*schema.GroupVersionKind // interned, one per kind seen
-	ring []*compactObject                                     // the hot objects, oldest at next
-	next int
+	mu     sync.Mutex
+	labels labelSets                                            // the label sets objects share
+	gvks   map[schema.GroupVersionKind]*schema.GroupVersionKind // interned, one per kind seen
+	ring   []*compactObject                                     // the hot objects, oldest at next
+	next   int
 }
 
 // newCodec returns the codec for objects like example, which must be a
@@ -104,9 +104,12 @@ func (c *codec) encode(obj any) (any, error) {
 	out := &compactObject{codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
 	out.data, out.packed = c.pack(data)
 	out.Namespace, out.Name, out.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
-	// The decoded object is garbage from here on; its labels map is shared,
-	// not copied, and nothing writes to it.
-	out.Labels = m.GetLabels()
+	// The decoded object is garbage from here on; its labels map is kept,
+	// not copied, or one equal to it kept before is shared, and nothing
+	// writes to it.
+	c.mu.Lock()
+	out.Labels = c.labels.share(m.GetLabels())
+	c.mu.Unlock()
 	return out, nil
 }
 

@@ -48,7 +48,7 @@ func metadataOf(items []any) ([]metav1.Object, error) {
 	out := make([]metav1.Object, 0, len(items))
 	for _, item := range items {
 		if o, ok := item.(*compactObject); ok {
-			out = append(out, &o.ObjectMeta)
+			out = append(out, &o.compactMeta)
 			continue
 		}
 		m, err := meta.Accessor(item)
