@@ -57,7 +57,7 @@ func (w *walker) create(n *node, recreate bool) {
 		}
 		w.s.setMetadata(n, md)
 	}
-	n.sb = n.want
+	n.setSBToWant()
 	n.clearHeldAbsent()
 	// Its own derived set only: a derived value is created because its
 	// base's value derives it, so it is no leftover of its base's.

@@ -161,7 +161,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 // way.
 func (w *walker) deleted(n *node, f frame, recheck bool) {
 	ro := f.op
-	n.sb = nil
+	n.setSB(nil)
 	w.keepLeftovers(n)
 	w.s.leftoverGone(n)
 	n.clearHeldAbsent()

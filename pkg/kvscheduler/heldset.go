@@ -182,7 +182,7 @@ func (c *derivesCache) has(k string) bool {
 	}
 	if !c.asked {
 		c.asked = true
-		if b.derivedFor != nil && identical(b.derivedFor, b.sb) {
+		if b.derivedFor != nil && (b.derivedSB || identical(b.derivedFor, b.sb)) {
 			c.kvs, c.sorted = b.derivedKVs, true // sorted by key (derivedList)
 		} else {
 			c.kvs, _ = callDerived(b.d, b.key, b.sb)

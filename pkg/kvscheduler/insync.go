@@ -77,7 +77,7 @@ func (w *walker) skipInSync(n *node, v any) bool {
 		}
 		// The southbound keeps what it holds (equal, but perhaps not
 		// identical: a ValueComparator's equivalent): the SB view says so.
-		m.want = e.v
+		m.setWant(e.v)
 		if m.lastOp != OpUpdate {
 			// Its walk would have chosen UPDATE (see appliedOp): only the
 			// first request again after another operation changes its status.
@@ -93,6 +93,7 @@ func (w *walker) skipInSync(n *node, v any) bool {
 		}
 		if e.hasDerived {
 			m.derivedFor, m.derivedKVs = e.v, e.derived
+			m.derivedWant, m.derivedSB = true, false
 		}
 	}
 	clear(buf)

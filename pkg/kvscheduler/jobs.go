@@ -29,6 +29,7 @@ func (s *Scheduler) register(d *Descriptor) (*TxnRecord, error) {
 		// Dependencies and derived values come from the descriptor: those
 		// cached for the value are computed again.
 		n.depsFor, n.derivedFor, n.derivedKVs = nil, nil, nil
+		n.derivedWant, n.derivedSB = false, false
 		if n.base == "" && n.last != nil && !n.exists() {
 			redo = append(redo, k)
 		}

@@ -55,6 +55,12 @@ type node struct {
 	mark      keyMark
 	// removed is set when the node leaves the graph (see graph.has).
 	removed bool
+	// derivedWant and derivedSB tell that derivedKVs are what want, and
+	// what sb, derive: derivedFor is that very value, which identical
+	// cannot recognize when its Go type is neither comparable nor a
+	// pointer (see derivesCache). Cleared wherever want, sb or derivedKVs
+	// change otherwise (see setWant, setSB).
+	derivedWant, derivedSB bool
 	// pendingOp is one more than the index in the transaction's record of
 	// the value's last operation, when that operation left it PENDING (see
 	// walker.compressOp); it fits in the padding before last.

@@ -107,7 +107,8 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 		if cn.base == "" && cn.last == nil && readOwn {
 			// Read as a base value (its descriptor read before the
 			// base's): it is the base's derived value.
-			cn.want, cn.state = nil, NonExistent
+			cn.state = NonExistent
+			cn.setWant(nil)
 		}
 		old := cn.base
 		cn.base, cn.origin = b.key, b.origin
@@ -115,7 +116,8 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	}
 	if takenBySB {
 		s.dropDeleteRequest(cn)
-		cn.want, cn.state = c.Value, Obtained
+		cn.state = Obtained
+		cn.setWant(c.Value)
 		known = !cn.exists()
 		if readOwn && cn.exists() && s.readsItself(cn) {
 			// Its own read found it while its delete blocked it.
@@ -133,7 +135,8 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	if cn.exists() && cn.want == nil && cn.state == NonExistent {
 		cn.state = Discovered
 		if cn.origin == FromSB {
-			cn.want, cn.state = c.Value, Obtained
+			cn.state = Obtained
+			cn.setWant(c.Value)
 		}
 	}
 	return cn

@@ -180,7 +180,8 @@ func (s *Scheduler) refreshValue(w *walker, d *regDescriptor, kv KVWithMetadata,
 	// descriptor that nothing knew of: the southbound's, or found.
 	if n.want == nil && n.last == nil && (n.base == "" || n.state == NonExistent || n.state == Removed) {
 		if n.origin == FromSB {
-			n.want, n.state = kv.Value, Obtained
+			n.state = Obtained
+			n.setWant(kv.Value)
 		} else {
 			n.state = Discovered
 		}
@@ -208,7 +209,8 @@ func (s *Scheduler) disown(w *walker, n *node) {
 // dropDeleteRequest drops n's northbound delete request as done, with
 // what is left of its failure.
 func (s *Scheduler) dropDeleteRequest(n *node) {
-	n.want, n.last = nil, nil
+	n.last = nil
+	n.setWant(nil)
 	s.clearFailure(n)
 	s.unwait(n)
 	n.err = nil
@@ -230,7 +232,7 @@ func (s *Scheduler) found(w *walker, n *node, v any) {
 		} else {
 			s.dirtyView(n)
 		}
-		n.sb = v
+		n.setSB(v)
 		w.syncSBDeps(n)
 	}
 	if !n.avail && !(n.blocked() && n.lastOp == OpDelete && !(w.unblocks(n) && w.resyncing() && n.want != nil)) {
@@ -308,13 +310,14 @@ func (s *Scheduler) orphaned(n *node) {
 		s.dirty(b)
 	}
 	old := n.base
-	n.base, n.want, n.state = "", n.sb, Obtained
+	n.base, n.state = "", Obtained
+	n.setWant(n.sb)
 	s.noteBaseMoved(n, old)
 	s.dirty(n)
 }
 
 func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
-	n.sb = nil
+	n.setSB(nil)
 	s.noteHeld(n)
 	s.leftoverGone(n)
 	if n.avail {
@@ -330,7 +333,8 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		// delete not applied yet: the value it held (taken down into
 		// PENDING by a dependency, and failed there) is not wanted any
 		// more, and must not be created again (seed 110998).
-		n.want, n.last, n.state = nil, nil, Removed
+		n.last, n.state = nil, Removed
+		n.setWant(nil)
 		// Dropped (rule 4): the southbound is as requested, so nothing
 		// of a failure stays either, nor its retry (a failed delete of a
 		// value lost behind the scheduler's back stayed FAILED, with no

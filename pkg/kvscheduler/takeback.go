@@ -129,7 +129,8 @@ func (w *walker) giveBackUnapplied() {
 				w.detachDerived(taker, t.key)
 			}
 			old := c.base
-			c.base, c.origin, c.want = b.key, b.origin, w.derivedOf(b)[i].Value
+			c.base, c.origin = b.key, b.origin
+			c.setWant(w.derivedOf(b)[i].Value)
 			w.s.noteBaseMoved(c, old)
 			w.s.dirty(c)
 		}

@@ -21,9 +21,11 @@ func (w *walker) unclaimedRequest(n *node, value any) bool {
 		ro.Operation = OpDelete
 		// As the southbound notified it.
 		n.last = &update{value: n.sb, seq: w.seq}
-		n.want, n.origin, n.state = n.sb, FromSB, Obtained
+		n.origin, n.state = FromSB, Obtained
+		n.setWant(n.sb)
 	} else {
-		n.want, n.origin, n.state = value, FromNB, Unimplemented
+		n.origin, n.state = FromNB, Unimplemented
+		n.setWant(value)
 	}
 	n.err = nil
 	w.s.dirty(n)
@@ -38,13 +40,14 @@ func (w *walker) unclaimedRequest(n *node, value any) bool {
 func (w *walker) notifiedUnclaimed(n *node, value any) {
 	switch {
 	case value == nil && n.exists():
-		n.sb = nil
+		n.setSB(nil)
 		n.avail = false
 		w.s.noteHeld(n)
 		w.availChanged(n, true)
 	case value != nil:
 		appeared := !n.exists()
-		n.sb, n.avail = value, true
+		n.avail = true
+		n.setSB(value)
 		w.s.noteHeld(n)
 		if appeared {
 			w.availChanged(n, true)

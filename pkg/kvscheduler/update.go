@@ -141,7 +141,7 @@ func (w *walker) updated(n *node, f frame, ro RecordedOp) {
 	if !f.equal {
 		// An equivalent value ran no Update: the southbound keeps the
 		// value it holds, and the SB view says so.
-		n.sb = n.want
+		n.setSBToWant()
 	}
 	n.avail = true
 	n.clearHeldAbsent()

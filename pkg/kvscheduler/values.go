@@ -87,7 +87,8 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 	if n.d == nil || n.d.DerivedValues == nil {
 		return nil
 	}
-	if n.derivedFor != nil && identical(n.derivedFor, n.want) {
+	if n.derivedFor != nil && (n.derivedWant || identical(n.derivedFor, n.want)) {
+		n.derivedWant = true
 		return n.derivedKVs // the same value as before derives the same
 	}
 	kvs, err := callDerived(n.d, n.key, n.want)
@@ -96,7 +97,26 @@ func (w *walker) derivedOf(n *node) []KeyValuePair {
 	}
 	out := derivedList(n.key, kvs)
 	n.derivedFor, n.derivedKVs = n.want, out
+	n.derivedWant, n.derivedSB = true, false
 	return out
+}
+
+// setWant sets the value the key should have: what its derived values
+// were computed from is no longer known to be it.
+func (n *node) setWant(v any) {
+	n.want, n.derivedWant = v, false
+}
+
+// setSB sets the value believed in the southbound: what its derived
+// values were computed from is no longer known to be it.
+func (n *node) setSB(v any) {
+	n.sb, n.derivedSB = v, false
+}
+
+// setSBToWant records that the southbound holds the wanted value: it
+// derives what the wanted value derives.
+func (n *node) setSBToWant() {
+	n.sb, n.derivedSB = n.want, n.derivedWant
 }
 
 // pushDerived applies the derived values of n right after it, in key

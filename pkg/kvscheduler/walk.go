@@ -269,7 +269,7 @@ func (w *walker) applyValue(f frame) {
 	if (n.want == nil) != (f.value == nil) {
 		w.availChanged(n, false) // any-of dependents list the values that wait
 	}
-	n.want = f.value
+	n.setWant(f.value)
 	w.s.dirty(n)
 	switch {
 	case f.value == nil:
