@@ -35,6 +35,7 @@ var fzAmbiguous = flag.Bool("fzamb", false, "a/3 claimed by two descriptors")
 var fzOrder = flag.Bool("fzorder", false, "check the delete order of steps without injected failures")
 var fzCancelAll = flag.Bool("fzcancelall", false, "cancel commits at operations on b/, d/ and r/ keys too")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
+var fzDHeld = flag.Bool("fzdheld", false, "check after every step that no CONFIGURED base has a derived key the scheduler reports NONEXISTENT")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
 	s, _ := v.(string)
@@ -500,6 +501,16 @@ func fzRun(seed int64) (string, []string) {
 				return "view mismatch: " + strings.Join(d, "; "), log
 			}
 		}
+		if *fzDHeld {
+			if msg := fzCheckDerivedHeld(s); msg != "" {
+				if *fzVerbose {
+					for _, r := range recs {
+						log = append(log, r.String())
+					}
+				}
+				return "derived held: " + msg, log
+			}
+		}
 		if *fzOrder && !injected && !fzInjectedIn(ops) {
 			if *fzVerbose {
 				for _, r := range recs {
@@ -595,4 +606,24 @@ func TestAdv5Fuzz(t *testing.T) {
 	for _, k := range keys {
 		t.Logf("%s: %d", k, kinds[k])
 	}
+}
+
+// fzCheckDerivedHeld names a base reported CONFIGURED whose value derives
+// a key the scheduler itself reports NONEXISTENT: a base is CONFIGURED
+// only with its derived values (pending, failed or clashing ones are
+// reported so, not as nothing).
+func fzCheckDerivedHeld(s *kvscheduler.Scheduler) string {
+	for _, kv := range s.DumpValues("b", "b/", kvscheduler.NBView) {
+		st := s.GetValueStatus(kv.Key)
+		if st.State != kvscheduler.Configured {
+			continue
+		}
+		tag, _ := fzParse(kv.Value)
+		for _, part := range strings.Split(tag, "@")[1:] {
+			if d := s.GetValueStatus("d/" + part); d.State == kvscheduler.NonExistent {
+				return fmt.Sprintf("%s CONFIGURED (%v) but its d/%s is NONEXISTENT", kv.Key, kv.Value, part)
+			}
+		}
+	}
+	return ""
 }
