@@ -23,7 +23,6 @@ import (
 // resourceVersion "0" creates it, with the parent's stamp of an ended
 // term: refused in the current term, and in every later one.
 func TestAdv6CreateByPutWithVersionZeroIsRestamped(t *testing.T) {
-	advOpen(t, "a create by PUT with resourceVersion \"0\" keeps its copied stamp and is refused in the current term")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -141,8 +142,9 @@ func stampObject(obj map[string]any, st stamp) {
 // carriesStamp reports whether the object of a write's body (format)
 // carries a stamp of any version, whether it is an apply that only
 // creates (its resourceVersion is createOnlyVersion), and whether it has
-// a resourceVersion at all (a PUT that has one only updates: the API
-// server refuses to create an object from it). It reads the body as
+// a resourceVersion the API server reads as one (readVersion: a PUT that
+// has one only updates, the API server refuses to create an object from
+// it; "0" is none). It reads the body as
 // stampBody does, so what it finds is what the API server finds; a body
 // it must read and cannot is an error.
 func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versioned bool, err error) {
@@ -156,7 +158,8 @@ func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versione
 		meta := objectMeta(body)
 		rest, ok := dropStampEntries(meta)
 		rv, _ := protoBytes(meta, metaResourceVersion)
-		return ok && len(rest) != len(meta), false, len(rv) > 0, nil
+		_, versioned := readVersion(string(rv))
+		return ok && len(rest) != len(meta), false, versioned, nil
 	}
 	if format == formatUnknown {
 		return false, false, false, errors.New("an encoding the fence does not read")
@@ -174,7 +177,28 @@ func carriesStamp(format bodyFormat, body []byte) (stamped, createOnly, versione
 		stamped = stamped || stampAnnotations[k]
 	}
 	rv, _ := md["resourceVersion"].(string)
-	return stamped, rv == createOnlyVersion, rv != "", nil
+	createOnly, versioned = readVersion(rv)
+	return stamped, createOnly, versioned, nil
+}
+
+// readVersion reads a write's resourceVersion rv as the API server's
+// versioner does (storage.APIObjectVersioner: a decimal uint64, "" and 0
+// being none): createOnly when it is createOnlyVersion's number (however
+// many leading zeros it is written with), versioned when it is a version
+// at all. "0" (or "00") is none: a PUT of it is an unconditional update,
+// and a create of a missing object of a kind that allows a create by
+// update, so it is not an update that never creates. A resourceVersion
+// that is not a number is versioned: the API server refuses the write, it
+// creates nothing.
+func readVersion(rv string) (createOnly, versioned bool) {
+	if rv == "" {
+		return false, false
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return false, true
+	}
+	return n == math.MaxUint64, n != 0
 }
 
 // decodeMetadata returns the metadata of the object of a JSON or YAML
