@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestAdv6PutWithADuplicateMetadataKeepsItsPrecondition: the fence reads
@@ -23,8 +25,10 @@ import (
 // reads it as a write that may create, stamps it, and encodes back only
 // the second "metadata": the precondition is gone, and the update lands
 // over a change its writer never saw.
+//
+// The fence now refuses such a body unsent (ErrUnstampable, strictjson.go):
+// the stale update never lands.
 func TestAdv6PutWithADuplicateMetadataKeepsItsPrecondition(t *testing.T) {
-	advOpen(t, "a PUT with \"metadata\" written twice loses its resourceVersion precondition through the fence")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")
@@ -52,8 +56,8 @@ func TestAdv6PutWithADuplicateMetadataKeepsItsPrecondition(t *testing.T) {
 	k := kubernetes.NewForConfigOrDie(e.Fence(cp.Config()))
 	inTerm(t, e, func(ctx context.Context) {
 		err := put(ctx, k)
-		if !apierrors.IsConflict(err) {
-			t.Errorf("the same PUT through the fence: %v; want a conflict, as the API server reads it", err)
+		if !errors.Is(err, leader.ErrUnstampable) {
+			t.Errorf("the same PUT through the fence: %v; want it refused unsent (ErrUnstampable): the fence reads a key written twice otherwise than the API server", err)
 		}
 	})
 	got, err := cms.Get(t.Context(), "x", metav1.GetOptions{})

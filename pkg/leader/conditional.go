@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -69,6 +70,13 @@ func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Req
 		// resourceVersion in the object is a precondition. An apply
 		// patch in YAML that is not JSON is left as it is.
 		out = objectPrecondition(body, resourceVersion)
+	}
+	if !bytes.HasPrefix(body, protobufMagic) && !bytes.Equal(out, body) {
+		// Changed, it is encoded back from maps: refused if its JSON
+		// writes a key twice, which the API server reads otherwise.
+		if err := duplicateKey(body); err != nil {
+			return nil, fmt.Errorf("%w: %s %s: %v", ErrUnstampable, req.Method, req.URL, err)
+		}
 	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(out))

@@ -29,7 +29,10 @@ var (
 // may create, that the fence fails unsent because it cannot read its body
 // (an encoding it does not know, such as CBOR, or a body that does not
 // decode as its Content-Type says): sent unstamped, it would not be fenced
-// by the term policy, and could land after its term.
+// by the term policy, and could land after its term. It is also the cause
+// of the error of a write whose JSON body the fence must read or change
+// and that writes a key twice (strictjson.go): the fence would read it,
+// and encode it back, unlike the API server.
 var ErrUnstampable = errors.New("leader: the fence cannot stamp the body of this write")
 
 // bodyFormat is how a write's body is encoded, as its Content-Type says.
@@ -109,7 +112,9 @@ func stampBody(req *http.Request, st stamp) (*http.Request, error) {
 func decodeObject(format bodyFormat, body []byte) (map[string]any, error) {
 	var obj map[string]any
 	err := decodeExact(body, &obj)
-	if err != nil && format == formatYAML {
+	if err == nil {
+		err = duplicateKey(body) // encoded back: strictjson.go
+	} else if format == formatYAML {
 		var j []byte
 		if j, err = yaml.YAMLToJSON(body); err == nil {
 			obj = nil
@@ -202,9 +207,8 @@ func readVersion(rv string) (createOnly, versioned bool) {
 }
 
 // decodeMetadata returns the metadata of the object of a JSON or YAML
-// body (format). A JSON body's other fields are not decoded (a 64 KiB
-// ConfigMap's data is only scanned); keys are matched exactly, the last of
-// a repeated one winning, as the API server decodes them.
+// body (format). Keys are matched exactly, as the API server decodes
+// them; a JSON body that writes a key twice is an error (strictjson.go).
 func decodeMetadata(format bodyFormat, body []byte) (map[string]any, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
@@ -214,6 +218,9 @@ func decodeMetadata(format bodyFormat, body []byte) (map[string]any, error) {
 		}
 		md, _ := obj["metadata"].(map[string]any)
 		return md, nil
+	}
+	if err := duplicateKey(body); err != nil {
+		return nil, err // its metadata may not be what the API server reads
 	}
 	var md map[string]any
 	if raw, ok := top["metadata"]; ok && json.Unmarshal(raw, &md) != nil {
