@@ -43,7 +43,6 @@ func (ti tenantImpersonation) RoundTrip(req *http.Request) (*http.Response, erro
 // the first tenant's name; the policy takes it for a copy by another user
 // and admits it unjudged: held in the network past the term, it lands.
 func TestAdv6SenderSetInsideTheFenceIsStampedWithItsOwnUser(t *testing.T) {
-	advOpen(t, "a sender set by a wrapper inside the fence is stamped with the first sender's user, and its stale create lands")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	installTermPolicy(t, ns, "lease")
 	e := newElector(t, ns, "a")

@@ -52,7 +52,9 @@ func (e *NotLeaderError) Error() string {
 //   - A create (a POST to a collection) is stamped with the term it is
 //     issued in, in labels: TermIDLabel the term's ID, TermLeaseLabel the
 //     Lease, TermUserLabel the user the create is sent as (asked of the
-//     API server once per term and sender). A PUT or an apply, which may
+//     API server once per term and sender, the sender told by the
+//     request's headers as they go on the wire, under every wrapper of
+//     cfg: termsender.go). A PUT or an apply, which may
 //     create, is stamped so when it only creates (an apply of
 //     createOnlyVersion) or carries a stamp already (copied from another
 //     object): the current term's goes in place of what it carried. A
@@ -84,7 +86,16 @@ func (e *Elector) Fence(cfg *rest.Config) *rest.Config {
 	if u, _, err := rest.DefaultServerUrlFor(cfg); err == nil {
 		prefix = u.Path // a bad Host fails every request of c anyway
 	}
-	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &fence{e: e, prefix: prefix, next: rt} })
+	// The fence wraps every wrapper the config has, and senderCheck goes
+	// under them all, where a request is as it is sent (termsender.go).
+	inner := c.WrapTransport
+	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		next := http.RoundTripper(senderCheck{next: rt})
+		if inner != nil {
+			next = inner(next)
+		}
+		return &fence{e: e, prefix: prefix, next: next}
+	}
 	return c
 }
 

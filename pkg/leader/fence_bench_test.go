@@ -40,14 +40,14 @@ func benchmarkFencePut(b *testing.B, body string) {
 	e.mu.Lock()
 	e.validUntil, e.termID = time.Now().Add(time.Hour), "t1"
 	e.mu.Unlock()
-	f := &fence{e: e, next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	f := &fence{e: e, next: senderCheck{next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		answer := "{}"
 		if strings.HasSuffix(r.URL.Path, "/selfsubjectreviews") {
 			answer = `{"kind":"SelfSubjectReview","status":{"userInfo":{"username":"op"}}}`
 		}
 		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(answer)), Header: http.Header{}}, nil
-	})}
+	})}}
 	b.ReportAllocs()
 	for b.Loop() {
 		req, _ := http.NewRequest(http.MethodPut, "https://h/api/v1/namespaces/n/configmaps/x", strings.NewReader(body))

@@ -252,9 +252,10 @@ func (f *fence) create(req *http.Request) (*http.Response, error) {
 }
 
 // stamped returns req with its body stamped with the term termID, sent as
-// the user the fence learns (closing req's body on an error).
+// the user the fence learns, and bound to be sent as that user's sender
+// (termsender.go; closing req's body on an error).
 func (f *fence) stamped(req *http.Request, termID string) (*http.Request, error) {
-	user, err := f.user(req, termID)
+	user, key, err := f.user(req, termID)
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
@@ -263,7 +264,7 @@ func (f *fence) stamped(req *http.Request, termID string) (*http.Request, error)
 	}
 	st := stamp{id: termID, lease: TermLeaseLabelValue(f.e.namespace, f.e.name)}
 	st.user, _ = TermUserLabelValue(user)
-	return stampBody(req, st)
+	return stampBody(sentAs(req, key), st)
 }
 
 // sendCreate sends the stamped create r. The API server judges its stamp

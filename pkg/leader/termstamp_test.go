@@ -110,7 +110,7 @@ func TestUnreadableCreateBodiesFailUnsent(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Content-Type", ct)
-		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		resp, err := (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(req)
 		if !errors.Is(err, ErrUnstampable) {
 			t.Errorf("%s create: %v, %v; want ErrUnstampable", ct, resp, err)
 		}
@@ -228,7 +228,7 @@ func postCM(t *testing.T) *http.Request {
 func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
 	e := holdingElector(t, "t1")
 	stub := &stubTransport{answers: []stubAnswer{{403, refusal}, {422, refusal}, {201, `{}`}}}
-	resp, err := (&fence{e: e, next: stub}).RoundTrip(postCM(t))
+	resp, err := (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(postCM(t))
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("create: %v, %v; want 201 after two refusals", resp, err)
 	}
@@ -243,10 +243,10 @@ func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
 	}
 
 	stub = &stubTransport{answers: []stubAnswer{{403, refusal}, {201, `{}`}}}
-	next := &fence{e: e, next: http.RoundTripper(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	next := &fence{e: e, next: senderCheck{next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		e.renewedFor("t2", time.Minute) // the term changed meanwhile
 		return stub.RoundTrip(r)
-	}))}
+	})}}
 	resp, err = next.RoundTrip(postCM(t))
 	if err != nil || resp.StatusCode != 403 || len(stub.sent) != 1 {
 		t.Fatalf("a refusal after the term changed: %v, %v, sent %d times; want the 403, sent once", resp, err, len(stub.sent))
@@ -256,13 +256,13 @@ func TestCreateRefusedForALaggingLeaseViewIsSentAgain(t *testing.T) {
 	}
 
 	stub = &stubTransport{answers: []stubAnswer{{403, `{"kind":"Status","message":"forbidden by RBAC"}`}, {201, `{}`}}}
-	resp, err = (&fence{e: e, next: stub}).RoundTrip(postCM(t))
+	resp, err = (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(postCM(t))
 	if err != nil || resp.StatusCode != 403 || len(stub.sent) != 1 {
 		t.Fatalf("another refusal: %v, %v, sent %d times; want the 403, sent once", resp, err, len(stub.sent))
 	}
 
 	e.renewedFor("", -time.Second)
-	if _, err := (&fence{e: e, next: stub}).RoundTrip(postCM(t)); err == nil {
+	if _, err := (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(postCM(t)); err == nil {
 		t.Error("a create while not holding went out")
 	}
 }
@@ -284,7 +284,7 @@ func TestCreateOnlyApplyIsStamped(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, "https://h/api/v1/namespaces/n/configmaps/"+name, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/apply-patch+yaml")
 		stub := &stubTransport{answers: append(answers, stubAnswer{200, `{}`})}
-		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		resp, err := (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +326,7 @@ func TestWritesThatMayCreateAreRestamped(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), method, "https://h/api/v1/namespaces/n/configmaps/"+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", contentType)
 		stub := &stubTransport{answers: []stubAnswer{{200, `{}`}}}
-		resp, err := (&fence{e: e, next: stub}).RoundTrip(req)
+		resp, err := (&fence{e: e, next: senderCheck{next: stub}}).RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,8 +24,10 @@ import (
 // transport (a SelfSubjectReview, which every authenticated user may
 // create), once per term and sender: the stamped user is the one the
 // request is sent as, whether set in the config (rest.Config.Impersonate)
-// or per request (an Impersonate-User header), never a user learned from
-// another request.
+// or per request (an Impersonate-User header, or a wrapper inside the
+// fence), never a user learned from another request. The sender is told
+// by its headers as they go on the wire (termsender.go): not the ones the
+// fence sees, above the wrappers the config had when given to Fence.
 
 // whoAmI caches the usernames a fence's requests are sent as, for one
 // term, by the headers that say who a request is sent as (identityKey):
@@ -70,23 +72,26 @@ func identityKey(h http.Header) string {
 // selfSubjectReview is the body of a SelfSubjectReview create.
 const selfSubjectReview = `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`
 
-// user returns the username req is sent as, asking the API server the
-// first time in the term termID that a request is sent with req's
-// credentials and impersonation. An error fails the create unsent: an
-// unstamped user would let it through unjudged.
-func (f *fence) user(req *http.Request, termID string) (string, error) {
-	key := identityKey(req.Header)
+// user returns the username req is sent as, and the identityKey of its
+// sender (found by a probe: termsender.go), asking the API server the
+// first time in the term termID that a request is sent as that sender.
+// An error fails the create unsent: an unstamped user would let it
+// through unjudged.
+func (f *fence) user(req *http.Request, termID string) (user, key string, err error) {
+	if key, err = f.sender(req); err != nil {
+		return "", "", err // termsender.go
+	}
 	f.who.mu.Lock()
 	defer f.who.mu.Unlock()
 	if f.who.termID != termID || len(f.who.users) >= maxCachedUsers {
 		f.who.termID, f.who.users = termID, map[string]string{}
 	}
 	if user := f.who.users[key]; user != "" {
-		return user, nil
+		return user, key, nil
 	}
-	r, err := http.NewRequestWithContext(req.Context(), http.MethodPost, "", bytes.NewReader([]byte(selfSubjectReview)))
+	r, err := http.NewRequestWithContext(sentAs(req, key).Context(), http.MethodPost, "", bytes.NewReader([]byte(selfSubjectReview)))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	u := *req.URL
 	u.Path, u.RawPath, u.RawQuery = f.prefix+"/apis/authentication.k8s.io/v1/selfsubjectreviews", "", ""
@@ -96,12 +101,12 @@ func (f *fence) user(req *http.Request, termID string) (string, error) {
 	r.Header.Set("Accept", "application/json")
 	resp, err := f.next.RoundTrip(r)
 	if err != nil {
-		return "", fmt.Errorf("leader: ask the API server who the fenced config is (SelfSubjectReview): %w", err)
+		return "", "", fmt.Errorf("leader: ask the API server who the fenced config is (SelfSubjectReview): %w", err)
 	}
 	body, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	if err != nil {
-		return "", fmt.Errorf("leader: read the SelfSubjectReview: %w", err)
+		return "", "", fmt.Errorf("leader: read the SelfSubjectReview: %w", err)
 	}
 	var review struct {
 		Status struct {
@@ -112,8 +117,8 @@ func (f *fence) user(req *http.Request, termID string) (string, error) {
 	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK || json.Unmarshal(body, &review) != nil ||
 		review.Status.UserInfo.Username == "" {
-		return "", fmt.Errorf("leader: the API server did not say who the fenced config is (SelfSubjectReview: %s): %.300s", resp.Status, body)
+		return "", "", fmt.Errorf("leader: the API server did not say who the fenced config is (SelfSubjectReview: %s): %.300s", resp.Status, body)
 	}
 	f.who.users[key] = review.Status.UserInfo.Username
-	return review.Status.UserInfo.Username, nil
+	return review.Status.UserInfo.Username, key, nil
 }

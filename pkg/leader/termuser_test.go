@@ -15,7 +15,7 @@ import (
 func TestCreateIsStampedWithItsSendersUser(t *testing.T) {
 	e := holdingElector(t, "t1")
 	stub := &stubTransport{answers: []stubAnswer{{201, `{}`}}}
-	f := &fence{e: e, prefix: "/k8s/clusters/c1", next: stub}
+	f := &fence{e: e, prefix: "/k8s/clusters/c1", next: senderCheck{next: stub}}
 	for range 2 {
 		req := postCM(t)
 		req.URL.Path = "/k8s/clusters/c1" + req.URL.Path
@@ -51,7 +51,7 @@ func TestCreateIsStampedWithItsSendersUser(t *testing.T) {
 	}
 
 	failing := &stubTransport{answers: []stubAnswer{{201, `{}`}}, reviewStatus: http.StatusNotFound}
-	if _, err := (&fence{e: e, next: failing}).RoundTrip(postCM(t)); err == nil || len(failing.sent) != 0 {
+	if _, err := (&fence{e: e, next: senderCheck{next: failing}}).RoundTrip(postCM(t)); err == nil || len(failing.sent) != 0 {
 		t.Errorf("a create whose sender could not be learned: %v, sent %d times; want an error, not sent", err, len(failing.sent))
 	}
 }
@@ -81,7 +81,7 @@ func TestCreatesAreStampedWithEachSendersUser(t *testing.T) {
 		sent = append(sent, string(b))
 		return &http.Response{StatusCode: 201, Body: io.NopCloser(strings.NewReader(`{}`)), Header: http.Header{}}, nil
 	})
-	f := &fence{e: e, next: next}
+	f := &fence{e: e, next: senderCheck{next: next}}
 	for i, c := range []struct{ header, value, user string }{
 		{"Impersonate-User", "tenant-alice", "tenant-alice"},
 		{"", "", "op"},
