@@ -54,7 +54,6 @@ func TestDeleteOrderOfAValueTheCascadeTakesAwayLater(t *testing.T) {
 // deletes further on, still exists: postponeTo postpones a delete request
 // of the value, not a re-create's delete.
 func TestDeleteOrderOfARecreateBeforeADependentALaterRequestTakesAway(t *testing.T) {
-	advOpen(t, "the delete order of a re-create before a dependent a later request takes away")
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -192,7 +192,8 @@ func (w *walker) dependentUnderWay(n *node) string {
 }
 
 // postponeTo returns the index of the value further on in values after
-// which the delete values[i] is applied, or -1 to apply it now: a value
+// which the delete (or re-create, whose delete goes as a delete
+// request's does) values[i] is applied, or -1 to apply it now: a value
 // ordered after it (OrderingOnly, which stays when what it names goes)
 // that a later request, not a delete, takes away (an update of its base
 // that no longer derives it, or of itself) goes first, by its own
@@ -202,7 +203,8 @@ func (w *walker) dependentUnderWay(n *node) string {
 func (w *walker) postponeTo(values []txnValue, i int) int {
 	v := values[i]
 	n := v.n
-	if v.value != nil || n == nil || !n.exists() || v.group != 0 {
+	// A re-create (group 1) deletes n as a delete request does.
+	if n == nil || !n.exists() || !(v.value == nil && v.group == 0 || v.value != nil && v.group == 1) {
 		return -1
 	}
 	at := -1
