@@ -61,9 +61,33 @@ func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
 }
 
 // fzCancel cancels the commit under way when an operation on key runs.
+// The operations run on the scheduler's goroutine, retries too, which
+// runs them while the test arms the next cancel (a Commit that its cancel
+// ended returns without waiting for the worker): mu guards the fields.
 type fzCancel struct {
+	mu     sync.Mutex
 	key    string
 	cancel func()
+}
+
+// arm makes an operation on key call cancel.
+func (fc *fzCancel) arm(key string, cancel func()) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.key, fc.cancel = key, cancel
+}
+
+// disarm cancels (if armed) and forgets the cancel; it tells whether it
+// was armed.
+func (fc *fzCancel) disarm() bool {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.cancel == nil {
+		return false
+	}
+	fc.cancel()
+	fc.key, fc.cancel = "", nil
+	return true
 }
 
 // fzHook makes the operations of d cancel the commit under way when they
@@ -71,6 +95,8 @@ type fzCancel struct {
 func fzHook(d *kvscheduler.Descriptor, fc *fzCancel) {
 	create, update, del := d.Create, d.Update, d.Delete
 	hit := func(k string) {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
 		if fc.key == k && fc.cancel != nil {
 			fc.cancel()
 			fc.key = ""
@@ -460,8 +486,9 @@ func fzRun(seed int64) (string, []string) {
 			if *fzCancelAll {
 				ks = append(fzKeys, "d/1", "d/2")
 			}
-			fc.key, fc.cancel = ks[rng.Intn(len(ks))], cancel
-			log = append(log, "  (cancel at "+fc.key+")")
+			key := ks[rng.Intn(len(ks))]
+			fc.arm(key, cancel)
+			log = append(log, "  (cancel at "+key+")")
 		}
 		_, err := txn.Commit(cctx)
 		if err != nil {
@@ -470,9 +497,7 @@ func fzRun(seed int64) (string, []string) {
 		if full && err == nil {
 			dirty = false
 		}
-		if fc.cancel != nil {
-			fc.cancel()
-			fc.key, fc.cancel = "", nil
+		if fc.disarm() {
 			// Commit returned when its context ended: wait for the
 			// transaction's end (an empty transaction queued after it).
 			_, _ = s.StartNBTransaction().Commit(ctx)

@@ -23,7 +23,7 @@ func TestAdv6StoppedTakeoverReportsADeletedBaseConfigured(t *testing.T) {
 	x.sb.ResetOps()
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	x.fc.key, x.fc.cancel = "b/1", cancel
+	x.fc.arm("b/1", cancel)
 	if _, err := x.nb("b/1", "w@1|", "b/2", "v|").Commit(cctx); err == nil {
 		t.Fatal("the transaction was not stopped")
 	}
