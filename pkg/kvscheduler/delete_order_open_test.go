@@ -16,7 +16,6 @@ import (
 // (the delete order is one rule, whatever takes a value away), but the
 // cascade that takes it away starts only at d/2.
 func TestDeleteOrderOfAValueTheCascadeTakesAwayLater(t *testing.T) {
-	advOpen(t, "the delete order of a value the Requires cascade of a later delete takes away")
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)

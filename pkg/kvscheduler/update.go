@@ -50,9 +50,15 @@ func (w *walker) update(n *node) {
 	n.under |= underUpdate
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
 	// Obsolete derived values are deleted before their base changes.
+	// Their deletes all start before any ends (the last started ends
+	// first, so they end in order): the Requires cascade then sees every
+	// one of them going at once, and takes down a value that needs any
+	// of them before the first ends, rather than only with the last one,
+	// after a value ordered after it went (the delete order, see
+	// deleteorder.go).
 	for _, k := range slices.Backward(n.derived) {
 		if !hasKey(derived, k) {
-			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+			w.applyValue(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 		}
 	}
 }
