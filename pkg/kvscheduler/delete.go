@@ -40,8 +40,10 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	w.push(frame{kind: fFinishDel, n: n, reason: reason, op: ro, waited: waited, avail: wasAvail})
 	w.availChanged(n, true)
 	w.recheckPropertyDependents(n)
+	// Its derived values' deletes all start before any ends, as an
+	// update's obsolete ones do (see update).
 	for _, k := range slices.Backward(n.derived) {
-		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+		w.applyValue(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 	}
 	// Run first: a dependent the transaction deletes may be ordered after
 	// a derived value of n too.
