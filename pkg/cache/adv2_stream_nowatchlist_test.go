@@ -16,7 +16,6 @@ import (
 // first list to handlers as they arrive", and pkg/controller starts a
 // kind's workers before the sync on its word. It says true.
 func TestAdv2StreamNoWatchListKindDoesNotSayItStreams(t *testing.T) {
-	advOpen(t, "StreamsInitialList is true for a NoWatchList kind, which never streams")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
 		Default: cache.Options{Namespace: ns, StreamInitialList: true, NoWatchList: true},

@@ -140,7 +140,9 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 		}
 	}
-	if opts.StreamInitialList {
+	// A NoWatchList kind only lists: it has no stream to hand out early,
+	// and must not say it streams (StreamsInitialList).
+	if opts.StreamInitialList && !opts.NoWatchList {
 		opts.stream = &initialStream{transform: opts.transform(), codec: opts.codec}
 	}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
