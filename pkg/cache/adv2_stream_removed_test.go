@@ -30,7 +30,6 @@ import (
 // that the batch its goroutine takes next holds those ten; it is removed
 // while stuck in the first of them.)
 func TestAdv2StreamRemovedHandlerIsNotCalledAgain(t *testing.T) {
-	advOpen(t, "a handler removed while stuck in a call of the stream is called again with the objects queued before the removal")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const n, late = 40, 10
 	createConfigMaps(t, ns, 0, n)

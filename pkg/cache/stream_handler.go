@@ -119,8 +119,19 @@ func (h *earlyHandler) giveLocked(batch []any) {
 	}
 	h.mu.Unlock()
 	for _, obj := range batch {
+		// A handler removed meanwhile is called no more: drop took the
+		// queue, but not this batch, already out of it.
+		if h.isRemoved() {
+			return
+		}
 		h.giveOneLocked(obj)
 	}
+}
+
+func (h *earlyHandler) isRemoved() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.removed
 }
 
 func (h *earlyHandler) giveOneLocked(obj any) {
@@ -233,10 +244,7 @@ func (h *earlyHandler) settleLocked(obj any) {
 func (h *earlyHandler) flush() {
 	h.call.Lock()
 	defer h.call.Unlock()
-	h.mu.Lock()
-	removed := h.removed
-	h.mu.Unlock()
-	if removed {
+	if h.isRemoved() {
 		return
 	}
 	h.catchUpLocked()
