@@ -63,7 +63,6 @@ func (l *uidLog) handler() toolscache.ResourceEventHandler {
 // the new object's add as an update of the old one (another UID), and the
 // old one's deletion is never handed at all.
 func TestAdv2StreamObjectDeletedAndCreatedAgainDuringTheStreamIsHandedAsDeleted(t *testing.T) {
-	advOpen(t, "an object deleted and created again during a stream without watch-list is handed as an update across UIDs, never as deleted")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createConfigMaps(t, ns, 0, 2)
 	var hold atomic.Bool

@@ -40,6 +40,9 @@ type initialStream struct {
 	// starts when they are not passes through untouched.
 	feeding func() bool
 	deliver func(obj any)
+	// gone tells the handlers given the object of key early that the
+	// stream passed its deletion (set by the restartableInformer too).
+	gone func(key string)
 	// begun waits until the handlers were first called with what the
 	// stream handed them (set by the restartableInformer too).
 	begun func(ctx context.Context)
@@ -137,9 +140,16 @@ func (w *streamWatch) loop(ctx context.Context) {
 		}
 		switch {
 		case ended:
-		case e.Type == watch.Added:
+		case e.Type == watch.Added || e.Type == watch.Modified:
+			// Where the server lacks watch-list, the stream is a plain
+			// watch: it passes changes too, which the handlers and
+			// GetStreamed follow.
 			if obj, err := w.early(e.Object); err == nil {
 				e.Object = obj
+			}
+		case e.Type == watch.Deleted:
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(e.Object); err == nil && w.s.gone != nil {
+				w.s.gone(key)
 			}
 		case e.Type == watch.Bookmark && isInitialEventsEnd(e.Object):
 			ended = true

@@ -135,6 +135,15 @@ func (h *earlyHandler) isRemoved() bool {
 }
 
 func (h *earlyHandler) giveOneLocked(obj any) {
+	if g, ok := obj.(streamGone); ok {
+		// Told it exists, the handler is told it went away, once: a
+		// later add of the key (created again) is then an add.
+		if old, ok := h.given[g.key]; ok {
+			delete(h.given, g.key)
+			h.handler.OnDelete(cache.DeletedFinalStateUnknown{Key: g.key, Obj: old})
+		}
+		return
+	}
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return // the Replace hands it
@@ -284,6 +293,32 @@ func (i *restartableInformer) deliverEarly(obj any) {
 	i.mu.Unlock()
 	for _, h := range handlers {
 		h.early(obj)
+	}
+}
+
+// streamGone is queued for a handler where the stream passed the deletion
+// of the object of key.
+type streamGone struct{ key string }
+
+// goneEarly forgets the object of key, whose deletion the stream passed,
+// and queues its deletion for the handlers of the current run, when that
+// run may be fed early and has not synced.
+func (i *restartableInformer) goneEarly(key string) {
+	i.mu.Lock()
+	if !i.feedingLocked() {
+		i.mu.Unlock()
+		return
+	}
+	delete(i.streamed, key)
+	var handlers []*earlyHandler
+	for r := range i.handlers {
+		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
+			handlers = append(handlers, h)
+		}
+	}
+	i.mu.Unlock()
+	for _, h := range handlers {
+		h.early(streamGone{key})
 	}
 }
 

@@ -26,7 +26,6 @@ import (
 // NotSyncedError) or that the object is gone. A handler acting on it
 // before the sync acts on an object that no longer exists.
 func TestAdv2StreamGetDoesNotAnswerWithAnObjectItsStreamSawDeleted(t *testing.T) {
-	advOpen(t, "a typed Get before the sync returns an object whose deletion the stream already passed")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createCM(t, ns, "a")
 	var hold atomic.Bool
