@@ -71,7 +71,6 @@ func (h *heldReadInformer) AddEventHandler(eh toolscache.ResourceEventHandler) (
 // the new run's comparison skips the key: the handlers never see the
 // deletion through.
 func TestDeletionFailedByAStoppingRunIsToldByTheNext(t *testing.T) {
-	openDefect(t)
 	ns := controlplanetest.Namespace(t, cp.Config())
 	key := ns + "/doomed"
 	s := setup{}

@@ -40,13 +40,13 @@ func (c *controller) streamReader() lariatcache.StreamReader {
 // worst the handlers are told twice, never not at all).
 func (c *controller) read(r *run, key string, t workqueue.Ticket) (obj any, exists, ok bool, err error) {
 	if r.early == nil {
-		obj, exists, err = c.readKnown(key, t)
+		obj, exists, err = c.readKnown(key, t, r.gen)
 		return obj, exists, true, err
 	}
-	c.known.reading(key, t)
+	c.known.reading(key, t, r.gen)
 	obj, exists, ok, err = c.get(r, key)
 	if err == nil && ok && !exists {
-		obj, exists, err = c.readKnown(key, t)
+		obj, exists, err = c.readKnown(key, t, r.gen)
 	}
 	return obj, exists, ok, err
 }

@@ -30,6 +30,10 @@ import (
 type knownKeys struct {
 	mu   sync.Mutex
 	keys map[string]knownKey
+	// gen counts the runs whose queues the records were reset for (see
+	// newQueue): the records speak of run gen's queue alone, so a pass of
+	// an earlier run, still ending, must not mark them.
+	gen uint64
 }
 
 // knownKey is what a controller keeps of a known key.
@@ -91,13 +95,16 @@ func (k *knownKeys) has(key string) bool {
 }
 
 // newQueue forgets which deletion events were queued: the last run's queue,
-// which held them, is dropped.
-func (k *knownKeys) newQueue() {
+// which held them, is dropped. It returns the new run's generation, which
+// its passes give readKnown and reading.
+func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key := range k.keys {
 		k.keys[key] = knownKey{}
 	}
+	k.gen++
+	return k.gen
 }
 
 // unqueued returns the known keys with no deletion event queued.
@@ -114,7 +121,8 @@ func (k *knownKeys) unqueued() []string {
 }
 
 // readKnown reads key's object from the store for the pass of hand-out t
-// and records, for a known key, that t has read it (see queueGone); when
+// of the run of generation gen and records, for a known key, that t has
+// read it (see queueGone); when
 // the object is gone it also marks the key's deletion as queued: this pass
 // tells the handlers, having read the store after the object went. The
 // informer drops an object from its store before it hands out the
@@ -126,11 +134,17 @@ func (k *knownKeys) unqueued() []string {
 // and queueGone take, so a notification is handled either before the read
 // or after the records. An object of that name created meanwhile is read
 // as it is, and its add event marks the key as not queued (see add).
-func (c *controller) readKnown(key string, t workqueue.Ticket) (obj any, exists bool, err error) {
+//
+// A pass of a run that is no longer current (the next Start reset the
+// records between its context check and this read) marks nothing: the
+// records speak of the new run's queue, and a retry of this pass dies with
+// the old one, so marking the key queued there would have the new run's
+// comparison (enqueueGone) skip a deletion nobody tells.
+func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64) (obj any, exists bool, err error) {
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
 	obj, exists, err = c.informer.GetStore().GetByKey(key)
-	if e, ok := c.known.keys[key]; ok && err == nil {
+	if e, ok := c.known.keys[key]; ok && err == nil && gen == c.known.gen {
 		e.read = t
 		if !exists {
 			e.queued = true
@@ -150,24 +164,45 @@ func (c *controller) readKnown(key string, t workqueue.Ticket) (obj any, exists 
 // it either before (the key is then queued again after its pass) or
 // after; and a pass that tells the handlers and ends between the decision
 // and the add cannot leave the key queued for a second telling.
+//
+// A Start that ran wholly between taking the queue and taking the lock
+// shut that queue down and reset the records: the generation tells, and
+// the decision is made again against the new run.
 func (c *controller) queueGone(key string) {
+	for !c.tryQueueGone(key) {
+	}
+}
+
+// tryQueueGone is one attempt of queueGone; it returns false when a Start
+// came between taking the run's queue and taking the known keys' lock.
+func (c *controller) tryQueueGone(key string) bool {
 	c.startLock.Lock()
-	q := c.queue
+	q, gen := c.queue, c.known.currentGen()
 	if q == nil || c.runCtx.Err() != nil {
 		// Stopped or stopping: the next run takes it.
 		if c.known.gone(key) {
 			c.startKeys = append(c.startKeys, startKey{key: key, priority: workqueue.High})
 		}
 		c.startLock.Unlock()
-		return
+		return true
 	}
 	c.startLock.Unlock()
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
-	if !c.known.goneLocked(key) {
-		return
+	if gen != c.known.gen {
+		return false
 	}
-	q.AddUnlessUnread(key, workqueue.High, func(t workqueue.Ticket) bool { return c.known.keys[key].read != t })
+	if c.known.goneLocked(key) {
+		q.AddUnlessUnread(key, workqueue.High, func(t workqueue.Ticket) bool { return c.known.keys[key].read != t })
+	}
+	return true
+}
+
+// currentGen returns the generation of the run the records speak of.
+func (k *knownKeys) currentGen() uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.gen
 }
 
 // ended forgets key once the handlers were told it is gone (or a gate
@@ -225,12 +260,13 @@ func (c *controller) onRelisted() (remove func()) {
 	return func() {}
 }
 
-// reading records, for a known key, that hand-out t reads its object from
-// now on (see readKnown), for a read that cannot be made under k.mu.
-func (k *knownKeys) reading(key string, t workqueue.Ticket) {
+// reading records, for a known key, that hand-out t of the run of
+// generation gen reads its object from now on (see readKnown), for a read
+// that cannot be made under k.mu; a run no longer current marks nothing.
+func (k *knownKeys) reading(key string, t workqueue.Ticket, gen uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if e, ok := k.keys[key]; ok {
+	if e, ok := k.keys[key]; ok && gen == k.gen {
 		e.read = t
 		k.keys[key] = e
 	}

@@ -40,10 +40,10 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 		addTo(queue, k)
 	}
 	c.startKeys = nil
-	c.known.newQueue()
+	gen := c.known.newQueue()
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
-	r := &run{ctx: ctx, queue: queue, done: make(chan struct{}), graceOver: make(chan struct{})}
+	r := &run{ctx: ctx, queue: queue, gen: gen, done: make(chan struct{}), graceOver: make(chan struct{})}
 	if reader := c.streamReader(); reader != nil && !restart {
 		// Its first list streams: workers start on the objects streamed
 		// so far (a restart's first reads the store's keys, after sync).

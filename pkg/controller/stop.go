@@ -72,6 +72,9 @@ func (e *StillRunningError) Is(target error) bool { return target == ErrStillRun
 type run struct {
 	ctx   context.Context
 	queue *workqueue.Queue[string]
+	// gen is the run's generation of the known keys' records (see
+	// knownKeys.newQueue): its passes mark them only while it is current.
+	gen uint64
 	// done is closed when every worker of the run has returned.
 	done chan struct{}
 	// graceOver is closed when the stop grace period after ctx's end
