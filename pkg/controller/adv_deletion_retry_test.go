@@ -22,7 +22,6 @@ import (
 // and without a Gate a pass of an absent key that is no longer known still
 // calls the handlers with nil.
 func TestRetryPendingWhenTheDeletionComesDoesNotTellItAgain(t *testing.T) {
-	openDefect(t)
 	ns := controlplanetest.Namespace(t, cp.Config())
 	key := ns + "/retried"
 	f := newFactory(t, cp.Config(), ns, setup{})

@@ -42,7 +42,7 @@ func (f GateFunc) Admit(ctx context.Context, key string, obj runtime.Object) (bo
 // a key the controller does not know is nothing for its handlers: the
 // object was never this replica's to handle (only the gate's kind of
 // cache, filtered to a share, makes that question arise).
-func (c *controller) admit(ctx context.Context, key string, robj runtime.Object) (bool, error) {
+func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime.Object) (bool, error) {
 	if robj == nil && !c.known.has(key) {
 		return false, nil
 	}
@@ -52,7 +52,7 @@ func (c *controller) admit(ctx context.Context, key string, robj runtime.Object)
 		return false, fmt.Errorf("gate: %w", err)
 	}
 	if !handle && robj == nil {
-		c.ended(key) // not this replica's to see go
+		c.ended(key, r.queue) // not this replica's to see go
 	}
 	return handle, nil
 }

@@ -208,11 +208,21 @@ func (k *knownKeys) currentGen() uint64 {
 // ended forgets key once the handlers were told it is gone (or a gate
 // refused the pass of its absence), unless the cache has the object
 // again: it was created anew meanwhile, and its next pass is on its way.
-func (c *controller) ended(key string) {
+//
+// It also drops the key's pending AddAfter in queue (the queue of the run
+// whose pass ended): a retry of a pass that failed on the object before it
+// went, a fight's hold, or an EnqueueAfter issued before now, was asked
+// for a pass that reads the store after it, and this one did; left pending, it would run after the key was
+// forgotten, and, without a Gate (which skips the absence of a key it does
+// not know), tell the handlers a second time that the object is gone. A
+// key queued (not delayed) is left alone: an Enqueue of an absent key
+// still gives the handlers nil, as lasso's does.
+func (c *controller) ended(key string, queue *workqueue.Queue[string]) {
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
 	if _, exists, err := c.informer.GetStore().GetByKey(key); err == nil && !exists {
 		delete(c.known.keys, key)
+		queue.CancelAfter(key)
 	}
 }
 

@@ -46,6 +46,22 @@ func (h *delayHeap[T]) pop() *delayedItem[T] {
 	return w
 }
 
+// remove takes the item at index i out of the heap.
+func (h *delayHeap[T]) remove(i int) {
+	old := *h
+	n := len(old) - 1
+	w := old[i]
+	if i != n {
+		old.swap(i, n)
+	}
+	old[n] = nil
+	*h = old[:n]
+	if i != n {
+		h.fix(i)
+	}
+	w.index = -1
+}
+
 // fix restores the heap after the ready time at index i changed.
 func (h delayHeap[T]) fix(i int) {
 	if !h.down(i) {
@@ -83,6 +99,22 @@ func (h delayHeap[T]) down(i0 int) bool {
 		i = c
 	}
 	return i > i0
+}
+
+// CancelAfter drops item's pending AddAfter (a retry, a hold), if any: its
+// pass is no longer wanted. It never touches the item once queued.
+func (q *Queue[T]) CancelAfter(item T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, ok := q.delayIdx[item]
+	if !ok {
+		return
+	}
+	delete(q.delayIdx, item)
+	q.delayed.remove(w.index)
+	// The delay goroutine's timer may be set for it: waking it early only
+	// makes it look again.
+	q.wakeDelayLocked()
 }
 
 // wakeDelayLocked tells the delay goroutine that the earliest ready time
