@@ -30,7 +30,6 @@ import (
 // new owner's created: the hold only delays it, for ever if the handler
 // never answers.)
 func TestAdv5RecreatedOwnerHeldAtTheRestartKeepsTheOldOwnersObjects(t *testing.T) {
-	advOpen(t, "an owner recreated while stopped whose handler fails at the restart holds the old owner's objects as its own")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var failing atomic.Bool
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

@@ -111,9 +111,12 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 }
 
 // objectsNaming returns the keys, sorted, of the live objects of this
-// field manager whose AnnotationOwner names the owner at key (of any UID:
-// one the full resync would delete all the same).
+// field manager whose AnnotationOwner names the owner at key, of its
+// current UID. An object naming another UID was left by an owner deleted
+// (and perhaps created again under the name) while no replica ran: it is
+// not inherited, so it is not held and the full resync deletes it.
 func (h *loopHandler[T]) objectsNaming(key string) ([]string, error) {
+	uid := string(h.owners[key].GetUID())
 	var out []string
 	for _, objKey := range slices.Sorted(maps.Keys(h.live)) {
 		obj := h.live[objKey]
@@ -121,11 +124,11 @@ func (h *loopHandler[T]) objectsNaming(key string) ([]string, error) {
 		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager {
 			continue
 		}
-		kind, owner, _, ok := parseOwner(obj)
+		kind, owner, ownerUID, ok := parseOwner(obj)
 		if !ok {
 			return nil, fmt.Errorf("%s names no owner that can be read", objKey)
 		}
-		if kind == h.build.ownerGVK.Kind && owner == key {
+		if kind == h.build.ownerGVK.Kind && owner == key && ownerUID == uid {
 			out = append(out, objKey)
 		}
 	}
@@ -156,8 +159,9 @@ func (h *loopHandler[T]) heldValue(ctx context.Context, ownerKey string, obj run
 	if err != nil {
 		return nil, label, err
 	}
-	if kind, owner, _, ok := parseOwner(live); lm.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager ||
-		!ok || kind != h.build.ownerGVK.Kind || owner != ownerKey {
+	uid := string(h.owners[ownerKey].GetUID())
+	if kind, owner, ownerUID, ok := parseOwner(live); lm.GetLabels()[kubedescriptor.LabelManagedBy] != h.fieldManager ||
+		!ok || kind != h.build.ownerGVK.Kind || owner != ownerKey || ownerUID != uid {
 		return nil, label, nil // replaced since the informers listed it: not this owner's
 	}
 	u, ok, err := kubedescriptor.OwnedProjection(live, gvk, h.fieldManager)
