@@ -24,10 +24,12 @@ import (
 // Create: a user who deletes a held owner's ConfigMap (the handler does
 // not answer, nobody asked for it) has it created again at once, from the
 // snapshot the restart read, by the repair of objects deleted behind the
-// operator's back. b, a computed owner, is the barrier: its ConfigMap is
+// operator's back. The decision: a held value is never written, neither
+// updated nor created, so the hand deletion stays while a's handler does
+// not answer, and a's ConfigMap comes back once it does. b, a computed
+// owner, is the barrier: its ConfigMap is
 // deleted after a's, on the same watch, and its repair comes after a's.
 func TestAdv5HeldObjectDeletedByHandIsWrittenBackFromTheSnapshot(t *testing.T) {
-	advOpen(t, "a held object deleted by hand is created again from the restart's snapshot")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var failing atomic.Bool
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
@@ -72,4 +74,11 @@ func TestAdv5HeldObjectDeletedByHandIsWrittenBackFromTheSnapshot(t *testing.T) {
 		t.Errorf("a is held (%q) and its ConfigMap was deleted by hand, yet it was written back from the restart's "+
 			"snapshot: %v (managed fields %v)", readyMessage(t, webapps, ns, "a"), now.Data, now.ManagedFields)
 	}
+	// Once a's handler answers, what it wants is created.
+	failing.Store(false)
+	updateImage(t, webapps, ns, "a", "app:2")
+	controlplanetest.Eventually(t, wait, "a's ConfigMap created once its handler answers", func() bool {
+		now := advConfigMap(t, ns, "a-data")
+		return now != nil && now.Data["owner"] == "a"
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
-// Held values are never written. A held owner's values are snapshots of
+// Held values are never written, neither updated nor created. A held owner's values are snapshots of
 // its objects as the restart found them (see held.go), not what anyone
 // asked for: its handler does not answer. So the Kubernetes descriptors
 // never apply one (a repair of drift, or the periodic healing, would
@@ -67,10 +67,13 @@ func newSouthbound() southbound {
 }
 
 // wrap makes d, a Kubernetes descriptor, leave held values as they are:
-// their dependencies order them only, and updating one to its held value
-// writes nothing.
+// their dependencies order them only, and neither updating one to its
+// held value nor creating one writes anything. A held object deleted by
+// hand is not created again from the restart's snapshot (nobody asked
+// for it while the handler does not answer); its owner's next successful
+// computation puts a value that is not held, which is applied.
 func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
-	deps, update := d.Dependencies, d.Update
+	deps, create, update := d.Dependencies, d.Create, d.Update
 	d.Dependencies = func(key string, v any) []kvscheduler.Dependency {
 		out := deps(key, v)
 		if len(out) > 0 && s.is(key, v) {
@@ -80,6 +83,15 @@ func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
 			}
 		}
 		return out
+	}
+	d.Create = func(ctx context.Context, key string, v any) (any, error) {
+		if s.is(key, v) {
+			// No UID known: a delete of it (its owner gone) reads the
+			// object first, and leaves alone one that is not this
+			// manager's.
+			return nil, nil
+		}
+		return create(ctx, key, v)
 	}
 	d.Update = func(ctx context.Context, key string, old, v any, md any) (any, error) {
 		if s.is(key, v) {
