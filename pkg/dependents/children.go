@@ -45,7 +45,7 @@ func (h *loopHandler[T]) childChanged(change *kubebridge.KubeStateChange, txn ev
 		if err := txn.PushFollowUp(&repair{key: key, reason: reason}); err != nil {
 			return "", nil, err
 		}
-	} else if h.drifted(key, change.NewValue) {
+	} else if h.drifted(key, change.PrevValue, change.NewValue) {
 		if err := txn.PushFollowUp(&repair{key: key, reason: "changed"}); err != nil {
 			return "", nil, err
 		}

@@ -43,7 +43,13 @@
 // restart) are checked against a server-side dry run of their desired
 // value, once each; a read sends those dry runs together, a few at a time,
 // so the first resync after a restart does not wait a round trip per
-// object. Two desired values are compared with Equivalent.
+// object. A field the server writes from another the value sets (a
+// Secret's data from its stringData) is owned by no manager: once someone
+// else has written the object since the descriptor saw it hold its value
+// (a later resourceVersion), a server-side dry run of the applied value
+// tells whether an apply would change it (anything outside metadata and
+// status), once per such version; the descriptor's own writes cost none.
+// Two desired values are compared with Equivalent.
 //
 // # Dependencies
 //

@@ -127,3 +127,41 @@ func (l *Landings) forget(key string) {
 	defer l.mu.Unlock()
 	delete(l.last, key)
 }
+
+// WrittenSince tells whether live, the object at key (as an informer
+// shows it, prev being the version it replaces, or nil), was written by
+// someone else since the last landing, in what an apply can write and the
+// owned fields (Drifted) cannot show: it is that landing's object (UID) at
+// a later resourceVersion, and it differs outside metadata and status
+// from prev when prev is not older than the landing (a controller's status
+// write, or a label another manager adds, is not asked about; the
+// metadata the descriptor sets is owned). Such a
+// write can change a field no field manager owns (a Secret's data written
+// from its stringData); a caller that repairs drift asks the descriptor,
+// whose read judges it with one dry run per such version (see
+// outside.go). An object of the last landing's own version, or of an
+// older one, is not written since.
+func (l *Landings) WrittenSince(key string, prev, live runtime.Object) bool {
+	rec, ok := l.get(key)
+	if !ok {
+		return false
+	}
+	m, err := meta.Accessor(live)
+	if err != nil || m.GetUID() != rec.uid || m.GetResourceVersion() == rec.rv {
+		return false
+	}
+	if c, err := resourceversion.CompareResourceVersion(m.GetResourceVersion(), rec.rv); err == nil && c < 0 {
+		return false
+	}
+	pm, err := meta.Accessor(prev)
+	if err != nil || pm.GetUID() != rec.uid {
+		return true
+	}
+	// prev tells only when it is not older than the landing: a version
+	// before it may hold what the write put back.
+	c, err := resourceversion.CompareResourceVersion(pm.GetResourceVersion(), rec.rv)
+	if pm.GetResourceVersion() != rec.rv && (err != nil || c < 0) {
+		return true
+	}
+	return !sameOutsideMeta(prev, live)
+}

@@ -48,6 +48,11 @@ type appliedState struct {
 	// resourceVersion, so it is not asked again until the object changes
 	// (see actualValue).
 	noRecordAt string
+	// syncedAt is the last resourceVersion at which the object was known
+	// to hold what applying value stores (the apply's own, or one a dry
+	// run confirmed); driftedAt, one at which a dry run found it would
+	// not (see outside.go).
+	syncedAt, driftedAt string
 }
 
 // appliedStates is a descriptor's memory of its applies, by key.

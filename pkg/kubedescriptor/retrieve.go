@@ -169,6 +169,12 @@ func (k *kind) actualValue(ctx context.Context, key string, live runtime.Object,
 	if st.drifted(live) {
 		return live, false
 	}
+	if st.writtenSince(m) {
+		st = k.recheck(ctx, key, st, m, live)
+	}
+	if st.driftedAt != "" && st.driftedAt == m.GetResourceVersion() {
+		return live, false
+	}
 	return st.value, true
 }
 
@@ -216,8 +222,19 @@ func needsDryRun(st *appliedState, live metav1.Object) bool {
 // live at its resourceVersion has no record.
 func (k *kind) dryRun(ctx context.Context, key string, live metav1.Object, want any) *appliedState {
 	var st *appliedState
+	liveObj, _ := live.(runtime.Object) // meta.Accessor returns the object itself
 	if result, err := k.patch(ctx, key, want, true); err == nil {
 		st = newAppliedState(result, want, k.opts.FieldManager)
+		if st != nil && liveObj != nil {
+			// The dry run says what an apply would store, owned or not
+			// (a Secret's data written from its stringData): the live
+			// object holds it or has drifted (see outside.go).
+			if sameOutsideMeta(result, liveObj) {
+				st.syncedAt = live.GetResourceVersion()
+			} else {
+				st.driftedAt = live.GetResourceVersion()
+			}
+		}
 	}
 	if st == nil || st.uid != live.GetUID() {
 		st = &appliedState{uid: live.GetUID(), noRecordAt: live.GetResourceVersion()}

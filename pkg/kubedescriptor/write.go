@@ -71,6 +71,13 @@ func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
 		return nil, err
 	}
 	st := newAppliedState(result, value, k.opts.FieldManager)
+	if st != nil {
+		// What the apply stored, at its resourceVersion: later versions
+		// are someone else's writes (see outside.go).
+		if m, err := meta.Accessor(result); err == nil {
+			st.syncedAt = m.GetResourceVersion()
+		}
+	}
 	k.applied.put(key, st)
 	k.opts.Landings.record(key, result, st)
 	return uidOf(result), nil
