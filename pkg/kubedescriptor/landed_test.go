@@ -29,7 +29,7 @@ func stringDataSecret(ns, password string) *corev1.Secret {
 func TestLandingsTellWhereAnApplyLanded(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	landings := &kubedescriptor.Landings{}
-	s := scheduler(t, secretKind, kubedescriptor.Options{Landings: landings})
+	s := scheduler(t, secretKind, kubedescriptor.Options{Landings: landings, Namespace: ns})
 	key := kubedescriptor.KeyFor(secretKind, ns, "s")
 	secrets := controlplanetest.Clientset(cp.Config()).CoreV1().Secrets(ns)
 
