@@ -62,7 +62,7 @@ func (q *Queue[T]) resetLocked() {
 // informer's store, which already holds the change the add is for), so
 // item is not queued again after it. unread is called with the queue's
 // lock held, so what it reads is decided at one point with the item's
-// state; it must not call the queue.
+// state; it must not call the queue. A nil unread is AddWithPriority.
 func (q *Queue[T]) AddUnlessUnread(item T, p Priority, unread func(t Ticket) bool) {
 	p = normalize(p)
 	var now int64
@@ -74,7 +74,7 @@ func (q *Queue[T]) AddUnlessUnread(item T, p Priority, unread func(t Ticket) boo
 		q.mu.Unlock()
 		return
 	}
-	if idx, ok := q.items[item]; ok {
+	if idx, ok := q.items[item]; ok && unread != nil {
 		if e := q.arena.at(idx); e.state == stateProcessing && unread(Ticket{idx: idx, seq: e.seq}) {
 			q.mu.Unlock()
 			return

@@ -129,21 +129,7 @@ func (q *Queue[T]) Add(item T) {
 // are treated as the nearest of the two). See the package documentation for
 // how repeated adds are deduplicated and upgraded.
 func (q *Queue[T]) AddWithPriority(item T, p Priority) {
-	p = normalize(p)
-	var now int64
-	if q.metrics != nil {
-		now = q.now()
-	}
-	q.mu.Lock()
-	if q.shuttingDown {
-		q.mu.Unlock()
-		return
-	}
-	q.addLocked(item, p, now)
-	q.mu.Unlock()
-	if q.metrics != nil {
-		q.metrics.Added(p)
-	}
+	q.AddUnlessUnread(item, p, nil)
 }
 
 func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
