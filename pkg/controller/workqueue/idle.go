@@ -74,15 +74,24 @@ func (q *Queue[T]) AddUnlessUnread(item T, p Priority, unread func(t Ticket) boo
 		q.mu.Unlock()
 		return
 	}
-	if idx, ok := q.items[item]; ok && unread != nil {
-		if e := q.arena.at(idx); e.state == stateProcessing && unread(Ticket{idx: idx, seq: e.seq}) {
-			q.mu.Unlock()
-			return
-		}
+	if unread != nil && q.unreadLocked(item, unread) {
+		q.mu.Unlock()
+		return
 	}
 	q.addLocked(item, p, now)
 	q.mu.Unlock()
 	if q.metrics != nil {
 		q.metrics.Added(p)
 	}
+}
+
+// unreadLocked tells whether item is being processed under a hand-out for
+// which unread is true.
+func (q *Queue[T]) unreadLocked(item T, unread func(t Ticket) bool) bool {
+	idx, ok := q.items[item]
+	if !ok {
+		return false
+	}
+	e := q.arena.at(idx)
+	return e.state == stateProcessing && unread(Ticket{idx: idx, seq: e.seq})
 }
