@@ -135,6 +135,7 @@ func (l *lineBody) Close() error { return l.closer.Close() }
 // run's stream answers nothing (docs: "nothing keeps what it streamed
 // current").
 func TestAdv2StreamReadDoesNotAnswerWithABrokenStreamsObject(t *testing.T) {
+	advOpen(t, "GetStreamed answers from a broken stream an object deleted before the stream listed again")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	createConfigMaps(t, ns, 0, 3)
 	streams := newBreakingStreams("cm-0")

@@ -158,7 +158,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	if informer.stream = opts.stream; opts.stream != nil {
 		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly
 		opts.stream.begun = informer.waitHandlersBegun
-		opts.stream.gone, opts.stream.restart = informer.goneEarly, informer.restartStream
+		opts.stream.gone = informer.goneEarly
 	}
 	informer.decodeFailed = func(err error) {
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")

@@ -41,11 +41,8 @@ type initialStream struct {
 	feeding func() bool
 	deliver func(obj any)
 	// gone tells the handlers given the object of key early that the
-	// stream passed its deletion; restart forgets what earlier streams
-	// of the run handed out, when a new one starts (both set by the
-	// restartableInformer too).
-	gone    func(key string)
-	restart func()
+	// stream passed its deletion (set by the restartableInformer too).
+	gone func(key string)
 	// begun waits until the handlers were first called with what the
 	// stream handed them (set by the restartableInformer too).
 	begun func(ctx context.Context)
@@ -104,11 +101,6 @@ type streamWatch struct {
 func newStreamWatch(ctx context.Context, s *initialStream, in watch.Interface) watch.Interface {
 	if s.feeding == nil || !s.feeding() {
 		return in
-	}
-	if s.restart != nil {
-		// A broken stream's objects may have gone since: the new stream
-		// lists again, and GetStreamed answers from it alone.
-		s.restart()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &streamWatch{s: s, id: s.streams.Add(1), in: in, out: make(chan watch.Event), cancel: cancel}

@@ -284,23 +284,42 @@ func (i *restartableInformer) deliverEarly(obj any) {
 		return
 	}
 	i.recordStreamedLocked(obj)
-	handlers := i.earlyHandlersLocked()
-	i.mu.Unlock()
-	for _, h := range handlers {
-		h.early(obj)
-	}
-}
-
-// earlyHandlersLocked returns the handlers added to the current run;
-// i.mu must be held.
-func (i *restartableInformer) earlyHandlersLocked() []*earlyHandler {
 	var handlers []*earlyHandler
 	for r := range i.handlers {
 		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
 			handlers = append(handlers, h)
 		}
 	}
-	return handlers
+	i.mu.Unlock()
+	for _, h := range handlers {
+		h.early(obj)
+	}
+}
+
+// streamGone is queued for a handler where the stream passed the deletion
+// of the object of key.
+type streamGone struct{ key string }
+
+// goneEarly forgets the object of key, whose deletion the stream passed,
+// and queues its deletion for the handlers of the current run, when that
+// run may be fed early and has not synced.
+func (i *restartableInformer) goneEarly(key string) {
+	i.mu.Lock()
+	if !i.feedingLocked() {
+		i.mu.Unlock()
+		return
+	}
+	delete(i.streamed, key)
+	var handlers []*earlyHandler
+	for r := range i.handlers {
+		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
+			handlers = append(handlers, h)
+		}
+	}
+	i.mu.Unlock()
+	for _, h := range handlers {
+		h.early(streamGone{key})
+	}
 }
 
 // feeding reports whether the current run may hand its handlers the
@@ -355,7 +374,12 @@ func (i *restartableInformer) flushEarly(ctx context.Context, informer cache.Sha
 // goroutines are scheduled. It never waits for a handler call to return.
 func (i *restartableInformer) waitHandlersBegun(ctx context.Context) {
 	i.mu.Lock()
-	handlers := i.earlyHandlersLocked()
+	var handlers []*earlyHandler
+	for r := range i.handlers {
+		if h, ok := r.handler.(*earlyHandler); ok && r.in == i.current {
+			handlers = append(handlers, h)
+		}
+	}
 	i.mu.Unlock()
 	for _, h := range handlers {
 		h.waitBegun(ctx)

@@ -89,35 +89,3 @@ func (i *restartableInformer) forgetStreamed(informer cache.SharedIndexInformer)
 		i.streamed = nil
 	}
 }
-
-// streamGone is queued for a handler where the stream passed the deletion
-// of the object of key.
-type streamGone struct{ key string }
-
-// goneEarly forgets the object of key, whose deletion the stream passed,
-// and queues its deletion for the handlers of the current run, when that
-// run may be fed early and has not synced.
-func (i *restartableInformer) goneEarly(key string) {
-	i.mu.Lock()
-	if !i.feedingLocked() {
-		i.mu.Unlock()
-		return
-	}
-	delete(i.streamed, key)
-	handlers := i.earlyHandlersLocked()
-	i.mu.Unlock()
-	for _, h := range handlers {
-		h.early(streamGone{key})
-	}
-}
-
-// restartStream forgets what the current run's earlier streams handed out,
-// for GetStreamed: a new stream lists again, and what it lacks may be gone.
-// The handlers keep what they were given; flush settles it after the sync.
-func (i *restartableInformer) restartStream() {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.feedingLocked() {
-		i.streamed = nil
-	}
-}
