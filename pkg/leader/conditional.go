@@ -40,6 +40,13 @@ func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Req
 		return req, nil
 	}
 	eviction := post && sub == "eviction"
+	// An update's or a patch's "0" is no version to the API server
+	// (isVersion); a binding's is compared with the pod's as a string, a
+	// precondition of its own (one that fails).
+	own := isVersion
+	if post {
+		own = func(rv string) bool { return rv != "" }
+	}
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -58,7 +65,7 @@ func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Req
 		out = protobufDeletePrecondition(body, resourceVersion)
 	case bytes.HasPrefix(body, protobufMagic):
 		// A protobuf update or binding (patches are never protobuf).
-		out = protobufObjectPrecondition(body, resourceVersion)
+		out = protobufObjectPrecondition(body, resourceVersion, own)
 	case eviction:
 		out = evictionPrecondition(body, resourceVersion)
 	case req.Method == http.MethodDelete:
@@ -69,7 +76,7 @@ func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Req
 		// A merge, strategic merge or apply patch, or a JSON update: a
 		// resourceVersion in the object is a precondition. An apply
 		// patch in YAML that is not JSON is left as it is.
-		out = objectPrecondition(body, resourceVersion)
+		out = objectPrecondition(body, resourceVersion, own)
 	}
 	if !bytes.HasPrefix(body, protobufMagic) && !bytes.Equal(out, body) {
 		// Changed, it is encoded back from maps: refused if its JSON
@@ -89,14 +96,15 @@ func withPrecondition(req *http.Request, resourceVersion, sub string) (*http.Req
 }
 
 // objectPrecondition sets metadata.resourceVersion in a JSON object that
-// has none.
-func objectPrecondition(body []byte, resourceVersion string) []byte {
+// has none of its own (own says which are: to an update, "0" or "00" is
+// none, an unconditional write, so it is replaced too).
+func objectPrecondition(body []byte, resourceVersion string, own func(rv string) bool) []byte {
 	var obj map[string]any
 	if decodeExact(body, &obj) != nil || obj == nil {
 		return body
 	}
 	md := nested(obj, "metadata")
-	if rv, _ := md["resourceVersion"].(string); rv != "" {
+	if rv, _ := md["resourceVersion"].(string); own(rv) {
 		return body
 	}
 	md["resourceVersion"] = resourceVersion
@@ -104,20 +112,41 @@ func objectPrecondition(body []byte, resourceVersion string) []byte {
 }
 
 // jsonPatchPrecondition appends the replacement of metadata.resourceVersion
-// to a JSON patch that does not touch it: the patched object then carries
-// the version, which the API server checks like an update's.
+// to a JSON patch that does not set it to a version of its own: the
+// patched object then carries the version, which the API server checks
+// like an update's. A patch whose last operation on the path sets a
+// version the API server reads as none ("0"), removes it, or moves or
+// copies something there is given an add after it (replace would fail on
+// a removed path): the last operation wins.
 func jsonPatchPrecondition(body []byte, resourceVersion string) []byte {
 	var ops []map[string]any
 	if decodeExact(body, &ops) != nil {
 		return body
 	}
-	for _, op := range ops {
-		if p, _ := op["path"].(string); p == "/metadata/resourceVersion" {
-			return body
+	op := "replace" // the patch leaves the version the object has
+	for _, o := range ops {
+		if p, _ := o["path"].(string); p != "/metadata/resourceVersion" || o["op"] == "test" {
+			continue
+		}
+		op = "add"
+		if o["op"] == "add" || o["op"] == "replace" {
+			if rv, _ := o["value"].(string); isVersion(rv) {
+				op = ""
+			}
 		}
 	}
-	ops = append(ops, map[string]any{"op": "replace", "path": "/metadata/resourceVersion", "value": resourceVersion})
+	if op == "" {
+		return body // its own precondition
+	}
+	ops = append(ops, map[string]any{"op": op, "path": "/metadata/resourceVersion", "value": resourceVersion})
 	return marshalOr(ops, body)
+}
+
+// isVersion reports whether a write's resourceVersion rv is one the API
+// server reads as a precondition: not "", "0" or "00" (readVersion).
+func isVersion(rv string) bool {
+	_, versioned := readVersion(rv)
+	return versioned
 }
 
 // deletePrecondition sets preconditions.resourceVersion in DeleteOptions

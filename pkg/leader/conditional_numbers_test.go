@@ -13,7 +13,7 @@ import (
 func TestPreconditionKeepsLargeIntegers(t *testing.T) {
 	const big = "9007199254740993" // 2^53 + 1: not a float64
 	for name, out := range map[string][]byte{
-		"update":     objectPrecondition([]byte(`{"spec":{"size":`+big+`}}`), "7"),
+		"update":     objectPrecondition([]byte(`{"spec":{"size":`+big+`}}`), "7", isVersion),
 		"JSON patch": jsonPatchPrecondition([]byte(`[{"op":"replace","path":"/spec/size","value":`+big+`}]`), "7"),
 		"delete":     deletePrecondition([]byte(`{"gracePeriodSeconds":`+big+`}`), "7"),
 	} {

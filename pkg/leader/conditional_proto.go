@@ -21,28 +21,35 @@ const (
 )
 
 // protobufObjectPrecondition sets metadata.resourceVersion in a protobuf
-// object body (an update) whose metadata has none, and returns the body
-// unchanged if it is no protobuf object or carries a version.
-func protobufObjectPrecondition(body []byte, resourceVersion string) []byte {
-	return protobufNested(body, resourceVersion, objectMetadata, metaResourceVersion)
+// object body (an update or a binding) whose metadata has none of its own
+// (own: see withPrecondition), and returns the body unchanged if it is no
+// protobuf object or carries a version of its own.
+func protobufObjectPrecondition(body []byte, resourceVersion string, own func(rv string) bool) []byte {
+	keep := func(cur []byte) bool { return own(string(cur)) }
+	return protobufNested(body, resourceVersion, keep, objectMetadata, metaResourceVersion)
 }
 
 // protobufDeletePrecondition sets preconditions.resourceVersion in
 // protobuf DeleteOptions that have none.
 func protobufDeletePrecondition(body []byte, resourceVersion string) []byte {
-	return protobufNested(body, resourceVersion, deletePreconditions, preconditionsVersion)
+	return protobufNested(body, resourceVersion, nonEmpty, deletePreconditions, preconditionsVersion)
 }
 
 // protobufEvictionPrecondition sets deleteOptions.preconditions.resourceVersion
 // in a protobuf Eviction whose delete options have none.
 func protobufEvictionPrecondition(body []byte, resourceVersion string) []byte {
-	return protobufNested(body, resourceVersion, evictionDeleteOpts, deletePreconditions, preconditionsVersion)
+	return protobufNested(body, resourceVersion, nonEmpty, evictionDeleteOpts, deletePreconditions, preconditionsVersion)
 }
 
+// nonEmpty keeps a delete's own precondition, any non-empty one: the API
+// server compares it with the object's version as a string, so even "0"
+// is a precondition (one that fails).
+func nonEmpty(cur []byte) bool { return len(cur) > 0 }
+
 // protobufNested sets the string field at path (message fields, then the
-// string leaf) of the enveloped message in body to value, unless it is
-// set already. Messages missing on the way are added.
-func protobufNested(body []byte, value string, path ...protowire.Number) []byte {
+// string leaf) of the enveloped message in body to value, unless keep
+// says the value it has is its own. Messages missing on the way are added.
+func protobufNested(body []byte, value string, keep func(cur []byte) bool, path ...protowire.Number) []byte {
 	if !bytes.HasPrefix(body, protobufMagic) || len(path) == 0 {
 		return body
 	}
@@ -57,7 +64,7 @@ func protobufNested(body []byte, value string, path ...protowire.Number) []byte 
 		m, _ := protoBytes(msgs[len(msgs)-1], num) // absent: an empty message
 		msgs = append(msgs, m)
 	}
-	if cur, _ := protoBytes(msgs[len(msgs)-1], path[len(path)-1]); len(cur) > 0 {
+	if cur, _ := protoBytes(msgs[len(msgs)-1], path[len(path)-1]); keep(cur) {
 		return body
 	}
 	v := []byte(value)

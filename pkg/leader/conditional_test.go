@@ -32,6 +32,15 @@ func TestPreconditionIsAddedToEveryKindOfWrite(t *testing.T) {
 		{"delete", "DELETE", "", ``, `{"apiVersion":"v1","kind":"DeleteOptions","preconditions":{"resourceVersion":"7"}}`},
 		{"own precondition kept", "PATCH", "application/merge-patch+json", `{"metadata":{"resourceVersion":"9"}}`, `{"metadata":{"resourceVersion":"9"}}`},
 		{"own delete precondition kept", "DELETE", "application/json", `{"preconditions":{"resourceVersion":"9"}}`, `{"preconditions":{"resourceVersion":"9"}}`},
+		{"update's version 0 replaced", "PUT", "application/json", `{"metadata":{"resourceVersion":"0"}}`, `{"metadata":{"resourceVersion":"7"}}`},
+		{"patch's version 00 replaced", "PATCH", "application/merge-patch+json", `{"metadata":{"resourceVersion":"00"}}`, `{"metadata":{"resourceVersion":"7"}}`},
+		{"JSON patch's own version kept", "PATCH", "application/json-patch+json", `[{"op":"replace","path":"/metadata/resourceVersion","value":"9"}]`,
+			`[{"op":"replace","path":"/metadata/resourceVersion","value":"9"}]`},
+		{"JSON patch's version 0 overridden", "PATCH", "application/json-patch+json", `[{"op":"replace","path":"/metadata/resourceVersion","value":"0"}]`,
+			`[{"op":"replace","path":"/metadata/resourceVersion","value":"0"},{"op":"add","path":"/metadata/resourceVersion","value":"7"}]`},
+		{"JSON patch's removed version overridden", "PATCH", "application/json-patch+json", `[{"op":"remove","path":"/metadata/resourceVersion"}]`,
+			`[{"op":"remove","path":"/metadata/resourceVersion"},{"op":"add","path":"/metadata/resourceVersion","value":"7"}]`},
+		{"delete's own version 0 kept", "DELETE", "application/json", `{"preconditions":{"resourceVersion":"0"}}`, `{"preconditions":{"resourceVersion":"0"}}`},
 		{"YAML apply left", "PATCH", "application/apply-patch+yaml", "kind: ConfigMap\n", "kind: ConfigMap\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,6 +63,25 @@ func TestPreconditionIsAddedToEveryKindOfWrite(t *testing.T) {
 				t.Errorf("ContentLength %d, body %d bytes", out.ContentLength, len(got))
 			}
 		})
+	}
+}
+
+// TestBindingKeepsItsOwnVersionZero: the API server compares a binding's
+// resourceVersion with the pod's as a string, so its "0" is a precondition
+// of its own (one that fails), unlike an update's "0" (none): kept.
+func TestBindingKeepsItsOwnVersionZero(t *testing.T) {
+	body := `{"kind":"Binding","metadata":{"name":"p","resourceVersion":"0"},"target":{"name":"node"}}`
+	req, err := http.NewRequest(http.MethodPost, "https://h/api/v1/namespaces/n/pods/p/binding", bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	out, err := withPrecondition(req, "7", "binding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(out.Body); !jsonEqual(got, []byte(body)) {
+		t.Errorf("body %s, want %s", got, body)
 	}
 }
 
