@@ -18,7 +18,6 @@ import (
 // longer so: the error the user reads names the wrong holder, and
 // removing or changing b/1, as it suggests, frees nothing.
 func TestAdv7ClashErrorNamesAHolderThatNoLongerHoldsTheKey(t *testing.T) {
-	advOpen(t, "a clash error names a base that no longer holds the key")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/1", "w@2|").Commit(ctx); err != nil {

@@ -124,6 +124,8 @@ func (w *walker) applyReleased() {
 		case !w.clashesOn(n, key):
 			delete(w.s.clashed, n)
 			free = append(free, n)
+		default:
+			w.renameHolder(n, key)
 		}
 	}
 	slices.SortFunc(free, func(a, b *node) int { return strings.Compare(a.key, b.key) })
@@ -161,4 +163,22 @@ func (w *walker) clashRestored(n *node, derived []KeyValuePair) (restoredClash, 
 	}
 	c, ok := w.restoring[n.key]
 	return c, ok && c.err != nil && hasKey(derived, c.key)
+}
+
+// renameHolder gives n, still INVALID for a clash on key, the error that
+// names key's holder now: the holder may have changed since n was judged
+// (a read found the key the southbound's own, another base took it), and
+// the error the user reads must not send them to a value that no longer
+// holds the key.
+func (w *walker) renameHolder(n *node, key string) {
+	c := w.g.nodes[key]
+	if c == nil {
+		return
+	}
+	err := clashErr(n, c)
+	if err == nil || (n.err != nil && n.err.Error() == err.Error()) {
+		return
+	}
+	n.err = err
+	w.s.dirty(n)
 }

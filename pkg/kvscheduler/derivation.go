@@ -47,27 +47,18 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 			return fmt.Errorf("kvscheduler: %s derives %s, which it derives from", n.key, kv.Key)
 		}
 		c := w.g.nodes[kv.Key]
-		switch {
-		case c == nil || c.base == n.key:
-		case c.base == "" && c.last != nil && c.last.value != nil && c.origin == FromSB:
-			// Notified: the southbound's own value, which the scheduler
-			// never takes over (nor deletes with a base).
-			w.noteClash(n, kv.Key)
-			return fmt.Errorf("kvscheduler: %s derives %s, which the southbound notified as its own", n.key, kv.Key)
-		case c.base == "" && c.last == nil && c.origin == FromSB && c.exists():
-			// Found by a read and nobody's request (OBTAINED): as much the
-			// southbound's own as a notified value.
-			w.noteClash(n, kv.Key)
-			return fmt.Errorf("kvscheduler: %s derives %s, which the southbound holds as its own", n.key, kv.Key)
-		case c.base == "" && c.last != nil && c.last.value != nil:
-			w.noteClash(n, kv.Key)
-			return fmt.Errorf("kvscheduler: %s derives %s, which the northbound requests", n.key, kv.Key)
-		case c.base != "" && w.derivedBy(c) && !w.releasesKey(w.g.nodes[c.base], kv.Key):
+		if c == nil || c.base == n.key {
+			continue
+		}
+		if c.base != "" && !(w.derivedBy(c) && !w.releasesKey(w.g.nodes[c.base], kv.Key)) {
 			// (A base requested further on in the transaction with a
 			// value that derives the key no more releases it: clashes
 			// are judged on the values the transaction requests.)
+			continue
+		}
+		if err := clashErr(n, c); err != nil {
 			w.noteClash(n, kv.Key)
-			return fmt.Errorf("kvscheduler: %s derives %s, which %s derives", n.key, kv.Key, c.base)
+			return err
 		}
 	}
 	return nil
@@ -96,4 +87,27 @@ func (w *walker) refuseDerivedKey(n *node, value any) {
 	if w.isApplied(n.key) {
 		w.topErr = true
 	}
+}
+
+// clashErr tells why n cannot derive c's key while c holds it as it does
+// now, nil if c is not another value's: the southbound's own (notified,
+// or found by a read and nobody's request: OBTAINED), the northbound's
+// request, or another base's derived value. The error names the holder,
+// so it is asked again when the holder changes (see applyReleased).
+func clashErr(n, c *node) error {
+	switch {
+	case c.base == "" && c.last != nil && c.last.value != nil && c.origin == FromSB:
+		// Notified: the southbound's own value, which the scheduler
+		// never takes over (nor deletes with a base).
+		return fmt.Errorf("kvscheduler: %s derives %s, which the southbound notified as its own", n.key, c.key)
+	case c.base == "" && c.last == nil && c.origin == FromSB && c.exists():
+		// Found by a read and nobody's request (OBTAINED): as much the
+		// southbound's own as a notified value.
+		return fmt.Errorf("kvscheduler: %s derives %s, which the southbound holds as its own", n.key, c.key)
+	case c.base == "" && c.last != nil && c.last.value != nil:
+		return fmt.Errorf("kvscheduler: %s derives %s, which the northbound requests", n.key, c.key)
+	case c.base != "" && c.base != n.key:
+		return fmt.Errorf("kvscheduler: %s derives %s, which %s derives", n.key, c.key, c.base)
+	}
+	return nil
 }
