@@ -22,7 +22,6 @@ import (
 // Instead nothing creates d/2: b/1 stays CONFIGURED without it,
 // transaction after transaction.
 func TestAdv7BaseNeverGetsBackADerivedValueTheSouthboundTookAndDropped(t *testing.T) {
-	advOpen(t, "a base keeps a derived value the southbound took and dropped")
 	ctx := context.Background()
 	for _, found := range []string{"scoped read", "failed create"} {
 		for _, gone := range []string{"notification", "scoped repair"} {

@@ -113,6 +113,7 @@ func (w *walker) clashesOn(n *node, key string) bool {
 // derive other keys; its request withdrawn): a value is held when it is
 // wanted and valid, without waiting for a resync to apply it.
 func (w *walker) applyReleased() {
+	w.applyRegained()
 	if len(w.s.clashed) == 0 || w.ended() {
 		return
 	}

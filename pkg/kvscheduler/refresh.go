@@ -200,6 +200,7 @@ func (s *Scheduler) disown(w *walker, n *node) {
 	old := n.base
 	if b := s.g.nodes[old]; b != nil {
 		w.detachDerived(b, n.key)
+		s.noteRegain(b, n.key)
 	}
 	n.base, n.origin = "", FromSB
 	s.noteBaseMoved(n, old)

@@ -50,6 +50,10 @@ type Scheduler struct {
 	// another value's, with that key: applied again once it is free (see
 	// applyReleased).
 	clashed map[*node]string
+	// regain are the wanted bases whose derived key a read found the
+	// southbound's own (disown), with that key: applied again once it is
+	// free, so that they derive it again (see applyRegained).
+	regain map[*node]string
 	// dirty are the nodes whose status may have changed since they were
 	// last published (each once: node.dirty).
 	dirtyNodes []*node
