@@ -27,7 +27,8 @@ func (s *Scheduler) noteRegain(b *node, key string) {
 
 // applyRegained applies again the bases noted by noteRegain whose key is
 // free: no longer the southbound's own, nor another value's. A base no
-// longer wanted, or whose request no longer derives the key, is dropped.
+// longer wanted or CONFIGURED, or whose request no longer derives the key,
+// is dropped.
 func (w *walker) applyRegained() {
 	if len(w.s.regain) == 0 || w.ended() {
 		return
@@ -35,9 +36,11 @@ func (w *walker) applyRegained() {
 	var free []*node
 	for b, key := range w.s.regain {
 		switch {
-		case !w.g.has(b) || b.want == nil || b.last == nil || b.last.value == nil || b.base != "" ||
-			slices.Contains(b.derived, key) || !w.derives(b, key):
-			delete(w.s.regain, b) // no longer waits for it
+		case !w.g.has(b) || b.state != Configured || b.want == nil || b.last == nil || b.last.value == nil ||
+			b.base != "" || slices.Contains(b.derived, key) || !w.derives(b, key):
+			// No longer waits for it: applied since (its apply judged the
+			// key: derived it again, or found it another value's).
+			delete(w.s.regain, b)
 		case !w.clashesOn(b, key):
 			delete(w.s.regain, b)
 			free = append(free, b)
