@@ -33,8 +33,12 @@ type heldReadInformer struct {
 
 func (h *heldReadInformer) StreamsInitialList() bool { return h.reader.StreamsInitialList() }
 
+// HasSynced is false while the read is armed too: a pass reads through
+// GetStreamed only when it begins before the sync (once synced it reads
+// the store under the known keys' lock, which a held read would keep the
+// next Start from taking).
 func (h *heldReadInformer) HasSynced() bool {
-	return !h.holdSync.Load() && h.SharedIndexInformer.HasSynced()
+	return !h.armed.Load() && !h.holdSync.Load() && h.SharedIndexInformer.HasSynced()
 }
 
 func (h *heldReadInformer) GetStreamed(key string) (any, bool, bool, error) {

@@ -34,12 +34,17 @@ func (c *controller) streamReader() lariatcache.StreamReader {
 }
 
 // read reads key for the pass of r under hand-out t. A run that serves
-// the store reads it under the known keys' lock (readKnown); an early run
-// reads what was streamed, so it records t as having read before it does,
-// and a deletion handed out during that read queues the key again (at
-// worst the handlers are told twice, never not at all).
+// the store reads it under the known keys' lock (readKnown), and so does
+// an early run once its informer has synced: the store then holds the
+// whole list, which is all GetStreamed would read, and the read and its
+// record are one step against a deletion's notification (see queueGone).
+// Before the sync, an early run reads what was streamed, outside that
+// lock, so it records t as having read before it does, and a deletion
+// handed out during that read queues the key again (at worst the handlers
+// are told twice, never not at all): only a read begun before the sync
+// is exposed.
 func (c *controller) read(r *run, key string, t workqueue.Ticket) (obj any, exists, ok bool, err error) {
-	if r.early == nil {
+	if r.early == nil || c.informer.HasSynced() {
 		obj, exists, err = c.readKnown(key, t, r.gen)
 		return obj, exists, true, err
 	}
