@@ -25,6 +25,9 @@ type netGate struct {
 	held   chan struct{} // non-nil while held; closed by open
 	cutOff chan struct{} // non-nil while cut; closed by restore
 	bodies map[*gatedBody]struct{}
+	// expired counts the watches answered 410 Gone while the gate was
+	// cut: an informer so answered lists again before it watches.
+	expired int
 }
 
 func newNetGate(cfg *rest.Config) (*netGate, *rest.Config) {
@@ -50,6 +53,9 @@ func (g *netGate) roundTrip(rt http.RoundTripper, r *http.Request) (*http.Respon
 	g.mu.Unlock()
 	if cutOff != nil {
 		if watch {
+			g.mu.Lock()
+			g.expired++
+			g.mu.Unlock()
 			return gone(r), nil
 		}
 		select { // a list: it returns what exists after the cut
@@ -118,6 +124,16 @@ func (g *netGate) cut() {
 	}
 }
 
+// relisting tells whether an informer was told, since the gate was cut,
+// that its watch cannot resume (410 Gone), so that it lists again:
+// restoring before that lets its next watch resume where it left off, and
+// see a deletion as a plain event instead of the relist's tombstone.
+func (g *netGate) relisting() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.expired > 0
+}
+
 // restore lets the lists held back by cut through.
 func (g *netGate) restore() {
 	g.mu.Lock()
@@ -126,6 +142,7 @@ func (g *netGate) restore() {
 		close(g.cutOff)
 		g.cutOff = nil
 	}
+	g.expired = 0
 }
 
 func (g *netGate) wait() {

@@ -36,6 +36,7 @@ func TestSideBySideDeletionAndTombstone(t *testing.T) {
 		s.waitSeen(t, "h", s.key("watched"), describeCM(cmNamed("watched", "1")))
 		s.net.cut()
 		s.deleteCM(t, "missed")
+		eventually(t, "the informer lists again after the cut", s.net.relisting)
 		s.net.restore()
 		s.waitSeen(t, "h", s.key("missed"), "nil")
 		s.deleteCM(t, "watched")
