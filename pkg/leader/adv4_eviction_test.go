@@ -36,42 +36,17 @@ func TestAdv4DelayedEvictionOfAHandledPodConflicts(t *testing.T) {
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
 	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
 		t.Run(wire, func(t *testing.T) {
-			delayEviction(t, e, admin, ns, wire)
+			delayPodWrite(t, e, admin, ns, wire, "eviction",
+				func(fenced kubernetes.Interface, pod *corev1.Pod) error {
+					return fenced.CoreV1().Pods(ns).EvictV1(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
+				},
+				func(after *corev1.Pod, getErr error) string {
+					if apierrors.IsNotFound(getErr) {
+						return "the pod is gone"
+					}
+					return ""
+				})
 		})
-	}
-}
-
-// delayEviction sends the eviction of a new pod as wire, keeps it in the network while
-// another writer changes the pod, then lets it land.
-func delayEviction(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterface, ns, wire string) {
-	pod, err := admin.Create(t.Context(), &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "p-"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	net := &keptWrites{}
-	cfg := e.Fence(net.wrap(cp.Config()))
-	cfg.ContentType = wire
-	fenced := kubernetes.NewForConfigOrDie(cfg)
-	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
-	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
-	err = fenced.CoreV1().Pods(ns).EvictV1(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
-	passDone()
-	kept := net.take()
-	if kept == nil {
-		t.Fatalf("the eviction did not reach the network: %v", err)
-	}
-	// Another writer, while the eviction sits in the network.
-	if _, err := admin.Patch(t.Context(), pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"keep":"yes"}}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	status := kept.replay(t)
-	_, getErr := admin.Get(t.Context(), pod.Name, metav1.GetOptions{})
-	if status != http.StatusConflict || apierrors.IsNotFound(getErr) {
-		t.Errorf("the delayed eviction %s reached the API server after another write and got %d, want %d (a conflict); pod after it: %v; body %q",
-			kept.url, status, http.StatusConflict, getErr, kept.body)
 	}
 }
 
@@ -89,14 +64,30 @@ func TestAdv4DelayedBindingOfAHandledPodConflicts(t *testing.T) {
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().Pods(ns)
 	for _, wire := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
 		t.Run(wire, func(t *testing.T) {
-			delayBinding(t, e, admin, ns, wire)
+			delayPodWrite(t, e, admin, ns, wire, "binding",
+				func(fenced kubernetes.Interface, pod *corev1.Pod) error {
+					return fenced.CoreV1().Pods(ns).Bind(t.Context(), &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},
+						Target: corev1.ObjectReference{Kind: "Node", Name: "chosen-in-the-old-term"}}, metav1.CreateOptions{})
+				},
+				func(after *corev1.Pod, getErr error) string {
+					if getErr != nil {
+						t.Fatal(getErr)
+					}
+					if after.Spec.NodeName != "" {
+						return "the pod is bound to " + after.Spec.NodeName
+					}
+					return ""
+				})
 		})
 	}
 }
 
-// delayBinding sends the binding of a new pod as wire, keeps it in the network while
-// another writer changes the pod, then lets it land.
-func delayBinding(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterface, ns, wire string) {
+// delayPodWrite sends what of a new pod as wire through the fence (send), keeps
+// it in the network while another writer changes the pod, then lets it land
+// and fails unless it got a conflict and left the pod as the other writer
+// made it (landed names what it changed, or returns "").
+func delayPodWrite(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterface, ns, wire, what string,
+	send func(fenced kubernetes.Interface, pod *corev1.Pod) error, landed func(after *corev1.Pod, getErr error) string) {
 	pod, err := admin.Create(t.Context(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "p-"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
@@ -110,23 +101,20 @@ func delayBinding(t *testing.T, e *leader.Elector, admin typedcorev1.PodInterfac
 	fenced := kubernetes.NewForConfigOrDie(cfg)
 	ref := controller.ObjectRef{Resource: "pods", Namespace: ns, Name: pod.Name}
 	passDone := e.PassTracker().Handling(ref, pod.ResourceVersion)
-	err = fenced.CoreV1().Pods(ns).Bind(t.Context(), &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},
-		Target: corev1.ObjectReference{Kind: "Node", Name: "chosen-in-the-old-term"}}, metav1.CreateOptions{})
+	err = send(fenced, pod)
 	passDone()
 	kept := net.take()
 	if kept == nil {
-		t.Fatalf("the binding did not reach the network: %v", err)
+		t.Fatalf("the %s did not reach the network: %v", what, err)
 	}
-	if _, err := admin.Patch(t.Context(), pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"hold":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+	// Another writer, while the write sits in the network.
+	if _, err := admin.Patch(t.Context(), pod.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"other-writer":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	status := kept.replay(t)
-	after, err := admin.Get(t.Context(), pod.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status != http.StatusConflict || after.Spec.NodeName != "" {
-		t.Errorf("the delayed binding %s reached the API server after another write and got %d, want %d (a conflict); the pod's node after it: %q",
-			kept.url, status, http.StatusConflict, after.Spec.NodeName)
+	after, getErr := admin.Get(t.Context(), pod.Name, metav1.GetOptions{})
+	if change := landed(after, getErr); status != http.StatusConflict || change != "" {
+		t.Errorf("the delayed %s %s reached the API server after another write and got %d, want %d (a conflict); after it: %q; body %q",
+			what, kept.url, status, http.StatusConflict, change, kept.body)
 	}
 }
