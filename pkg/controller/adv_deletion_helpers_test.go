@@ -48,3 +48,22 @@ type fixedRetry struct {
 func (f *fixedRetry) When(string) time.Duration { f.retries.Add(1); return f.delay }
 func (f *fixedRetry) Forget(string)             {}
 func (f *fixedRetry) NumRequeues(string) int    { return int(f.retries.Load()) }
+
+// hookBound bounds waitClosed: far longer than any hook takes to be
+// reached on a loaded machine, it only turns a hook that is never reached
+// (a path the test no longer takes) into a failure that names it, rather
+// than a hang until the package's timeout.
+const hookBound = 2 * time.Minute
+
+// waitClosed returns once ch is closed, and fails the test naming what it
+// waited for when hookBound passes first.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(hookBound):
+		t.Fatalf("waited %s and still not: %s", hookBound, what)
+	case <-t.Context().Done():
+		t.Fatalf("the test ended before: %s", what)
+	}
+}

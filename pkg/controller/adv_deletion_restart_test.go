@@ -22,7 +22,6 @@ import (
 // pass tells the handlers and they return nil; the new run's pass then
 // tells them a second time.
 func TestDeletionToldByTheLastRunIsNotToldAgainAfterARestart(t *testing.T) {
-	openDefect(t)
 	ns := controlplanetest.Namespace(t, cp.Config())
 	key := ns + "/doomed"
 	f := newFactory(t, cp.Config(), ns, setup{})

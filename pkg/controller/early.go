@@ -45,13 +45,12 @@ func (c *controller) streamReader() lariatcache.StreamReader {
 // is exposed.
 func (c *controller) read(r *run, key string, t workqueue.Ticket) (obj any, exists, ok bool, err error) {
 	if r.early == nil || c.informer.HasSynced() {
-		obj, exists, err = c.readKnown(key, t, r.gen)
-		return obj, exists, true, err
+		return c.readKnown(key, t, r.gen)
 	}
 	c.known.reading(key, t, r.gen)
 	obj, exists, ok, err = c.get(r, key)
 	if err == nil && ok && !exists {
-		obj, exists, err = c.readKnown(key, t, r.gen)
+		return c.readKnown(key, t, r.gen)
 	}
 	return obj, exists, ok, err
 }

@@ -46,6 +46,12 @@ type knownKey struct {
 	// key's object from the store (see readKnown); a worker holding the
 	// key under another hand-out has not read it yet.
 	read workqueue.Ticket
+	// telling is set while a pass, of any run, that found the object gone
+	// tells the handlers (see readKnown and toldEnd): the next Start keeps
+	// the key queued, so that its comparison does not queue a second
+	// telling, and the pass hands the key to the run current when it ends
+	// if its own run's retry is gone.
+	telling bool
 }
 
 // add records that the cache has key's object (its event is queued).
@@ -95,13 +101,15 @@ func (k *knownKeys) has(key string) bool {
 }
 
 // newQueue forgets which deletion events were queued: the last run's queue,
-// which held them, is dropped. It returns the new run's generation, which
-// its passes give readKnown and reading.
+// which held them, is dropped. A key whose absence a pass is telling the
+// handlers stays queued: that pass tells them, and if it fails it queues
+// the key in the run then current (toldEnd). It returns the new run's
+// generation, which its passes give readKnown and reading.
 func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for key := range k.keys {
-		k.keys[key] = knownKey{}
+	for key, e := range k.keys {
+		k.keys[key] = knownKey{queued: e.telling, telling: e.telling}
 	}
 	k.gen++
 	return k.gen
@@ -118,40 +126,6 @@ func (k *knownKeys) unqueued() []string {
 		}
 	}
 	return out
-}
-
-// readKnown reads key's object from the store for the pass of hand-out t
-// of the run of generation gen and records, for a known key, that t has
-// read it (see queueGone); when
-// the object is gone it also marks the key's deletion as queued: this pass
-// tells the handlers, having read the store after the object went. The
-// informer drops an object from its store before it hands out the
-// deletion's notification, and hands it out in the background, so that
-// notification may reach the event handler only now, while a pass queued
-// by an earlier event of the object (an update that removed its last
-// finalizer) has already found it gone: it must not queue the key again
-// (see gone). The read and the records are one step under the lock gone
-// and queueGone take, so a notification is handled either before the read
-// or after the records. An object of that name created meanwhile is read
-// as it is, and its add event marks the key as not queued (see add).
-//
-// A pass of a run that is no longer current (the next Start reset the
-// records between its context check and this read) marks nothing: the
-// records speak of the new run's queue, and a retry of this pass dies with
-// the old one, so marking the key queued there would have the new run's
-// comparison (enqueueGone) skip a deletion nobody tells.
-func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64) (obj any, exists bool, err error) {
-	c.known.mu.Lock()
-	defer c.known.mu.Unlock()
-	obj, exists, err = c.informer.GetStore().GetByKey(key)
-	if e, ok := c.known.keys[key]; ok && err == nil && gen == c.known.gen {
-		e.read = t
-		if !exists {
-			e.queued = true
-		}
-		c.known.keys[key] = e
-	}
-	return obj, exists, err
 }
 
 // queueGone queues the pass that gives the handlers key's absence, which a

@@ -105,17 +105,21 @@ func (c *controller) held(key string, now time.Time) time.Duration {
 	return wait
 }
 
-func (c *controller) handle(ctx context.Context, r *run, key string, ticket workqueue.Ticket) pass {
+func (c *controller) handle(ctx context.Context, r *run, key string, ticket workqueue.Ticket) (p pass) {
 	obj, exists, ok, err := c.read(r, key, ticket)
 	if err != nil {
 		return pass{err: err}
 	}
 	if !ok {
-		// Not streamed yet: parked until the sync, never a deletion.
+		// Not streamed yet (parked until the sync, never a deletion), or
+		// gone and another pass queued to tell the handlers.
 		return pass{stale: true}
 	}
+	if !exists {
+		// Runs last: after ended, whatever way the pass ends.
+		defer c.toldEnd(key, r.gen)
+	}
 	var robj runtime.Object
-	var p pass
 	if exists {
 		robj = obj.(runtime.Object)
 		p.resourceVersion = resourceVersion(obj)
