@@ -39,18 +39,20 @@ func (c *controller) streamReader() lariatcache.StreamReader {
 // whole list, which is all GetStreamed would read, and the read and its
 // record are one step against a deletion's notification (see queueGone).
 // Before the sync, an early run reads what was streamed, outside that
-// lock, so it records t as having read before it does, and a deletion
-// handed out during that read queues the key again (at worst the handlers
-// are told twice, never not at all): only a read begun before the sync
-// is exposed.
+// lock, so it records t as having read before it does: a deletion handed
+// out during that read queues the key again, and when the read missed,
+// the pass leaves the telling to that pass (when it hit, the handlers are
+// given the object, then its absence by that pass).
 func (c *controller) read(r *run, key string, t workqueue.Ticket) (obj any, exists, ok bool, err error) {
 	if r.early == nil || c.informer.HasSynced() {
-		return c.readKnown(key, t, r.gen)
+		return c.readKnown(key, t, r.gen, false)
 	}
-	c.known.reading(key, t, r.gen)
+	watched := c.known.reading(key, t, r.gen)
 	obj, exists, ok, err = c.get(r, key)
 	if err == nil && ok && !exists {
-		return c.readKnown(key, t, r.gen)
+		// A deletion queued during the read queued the key again: the
+		// pass then leaves the telling to that pass (see yields).
+		return c.readKnown(key, t, r.gen, watched)
 	}
 	return obj, exists, ok, err
 }

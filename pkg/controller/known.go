@@ -247,11 +247,15 @@ func (c *controller) onRelisted() (remove func()) {
 // reading records, for a known key, that hand-out t of the run of
 // generation gen reads its object from now on (see readKnown), for a read
 // that cannot be made under k.mu; a run no longer current marks nothing.
-func (k *knownKeys) reading(key string, t workqueue.Ticket, gen uint64) {
+// It returns whether it marked a key whose deletion was not queued: a
+// deletion queued from now on queues the key again (see yields).
+func (k *knownKeys) reading(key string, t workqueue.Ticket, gen uint64) (watched bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if e, ok := k.keys[key]; ok && gen == k.gen {
 		e.read = t
 		k.keys[key] = e
+		return !e.queued
 	}
+	return false
 }

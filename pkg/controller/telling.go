@@ -18,8 +18,10 @@ import "github.com/lariat-dev/lariat/pkg/controller/workqueue"
 // as not queued (see add).
 //
 // ok is false when the pass must not tell the handlers the object is gone,
-// because another pass is queued to (see yields).
-func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64) (obj any, exists, ok bool, err error) {
+// because another pass is queued to (see yields). watched says the pass
+// recorded itself as reading, while the key was not queued, before a read
+// outside the lock that missed (see reading).
+func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64, watched bool) (obj any, exists, ok bool, err error) {
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
 	obj, exists, err = c.informer.GetStore().GetByKey(key)
@@ -27,7 +29,7 @@ func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64) (obj 
 	if !known || err != nil {
 		return obj, exists, true, err
 	}
-	if !exists && c.known.yields(e, gen) {
+	if !exists && c.known.yields(e, t, gen, watched) {
 		return nil, false, false, nil
 	}
 	switch {
@@ -50,14 +52,21 @@ func (c *controller) readKnown(key string, t workqueue.Ticket, gen uint64) (obj 
 	return obj, exists, true, nil
 }
 
-// yields tells whether a pass of the run of generation gen that found a
-// key gone, with record e, must leave the telling to a pass queued for it,
-// with k.mu held. For a pass of a run that is no longer current, the next
-// run has the key queued (its comparison, or a deletion event, queued it
-// after its Start reset the records): that run's pass, waiting for this
-// one (per-key exclusion), tells the handlers.
-func (k *knownKeys) yields(e knownKey, gen uint64) bool {
-	return gen != k.gen && e.queued
+// yields tells whether a pass of hand-out t of the run of generation gen
+// that found a key gone, with record e, must leave the telling to a pass
+// queued for it, with k.mu held. For a pass of a run that is no longer
+// current, the next run has the key queued (its comparison, or a deletion
+// event, queued it after its Start reset the records): that run's pass,
+// waiting for this one (per-key exclusion), tells the handlers. For a pass
+// whose read outside the lock missed (watched), a deletion queued since
+// the pass recorded itself as reading queued the key again after this
+// pass (AddUnlessUnread saw a hand-out that had read): that pass reads
+// after this one and tells the handlers.
+func (k *knownKeys) yields(e knownKey, t workqueue.Ticket, gen uint64, watched bool) bool {
+	if gen != k.gen {
+		return e.queued
+	}
+	return watched && e.queued && e.read == t
 }
 
 // toldEnd ends the telling of key's absence by a pass of the run of
