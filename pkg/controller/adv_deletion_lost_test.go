@@ -124,19 +124,12 @@ func TestDeletionFailedByAStoppingRunIsToldByTheNext(t *testing.T) {
 	})
 	informer.armed.Store(true)
 	c.Enqueue(ns, "doomed")
-	select {
-	case <-informer.inRead:
-	case <-t.Context().Done():
-		t.Fatal("the pass never read doomed")
-	}
+	waitClosed(t, informer.inRead, "the pass reads doomed")
 	if err := cms.Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select { // handed to the first run, whose queue has the key again
-	case <-informer.deleted:
-	case <-t.Context().Done():
-		t.Fatal("the deletion's notification never reached the controller")
-	}
+	// Handed to the first run, whose queue has the key again.
+	waitClosed(t, informer.deleted, "the deletion's notification reaches the controller")
 	informer.holdSync.Store(true)
 	stopFirst()
 	if err := c.Start(t.Context(), 1); err != nil {

@@ -67,11 +67,7 @@ func TestDeletionToldByTheLastRunIsNotToldAgainAfterARestart(t *testing.T) {
 	if err := cms.Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-inPass:
-	case <-t.Context().Done():
-		t.Fatal("the handler was never told doomed is gone")
-	}
+	waitClosed(t, inPass, "the handler is told doomed is gone")
 	stopFirst()
 	if err := c.Start(t.Context(), 1); err != nil {
 		t.Fatal(err)
@@ -85,7 +81,7 @@ func TestDeletionToldByTheLastRunIsNotToldAgainAfterARestart(t *testing.T) {
 		return ok
 	})
 	close(release)
-	<-returned
+	waitClosed(t, returned, "the last run's handler returns")
 	// One worker, FIFO within a priority: the key the last run's pass
 	// hands back when it ends is handled before the second of these
 	// (the first covers the few statements between the handler's return

@@ -138,19 +138,11 @@ func TestDeletionDuringAStreamedRunsReadIsToldOnce(t *testing.T) {
 	})
 	informer.armed.Store(true)
 	c.Enqueue(ns, "doomed")
-	select {
-	case <-informer.inRead:
-	case <-t.Context().Done():
-		t.Fatal("the pass never read doomed")
-	}
+	waitClosed(t, informer.inRead, "the pass reads doomed")
 	if err := cms.Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-informer.delivered:
-	case <-t.Context().Done():
-		t.Fatal("the deletion's notification never reached the controller")
-	}
+	waitClosed(t, informer.delivered, "the deletion's notification reaches the controller")
 	// One worker, FIFO within a priority: once the first key is handled,
 	// the pass that read doomed has ended (a key queued during it waits
 	// until then); once the second is, a pass queued again during it has

@@ -217,11 +217,7 @@ func TestLateTombstoneDuringTheRelistPassIsNotHandledAgain(t *testing.T) {
 		}
 	})
 	d.informer.relisted()
-	select {
-	case <-inPass:
-	case <-t.Context().Done():
-		t.Fatal("the handler was never told of the deletion after the relist")
-	}
+	waitClosed(t, inPass, "the handler is told of the deletion after the relist")
 	if n := d.informer.deliverDropped(); n != 1 {
 		t.Fatalf("%d deletions of doomed were dropped, want 1", n)
 	}

@@ -138,11 +138,7 @@ func TestDeletionNotifiedDuringThePassOfAnUpdateIsNotHandledAgain(t *testing.T) 
 	if _, err := cms.Patch(t.Context(), "doomed", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-informer.delivered:
-	case <-t.Context().Done():
-		t.Fatal("the deletion's notification never reached the controller")
-	}
+	waitClosed(t, informer.delivered, "the deletion's notification reaches the controller")
 	// One worker, FIFO within a priority: once the first key is handled,
 	// the pass of the update has ended (a key queued during it waits
 	// until then); once the second is, a pass the deletion's notification

@@ -79,7 +79,7 @@ func TestRestartedFactoryNeverRunsAKeyTwiceAtOnce(t *testing.T) {
 	if err := f.Start(first, 2); err != nil {
 		t.Fatal(err)
 	}
-	<-heldBegan
+	waitClosed(t, heldBegan, "the first run's handler begins on held")
 	cancel()
 	controlplanetest.Eventually(t, 30*time.Second, "the first run's informer stopped", c.Informer().IsStopped)
 

@@ -47,9 +47,15 @@ func TestRequestsCutShortByStoppingAreNotErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	createCM(t, cp.Config(), ns, "cm", nil)
-	<-entered
+	waitClosed(t, entered, "the handler begins on cm")
 	stop()
-	if err := <-returned; !errors.Is(err, context.Canceled) {
+	var err error
+	select {
+	case err = <-returned:
+	case <-time.After(hookBound):
+		t.Fatalf("waited %s and still not: the handler's request returns", hookBound)
+	}
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("the handler's request returned %v, want context.Canceled", err)
 	}
 	// Once no worker is left, whatever the stop logged has been logged.
