@@ -184,12 +184,14 @@ func (k *knownKeys) currentGen() uint64 {
 // again: it was created anew meanwhile, and its next pass is on its way.
 //
 // It also drops the key's pending AddAfter in queue (the queue of the run
-// whose pass ended): a retry of a pass that failed on the object before it
-// went, a fight's hold, or an EnqueueAfter issued before now, was asked
-// for a pass that reads the store after it, and this one did; left pending, it would run after the key was
-// forgotten, and, without a Gate (which skips the absence of a key it does
-// not know), tell the handlers a second time that the object is gone. A
-// key queued (not delayed) is left alone: an Enqueue of an absent key
+// whose pass ended), and the run again that such an add asked for by
+// coming due during this pass: a retry of a pass that failed on the object
+// before it went, a fight's hold, or an EnqueueAfter issued before now,
+// was asked for a pass that reads the store after it, and this one did;
+// left, it would run after the key was forgotten, and, without a Gate
+// (which skips the absence of a key it does not know), tell the handlers a
+// second time that the object is gone. A key queued, or asked for by an
+// add that was not delayed, is left alone: an Enqueue of an absent key
 // still gives the handlers nil, as lasso's does.
 func (c *controller) ended(key string, queue *workqueue.Queue[string]) {
 	c.known.mu.Lock()

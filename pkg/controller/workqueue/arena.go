@@ -20,6 +20,9 @@ type entry struct {
 	// dirty marks a processing item that was added again and must be queued
 	// again on Done.
 	dirty bool
+	// delayed marks a dirty item that only delayed adds (AddAfter, a
+	// retry) made dirty since it was handed out: CancelAfter drops it.
+	delayed bool
 }
 
 // arenaChunkBits sets the arena chunk size (1024 entries, 24 KiB): large

@@ -102,10 +102,18 @@ func (h delayHeap[T]) down(i0 int) bool {
 }
 
 // CancelAfter drops item's pending AddAfter (a retry, a hold), if any: its
-// pass is no longer wanted. It never touches the item once queued.
+// pass is no longer wanted. So it does the run again on Done of an item
+// being processed that only delayed adds asked for, having come due since
+// it was handed out. It never touches the item once queued, nor the run
+// again that an Add asked for.
 func (q *Queue[T]) CancelAfter(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if idx, ok := q.items[item]; ok {
+		if e := q.arena.at(idx); e.state == stateProcessing && e.delayed {
+			e.dirty, e.delayed = false, false
+		}
+	}
 	w, ok := q.delayIdx[item]
 	if !ok {
 		return
@@ -151,7 +159,7 @@ func (q *Queue[T]) delayLoop() {
 		for n < delayBatch && len(q.delayed) > 0 && !q.delayed[0].readyAt.After(now) {
 			w := q.delayed.pop()
 			delete(q.delayIdx, w.item)
-			q.addLocked(w.item, High, ready)
+			q.addLocked(w.item, High, ready, true)
 			n++
 		}
 		more := len(q.delayed) > 0

@@ -78,7 +78,7 @@ func (q *Queue[T]) AddUnlessUnread(item T, p Priority, unread func(t Ticket) boo
 		q.mu.Unlock()
 		return
 	}
-	q.addLocked(item, p, now)
+	q.addLocked(item, p, now, false)
 	q.mu.Unlock()
 	if q.metrics != nil {
 		q.metrics.Added(p)

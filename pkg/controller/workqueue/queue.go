@@ -132,7 +132,8 @@ func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 	q.AddUnlessUnread(item, p, nil)
 }
 
-func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
+// addLocked adds item; delayed says the add is a delayed one coming due.
+func (q *Queue[T]) addLocked(item T, p Priority, now int64, delayed bool) {
 	idx, ok := q.items[item]
 	if !ok {
 		if len(q.items) >= q.itemsPeak && q.nIdle >= max(q.nLive, sweepMin) {
@@ -160,10 +161,13 @@ func (q *Queue[T]) addLocked(item T, p Priority, now int64) {
 		q.enqueueLocked(item, idx, e, p)
 	case stateProcessing:
 		if !e.dirty {
-			e.dirty = true
+			e.dirty, e.delayed = true, delayed
 			e.prio = int8(p)
 			e.added = now
-		} else if int8(p) > e.prio {
+			return
+		}
+		e.delayed = e.delayed && delayed
+		if int8(p) > e.prio {
 			e.prio = int8(p)
 		}
 	case stateQueued:
@@ -242,7 +246,7 @@ func (q *Queue[T]) GetTicket() (item T, t Ticket, shutdown bool) {
 		q.nLow--
 	}
 	e.state = stateProcessing
-	e.dirty = false
+	e.dirty, e.delayed = false, false
 	q.nProcessing++
 	var added int64
 	if q.metrics != nil {
@@ -282,11 +286,11 @@ func (q *Queue[T]) Done(item T) {
 func (q *Queue[T]) doneLocked(item T, idx uint32, e *entry) {
 	q.nProcessing--
 	if e.dirty && !q.shuttingDown {
-		e.dirty = false
+		e.dirty, e.delayed = false, false
 		q.enqueueLocked(item, idx, e, Priority(e.prio))
 		return
 	}
-	e.state, e.dirty, e.added = stateIdle, false, 0
+	e.state, e.dirty, e.delayed, e.added = stateIdle, false, false, 0
 	q.nLive--
 	q.nIdle++
 	if q.nLive == 0 {

@@ -45,7 +45,7 @@ func (q *Queue[T]) dropQueuedLocked() {
 			delete(q.items, item)
 			q.arena.release(idx)
 		} else {
-			e.dirty = false
+			e.dirty, e.delayed = false, false
 		}
 	}
 	q.nLive, q.nIdle = q.nProcessing, 0
