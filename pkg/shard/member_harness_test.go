@@ -90,6 +90,7 @@ type member struct {
 	tombstones map[string]int
 	hold       map[string]chan struct{} // passes of a key wait for the channel to close
 	held       map[string]chan struct{} // closed when a pass of a key is held
+	absentOnly map[string]bool          // hold only the passes of key given no cached object
 
 	cancel context.CancelFunc
 	done   chan error
@@ -119,7 +120,7 @@ type memberOpts struct {
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 	t.Helper()
 	r := &member{name: name, done: make(chan error, 1), tombstones: map[string]int{},
-		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}, metrics: prometheus.NewRegistry()}
+		hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}, absentOnly: map[string]bool{}, metrics: prometheus.NewRegistry()}
 	leaseProx, leaseCfg := controlplanetest.NewProxy(t, cp().Config())
 	dataProx, dataCfg := controlplanetest.NewProxy(t, cp().Config())
 	r.leaseProx, r.dataProx = leaseProx, dataProx
@@ -180,6 +181,9 @@ func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Me
 	opts.Controller.KindGates[configMapGVK] = controller.GateFunc(func(ctx context.Context, key string, obj runtime.Object) (bool, error) {
 		r.mu.Lock()
 		hold, held := r.hold[key], r.held[key]
+		if r.absentOnly[key] && obj != nil {
+			hold = nil
+		}
 		r.mu.Unlock()
 		if hold != nil {
 			close(held)
@@ -288,13 +292,27 @@ func (r *member) holdPasses(key string) (held <-chan struct{}, release func()) {
 	defer r.mu.Unlock()
 	hold, h := make(chan struct{}), make(chan struct{})
 	r.hold[key], r.held[key] = hold, h
+	var once sync.Once
 	return h, func() {
-		r.mu.Lock()
-		delete(r.hold, key)
-		delete(r.held, key)
-		r.mu.Unlock()
-		close(hold)
+		once.Do(func() {
+			r.mu.Lock()
+			delete(r.hold, key)
+			delete(r.held, key)
+			delete(r.absentOnly, key)
+			r.mu.Unlock()
+			close(hold)
+		})
 	}
+}
+
+// holdAbsentPasses is holdPasses for the passes of key that are given no
+// cached object (the object left the member's cache) alone.
+func (r *member) holdAbsentPasses(key string) (held <-chan struct{}, release func()) {
+	held, release = r.holdPasses(key)
+	r.mu.Lock()
+	r.absentOnly[key] = true
+	r.mu.Unlock()
+	return held, release
 }
 
 func (r *member) cached(key string) bool {
