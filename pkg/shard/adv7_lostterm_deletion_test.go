@@ -1,0 +1,57 @@
+package shard_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// TestAdv7DeletionQueuedWhenATermEndsReachesTheNextTerm: a member's
+// object is deleted; its cache drops it and the pass that would tell the
+// handlers is queued (here held in the gate, as behind busy workers) when
+// the member's term ends (its Lease cannot be renewed). The replica lives
+// on and Join runs its next term. Under leader election the restarted
+// factory's controller keeps the keys its handlers may not have seen the
+// end of and tells them (docs/replicas.md, core.md: "deletions made just
+// before the stop whose events the stop dropped"); under sharding
+// docs/replicas.md promises "A deletion reaches only the member that held
+// the object ... the one it was assigned to when it went does". But Join
+// builds a new factory for each term, which knows nothing of the last
+// one's keys, and the sharder has nothing to move (the object is gone):
+// the deletion of an object the replica held reaches no handler of it, nor
+// of any other member, ever.
+func TestAdv7DeletionQueuedWhenATermEndsReachesTheNextTerm(t *testing.T) {
+	advOpen(t, "a deletion a member's term had queued when it ended reaches no handler in the replica's next term")
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/dropped"
+	createCM(t, ns, "dropped", a.id())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	held, release := a.holdAbsentPasses(key)
+	defer release()
+	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	if err := admin.Delete(t.Context(), "dropped", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(timeout):
+		t.Fatal("no pass of a over the deleted object")
+	}
+	a.leaseProx.Cut()
+	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	release()
+	a.leaseProx.Restore()
+	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	// The next term works: it handles an object assigned to it.
+	createCM(t, ns, "next", a.id())
+	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	for _, p := range a.passesFor(key) {
+		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
+	}
+	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+}
