@@ -115,6 +115,9 @@ type memberOpts struct {
 	beforeStart func(id string)
 	// workers is the number of the factory's workers; zero means 2.
 	workers int
+	// stream makes the factory's informers stream their first list
+	// (cache.Options.StreamInitialList).
+	stream bool
 }
 
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
@@ -171,7 +174,7 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Member, dataCfg *rest.Config, o memberOpts) (*memberTerm, error) {
 	term := &memberTerm{m: m}
 	opts := m.FactoryOptions(dataCfg, &generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
+		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, StreamInitialList: o.stream}, SyncTimeout: time.Minute},
 		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
 	})
 	inner := opts.Controller.KindGates[configMapGVK]
