@@ -7,9 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -191,15 +191,14 @@ func (a *availability) isAvailable(key string, app *demov1.WebApp) bool {
 		return false
 	}
 	d, _ := a.inv.live[DeploymentKey(ns, name)].(*appsv1.Deployment)
-	return d != nil && (!a.waitForPods || podsAvailable(d))
-}
-
-// podsAvailable tells whether the Deployment's controller has seen its
-// current generation and reports all replicas available. Without a
-// controller manager (as on Lariat's bundled control plane) it never does.
-func podsAvailable(d *appsv1.Deployment) bool {
-	return d.Status.ObservedGeneration > 0 && d.Status.ObservedGeneration >= d.Generation &&
-		d.Status.AvailableReplicas >= ptr.Deref(d.Spec.Replicas, 1)
+	if d == nil || !a.waitForPods {
+		return d != nil
+	}
+	// pkg/dependents' rule for a Deployment: its controller has seen its
+	// generation and reports every replica available. Without a
+	// controller manager (Lariat's bundled control plane) it never does.
+	ready, _ := dependents.DefaultReady(d)
+	return ready
 }
 
 // runRepair repairs the object of r, and nothing else: the scheduler reads
