@@ -14,6 +14,7 @@ import (
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -27,8 +28,27 @@ var runs atomic.Int32
 // available one after another, each waiting for the previous one's
 // objects to come back through the informers.
 func benchmarkConverge(b *testing.B, n int, chain bool) {
+	benchmarkConvergeWith(b, n, chain, startOperatorForBench)
+}
+
+// startOperatorForBench runs the operator on ns with node ports r until
+// ctx ends; wait returns what its Run returned.
+func startOperatorForBench(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error) {
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
+	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log, NodePorts: r})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	return op.WebApps(), func() error { return <-done }
+}
+
+// benchmarkConvergeWith is benchmarkConverge with the WebApps' children
+// kept by what start runs.
+func benchmarkConvergeWith(b *testing.B, n int, chain bool,
+	start func(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error)) {
 	for range b.N {
 		b.StopTimer()
 		ns := controlplanetest.Namespace(b, cp.Config())
@@ -37,14 +57,8 @@ func benchmarkConverge(b *testing.B, n int, chain bool) {
 		// namespace here (no controller manager): each run gets a range of
 		// its own.
 		first := int32(30100 + (runs.Add(1)%24)*100)
-		op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log,
-			NodePorts: operator.PortRange{First: first, Last: first + int32(n) - 1}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- op.Run(ctx) }()
-		if _, err := op.WebApps().List(ctx, ns, metav1.ListOptions{}); err != nil {
+		webapps, wait := start(b, ctx, ns, operator.PortRange{First: first, Last: first + int32(n) - 1})
+		if _, err := webapps.List(ctx, ns, metav1.ListOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -55,12 +69,12 @@ func benchmarkConverge(b *testing.B, n int, chain bool) {
 			if chain && j > 0 {
 				app.Spec.DependsOn = []string{fmt.Sprintf("app-%03d", j-1)}
 			}
-			if _, err := op.WebApps().Create(ctx, app); err != nil {
+			if _, err := webapps.Create(ctx, app); err != nil {
 				b.Fatal(err)
 			}
 		}
 		for ready := 0; ready < n; time.Sleep(5 * time.Millisecond) {
-			apps, err := op.WebApps().Cache().List(ns, labels.Everything())
+			apps, err := webapps.Cache().List(ns, labels.Everything())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +94,7 @@ func benchmarkConverge(b *testing.B, n int, chain bool) {
 		b.StopTimer()
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "webapps/s")
 		cancel()
-		if err := <-done; err != nil {
+		if err := wait(); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
