@@ -268,6 +268,13 @@ func (o *Operator) buildLoop() error {
 
 // newHandlers returns the loop's handlers. The order is the point: each
 // reads what the ones before it know or put into the transaction.
+// They stay on this hand wiring rather than on pkg/dependents (see
+// docs/dependents.md, "The WebApp operator on this API"): the port
+// allocator decides across WebApps (a resync gives every live Service's
+// port back before any new one; a freed or evicted port changes another
+// WebApp's Service), which a handler computed per owner cannot, and the
+// children go with it, since a joined registration takes over the
+// descriptors of their three kinds.
 // states is the scheduler's view of the values and repair its scoped
 // repair (both nil in handler tests, which have no scheduler).
 func newHandlers(notes *notices, states valueStates, repair repairer, r PortRange, waitForPods bool, log logrus.FieldLogger) []eventloop.EventHandler {
