@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
@@ -32,12 +30,13 @@ type streamCall struct {
 // gone: it waits for the sync, and then its handlers are given the object,
 // or nil if the complete list lacks it.
 //
-// The stream is held at its second object (by another handler of the
-// informer, called in the stream) until the controller's handler has run,
-// so the informer cannot sync before; the keys enqueued before Start go
-// first (High before the stream's initial-list keys, Low), so with one
-// worker they were tried before the handler's first call, while the
-// stream was held.
+// The stream is held before its end (the bookmark) until the controller's
+// handler has been given an object, so the informer cannot sync before;
+// the keys enqueued before Start go first (High before the stream's
+// initial-list keys, Low), so with one worker they were tried before the
+// handler's first call, while the stream was held. (A handler of the
+// informer cannot hold the stream: each is called by a goroutine of its
+// own, and the list goes in once each has begun.)
 func TestWorkersStartWhileTheInitialListStreams(t *testing.T) {
 	t.Run("default", func(t *testing.T) { testWorkersStartWhileStreaming(t, false) })
 	t.Run("compact", func(t *testing.T) { testWorkersStartWhileStreaming(t, true) })
@@ -55,17 +54,19 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 	// server that lacks watch-list, nor for the sync to time out.
 	s.cacheOpts.Default = cache.Options{StreamInitialList: true, Compact: compact, InitialEventsTimeout: 5 * time.Minute}
 	s.cacheOpts.SyncTimeout = 5 * time.Minute
-	f := newFactory(t, cp.Config(), ns, s)
+	handled := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(handled) }) }) // a broken build does not hang
+	heldFor := make(chan time.Duration, 1)
+	f := newFactory(t, heldInitialEventsEnd(cp.Config(), handled, heldFor), ns, s)
 	informer, err := f.SharedCacheFactory().ForKind(configMapGVK)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	var (
-		mu      sync.Mutex
-		calls   []streamCall
-		handled = make(chan struct{})
-		once    sync.Once
+		mu    sync.Mutex
+		calls []streamCall
 	)
 	c := configMapController(t, f)
 	c.RegisterHandler(t.Context(), "record", controller.SharedHandlerFunc(func(key string, obj runtime.Object) (runtime.Object, error) {
@@ -77,28 +78,6 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 		}
 		return nil, nil
 	}))
-	heldFor := make(chan time.Duration, 1)
-	var adds atomic.Int32
-	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(any) {
-		// Called in the stream: nothing more is streamed, and the
-		// informer cannot sync, until this returns. It holds the stream
-		// at the second object, when the first has been handed to every
-		// handler of the informer (the controller's among them, whose
-		// order among them is not known). The bound only keeps a broken
-		// build from hanging the test.
-		if adds.Add(1) != 2 {
-			return
-		}
-		began := time.Now()
-		select {
-		case <-handled:
-		case <-time.After(time.Minute):
-		}
-		heldFor <- time.Since(began)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c.Enqueue(ns, "zz-last")
 	c.Enqueue(ns, "absent")
 
@@ -106,7 +85,7 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 	t.Cleanup(cancel)
 	started := make(chan error, 1)
 	go func() { started <- f.Start(ctx, 1) }() // Start waits for the sync
-	controlplanetest.Eventually(t, 3*time.Minute, "the sync", informer.HasSynced)
+	controlplanetest.Eventually(t, 3*time.Minute, "the sync (its stream held until the handler was given an object)", informer.HasSynced)
 	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +103,13 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 	defer mu.Unlock()
 	first := calls[0]
 	if first.synced || first.gone {
-		t.Errorf("first handler call %+v: want one given a streamed object before the sync (the stream was held %s)", first, <-heldFor)
+		held := "not held: no bookmark ended its initial events"
+		select {
+		case d := <-heldFor:
+			held = "held " + d.String()
+		default:
+		}
+		t.Errorf("first handler call %+v: want one given a streamed object before the sync (the stream was %s)", first, held)
 	}
 	for _, call := range calls {
 		switch {
