@@ -134,7 +134,8 @@ type Options struct {
 	// and pkg/generic's typed Get answer for the objects streamed so far,
 	// so pkg/controller starts the kind's workers at once rather than at
 	// the sync; once the run's context ended, they answer nothing from the
-	// stream (a NotSyncedError).
+	// stream (a NotSyncedError), and once a stream broke nothing from it:
+	// only what the stream listing again has handed out.
 	StreamInitialList bool
 
 	// codec is the compact informer's, shared by its runs.

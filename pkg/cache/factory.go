@@ -159,6 +159,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly
 		opts.stream.begun = informer.waitHandlersBegun
 		opts.stream.gone = informer.goneEarly
+		opts.stream.started, opts.stream.broke = informer.streamStarted, informer.streamBroke
 	}
 	informer.decodeFailed = func(err error) {
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")

@@ -52,8 +52,11 @@ type restartableInformer struct {
 	feedEarly bool
 	// streamed holds, by key, what the current run's stream handed its
 	// handlers early, until it has synced (see GetStreamed). It holds the
-	// objects the reflector collects for the Replace anyway.
-	streamed map[string]any
+	// objects the reflector collects for the Replace anyway. streamedBy
+	// is the stream it holds the objects of: the run's newest, or none (0)
+	// once that one broke.
+	streamed   map[string]any
+	streamedBy uint64
 }
 
 var _ cache.SharedIndexInformer = (*restartableInformer)(nil)
@@ -235,7 +238,7 @@ func (i *restartableInformer) runLocked(ctx context.Context, rebuilt bool) <-cha
 	i.mu.Lock()
 	i.ran, i.runCtx, i.stopRun = true, ctx, stop
 	i.feedEarly = i.stream != nil && !rebuilt
-	i.streamed = nil
+	i.streamed, i.streamedBy = nil, 0
 	run := make(chan struct{})
 	i.done = run
 	informer := i.current

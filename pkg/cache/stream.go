@@ -39,10 +39,16 @@ type initialStream struct {
 	// object; both are set by the restartableInformer. A stream that
 	// starts when they are not passes through untouched.
 	feeding func() bool
-	deliver func(obj any)
+	deliver func(obj any, stream uint64)
 	// gone tells the handlers given the object of key early that the
 	// stream passed its deletion (set by the restartableInformer too).
-	gone func(key string)
+	gone func(key string, stream uint64)
+	// started says a stream began, and broke that it ended before its
+	// bookmark (set by the restartableInformer too): reads answer from the
+	// newest stream alone, and from none that broke, since nothing kept
+	// what a broken stream handed out current (the reflector lists again
+	// from the start, and an object may have gone meanwhile).
+	started, broke func(stream uint64)
 	// begun waits until the handlers were first called with what the
 	// stream handed them (set by the restartableInformer too).
 	begun func(ctx context.Context)
@@ -104,6 +110,9 @@ func newStreamWatch(ctx context.Context, s *initialStream, in watch.Interface) w
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &streamWatch{s: s, id: s.streams.Add(1), in: in, out: make(chan watch.Event), cancel: cancel}
+	if s.started != nil {
+		s.started(w.id)
+	}
 	go w.loop(ctx)
 	return w
 }
@@ -125,6 +134,11 @@ func (w *streamWatch) loop(ctx context.Context) {
 				}
 				return true
 			})
+			// Before the reflector sees the end (and asks for a new
+			// stream): reads answer nothing of this stream from now on.
+			if w.s.broke != nil {
+				w.s.broke(w.id)
+			}
 		}
 	}()
 	for {
@@ -149,7 +163,7 @@ func (w *streamWatch) loop(ctx context.Context) {
 			}
 		case e.Type == watch.Deleted:
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(e.Object); err == nil && w.s.gone != nil {
-				w.s.gone(key)
+				w.s.gone(key, w.id)
 			}
 		case e.Type == watch.Bookmark && isInitialEventsEnd(e.Object):
 			ended = true
@@ -191,7 +205,7 @@ func (w *streamWatch) early(obj runtime.Object) (runtime.Object, error) {
 		}
 	}
 	w.s.marked.Store(obj, mark{stored: stored, stream: w.id})
-	w.s.deliver(stored)
+	w.s.deliver(stored, w.id)
 	return obj, nil
 }
 

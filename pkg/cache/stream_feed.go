@@ -11,30 +11,36 @@ import (
 // The restartableInformer's side of a stream of initial events
 // (initialStream): what the stream hands out goes to the handlers added to
 // the current run (earlyHandler), and answers GetStreamed until the sync.
+// Only the run's newest stream hands out, until it breaks: the reflector
+// lists again from the start in a new stream when one breaks, and nothing
+// keeps what the broken one handed out current.
 
-// deliverEarly queues obj, one object of a stream of initial events, for
-// the handlers of the current run, and keeps it for GetStreamed.
-func (i *restartableInformer) deliverEarly(obj any) {
-	i.handEarly(obj, func() { i.recordStreamedLocked(obj) })
+// deliverEarly queues obj, one object of stream, for the handlers of the
+// current run, and keeps it for GetStreamed.
+func (i *restartableInformer) deliverEarly(obj any, stream uint64) {
+	i.handEarly(obj, stream, func() { i.recordStreamedLocked(obj) })
 }
 
 // streamGone is queued for a handler where the stream passed the deletion
 // of the object of key.
 type streamGone struct{ key string }
 
-// goneEarly forgets the object of key, whose deletion the stream passed,
-// and queues its deletion for the handlers of the current run.
-func (i *restartableInformer) goneEarly(key string) {
-	i.handEarly(streamGone{key}, func() { delete(i.streamed, key) })
+// goneEarly forgets the object of key, whose deletion stream passed, and
+// queues its deletion for the handlers of the current run.
+func (i *restartableInformer) goneEarly(key string, stream uint64) {
+	i.handEarly(streamGone{key}, stream, func() { delete(i.streamed, key) })
 }
 
 // handEarly runs record (under i.mu) and queues item for each handler of
-// the current run, when that run may be fed early and has not synced. The
-// one path by which the stream reaches the handlers: items are queued in
-// the order the stream passed them.
-func (i *restartableInformer) handEarly(item any, record func()) {
+// the current run, when that run may be fed early and has not synced, and
+// stream is the one that hands out (streamedBy). The one path by which
+// the stream reaches the handlers: items are queued in the order the
+// stream passed them.
+func (i *restartableInformer) handEarly(item any, stream uint64, record func()) {
 	i.mu.Lock()
-	if !i.feedingLocked() {
+	if !i.feedingLocked() || stream != i.streamedBy {
+		// A stream stopped while it handed this out (a newer one may have
+		// begun): what it would tell is the newer stream's to tell.
 		i.mu.Unlock()
 		return
 	}
@@ -61,6 +67,30 @@ func (i *restartableInformer) earlyHandlersLocked(informer cache.SharedIndexInfo
 	return handlers, regs
 }
 
+// streamStarted makes stream, just begun, the one that hands out: the
+// reflector asks for a new stream when one broke, which lists again from
+// the start, so GetStreamed answers what an earlier stream handed out
+// only once this one hands it too. The handlers keep what they were
+// given; flush settles it once their registration has synced.
+func (i *restartableInformer) streamStarted(stream uint64) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.feedingLocked() {
+		i.streamed, i.streamedBy = nil, stream
+	}
+}
+
+// streamBroke forgets what stream handed out, when it ended before its
+// bookmark: nothing keeps that current, so GetStreamed answers none of it
+// until the next stream hands it again.
+func (i *restartableInformer) streamBroke(stream uint64) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.streamedBy == stream {
+		i.streamed, i.streamedBy = nil, 0
+	}
+}
+
 // feeding reports whether the current run may hand its handlers the
 // objects of a stream early.
 func (i *restartableInformer) feeding() bool {
@@ -83,7 +113,7 @@ func (i *restartableInformer) flushEarly(ctx context.Context, informer cache.Sha
 	i.mu.Lock()
 	handlers, regs := i.earlyHandlersLocked(informer)
 	i.feedEarly = false
-	i.streamed = nil // the store has them all now
+	i.streamed, i.streamedBy = nil, 0 // the store has them all now
 	i.mu.Unlock()
 	// Each handler on its own: one slow with its Replace must not hold up
 	// the deletes due to the others.

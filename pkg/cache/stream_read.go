@@ -22,7 +22,9 @@ type StreamReader interface {
 	// nothing of whether the object exists: it may not have been listed
 	// yet, so it must never be read as a deletion. An informer whose run's
 	// context ended answers nothing from its stream (a miss, not synced):
-	// nothing keeps what it streamed current.
+	// nothing keeps what it streamed current. For the same reason a
+	// stream that broke answers nothing from then on: the stream that
+	// lists again answers what it has handed out itself.
 	GetStreamed(key string) (obj any, exists, synced bool, err error)
 }
 

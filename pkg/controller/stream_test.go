@@ -58,7 +58,8 @@ func testWorkersStartWhileStreaming(t *testing.T, compact bool) {
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(handled) }) }) // a broken build does not hang
 	heldFor := make(chan time.Duration, 1)
-	f := newFactory(t, heldInitialEventsEnd(cp.Config(), handled, heldFor), ns, s)
+	hold := &streamHold{release: handled, held: heldFor}
+	f := newFactory(t, hold.wrap(cp.Config()), ns, s)
 	informer, err := f.SharedCacheFactory().ForKind(configMapGVK)
 	if err != nil {
 		t.Fatal(err)
