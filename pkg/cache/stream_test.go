@@ -111,10 +111,15 @@ func testStreamInitialList(t *testing.T, compact bool) {
 		t.Fatal(err)
 	}
 	log := &streamLog{}
-	if _, err := informer.AddEventHandler(log.handler(informer)); err != nil {
+	reg, err := informer.AddEventHandler(log.handler(informer))
+	if err != nil {
 		t.Fatal(err)
 	}
 	startSynced(t, f)
+	// The informer syncs without waiting for a handler's goroutine to
+	// hand over what the stream queued: the handler holds the whole list
+	// once its registration has synced.
+	controlplanetest.Eventually(t, time.Minute, "the handler's registration synced", reg.HasSynced)
 
 	log.mu.Lock()
 	stored, synced, syncErr := log.firstStored, log.firstSynced, log.firstSyncErr
