@@ -117,6 +117,12 @@ func (e *Elector) holdingUntil() time.Time {
 // ask Leader and Holding while it runs). It fails if the Elector runs
 // already.
 func (e *Elector) Run(ctx context.Context, fn func(context.Context) error) error {
+	if e.o.group != "" {
+		// The policy tells a group's Leases apart by their term: a Lease
+		// in a second term would leave its first term's creates judged
+		// by no parameter, and admitted.
+		return fmt.Errorf("leader: the Lease %s/%s is one of the term group %s, held for one term: use RunTerm", e.namespace, e.name, e.o.group)
+	}
 	if err := e.start(); err != nil {
 		return err
 	}

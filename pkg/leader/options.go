@@ -34,6 +34,7 @@ type options struct {
 	identity                                  string
 	log                                       logrus.FieldLogger
 	labels                                    map[string]string
+	group                                     string
 	admission                                 admissionv1client.AdmissionregistrationV1Interface
 }
 
@@ -76,6 +77,19 @@ func WithLogger(log logrus.FieldLogger) Option {
 // Leases with their ring.
 func WithLabels(labels map[string]string) Option {
 	return func(o *options) { o.labels = maps.Clone(labels) }
+}
+
+// WithTermGroup makes the Lease one of a group of Leases named group
+// (in the Lease's namespace), each held for one term (RunTerm), whose
+// creates one binding judges (TermGroupBinding): creates are stamped with
+// TermGroupLabelValue(namespace, group) in place of the Lease's own
+// value, and the Lease carries TermGroupLabel with that value, by which
+// the binding takes every Lease of the group as a parameter. The term
+// policy judges a group's create only by the Lease in the create's term,
+// the one whose TermIDLabel is the create's: so a Lease of a group must
+// never be in a second term (Run refuses a group; RunTerm holds one term).
+func WithTermGroup(group string) Option {
+	return func(o *options) { o.group = group }
 }
 
 // WithTermPolicyCheck makes Run check, when it starts, that the policy

@@ -28,6 +28,17 @@ const TermPolicyName = "term-fence.lariat.dev"
 // only if the Lease has a holder (a released Lease has none) and is in
 // the term the create carries.
 //
+// A Lease of a term group (group: its TermGroupLabel) is one of many
+// parameters of the group's binding (TermGroupBinding), and the policy is
+// evaluated once per parameter: each of them judges only the creates of
+// its own term (id == current, a group's Lease holding one term), and
+// admits the others, which are the other Leases' to judge (the
+// enforcement probe, termProbeID, excepted: every Lease refuses it). A
+// group's create whose Lease is gone is judged by none of them: that is
+// why a group's Leases are deleted only long after their term
+// (docs/replicas.md). ended: the term a Lease was ended in by someone
+// other than its holder (TermEndedLabel), whose creates are refused.
+//
 // A create that carries no TermIDLabel but the stamp of earlier versions
 // (TermAnnotation, legacy, and TermUserAnnotation, legacyUser) is judged
 // by the rules it was written under: admitted if another user sends it
@@ -44,12 +55,17 @@ const (
 	policyLegacy     = `has(object.metadata.annotations) && '` + TermAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermAnnotation + `'] : ''`
 	policyLegacyUser = `has(object.metadata.annotations) && '` + TermUserAnnotation + `' in object.metadata.annotations ? object.metadata.annotations['` + TermUserAnnotation + `'] : ''`
 	policyLease      = `params.metadata.namespace + '/' + params.metadata.name + '/'`
+	policyGroup      = `has(params.metadata.labels) && '` + TermGroupLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermGroupLabel + `'] : ''`
+	policyEnded      = `has(params.metadata.labels) && '` + TermEndedLabel + `' in params.metadata.labels ? params.metadata.labels['` + TermEndedLabel + `'] : ''`
 	policyCheck      = `variables.id != '' ? ` +
-		`(variables.user != '' && variables.user != variables.sender) || (variables.holder != '' && variables.id == variables.current) : ` +
+		`(variables.group != '' && variables.id != variables.current && variables.id != '` + termProbeID + `') || ` +
+		`(variables.user != '' && variables.user != variables.sender) || ` +
+		`(variables.holder != '' && variables.id == variables.current && variables.ended != variables.id) : ` +
 		`(variables.legacyUser != '' && variables.legacyUser != request.userInfo.username) || !variables.legacy.startsWith(variables.lease) || ` +
 		`(variables.holder != '' && variables.legacy == variables.lease + variables.holder + '/' + variables.current)`
 	policyMessage = `'create sent in term ' + (variables.id != '' ? variables.id : variables.legacy) + ' refused: the term is over, the Lease ' + ` +
 		`params.metadata.namespace + '/' + params.metadata.name + ' is in term ' + variables.current + ` +
+		`(variables.ended != '' && variables.ended == variables.current ? ', ended,' : '') + ` +
 		`(variables.holder != '' ? ' of ' + variables.holder : ', released') + ' (lariat.dev term fence)'`
 )
 
@@ -91,6 +107,8 @@ func TermPolicy() *admissionv1.ValidatingAdmissionPolicy {
 				{Name: "legacy", Expression: policyLegacy},
 				{Name: "legacyUser", Expression: policyLegacyUser},
 				{Name: "lease", Expression: policyLease},
+				{Name: "group", Expression: policyGroup},
+				{Name: "ended", Expression: policyEnded},
 			},
 			Validations: []admissionv1.Validation{{
 				Expression: policyCheck, MessageExpression: policyMessage, Reason: &forbidden,
@@ -138,6 +156,11 @@ func TermPolicyBinding(namespace, name string) *admissionv1.ValidatingAdmissionP
 // server enforces a new policy once its own informers have seen it
 // (usually within a second); CheckTermPolicy says whether it exists.
 func InstallTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
+	return installTermPolicy(ctx, c, TermPolicyBinding(namespace, name))
+}
+
+// installTermPolicy creates or updates TermPolicy and the binding b.
+func installTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, b *admissionv1.ValidatingAdmissionPolicyBinding) error {
 	p := TermPolicy()
 	old, err := c.ValidatingAdmissionPolicies().Get(ctx, p.Name, metav1.GetOptions{})
 	switch {
@@ -150,7 +173,6 @@ func InstallTermPolicy(ctx context.Context, c admissionv1client.Admissionregistr
 	if err != nil {
 		return fmt.Errorf("leader: install ValidatingAdmissionPolicy %s: %w", p.Name, err)
 	}
-	b := TermPolicyBinding(namespace, name)
 	oldB, err := c.ValidatingAdmissionPolicyBindings().Get(ctx, b.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -62,6 +62,14 @@ func (e *TermPolicyError) Error() string {
 // admitted probe is sent again, backing off, for up to a minute (or until
 // ctx ends) before the enforcement is named missing.
 func CheckTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, namespace, name string) error {
+	return checkTermPolicy(ctx, c, namespace+"/"+name, TermPolicyBinding(namespace, name), namespace, TermLeaseLabelValue(namespace, name))
+}
+
+// checkTermPolicy is CheckTermPolicy of the binding want, for the creates
+// stamped with the TermLeaseLabel value stamp (the probe is sent in
+// namespace); lease names them in the error.
+func checkTermPolicy(ctx context.Context, c admissionv1client.AdmissionregistrationV1Interface, lease string,
+	want *admissionv1.ValidatingAdmissionPolicyBinding, namespace, stamp string) error {
 	var missing []string
 	p, err := c.ValidatingAdmissionPolicies().Get(ctx, TermPolicyName, metav1.GetOptions{})
 	switch {
@@ -74,7 +82,6 @@ func CheckTermPolicy(ctx context.Context, c admissionv1client.Admissionregistrat
 			missing = append(missing, "ValidatingAdmissionPolicy "+TermPolicyName+" ("+why+")")
 		}
 	}
-	want := TermPolicyBinding(namespace, name)
 	b, err := c.ValidatingAdmissionPolicyBindings().Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -82,19 +89,19 @@ func CheckTermPolicy(ctx context.Context, c admissionv1client.Admissionregistrat
 	case err != nil:
 		return fmt.Errorf("leader: read ValidatingAdmissionPolicyBinding %s: %w", want.Name, err)
 	default:
-		if why := bindingDiffers(b, namespace, name); why != "" {
+		if why := bindingDiffersFrom(b, want); why != "" {
 			missing = append(missing, "ValidatingAdmissionPolicyBinding "+want.Name+" ("+why+")")
 		}
 	}
 	if len(missing) > 0 {
-		return &TermPolicyError{Lease: namespace + "/" + name, Missing: missing}
+		return &TermPolicyError{Lease: lease, Missing: missing}
 	}
-	enforced, err := probeEnforced(ctx, c.RESTClient(), namespace, name)
+	enforced, err := probeEnforced(ctx, c.RESTClient(), namespace, stamp)
 	switch {
 	case err != nil:
 		return err
 	case !enforced:
-		return &TermPolicyError{Lease: namespace + "/" + name, Missing: []string{notEnforced}}
+		return &TermPolicyError{Lease: lease, Missing: []string{notEnforced}}
 	}
 	return nil
 }
@@ -142,13 +149,23 @@ func matchDiffers(got, want *admissionv1.MatchResources) string {
 // bindingDiffers says how b differs from TermPolicyBinding(namespace,
 // name) in what decides whether a stale create is refused ("" if not).
 func bindingDiffers(b *admissionv1.ValidatingAdmissionPolicyBinding, namespace, name string) string {
-	want := TermPolicyBinding(namespace, name).Spec
-	got := b.Spec
-	r := got.ParamRef
+	return bindingDiffersFrom(b, TermPolicyBinding(namespace, name))
+}
+
+// bindingDiffersFrom says how b differs from the binding w (a Lease's or
+// a term group's) in what decides whether a stale create is refused (""
+// if it does not).
+func bindingDiffersFrom(b, w *admissionv1.ValidatingAdmissionPolicyBinding) string {
+	want, got := w.Spec, b.Spec
+	r, wr := got.ParamRef, want.ParamRef
 	switch {
 	case got.PolicyName != TermPolicyName:
 		return "it does not bind " + TermPolicyName
-	case r == nil || r.Namespace != namespace || r.Name != name || r.Selector != nil:
+	case r == nil || r.Namespace != wr.Namespace || r.Name != wr.Name || (r.Selector == nil) != (wr.Selector == nil) ||
+		wr.Selector != nil && (emptySelector(r.Selector) || !equalSelector(r.Selector, wr.Selector)):
+		if wr.Selector != nil {
+			return "its paramRef does not select the term group's Leases"
+		}
 		return "its paramRef is not the Lease"
 	case r.ParameterNotFoundAction == nil || *r.ParameterNotFoundAction != admissionv1.DenyAction:
 		return "its parameterNotFoundAction is not Deny"

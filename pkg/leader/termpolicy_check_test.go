@@ -101,4 +101,34 @@ func TestTermPolicyCheckNamesWhatDoesNotRefuse(t *testing.T) {
 			t.Errorf("a binding with %s passes the check", what)
 		}
 	}
+
+	// A term group's binding selects its Leases, and denies when none.
+	group := map[string]func(*admissionv1.ValidatingAdmissionPolicyBindingSpec){
+		"a paramRef naming one Lease": func(s *admissionv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ParamRef.Selector, s.ParamRef.Name = nil, "lease"
+		},
+		"a paramRef selecting every Lease": func(s *admissionv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ParamRef.Selector = &metav1.LabelSelector{}
+		},
+		"a paramRef selecting other Leases": func(s *admissionv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ParamRef.Selector.MatchLabels[TermGroupLabel] = "other"
+		},
+		"parameterNotFoundAction Allow": func(s *admissionv1.ValidatingAdmissionPolicyBindingSpec) {
+			allow := admissionv1.AllowAction
+			s.ParamRef.ParameterNotFoundAction = &allow
+		},
+		"another group's creates": func(s *admissionv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.MatchResources.ObjectSelector.MatchLabels[TermLeaseLabel] = "other"
+		},
+	}
+	if why := bindingDiffersFrom(TermGroupBinding("ns", "ring-member-"), TermGroupBinding("ns", "ring-member-")); why != "" {
+		t.Errorf("the group binding as written: %s", why)
+	}
+	for what, change := range group {
+		b := TermGroupBinding("ns", "ring-member-")
+		change(&b.Spec)
+		if bindingDiffersFrom(b, TermGroupBinding("ns", "ring-member-")) == "" {
+			t.Errorf("a group binding with %s passes the check", what)
+		}
+	}
 }

@@ -38,11 +38,12 @@ const notEnforced = "enforcement by the API server (a dry-run create stamped wit
 	"its ValidatingAdmissionPolicy admission plugin is not enabled, see kube-apiserver's --enable-admission-plugins " +
 	"and --disable-admission-plugins)"
 
-// probeEnforced sends the probe through rc until the term policy refuses
+// probeEnforced sends the probe, stamped with the TermLeaseLabel value
+// stamp, through rc until the term policy refuses
 // it, enforcementWait passed or ctx ended. It returns enforced true once
 // refused; an error if the probe failed otherwise (it needs create on
 // leases in namespace: a dry run, nothing is stored).
-func probeEnforced(ctx context.Context, rc rest.Interface, namespace, name string) (enforced bool, err error) {
+func probeEnforced(ctx context.Context, rc rest.Interface, namespace, stamp string) (enforced bool, err error) {
 	if c, ok := rc.(*rest.RESTClient); rc == nil || ok && c == nil {
 		return false, fmt.Errorf("leader: the client has no REST client to prove the term policy enforced with")
 	}
@@ -51,7 +52,7 @@ func probeEnforced(ctx context.Context, rc rest.Interface, namespace, name strin
 		"kind":       "Lease",
 		"metadata": map[string]any{
 			"generateName": "term-fence-probe-",
-			"labels":       map[string]string{TermLeaseLabel: TermLeaseLabelValue(namespace, name), TermIDLabel: termProbeID},
+			"labels":       map[string]string{TermLeaseLabel: stamp, TermIDLabel: termProbeID},
 		},
 	})
 	if err != nil {

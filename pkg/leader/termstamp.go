@@ -63,6 +63,17 @@ const (
 	// TermUserAnnotation is the username beside TermAnnotation, of the
 	// versions before the labels (see TermAnnotation).
 	TermUserAnnotation = "lariat.dev/term-user"
+	// TermGroupLabel is the label on a Lease of a term group
+	// (WithTermGroup): the group's TermGroupLabelValue, which the group's
+	// creates are stamped with, and by which TermGroupBinding's paramRef
+	// selects the group's Leases.
+	TermGroupLabel = "lariat.dev/term-group"
+	// TermEndedLabel, set on a Lease by someone other than its holder
+	// (package shard's sharder, before it moves the objects of a member
+	// whose Lease expired), names a term that is over although the Lease
+	// still names it and its holder: the term policy refuses that term's
+	// creates. Only a term group's Lease, held for one term, is ended so.
+	TermEndedLabel = "lariat.dev/term-ended"
 )
 
 // TermLeaseLabelValue is the TermLeaseLabel value of creates fenced by the
@@ -121,7 +132,20 @@ func (e *Elector) termLabels(termID string) map[string]string {
 		l = map[string]string{}
 	}
 	l[TermIDLabel] = termID
+	if e.o.group != "" {
+		l[TermGroupLabel] = TermGroupLabelValue(e.namespace, e.o.group)
+	}
 	return l
+}
+
+// stampLease is the TermLeaseLabel value of the Elector's creates: its
+// Lease's, or its term group's (WithTermGroup), by which a binding
+// selects them.
+func (e *Elector) stampLease() string {
+	if e.o.group != "" {
+		return TermGroupLabelValue(e.namespace, e.o.group)
+	}
+	return TermLeaseLabelValue(e.namespace, e.name)
 }
 
 // holdingTerm returns holdingUntil and the ID of the term whose renewal
@@ -262,7 +286,7 @@ func (f *fence) stamped(req *http.Request, termID string) (*http.Request, error)
 		}
 		return nil, err
 	}
-	st := stamp{id: termID, lease: TermLeaseLabelValue(f.e.namespace, f.e.name)}
+	st := stamp{id: termID, lease: f.e.stampLease()}
 	st.user, _ = TermUserLabelValue(user)
 	return stampBody(sentAs(req, key), st)
 }
