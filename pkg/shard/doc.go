@@ -24,9 +24,12 @@
 // not campaign again, and Join runs a replica's terms one after another,
 // each with a new Member and a new factory built from it: unlike a
 // leader's, a sharded factory is not started again, since its selector
-// names a dead ID. Dead members' Leases are deleted (by the member on a
-// clean stop, by Join after a lost term, by the sharder once no object
-// names the ID).
+// names a dead ID. Dead members' Leases are deleted by the sharder only,
+// once no object names the ID and SharderOptions.LeaseRetention passed:
+// a member's creates are stamped with its term, and the ring's binding
+// (InstallTermPolicy) refuses a create of a term whose Lease is released
+// or ended (the sharder ends an expired Lease before it moves the
+// member's objects), which it can only while the Lease exists.
 //
 // A Ring names the ring, the namespace of its Leases and its kinds; the
 // sharder and every member are given the same one. NewSharder builds the

@@ -3,22 +3,14 @@ package shard
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
-	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
-
-// leaseDeleteTimeout bounds the deletion of a member Lease whose term is
-// over: it is best effort (the sharder reads a released or expired Lease
-// as dead too), and must not hold a stopping replica up.
-const leaseDeleteTimeout = 5 * time.Second
 
 // Join keeps the replica a member of ring while ctx lives, one term after
 // another: for each term it builds a new Member (NewMember with leases,
@@ -35,74 +27,30 @@ const leaseDeleteTimeout = 5 * time.Second
 // term's ID once the lost term's Lease expired) until that handler
 // returned, so that one replica never runs two handlers for one object.
 //
-// When a term's membership is lost, Join starts the next term at once; the
-// lost term's Lease, which could not be deleted then, is deleted once the
-// next term holds its own (the API server answers again). Join returns nil
+// When a term's membership is lost, Join starts the next term at once.
+// No term's Lease is deleted by Join: a create the term sent may still be
+// held in the network, and only its Lease, released or ended, refuses it
+// (InstallTermPolicy); the ring's sharder deletes it once its retention
+// passed (SharderOptions.LeaseRetention). Join returns nil
 // when ctx ends, or the first error that is not a lost membership (fn's,
 // returned while its term was live, or NewMember's).
 func Join(ctx context.Context, leases coordinationv1client.LeasesGetter, ring Ring, fn func(ctx context.Context, m *Member) error, opts ...leader.Option) error {
-	var stale []*Member // members of lost terms whose Lease is still there
-	l := &lingering{}   // passes of every term, for the next terms' gates
+	l := &lingering{} // passes of every term, for the next terms' gates
 	for ctx.Err() == nil {
 		m, err := NewMember(leases, ring, opts...)
 		if err != nil {
 			return err
 		}
 		m.lingering = l
-		err = m.Run(ctx, func(ctx context.Context) error {
-			stale = deleteStale(ctx, stale)
-			return fn(ctx, m)
-		})
+		err = m.Run(ctx, func(ctx context.Context) error { return fn(ctx, m) })
 		switch {
 		case errors.Is(err, ErrMembershipLost):
 			m.elector.Logger().Warnf("shard: member %s of ring %s lost its membership; joining again under a new ID", m.id, ring.Name)
-			if !errors.Is(err, controller.ErrStillRunning) {
-				// A term whose handlers may still run keeps its Lease
-				// until it expires (the sharder's GC deletes it then).
-				stale = append(stale, m)
-			}
 		case err != nil:
 			return err
 		}
 	}
 	return nil
-}
-
-// deleteStale deletes the Leases of members, keeping those it could not
-// delete for the next term to try again.
-func deleteStale(ctx context.Context, members []*Member) []*Member {
-	var left []*Member
-	for _, m := range members {
-		if err := m.deleteLease(ctx); err != nil {
-			m.elector.Logger().Warnf("shard: the Lease of member %s of ring %s, whose term was lost, stays for now: %v", m.id, m.ring.Name, err)
-			left = append(left, m)
-		}
-	}
-	return left
-}
-
-// deleteLease deletes the member's Lease once its term is over, so that
-// Leases of dead terms do not pile up (every term has a Lease of its own).
-// The member's writes stopped before (its fence closed when the term
-// ended), so the sharder may move its objects at once; it reads a Lease
-// that is gone as dead. The delete is conditional on the version read, and
-// leaves alone a Lease another identity holds.
-func (m *Member) deleteLease(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseDeleteTimeout)
-	defer cancel()
-	client := m.leases.Leases(m.ring.Namespace)
-	name := MemberLeaseName(m.ring.Name, m.id)
-	l, err := client.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if h := l.Spec.HolderIdentity; h != nil && *h != "" && *h != m.identity {
-		return fmt.Errorf("lease %s/%s is held by %s", m.ring.Namespace, name, *h)
-	}
-	return deleteLeaseAsSeen(ctx, client, l)
 }
 
 // deleteLeaseAsSeen deletes the Lease l on the condition that it is still

@@ -34,7 +34,6 @@ type Member struct {
 	ring     Ring
 	id       string
 	identity string
-	leases   coordinationv1client.LeasesGetter
 	elector  *leader.Elector
 	ran      atomic.Bool
 	metrics  *gateMetrics
@@ -74,15 +73,19 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	}
 	identity := probe.Identity() + "_" + hex.EncodeToString(suffix[:])
 	id := MemberID(identity)
+	// Every member of the ring stamps its creates with the ring's term
+	// group, whose one binding (InstallTermPolicy) judges them by the
+	// member Lease in their term.
 	opts = append(slices.Clone(opts),
 		leader.WithIdentity(identity),
-		leader.WithLabels(map[string]string{RingLabel: ring.Name}))
+		leader.WithLabels(map[string]string{RingLabel: ring.Name}),
+		leader.WithTermGroup(TermGroup(ring.Name)))
 	e, err := leader.New(leases, ring.Namespace, MemberLeaseName(ring.Name, id), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
 	ring.Kinds = slices.Clone(ring.Kinds)
-	return &Member{ring: ring, id: id, identity: identity, leases: leases, elector: e, metrics: newGateMetrics(ring.Name, id)}, nil
+	return &Member{ring: ring, id: id, identity: identity, elector: e, metrics: newGateMetrics(ring.Name, id)}, nil
 }
 
 // ID returns the member's ID: the value of the assignment label on the
@@ -110,19 +113,21 @@ func (m *Member) Ring() Ring {
 // handler of the term has returned and the replica handles the member's
 // objects only while it is live.
 //
-// When ctx ends, Run releases and then deletes the Lease after fn
-// returned, so the sharder moves the member's objects at once, and returns
-// nil (or fn's error, if fn failed while the term was live). If fn's error
-// says handlers still ran after the stop grace period
-// (controller.ErrStillRunning), the Lease is neither released nor
-// deleted: it expires, and the sharder moves the objects only then, while
-// the fence refuses the term's writes; Run returns that error. When the
-// membership is lost, Run returns an error wrapping ErrMembershipLost and
-// does not campaign again: the sharder may be moving the member's objects
-// already, and the ID must never be live again. The Lease of a lost term
-// is left to expire; Join deletes it when its next term holds a Lease
-// (unless handlers of the lost term still ran), and the ring's sharder
-// once no object names the member.
+// When ctx ends, Run releases the Lease after fn returned, so the sharder
+// moves the member's objects at once, and returns nil (or fn's error, if
+// fn failed while the term was live). It does not delete it: a create the
+// term sent may still be held in the network, and the API server refuses
+// it by the released Lease (InstallTermPolicy); a Lease that is gone
+// judges nothing. The ring's sharder deletes it once no object names the
+// member and its retention passed (SharderOptions.LeaseRetention). If
+// fn's error says handlers still ran after the stop grace period
+// (controller.ErrStillRunning), the Lease is not released: it expires,
+// and the sharder moves the objects only then (ending the Lease first),
+// while the fence refuses the term's writes; Run returns that error. When
+// the membership is lost, Run returns an error wrapping
+// ErrMembershipLost and does not campaign again: the sharder may be
+// moving the member's objects already, and the ID must never be live
+// again. The Lease of a lost term is left to expire.
 // Run runs once: a second call fails. The factory cannot be started again
 // either, since its selector names this member's ID; build a new Member
 // and factory for the next term, or use Join.
@@ -166,9 +171,6 @@ func (m *Member) Run(ctx context.Context, fn func(context.Context) error) error 
 			return fmt.Errorf("shard: member %s (%s) of ring %s: %w: %w", m.id, m.identity, m.ring.Name, ErrMembershipLost, err)
 		}
 		return err
-	}
-	if derr := m.deleteLease(ctx); derr != nil {
-		m.elector.Logger().Warnf("shard: member %s of ring %s: its released Lease stays (the sharder reads it as dead): %v", m.id, m.ring.Name, derr)
 	}
 	return err
 }

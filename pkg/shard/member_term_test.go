@@ -61,25 +61,23 @@ func TestLostMemberNeverComesBackUnderItsID(t *testing.T) {
 	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && lease.Spec.RenewTime != nil && lease.Spec.RenewTime.After(restored):
 		t.Errorf("the dead member's Lease was renewed %v after a was back, by %s", lease.Spec.RenewTime.Sub(restored), *lease.Spec.HolderIdentity)
 	}
-	// Dead terms' Leases do not pile up: the lost term's is deleted once
-	// the next term holds its own, and that one when a stops.
-	gone := func(id string) func() bool {
-		return func() bool {
-			_, err := leases.Get(t.Context(), shard.MemberLeaseName(ringName, id), metav1.GetOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatal(err)
-			}
-			return apierrors.IsNotFound(err)
-		}
+	// A term's Lease is not deleted by its replica: a create of the term
+	// held in the network is refused only while the Lease exists, ended
+	// or released (the sharder deletes it once its retention passed). The
+	// lost term's stays; the stopped term's is released.
+	if _, err := leases.Get(t.Context(), shard.MemberLeaseName(ringName, old), metav1.GetOptions{}); err != nil {
+		t.Errorf("the lost term's Lease: %v; want it kept", err)
 	}
-	eventually(t, "the lost term's Lease deleted", gone(old))
 	cur := a.id()
-	if gone(cur)() {
-		t.Fatal("the running term's Lease is gone")
-	}
 	a.cancel()
 	eventually(t, "a stopping", func() bool { return !a.running.Load() })
-	eventually(t, "the stopped term's Lease deleted", gone(cur))
+	l, err := leases.Get(t.Context(), shard.MemberLeaseName(ringName, cur), metav1.GetOptions{})
+	switch {
+	case err != nil:
+		t.Errorf("the stopped term's Lease: %v; want it kept, released", err)
+	case l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "":
+		t.Errorf("the stopped term's Lease is held by %s; want it released", *l.Spec.HolderIdentity)
+	}
 }
 
 // TestMemberRunsOneTerm: a Member runs once. A second Run, after its
@@ -107,7 +105,11 @@ func TestMemberRunsOneTerm(t *testing.T) {
 	if err := m.Run(t.Context(), func(context.Context) error { ran++; return nil }); err == nil || ran != 1 {
 		t.Fatalf("second Run: %v, fn called %d times in all; want an error and fn not called again", err, ran)
 	}
-	if _, err := controlplanetest.Clientset(cp().Config()).CoordinationV1().Leases(ns).Get(t.Context(), shard.MemberLeaseName(ringName, m.ID()), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the Lease of the member that stopped: %v; want it deleted", err)
+	l, err := controlplanetest.Clientset(cp().Config()).CoordinationV1().Leases(ns).Get(t.Context(), shard.MemberLeaseName(ringName, m.ID()), metav1.GetOptions{})
+	switch {
+	case err != nil:
+		t.Fatalf("the Lease of the member that stopped: %v; want it kept (released), for the term fence of its creates", err)
+	case l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "":
+		t.Fatalf("the Lease of the member that stopped is held by %s; want it released", *l.Spec.HolderIdentity)
 	}
 }

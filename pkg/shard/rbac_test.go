@@ -241,6 +241,7 @@ func runSharderAs(t *testing.T, cfg *rest.Config, ring shard.Ring) *logtest.Hook
 		Leader: []leader.Option{leader.WithIdentity("sharder"), leader.WithLeaseDuration(leaseDuration),
 			leader.WithRenewDeadline(renewDeadline), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())},
 		Logger: log, Namespace: ring.Namespace, RetryPeriod: retryPeriod, DrainTimeout: time.Second,
+		LeaseRetention: leaseDuration, // the crashed member's Lease is collected within the test
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,9 @@ const (
 	// sharder's for the sharder to take the renewTime in its Lease for a
 	// recent renewal when it first sees it.
 	DefaultClockSkew = time.Second
+	// DefaultLeaseRetention is how long a dead member's Lease is kept
+	// after the sharder found its term over (SharderOptions.LeaseRetention).
+	DefaultLeaseRetention = time.Hour
 )
 
 // SharderOptions tunes NewSharder. The zero value is usable.
@@ -83,6 +86,18 @@ type SharderOptions struct {
 	// again (DefaultSharderSyncTimeout); the other kinds are assigned
 	// meanwhile.
 	SyncTimeout time.Duration
+	// LeaseRetention is how long the Lease of a dead member is kept, once
+	// this sharder found the member's term over and no object names it,
+	// before it is deleted (DefaultLeaseRetention). A create the member
+	// sent in its term and that was held in the network is refused by the
+	// API server only while its Lease, released or ended, exists
+	// (InstallTermPolicy): once the Lease is gone, the create is judged by
+	// no parameter of the ring's binding and admitted (while another
+	// member Lease exists). So it must exceed the longest a request can
+	// be held in the network (Linux gives up retransmitting on a TCP
+	// connection after about 15 minutes by default); a longer one only
+	// keeps more Leases of dead terms around.
+	LeaseRetention time.Duration
 }
 
 // Sharder assigns the objects of a ring's kinds to the ring's live members
@@ -139,6 +154,9 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 	}
 	if o.SyncTimeout <= 0 {
 		o.SyncTimeout = DefaultSharderSyncTimeout
+	}
+	if o.LeaseRetention <= 0 {
+		o.LeaseRetention = DefaultLeaseRetention
 	}
 	switch {
 	case o.ClockSkew < 0:

@@ -49,6 +49,7 @@ func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, l
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "shard-" + s.ring.Name})}
 	t.members = newMembers(s.ring, leases, s.o.RetryPeriod, s.o.ClockSkew, s.log, t.requeueAll)
+	t.members.ender = gcLeases.CoordinationV1()
 	for i, k := range kinds {
 		inf := metadatainformer.NewFilteredMetadataInformer(read, k.gvr, s.o.Namespace, 0, cache.Indexers{}, nil).Informer()
 		// The sharder needs labels, owner references and names: managed

@@ -15,6 +15,11 @@ import (
 // Member), and a member that crashed never deletes its own, so without
 // this they would pile up. leases is fenced by the sharder's election.
 //
+// It deletes a Lease only LeaseRetention after this sharder found the
+// member's term over: a create of that term still held in the network is
+// refused by the API server by its Lease, released or ended, and by
+// nothing once the Lease is gone (InstallTermPolicy).
+//
 // It never deletes a live member's Lease: the member must be dead in the
 // view (a quorum read showed its Lease expired, released or gone), the
 // Lease as last seen must not be live either, and the delete is
@@ -44,7 +49,7 @@ func (t *term) collectLeases(ctx context.Context, leases coordinationv1client.Le
 			}
 		}
 		for id := range v.dead {
-			if named[id] || ctx.Err() != nil {
+			if named[id] || ctx.Err() != nil || !t.members.retained(id, t.s.o.LeaseRetention, time.Now()) {
 				continue
 			}
 			if err := t.members.deleteDead(ctx, leases, id); err != nil {
@@ -83,7 +88,17 @@ func (m *members) deleteDead(ctx context.Context, leases coordinationv1client.Le
 	// again by a confirming read.
 	m.mu.Lock()
 	delete(m.dead, id)
+	delete(m.deadAt, id)
 	m.mu.Unlock()
 	m.poke()
 	return nil
+}
+
+// retained reports whether the Lease of dead member id was kept for
+// retention since this sharder found its term over.
+func (m *members) retained(id string, retention time.Duration, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.deadAt[id]
+	return ok && !now.Before(at.Add(retention))
 }

@@ -16,8 +16,8 @@ import (
 // Lease deleted while held is judged as one that is no longer renewed:
 // from the last copy the informer had, the member is live until that
 // copy's liveUntil and may write until its mayWrite, and only then is it
-// dead. A Lease released first (holder cleared, as a member does before it
-// deletes its own Lease at the end of its term) is not remembered: gone,
+// dead. A Lease released first (holder cleared, as a member does at the
+// end of its term) is not remembered: gone,
 // it is dead at once. A sharder elected after the deletion never saw the
 // Lease and cannot tell; the member's own term ends by its renew deadline
 // all the same (pkg/leader does not create a Lease deleted under its

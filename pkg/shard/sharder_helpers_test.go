@@ -188,6 +188,9 @@ func sharderOptions(log *logtest.Hook) SharderOptions {
 			leader.WithRenewDeadline(time.Second), leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger())},
 		Logger:      l,
 		RetryPeriod: retryPeriod,
+		// The tests of the GC see dead members' Leases deleted soon;
+		// the retention itself is TestStalledMemberCreateNeverLandsAfterTheMove's.
+		LeaseRetention: 2 * time.Second,
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // How the sharder judges its members. Two questions are asked of a member
@@ -59,7 +61,10 @@ type seenRenewal struct {
 // holder reports whether l is held by the member its name is for, with the
 // fields a judgement needs.
 func (m *members) holder(l *coordinationv1.Lease) bool {
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil ||
+		l.Labels[leader.TermEndedLabel] != "" {
+		// (An ended Lease's term is over for good: a renewal the member
+		// still sent would not make it live again.)
 		return false
 	}
 	return MemberID(*l.Spec.HolderIdentity) == strings.TrimPrefix(l.Name, m.prefix)
@@ -194,6 +199,7 @@ func (m *members) scan(now time.Time, prev *view) (map[string]time.Time, map[str
 func (m *members) read(ctx context.Context, ask map[string]string, live map[string]time.Time) []string {
 	var retry []string
 	for id, rv := range ask {
+		var end *coordinationv1.Lease // the expired Lease to end before the member counts as dead
 		// Bounded, so that a hung API server does not hold the view
 		// back; the member stays undecided and is asked about again.
 		getCtx, cancel := context.WithTimeout(ctx, confirmTimeout)
@@ -210,7 +216,7 @@ func (m *members) read(ctx context.Context, ask map[string]string, live map[stri
 					m.refuted[id] = rv
 				}
 			} else {
-				m.dead[id] = true
+				m.markDead(id, now)
 			}
 		case err != nil:
 			retry = append(retry, id)
@@ -225,8 +231,10 @@ func (m *members) read(ctx context.Context, ask map[string]string, live map[stri
 				delete(m.refuted, id)
 			case writes.After(now):
 				m.recheck[id] = writes
+			case mustEnd(l):
+				end = l
 			default:
-				m.dead[id] = true
+				m.markDead(id, now)
 			}
 			if !until.After(now) && rv != "" {
 				m.refuted[id] = rv
@@ -235,6 +243,9 @@ func (m *members) read(ctx context.Context, ask map[string]string, live map[stri
 		m.mu.Unlock()
 		if err != nil && !apierrors.IsNotFound(err) {
 			m.log.Warnf("shard: ring %s: cannot read the lease of member %s, its objects stay until it can be read: %v", m.ring, id, err)
+		}
+		if end != nil && !m.endTerm(ctx, id, end) {
+			retry = append(retry, id)
 		}
 	}
 	return retry
@@ -275,6 +286,7 @@ func (m *members) compute(ctx context.Context) time.Time {
 	}
 	for id := range live {
 		delete(m.dead, id)
+		delete(m.deadAt, id)
 	}
 	for _, at := range m.recheck {
 		soonest(at)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -54,6 +55,9 @@ type members struct {
 	skew   time.Duration // SharderOptions.ClockSkew
 	onView func()        // called after a new view is published
 	log    logrus.FieldLogger
+	// ender updates member Leases (fenced by the sharder's election), to
+	// end the term of a member whose Lease expired (sharder_end.go).
+	ender coordinationv1client.LeasesGetter
 
 	cur    atomic.Pointer[view]
 	signal chan struct{}
@@ -71,8 +75,11 @@ type members struct {
 	// gone holds Leases deleted while held, by lease name: their
 	// members are judged as if they were no longer renewed
 	// (sharder_gone.go).
-	gone    map[string]*coordinationv1.Lease
-	dead    map[string]bool
+	gone map[string]*coordinationv1.Lease
+	dead map[string]bool
+	// deadAt holds when this sharder first found each dead member's term
+	// over: its Lease is deleted only a retention later (sharder_gc.go).
+	deadAt  map[string]time.Time
 	confirm map[string]bool // member IDs to read the lease of
 	// confirmed are the members a read of their Lease showed live since
 	// they last were not: only they are assigned objects.
@@ -89,7 +96,7 @@ type members struct {
 func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duration, log logrus.FieldLogger, onView func()) *members {
 	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
 		retry: retry, skew: skew, onView: onView, log: log, signal: make(chan struct{}, 1),
-		seen: map[string]seenRenewal{}, gone: map[string]*coordinationv1.Lease{}, dead: map[string]bool{}, confirm: map[string]bool{},
+		seen: map[string]seenRenewal{}, gone: map[string]*coordinationv1.Lease{}, dead: map[string]bool{}, deadAt: map[string]time.Time{}, confirm: map[string]bool{},
 		confirmed: map[string]bool{}, recheck: map[string]time.Time{}, refuted: map[string]string{}}
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
