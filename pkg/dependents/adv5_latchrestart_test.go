@@ -27,7 +27,6 @@ import (
 // deletes b's ConfigMap, though a exists, its requirements are met and
 // nothing but the restart happened.
 func TestAdv5RestartDuringAnOutageLetsTheLatchGo(t *testing.T) {
-	advOpen(t, "a restart during an outage of a latched owner's objects deletes what RequiresOwnerAvailable it")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		switch {

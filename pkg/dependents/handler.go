@@ -52,6 +52,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	get          liveGetter                   // reads an object a held owner keeps (see held.go)
 	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
 	fails        *failWatch                   // the keys whose failure a handler read (View.Failure)
+	before       *beforeRestart               // during a resync: the markers the live objects show were put (see before.go)
 	repairDrift  bool                         // Options.RepairDrift
 	log          logrus.FieldLogger           // one line per owner whose readiness changed
 }
@@ -100,6 +101,10 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	for key := range h.updating {
 		h.seenVersion(key, h.live[key])
 	}
+	// Only during the resync: an owner first computed later (created
+	// since) has no marker from before to inherit.
+	h.before = readBeforeRestart(h.live, h.fieldManager, h.build.ownerGVK.Kind)
+	defer func() { h.before = nil }()
 	var errs []string
 	order := slices.Sorted(maps.Keys(h.owners))
 	for _, key := range order {
@@ -320,7 +325,11 @@ func (h *loopHandler[T]) compute(key string) error {
 	}
 	h.markUpdates(prev, d)
 	h.holdNew(key, prev, d)
-	h.build.latch(key, d, prev != nil && prev.available && prev.uid == d.uid, failed)
+	// First computed at a resync, it inherits the latch the live objects
+	// show it had before the restart (see before.go).
+	was := prev != nil && prev.available && prev.uid == d.uid ||
+		prev == nil && h.before.marked(key, d.uid, h.k.available(key))
+	h.build.latch(key, d, was, failed)
 	since := h.refusedSince(key, prev)
 	h.unclaim(key)
 	for objKey := range d.claimedKeys() {

@@ -1,0 +1,74 @@
+package dependents
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+)
+
+// Readiness across a restart. An owner's markers (its owner marker, the
+// RequiresOwnerAvailable latch) live only in the scheduler, and a
+// readiness rule (ReadyWhen) only in the handler: after a restart, an
+// owner whose handler fails is judged by no rule at all, and a latch taken
+// before an outage is not known. Reading either as "not ready" takes down
+// what other owners require of it, on a verdict nobody gave: the restart
+// alone would delete objects that are still wanted.
+//
+// What the API server keeps says what the markers were: an object that
+// requires a marker carries the marker's key in its depends-on annotation,
+// and the scheduler deletes such an object once the marker is gone. So an
+// object of this field manager that still names the marker shows that the
+// marker was put when the replica stopped (or that its deletion was under
+// way: then the marker is kept a little longer, which keeps, and never
+// deletes). Only the owner of the current UID inherits it: it must keep
+// objects naming its UID (an owner deleted and created again under its
+// name while no replica ran has none, so its latch starts open, and a
+// requirer left by the old owner's readiness waits for the new one's).
+//
+// No marker is put where none is named: a new requirer of an owner that
+// was not ready (or not available) before the restart is not created until
+// the owner's handler answers and its objects are judged by its rules.
+
+// beforeRestart is what the live objects at a resync show of the markers
+// put before it: the marker keys they depend on, and the owners (by key)
+// with the UIDs their objects name.
+type beforeRestart struct {
+	named  map[string]bool
+	owners map[string]map[string]bool
+}
+
+// readBeforeRestart indexes live, the objects of the registration's kinds
+// at a resync (those of fieldManager only: no other manager's object
+// speaks for this registration's markers).
+func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind string) *beforeRestart {
+	b := &beforeRestart{named: map[string]bool{}, owners: map[string]map[string]bool{}}
+	for _, obj := range live {
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != fieldManager {
+			continue
+		}
+		for _, k := range strings.Split(m.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				b.named[k] = true
+			}
+		}
+		if kind, owner, uid, ok := parseOwner(obj); ok && kind == ownerKind {
+			if b.owners[owner] == nil {
+				b.owners[owner] = map[string]bool{}
+			}
+			b.owners[owner][uid] = true
+		}
+	}
+	return b
+}
+
+// marked tells whether the marker at markerKey of the owner at ownerKey,
+// of uid, was put before the restart: an object requires it, and the
+// owner keeps objects naming its UID. A nil beforeRestart (outside a
+// resync) knows nothing.
+func (b *beforeRestart) marked(ownerKey, uid, markerKey string) bool {
+	return b != nil && b.named[markerKey] && b.owners[ownerKey][uid]
+}
