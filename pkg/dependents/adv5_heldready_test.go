@@ -32,7 +32,6 @@ import (
 // which b, whose handler answers, still wants, on a readiness nobody
 // asked for: the restart alone took it down.
 func TestAdv5HeldOwnerJudgedByDefaultReadyTakesDownItsRequirer(t *testing.T) {
-	advOpen(t, "a held owner judged by DefaultReady instead of its handler's ReadyWhen takes down another owner's requirer at the restart")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var failing atomic.Bool
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {

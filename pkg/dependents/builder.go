@@ -35,6 +35,9 @@ type desired struct {
 	// held marks the objects of an owner whose handler failed at the
 	// first resync, put as they are (see held.go) until it succeeds.
 	held bool
+	// wasReady is, for a held owner, whether its owner marker was put
+	// before the restart (see before.go): its readiness rules are unknown.
+	wasReady bool
 }
 
 // AnnotationOwner names, on each object, the owner it is kept for: its
@@ -344,12 +347,15 @@ func (b *builder[T]) readiness(ownerKey string, d *desired, live map[string]runt
 }
 
 // latch sets the owner's latched marker (see
-// Object.RequiresOwnerAvailable) from d's readiness, the latch of before
-// (was) and whether the marker is waiting for the owner's requirements
-// (failed): it needs them, and is ordered after the owner's objects, so
-// that what waits for it is deleted before them.
+// Object.RequiresOwnerAvailable) from d's readiness (its owner marker:
+// every object ready, or for a held owner the marker it had before the
+// restart), the latch of before (was) and whether the marker is waiting
+// for the owner's requirements (failed): it needs them, and is ordered
+// after the owner's objects, so that what waits for it is deleted before
+// them.
 func (b *builder[T]) latch(ownerKey string, d *desired, was, failed bool) {
-	d.available = !failed && (was || d.ready == len(d.objects))
+	_, ready := d.values[b.k.owner(ownerKey)]
+	d.available = !failed && (was || ready)
 	if !d.available {
 		delete(d.values, b.k.available(ownerKey))
 		return

@@ -96,9 +96,13 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 	// another UID for a deleted owner's, and withdraws its values.
 	d.uid = string(owner.GetUID())
 	d.err = heldNote(cause, len(d.objects))
+	// Its readiness rules are unknown: it keeps the markers the live
+	// objects show it had before the restart (see before.go), never one
+	// its objects' DefaultReady would give.
+	d.wasReady = h.before.marked(key, d.uid, h.k.owner(key))
 	h.build.heldReadiness(key, d, h.live)
 	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
-	h.build.latch(key, d, false, failed)
+	h.build.latch(key, d, h.before.marked(key, d.uid, h.k.available(key)), failed)
 	for objKey := range d.objectKeys() {
 		h.childOf[objKey] = key
 		h.held.set(objKey, d.values[objKey])
@@ -181,16 +185,23 @@ func (h *loopHandler[T]) heldValue(ctx context.Context, ownerKey string, obj run
 	return u, label, nil
 }
 
-// heldReadiness is readiness for a held owner: each object is judged by
-// its kind's DefaultReady (the handler's ReadyWhen is unknown), so that
-// what other owners require of it (its owner marker) is not taken down by
-// the restart. The ready marker of every held object is put whatever its
-// readiness: the held objects that require it carry that in their
-// annotations, and a missing marker would have the scheduler delete them,
-// where a held object is never deleted nor changed.
+// heldReadiness is readiness for a held owner, whose handler's ReadyWhen
+// is unknown. Each object's report is its kind's DefaultReady (what the
+// status shows), but the owner marker, what other owners require of it,
+// is the one it had before the restart (wasReady, see before.go), kept
+// while every held object exists and is not being deleted (one that is
+// gone is ready by no rule): judging it by DefaultReady took down, at the
+// restart alone, an object of another owner that RequiresOwner it whose
+// rule called ready what DefaultReady does not, and let a new one be
+// created on an owner whose rule called it not ready. The ready marker of
+// every held object is put whatever its readiness: the held objects that
+// require it carry that in their annotations, and a missing marker would
+// have the scheduler delete them, where a held object is never deleted
+// nor changed.
 func (b *builder[T]) heldReadiness(ownerKey string, d *desired, live map[string]runtime.Object) {
 	d.ready = 0
 	all := make([]string, 0, len(d.objects))
+	kept := d.wasReady
 	for i := range d.objects {
 		o := &d.objects[i]
 		rk := b.k.ready(ownerKey, o.key)
@@ -198,9 +209,9 @@ func (b *builder[T]) heldReadiness(ownerKey string, d *desired, live map[string]
 		d.values[rk] = marker{Needs: []string{o.key}}
 		switch obj := live[o.key]; {
 		case obj == nil:
-			o.ready, o.why = false, "not seen"
+			o.ready, o.why, kept = false, "not seen", false
 		case deleting(obj):
-			o.ready, o.why = false, "being deleted"
+			o.ready, o.why, kept = false, "being deleted", false
 		default:
 			o.ready, o.why = callReady(DefaultReady, obj)
 		}
@@ -208,7 +219,7 @@ func (b *builder[T]) heldReadiness(ownerKey string, d *desired, live map[string]
 			d.ready++
 		}
 	}
-	if d.ready == len(d.objects) {
+	if kept {
 		d.values[b.k.owner(ownerKey)] = marker{Needs: all}
 	} else {
 		delete(d.values, b.k.owner(ownerKey))
