@@ -237,11 +237,18 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 		}
 		return "withdrew " + ownerKey, freed, nil
 	}
+	// The keys put before, taken before compute: a failed computation
+	// judges the last desired state again in place (prev is cur), and a
+	// marker it takes out of it must be withdrawn as well.
+	var before []string
+	if prev != nil {
+		before = slices.Collect(maps.Keys(prev.values))
+	}
 	err := h.compute(ownerKey)
 	cur := h.desired[ownerKey]
 	var freed []string
 	if prev != nil {
-		for k := range prev.values {
+		for _, k := range before {
 			if cur == nil || !hasValue(cur, k) {
 				// cur is nil with a prev only when prev was a deleted
 				// owner's (another UID under the name, see compute) and the

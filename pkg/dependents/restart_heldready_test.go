@@ -73,3 +73,63 @@ func TestHeldOwnerNotReadyBeforeTheRestartGetsNoNewRequirer(t *testing.T) {
 		return advConfigMap(t, ns, "b-cm") != nil
 	})
 }
+
+// TestHeldOwnersObjectDeletedByHandTakesItsMarkerDown: a is ready by its
+// rule and b's ConfigMap RequiresOwner a. After a restart a's handler
+// fails: a is held, and keeps the owner marker it had before, so b's
+// ConfigMap stays. Then a's held ConfigMap is deleted by hand: a held
+// object is not created again while the handler does not answer, and an
+// object that is gone is ready by no rule, so a is not ready and b's
+// ConfigMap goes, as it would for a's object deleted while a's handler
+// answers. Once it answers, both are created again.
+func TestHeldOwnersObjectDeletedByHandTakesItsMarkerDown(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	var failing atomic.Bool
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "b":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b-cm"}}).
+				RequiresOwner(ns, "a")}, nil
+		case failing.Load():
+			return nil, errors.New("cannot compute a")
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}})}, nil
+	}
+	fm := "restart-helddeleted"
+	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	ctx, stop := context.WithCancel(t.Context())
+	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	advCreateApp(t, webapps, ns, "a", map[string]string{})
+	advCreateApp(t, webapps, ns, "b", map[string]string{})
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
+	before := advConfigMap(t, ns, "b-cm")
+	stopAndWait(t, stop, d)
+	failing.Store(true)
+	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	controlplanetest.Eventually(t, wait, "a resync committed", func() bool { return committedResync(d) })
+	controlplanetest.Eventually(t, wait, "a's condition: held", func() bool {
+		return strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are")
+	})
+	if now := advConfigMap(t, ns, "b-cm"); now == nil || now.UID != before.UID {
+		t.Fatalf("a, held, was ready before the restart, yet b's ConfigMap was deleted (now %v)", now)
+	}
+	if err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "a-cfg", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "b's ConfigMap deleted: a's held object is gone", func() bool {
+		return advConfigMap(t, ns, "b-cm") == nil
+	})
+	controlplanetest.Eventually(t, wait, "b waiting for a", func() bool {
+		return strings.Contains(readyMessage(t, webapps, ns, "b"), "waiting for WebApp "+ns+"/a to be ready")
+	})
+	if advConfigMap(t, ns, "a-cfg") != nil {
+		t.Fatal("a's held ConfigMap, deleted by hand, was created again while a's handler fails")
+	}
+	failing.Store(false)
+	updateImage(t, webapps, ns, "a", "app:2")
+	controlplanetest.Eventually(t, wait, "a's and b's ConfigMaps created again once a's handler answers", func() bool {
+		return advConfigMap(t, ns, "a-cfg") != nil && advConfigMap(t, ns, "b-cm") != nil
+	})
+}
