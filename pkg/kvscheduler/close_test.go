@@ -130,3 +130,26 @@ func TestWatchStartedWhileClosingIsClosed(t *testing.T) {
 		t.Fatal("a watch started while Close began is still open after Close returned")
 	}
 }
+
+// TestWatchOfAClosedSchedulerCanBeClosed: a watch started on a scheduler
+// already closed is closed at once, and its owner's Close (deferred, as
+// every reader of a watch does) is then a no-op. It panicked ("close of
+// closed channel"): the start closed the watch's done channel directly,
+// outside the Once that Close closes it through. pkg/dependents' state
+// watch, started by Joining.Start on a host scheduler closed meanwhile,
+// crashed a test binary so.
+func TestWatchOfAClosedSchedulerCanBeClosed(t *testing.T) {
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w := s.WatchValueStatus(context.Background(), nil)
+	if _, ok := <-w.C(); ok {
+		t.Fatal("a watch of a closed scheduler delivered a status")
+	}
+	w.Close()
+	w.Close()
+}

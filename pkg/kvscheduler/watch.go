@@ -41,7 +41,9 @@ func (s *Scheduler) WatchValueStatus(ctx context.Context, selector func(key stri
 	s.smu.Lock()
 	if s.watchesClosed {
 		s.smu.Unlock()
-		close(w.done)
+		// Through Close, never directly: its owner's Close (deferred by
+		// every reader) must find done closed by the same Once.
+		w.Close()
 		close(w.ch)
 		return w
 	}
