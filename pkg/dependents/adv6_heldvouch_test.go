@@ -1,0 +1,82 @@
+package dependents_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestAdv6HeldRequirerVouchesForAMarkerAcrossTwoRestarts: readiness after
+// a restart is read from the objects that require it (before.go), and a
+// held object is kept while what it requires is absent. b's ConfigMap
+// RequiresOwner a, created while a was ready. At a first restart a is no
+// longer ready by its rule and b's handler fails: b's ConfigMap is held,
+// kept. At a second restart b's handler answers and a's fails (a held):
+// b's ConfigMap still names a's owner marker, so a inherits a marker it
+// did not have before the second restart, and c's ConfigMap, which
+// RequiresOwner a too, is created on it.
+func TestAdv6HeldRequirerVouchesForAMarkerAcrossTwoRestarts(t *testing.T) {
+	advOpen(t, "a held requirer vouches, at the next restart, for a marker that was absent")
+	ns := controlplanetest.Namespace(t, cp.Config())
+	var aReady, aFailing, bFailing atomic.Bool
+	aReady.Store(true)
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "a" && aFailing.Load(), app.Name == "b" && bFailing.Load():
+			return nil, errors.New("cannot compute " + app.Name)
+		case app.Name == "a":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}}).
+				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "a")}, nil
+	}
+	fm := "adv6-heldvouch"
+	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	ctx, stop := context.WithCancel(t.Context())
+	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	advCreateApp(t, webapps, ns, "a", map[string]string{})
+	advCreateApp(t, webapps, ns, "b", map[string]string{})
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
+	stopAndWait(t, stop, d)
+
+	aReady.Store(false)
+	bFailing.Store(true)
+	ctx, stop = context.WithCancel(t.Context())
+	d, webapps = advStart(t, ctx, fm, kinds, handler)
+	controlplanetest.Eventually(t, wait, "first restart: a not ready, b held", func() bool {
+		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "b"), "held as they are") &&
+			strings.Contains(readyMessage(t, webapps, ns, "a"), "a's rule")
+	})
+	if advConfigMap(t, ns, "b-cm") == nil {
+		t.Fatal("b's held ConfigMap was deleted at the first restart")
+	}
+	stopAndWait(t, stop, d)
+
+	advCreateApp(t, webapps, ns, "c", map[string]string{})
+	bFailing.Store(false)
+	aFailing.Store(true)
+	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	controlplanetest.Eventually(t, wait, "second restart: a held", func() bool {
+		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are")
+	})
+	if now := advConfigMap(t, ns, "c-cm"); now != nil || slices.Contains(ops(d, kvscheduler.OpCreate), "ConfigMap c-cm") {
+		t.Errorf("a was not ready before the second restart and is held (%q), yet c's ConfigMap was created on it; "+
+			"c's condition %q", readyMessage(t, webapps, ns, "a"), readyMessage(t, webapps, ns, "c"))
+	}
+}
