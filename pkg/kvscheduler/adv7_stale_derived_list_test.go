@@ -21,7 +21,6 @@ import (
 // deleted and created again as b/2's (fuzz seed 116 of
 // -fzdheld, as its delete as INVALID, with -fzprops off).
 func TestAdv7RequestOfAnObtainedBaseTakesADerivedKeyAnotherBaseHolds(t *testing.T) {
-	advOpen(t, "a request of an OBTAINED base takes a derived key another base holds")
 	sb := kvtest.New()
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {

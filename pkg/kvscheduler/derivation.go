@@ -69,6 +69,26 @@ func (w *walker) derivationErr(n *node, derived []KeyValuePair) error {
 // delete).
 func (w *walker) derivedBy(c *node) bool { return w.g.listedByBase(c) }
 
+// unlistGone makes the base of derived value n, which leaves the graph
+// (neither wanted nor in the southbound), stop listing it: a base lists
+// the derived values it holds now, not those a read of it once said it
+// derives. Left listed, the key looked the base's own when another base
+// took it later: the first base's delete or change deleted it as its own
+// (a value still wanted), and a request of it judged no clash on it.
+func (s *Scheduler) unlistGone(n *node) {
+	b := s.g.nodes[n.base]
+	if n.base == "" || b == nil {
+		return
+	}
+	if i := slices.Index(b.derived, n.key); i >= 0 {
+		// A new list: the old one may be the node's own array (derivedOne).
+		b.derived = slices.Concat(b.derived[:i:i], b.derived[i+1:])
+		if len(b.derived) == 0 {
+			b.derived = nil
+		}
+	}
+}
+
 // refuseDerivedKey refuses a northbound request of n, a derived value its
 // base still derives: a key is one value, and n is its base's (taken
 // over, it would be deleted with its base while requested, or left there

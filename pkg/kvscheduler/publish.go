@@ -92,6 +92,7 @@ func (s *Scheduler) dirtyStatuses(entries []pubUpdate) (_ []pubUpdate, nChanges 
 		n.tidy()
 		if n.want == nil && !n.exists() && !n.avail && !n.blocked() && !n.holdsLeftover() {
 			s.unwait(n)
+			s.unlistGone(n)
 			s.g.remove(n)
 			add(n, nil)
 			continue
