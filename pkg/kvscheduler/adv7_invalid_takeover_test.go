@@ -18,7 +18,6 @@ import (
 // -fzretry -fzdd -fzprops -fzinv). Without the failed create first
 // (b/1 created by the scheduler) the same transaction keeps b/2's d/2.
 func TestAdv7InvalidOldBaseDeletesTheKeyTheNewBaseTookInTheSameTransaction(t *testing.T) {
-	advOpen(t, "an INVALID old base deletes the derived key a new base took in the same transaction")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	x.sb.Set("b/1", "w@2|", false)
