@@ -210,5 +210,9 @@ func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 		return true // the southbound holds o's derived value, not b's
 	}
 	w.detachDerived(o, c.Key)
+	// o still wants a value that derives the key: once b's change lets
+	// it go (b's update that had given it to o failed; its retry deletes
+	// it), o derives it again, rather than stay CONFIGURED without it.
+	s.noteRegain(o, c.Key)
 	return false
 }
