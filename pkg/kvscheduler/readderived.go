@@ -187,10 +187,12 @@ func (g *graph) listedByBase(c *node) bool {
 // read derives, is left to the other value whose key it is (see
 // derivedByOther; a requested or notified value always keeps it). When
 // the other is a base read in this same refresh too, the southbound's two
-// bases both derive the key and neither holds it by an earlier walk: the key goes to the one whose derived value is the one the
-// southbound holds, when its own read says so, else to the last read
-// (the walk then judges the clash, rule 8); the other base stops listing
-// it, so that one base at most takes it down with it.
+// bases both derive the key: the key goes to the one whose derived value
+// is the one the southbound holds, when the key's own descriptor reads it
+// (as its read says, or, not read in this refresh, as the walk left it),
+// else to the last read (the walk then judges the clash, rule 8); the
+// other base stops listing it, so that one base at most takes it down
+// with it.
 func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 	cn := s.g.nodes[c.Key]
 	if cn != nil && cn.base == "" && cn.last == nil && w.readOwned[cn] {
@@ -206,8 +208,12 @@ func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 	if o == nil || o.readGen < s.readSince {
 		return true // o's claim stands: its read is not part of this one
 	}
-	if cn.readGen >= s.readSince && s.readsItself(cn) && cn.exists() && !identical(cn.sb, c.Value) {
-		return true // the southbound holds o's derived value, not b's
+	if s.readsItself(cn) && cn.exists() && !identical(cn.sb, c.Value) {
+		// The southbound holds o's derived value, not b's: as its own
+		// read says, or, when this refresh did not read it (a read-back
+		// of the bases only), as the walk left it (o took it over, and
+		// that update went through while b's change failed).
+		return true
 	}
 	w.detachDerived(o, c.Key)
 	// o still wants a value that derives the key: once b's change lets
