@@ -57,38 +57,41 @@ func (w *walker) releasesKey(b *node, key string) bool {
 // takeOver detaches derived keys of n that another base still lists (and
 // releases, see releasesKey) from that base: the key is n's now (derived
 // by n, or requested by the northbound when n is the key itself), and the
-// other base's change further on must not delete it as obsolete. A key
-// nobody holds is n's from now on too (see claimKey).
+// other base's change further on must not delete it as obsolete. Every
+// key is n's from now on (see claimKey).
 func (w *walker) takeOver(n *node, derived []KeyValuePair) {
 	for _, kv := range derived {
 		c := w.g.nodes[kv.Key]
-		switch {
-		case c == nil || c.base == "":
-			w.claimKey(n, c, kv.Key)
-		case c.base != n.key:
+		if c != nil && c.base == n.key {
+			continue
+		}
+		if c != nil && c.base != "" {
 			if b := w.g.nodes[c.base]; b != nil {
 				w.noteTakeover(kv.Key, b)
 				w.tookOn = append(w.tookOn, takeover{key: kv.Key, from: b})
 				w.detachDerived(b, kv.Key)
 			}
 		}
+		w.claimKey(n, c, kv.Key)
 	}
 }
 
 // claimKey names n the base of key (c its node, nil if none yet), which
-// n derives and nobody holds, as soon as n lists it, before n's derived
-// values are applied: a value walked in between (a base whose ordering
-// n's create met, run first) then finds the key n's and judges the clash
-// (rule 8). Claimed only by the frame applying it, the key looked free
-// to that base, which derived it too, and n's frame then took it from
-// that base silently: both listed it, and the delete of one took the
-// other's value (adv5 fuzz -fzdheld, seed 38).
+// n derives, as soon as n lists it, before n's derived values are
+// applied: a value walked in between (a base whose ordering n's create
+// met, run first) then finds the key n's and judges the clash (rule 8).
+// Claimed only by the frame applying it, the key looked free to that
+// base (no node yet, or a node naming that very base, which had let it
+// go), which derived it too, and n's frame then took it from that base
+// silently: both listed it, and the delete of one took the other's value
+// (adv5 fuzz -fzdheld, seeds 38 and 1058).
 func (w *walker) claimKey(n, c *node, key string) {
 	if c == nil {
 		c = w.s.newNode(key)
 	}
+	old := c.base
 	c.base, c.origin = n.key, n.origin
-	w.s.noteBaseMoved(c, "")
+	w.s.noteBaseMoved(c, old)
 }
 
 // detachDerived removes k from b's derived keys.
