@@ -344,6 +344,12 @@ func (s *Scheduler) goneOne(w *walker, n *node, recheck bool) {
 		s.unwait(n)
 		n.err = nil
 		n.resetAttempts()
+		// Nor does it count as failed in this walk: a base re-created
+		// further on in it derives it again (seed 1214 of -fzdheld -fzrb:
+		// the derived value of a re-created base, lost behind the
+		// scheduler's back, failed its delete, and the base was created
+		// again without it).
+		w.attemptAgain(n)
 	}
 	s.dirty(n)
 }
