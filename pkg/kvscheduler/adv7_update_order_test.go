@@ -17,7 +17,6 @@ import (
 // a/2 first. The same when a/2 goes for being invalid (bad|) rather than
 // PENDING.
 func TestAdv7UpdateIntoPendingDeletesBeforeAnOrderedDependentThatGoesForAnotherReason(t *testing.T) {
-	advOpen(t, "an update into PENDING deletes a value before an ordered dependent that goes for another reason")
 	for _, c := range [][2]string{{"w|d/1", "v|d/1"}, {"w|d/1", "v|d/2"}, {"w|d/1", "v|r/1"}, {"w|d/1", "bad|"}, {"bad|", "v|d/2"}} {
 		v2, v3 := c[0], c[1]
 		x := newAdv6Script(t)

@@ -19,9 +19,10 @@ import (
 // nothing wants (read back after a restart: nothing takes it down). Such
 // a request, of the dependent or of the base it is derived from, is
 // applied right away, before the value goes (see deleteDueDependents);
-// so is a dependent's later update that Requires the value, when the value
-// goes by its own update rather than by a delete request (see
-// updateTakesAway; a delete request is postponed instead, see postponeTo).
+// so is a dependent's later update that surely takes it away, whatever
+// the reason (see updateTakesAway and leaving.go), when the value goes by
+// its own update rather than by a delete request (a delete request is
+// postponed instead, see postponeTo).
 // The end of a delete waits for a dependent whose delete is under way
 // (dependentUnderWay), and deletes released together go dependents first
 // (dependentsFirst).
@@ -65,28 +66,24 @@ func (w *walker) deleteDueDependents(n *node) {
 
 // updateTakesAway returns the transaction's later request of m, a value
 // ordered after n (ordering-only: the cascade does not take it down), when
-// it is an update that takes m away with n: its new value Requires n,
-// which is going (n's own update took it into PENDING or INVALID; a
-// delete request of n is postponed after m's update instead, see
-// postponeTo). Applied first, m goes before n. An update that may keep m
-// is left where it is: applied early inside n's delete, it could find
-// missing what the transaction creates before it, and go for nothing.
+// it is an update that surely takes m away, whatever the reason (see
+// surelyGoes): its new value Requires n, which is going (n's own update
+// took it into PENDING or INVALID; a delete request of n is postponed
+// after m's update instead, see postponeTo), or another value nothing
+// provides, or it is invalid. Applied first, m goes before n. An update
+// that may keep m is left where it is: applied early inside n's delete,
+// it could find missing what the transaction creates before it, and go
+// for nothing.
 func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
-	if m.d == nil || m.d.Dependencies == nil || !orderedOnlyAfter(m, n.key) {
+	if !orderedOnlyAfter(m, n.key) {
 		return txnValue{}, false
 	}
 	j, ok := w.valueIndex(w.values, m.key)
 	if !ok || w.values[j].value == nil || !w.laterValue(w.values[j]) {
 		return txnValue{}, false
 	}
-	deps, err := callDeps(m.d, m.key, w.values[j].value)
-	if err != nil {
-		return txnValue{}, false
-	}
-	for _, dep := range deps {
-		if dep.Kind == Requires && dep.matchesKey(n.key) {
-			return w.values[j], true
-		}
+	if w.surelyGoes(m, w.values[j].value) {
+		return w.values[j], true
 	}
 	return txnValue{}, false
 }

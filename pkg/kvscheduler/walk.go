@@ -123,6 +123,9 @@ type walker struct {
 	// by key, built at the first derived-key clash (see laterRequest).
 	values  []txnValue
 	valueAt map[string]int
+	// provides are the keys the transaction's values set or derive, made
+	// at the first question of the delete order (see txnKeys).
+	provides map[string][]int
 	// restoring are the keys whose undo restores their INVALID state
 	// for a clash, with the key they clashed on (see restoreClash).
 	restoring map[string]restoredClash
