@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -93,4 +94,25 @@ func TestDeleteOrderOfAValueTheCascadeOfABaseDeleteTakesAwayLater(t *testing.T) 
 // request is (postponeTo).
 func TestDeleteOrderOfARecreateBeforeADependentALaterRequestTakesAway(t *testing.T) {
 	deleteOrderStep(t, []kv{{"r/2", "v|"}, {"a/1", "v|~r/2"}}, 2, []kv{{"r/2", "w|"}, {"a/1", "v|~r/2,n/1"}})
+}
+
+// TestDeleteOrderOfADependentTheCascadeOfALaterRequestTakesAway (adv5
+// fuzz seed 370, reduced): r/1 Requires r/2 and is ordered after a/1. One
+// transaction deletes a/1 and changes r/2, whose descriptor applies
+// changes by re-creation (to a value that Requires a/*, so that it waits,
+// or to one that comes back), or deletes r/2: r/2's delete takes r/1 down
+// (into PENDING) in the same step, after a/1's delete had gone first. r/1,
+// which the cascade of a request further on surely takes away, is taken
+// down before a/1 goes; and it stays down (a/1, which it is ordered
+// after, is gone).
+func TestDeleteOrderOfADependentTheCascadeOfALaterRequestTakesAway(t *testing.T) {
+	for _, v := range []any{"w|a/*", "v|n/2", "w|", nil} {
+		t.Run(fmt.Sprintf("r/2 to %v", v), func(t *testing.T) {
+			sb := deleteOrderStep(t, []kv{{"a/1", "w|"}, {"r/2", "v|"}, {"r/1", "v|~a/1,r/2"}}, 3,
+				[]kv{{"a/1", nil}, {"r/2", v}})
+			if _, ok := sb.Values()["r/1"]; ok {
+				t.Errorf("the southbound holds r/1 without a/1: %v", sb.Values())
+			}
+		})
+	}
 }

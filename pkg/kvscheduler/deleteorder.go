@@ -37,6 +37,7 @@ func (w *walker) deleteDueDependents(n *node) {
 	if len(w.dels) == 0 && len(w.values) == 0 {
 		return
 	}
+	var down []*node // read before the graph changes (see dependents)
 	for _, m := range w.g.dependents(n) {
 		if m == n || !m.exists() || m.origin == FromSB || m.deleting() {
 			continue
@@ -47,7 +48,16 @@ func (w *walker) deleteDueDependents(n *node) {
 				continue
 			}
 		}
-		if !w.later(b) || b.deleting() {
+		if b.deleting() {
+			continue
+		}
+		if !w.later(b) {
+			// Taken down now, into PENDING, when the cascade of a
+			// request further on surely takes it away then (see
+			// cascadeLater).
+			if m.avail && w.cascadeLater(b, map[*node]bool{}) {
+				down = append(down, b)
+			}
 			continue
 		}
 		i, ok := w.dueDelete(b.key)
@@ -60,6 +70,12 @@ func (w *walker) deleteDueDependents(n *node) {
 			if v, ok := w.updateTakesAway(m, n); ok {
 				w.push(w.startValue(v))
 			}
+		}
+	}
+	for _, b := range down {
+		if b.avail && !b.deleting() {
+			w.s.dirty(b)
+			w.delete(b, delPending, false)
 		}
 	}
 }

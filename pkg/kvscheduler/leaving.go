@@ -118,3 +118,81 @@ func (w *walker) txnKeys() map[string][]int {
 	}
 	return w.provides
 }
+
+// cascadeLater tells whether the Requires cascade of a request of the
+// transaction still to come surely takes x's value away: x has no request
+// of its own further on (one may change what it needs), and one of its
+// Requires dependencies has a single provider, which exists and which
+// such a request surely takes away (see requestTakesAway), itself or by
+// the cascade in turn; no other provider may come meanwhile. seen guards
+// against cycles of dependencies.
+func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
+	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
+		x.deleting() || w.later(x) {
+		return false
+	}
+	seen[x] = true
+	for _, dep := range x.deps {
+		if dep.Kind != Requires {
+			continue
+		}
+		if p := w.soleProvider(x, dep); p != nil && (w.requestTakesAway(p) || w.cascadeLater(p, seen)) {
+			return true
+		}
+	}
+	return false
+}
+
+// soleProvider returns the one provider of x's dependency dep that exists,
+// or nil when there are more, none, or another one may come in this
+// transaction (see mayBeMet).
+func (w *walker) soleProvider(x *node, dep Dependency) *node {
+	var sole *node
+	more := false
+	w.g.providers(x, dep, func(p *node) bool {
+		switch {
+		case p == x:
+			more = true // a cycle of one
+		case p.avail && p.exists() && !p.deleting() && sole == nil:
+			sole = p
+		case p.avail || p.want != nil || w.later(p):
+			more = true
+		}
+		return !more
+	})
+	if more || sole == nil {
+		return nil
+	}
+	for k, at := range w.txnKeys() {
+		if k != sole.key && dep.matchesKey(k) && w.anyLater(at) {
+			return nil
+		}
+	}
+	return sole
+}
+
+// requestTakesAway tells whether a request of the transaction still to
+// come, p's own or its base's, surely takes p's value away: a delete, a
+// re-create (its delete takes away what Requires p, even if p comes back),
+// an update that surely goes (see surelyGoes), or an update of its base
+// that no longer derives it.
+func (w *walker) requestTakesAway(p *node) bool {
+	b := p
+	if p.base != "" {
+		if b = w.g.nodes[p.base]; b == nil {
+			return false
+		}
+	}
+	j, ok := w.valueIndex(w.values, b.key)
+	if !ok || !w.laterValue(w.values[j]) {
+		return false
+	}
+	v := w.values[j]
+	switch {
+	case v.value == nil, v.group == 1:
+		return true
+	case b != p && w.releasesKey(b, p.key):
+		return true
+	}
+	return w.surelyGoes(b, v.value)
+}
