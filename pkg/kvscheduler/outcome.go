@@ -61,13 +61,11 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 		// first: u's undo then derives the key again without a clash.
 		for _, k := range w.requestsTookFrom(u.key) {
 			if i, ok := pending[k]; ok {
-				delete(pending, k)
-				w.undoOne(undos[i])
+				w.undoInOrder(undos[i], undos, pending)
 			}
 		}
 		if _, ok := pending[u.key]; ok {
-			delete(pending, u.key)
-			w.undoOne(u)
+			w.undoInOrder(u, undos, pending)
 		}
 	}
 	for _, e := range w.rec.Errors[out.revertFrom:] {
