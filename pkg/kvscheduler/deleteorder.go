@@ -31,8 +31,11 @@ import (
 // and left a dependent of those to be deleted after them.
 
 // deleteDueDependents pushes, to run before the end of n's delete (pushed
-// already), the transaction's deletes further on that take away a value
-// depending on n which the walk would otherwise leave in place until then.
+// already), the transaction's requests further on that take away a value
+// depending on n which the walk would otherwise leave in place until then
+// (its delete, or an update that surely takes it away), and takes down
+// (into PENDING) a dependent that the Requires cascade of such a request
+// surely takes away (see cascadeLater).
 func (w *walker) deleteDueDependents(n *node) {
 	if len(w.dels) == 0 && len(w.values) == 0 {
 		return
