@@ -2,6 +2,7 @@ package kvscheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -114,5 +115,54 @@ func TestDeleteOrderOfADependentTheCascadeOfALaterRequestTakesAway(t *testing.T)
 				t.Errorf("the southbound holds r/1 without a/1: %v", sb.Values())
 			}
 		})
+	}
+}
+
+// TestDeleteOrderOfARecreateBeforeADependentALaterClashTakesAway (adv5
+// fuzz seed 2970, reduced): b/2=v@1|b/1,~r/1 is held, its derived d/1
+// gone (b/1's update into a clash took b/2 down, whose delete failed). A
+// downstream resync re-creates r/1 (the southbound changed it), then
+// applies b/1's request, which now takes the free d/1, and b/2's, which
+// derives d/1 too: b/2 is INVALID and deleted, after r/1's re-create
+// deleted r/1, which b/2 is ordered after. r/1's re-create is postponed
+// only after a later request that changes b/2 (postponeTo), and b/2's
+// request is the value it holds: that the clash takes it away is judged
+// only once b/1 took the key.
+func TestDeleteOrderOfARecreateBeforeADependentALaterClashTakesAway(t *testing.T) {
+	advOpen(t, "a re-create deletes a value before a dependent that a derived-key clash judged later in the step takes away")
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	sb := kvtest.New()
+	ctx := context.Background()
+	for _, d := range fzDescs(sb, &fzCancel{}) {
+		if err := s.RegisterDescriptor(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(kvs ...any) error {
+		txn := s.StartNBTransaction()
+		for i := 0; i < len(kvs); i += 2 {
+			txn.SetValue(kvs[i].(string), kvs[i+1])
+		}
+		_, err := txn.Commit(ctx)
+		return err
+	}
+	if err := commit("b/1", "v|", "r/1", "w|", "b/2", "v@1|b/1,~r/1"); err != nil {
+		t.Fatal(err)
+	}
+	sb.FailNext("delete", "b/2", errors.New("injected"))
+	_ = commit("b/1", "w@1|~n/1") // b/1 INVALID for d/1: b/2 taken down, its delete failed
+	if held := sb.Values(); held["b/2"] == nil || held["d/1"] != nil {
+		t.Fatalf("the southbound holds %v, want b/2 without its d/1", held)
+	}
+	sb.Set("r/1", "w|a/1", false)
+	before := sb.Values()
+	sb.ResetOps()
+	_, _ = s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, sb.OpStrings())
 	}
 }
