@@ -25,7 +25,6 @@ import (
 // both run their deletion handlers (two finalizer cleanups, two external
 // side effects).
 func TestAdv7HandedOverObjectsDeletionRunsOnlyOnItsNewMember(t *testing.T) {
-	advOpen(t, "a member that acknowledged a drain runs its handlers for the object's later deletion")
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/handed"

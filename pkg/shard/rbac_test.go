@@ -170,6 +170,7 @@ type rbacMember struct {
 	mu     sync.Mutex
 	id     string
 	called map[string]string // key -> member ID of the last call
+	gone   map[string]bool   // keys whose deletion the handler was given
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -179,7 +180,7 @@ func joinAs(t *testing.T, cfg *rest.Config, ring shard.Ring, name string) *rbacM
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r := &rbacMember{log: logtest.NewLocal(log), called: map[string]string{}, done: make(chan error, 1)}
+	r := &rbacMember{log: logtest.NewLocal(log), called: map[string]string{}, gone: map[string]bool{}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(t.Context())
 	r.cancel = cancel
 	go func() {
@@ -199,6 +200,9 @@ func joinAs(t *testing.T, cfg *rest.Config, ring shard.Ring, name string) *rbacM
 			cms.OnChange(ctx, "record", func(key string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 				r.mu.Lock()
 				r.called[key] = id
+				if cm == nil {
+					r.gone[key] = true
+				}
 				r.mu.Unlock()
 				return cm, nil
 			})
@@ -336,6 +340,16 @@ func TestRBACIsEnough(t *testing.T) {
 	})
 	b.stop(t)
 	eventually(t, "every ConfigMap back on a and handled there", func() bool { return handled(a) })
+	// A deletion of a held object: the member's gate confirms it with a
+	// read (get), which nothing else above needs of it.
+	if err := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns).Delete(t.Context(), "cm-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a told that cm-0 is gone", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.gone[ns+"/cm-0"]
+	})
 	a.stop(t)
 
 	check := func(who string, a *audit, role *rbacv1.Role) {
