@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Gate decides, for one pass over a key, whether the kind's handlers run.
@@ -24,7 +26,10 @@ import (
 // the key is then forgotten. handle=false skips the handlers for this
 // pass, as if they had returned nil. An error retries the key with
 // backoff, like a handler's error (a conflict, or an error marked with
-// RetryQuietly, is retried without an error line).
+// RetryQuietly, is retried without an error line). For a nil obj,
+// AbsentUID(ctx) tells the UID of the object the handlers were last given
+// under key, so that an object created anew under that name is not taken
+// for the one that went.
 type Gate interface {
 	// Admit tells whether key's handlers run for obj on this pass.
 	Admit(ctx context.Context, key string, obj runtime.Object) (handle bool, err error)
@@ -47,6 +52,9 @@ func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime
 		return false, nil
 	}
 	c.passes.running(key, "gate")
+	if robj == nil {
+		ctx = context.WithValue(ctx, absentUIDKey{}, c.known.uidOf(key))
+	}
 	handle, err := c.opts.Gate.Admit(ctx, key, robj)
 	if err != nil {
 		return false, fmt.Errorf("gate: %w", err)
@@ -55,4 +63,28 @@ func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime
 		c.ended(key, r.queue) // not this replica's to see go
 	}
 	return handle, nil
+}
+
+// absentUIDKey is the context key of AbsentUID's value.
+type absentUIDKey struct{}
+
+// AbsentUID returns, in a Gate's Admit for a pass over an absent object
+// (obj nil), the UID of the object the kind's handlers were last given
+// under the key: the one whose absence the pass is about. It is empty when
+// the handlers were given none (the cache had the object, and it went
+// before a pass gave it to them), and outside such a pass. A context
+// value, rather than an argument, so that a Gate wrapped in another (a
+// GateFunc that delegates) passes it on unchanged.
+func AbsentUID(ctx context.Context) types.UID {
+	uid, _ := ctx.Value(absentUIDKey{}).(types.UID)
+	return uid
+}
+
+// uidOf returns the UID of a cached object, empty when it has none.
+func uidOf(obj runtime.Object) types.UID {
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return o.GetUID()
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
@@ -52,10 +53,17 @@ type knownKey struct {
 	// telling, and the pass hands the key to the run current when it ends
 	// if its own run's retry is gone.
 	telling bool
+	// uid is the UID of the object the handlers were last given under
+	// the key (empty before they were given one): a Gate told of the
+	// key's absence compares it with what the API server has under that
+	// name (see AbsentUID).
+	uid types.UID
 }
 
-// add records that the cache has key's object (its event is queued).
-func (k *knownKeys) add(key string) {
+// add records that the cache has key's object (its event is queued), and,
+// when uid is not empty, that the handlers are given the object of that
+// UID.
+func (k *knownKeys) add(key string, uid types.UID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.keys == nil {
@@ -63,7 +71,17 @@ func (k *knownKeys) add(key string) {
 	}
 	e := k.keys[key]
 	e.queued = false
+	if uid != "" {
+		e.uid = uid
+	}
 	k.keys[key] = e
+}
+
+// uidOf returns the UID the handlers were last given under key.
+func (k *knownKeys) uidOf(key string) types.UID {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.keys[key].uid
 }
 
 // gone records that key's deletion is being queued, and tells whether to
@@ -109,7 +127,7 @@ func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.keys {
-		k.keys[key] = knownKey{queued: e.telling, telling: e.telling}
+		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid}
 	}
 	k.gen++
 	return k.gen

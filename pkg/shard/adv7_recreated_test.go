@@ -20,7 +20,6 @@ import (
 // away" and forgets the key: the deletion of the object a held reaches no
 // handler at all (b never held it; b is given the new object).
 func TestAdv7DeletionOfAHeldObjectRecreatedElsewhereReachesItsMember(t *testing.T) {
-	advOpen(t, "a deletion of a held object whose name was created again for another member reaches no handler")
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/reborn"

@@ -86,7 +86,9 @@ func (m *Member) Gate(cfg *rest.Config, gvk schema.GroupVersionKind) controller.
 // the API server first. The controller asks about an absent object only
 // when this member held it (its cache had it, its handlers saw it, and no
 // pass has since told them it is gone, nor been refused here): a NotFound
-// is then this member's deletion to handle. A key queued on a member that
+// is then this member's deletion to handle, and so is a live object of
+// another UID than the one the handlers were given (controller.AbsentUID):
+// the object held went, and its name was taken again. A key queued on a member that
 // never held the object (relatedresource from a kind outside the ring)
 // reaches neither this gate nor the handlers, and an object that moved
 // away is refused here once, which makes the member forget it.
@@ -123,13 +125,20 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 	if err != nil {
 		return false, err
 	}
-	_, err = g.get(ctx, c, key)
+	live, err := g.get(ctx, c, key)
 	if apierrors.IsNotFound(err) {
 		g.m.metrics.admit(g.gvk)
 		return true, nil // deleted: the handlers see nil, as always
 	}
 	if err != nil {
 		return false, err
+	}
+	if held := controller.AbsentUID(ctx); held != "" && live.GetUID() != held {
+		// The object this member held was deleted, and another was
+		// created under its name (for any member): a name is not an
+		// object, and the one held is gone.
+		g.m.metrics.admit(g.gvk)
+		return true, nil
 	}
 	g.m.metrics.refuse(g.gvk, refusedUncached)
 	// Moved away (not mine), or mine and not cached yet (the cache will
