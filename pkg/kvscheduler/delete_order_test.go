@@ -129,7 +129,6 @@ func TestDeleteOrderOfADependentTheCascadeOfALaterRequestTakesAway(t *testing.T)
 // request is the value it holds: that the clash takes it away is judged
 // only once b/1 took the key.
 func TestDeleteOrderOfARecreateBeforeADependentALaterClashTakesAway(t *testing.T) {
-	advOpen(t, "a re-create deletes a value before a dependent that a derived-key clash judged later in the step takes away")
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)
