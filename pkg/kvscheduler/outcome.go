@@ -59,7 +59,7 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	for _, u := range slices.Backward(undos) {
 		// The requests that took a derived key from u's key go back
 		// first: u's undo then derives the key again without a clash.
-		for _, k := range w.requestsTookFrom(u.key) {
+		for _, k := range slices.Concat(w.requestsTookFrom(u.key), w.basesTookFrom(u.key)) {
 			if i, ok := pending[k]; ok {
 				w.undoInOrder(undos[i], undos, pending)
 			}

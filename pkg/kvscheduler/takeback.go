@@ -1,6 +1,9 @@
 package kvscheduler
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // The undo of a derived-key takeover gives the key back to the base it
 // was taken from: a derived key belongs to at most one base at any time,
@@ -141,4 +144,18 @@ func (w *walker) giveBackUnapplied() {
 		}
 	}
 	w.tookOn = nil
+}
+
+// basesTookFrom returns the bases that hold derived keys they took over
+// from base b in the transaction (noteTakeover): their undos go before
+// b's, which otherwise clashes with them on the key it derives again and
+// is made INVALID and deleted (adv5 fuzz seed 2082).
+func (w *walker) basesTookFrom(b string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(w.takenFrom)) {
+		if c := w.g.nodes[k]; w.takenFrom[k] == b && c != nil && c.base != "" && c.base != b && !slices.Contains(out, c.base) {
+			out = append(out, c.base)
+		}
+	}
+	return out
 }

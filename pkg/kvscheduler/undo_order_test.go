@@ -42,7 +42,6 @@ func TestUndoDeletesDependentsFirst(t *testing.T) {
 // precede: the order could only be kept by not deleting b/1 for a clash
 // the revert undoes anyway.
 func TestUndoOfATakeoverDeletesDerivedValuesOrderedAfterABaseDeletedForAClash(t *testing.T) {
-	advOpen(t, "the undo of a takeover deletes derived values ordered after a base deleted for a clash")
 	dd := *fzDerivedDeps
 	*fzDerivedDeps = true
 	t.Cleanup(func() { *fzDerivedDeps = dd })

@@ -38,6 +38,13 @@ func (w *walker) update(n *node) {
 		// As an invalid value: the old value goes, the new one waits.
 		n.state, n.err = Invalid, err
 		w.invalidated(n)
+		if w.topErr && w.rec.Revert && !w.reverting() {
+			// The transaction reverts, and its undo gives n back the
+			// value it holds: deleting it for the clash would go before
+			// the undos that take away what is ordered after it (adv5
+			// fuzz seed 2082).
+			return
+		}
 		w.delete(n, delInvalid, false)
 		return
 	}
