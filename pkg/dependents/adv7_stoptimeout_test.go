@@ -3,11 +3,13 @@ package dependents_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 )
@@ -24,7 +26,6 @@ import (
 // until the handler returns. Here the handler is stuck for the test's
 // length; StopTimeout is 1 s and Wait is given 30 s.
 func TestAdv7StopTimeoutBoundsTheStopOfABusyHandler(t *testing.T) {
-	advOpen(t, "Options.StopTimeout does not bound the stop of a registration whose handler is busy: Dependents.Wait hangs")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	entered := make(chan struct{}, 1)
 	stuck := make(chan struct{})
@@ -63,4 +64,12 @@ func TestAdv7StopTimeoutBoundsTheStopOfABusyHandler(t *testing.T) {
 			"the stop is not bounded, so a term that waits for it hangs", time.Since(began).Round(time.Second), err)
 	}
 	t.Logf("Wait returned after %v: %v", time.Since(began).Round(time.Millisecond), err)
+	var still *controller.StillRunningError
+	if !errors.As(err, &still) || !errors.Is(err, controller.ErrStillRunning) {
+		t.Fatalf("Dependents.Wait after a StopTimeout passed with a handler still running: %v, want a *controller.StillRunningError "+
+			"(errors.Is(err, controller.ErrStillRunning)), on which leader and shard leave their Lease to expire", err)
+	}
+	if len(still.Handlers) != 1 || !strings.Contains(still.Handlers[0].Handler, "adv7-stop") {
+		t.Fatalf("the error names %v, want the registration's handler still running", still.Handlers)
+	}
 }

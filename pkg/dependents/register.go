@@ -49,8 +49,11 @@ type Options struct {
 	// Registerer receives the metrics of the loop and the scheduler; nil
 	// means none.
 	Registerer prometheus.Registerer
-	// StopTimeout bounds how long the loop may take to stop once the
-	// registration's context ends; zero means 10 s.
+	// StopTimeout bounds how long the loop and the scheduler may take to
+	// stop once the registration's context ends; zero means 10 s. A
+	// handler still running after it is logged, counted
+	// (lariat_eventloop_outlived_stop_total, with a Registerer) and named
+	// in Wait's error (errors.Is(err, controller.ErrStillRunning)).
 	StopTimeout time.Duration
 	// RepairDrift repairs at once an object changed behind the
 	// registration's back (its live object no longer equivalent to what
@@ -232,33 +235,6 @@ func (d *Dependents) closeWith(err error) error {
 		return err
 	}
 	return errors.Join(err, d.sched.Close())
-}
-
-// stopWhenDone stops the loop, then the scheduler it commits to, once ctx
-// ends.
-func (d *Dependents) stopWhenDone(ctx context.Context, opts Options) {
-	<-ctx.Done()
-	timeout := opts.StopTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	err := d.loop.Stop(stopCtx)
-	d.stopErr = errors.Join(err, d.sched.Close())
-	close(d.done)
-}
-
-// Wait returns once the registration has stopped (its context ended and
-// the loop and the scheduler stopped), or ctx ends; with the error of
-// stopping them.
-func (d *Dependents) Wait(ctx context.Context) error {
-	select {
-	case <-d.done:
-		return d.stopErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Scheduler returns the registration's KV scheduler (for its HTTP

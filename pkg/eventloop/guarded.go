@@ -60,6 +60,7 @@ func (l *Loop) callHandles(idx int, ev Event) (handles bool, err error) {
 }
 
 func (l *Loop) callHandler(idx int, ev Event, resync bool, t *txn) (change string, err error) {
+	defer l.markBusy(safeName(ev), l.names[idx])()
 	defer recoverInto(&err)
 	if resync {
 		return "", l.handlers[idx].Resync(ev, l.input, l.resyncCount, t)
@@ -68,11 +69,13 @@ func (l *Loop) callHandler(idx int, ev Event, resync bool, t *txn) (change strin
 }
 
 func (l *Loop) callRevert(idx int, ev Event) (err error) {
+	defer l.markBusy(safeName(ev), l.names[idx])()
 	defer recoverInto(&err)
 	return l.handlers[idx].Revert(ev)
 }
 
 func (l *Loop) callCommitter(req TxnRequest) (summary TxnSummary, err error) {
+	defer l.markBusy(req.Description, "commit")()
 	defer recoverInto(&err)
 	return l.committer.Commit(l.ctx, req)
 }

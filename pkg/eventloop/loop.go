@@ -78,6 +78,7 @@ type Options struct {
 // and end it with Stop (graceful, with a Shutdown event) or Close.
 type Loop struct {
 	cfg        Config
+	loopName   string // Options.Name
 	handlers   []EventHandler
 	names      []string // handler names, read once
 	committer  Committer
@@ -102,9 +103,10 @@ type Loop struct {
 	stopFlag  atomic.Bool
 	readyFlag atomic.Bool
 	processed atomic.Uint64
-	startCtx  context.Context // Start's; when it ends the loop closes itself
-	ctx       context.Context // cancelled on close
-	txnCtx    context.Context // ctx marked as "inside the loop"
+	busy      atomic.Pointer[busyCall] // the handler or commit under way, for a stop that outlives its bound
+	startCtx  context.Context          // Start's; when it ends the loop closes itself
+	ctx       context.Context          // cancelled on close
+	txnCtx    context.Context          // ctx marked as "inside the loop"
 	cancel    context.CancelFunc
 
 	statusMu   sync.Mutex
@@ -145,6 +147,7 @@ func New(opts Options) (*Loop, error) {
 	}
 	l := &Loop{
 		cfg:        cfg,
+		loopName:   opts.Name,
 		handlers:   append([]EventHandler(nil), opts.Handlers...),
 		committer:  opts.Committer,
 		log:        opts.Logger,
@@ -229,78 +232,6 @@ func (l *Loop) Start(ctx context.Context) error {
 		l.timers.trim = l.clock.NewTimer(historyTrimPeriod)
 	}
 	go l.run()
-	return nil
-}
-
-// Stop ends the loop gracefully: it pushes a Shutdown event behind the
-// events already queued, waits until it has been processed (or ctx ends),
-// then closes the loop. It returns the Shutdown event's error, or the error
-// that prevented pushing it. It must not be called from a handler.
-//
-// Once Start's context has ended, the loop closes itself without a
-// Shutdown event (see Start): Stop then only waits for the loop goroutine
-// to exit and returns nil, so `defer loop.Stop(ctx)` with Start's ctx is
-// quiet however the two interleave. To give handlers their Shutdown event
-// when the operator stops, start the loop with a context that outlives
-// the signal (context.WithoutCancel) and call Stop with a bounded one.
-func (l *Loop) Stop(ctx context.Context) error {
-	if ctx == nil {
-		return errors.New("eventloop: Stop called with a nil context")
-	}
-	if InLoop(ctx) {
-		return ErrWaitInLoop
-	}
-	l.lifeMu.Lock()
-	running := l.started && !l.closing
-	startCtx := l.startCtx
-	l.lifeMu.Unlock()
-	var err error
-	if running && startCtx.Err() == nil {
-		ev := &Shutdown{}
-		if err = l.push(nil, ev); err == nil {
-			err = ev.Wait(ctx)
-		} else if errors.Is(err, ErrClosed) {
-			// A Shutdown is already queued (or the loop stopped): let it
-			// finish rather than cut it short.
-			select {
-			case <-l.exited:
-				err = nil
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-	}
-	if running && startCtx.Err() != nil {
-		// Start's context ended meanwhile: the loop closed, or is closing,
-		// without the Shutdown event, as it was told to.
-		err = nil
-	}
-	l.Close()
-	return err
-}
-
-// Close stops the loop without a Shutdown event: the event being processed
-// finishes (its transaction context is cancelled), events still queued get
-// Done(ErrClosed), and the loop goroutine exits before Close returns. Close
-// is idempotent; it must not be called from a handler.
-func (l *Loop) Close() error {
-	l.closeOnce.Do(func() {
-		l.lifeMu.Lock()
-		l.closing = true
-		started := l.started
-		l.lifeMu.Unlock()
-		l.stopFlag.Store(true)
-		close(l.stopCh)
-		if started {
-			// Tell the handler or committer at work to give up.
-			l.cancel()
-		}
-		if started {
-			<-l.exited
-		} else {
-			l.finish()
-		}
-	})
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 type metrics struct {
 	events   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	outlived *prometheus.CounterVec
 	// byName caches the label lookups per event name; it is used only by the
 	// loop goroutine.
 	byName map[string]*nameMetrics
@@ -40,6 +41,11 @@ func newMetrics(reg prometheus.Registerer, name string, l *Loop) (*metrics, erro
 			ConstLabels: constLabels,
 			Buckets:     prometheus.ExponentialBuckets(0.00001, 4, 12), // 10µs .. ~42s
 		}, []string{"event"}),
+		outlived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "lariat_eventloop_outlived_stop_total",
+			Help:        "Handler (or commit) calls still running when a Stop's bound passed, per event name and handler.",
+			ConstLabels: constLabels,
+		}, []string{"event", "handler"}),
 		byName: make(map[string]*nameMetrics),
 	}
 	queueLen := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -57,7 +63,7 @@ func newMetrics(reg prometheus.Registerer, name string, l *Loop) (*metrics, erro
 		}
 		return 1
 	})
-	collectors := []prometheus.Collector{m.events, m.duration, queueLen, healthy}
+	collectors := []prometheus.Collector{m.events, m.duration, m.outlived, queueLen, healthy}
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			// Leave the registry as it was, so that the caller can retry
@@ -103,4 +109,12 @@ func safeName(ev Event) (name string) {
 		}
 	}()
 	return ev.GetName()
+}
+
+// outlivedStop counts a call still running when a Stop's bound passed.
+func (m *metrics) outlivedStop(event, handler string) {
+	if m == nil {
+		return
+	}
+	m.outlived.WithLabelValues(event, handler).Inc()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -16,7 +17,9 @@ import (
 // when ctx ended, has stopped; then the scheduler it committed to is
 // closed, which cancels the descriptors' requests in flight and waits for
 // the call in progress (Options.CloseTimeout). Work still running by then
-// is returned as an error matching controller.ErrStillRunning.
+// (a loop handler past the loop's 10 s stop bound, a descriptor call past
+// the close timeout) is returned as an error matching
+// controller.ErrStillRunning.
 func (o *Operator) stop(ctx context.Context, controllersStarted <-chan struct{}) error {
 	var errs []error
 	if controllersStarted != nil {
@@ -29,7 +32,11 @@ func (o *Operator) stop(ctx context.Context, controllersStarted <-chan struct{})
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := o.loop.Stop(stopCtx); err != nil {
+	if err := o.loop.Stop(stopCtx); errors.Is(err, eventloop.ErrStillRunning) {
+		// A handler of the loop still runs: the term must not release
+		// its Lease.
+		errs = append(errs, fmt.Errorf("webapp operator: %w: %w", controller.ErrStillRunning, err))
+	} else if err != nil {
 		o.log.WithError(err).Warn("webapp operator: stopping the event loop")
 	}
 	if err := o.sched.Close(); err != nil {
