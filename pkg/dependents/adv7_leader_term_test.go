@@ -32,7 +32,6 @@ import (
 // replica leads and its own loop runs the handler for the same owner
 // beside it.
 func TestAdv7LeaderTermEndsOnlyAfterItsDependentsHandlerReturned(t *testing.T) {
-	advOpen(t, "a leader's term releases the Lease while its dependents' event-loop handler still runs")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var busy [2]atomic.Bool
 	var overlapped atomic.Bool

@@ -126,7 +126,10 @@ type Dependents struct {
 // access reaches its conditions. It starts an event loop and a KV
 // scheduler with the Kubernetes descriptor of each of Options.Kinds; the
 // factory's Start (called after Register, as for any handler) starts the
-// informers they read. Everything stops when ctx ends; Wait waits for it.
+// informers they read. Everything stops when ctx ends; Wait waits for it,
+// and so do the factory's Run and Wait once ctx ended (generic.Factory.Bind):
+// a term function `return f.Run(ctx, 2)` returns only once the loop's
+// handler returned.
 func Register[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, handler Handler[T], opts Options) (*Dependents, error) {
 	if handler == nil {
@@ -190,7 +193,11 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 			opts.Logger.WithError(err).Errorf("dependents %s: the startup resync was not pushed", name)
 		}
 	}()
-	go d.stopWhenDone(ctx, opts)
+	// The factory's Run and Wait wait for the loop's stop once ctx ended,
+	// so that a term ending with `return f.Run(ctx, 2)` outlives the
+	// loop's handler, not only the factory's.
+	unbind := factory.Bind(ctx, d.Wait)
+	go d.stopWhenDone(ctx, opts, unbind)
 	return d, nil
 }
 

@@ -14,8 +14,11 @@ import (
 const defaultStopTimeout = 10 * time.Second
 
 // stopWhenDone stops the loop, then the scheduler it commits to, once ctx
-// ends; both within Options.StopTimeout.
-func (d *Dependents) stopWhenDone(ctx context.Context, opts Options) {
+// ends; both within Options.StopTimeout. A clean stop unbinds the
+// registration from the factory; one with an error stays bound, so that
+// the factory's Run or Wait reports it (a handler still running keeps the
+// Lease).
+func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, unbind func()) {
 	<-ctx.Done()
 	timeout := opts.StopTimeout
 	if timeout <= 0 {
@@ -29,6 +32,9 @@ func (d *Dependents) stopWhenDone(ctx context.Context, opts Options) {
 	err := d.loop.Stop(stopCtx)
 	d.stopErr = d.stillRunning(timeout, errors.Join(err, d.sched.Close()))
 	close(d.done)
+	if d.stopErr == nil {
+		unbind()
+	}
 }
 
 // stillRunning returns err, as a *controller.StillRunningError

@@ -50,6 +50,9 @@ type Factory struct {
 	// reserved holds the names parts of the operator reserved (see
 	// Reserve): name -> who reserved it.
 	reserved map[string]string
+	// bound is the work started beside the controllers whose stop Run
+	// and Wait wait for (see Bind).
+	bound map[*boundWork]struct{}
 }
 
 // NewFactoryFromConfig returns a Factory for the cluster cfg points at. scheme
@@ -193,7 +196,9 @@ func (f *Factory) Start(ctx context.Context, workers int) error {
 
 // Run starts the factory with ctx (see Start), blocks until ctx ends, and
 // returns once everything it ran has stopped: every handler call returned
-// and every informer stopped (see controller.SharedControllerFactory.Run).
+// and every informer stopped (see controller.SharedControllerFactory.Run),
+// and every work bound to the factory (Bind: a dependents registration's
+// event loop and scheduler) whose context had ended by then has stopped.
 // It is the whole term function under leader election or sharding:
 //
 //	leader.Run(ctx, leases, ns, name, func(ctx context.Context) error {
@@ -207,14 +212,22 @@ func (f *Factory) Start(ctx context.Context, workers int) error {
 // to expire instead of releasing it.
 func (f *Factory) Run(ctx context.Context, workers int) error {
 	f.seal()
-	return f.controllers.Run(ctx, workers)
+	err := f.controllers.Run(ctx, workers)
+	// Each bound work's wait is bounded by its own stop timeout, not by
+	// ctx, which ended.
+	return errors.Join(err, f.waitBound(context.WithoutCancel(ctx)))
 }
 
 // Wait blocks until every run begun by Start (or Sync) has stopped, for
-// callers that Start the factory themselves; see
-// controller.SharedControllerFactory.Wait.
+// callers that Start the factory themselves (see
+// controller.SharedControllerFactory.Wait), and the work bound to the
+// factory (Bind) whose context has ended has stopped too.
 func (f *Factory) Wait(ctx context.Context) error {
-	return f.controllers.Wait(ctx)
+	err := f.controllers.Wait(ctx)
+	if ctx.Err() != nil {
+		return err
+	}
+	return errors.Join(err, f.waitBound(ctx))
 }
 
 // Sync starts the informers created so far, without their controllers, and
