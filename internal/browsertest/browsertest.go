@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,4 +130,31 @@ func Screenshot(t testing.TB, ctx context.Context, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 	}
+}
+
+// Click clicks the element selector matches, as a user's mouse would, and
+// tries again while the page replaced the element it found between finding
+// and clicking it (a live graph redraws its nodes when the scheduler's state
+// changes; the redrawn node is the same one to the user). Any other error,
+// or no element within the bound, fails the test.
+func Click(t testing.TB, ctx context.Context, selector string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(selector)))
+		if err == nil {
+			return
+		}
+		if !staleNode(err) || time.Now().After(deadline) {
+			t.Fatalf("clicking %s: %v", selector, err)
+		}
+	}
+}
+
+// staleNode says whether err is the DevTools protocol's answer for a DOM
+// node the page removed after chromedp found it.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "Node is detached from document") ||
+		strings.Contains(msg, "No node with given id found")
 }

@@ -66,9 +66,7 @@ func TestTenThousandValuesInABrowser(t *testing.T) {
 		t.Errorf("after filtering on app/004, %d values drawn, want 10", n)
 	}
 	key := "app/0049"
-	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph g.node[data-key=%q]`, key)))); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Click(t, page, fmt.Sprintf(`#graph g.node[data-key=%q]`, key))
 	reason := browsertest.Wait[string](t, page, "the detail of "+key,
 		fmt.Sprintf(`document.querySelector('#detail h2[data-key=%q]') && document.querySelector("#detail").textContent`, key))
 	if !strings.Contains(reason, "CONFIGURED") {

@@ -57,9 +57,7 @@ func TestOrderingOnlyDependencyIsDrawnApart(t *testing.T) {
 	if ordering != 1 || all != 3 {
 		t.Errorf("%d ordering-only edges of %d drawn, want 1 of 3 (web/1 -> cfg/1; web/1 -> app/1 and app/1 -> db/1 require)", ordering, all)
 	}
-	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#graph g.node[data-key="web/1"]`))); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Click(t, page, `#graph g.node[data-key="web/1"]`)
 	detail := browsertest.Wait[string](t, page, "the detail of web/1",
 		`document.querySelector('#detail h2[data-key="web/1"]') && document.querySelector("#detail").textContent`)
 	if !strings.Contains(detail, "cfg/1 (ordering only)") || !strings.Contains(detail, "app/1 (requires)") {

@@ -90,9 +90,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		if !strings.Contains(row, missing) {
 			t.Errorf("the list's row of %s does not say it waits for %s: %q", key, missing, row)
 		}
-		if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph g.node[data-key=%q]`, key)))); err != nil {
-			t.Fatal(err)
-		}
+		browsertest.Click(t, page, fmt.Sprintf(`#graph g.node[data-key=%q]`, key))
 		reason := browsertest.Wait[string](t, page, "the detail of "+key,
 			fmt.Sprintf(`document.querySelector('#detail h2[data-key=%q]') && [...document.querySelectorAll("#detail .reason")].map(e => e.textContent).join("; ")`, key))
 		if !strings.Contains(reason, "waits for "+missing) {
@@ -103,9 +101,7 @@ func TestDashboardInABrowser(t *testing.T) {
 
 	t.Run("a Deployment deleted behind the operator's back is repaired live", func(t *testing.T) {
 		key := operator.DeploymentKey(ns, "api")
-		if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph g.node[data-key=%q]`, key)))); err != nil {
-			t.Fatal(err)
-		}
+		browsertest.Click(t, page, fmt.Sprintf(`#graph g.node[data-key=%q]`, key))
 		browsertest.Wait[bool](t, page, "the detail of "+key, fmt.Sprintf(`!!document.querySelector('#detail h2[data-key=%q]')`, key))
 		// A reload would forget this mark and load the graph again.
 		loads := browsertest.Eval[int](t, page, `window.noReload = true; window.lariatDashboard.graphLoads`)
