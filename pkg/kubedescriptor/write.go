@@ -22,6 +22,7 @@ import (
 // (unless Options.Adopt): the cache cannot tell, since it holds only
 // managed objects, so the server is asked.
 func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
+	version := ""
 	if !k.opts.Adopt {
 		live, err := k.getLive(ctx, key)
 		if err != nil {
@@ -32,9 +33,23 @@ func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
 				return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
 			}
 		}
+		if live == nil {
+			// Read as absent: the apply only creates (createOnly), so
+			// that a fenced config (package leader) stamps it with its
+			// term, and an object made meanwhile is not taken over.
+			version = createOnly
+		}
 	}
-	return k.apply(ctx, key, value)
+	return k.applyVersioned(ctx, key, value, version)
 }
+
+// createOnly is the resourceVersion of an apply that only creates, as
+// pkg/apply's: no object has it (the largest uint64; resourceVersions are
+// etcd revisions), so the API server answers Conflict when the object
+// exists, and creates it otherwise. Package leader's fence stamps such an
+// apply with its term, which the term policy refuses once the term is
+// over; an apply without it is not stamped.
+const createOnly = "18446744073709551615"
 
 // getLive reads the object at key from the API server; nil when there is
 // none.
@@ -66,7 +81,13 @@ func (k *kind) getLive(ctx context.Context, key string) (metav1.Object, error) {
 // (see appliedState). Its metadata is the object's UID, which deletes use
 // as a precondition.
 func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
-	result, err := k.patch(ctx, key, value, false)
+	return k.applyVersioned(ctx, key, value, "")
+}
+
+// applyVersioned is apply with the resourceVersion precondition version
+// in the apply body ("" for none).
+func (k *kind) applyVersioned(ctx context.Context, key string, value any, version string) (any, error) {
+	result, err := k.patchVersioned(ctx, key, value, false, version)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +109,12 @@ func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
 // asks the server what the apply would store. It returns the object the
 // server stored (or would store).
 func (k *kind) patch(ctx context.Context, key string, value any, dryRun bool) (runtime.Object, error) {
+	return k.patchVersioned(ctx, key, value, dryRun, "")
+}
+
+// patchVersioned is patch with the resourceVersion precondition version
+// in the apply body ("" for none).
+func (k *kind) patchVersioned(ctx context.Context, key string, value any, dryRun bool, version string) (runtime.Object, error) {
 	obj, ok := value.(runtime.Object)
 	if !ok || isNil(value) {
 		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
@@ -103,6 +130,9 @@ func (k *kind) patch(ctx context.Context, key string, value any, dryRun bool) (r
 	u, err := k.applyBody(obj, gvk)
 	if err != nil {
 		return nil, err
+	}
+	if version != "" {
+		u.SetResourceVersion(version)
 	}
 	switch {
 	case c.Namespaced() && u.GetNamespace() == "":

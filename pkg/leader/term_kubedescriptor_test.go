@@ -1,0 +1,79 @@
+package leader_test
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestKubedescriptorCreateCarriesItsTerm: pkg/kubedescriptor creates an
+// object by a server-side apply. Through the fence that apply must be
+// stamped with the term it is sent in, so that the term policy refuses it
+// once the term is over (TestCreateByApplyCarriesItsTerm shows the policy
+// refuses a stamped apply of an ended term); unstamped, a stalled apply
+// could create the object after the term ended.
+func TestKubedescriptorCreateCarriesItsTerm(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	installTermPolicy(t, ns, "lease")
+	e := newElector(t, ns, "a")
+	clients, err := client.NewSharedClientFactory(e.Fence(cp.Config()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := kubedescriptor.ForObject(&corev1.ConfigMap{}, kubedescriptor.Options{Clients: clients, FieldManager: "term-test",
+		Namespace: ns, Context: t.Context()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	var cm *corev1.ConfigMap
+	inTerm(t, e, func(ctx context.Context) {
+		first = currentTerm(t, ns)
+		waitAdmitted(t, ctx, ns, first)
+		cm = &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "described", Namespace: ns}, Data: map[string]string{"k": "v"}}
+		key, err := kubedescriptor.Key(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Create(ctx, key, cm); err != nil {
+			t.Fatalf("create in the current term: %v", err)
+		}
+	})
+	got, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Get(t.Context(), "described", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[leader.TermIDLabel] != termID(first) || got.Data["k"] != "v" {
+		t.Errorf("created by kubedescriptor: stamp %q, data %v; want the term %q it was sent in", got.Labels[leader.TermIDLabel], got.Data, first)
+	}
+
+	// The stamp is not drift: the object read back equals the value, so
+	// a steady object is not applied again every pass.
+	key, _ := kubedescriptor.Key(cm)
+	read, err := d.Retrieve(t.Context(), []kvscheduler.KVWithMetadata{{Key: key, Value: cm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, kv := range read {
+		if kv.Key != key {
+			continue
+		}
+		found = true
+		if !d.ValueComparator(key, cm, kv.Value) {
+			t.Errorf("the stamped object read back differs from its value: it would be applied again every pass")
+		}
+	}
+	if !found {
+		t.Errorf("the created object %s was not read back", key)
+	}
+}
