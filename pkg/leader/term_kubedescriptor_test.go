@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,5 +76,58 @@ func TestKubedescriptorCreateCarriesItsTerm(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the created object %s was not read back", key)
+	}
+}
+
+// TestKubedescriptorStampsOnlyWhatItCreates: through the fence, a
+// kubedescriptor create of an object that exists is no create-only
+// apply: an object another manager made is refused untouched
+// (NotManagedError), and one the descriptor's field manager holds is
+// applied without a stamp, its labels its own.
+func TestKubedescriptorStampsOnlyWhatItCreates(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	installTermPolicy(t, ns, "lease")
+	e := newElector(t, ns, "a")
+	clients, err := client.NewSharedClientFactory(e.Fence(cp.Config()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := kubedescriptor.ForObject(&corev1.ConfigMap{}, kubedescriptor.Options{Clients: clients, FieldManager: "term-test",
+		Namespace: ns, Context: t.Context()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns)
+	for name, by := range map[string]string{"theirs": "someone-else", "ours": "term-test"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels: map[string]string{kubedescriptor.LabelManagedBy: by}}, Data: map[string]string{"k": "old"}}
+		if _, err := kube.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inTerm(t, e, func(ctx context.Context) {
+		waitAdmitted(t, ctx, ns, currentTerm(t, ns))
+		for _, name := range []string{"theirs", "ours"} {
+			cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "new"}}
+			key, _ := kubedescriptor.Key(cm)
+			_, err := d.Create(ctx, key, cm)
+			var notManaged *kubedescriptor.NotManagedError
+			switch {
+			case name == "theirs" && !errors.As(err, &notManaged):
+				t.Errorf("create of %s, made by another manager: %v; want a NotManagedError", name, err)
+			case name == "ours" && err != nil:
+				t.Errorf("create of %s, the descriptor's own: %v", name, err)
+			}
+		}
+	})
+	for name, want := range map[string]string{"theirs": "old", "ours": "new"} {
+		got, err := kube.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Data["k"] != want || got.Labels[leader.TermIDLabel] != "" || got.Labels[leader.TermLeaseLabel] != "" {
+			t.Errorf("%s after the create: data %v, labels %v; want data %q and no stamp", name, got.Data, got.Labels, want)
+		}
 	}
 }
