@@ -77,6 +77,12 @@ type Options struct {
 	// Gate, when set, runs before the handler on every pass and may skip
 	// it; see Gate. Nil runs the handler on every pass.
 	Gate Gate
+	// HeldDeletion, when set, tells from a deleted object's final labels
+	// whether it was this replica's to see go: such a deletion, when the
+	// handlers were not told of it by the time the controller stopped, is
+	// one a CarriedDeletions hands to the replica's next factory. Nil
+	// records none.
+	HeldDeletion func(labels map[string]string) bool
 	// StopGrace is how long a run's handlers may go on after its context
 	// ended before Wait stops waiting for them: they are then logged by
 	// kind, key and handler, counted in

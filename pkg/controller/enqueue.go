@@ -39,7 +39,10 @@ func (c *controller) eventHandler() cache.ResourceEventHandler {
 				c.enqueueObject(newObj, workqueue.Low, true) // a periodic resync
 			}
 		},
-		DeleteFunc: func(obj any) { c.enqueueObject(obj, workqueue.High, false) },
+		DeleteFunc: func(obj any) {
+			c.recordHeldDeletion(obj)
+			c.enqueueObject(obj, workqueue.High, false)
+		},
 	}}
 }
 

@@ -72,6 +72,14 @@ type SharedControllerFactoryOptions struct {
 	// it, so that the writes of objects handled under leader election or
 	// sharding are conditional.
 	Passes PassTracker
+	// CarriedDeletions, when set, hands over the deletions of the kinds
+	// of KindHeldDeletion this factory's handlers were not told of by
+	// the end of Wait, and seeds each kind's controller with what an
+	// earlier factory handed over (see CarriedDeletions). package shard's
+	// Join sets both, through Member.FactoryOptions, for its terms.
+	CarriedDeletions *CarriedDeletions
+	// KindHeldDeletion sets Options.HeldDeletion of a kind's controller.
+	KindHeldDeletion map[schema.GroupVersionKind]func(labels map[string]string) bool
 }
 
 // SharedControllerFactory hands out one SharedController per kind and starts
@@ -183,6 +191,7 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		GVK:                    label,
 		RewriteLimit:           f.opts.RewriteLimit,
 		Gate:                   f.opts.KindGates[gvk],
+		HeldDeletion:           f.opts.KindHeldDeletion[gvk],
 		StopGrace:              f.opts.StopGrace,
 		Passes:                 f.opts.Passes,
 		Resource: func() (schema.GroupResource, error) {
@@ -197,6 +206,9 @@ func (f *SharedControllerFactory) forKind(gvk schema.GroupVersionKind, getClient
 		return nil, err
 	}
 	sc := &sharedController{controller: c.(*controller), gvk: gvk, handlers: handlers, getClient: getClient}
+	if keys := f.opts.CarriedDeletions.take(gvk); len(keys) > 0 {
+		sc.controller.seedHeldDeletions(keys)
+	}
 	f.controllers[gvk] = sc
 	return sc, nil
 }

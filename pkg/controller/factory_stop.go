@@ -87,11 +87,25 @@ func (f *SharedControllerFactory) Wait(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	f.carry(controllers)
 	if len(still) > 0 {
 		sortRunning(still)
 		return errors.Join(&StillRunningError{Grace: grace, Handlers: still}, cacheErr)
 	}
 	return cacheErr
+}
+
+// carry hands the deletions the stopped controllers' handlers were not
+// told of to the replica's next factory (see CarriedDeletions).
+func (f *SharedControllerFactory) carry(controllers []*sharedController) {
+	if f.opts.CarriedDeletions == nil {
+		return
+	}
+	for _, c := range controllers {
+		if c.controller.opts.HeldDeletion != nil {
+			f.opts.CarriedDeletions.put(c.gvk, c.controller.known.heldUntold())
+		}
+	}
 }
 
 // stopGrace is the grace period the factory's controllers get.

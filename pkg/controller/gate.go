@@ -54,6 +54,9 @@ func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime
 	c.passes.running(key, "gate")
 	if robj == nil {
 		ctx = context.WithValue(ctx, absentUIDKey{}, c.known.uidOf(key))
+		if rv := c.known.carriedAt(key); rv != "" {
+			ctx = context.WithValue(ctx, carriedAtKey{}, rv)
+		}
 	}
 	handle, err := c.opts.Gate.Admit(ctx, key, robj)
 	if err != nil {

@@ -58,6 +58,14 @@ type knownKey struct {
 	// key's absence compares it with what the API server has under that
 	// name (see AbsentUID).
 	uid types.UID
+	// goneRV is the resourceVersion of the informer's delete event for
+	// the key, when it gave the object's final state and
+	// Options.HeldDeletion said it was this replica's: a deletion that,
+	// untold when the run stops, is carried to the replica's next factory
+	// (see CarriedDeletions).
+	goneRV string
+	// carried says the key was handed over by an earlier factory.
+	carried bool
 }
 
 // add records that the cache has key's object (its event is queued), and,
@@ -71,6 +79,7 @@ func (k *knownKeys) add(key string, uid types.UID) {
 	}
 	e := k.keys[key]
 	e.queued = false
+	e.goneRV, e.carried = "", false // the cache has the object (again)
 	if uid != "" {
 		e.uid = uid
 	}
@@ -127,7 +136,7 @@ func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.keys {
-		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid}
+		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid, goneRV: e.goneRV, carried: e.carried}
 	}
 	k.gen++
 	return k.gen

@@ -22,9 +22,10 @@ import (
 // builds a new factory for each term, which knows nothing of the last
 // one's keys, and the sharder has nothing to move (the object is gone):
 // the deletion of an object the replica held reaches no handler of it, nor
-// of any other member, ever.
+// of any other member, ever. Join now carries such a deletion (its
+// informer saw it while the object was the term's) into the next term,
+// whose handlers are told of it once.
 func TestAdv7DeletionQueuedWhenATermEndsReachesTheNextTerm(t *testing.T) {
-	advOpen(t, "a deletion a member's term had queued when it ended reaches no handler in the replica's next term")
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/dropped"
@@ -54,4 +55,17 @@ func TestAdv7DeletionQueuedWhenATermEndsReachesTheNextTerm(t *testing.T) {
 		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
 	}
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+	// Told once: a barrier object created after the telling is handled
+	// (the queue served what was queued before it), and still one telling.
+	createCM(t, ns, "after", a.id())
+	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	deleted := 0
+	for _, c := range a.callsFor(key) {
+		if c.deleted {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("a's handlers were told %d times that %s is gone (calls %+v), want once", deleted, key, a.callsFor(key))
+	}
 }

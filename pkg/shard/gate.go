@@ -125,6 +125,10 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 	if err != nil {
 		return false, err
 	}
+	if rv := controller.CarriedDeletionAt(ctx); rv != "" {
+		// An earlier term's deletion: was it one, or a move away?
+		return g.carriedGone(ctx, c, key, rv)
+	}
 	live, err := g.get(ctx, c, key)
 	if apierrors.IsNotFound(err) {
 		g.m.metrics.admit(g.gvk)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
+	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -20,6 +21,14 @@ import (
 // its context ended and the factory stopped. The factory of one term is
 // not started again in the next, unlike a leader's (see leader.Run):
 // its informers select the term's ID, which is dead once the term is over.
+//
+// A deletion of an object a term held, which that term's informer saw
+// while the object was assigned to it and whose telling the term's end
+// dropped (queued behind busy workers, or failed with the term's
+// context), is handed to the next term's factory, whose handlers are told
+// of it once (through its gate): the sharder has nothing to move, so no
+// other member would ever see it go. A deletion seen only as a relabel
+// away, or as a relist's tombstone, is not carried.
 //
 // A term whose handlers outlived its stop grace period is lost while they
 // still run; the next term's gate holds back its passes over an object
@@ -36,12 +45,15 @@ import (
 // returned while its term was live, or NewMember's).
 func Join(ctx context.Context, leases coordinationv1client.LeasesGetter, ring Ring, fn func(ctx context.Context, m *Member) error, opts ...leader.Option) error {
 	l := &lingering{} // passes of every term, for the next terms' gates
+	// Deletions of held objects a term's handlers were not told of, for
+	// the next term's factory (see controller.CarriedDeletions).
+	carried := &controller.CarriedDeletions{}
 	for ctx.Err() == nil {
 		m, err := NewMember(leases, ring, opts...)
 		if err != nil {
 			return err
 		}
-		m.lingering = l
+		m.lingering, m.carried = l, carried
 		err = m.Run(ctx, func(ctx context.Context) error { return fn(ctx, m) })
 		switch {
 		case errors.Is(err, ErrMembershipLost):

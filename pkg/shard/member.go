@@ -41,6 +41,9 @@ type Member struct {
 	// under way: the gate holds back a pass over an object that a handler
 	// of an earlier term still handles (see lingering.go).
 	lingering *lingering
+	// carried, set by Join, hands the deletions of held objects a term's
+	// handlers were not told of to the next term's factory.
+	carried *controller.CarriedDeletions
 }
 
 // ErrMembershipLost is returned (wrapped) by Member.Run when the member

@@ -75,6 +75,15 @@ func (m *Member) ShardControllers(cfg *rest.Config, opts *controller.SharedContr
 		gates[k.GVK] = &memberGate{m: m, gvk: k.GVK, clients: clients}
 	}
 	opts.KindGates = gates
+	if m.carried != nil {
+		// Join's terms hand on what their handlers were not told of.
+		held := make(map[schema.GroupVersionKind]func(map[string]string) bool, len(opts.KindHeldDeletion)+len(m.ring.Kinds))
+		maps.Copy(held, opts.KindHeldDeletion)
+		for _, k := range m.ring.Kinds {
+			held[k.GVK] = func(labels map[string]string) bool { return m.decide(labels) != notMine }
+		}
+		opts.CarriedDeletions, opts.KindHeldDeletion = m.carried, held
+	}
 	// The handlers' writes of the objects they handle are conditional on
 	// the copy they were given (see leader.Elector.Fence).
 	opts.Passes = m.elector.PassTracker()
