@@ -104,13 +104,7 @@ func TestDelayedAddThatFiredDuringTheDeletionPassDoesNotTellItAgain(t *testing.T
 	// One worker, FIFO within a priority: once the first key is handled,
 	// the deletion pass has ended (and queued doomed again if its add
 	// stood); once the second is, that pass has run.
-	for _, name := range []string{"after-the-pass", "after-the-rerun"} {
-		c.Enqueue(ns, name)
-		controlplanetest.Eventually(t, 30*time.Second, "the handler reaches "+name, func() bool {
-			_, ok := rec.seen(ns + "/" + name)
-			return ok
-		})
-	}
+	handleInTurn(t, c, rec, ns, "after-the-pass", "after-the-rerun")
 	if !fired.Load() {
 		t.Fatalf("the delayed add of doomed never left the delay heap during its deletion pass (%v adds counted since the start, want 3)", highAdds(t, reg)-addsBefore)
 	}

@@ -1,13 +1,10 @@
 package controller_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
@@ -50,48 +47,12 @@ func TestDeletionFailedByTheLastRunAfterARestartIsToldByTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := caches.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	first, stopFirst := context.WithCancel(t.Context())
-	defer stopFirst()
-	if err := c.Start(first, 1); err != nil {
-		t.Fatal(err)
-	}
-	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
-	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	controlplanetest.Eventually(t, 30*time.Second, "the handler sees doomed", func() bool {
-		cm, _ := rec.seen(key)
-		return cm != nil
-	})
-	if err := cms.Delete(t.Context(), "doomed", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, inPass, "the handler is told doomed is gone")
-	stopFirst()
-	if err := c.Start(t.Context(), 1); err != nil {
-		t.Fatal(err)
-	}
-	// The new run has compared its store with the keys it knows once a
-	// key enqueued after its start is handled.
-	c.Enqueue(ns, "after-the-restart")
-	controlplanetest.Eventually(t, 30*time.Second, "the new run handles a key", func() bool {
-		_, ok := rec.seen(ns + "/after-the-restart")
-		return ok
-	})
+	restartWhileTelling(t, c, caches, rec, ns, inPass)
 	close(release)
 	controlplanetest.Eventually(t, 30*time.Second, "the new run tells the handler doomed is gone", func() bool {
 		return toldThrough.Load() >= 1
 	})
-	for _, name := range []string{"after-the-telling", "after-another-telling"} {
-		c.Enqueue(ns, name)
-		controlplanetest.Eventually(t, 30*time.Second, "the handler reaches "+name, func() bool {
-			_, ok := rec.seen(ns + "/" + name)
-			return ok
-		})
-	}
+	handleInTurn(t, c, rec, ns, "after-the-telling", "after-another-telling")
 	if n := toldThrough.Load(); n != 1 {
 		t.Fatalf("the handler saw doomed's deletion through %d times, want once; keys handled: %v", n, rec.order())
 	}

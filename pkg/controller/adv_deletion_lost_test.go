@@ -143,13 +143,7 @@ func TestDeletionFailedByAStoppingRunIsToldByTheNext(t *testing.T) {
 	// The new run compares its store with the keys it knows before its
 	// workers start: once the first of these is handled, a key the
 	// comparison queued is ahead of the second.
-	for _, name := range []string{"after-the-comparison", "after-the-deletion"} {
-		c.Enqueue(ns, name)
-		controlplanetest.Eventually(t, 30*time.Second, "the handler reaches "+name, func() bool {
-			_, ok := rec.seen(ns + "/" + name)
-			return ok
-		})
-	}
+	handleInTurn(t, c, rec, ns, "after-the-comparison", "after-the-deletion")
 	if n := toldGone.Load(); n != 1 {
 		t.Fatalf("the handler saw doomed's deletion through %d times, want once; keys handled: %v", n, rec.order())
 	}

@@ -225,13 +225,7 @@ func TestLateTombstoneDuringTheRelistPassIsNotHandledAgain(t *testing.T) {
 	// One worker, FIFO within a priority: once the first key is handled,
 	// the pass has ended (a key queued during it waits until then); once
 	// the second is, a pass the tombstone queued has run.
-	for _, name := range []string{"after-the-pass", "after-the-tombstone"} {
-		d.c.Enqueue(d.ns, name)
-		controlplanetest.Eventually(t, 30*time.Second, "the handler reaches "+name, func() bool {
-			_, ok := d.rec.seen(d.ns + "/" + name)
-			return ok
-		})
-	}
+	handleInTurn(t, d.c, d.rec, d.ns, "after-the-pass", "after-the-tombstone")
 	if n := d.nilPasses.Load(); n != 1 {
 		t.Fatalf("the handler was told %d times that doomed is gone, want once; keys handled: %v", n, d.rec.order())
 	}

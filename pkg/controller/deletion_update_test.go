@@ -143,13 +143,7 @@ func TestDeletionNotifiedDuringThePassOfAnUpdateIsNotHandledAgain(t *testing.T) 
 	// the pass of the update has ended (a key queued during it waits
 	// until then); once the second is, a pass the deletion's notification
 	// queued has run.
-	for _, name := range []string{"after-the-pass", "after-the-deletion"} {
-		c.Enqueue(ns, name)
-		controlplanetest.Eventually(t, 30*time.Second, "the handler reaches "+name, func() bool {
-			_, ok := rec.seen(ns + "/" + name)
-			return ok
-		})
-	}
+	handleInTurn(t, c, rec, ns, "after-the-pass", "after-the-deletion")
 	if n := nilPasses.Load(); n != 1 {
 		t.Fatalf("the handler was told %d times that doomed is gone, want once; keys handled: %v", n, rec.order())
 	}
