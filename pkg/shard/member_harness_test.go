@@ -118,6 +118,9 @@ type memberOpts struct {
 	// stream makes the factory's informers stream their first list
 	// (cache.Options.StreamInitialList).
 	stream bool
+	// stopGrace is the factory's controller StopGrace; zero means the
+	// default.
+	stopGrace time.Duration
 }
 
 func startMember(t *testing.T, ns, name string, o memberOpts) *member {
@@ -174,8 +177,9 @@ func startMember(t *testing.T, ns, name string, o memberOpts) *member {
 func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Member, dataCfg *rest.Config, o memberOpts) (*memberTerm, error) {
 	term := &memberTerm{m: m}
 	opts := m.FactoryOptions(dataCfg, &generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, StreamInitialList: o.stream}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
+		Cache: cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, StreamInitialList: o.stream}, SyncTimeout: time.Minute},
+		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), Backoff: controller.Backoff{Base: 10 * time.Millisecond, Max: 200 * time.Millisecond},
+			StopGrace: o.stopGrace},
 	})
 	inner := opts.Controller.KindGates[configMapGVK]
 	if inner == nil {

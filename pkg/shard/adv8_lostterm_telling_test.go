@@ -1,0 +1,67 @@
+package shard_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// TestAdv8DeletionBeingToldPastTheStopGraceReachesTheNextTerm: a member's
+// object is deleted and the pass that tells its handlers has begun (it
+// read the store, found the object gone, and is in the gate: a slow API
+// server, a slow gate or handler) when the member's term ends. The pass
+// outlives the stop grace, so Wait returns (StillRunningError) and the
+// factory hands over its untold deletions (CarriedDeletions) before the
+// pass ends: heldUntold skips the key, since a pass "is telling" it. The
+// pass then fails with the ended term's context; its retry goes to the
+// dead run's queue (toldEnd queues it in a controller that never starts
+// again). Join's promise ("A deletion of an object a term held ... whose
+// telling the term's end dropped (queued behind busy workers, or failed
+// with the term's context), is handed to the next term's factory, whose
+// handlers are told of it once") is broken: no handler of any term or
+// member is ever told the object is gone.
+func TestAdv8DeletionBeingToldPastTheStopGraceReachesTheNextTerm(t *testing.T) {
+	advOpen(t, "a deletion whose telling pass outlives the stop grace and then fails is not carried into the next term")
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{stopGrace: 200 * time.Millisecond})
+	key := ns + "/dropped"
+	createCM(t, ns, "dropped", a.id())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	held, release := a.holdAbsentPasses(key)
+	defer release()
+	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	if err := admin.Delete(t.Context(), "dropped", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(timeout):
+		t.Fatal("no pass of a over the deleted object")
+	}
+	a.leaseProx.Cut()
+	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.leaseProx.Restore()
+	// The first term's factory stopped waiting for the held pass (its
+	// stop grace passed) and Join ran the next term, while the pass of
+	// the first term still tells the deletion.
+	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	release() // the first term's pass goes on, with its ended context
+	eventually(t, "the first term's held pass over the deleted object ending", func() bool {
+		for _, p := range a.passesFor(key) {
+			if !p.cached {
+				return true
+			}
+		}
+		return false
+	})
+	for _, p := range a.passesFor(key) {
+		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
+	}
+	createCM(t, ns, "next", a.id())
+	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+}
