@@ -1,0 +1,49 @@
+package shard_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// TestAdv8DeletionDuringAPartitionThatEndsTheTermReachesTheNextTerm: one
+// network partition cuts a member off the API server, its Lease and its
+// data connections alike (they are one network). Its term ends (the Lease
+// cannot be renewed). While it is cut off, an object it held is deleted:
+// its term's informer never sees the delete, so nothing is recorded for
+// CarriedDeletions (it carries only deletions the ended term's informer
+// delivered with their final state). The partition heals and Join runs the
+// next term, whose factory starts from an empty set of held keys and whose
+// list lacks the object. No other member held it, and the sharder has
+// nothing to move: the deletion of an object a's handlers were given
+// reaches no handler, ever. docs/replicas.md: "A deletion reaches only the
+// member that held the object ... the one it was assigned to when it went
+// does", and under leader election the restarted factory keeps the keys
+// its handlers may not have seen the end of.
+func TestAdv8DeletionDuringAPartitionThatEndsTheTermReachesTheNextTerm(t *testing.T) {
+	advOpen(t, "a deletion made while a partition ends the member's term reaches no handler of its next term")
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/partitioned"
+	createCM(t, ns, "partitioned", a.id())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	a.dataProx.Cut()
+	a.leaseProx.Cut()
+	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	if err := admin.Delete(t.Context(), "partitioned", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.dataProx.Restore()
+	a.leaseProx.Restore()
+	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	createCM(t, ns, "next", a.id())
+	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	for _, p := range a.passesFor(key) {
+		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
+	}
+	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+}
