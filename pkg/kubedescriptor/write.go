@@ -20,27 +20,14 @@ import (
 // create applies a value the scheduler believes does not exist. An object
 // of that name that this field manager did not create is not taken over
 // (unless Options.Adopt): the cache cannot tell, since it holds only
-// managed objects, so the server is asked.
+// managed objects, so the server is asked. The apply is conditional on
+// what it read (see write): read as absent, it only creates (createOnly),
+// so that a fenced config (package leader) stamps it with its term and an
+// object made meanwhile is not taken over; read as present, Adopt or not,
+// it carries the object's UID and resourceVersion, so it cannot create
+// the object once it is gone.
 func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
-	version := ""
-	if !k.opts.Adopt {
-		live, err := k.getLive(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if live != nil {
-			if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager {
-				return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
-			}
-		}
-		if live == nil {
-			// Read as absent: the apply only creates (createOnly), so
-			// that a fenced config (package leader) stamps it with its
-			// term, and an object made meanwhile is not taken over.
-			version = createOnly
-		}
-	}
-	return k.applyVersioned(ctx, key, value, version)
+	return k.write(ctx, key, value, nil, k.opts.Adopt)
 }
 
 // createOnly is the resourceVersion of an apply that only creates, as
@@ -81,13 +68,13 @@ func (k *kind) getLive(ctx context.Context, key string) (metav1.Object, error) {
 // (see appliedState). Its metadata is the object's UID, which deletes use
 // as a precondition.
 func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
-	return k.applyVersioned(ctx, key, value, "")
+	return k.applyVersioned(ctx, key, value, "", "")
 }
 
-// applyVersioned is apply with the resourceVersion precondition version
-// in the apply body ("" for none).
-func (k *kind) applyVersioned(ctx context.Context, key string, value any, version string) (any, error) {
-	result, err := k.patchVersioned(ctx, key, value, false, version)
+// applyVersioned is apply with the UID uid and the resourceVersion
+// precondition version in the apply body ("" for none).
+func (k *kind) applyVersioned(ctx context.Context, key string, value any, uid types.UID, version string) (any, error) {
+	result, err := k.patchVersioned(ctx, key, value, false, uid, version)
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +96,14 @@ func (k *kind) applyVersioned(ctx context.Context, key string, value any, versio
 // asks the server what the apply would store. It returns the object the
 // server stored (or would store).
 func (k *kind) patch(ctx context.Context, key string, value any, dryRun bool) (runtime.Object, error) {
-	return k.patchVersioned(ctx, key, value, dryRun, "")
+	return k.patchVersioned(ctx, key, value, dryRun, "", "")
 }
 
-// patchVersioned is patch with the resourceVersion precondition version
-// in the apply body ("" for none).
-func (k *kind) patchVersioned(ctx context.Context, key string, value any, dryRun bool, version string) (runtime.Object, error) {
+// patchVersioned is patch with the UID uid and the resourceVersion
+// precondition version in the apply body ("" for none). With a UID the
+// apply cannot create: the API server answers Conflict when no object of
+// the name exists.
+func (k *kind) patchVersioned(ctx context.Context, key string, value any, dryRun bool, uid types.UID, version string) (runtime.Object, error) {
 	obj, ok := value.(runtime.Object)
 	if !ok || isNil(value) {
 		return nil, fmt.Errorf("kubedescriptor: value of %s is %T", key, value)
@@ -133,6 +122,9 @@ func (k *kind) patchVersioned(ctx context.Context, key string, value any, dryRun
 	}
 	if version != "" {
 		u.SetResourceVersion(version)
+	}
+	if uid != "" {
+		u.SetUID(uid)
 	}
 	switch {
 	case c.Namespaced() && u.GetNamespace() == "":
