@@ -47,13 +47,14 @@ func (k *kind) knownTarget(key string, uid types.UID) *target {
 
 // readTarget reads the object at key from the API server: nil when there
 // is none. An object this field manager did not create is refused with a
-// *NotManagedError unless adopt.
-func (k *kind) readTarget(ctx context.Context, key string, adopt bool) (*target, error) {
+// *NotManagedError unless adopt, or unless it is the object of UID ours
+// (one the descriptor applied, its label changed since).
+func (k *kind) readTarget(ctx context.Context, key string, adopt bool, ours types.UID) (*target, error) {
 	live, err := k.getLive(ctx, key)
 	if err != nil || live == nil {
 		return nil, err
 	}
-	if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager && !adopt {
+	if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager && !adopt && (ours == "" || live.GetUID() != ours) {
 		return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
 	}
 	return &target{uid: live.GetUID(), version: live.GetResourceVersion()}, nil
@@ -62,13 +63,14 @@ func (k *kind) readTarget(ctx context.Context, key string, adopt bool) (*target,
 // write applies value conditional on the object at key: first on known
 // (read from the API server when nil), then, after a conflict, on what a
 // fresh read finds, at most writeAttempts times in all. adopt lets it
-// apply to an object this field manager did not create.
-func (k *kind) write(ctx context.Context, key string, value any, known *target, adopt bool) (any, error) {
+// apply to an object this field manager did not create; ours is the UID
+// of the object the value was applied to ("" for a create).
+func (k *kind) write(ctx context.Context, key string, value any, known *target, adopt bool, ours types.UID) (any, error) {
 	tgt := known
 	var err error
 	for attempt := 0; ; attempt++ {
 		if known == nil || attempt > 0 {
-			if tgt, err = k.readTarget(ctx, key, adopt); err != nil {
+			if tgt, err = k.readTarget(ctx, key, adopt, ours); err != nil {
 				return nil, err
 			}
 		}
@@ -107,4 +109,14 @@ func changedMeanwhile(err error) bool {
 		}
 	}
 	return false
+}
+
+// update applies the new value of an object the descriptor applied (or
+// retrieved) as the object of UID md: conditional on the object as its
+// own last apply left it, or as read; gone since, it is created again by
+// a create-only apply (stamped by a fence); replaced by an object another
+// manager made, it is not taken over (unless Options.Adopt).
+func (k *kind) update(ctx context.Context, key string, value any, md any) (any, error) {
+	uid, _ := md.(types.UID)
+	return k.write(ctx, key, value, k.knownTarget(key, uid), k.opts.Adopt, uid)
 }

@@ -165,8 +165,8 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 		ValueComparator:    k.equal,
 		Validate:           k.validate,
 		Create:             k.create,
-		Update: func(ctx context.Context, key string, _, value any, _ any) (any, error) {
-			return k.apply(ctx, key, value)
+		Update: func(ctx context.Context, key string, _, value any, md any) (any, error) {
+			return k.update(ctx, key, value, md)
 		},
 		Delete:             k.delete,
 		Retrieve:           k.retrieve,

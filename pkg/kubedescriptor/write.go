@@ -27,7 +27,7 @@ import (
 // it carries the object's UID and resourceVersion, so it cannot create
 // the object once it is gone.
 func (k *kind) create(ctx context.Context, key string, value any) (any, error) {
-	return k.write(ctx, key, value, nil, k.opts.Adopt)
+	return k.write(ctx, key, value, nil, k.opts.Adopt, "")
 }
 
 // createOnly is the resourceVersion of an apply that only creates, as
@@ -64,15 +64,10 @@ func (k *kind) getLive(ctx context.Context, key string) (metav1.Object, error) {
 	return meta.Accessor(live)
 }
 
-// apply applies value and remembers what the server made of it, for drift
-// (see appliedState). Its metadata is the object's UID, which deletes use
-// as a precondition.
-func (k *kind) apply(ctx context.Context, key string, value any) (any, error) {
-	return k.applyVersioned(ctx, key, value, "", "")
-}
-
-// applyVersioned is apply with the UID uid and the resourceVersion
-// precondition version in the apply body ("" for none).
+// applyVersioned applies value, with the UID uid and the resourceVersion
+// precondition version in the apply body ("" for none), and remembers
+// what the server made of it, for drift (see appliedState). Its metadata
+// is the object's UID, which deletes use as a precondition.
 func (k *kind) applyVersioned(ctx context.Context, key string, value any, uid types.UID, version string) (any, error) {
 	result, err := k.patchVersioned(ctx, key, value, false, uid, version)
 	if err != nil {
