@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -111,6 +112,28 @@ func changedMeanwhile(err error) bool {
 	return false
 }
 
+// deleteTarget is the object a delete of key is conditional on: the one
+// of uid as the descriptor knows it, or as read (nil when it is gone or
+// replaced: nothing to delete). Known without a UID (restored by a
+// revert, say), an object that is not this manager's is left alone.
+func (k *kind) deleteTarget(ctx context.Context, key string, uid types.UID, reread bool) (*target, error) {
+	if !reread {
+		if t := k.knownTarget(key, uid); t != nil {
+			return t, nil
+		}
+	}
+	live, err := k.getLive(ctx, key)
+	switch {
+	case err != nil || live == nil:
+		return nil, err
+	case uid != "" && live.GetUID() != uid:
+		return nil, nil // replaced: someone else's object
+	case uid == "" && live.GetLabels()[LabelManagedBy] != k.opts.FieldManager:
+		return nil, nil
+	}
+	return &target{uid: live.GetUID(), version: live.GetResourceVersion()}, nil
+}
+
 // update applies the new value of an object the descriptor applied (or
 // retrieved) as the object of UID md: conditional on the object as its
 // own last apply left it, or as read; gone since, it is created again by
@@ -119,4 +142,9 @@ func changedMeanwhile(err error) bool {
 func (k *kind) update(ctx context.Context, key string, value any, md any) (any, error) {
 	uid, _ := md.(types.UID)
 	return k.write(ctx, key, value, k.knownTarget(key, uid), k.opts.Adopt, uid)
+}
+
+// preconditions are a delete's conditions on tgt.
+func (tgt *target) preconditions() *metav1.Preconditions {
+	return &metav1.Preconditions{UID: &tgt.uid, ResourceVersion: &tgt.version}
 }

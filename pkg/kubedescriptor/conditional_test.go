@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -12,13 +13,13 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 )
 
-// TestConditionalWritesReadAgainAfterAConflict: Update is conditional on
-// the object as the descriptor last knew it (its UID and
+// TestConditionalWritesReadAgainAfterAConflict: Update and Delete are
+// conditional on the object as the descriptor last knew it (its UID and
 // resourceVersion), so that a write held in the network never lands over
 // a later write. For the user that is no new failure: an object another
 // writer changed since is read again and written (its other fields
-// kept), one deleted since is created again, and one replaced by another
-// manager's object is not taken over.
+// kept), one deleted since is created again by Update and is done for
+// Delete, and one replaced by another manager's object is not taken over.
 func TestConditionalWritesReadAgainAfterAConflict(t *testing.T) {
 	ctx := t.Context()
 	ns := controlplanetest.Namespace(t, cp.Config())
@@ -71,8 +72,13 @@ func TestConditionalWritesReadAgainAfterAConflict(t *testing.T) {
 		t.Fatalf("after the update of the deleted object: %v %v; want it created again", got, err)
 	}
 
-	if err := kube.Delete(ctx, "web-config", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	// Changed since, then deleted by the descriptor.
+	outside("2")
+	if err := d.Delete(ctx, key, value("again"), md); err != nil {
+		t.Fatalf("delete after another writer's change: %v", err)
+	}
+	if _, err := kube.Get(ctx, "web-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the delete: %v; want the object gone", err)
 	}
 
 	// Replaced by another manager's object: neither updated nor deleted.
@@ -83,7 +89,10 @@ func TestConditionalWritesReadAgainAfterAConflict(t *testing.T) {
 	if _, err := d.Update(ctx, key, value("again"), value("ours"), md); !errors.As(err, &notManaged) {
 		t.Fatalf("update of an object replaced by another manager's: %v; want a NotManagedError", err)
 	}
+	if err := d.Delete(ctx, key, value("again"), md); err != nil {
+		t.Fatalf("delete of an object replaced by another manager's: %v", err)
+	}
 	if got, err := kube.Get(ctx, "web-config", metav1.GetOptions{}); err != nil || got.Data["greeting"] != "theirs" {
-		t.Fatalf("the other manager's object after the update: %v %v; want it untouched", got, err)
+		t.Fatalf("the other manager's object after the update and delete: %v %v; want it untouched", got, err)
 	}
 }

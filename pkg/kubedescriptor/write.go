@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/client"
 )
 
 // Writes: Create and Update apply the value with a server-side apply;
@@ -190,8 +192,12 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 // delete deletes the object the scheduler knows, with its dependents in
 // the background (or Options.PropagationPolicy). The delete is conditional
 // on the UID the object had when it was applied or retrieved: an object
-// replaced since, under the same name, is someone else's and stays. An
-// object already gone is what was wanted.
+// replaced since, under the same name, is someone else's and stays. It is
+// conditional on its resourceVersion too (as the descriptor's last apply
+// left it, or as read): a delete held in the network past its term then
+// conflicts with the next leader's write instead of deleting what it
+// wants; a Conflict is retried by a fresh read (see write). An object
+// already gone is what was wanted.
 func (k *kind) delete(ctx context.Context, key string, _ any, md any) error {
 	ref, err := ParseKey(key)
 	if err != nil {
@@ -202,31 +208,36 @@ func (k *kind) delete(ctx context.Context, key string, _ any, md any) error {
 		return err
 	}
 	uid, _ := md.(types.UID)
-	if uid == "" {
-		// Known without a UID (restored by a revert, say): read it, and
-		// leave alone an object that is not this manager's.
-		live, err := k.getLive(ctx, key)
-		if err != nil || live == nil || live.GetLabels()[LabelManagedBy] != k.opts.FieldManager {
-			return err
-		}
-		uid = live.GetUID()
-	}
 	policy := metav1.DeletePropagationBackground
 	if k.opts.PropagationPolicy != nil {
 		policy = *k.opts.PropagationPolicy
 	}
+	for attempt := 0; ; attempt++ {
+		tgt, err := k.deleteTarget(ctx, key, uid, attempt > 0)
+		if err != nil {
+			return err
+		}
+		if tgt != nil {
+			err = k.deleteAt(ctx, c, ref, tgt, policy)
+		}
+		switch {
+		case tgt == nil || err == nil || apierrors.IsNotFound(err):
+			// Gone, or replaced by another object of the same name:
+			// either way the one this value stood for no longer exists.
+			k.applied.put(key, nil)
+			k.opts.Landings.forget(key)
+			return nil
+		case !apierrors.IsConflict(err) || attempt+1 >= writeAttempts:
+			return err
+		}
+	}
+}
+
+// deleteAt deletes the object ref conditional on tgt.
+func (k *kind) deleteAt(ctx context.Context, c *client.Client, ref ObjectRef, tgt *target, policy metav1.DeletionPropagation) error {
 	ctx, cancel := k.requestContext(ctx)
 	defer cancel()
-	err = c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &policy})
-	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		// Gone, or replaced by another object of the same name: either
-		// way the one this value stood for no longer exists.
-		k.applied.put(key, nil)
-		k.opts.Landings.forget(key)
-		return nil
-	}
-	return err
+	return c.Delete(ctx, ref.Namespace, ref.Name, metav1.DeleteOptions{Preconditions: tgt.preconditions(), PropagationPolicy: &policy})
 }
 
 // uidOf returns obj's UID, or nil when it has none.

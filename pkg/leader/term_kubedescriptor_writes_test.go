@@ -26,6 +26,18 @@ func TestKubedescriptorUpdateOfAnEndedTermNeverLandsOverTheNextLeaders(t *testin
 	})
 }
 
+// TestKubedescriptorDeleteOfAnEndedTermNeverDeletesTheNextLeaders: a
+// kubedescriptor Delete sent in a term, held in the network while the
+// term ends and the next leader writes the object (it wants it, at a new
+// value), must not delete it when it is delivered: it is conditional on
+// the object as the descriptor read it, not only on its UID, so it
+// conflicts.
+func TestKubedescriptorDeleteOfAnEndedTermNeverDeletesTheNextLeaders(t *testing.T) {
+	heldWriteAfterTheNextLeaders(t, "deleted", func(ctx context.Context, d *kvscheduler.Descriptor, ns, key string, md any) {
+		_ = d.Delete(ctx, key, describedConfigMap(ns, "deleted", "v"), md)
+	})
+}
+
 // heldWriteAfterTheNextLeaders creates the ConfigMap name by a
 // kubedescriptor through the fence, sends write of it (by a descriptor
 // whose network holds its writes) in the same term, ends the term, writes
