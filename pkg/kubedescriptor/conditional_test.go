@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -94,5 +95,30 @@ func TestConditionalWritesReadAgainAfterAConflict(t *testing.T) {
 	}
 	if got, err := kube.Get(ctx, "web-config", metav1.GetOptions{}); err != nil || got.Data["greeting"] != "theirs" {
 		t.Fatalf("the other manager's object after the update and delete: %v %v; want it untouched", got, err)
+	}
+}
+
+// TestReplacedMeanwhileIsRetriable: an apply carrying the UID of an
+// object replaced meanwhile under its name is refused as Invalid
+// (metadata.uid is immutable); when a write's attempts all end so, the
+// scheduler must retry it (a fresh read applies), not give the value up
+// as wrong. Other Invalid answers are still given up.
+func TestReplacedMeanwhileIsRetriable(t *testing.T) {
+	clients, err := client.NewSharedClientFactory(cp.Config(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := kubedescriptor.New(configMapKind, kubedescriptor.Options{Clients: clients, FieldManager: fieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gk := configMapKind.GroupKind()
+	replaced := apierrors.NewInvalid(gk, "web-config", field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), "0b8b", "field is immutable")})
+	wrong := apierrors.NewInvalid(gk, "web-config", field.ErrorList{field.Invalid(field.NewPath("data"), "x", "bad")})
+	if !d.IsRetriableFailure(replaced) {
+		t.Errorf("an apply refused for the UID of a replaced object is not retried: %v", replaced)
+	}
+	if d.IsRetriableFailure(wrong) {
+		t.Errorf("an invalid value is retried: %v", wrong)
 	}
 }

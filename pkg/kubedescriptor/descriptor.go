@@ -189,8 +189,13 @@ func ForObject(obj runtime.Object, opts Options) (*kvscheduler.Descriptor, error
 }
 
 // retriable gives up on requests the server rejected as wrong: repeating
-// them cannot succeed until the value changes.
+// them cannot succeed until the value changes. An apply refused because
+// the object was replaced meanwhile (its UID, see changedMeanwhile) is
+// Invalid but not wrong: read again, it applies.
 func retriable(err error) bool {
+	if changedMeanwhile(err) {
+		return true
+	}
 	return !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) && !apierrors.IsForbidden(err)
 }
 
