@@ -25,6 +25,16 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp, deps depsRead) boo
 				n.state = Pending // wanted, and not created yet
 			}
 			w.s.toResume(n, resumeSelf)
+		case w.midChange(n):
+			// The rest of a change the walk began (a re-create's create
+			// after its delete, a base's update after its obsolete
+			// derived deletes): not in sync, its request is applied
+			// again by the next transaction.
+			if kind == OpCreate && !n.exists() {
+				n.state = Pending // wanted, and not created yet
+				w.s.dirty(n)
+			}
+			w.s.toResume(n, resumeRequest)
 		}
 		w.dropStack()
 		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
@@ -218,6 +228,11 @@ func (w *walker) dropStack() {
 	}
 	w.deferred = nil
 	for _, f := range w.stack {
+		if f.n != nil && f.kind != fApply && f.kind != fDepUpdate && w.midChange(f.n) {
+			// The rest of a change of the transaction's value: its
+			// delete, update or re-create began (see resume).
+			w.s.toResume(f.n, resumeRequest)
+		}
 		switch f.kind {
 		case fFinishDel:
 			f.n.under &^= underDelete
@@ -261,7 +276,25 @@ const (
 	resumeSelf       resumeKind = 1 << iota // the value: created if it waits and is ready, deleted if no longer
 	resumeDependents                        // the values that depend on it
 	resumeDerived                           // its derived values, if it is as wanted
+	resumeRequest                           // its request, applied again: the stop reached it mid-change
 )
+
+// midChange tells whether n, whose operation the stop holds back, is a
+// value of the transaction whose change the walk had begun and that the
+// next transaction finishes (see resume): its request was reached, so
+// what ran of it (a re-create's delete, the deletes of the derived
+// values its new value drops, an undo's step) is half of a change that
+// left it as no request describes it. A removal's delete that did not
+// run is not: the value stays as the southbound holds it, available,
+// its dependents taken back, until it is requested again or a resync
+// (TestCanceledDeleteLeavesItsValueAvailable); an undo's removal is
+// finished, the undo being the way back to what the northbound holds.
+func (w *walker) midChange(n *node) bool {
+	if !w.appliedNode(n) || n.base != "" || n.last == nil || n.origin != FromNB {
+		return false
+	}
+	return n.last.value != nil || n.last.revert
+}
 
 func (s *Scheduler) toResume(n *node, k resumeKind) {
 	if s.resume == nil {
@@ -292,6 +325,7 @@ func (w *walker) resume() {
 		ns = append(ns, n)
 	}
 	slices.SortFunc(ns, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+	w.resumeRequests(ns, todo)
 	for _, n := range ns {
 		if w.g.nodes[n.key] != n || w.isApplied(w.g.baseKey(n)) {
 			continue // gone, or applied anew
@@ -330,4 +364,42 @@ func (w *walker) bound() int {
 		return int(b)
 	}
 	return 64 * (len(w.g.nodes) + 64)
+}
+
+// resumeRequests applies again the requests of the values a stopped
+// transaction reached mid-change (resumeRequest), as a retry applies a
+// base's: each is marked to come first, so that none is counted on with
+// what it holds half-changed, then applied in key order. The other work
+// left on such a value is covered by its request's walk.
+func (w *walker) resumeRequests(ns []*node, todo map[*node]resumeKind) {
+	var reqs []*node
+	for _, n := range ns {
+		if todo[n]&resumeRequest != 0 && w.g.nodes[n.key] == n && n.last != nil && !w.isApplied(n.key) {
+			reqs = append(reqs, n)
+			w.setLater(n.key)
+		}
+	}
+	// Removals first: a key the removed value held is free for the
+	// value that derives it again (as an undo withdraws a taker first).
+	slices.SortStableFunc(reqs, func(a, b *node) int {
+		return cmpBool(a.last.value != nil, b.last.value != nil)
+	})
+	for _, n := range reqs {
+		if w.isApplied(n.key) || w.g.nodes[n.key] != n {
+			continue
+		}
+		w.applyNow(n.key)
+		w.run(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
+	}
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
