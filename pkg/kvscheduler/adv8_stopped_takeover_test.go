@@ -19,12 +19,13 @@ import (
 // and b/1 = v@1; its context ends once b/2 is created. (With a taker that
 // derives d/2 alone, TestAdv5StoppedTransactionDoesNotHandOverAKeyOnARequestItDidNotApply's
 // fix holds.) b/1's request is
-// never applied (and not kept), so b/1 still holds and derives d/2. The
-// next (empty) transaction resumes the stopped one and updates d/2 to
-// b/2's value: two bases, both CONFIGURED with no error, derive d/2, and
-// b/1's derived value holds b/2's value.
+// never applied (and not kept), so b/1 still holds and derives d/2, and
+// d/2 goes back to it. Before the fix, the next (empty) transaction
+// resumed the stopped one and updated d/2 to b/2's value: two bases, both
+// CONFIGURED with no error, derived d/2, and b/1's derived value held
+// b/2's value (d/2 still held b/1's value, which was taken for a sign
+// that it had been applied to b/2).
 func TestAdv8StoppedTransactionHandsOverAKeyToABaseDerivingTwoKeys(t *testing.T) {
-	advOpen(t, "a stopped transaction hands a derived key over on a request it never applied when the taker derives a second, free key")
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
 	b, d := adv8MultiDerived(sb)

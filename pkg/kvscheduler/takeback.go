@@ -117,7 +117,7 @@ type takeover struct {
 func (w *walker) giveBackUnapplied() {
 	for _, t := range w.tookOn {
 		c, b := w.g.nodes[t.key], t.from
-		if c == nil || w.g.nodes[b.key] != b || !w.later(b) || c.base != b.key && c.exists() && w.equal(c, c.sb, c.want) {
+		if c == nil || w.g.nodes[b.key] != b || !w.later(b) || c.base != b.key && w.appliedToTaker(c) {
 			continue
 		}
 		i := slices.IndexFunc(w.derivedOf(b), func(kv KeyValuePair) bool { return kv.Key == t.key })
@@ -158,4 +158,14 @@ func (w *walker) basesTookFrom(b string) []string {
 		}
 	}
 	return out
+}
+
+// appliedToTaker tells whether the operation of this walk applying c,
+// a key taken over, to its new base went through: then it is the
+// taker's. Its value alone does not say: a key whose apply the stop
+// never reached (the taker's second derived key) still holds, and is
+// believed to want, its old base's value
+// (TestAdv8StoppedTransactionHandsOverAKeyToABaseDerivingTwoKeys).
+func (w *walker) appliedToTaker(c *node) bool {
+	return w.touchedHere(c) && c.exists() && w.equal(c, c.sb, c.want)
 }
