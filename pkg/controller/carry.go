@@ -11,30 +11,43 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
-// CarriedDeletions hands the deletions one factory's handlers were not
-// told of to the next factory of the same replica (package shard's Join
-// gives one to every term). A factory records a deletion only when its own
-// informer delivered it with the object's final state
-// (SharedControllerFactoryOptions.KindHeldDeletion saying that state was
-// this replica's), and hands it over, once its run has stopped (Wait), if
-// no pass has told its handlers yet nor is telling them: a term that ends
-// while that pass is queued drops it, and no other replica has the object
-// to see it go. The next factory's controller of the kind queues each key
-// once, and its gate, told the deletion's resourceVersion
-// (CarriedDeletionAt), confirms that it was a deletion and not a move
-// away (a label-selected watch reports both as a delete carrying the old
-// labels) before the handlers are told. A relist's tombstone (its final
-// state unknown) is never carried. The zero value is ready to use; it is
-// safe for concurrent use.
+// CarriedDeletions hands the keys one factory held, and whose end its
+// handlers were not told of, to the next factory of the same replica
+// (package shard's Join gives one to every term): a term that ends while
+// a deletion's pass is queued, or being told (a pass that outlives the
+// stop grace and then fails with the term's context), or before its
+// informer saw the deletion at all (a partition that cuts the term off
+// and ends it), would drop it, and no other replica has the object to see
+// it go. Once its run stopped (Wait), a factory hands over every known
+// key of the kinds of SharedControllerFactoryOptions.KindHeldDeletion:
+// each with the UID the handlers were given, the resourceVersion at which
+// its cache last had the object, and the resourceVersion of the delete
+// event its informer delivered, if any, with a final state HeldDeletion
+// said was this replica's. A key whose delete event showed a final state
+// not this replica's (a move away) is not carried.
+//
+// The next factory's controller of the kind queues each key once. A key
+// its own list has is handled as any object. For an absent one its gate
+// judges (CarriedDeletionAt, CarriedHeldSince): the object's state at the
+// delete event's resourceVersion tells a deletion from a move away (a
+// label-selected watch reports both as a delete carrying the old labels);
+// with no delete event seen, the object's history after the
+// resourceVersion its cache last had tells whether it went while still
+// the earlier factory's. Only then are the handlers told it is gone. The
+// zero value is ready to use; it is safe for concurrent use.
 type CarriedDeletions struct {
 	mu   sync.Mutex
 	keys map[schema.GroupVersionKind]map[string]carriedKey
 }
 
-// carriedKey is what is carried of one deletion.
+// carriedKey is what is carried of one held key.
 type carriedKey struct {
-	uid types.UID // the UID the handlers were last given
-	rv  string    // the resourceVersion of the delete event
+	uid    types.UID // the UID the handlers were last given
+	rv     string    // the resourceVersion of the delete event, if seen
+	lastRV string    // the resourceVersion the cache last had
+	// held is the handing factory's HeldDeletion (or the one that handed
+	// it the key), which judges labels in the object's history.
+	held func(labels map[string]string) bool
 }
 
 // put replaces what is carried for gvk with keys.
@@ -78,40 +91,58 @@ func (c *controller) recordHeldDeletion(obj any) {
 		GetLabels() map[string]string
 		GetResourceVersion() string
 	})
-	if !ok || o.GetResourceVersion() == "" || !c.opts.HeldDeletion(o.GetLabels()) {
+	if !ok || o.GetResourceVersion() == "" {
 		return
 	}
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return
 	}
+	held := c.opts.HeldDeletion(o.GetLabels())
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
-	if e, ok := c.known.keys[key]; ok {
+	e, ok := c.known.keys[key]
+	switch {
+	case !ok:
+		return
+	case held:
 		e.goneRV = o.GetResourceVersion()
-		c.known.keys[key] = e
+	default:
+		// It went away from this replica (moved): its end, deletion
+		// or not, is not this replica's, and nothing is carried.
+		e.lastRV = ""
 	}
+	c.known.keys[key] = e
 }
 
-// heldUntold returns the known keys marked by recordHeldDeletion whose
-// absence no pass is telling the handlers: after the run stopped, the
-// deletions its handlers were never told of.
-func (k *knownKeys) heldUntold() map[string]carriedKey {
+// heldKeys returns, once the run stopped, what to carry of the known
+// keys: every key whose end the handlers were not told of (a pass that
+// is telling it may still fail with the ended term's context), with a
+// delete event or a resourceVersion the cache had to judge it by. held is
+// the controller's HeldDeletion; a key an earlier factory handed over
+// keeps that factory's, whose labels its history shows.
+func (k *knownKeys) heldKeys(held func(labels map[string]string) bool) map[string]carriedKey {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := map[string]carriedKey{}
 	for key, e := range k.keys {
-		if e.goneRV != "" && !e.telling {
-			out[key] = carriedKey{uid: e.uid, rv: e.goneRV}
+		if e.goneRV == "" && e.lastRV == "" {
+			continue
 		}
+		ck := carriedKey{uid: e.uid, rv: e.goneRV, lastRV: e.lastRV, held: held}
+		if e.carried && e.held != nil {
+			ck.held = e.held
+		}
+		out[key] = ck
 	}
 	return out
 }
 
 // seedHeldDeletions makes the controller, before its first Start, know
-// keys (deletions an earlier factory of the replica did not tell) and
-// queue each, so that its first run's pass finds the object gone and asks
-// the gate, which CarriedDeletionAt tells of the deletion.
+// keys an earlier factory of the replica held and did not tell the end
+// of, and queue each: a pass over one its list has handles the object, a
+// pass over an absent one asks the gate, told of what was carried
+// (CarriedDeletionAt, CarriedHeldSince), whether it went.
 func (c *controller) seedHeldDeletions(keys map[string]carriedKey) {
 	c.startLock.Lock()
 	defer c.startLock.Unlock()
@@ -124,7 +155,7 @@ func (c *controller) seedHeldDeletions(keys map[string]carriedKey) {
 		if _, ok := c.known.keys[key]; ok {
 			continue
 		}
-		c.known.keys[key] = knownKey{uid: ck.uid, goneRV: ck.rv, carried: true}
+		c.known.keys[key] = knownKey{uid: ck.uid, goneRV: ck.rv, lastRV: ck.lastRV, held: ck.held, carried: true}
 		c.startKeys = append(c.startKeys, startKey{key: key, priority: workqueue.High})
 	}
 }
@@ -140,8 +171,29 @@ func (k *knownKeys) carriedAt(key string) string {
 	return ""
 }
 
+// carriedSince returns, for a key an earlier factory handed over with no
+// delete event seen, the resourceVersion that factory's cache last had
+// and its HeldDeletion; empty for any other key.
+func (k *knownKeys) carriedSince(key string) (string, func(labels map[string]string) bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e := k.keys[key]; e.carried && e.goneRV == "" && e.held != nil {
+		return e.lastRV, e.held
+	}
+	return "", nil
+}
+
 // carriedAtKey is the context key of CarriedDeletionAt's value.
 type carriedAtKey struct{}
+
+// carriedSinceKey is the context key of CarriedHeldSince's value.
+type carriedSinceKey struct{}
+
+// carriedSinceValue is CarriedHeldSince's value.
+type carriedSinceValue struct {
+	rv   string
+	held func(labels map[string]string) bool
+}
 
 // CarriedDeletionAt returns, in a Gate's Admit for a pass over an absent
 // object (obj nil), the resourceVersion of the delete event an earlier
@@ -155,4 +207,18 @@ type carriedAtKey struct{}
 func CarriedDeletionAt(ctx context.Context) string {
 	rv, _ := ctx.Value(carriedAtKey{}).(string)
 	return rv
+}
+
+// CarriedHeldSince returns, in a Gate's Admit for a pass over an absent
+// object (obj nil), what an earlier factory of the replica handed over of
+// a key whose deletion its informer never delivered: the resourceVersion
+// at which its cache last had the object, and its HeldDeletion, which
+// tells from labels whether the object was still that factory's. It
+// returns "" and nil for any other pass. The gate judges from the
+// object's history after rv: gone while held (its delete event, or the
+// first event of another UID, shows labels held says were that
+// factory's), it is this replica's to tell; moved away first, it is not.
+func CarriedHeldSince(ctx context.Context) (rv string, held func(labels map[string]string) bool) {
+	v, _ := ctx.Value(carriedSinceKey{}).(carriedSinceValue)
+	return v.rv, v.held
 }

@@ -67,7 +67,7 @@ func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 		c.queueGone(key) // unless the handlers were told (see knownKeys.gone)
 		return
 	}
-	c.known.add(key, "")
+	c.known.add(key, "", resourceVersion(obj))
 	c.add(startKey{key: key, priority: p})
 }
 

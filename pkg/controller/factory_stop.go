@@ -95,15 +95,16 @@ func (f *SharedControllerFactory) Wait(ctx context.Context) error {
 	return cacheErr
 }
 
-// carry hands the deletions the stopped controllers' handlers were not
-// told of to the replica's next factory (see CarriedDeletions).
+// carry hands the keys the stopped controllers held, and whose end their
+// handlers were not told of, to the replica's next factory (see
+// CarriedDeletions).
 func (f *SharedControllerFactory) carry(controllers []*sharedController) {
 	if f.opts.CarriedDeletions == nil {
 		return
 	}
 	for _, c := range controllers {
 		if c.controller.opts.HeldDeletion != nil {
-			f.opts.CarriedDeletions.put(c.gvk, c.controller.known.heldUntold())
+			f.opts.CarriedDeletions.put(c.gvk, c.controller.known.heldKeys(c.controller.opts.HeldDeletion))
 		}
 	}
 }

@@ -56,6 +56,8 @@ func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime
 		ctx = context.WithValue(ctx, absentUIDKey{}, c.known.uidOf(key))
 		if rv := c.known.carriedAt(key); rv != "" {
 			ctx = context.WithValue(ctx, carriedAtKey{}, rv)
+		} else if rv, held := c.known.carriedSince(key); rv != "" {
+			ctx = context.WithValue(ctx, carriedSinceKey{}, carriedSinceValue{rv: rv, held: held})
 		}
 	}
 	handle, err := c.opts.Gate.Admit(ctx, key, robj)

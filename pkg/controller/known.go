@@ -66,12 +66,22 @@ type knownKey struct {
 	goneRV string
 	// carried says the key was handed over by an earlier factory.
 	carried bool
+	// lastRV is the resourceVersion of the object when the cache last
+	// had it: an earlier factory that hands the key over with no delete
+	// event seen (its informer never saw the object go: a partition, a
+	// dropped notification) lets the next one judge, from the object's
+	// history after it, whether it went while this replica's.
+	lastRV string
+	// held is, for a carried key, the earlier factory's HeldDeletion: it
+	// tells from labels in that history whether the object was still
+	// that factory's.
+	held func(labels map[string]string) bool
 }
 
 // add records that the cache has key's object (its event is queued), and,
 // when uid is not empty, that the handlers are given the object of that
-// UID.
-func (k *knownKeys) add(key string, uid types.UID) {
+// UID; rv, when not empty, is the object's resourceVersion.
+func (k *knownKeys) add(key string, uid types.UID, rv string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.keys == nil {
@@ -79,9 +89,12 @@ func (k *knownKeys) add(key string, uid types.UID) {
 	}
 	e := k.keys[key]
 	e.queued = false
-	e.goneRV, e.carried = "", false // the cache has the object (again)
+	e.goneRV, e.carried, e.held = "", false, nil // the cache has the object (again)
 	if uid != "" {
 		e.uid = uid
+	}
+	if rv != "" {
+		e.lastRV = rv
 	}
 	k.keys[key] = e
 }
@@ -136,7 +149,7 @@ func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.keys {
-		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid, goneRV: e.goneRV, carried: e.carried}
+		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid, goneRV: e.goneRV, carried: e.carried, lastRV: e.lastRV, held: e.held}
 	}
 	k.gen++
 	return k.gen

@@ -137,7 +137,7 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 		}
 	}
 	if robj != nil {
-		c.known.add(key, uidOf(robj))
+		c.known.add(key, uidOf(robj), "")
 	} else {
 		defer func() {
 			if p.err == nil || errors.Is(p.err, ErrIgnore) {

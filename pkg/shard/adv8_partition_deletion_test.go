@@ -17,13 +17,14 @@ import (
 // delivered with their final state). The partition heals and Join runs the
 // next term, whose factory starts from an empty set of held keys and whose
 // list lacks the object. No other member held it, and the sharder has
-// nothing to move: the deletion of an object a's handlers were given
-// reaches no handler, ever. docs/replicas.md: "A deletion reaches only the
+// nothing to move: before, the deletion of an object a's handlers were
+// given reached no handler, ever. Now the ended term hands over every key
+// it held, and the next term's gate reads the object's history after the
+// version the ended term's cache last had: deleted while a's, it is told. docs/replicas.md: "A deletion reaches only the
 // member that held the object ... the one it was assigned to when it went
 // does", and under leader election the restarted factory keeps the keys
 // its handlers may not have seen the end of.
 func TestAdv8DeletionDuringAPartitionThatEndsTheTermReachesTheNextTerm(t *testing.T) {
-	advOpen(t, "a deletion made while a partition ends the member's term reaches no handler of its next term")
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	key := ns + "/partitioned"

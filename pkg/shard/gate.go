@@ -129,6 +129,11 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 		// An earlier term's deletion: was it one, or a move away?
 		return g.carriedGone(ctx, c, key, rv)
 	}
+	if rv, held := controller.CarriedHeldSince(ctx); rv != "" {
+		// An earlier term held it and never saw it go: did it go
+		// while that term's?
+		return g.carriedHeldGone(ctx, c, key, rv, controller.AbsentUID(ctx), held)
+	}
 	live, err := g.get(ctx, c, key)
 	if apierrors.IsNotFound(err) {
 		g.m.metrics.admit(g.gvk)

@@ -2,14 +2,19 @@ package shard
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/client"
+	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
 // carriedGone decides the pass over a deletion an earlier term of this
@@ -48,4 +53,94 @@ func (g *memberGate) carriedGone(ctx context.Context, c *client.Client, key, rv 
 	}
 	g.m.metrics.admit(g.gvk)
 	return true, nil
+}
+
+// carriedHeldGone decides the pass over a key an earlier term of this
+// replica's Join held and handed over with no delete event seen
+// (controller.CarriedHeldSince): its cache last had the object at
+// resourceVersion rv, and held tells from labels whether the object was
+// still that term's. The object present as the handlers were given it
+// (uid) went nowhere: while still assigned to the ended term, the key is
+// kept (a quiet retry) until the sharder moves it (to this term, whose
+// cache then has it, or to another member) or it is deleted; assigned
+// elsewhere, it is not this replica's, and the key is refused. Gone, or
+// its name taken by another object, its history after rv tells: deleted
+// while held, it is this replica's deletion to tell; moved away first,
+// the deletion was its next member's. A history the API server compacted
+// away leaves the question open, and an open question is not a deletion.
+func (g *memberGate) carriedHeldGone(ctx context.Context, c *client.Client, key, rv string, uid types.UID, held func(map[string]string) bool) (bool, error) {
+	live, err := g.get(ctx, c, key)
+	switch {
+	case err == nil && (uid == "" || live.GetUID() == uid):
+		if held(live.GetLabels()) {
+			return false, controller.RetryQuietly(fmt.Errorf("shard: %s %s: still assigned to an ended term of this replica", g.gvk.Kind, key))
+		}
+		g.m.metrics.refuse(g.gvk, refusedUncached)
+		return false, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, err
+	}
+	gone, err := g.wentWhileHeld(ctx, c, key, rv, uid, held)
+	if err != nil {
+		return false, err
+	}
+	if !gone {
+		g.m.metrics.refuse(g.gvk, refusedUncached)
+		return false, nil
+	}
+	g.m.metrics.admit(g.gvk)
+	return true, nil
+}
+
+// wentWhileHeld reads the history of key's object (of UID uid, when not
+// empty) after resourceVersion rv, which ends in its deletion, up to the
+// first event that decides: labels held does not accept (moved away: not
+// gone while held), or its delete event with labels held accepts.
+func (g *memberGate) wentWhileHeld(ctx context.Context, c *client.Client, key, rv string, uid types.UID, held func(map[string]string) bool) (bool, error) {
+	ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.Watch(ctx, ns, metav1.ListOptions{
+		FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
+		ResourceVersion: rv,
+	})
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Error:
+			err := apierrors.FromObject(ev.Object)
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("shard: the history of %s %s: %w", g.gvk.Kind, key, err)
+		case watch.Bookmark:
+			continue
+		}
+		o, err := meta.Accessor(ev.Object)
+		if err != nil {
+			return false, err
+		}
+		if uid != "" && o.GetUID() != uid {
+			continue // another object of that name
+		}
+		if !held(o.GetLabels()) {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			return true, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return false, fmt.Errorf("shard: the history of %s %s ended before its deletion", g.gvk.Kind, key)
 }

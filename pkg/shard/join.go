@@ -22,13 +22,15 @@ import (
 // not started again in the next, unlike a leader's (see leader.Run):
 // its informers select the term's ID, which is dead once the term is over.
 //
-// A deletion of an object a term held, which that term's informer saw
-// while the object was assigned to it and whose telling the term's end
-// dropped (queued behind busy workers, or failed with the term's
-// context), is handed to the next term's factory, whose handlers are told
-// of it once (through its gate): the sharder has nothing to move, so no
-// other member would ever see it go. A deletion seen only as a relabel
-// away, or as a relist's tombstone, is not carried.
+// Every key a term held and whose end its handlers were not told of is
+// handed to the next term's factory (controller.CarriedDeletions), and its
+// gate judges each the next term's list lacks: an object deleted while
+// the term held it, whose telling the term's end dropped (queued behind
+// busy workers, or failed with the term's context after the stop grace)
+// or which the term never saw go (a partition that ended it), is told to
+// the next term's handlers: the sharder has nothing to move, so no other
+// member would ever see it go. An object that moved away before it went
+// is not told (its deletion was its next member's).
 //
 // A term whose handlers outlived its stop grace period is lost while they
 // still run; the next term's gate holds back its passes over an object
