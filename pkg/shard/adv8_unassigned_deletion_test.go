@@ -19,13 +19,12 @@ import (
 // held the object, and the sharder has nothing left to assign.
 // docs/replicas.md: "A deletion reaches only the member that held the
 // object ... the one it was assigned to when it went does": it was
-// assigned to none, so the deletion of an object a's handlers were given
-// (a cleanup of an external resource) reaches no handler of any member,
-// ever. (This gap predates 69f2f08: the gate also forgot the key when its
-// read found the object unassigned; the acknowledgement now makes it
-// certain.)
+// assigned to none, so before, the deletion of an object a's handlers were
+// given (a cleanup of an external resource) reached no handler of any
+// member, ever. Now a keeps the key while the object reads unassigned,
+// and, once it is gone, its history after the acknowledgement shows no
+// member was assigned it: a's handlers are told.
 func TestAdv8DeletionBetweenAcknowledgementAndReassignmentReachesAHandler(t *testing.T) {
-	advOpen(t, "a deletion of an object between its drain's acknowledgement and its reassignment reaches no member")
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	b := startMember(t, ns, "b", memberOpts{})

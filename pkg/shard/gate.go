@@ -35,41 +35,6 @@ type memberGate struct {
 	handed  handedKeys
 }
 
-// handedKeys are the keys whose drain the gate acknowledged and whose
-// object has not been given to the handlers since: the member handed the
-// object over, so the absence its cache reads next (the acknowledgement
-// takes it out of the label-selected cache, or a relist finds it gone) is
-// not its to handle, even when the object is deleted by then (its
-// deletion is the new member's). The refusal of that absence makes the
-// controller forget the key, and the gate forgets it too.
-type handedKeys struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
-}
-
-// set records whether key's object is handed over (true) or held again.
-func (h *handedKeys) set(key string, handed bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !handed {
-		delete(h.keys, key)
-		return
-	}
-	if h.keys == nil {
-		h.keys = map[string]struct{}{}
-	}
-	h.keys[key] = struct{}{}
-}
-
-// take reports whether key's object was handed over, and forgets it.
-func (h *handedKeys) take(key string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.keys[key]
-	delete(h.keys, key)
-	return ok
-}
-
 // Gate returns the controller.Gate of the sharded kind gvk for this member;
 // its reads and acknowledgements go through Fence(cfg). FactoryOptions and
 // ShardControllers set it; use it directly only to build controllers by
@@ -111,19 +76,18 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 			g.m.metrics.refuse(g.gvk, refusedDraining)
 			return false, g.acknowledge(ctx, key, o.GetResourceVersion())
 		}
-		g.handed.set(key, false) // mine (again): its deletion is mine
+		g.handed.forget(key) // mine (again): its deletion is mine
 		g.m.metrics.admit(g.gvk)
 		return true, nil
-	}
-	if g.handed.take(key) {
-		// Handed over: whatever became of the object since is its new
-		// member's to handle, its deletion included.
-		g.m.metrics.refuse(g.gvk, refusedUncached)
-		return false, nil
 	}
 	c, err := g.clients.forKind(g.gvk)
 	if err != nil {
 		return false, err
+	}
+	if rv, ok := g.handed.get(key); ok {
+		// Handed over: its deletion is its next member's, unless it
+		// went before the sharder assigned it to one.
+		return g.handedGone(ctx, c, key, rv)
 	}
 	if rv := controller.CarriedDeletionAt(ctx); rv != "" {
 		// An earlier term's deletion: was it one, or a move away?
@@ -198,9 +162,10 @@ func (g *memberGate) acknowledge(ctx context.Context, key, resourceVersion strin
 		return err
 	}
 	for attempt := 1; ; attempt++ {
-		err := c.Patch(ctx, ns, name, types.MergePatchType, patch, &unstructured.Unstructured{}, metav1.PatchOptions{})
+		acked := &unstructured.Unstructured{}
+		err := c.Patch(ctx, ns, name, types.MergePatchType, patch, acked, metav1.PatchOptions{})
 		if err == nil {
-			g.handed.set(key, true)
+			g.handed.set(key, acked.GetResourceVersion())
 			g.m.metrics.acknowledged(g.gvk)
 		}
 		switch {
