@@ -210,10 +210,10 @@ func (w *walker) dependentUnderWay(n *node) string {
 // postponeTo returns the index of the value further on in values after
 // which the delete (or re-create, whose delete goes as a delete
 // request's does) values[i] is applied, or -1 to apply it now: a value
-// ordered after it (OrderingOnly, which stays when what it names goes)
-// that a later request, not a delete, takes away (an update of its base
-// that no longer derives it, or of itself) goes first, by its own
-// request, rather than after it. Postponing the delete, instead of
+// ordered after it or after a derived value leaving with it (OrderingOnly,
+// which stays when what it names goes) that a later request, not a
+// delete, takes away (an update of its base that no longer derives it,
+// or of itself) goes first, by its own request, rather than after it. Postponing the delete, instead of
 // applying that request early inside a delete under way, leaves the
 // walk of each value as it is.
 func (w *walker) postponeTo(values []txnValue, i int) int {
@@ -224,26 +224,69 @@ func (w *walker) postponeTo(values []txnValue, i int) int {
 		return -1
 	}
 	at := -1
-	for _, m := range w.g.dependents(n) {
-		if m == n || !m.exists() || m.origin == FromSB || m.deleting() || !orderedOnlyAfter(m, n.key) || w.reaches(n, m) {
-			continue
-		}
-		b := m
-		if m.base != "" {
-			if b = w.g.nodes[w.g.baseKey(m)]; b == nil {
+	leaving := w.leavingWith(n)
+	for _, x := range leaving {
+		for _, m := range w.g.dependents(x) {
+			if w.leavesWith(m, n) {
 				continue
 			}
+			at = max(at, w.postponeFor(values, i, x, m))
 		}
-		j, ok := w.valueIndex(values, b.key)
-		if !ok || j <= i || values[j].value == nil || !w.laterValue(values[j]) {
-			continue
-		}
-		if m.base != "" && !w.releasesKey(b, m.key) || m.base == "" && w.equal(m, m.sb, values[j].value) && !w.clashAhead(values, i, j) {
-			continue
-		}
-		at = max(at, j)
 	}
 	return at
+}
+
+// leavingWith returns n and the derived values in the southbound that go
+// with it, theirs included: a value ordered after one of them goes before
+// n's delete as it does before n's own (adv5 fuzz seed 20209).
+func (w *walker) leavingWith(n *node) []*node {
+	out := []*node{n}
+	for i := 0; i < len(out); i++ {
+		for _, k := range out[i].derived {
+			if c := w.g.nodes[k]; c != nil && c.base == out[i].key && c.exists() && c != n {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// leavesWith tells whether m is n or one of the derived values that go
+// with it (see leavingWith).
+func (w *walker) leavesWith(m, n *node) bool {
+	for x, hops := m, 0; x != nil && hops <= len(w.g.nodes); hops++ {
+		if x == n {
+			return true
+		}
+		if x.base == "" || !x.exists() {
+			return false
+		}
+		x = w.g.nodes[x.base]
+	}
+	return false
+}
+
+// postponeFor returns the index of the request further on in values that
+// takes away m, a value ordered after x (n or a value leaving with it,
+// see leavingWith), when values[i]'s delete of n must wait for it, or -1.
+func (w *walker) postponeFor(values []txnValue, i int, x, m *node) int {
+	if !m.exists() || m.origin == FromSB || m.deleting() || !orderedOnlyAfter(m, x.key) || w.reaches(x, m) {
+		return -1
+	}
+	b := m
+	if m.base != "" {
+		if b = w.g.nodes[w.g.baseKey(m)]; b == nil {
+			return -1
+		}
+	}
+	j, ok := w.valueIndex(values, b.key)
+	if !ok || j <= i || values[j].value == nil || !w.laterValue(values[j]) {
+		return -1
+	}
+	if m.base != "" && !w.releasesKey(b, m.key) || m.base == "" && w.equal(m, m.sb, values[j].value) && !w.clashAhead(values, i, j) {
+		return -1
+	}
+	return j
 }
 
 // clashAhead tells whether the request values[j], for a base that holds
