@@ -242,7 +242,7 @@ func (w *walker) applyValue(f frame) {
 		}
 	}
 	if w.notAgain(n) {
-		if !w.otherRequest(n, f) {
+		if !w.otherRequest(n, f) && !w.derivedAgain(n, f) {
 			return // failed in this transaction already
 		}
 		w.attemptAgain(n) // with the transaction's request
@@ -291,6 +291,17 @@ func (w *walker) applyValue(f frame) {
 // not keep the transaction's own request, further on, from being applied.
 func (w *walker) otherRequest(n *node, f frame) bool {
 	return f.last != nil && f.base == "" && w.released[n] && n.blocked() && !w.sameRequest(n, n.failed(), f.value)
+}
+
+// derivedAgain tells whether f derives n again, from a base the
+// transaction applied anew, while n's delete, refused in this transaction
+// for a value still needing it, waits for that value to go: the refused
+// delete never reached the southbound, and released later it would take
+// away a value the base derives (adv5 fuzz seed 80586: a full resync
+// re-created the base, and a delete that waited for a dependent then
+// deleted the derived value under the CONFIGURED base).
+func (w *walker) derivedAgain(n *node, f frame) bool {
+	return f.base != "" && f.value != nil && n.blocked() && n.failed() == nil && n.waitsOn() != "" && n.exists()
 }
 
 // depUpdate re-checks a dependent: created if it waited and is now ready,
