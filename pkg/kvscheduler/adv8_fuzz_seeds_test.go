@@ -6,13 +6,13 @@ import (
 )
 
 // TestAdv8RetryRecordsACreateTheSouthboundNeverSaw pins adv5 fuzz seed
-// 40632 of -fzretry -fzdd -fzcancel -fzcancelall -fzview (not reduced): a
+// 40632 of -fzretry -fzdd -fzcancel -fzcancelall -fzview: a
 // retry of d/1's failed create, after the southbound took d/1 as its own
-// (drift, owned) and a full resync stopped by its context, records
+// (b/2, the southbound's, deriving it) and a full resync read it, records
 // "CREATE [DERIVED RETRY] d/1, RETRYING -> OBTAINED" while the southbound
-// saw no create. A record carries an operation that never ran.
+// saw no create. A record carries an operation that never ran (reduced:
+// TestAdv8RetryOfACreateTheSouthboundTookRecordsNoCreate).
 func TestAdv8RetryRecordsACreateTheSouthboundNeverSaw(t *testing.T) {
-	advOpen(t, "a retry records a create of a derived value the southbound took as its own, which never ran")
 	msg, log := fzRunWith(40632, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzCancelAll, fzView})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))

@@ -94,6 +94,18 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	// It does not exist (it waits, or its create failed) or an operation
 	// on it failed (the southbound holds what was there before).
 	known := cn != nil && (!cn.exists() || cn.blocked())
+	if cn != nil && cn.base != b.key && cn.origin == FromNB && b.origin == FromSB && cn.want != nil && !cn.exists() {
+		// What the scheduler knows of it (it waits, or its create
+		// failed) is of its own base's value, not of the southbound's
+		// base that derives it now: it exists as that base's read
+		// derives it, and its failed create is not retried (adv5 fuzz
+		// seed 40632: the retry applied it as the southbound's, an
+		// implicit create recorded but never run).
+		known = false
+		s.clearFailure(cn)
+		cn.state, cn.err = Obtained, nil
+		cn.setWant(c.Value)
+	}
 	if cn == nil {
 		cn = s.newNode(c.Key)
 	}
