@@ -140,6 +140,9 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 		}
 	}
+	if !opts.Compact && !opts.KeepAllMetadata && !opts.NoInterning {
+		opts.interner = newInterner(maxInterned)
+	}
 	// A NoWatchList kind only lists: it has no stream to hand out early,
 	// and must not say it streams (StreamsInitialList).
 	if opts.StreamInitialList && !opts.NoWatchList {
