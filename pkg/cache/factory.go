@@ -140,7 +140,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 		}
 	}
-	if !opts.Compact && !opts.KeepAllMetadata && !opts.NoInterning {
+	if opts.InternStrings && !opts.Compact && !opts.KeepAllMetadata {
 		opts.interner = newInterner(maxInterned)
 	}
 	// A NoWatchList kind only lists: it has no stream to hand out early,

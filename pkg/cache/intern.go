@@ -9,8 +9,9 @@ import (
 // Interning: decoders give every string of every object an allocation of
 // its own, and the objects of a kind repeat most of their strings (the
 // Pods of one Deployment share their images, env variables, mount paths,
-// label keys and values, probe paths, tolerations...). The default cache
-// makes the objects it stores share one copy of each string seen before.
+// label keys and values, probe paths, tolerations...). With
+// Options.InternStrings, the objects an informer stores share one copy of
+// each string seen before.
 // Strings cannot be changed in Go, so sharing them is invisible to readers:
 // a handler that changes a field of its object replaces the field's string,
 // never another object's; maps and slices stay each object's own.

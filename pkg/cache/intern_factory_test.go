@@ -17,21 +17,20 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
-// TestDefaultCacheInternsStrings shows, on the API server, that the default
-// cache's objects share their equal strings (NoInterning keeps them apart),
+// TestCacheInternsStrings shows, on the API server, that an InternStrings
+// cache's objects share their equal strings (the default keeps them apart),
 // that each object is still, field for field, what the server holds minus
 // managedFields, and that resyncs, which hand stored objects to the
 // transform again, never write to objects handlers read (run with -race).
-func TestDefaultCacheInternsStrings(t *testing.T) {
+func TestCacheInternsStrings(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	for i := range 3 {
 		applyPod(t, ns, fmt.Sprintf("pod-%d", i), "same")
 	}
 	interning := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns, Resync: time.Second}})
-	plain := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns},
-		Kinds:   map[schema.GroupVersionKind]cache.KindOptions{podGVK: {NoInterning: ptr.To(true)}}})
+		Default: cache.Options{Namespace: ns, Resync: time.Second},
+		Kinds:   map[schema.GroupVersionKind]cache.KindOptions{podGVK: {InternStrings: ptr.To(true)}}})
+	plain := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}})
 	in, err := interning.ForKind(podGVK)
 	if err != nil {
 		t.Fatal(err)
@@ -69,11 +68,11 @@ func TestDefaultCacheInternsStrings(t *testing.T) {
 	}
 	image := func(p *corev1.Pod) *byte { return unsafe.StringData(p.Spec.Containers[0].Image) }
 	if image(pods["pod-0"]) != image(pods["pod-1"]) || image(pods["pod-1"]) != image(pods["pod-2"]) {
-		t.Error("the default cache's pods do not share their image string")
+		t.Error("an InternStrings cache's pods do not share their image string")
 	}
 	p0, p1 := get(t, pl, ns+"/pod-0").(*corev1.Pod), get(t, pl, ns+"/pod-1").(*corev1.Pod)
 	if image(p0) == image(p1) {
-		t.Error("a NoInterning cache's pods share their image string")
+		t.Error("the default cache's pods share their image string")
 	}
 	controlplanetest.Eventually(t, time.Minute, "three rounds of resyncs handled", func() bool { return resyncs.Load() >= 9 })
 }

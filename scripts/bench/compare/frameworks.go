@@ -40,11 +40,11 @@ import (
 // and with its managedFields-stripping transform, its best configuration
 // for memory), then wrangler's generated controllers on Lariat's core (not
 // a peer: its column shows the lasso adapter's overhead).
-var frameworkNames = []string{"lariat", "lariat-nointern", "lariat-compact", "lariat-json", "lariat-stream", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
+var frameworkNames = []string{"lariat", "lariat-intern", "lariat-compact", "lariat-json", "lariat-stream", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
 	"lariat":                   lariat{},
-	"lariat-nointern":          lariat{noInterning: true},
+	"lariat-intern":            lariat{intern: true},
 	"lariat-compact":           lariat{compact: true},
 	"lariat-json":              lariat{jsonOnly: true},
 	"lariat-stream":            lariat{stream: true},
@@ -95,9 +95,9 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 // encoded (cache.Options.Compact), jsonOnly turns protobuf off, stream
 // hands the initial list's objects to handlers as they arrive and starts
 // workers on them before the sync (cache.Options.StreamInitialList),
-// noInterning keeps every object's strings its own (cache.Options.NoInterning,
-// the default cache before it shared them).
-type lariat struct{ jsonOnly, compact, stream, noInterning bool }
+// intern makes the objects share their equal strings
+// (cache.Options.InternStrings).
+type lariat struct{ jsonOnly, compact, stream, intern bool }
 
 // watchReturnsAtSync: Lariat's watch returns once its caches synced
 // (SharedControllerFactory.Start waits for them).
@@ -113,7 +113,7 @@ func (l lariat) watch(ctx context.Context, w workload, kubeconfig, ns string, wo
 		return err
 	}
 	log := quietLogger()
-	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, Compact: l.compact, StreamInitialList: l.stream, NoInterning: l.noInterning}, Logger: log})
+	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, Compact: l.compact, StreamInitialList: l.stream, InternStrings: l.intern}, Logger: log})
 	factory, err := controller.NewSharedControllerFactory(caches, &controller.SharedControllerFactoryOptions{Logger: log})
 	if err != nil {
 		return err
