@@ -97,14 +97,15 @@ type Options struct {
 	// InternStrings makes the objects an informer of a SharedCacheFactory
 	// stores share one copy of each string up to 128 bytes long seen before
 	// in the kind's objects (images, env variables, label keys and values,
-	// paths), in a table of up to 32,768 strings per informer that keeps
-	// what it holds. For Pods made from a few templates it holds about an
-	// eighth less heap, for a walk of each object as it is stored (about
-	// 45 µs of CPU per Pod); for kinds whose strings are mostly unique to
-	// each object (ConfigMaps' names, UIDs, data) the table costs more than
-	// it saves. Readers see the same values either way, and sharing never
-	// extends to maps or slices. Compact and KeepAllMetadata informers do
-	// not intern. docs/benchmarks.md has the measurements.
+	// paths; map values, not keys; not names, UIDs and resourceVersions,
+	// each object's own), in a table of up to 32,768 strings per informer
+	// that keeps what it holds. For Pods made from a few templates it holds
+	// about a ninth less heap, for a walk of each object as it is stored
+	// (about 15 µs of CPU per Pod); for ConfigMaps, whose strings are mostly
+	// their own, it saves nothing. Readers see the same values either way,
+	// and sharing never extends to maps or slices. Compact and
+	// KeepAllMetadata informers do not intern. docs/benchmarks.md has the
+	// measurements.
 	InternStrings bool
 	// HotObjects is how many decoded objects a compact informer keeps
 	// (DefaultHotObjects when zero).

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Interning: decoders give every string of every object an allocation of
@@ -42,11 +44,28 @@ type interner struct {
 	// can replace, so that the walk skips the rest (times, quantities,
 	// numbers).
 	types map[reflect.Type]bool
+	// fields lists, per struct type, the fields the walk visits.
+	fields map[reflect.Type][]int
+}
+
+// ownField says whether a field of ObjectMeta is each object's own (its
+// name, UID and resourceVersion): in the table such strings would only
+// fill it, and stay alive after their objects.
+func ownField(name string) bool {
+	return name == "Name" || name == "UID" || name == "ResourceVersion"
+}
+
+// ownKey says the same of a key of a map (unstructured objects' metadata;
+// a map of another kind with such a key keeps that value its own, which
+// costs nothing but a string not shared).
+func ownKey(key string) bool {
+	return key == "name" || key == "uid" || key == "resourceVersion"
 }
 
 // newInterner returns an empty table that takes up to limit strings.
 func newInterner(limit int) *interner {
-	return &interner{table: map[string]string{}, limit: limit, types: map[reflect.Type]bool{}}
+	return &interner{table: map[string]string{}, limit: limit, types: map[reflect.Type]bool{},
+		fields: map[reflect.Type][]int{}}
 }
 
 // transform makes obj's strings share the table's copies; obj is returned
@@ -86,11 +105,8 @@ func (in *interner) walk(v reflect.Value, depth int) {
 	case reflect.Interface:
 		in.walkInterface(v, depth)
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
-				in.walk(v.Field(i), depth+1)
-			}
+		for _, i := range in.fieldsOf(v.Type()) {
+			in.walk(v.Field(i), depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
@@ -119,20 +135,16 @@ func (in *interner) walkInterface(v reflect.Value, depth int) {
 	in.walk(e, depth+1)
 }
 
-// walkMap interns a map's keys and its string values, and walks values
-// that can be written through (pointers, slices, maps, interfaces' maps).
-// Keys are replaced by deleting and adding the entry again, which happens
-// only for keys that are not the table's copy.
+// walkMap interns a map's string values and walks values that can be
+// written through (pointers, slices, maps, interfaces' maps). Keys stay as
+// they are: replacing one means deleting and adding the entry, which
+// leaves the map larger than it was (measured: more than the keys save).
 func (in *interner) walkMap(m reflect.Value, depth int) {
 	t := m.Type()
-	keys := t.Key().Kind() == reflect.String && in.holdsStrings(t.Key())
-	var rekey [][2]reflect.Value
 	for it := m.MapRange(); it.Next(); {
 		k, val := it.Key(), it.Value()
-		if keys {
-			if c, ok := in.shared(k.String()); ok {
-				rekey = append(rekey, [2]reflect.Value{k, reflect.ValueOf(c).Convert(t.Key())})
-			}
+		if k.Kind() == reflect.String && ownKey(k.String()) {
+			continue
 		}
 		switch val.Kind() {
 		case reflect.String:
@@ -151,11 +163,23 @@ func (in *interner) walkMap(m reflect.Value, depth int) {
 			in.walk(val, depth+1)
 		}
 	}
-	for _, kc := range rekey {
-		val := m.MapIndex(kc[0])
-		m.SetMapIndex(kc[0], reflect.Value{})
-		m.SetMapIndex(kc[1], val)
+}
+
+// fieldsOf returns the fields of struct type t the walk visits: exported
+// ones that can hold strings, but for ObjectMeta's ownFields.
+func (in *interner) fieldsOf(t reflect.Type) []int {
+	if f, ok := in.fields[t]; ok {
+		return f
 	}
+	var f []int
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.IsExported() && in.holdsStrings(sf.Type) && !(t == reflect.TypeFor[metav1.ObjectMeta]() && ownField(sf.Name)) {
+			f = append(f, i)
+		}
+	}
+	in.fields[t] = f
+	return f
 }
 
 // shared returns the table's copy of s and true when s must be replaced
