@@ -2,6 +2,8 @@ package dependents_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,15 +22,13 @@ import (
 // with its own set ID, one apply field manager for the operator) registers
 // them as two dependents registrations on one factory, each with its own
 // Condition, and the operator's one FieldManager, both keeping
-// ConfigMaps. Options.FieldManager says "two registrations must not
-// share it", yet nothing refuses it (as generic.Factory.Reserve refuses a
-// shared condition): both are accepted, and at the operator's next
-// start each registration's first resync reads the other's ConfigMap,
-// labelled with its field manager and wanted by nothing it computed, as
-// its own leftover, and deletes it. In wrangler a set ID scopes the
-// prune: another handler's objects are never deleted.
+// ConfigMaps. Each registration reads every object of its kinds labelled
+// with its field manager as its own, so at the operator's next start each
+// one's first resync would read the other's ConfigMap as its leftover and
+// delete it (in wrangler a set ID scopes the prune). The second
+// registration is refused, with an error naming both, and the first
+// keeps its owner's objects across a restart: nothing is deleted.
 func TestAdv8TwoRegistrationsSharingAFieldManagerDeleteEachOthersObjects(t *testing.T) {
-	advOpen(t, "two registrations of one factory sharing a FieldManager delete each other's objects at a restart")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(suffix string) dependents.Handler[*demov1.WebApp] {
 		return func(app *demov1.WebApp) ([]*dependents.Object, error) {
@@ -40,18 +40,25 @@ func TestAdv8TwoRegistrationsSharingAFieldManagerDeleteEachOthersObjects(t *test
 	}
 	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	created := false
-	startBoth := func(ctx context.Context) (first, second *dependents.Dependents, refused bool) {
+	// startBoth registers both on one factory and starts it; the
+	// registrations it returns are the accepted ones.
+	startBoth := func(ctx context.Context) []*dependents.Dependents {
 		f, webapps := dependentstest.Factory(t, cp.Config(), nil)
 		opts := dependents.Options{FieldManager: "adv8-sharedfm", Kinds: kinds, Logger: controlplanetest.QuietLogger()}
 		first, err := dependents.Register(ctx, f, webapps, webAppStatus(), "adv8-one", handler("-one"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		accepted := []*dependents.Dependents{first}
 		opts.Condition = "Second"
-		second, err = dependents.Register(ctx, f, webapps, webAppStatus(), "adv8-two", handler("-two"), opts)
-		if err != nil {
-			t.Logf("the second registration was refused: %v", err)
-			return first, nil, true
+		second, err := dependents.Register(ctx, f, webapps, webAppStatus(), "adv8-two", handler("-two"), opts)
+		switch {
+		case err == nil:
+			t.Errorf("a second registration sharing the FieldManager %q of registration adv8-one on one factory was accepted", opts.FieldManager)
+			accepted = append(accepted, second)
+		case !strings.Contains(err.Error(), `"adv8-one"`) || !strings.Contains(err.Error(), `"adv8-two"`) ||
+			!strings.Contains(err.Error(), opts.FieldManager):
+			t.Errorf("the refusal of the second registration names neither both registrations nor the field manager: %v", err)
 		}
 		if err := f.Start(ctx, 2); err != nil {
 			t.Fatal(err)
@@ -60,49 +67,53 @@ func TestAdv8TwoRegistrationsSharingAFieldManagerDeleteEachOthersObjects(t *test
 			created = true
 			advCreateApp(t, webapps, ns, "a", nil)
 		}
-		return first, second, false
+		return accepted
+	}
+	waitAll := func(regs []*dependents.Dependents) {
+		for _, d := range regs {
+			waitCtx, cancel := context.WithTimeout(t.Context(), wait)
+			if err := d.Wait(waitCtx); err != nil {
+				t.Error(err)
+			}
+			cancel()
+		}
 	}
 	ctx, stop := context.WithCancel(t.Context())
-	first, second, refused := startBoth(ctx)
-	if refused {
-		stop()
-		return // refused with an error: nothing to lose
-	}
-	controlplanetest.Eventually(t, wait, "both registrations' ConfigMaps", func() bool {
-		return advConfigMap(t, ns, "a-one") != nil && advConfigMap(t, ns, "a-two") != nil
+	regs := startBoth(ctx)
+	controlplanetest.Eventually(t, wait, "the accepted registrations' ConfigMaps", func() bool {
+		return advConfigMap(t, ns, "a-one") != nil && (len(regs) == 1 || advConfigMap(t, ns, "a-two") != nil)
 	})
 	stop()
-	for _, d := range []*dependents.Dependents{first, second} {
-		waitCtx, cancel := context.WithTimeout(t.Context(), wait)
-		if err := d.Wait(waitCtx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-	}
+	waitAll(regs)
 
 	ctx, stop = context.WithCancel(t.Context())
 	defer stop()
-	first, second, _ = startBoth(ctx)
-	controlplanetest.Eventually(t, wait, "both first resyncs committed", func() bool {
-		return committedResync(first) && committedResync(second)
+	regs = startBoth(ctx)
+	controlplanetest.Eventually(t, wait, "the accepted registrations' first resyncs committed", func() bool {
+		for _, d := range regs {
+			if !committedResync(d) {
+				return false
+			}
+		}
+		return true
 	})
-	var deleted []string
-	for _, d := range []*dependents.Dependents{first, second} {
-		for _, obj := range ops(d, kvscheduler.OpDelete) {
+	var deleted, all []string
+	for _, d := range regs {
+		dels := ops(d, kvscheduler.OpDelete)
+		all = append(all, fmt.Sprint(dels))
+		for _, obj := range dels {
 			if obj == "ConfigMap a-one" || obj == "ConfigMap a-two" {
 				deleted = append(deleted, obj)
 			}
 		}
 	}
 	if len(deleted) > 0 {
-		t.Errorf("WebApp a still wants ConfigMaps a-one and a-two, unchanged, yet the restart deleted %v "+
-			"(first registration's deletes %v, second's %v)", deleted,
-			ops(first, kvscheduler.OpDelete), ops(second, kvscheduler.OpDelete))
+		t.Errorf("WebApp a still wants its ConfigMaps, unchanged, yet the restart deleted %v (each registration's deletes: %v)",
+			deleted, all)
+	}
+	if advConfigMap(t, ns, "a-one") == nil {
+		t.Error("the first registration's ConfigMap a-one is gone after the restart")
 	}
 	stop()
-	for _, d := range []*dependents.Dependents{first, second} {
-		waitCtx, cancel := context.WithTimeout(t.Context(), wait)
-		_ = d.Wait(waitCtx)
-		cancel()
-	}
+	waitAll(regs)
 }

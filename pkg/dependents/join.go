@@ -61,7 +61,7 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 	if host.Bridge == nil || host.Scheduler == nil || host.Loop == nil || host.Loop.Committer == nil {
 		return nil, errors.New("dependents: Host.Bridge, Host.Scheduler and Host.Loop (with its Committer) are required")
 	}
-	release, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	release, err := reserve(ctx, factory, owners, access, name, opts)
 	if err != nil {
 		return nil, err
 	}

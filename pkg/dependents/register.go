@@ -28,7 +28,11 @@ const DefaultCondition condition.Cond = "Ready"
 type Options struct {
 	// FieldManager owns the applied fields of the objects and labels them
 	// (kubedescriptor.LabelManagedBy); objects without its label are never
-	// taken over. Two registrations must not share it.
+	// taken over. Two registrations must not share it: each would read the
+	// other's objects as its leftovers and delete them. A second
+	// registration on one factory (Register or Join) naming a field
+	// manager another holds is refused; registrations of other factories
+	// or processes cannot be seen, so never share one across them.
 	FieldManager string
 	// Kinds are the kinds of the objects the handler returns.
 	Kinds []schema.GroupVersionKind
@@ -148,7 +152,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
 		return nil, err
 	}
-	release, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	release, err := reserve(ctx, factory, owners, access, name, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -97,6 +97,43 @@ func (r *registration[T, S]) watch(ctx context.Context, bridge *kubebridge.Bridg
 	return nil
 }
 
+// reserve reserves, on the factory, what the registration name must not
+// share with another registration: its field manager and its owner
+// condition (reserveFieldManager, reserveCondition). Both are released
+// when ctx ends, or by the returned func when the registration fails.
+func reserve[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+	access generic.StatusAccess[T, S], name string, opts Options) (release func(), err error) {
+	releaseFM, err := reserveFieldManager(ctx, factory, name, opts.FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	releaseCond, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	if err != nil {
+		releaseFM()
+		return nil, err
+	}
+	return func() { releaseCond(); releaseFM() }, nil
+}
+
+// reserveFieldManager reserves, on the factory, the field manager the
+// registration name applies and labels its objects with. A registration
+// reads every object of its kinds labelled with its field manager as its
+// own, and its first resync deletes those it did not compute: two
+// registrations sharing one would delete each other's objects at every
+// start. The second is refused. Registrations of other factories (other
+// processes) cannot be seen here: Options.FieldManager says so.
+func reserveFieldManager(ctx context.Context, factory *generic.Factory, name, fm string) (release func(), err error) {
+	what := "dependents field manager " + fm
+	if holder, ok := factory.Reserve(what, name); !ok {
+		return nil, fmt.Errorf("dependents: registration %q would apply and label its objects with the field manager %q, "+
+			"which registration %q uses already: each would delete the other's objects as leftovers; "+
+			"give one of them its own Options.FieldManager", name, fm, holder)
+	}
+	release = func() { factory.Release(what, name) }
+	context.AfterFunc(ctx, release)
+	return release, nil
+}
+
 // reserveCondition reserves, on the factory, the owner condition the
 // registration name writes (none when access reaches no condition): two
 // registrations writing one condition of one kind would overwrite each
