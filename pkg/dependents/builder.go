@@ -35,6 +35,9 @@ type desired struct {
 	// held marks the objects of an owner whose handler failed at the
 	// first resync, put as they are (see held.go) until it succeeds.
 	held bool
+	// deleting marks the desired state of an owner being deleted, frozen
+	// (see deleting.go): its objects are held values.
+	deleting bool
 	// wasReady is, for a held owner, whether its owner marker was put
 	// before the restart (see before.go): its readiness rules are unknown.
 	wasReady bool

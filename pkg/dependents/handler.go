@@ -289,6 +289,9 @@ func (h *loopHandler[T]) compute(key string) error {
 			fmt.Errorf("owner %s is outside Options.Namespace %q: its objects are not kept", key, h.namespace))
 		return nil
 	}
+	if owner.GetDeletionTimestamp() != nil {
+		return computeDeleting(h, key, owner)
+	}
 	delete(h.reads, key) // what it reads now is recorded anew
 	objs, err := callHandler(h, key, owner)
 	var d *desired

@@ -101,10 +101,10 @@ func (s *heldValues) wrap(d *kvscheduler.Descriptor) {
 	}
 }
 
-// unhold drops the held values of d, when it is a held owner's desired
-// state that is replaced or forgotten.
+// unhold drops the held values of d, when it is a held owner's (or an
+// owner's being deleted) desired state that is replaced or forgotten.
 func (h *loopHandler[T]) unhold(d *desired) {
-	if d == nil || !d.held {
+	if d == nil || !d.held && !d.deleting {
 		return
 	}
 	for objKey := range d.objectKeys() {
