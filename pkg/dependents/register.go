@@ -118,6 +118,7 @@ type Dependents struct {
 	reports   *reports
 	ownsLoop  bool       // Register's own loop and scheduler, stopped with it; false when joined (Join)
 	fails     *failWatch // the keys whose failure a handler read (View.Failure)
+	cycles    *cycleLog  // the cycles between owners logged (see ownercycle.go)
 	log       logrus.FieldLogger
 	done      chan struct{}
 	stopErr   error

@@ -56,7 +56,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 		return nil, errors.New("dependents: Options.Status needs a status access with Get and Set")
 	}
 	d := &Dependents{name: name, k: newKeys(name), ownerKind: owners.GroupVersionKind().Kind,
-		reports: newReports(), done: make(chan struct{}), sched: sched, fails: &failWatch{}, log: opts.Logger}
+		reports: newReports(), done: make(chan struct{}), sched: sched, fails: &failWatch{}, cycles: &cycleLog{}, log: opts.Logger}
 	clients := factory.ControllerFactory().SharedCacheFactory().SharedClientFactory()
 	b := &builder[T]{k: d.k, ownerGVK: owners.GroupVersionKind(), scheme: factory.Scheme(), kinds: map[schema.GroupKind]bool{}, namespace: opts.Namespace,
 		namespaced: func(gvk schema.GroupVersionKind) (bool, error) {

@@ -69,6 +69,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 		return Summary{}
 	}
 	s := Summary{Known: true, Generation: rep.generation, UID: rep.uid}
+	cycle, cycleKnown := "", false
 	if rep.err != nil {
 		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
 	}
@@ -81,6 +82,10 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, d.failure(st.Error)))
 		case o.cycle != "" && !o.ready && st.State != kvscheduler.Configured:
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle %s", o.label, o.cycle))
+		case st.State == kvscheduler.Pending && len(d.ownersIn(st.UnmetDependencies)) > 0 && d.onOwnerCycle(ownerKey, &cycle, &cycleKnown):
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle between owners %s",
+				o.label, cycle))
+			s.WaitingForOwners = append(s.WaitingForOwners, d.ownersIn(st.UnmetDependencies)...)
 		case st.State == kvscheduler.Pending:
 			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(ownerKey, st.UnmetDependencies))
 			s.WaitingForOwners = append(s.WaitingForOwners, d.ownersIn(st.UnmetDependencies)...)
@@ -92,7 +97,18 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	}
 	slices.Sort(s.WaitingForOwners)
 	s.WaitingForOwners = slices.Compact(s.WaitingForOwners)
+	d.logCycle(ownerKey, cycle) // "" (none, or not looked for): logged again if it comes back
 	return s
+}
+
+// onOwnerCycle tells whether the owner at key is on a cycle of owners
+// (see ownercycle.go), looked for once per summary: *cycle and *known
+// keep the answer.
+func (d *Dependents) onOwnerCycle(key string, cycle *string, known *bool) bool {
+	if !*known {
+		*cycle, *known = d.ownerCycle(key), true
+	}
+	return *cycle != ""
 }
 
 // ownersIn returns the owners whose markers (ready or available) are
