@@ -1,6 +1,7 @@
 package dependents_test
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
@@ -111,4 +112,50 @@ func TestOwnerBeingDeletedGetsNothingNew(t *testing.T) {
 	if cm := advConfigMap(t, ns, "a-new"); cm != nil {
 		t.Errorf("a is gone, yet its ConfigMap a-new exists (%v)", cm.Data)
 	}
+}
+
+// TestOwnerDeletedWhileStoppedGetsNothingNewAtTheRestart: a WebApp whose
+// deletion a finalizer holds, deleted and changed while no replica ran,
+// is first seen being deleted at the next start: nothing is known of what
+// it last desired, so its live objects are held as they are (its summary
+// says it is being deleted), the object its changed spec asks for is not
+// created, and once it is gone its objects are deleted.
+func TestOwnerDeletedWhileStoppedGetsNothingNewAtTheRestart(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	ctx, stop := context.WithCancel(t.Context())
+	d, webapps := advStart(t, ctx, "deleting-stopped", cmKind, configMapPerEntry(ns))
+	if _, err := webapps.Create(t.Context(), &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a",
+		Finalizers: []string{advFinalizer}}, Spec: demov1.WebAppSpec{Image: "app:1",
+		Config: map[string]string{"1": "a-keep"}}}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "a's ConfigMap", func() bool { return advConfigMap(t, ns, "a-keep") != nil })
+	keep := advConfigMap(t, ns, "a-keep")
+	stop()
+	waitCtx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := d.Wait(waitCtx); err != nil {
+		t.Fatal(err)
+	}
+	if err := webapps.Delete(t.Context(), ns, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setConfig(t, webapps, ns, "a", "2", "a-new")
+	d, webapps = advStart(t, t.Context(), "deleting-stopped", cmKind, configMapPerEntry(ns))
+	controlplanetest.Eventually(t, wait, "a resync committed, a's summary saying it is being deleted", func() bool {
+		return committedResync(d) && has(d.Summary(ns, "a").Message(), "is being deleted")
+	})
+	if cm := advConfigMap(t, ns, "a-new"); cm != nil {
+		t.Errorf("a was being deleted at the restart, yet the ConfigMap a-new its spec asked for was created (%v)", cm.Data)
+	}
+	if now := advConfigMap(t, ns, "a-keep"); now == nil || now.UID != keep.UID {
+		t.Fatalf("a is being deleted but still exists, and its ConfigMap a-keep was deleted or replaced at the restart: %v", now)
+	}
+	if _, err := webapps.Patch(t.Context(), ns, "a", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "a's ConfigMap a-keep deleted once a is gone", func() bool {
+		return advConfigMap(t, ns, "a-keep") == nil
+	})
 }
