@@ -93,8 +93,14 @@ func (g *graph) remove(n *node) {
 		}
 	}
 	if len(n.dependents) > 0 {
-		// Values still waiting for the key.
-		g.exact[n.key] = n.dependents
+		// Values still waiting for the key. A list held in n itself is
+		// copied: the index, and the key's next node, must not keep the
+		// removed node alive.
+		ds := n.dependents
+		if &ds[0] == &n.dependentOne[0] {
+			ds = slices.Clone(ds)
+		}
+		g.exact[n.key] = ds
 		n.dependents = nil
 	}
 	g.eachPrefixOf(n.key, func(e *prefixEntry) { delete(e.members, n) })
@@ -182,6 +188,9 @@ func (g *graph) index(n *node, dep Dependency) {
 	if dep.Key != "" {
 		if p := g.provider(n, dep.Key); p != nil {
 			if !slices.Contains(p.dependents, n) {
+				if p.dependents == nil {
+					p.dependents = p.dependentOne[:0]
+				}
 				p.dependents = append(p.dependents, n)
 			}
 		} else if ns := g.exact[dep.Key]; !slices.Contains(ns, n) {

@@ -87,7 +87,11 @@ type node struct {
 	dep0 *node
 	// dependents are the nodes with a dependency on exactly its key (see
 	// graph.exact), sorted by key once asked for (see graph.dependents).
-	dependents []*node
+	// dependentOne holds the list while it is one node (see graph.index):
+	// most values have one dependent or none, and a list of one was an
+	// allocation per value of a batch. It fits in the node's size class.
+	dependents   []*node
+	dependentOne [1]*node
 	// depsFor and derivedFor are the wanted values deps and derivedKVs
 	// were computed from: the same value again is not asked again.
 	depsFor, derivedFor any
