@@ -151,6 +151,17 @@ func (s *Scheduler) prepareValues(w *walker, t *Txn, scope map[string]bool) []tx
 		// what it does instead.
 		rec.Executed = make([]RecordedOp, 0, min(2*len(values), 1<<16))
 	}
+	// The new nodes are all dirty: the list gets their room at once
+	// rather than growing to it step by step (see appendDoubling).
+	made := 0
+	for i := range values {
+		if values[i].n == nil && values[i].value != nil {
+			made++
+		}
+	}
+	if made >= 256 {
+		s.dirtyNodes = slices.Grow(s.dirtyNodes, made)
+	}
 	for i := range values {
 		v := &values[i]
 		if v.n == nil && v.value != nil {
