@@ -50,8 +50,9 @@ func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind s
 		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != fieldManager {
 			continue
 		}
+		without := heldWithout(m) // kept while absent: no evidence (see heldwithout.go)
 		for _, k := range strings.Split(m.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",") {
-			if k = strings.TrimSpace(k); k != "" {
+			if k = strings.TrimSpace(k); k != "" && !without[k] {
 				b.named[k] = true
 			}
 		}

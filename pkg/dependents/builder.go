@@ -221,6 +221,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 			d.needs = appendNew(d.needs, b.k.available(ok))
 			kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
 		}
+		clearHeldWithout(m, live[keyOf[o]])
 	}
 	onCycle := cycles(objs, labelOf)
 	for i, o := range d.objects {

@@ -50,6 +50,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	held         *heldValues                  // the values of held owners, which the descriptors never apply (see held.go)
 	reports      *reports                     // what the status handler reads
 	get          liveGetter                   // reads an object a held owner keeps (see held.go)
+	patch        annotationPatcher            // records on a held object the markers it is kept without (see heldwithout.go)
 	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
 	fails        *failWatch                   // the keys whose failure a handler read (View.Failure)
 	before       *beforeRestart               // during a resync: the markers the live objects show were put (see before.go)
@@ -127,6 +128,12 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		// delete their objects.
 		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; ")))
 	}
+	if err := h.recordHeldWithout(txn.Context()); err != nil {
+		h.holding = false // nothing is committed
+		// Before the commit that takes a marker away: a held object must
+		// not vouch for it at the next restart (see heldwithout.go).
+		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %w", h.name, err))
+	}
 	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
 		for k, v := range h.desired[key].values {
 			txn.Put(k, v)
@@ -138,6 +145,10 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
 	note, err := h.update(ev, txn)
+	if err == nil {
+		// Before the commit (see heldwithout.go).
+		err = h.recordHeldWithout(txn.Context())
+	}
 	if err != nil {
 		h.holding = false
 		return note, err
@@ -378,24 +389,6 @@ func (h *loopHandler[T]) forget(key string) {
 	delete(h.desired, key)
 	delete(h.reads, key)
 	h.reports.drop(key)
-}
-
-// callHandler calls the user's handler with a copy of owner, the owner at
-// key, and a View valid during the call; a panic is its error, as the
-// loop's handlers' are.
-func callHandler[T generic.RuntimeMetaObject](h *loopHandler[T], key string, owner T) (objs []*Object, err error) {
-	v := &view[T]{h: h, reader: key}
-	defer func() {
-		v.done.Store(true)
-		if r := recover(); r != nil {
-			err = fmt.Errorf("handler panicked: %v", r)
-		}
-	}()
-	c, ok := owner.DeepCopyObject().(T)
-	if !ok {
-		return nil, fmt.Errorf("cannot copy %T", owner)
-	}
-	return h.handler(c, v)
 }
 
 // statusOnly tells whether change is an update of an object that

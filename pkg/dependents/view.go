@@ -1,6 +1,7 @@
 package dependents
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -154,4 +155,22 @@ func (h *loopHandler[T]) computeRequirersAgain(order []string) {
 			}
 		}
 	}
+}
+
+// callHandler calls the user's handler with a copy of owner, the owner at
+// key, and a View valid during the call; a panic is its error, as the
+// loop's handlers' are.
+func callHandler[T generic.RuntimeMetaObject](h *loopHandler[T], key string, owner T) (objs []*Object, err error) {
+	v := &view[T]{h: h, reader: key}
+	defer func() {
+		v.done.Store(true)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panicked: %v", r)
+		}
+	}()
+	c, ok := owner.DeepCopyObject().(T)
+	if !ok {
+		return nil, fmt.Errorf("cannot copy %T", owner)
+	}
+	return h.handler(c, v)
 }
