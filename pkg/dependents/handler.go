@@ -167,6 +167,9 @@ func (h *loopHandler[T]) update(ev eventloop.Event, txn eventloop.UpdateOperatio
 	if f, ok := ev.(*failureChanged); ok {
 		return h.onFailureChanged(f.key, txn)
 	}
+	if c, ok := ev.(*computeAgain); ok {
+		return h.onComputeAgain(c.keys, txn)
+	}
 	change, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok {
 		return "", nil
