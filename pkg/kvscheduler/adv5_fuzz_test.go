@@ -36,6 +36,7 @@ var fzAmbiguous = flag.Bool("fzamb", false, "a/3 claimed by two descriptors")
 var fzOrder = flag.Bool("fzorder", false, "check the delete order of steps without injected failures")
 var fzCancelAll = flag.Bool("fzcancelall", false, "cancel commits at operations on b/, d/ and r/ keys too")
 var fzVerbose = flag.Bool("fzv", false, "verbose")
+var fzRec = flag.Bool("fzrec", false, "check that no record names a key twice in NotApplied")
 var fzDHeld = flag.Bool("fzdheld", false, "check after every step that no CONFIGURED base has a derived key the scheduler reports NONEXISTENT")
 
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
@@ -542,6 +543,13 @@ func fzRun(seed int64) (string, []string) {
 				return "view mismatch: " + strings.Join(d, "; "), log
 			}
 		}
+		if *fzRec {
+			for _, r := range recs {
+				if msg := fzCheckNotApplied(r); msg != "" {
+					return "record: " + msg, log
+				}
+			}
+		}
 		if *fzDHeld {
 			if msg := fzCheckDerivedHeld(s); msg != "" {
 				if *fzVerbose {
@@ -669,6 +677,19 @@ func fzCheckDerivedHeld(s *kvscheduler.Scheduler) string {
 				return fmt.Sprintf("%s CONFIGURED (%v) but its d/%s is NONEXISTENT", kv.Key, kv.Value, part)
 			}
 		}
+	}
+	return ""
+}
+
+// fzCheckNotApplied names a key a record's NotApplied lists more than
+// once: the record names each key not applied once.
+func fzCheckNotApplied(r *kvscheduler.TxnRecord) string {
+	seen := map[string]bool{}
+	for _, k := range r.NotApplied {
+		if seen[k] {
+			return fmt.Sprintf("transaction #%d names %s twice in NotApplied %v", r.SeqNum, k, r.NotApplied)
+		}
+		seen[k] = true
 	}
 	return ""
 }
