@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -94,34 +93,15 @@ func TestAdv7RelistAfterAnAcknowledgementDoesNotDeliverTheDeletion(t *testing.T)
 	proxy, proxied := controlplanetest.NewProxy(t, cfg)
 	a, aCMs := advCutOnDrainMember(t, ring, cfg, cfg, proxied, runs, "moved", proxy.Cut)
 	b, _ := advRelistMember(t, ring, "b", cfg, cfg, runs)
-	assign, drain := AssignmentLabel(ring.Name), DrainLabel(ring.Name)
-	for _, name := range []string{"moved", "kept", "gone-in-gap"} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{assign: a.ID()}}}
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	controlplanetest.Eventually(t, time.Minute, "A handles its three objects", func() bool {
-		return runs.count("a", "moved", false) > 0 && runs.count("a", "kept", false) > 0 && runs.count("a", "gone-in-gap", false) > 0
-	})
+	assign := AssignmentLabel(ring.Name)
+	advCreateHandledByA(t, kube, ns, assign, a.ID(), runs)
 	last, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "kept", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch := func(name, body string) {
-		t.Helper()
-		if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The sharder's handover, by hand; A's watch breaks as its gate sees
 	// the drain, before it acknowledges.
-	patch("moved", `{"metadata":{"labels":{"`+drain+`":"`+b.ID()+`"}}}`)
-	controlplanetest.Eventually(t, time.Minute, "A acknowledges the drain", func() bool {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "moved", metav1.GetOptions{})
-		return err == nil && cm.Labels[assign] == ""
-	})
-	patch("moved", `{"metadata":{"labels":{"`+assign+`":"`+b.ID()+`"}}}`)
+	advHandOverByHand(t, kube, ns, ring, "moved", b.ID())
 	controlplanetest.Eventually(t, time.Minute, "B handles moved", func() bool { return runs.count("b", "moved", false) > 0 })
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "moved", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -111,30 +111,11 @@ func TestAdvRelistDeliversADeletionToAMemberThatLetTheObjectGo(t *testing.T) {
 	proxy, proxied := controlplanetest.NewProxy(t, cfg)
 	a, aCMs := advRelistMember(t, ring, "a", cfg, proxied, runs)
 	b, _ := advRelistMember(t, ring, "b", cfg, cfg, runs)
-	assign, drain := AssignmentLabel(ring.Name), DrainLabel(ring.Name)
-	for _, name := range []string{"moved", "kept", "gone-in-gap"} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{assign: a.ID()}}}
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	controlplanetest.Eventually(t, time.Minute, "A handles its three objects", func() bool {
-		return runs.count("a", "moved", false) > 0 && runs.count("a", "kept", false) > 0 && runs.count("a", "gone-in-gap", false) > 0
-	})
+	assign := AssignmentLabel(ring.Name)
+	advCreateHandledByA(t, kube, ns, assign, a.ID(), runs)
 
 	// The sharder's handover, by hand: drain, A acknowledges, assign to B.
-	patch := func(name, body string) {
-		t.Helper()
-		if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	patch("moved", `{"metadata":{"labels":{"`+drain+`":"`+b.ID()+`"}}}`)
-	controlplanetest.Eventually(t, time.Minute, "A acknowledges the drain", func() bool {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "moved", metav1.GetOptions{})
-		return err == nil && cm.Labels[assign] == ""
-	})
-	patch("moved", `{"metadata":{"labels":{"`+assign+`":"`+b.ID()+`"}}}`)
+	advHandOverByHand(t, kube, ns, ring, "moved", b.ID())
 	controlplanetest.Eventually(t, time.Minute, "B handles moved", func() bool { return runs.count("b", "moved", false) > 0 })
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "moved", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -168,4 +149,40 @@ func TestAdvRelistDeliversADeletionToAMemberThatLetTheObjectGo(t *testing.T) {
 	if n := runs.count("a", "moved", true); n > 0 {
 		t.Fatalf("member A, which acknowledged the drain of ConfigMap %s/moved before it was assigned to B, handled there and deleted, ran its handlers %d time(s) for that deletion after its relist (B had been told already)", ns, n)
 	}
+}
+
+// advCreateHandledByA creates the relist scenes' three ConfigMaps (moved,
+// kept, gone-in-gap) assigned to member a (aID) and waits until a's
+// handlers saw each.
+func advCreateHandledByA(t *testing.T, kube kubernetes.Interface, ns, assign, aID string, runs *advRuns) {
+	t.Helper()
+	for _, name := range []string{"moved", "kept", "gone-in-gap"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{assign: aID}}}
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	controlplanetest.Eventually(t, time.Minute, "A handles its three objects", func() bool {
+		return runs.count("a", "moved", false) > 0 && runs.count("a", "kept", false) > 0 && runs.count("a", "gone-in-gap", false) > 0
+	})
+}
+
+// advHandOverByHand does the sharder's handover of ConfigMap name to member
+// to, by hand: marks its drain, waits for the holder's acknowledgement
+// (the assignment label removed), then assigns it.
+func advHandOverByHand(t *testing.T, kube kubernetes.Interface, ns string, ring Ring, name, to string) {
+	t.Helper()
+	assign, drain := AssignmentLabel(ring.Name), DrainLabel(ring.Name)
+	patch := func(body string) {
+		t.Helper()
+		if _, err := kube.CoreV1().ConfigMaps(ns).Patch(t.Context(), name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch(`{"metadata":{"labels":{"` + drain + `":"` + to + `"}}}`)
+	controlplanetest.Eventually(t, time.Minute, "the holder acknowledges the drain of "+name, func() bool {
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
+		return err == nil && cm.Labels[assign] == ""
+	})
+	patch(`{"metadata":{"labels":{"` + assign + `":"` + to + `"}}}`)
 }
