@@ -33,7 +33,6 @@ import (
 // (RequiresOwner a, c created while no replica ran) is created on an
 // owner that was not ready before the restart.
 func TestAdv8HeldOwnerInheritsAMarkerFromARequirerBeingDeleted(t *testing.T) {
-	advOpen(t, "a requirer's deletion under way at a restart vouches for a held owner's marker that was gone")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var aReady, aFailing atomic.Bool
 	aReady.Store(true)

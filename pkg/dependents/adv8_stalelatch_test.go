@@ -52,7 +52,6 @@ func advSetFinalizers(t *testing.T, ctx context.Context, ns, name string, finali
 // a's latch, and c's ConfigMap (c created while no replica ran) is
 // created on an owner that was never available.
 func TestAdv8StaleLatchEvidenceOfARequirerBeingDeleted(t *testing.T) {
-	advOpen(t, "a requirer's deletion under way at a restart hands the old owner's latch to an owner created again under its name")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var aReady atomic.Bool
 	aReady.Store(true)

@@ -21,9 +21,15 @@ import (
 // requires a marker carries the marker's key in its depends-on annotation,
 // and the scheduler deletes such an object once the marker is gone. So an
 // object of this field manager that still names the marker shows that the
-// marker was put when the replica stopped (or that its deletion was under
-// way: then the marker is kept a little longer, which keeps, and never
-// deletes). Only the owner of the current UID inherits it: it must keep
+// marker was put when the replica stopped. An object whose deletion is
+// under way (a deletionTimestamp, its DELETE held by a finalizer) shows
+// nothing: the scheduler deletes a requirer once the marker is gone, so
+// its deletion may be exactly the marker's withdrawal, and reading it as
+// evidence would hand a gone marker to the owner (even to an owner created
+// again under the name), on which new requirers would then be created.
+// Missing evidence is the safe side: the owner is judged not ready until
+// its handler answers, its objects are kept, and nothing new is created
+// on it. Only the owner of the current UID inherits it: it must keep
 // objects naming its UID (an owner deleted and created again under its
 // name while no replica ran has none, so its latch starts open, and a
 // requirer left by the old owner's readiness waits for the new one's).
@@ -47,7 +53,7 @@ func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind s
 	b := &beforeRestart{named: map[string]bool{}, owners: map[string]map[string]bool{}}
 	for _, obj := range live {
 		m, err := meta.Accessor(obj)
-		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != fieldManager {
+		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != fieldManager || m.GetDeletionTimestamp() != nil {
 			continue
 		}
 		without := heldWithout(m) // kept while absent: no evidence (see heldwithout.go)
