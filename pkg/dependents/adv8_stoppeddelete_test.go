@@ -38,7 +38,6 @@ import (
 // replica ran) is created on an owner that was not ready before the
 // restart.
 func TestAdv8StopBetweenAMarkersWithdrawalAndItsRequirersDelete(t *testing.T) {
-	advOpen(t, "a stop between a marker's withdrawal and its requirer's delete leaves evidence for a marker that was gone")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var aReady, aFailing, stall atomic.Bool
 	aReady.Store(true)

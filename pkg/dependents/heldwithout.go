@@ -95,21 +95,33 @@ func newAnnotationPatcher(clients *client.SharedClientFactory, fieldManager stri
 	}
 }
 
-// recordHeldWithout brings AnnotationHeldWithout of every held object up
-// to date with what is put now (see above): the markers it names that no
+// recordHeldWithout brings AnnotationHeldWithout of every held object,
+// and of every object of an owner that needs a marker not put now, up to
+// date with what is put now (see above): the markers it names that no
 // owner's desired state puts. Called before the event's transaction
-// commits.
+// commits, so before the scheduler deletes a requirer whose marker goes.
 func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 	var errs []error
 	for _, ownerKey := range slices.Sorted(maps.Keys(h.desired)) {
 		d := h.desired[ownerKey]
-		if !d.held {
+		if !d.held && h.putsAll(d.needs) {
 			continue
 		}
 		for _, o := range d.objects {
 			live := h.live[o.key]
-			named := h.othersMarkers(d.values[o.key])
-			if live == nil || len(named) == 0 {
+			if live == nil {
+				continue
+			}
+			// A held object is judged by its held value; a requirer
+			// whose marker is gone, by what the server holds: the
+			// scheduler is about to delete it, and a stop may cut that
+			// DELETE, leaving it naming the marker.
+			v := any(live)
+			if d.held {
+				v = d.values[o.key]
+			}
+			named := h.othersMarkers(v)
+			if len(named) == 0 {
 				continue
 			}
 			var absent []string
@@ -173,6 +185,16 @@ func (h *loopHandler[T]) puts(markerKey string) bool {
 	}
 	d := h.desired[owner]
 	return d != nil && hasValue(d, markerKey)
+}
+
+// putsAll tells whether every marker of markerKeys is put.
+func (h *loopHandler[T]) putsAll(markerKeys []string) bool {
+	for _, k := range markerKeys {
+		if !h.puts(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // heldWithout returns the markers obj's AnnotationHeldWithout lists.
