@@ -29,7 +29,6 @@ import (
 // with the key of a's latched marker. At the next start a inherits a latch
 // it never had, and b's ConfigMap is created on an owner never available.
 func TestAdv8LatchForgedByAUsersAnnotation(t *testing.T) {
-	advOpen(t, "a user's depends-on annotation on an object of the field manager forges a latch at the next start")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		switch {

@@ -1,6 +1,7 @@
 package dependents
 
 import (
+	"errors"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,15 +43,20 @@ import (
 // put before it: the marker keys they depend on, and the owners (by key)
 // with the UIDs their objects name.
 type beforeRestart struct {
-	named  map[string]bool
+	named  map[string][]runtime.Object // by marker key: the live objects naming it
 	owners map[string]map[string]bool
+	// vouches confirms that obj's annotation naming markerKey is the
+	// field manager's own (see vouch.go); nil trusts the cache.
+	vouches func(obj runtime.Object, markerKey string) (bool, error)
+	checked map[string]bool // by marker key: the verdict of vouches
+	err     error           // a vouch that could not be read: the resync is not committed
 }
 
 // readBeforeRestart indexes live, the objects of the registration's kinds
 // at a resync (those of fieldManager only: no other manager's object
 // speaks for this registration's markers).
 func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind string) *beforeRestart {
-	b := &beforeRestart{named: map[string]bool{}, owners: map[string]map[string]bool{}}
+	b := &beforeRestart{named: map[string][]runtime.Object{}, owners: map[string]map[string]bool{}, checked: map[string]bool{}}
 	for _, obj := range live {
 		m, err := meta.Accessor(obj)
 		if err != nil || m.GetLabels()[kubedescriptor.LabelManagedBy] != fieldManager || m.GetDeletionTimestamp() != nil {
@@ -59,7 +65,7 @@ func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind s
 		without := heldWithout(m) // kept while absent: no evidence (see heldwithout.go)
 		for _, k := range strings.Split(m.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",") {
 			if k = strings.TrimSpace(k); k != "" && !without[k] {
-				b.named[k] = true
+				b.named[k] = append(b.named[k], obj)
 			}
 		}
 		if kind, owner, uid, ok := parseOwner(obj); ok && kind == ownerKind {
@@ -73,9 +79,30 @@ func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind s
 }
 
 // marked tells whether the marker at markerKey of the owner at ownerKey,
-// of uid, was put before the restart: an object requires it, and the
-// owner keeps objects naming its UID. A nil beforeRestart (outside a
-// resync) knows nothing.
+// of uid, was put before the restart: an object requires it by an
+// annotation the field manager applied, and the owner keeps objects
+// naming its UID. A nil beforeRestart (outside a resync) knows nothing.
 func (b *beforeRestart) marked(ownerKey, uid, markerKey string) bool {
-	return b != nil && b.named[markerKey] && b.owners[ownerKey][uid]
+	if b == nil || len(b.named[markerKey]) == 0 || !b.owners[ownerKey][uid] {
+		return false
+	}
+	if b.vouches == nil {
+		return true
+	}
+	if v, ok := b.checked[markerKey]; ok {
+		return v
+	}
+	for _, obj := range b.named[markerKey] {
+		ok, err := b.vouches(obj, markerKey)
+		if err != nil {
+			b.err = errors.Join(b.err, err)
+			return false
+		}
+		if ok {
+			b.checked[markerKey] = true
+			return true
+		}
+	}
+	b.checked[markerKey] = false
+	return false
 }

@@ -105,6 +105,7 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	// Only during the resync: an owner first computed later (created
 	// since) has no marker from before to inherit.
 	h.before = readBeforeRestart(h.live, h.fieldManager, h.build.ownerGVK.Kind)
+	h.before.vouches = h.vouchesFor(txn.Context())
 	defer func() { h.before = nil }()
 	var errs []string
 	order := slices.Sorted(maps.Keys(h.owners))
@@ -116,6 +117,9 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		}
 	}
 	h.computeRequirersAgain(order)
+	if h.before.err != nil {
+		errs = append(errs, fmt.Sprintf("cannot read what vouches for readiness before the restart: %v", h.before.err))
+	}
 	for key := range h.desired {
 		if _, ok := h.owners[key]; !ok {
 			h.forget(key)
