@@ -62,25 +62,36 @@ func (d *Dependents) ownersWaitedFor(key string) []string {
 	return slices.Compact(out)
 }
 
-// ownerCycle returns the shortest cycle of owners, each waiting for the
-// next, from the owner at key back to it ("WebApp ns/a → WebApp ns/b →
-// WebApp ns/a"), or "" when its waiting leads elsewhere. It follows the
-// owners waited for breadth first, so that the cycle named is the
-// shortest, and the same at every pass.
-func (d *Dependents) ownerCycle(key string) string {
+// ownerCycleVia returns the shortest cycle of owners from the owner at
+// key, through one of first (the owners one of its objects waits for),
+// back to it, or "" when none of first leads back. A cycle is judged per
+// object: an object of an owner on a cycle that waits only for owners
+// off it is created once they are ready, so it is not on the cycle. It
+// follows the owners waited for breadth first, so that the cycle named is
+// the shortest, and the same at every pass.
+func (d *Dependents) ownerCycleVia(key string, first []string) string {
 	parent := map[string]string{}
-	queue := []string{key}
+	queue := []string{}
+	visit := func(cur string, next []string) bool {
+		for _, n := range next {
+			if n == key {
+				return true
+			}
+			if _, seen := parent[n]; !seen {
+				parent[n] = cur
+				queue = append(queue, n)
+			}
+		}
+		return false
+	}
+	if visit(key, first) {
+		return d.cyclePath(key, key, parent)
+	}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		for _, next := range d.ownersWaitedFor(cur) {
-			if next == key {
-				return d.cyclePath(key, cur, parent)
-			}
-			if _, seen := parent[next]; !seen {
-				parent[next] = cur
-				queue = append(queue, next)
-			}
+		if visit(cur, d.ownersWaitedFor(cur)) {
+			return d.cyclePath(key, cur, parent)
 		}
 	}
 	return ""

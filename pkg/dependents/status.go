@@ -69,7 +69,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 		return Summary{}
 	}
 	s := Summary{Known: true, Generation: rep.generation, UID: rep.uid}
-	cycle, cycleKnown := "", false
+	cycles := objectCycles{}
 	if rep.err != nil {
 		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
 	}
@@ -82,9 +82,9 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: %s", o.label, d.failure(st.Error)))
 		case o.cycle != "" && !o.ready && st.State != kvscheduler.Configured:
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle %s", o.label, o.cycle))
-		case st.State == kvscheduler.Pending && len(d.ownersIn(st.UnmetDependencies)) > 0 && d.onOwnerCycle(ownerKey, &cycle, &cycleKnown):
+		case st.State == kvscheduler.Pending && cycles.of(d, ownerKey, d.ownersIn(st.UnmetDependencies)) != "":
 			s.Failed = append(s.Failed, fmt.Sprintf("%s: waits for itself, it can never be created: a dependency cycle between owners %s",
-				o.label, cycle))
+				o.label, cycles.of(d, ownerKey, d.ownersIn(st.UnmetDependencies))))
 			s.WaitingForOwners = append(s.WaitingForOwners, d.ownersIn(st.UnmetDependencies)...)
 		case st.State == kvscheduler.Pending:
 			s.Pending = append(s.Pending, o.label+": waiting for "+d.waitingFor(ownerKey, st.UnmetDependencies))
@@ -97,18 +97,39 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	}
 	slices.Sort(s.WaitingForOwners)
 	s.WaitingForOwners = slices.Compact(s.WaitingForOwners)
-	d.logCycle(ownerKey, cycle) // "" (none, or not looked for): logged again if it comes back
+	d.logCycle(ownerKey, cycles.first) // "" (none, or not looked for): logged again if it comes back
 	return s
 }
 
-// onOwnerCycle tells whether the owner at key is on a cycle of owners
-// (see ownercycle.go), looked for once per summary: *cycle and *known
-// keep the answer.
-func (d *Dependents) onOwnerCycle(key string, cycle *string, known *bool) bool {
-	if !*known {
-		*cycle, *known = d.ownerCycle(key), true
+// objectCycles keeps, for one summary, the cycles of owners found from
+// each set of owners an object waits for (see ownercycle.go): a cycle is
+// judged per object, from the owners that object itself waits for, not
+// once per owner, and looked for once per set.
+type objectCycles struct {
+	found map[string]string // sorted owners waited for, joined -> cycle ("" when none)
+	first string            // the first cycle found, the one logged
+}
+
+// of returns the cycle of owners from the owner at key, through one of
+// waited (the owners an object of it waits for), back to it, or "".
+func (c *objectCycles) of(d *Dependents, key string, waited []string) string {
+	if len(waited) == 0 {
+		return ""
 	}
-	return *cycle != ""
+	waited = slices.Compact(slices.Sorted(slices.Values(waited)))
+	id := strings.Join(waited, "\x00")
+	cycle, ok := c.found[id]
+	if !ok {
+		cycle = d.ownerCycleVia(key, waited)
+		if c.found == nil {
+			c.found = map[string]string{}
+		}
+		c.found[id] = cycle
+		if c.first == "" {
+			c.first = cycle
+		}
+	}
+	return cycle
 }
 
 // ownersIn returns the owners whose markers (ready or available) are
