@@ -22,7 +22,6 @@ import (
 // owner with a deletionTimestamp, so the condition keeps saying a's
 // objects are ready.
 func TestAdv9OwnerFirstSeenBeingDeletedConditionSaysSo(t *testing.T) {
-	advOpen(t, "the condition of an owner first seen being deleted at a start does not say it is being deleted, as the docs say")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	ctx, stop := context.WithCancel(t.Context())

@@ -23,7 +23,6 @@ import (
 // not created yet", though a-keep exists), for the whole wait. c, which
 // RequiresOwner a, is not created (a is not ready).
 func TestAdv9ConditionOfOwnerBeingDeletedNotKeptTrue(t *testing.T) {
-	advOpen(t, "the condition of an owner being deleted is not rewritten: it stays at what it said when the owner was frozen, unlike its summary")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	cmKind := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
 	d, webapps := advStart(t, t.Context(), "adv9-frozenpending", cmKind, advRequiresEach(ns))

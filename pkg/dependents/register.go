@@ -302,7 +302,11 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil && hook == nil {
 		return
 	}
-	generic.RegisterStatusHandler(ctx, owners, access, "", name+"-status", func(obj T, status S) (S, error) {
+	// An owner being deleted (held by finalizers) has its condition
+	// rewritten too: it says what its objects wait for, and that it is
+	// being deleted (docs/dependents.md).
+	opts := generic.StatusOptions{WhileDeleting: true}
+	generic.RegisterStatusHandlerWith(ctx, owners, access, "", name+"-status", opts, func(obj T, status S) (S, error) {
 		s := d.summarize(ownerKey(obj.GetNamespace(), obj.GetName()))
 		gen := obj.GetGeneration()
 		msg := s.Message()

@@ -73,18 +73,42 @@ type GeneratingHandler[T RuntimeMetaObject, S any] func(obj T, status S) ([]runt
 // with controller.Permanent (retrying cannot fix it) sets cond False with
 // its message like any other, and is not retried: the object's next
 // version runs the handler again.
+//
+// Like wrangler's, it skips an object being deleted (one with a
+// deletionTimestamp); RegisterStatusHandlerWith can include those.
 func RegisterStatusHandler[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, name string, handler StatusHandler[T, S]) {
+	RegisterStatusHandlerWith(ctx, c, access, cond, name, StatusOptions{}, handler)
+}
+
+// StatusOptions changes what RegisterStatusHandlerWith does.
+type StatusOptions struct {
+	// WhileDeleting runs the handler, and writes the status, for an
+	// object being deleted too (a deletionTimestamp, held by finalizers:
+	// the API server accepts a status write to it), so that its status
+	// can say what its deletion waits for. A write that finds the object
+	// gone meanwhile is a quiet no-op: there is nothing left to describe.
+	WhileDeleting bool
+}
+
+// RegisterStatusHandlerWith is RegisterStatusHandler with opts.
+func RegisterStatusHandlerWith[T RuntimeMetaObject, S any](ctx context.Context, c StatusController[T], access StatusAccess[T, S], cond condition.Cond, name string, opts StatusOptions, handler StatusHandler[T, S]) {
 	c.OnChange(ctx, name, func(key string, obj T) (T, error) {
 		var zero T
-		if obj == zero || obj.GetDeletionTimestamp() != nil {
+		if obj == zero || obj.GetDeletionTimestamp() != nil && !opts.WhileDeleting {
 			return zero, nil
 		}
 		copied, err := deepCopy(obj)
 		if err != nil {
 			return zero, fmt.Errorf("status handler %s: %w", name, err)
 		}
-		status, err := handler(copied, access.Get(copied))
-		return saveStatus(ctx, c, access, cond, obj, copied, status, err)
+		status, handlerErr := handler(copied, access.Get(copied))
+		updated, err := saveStatus(ctx, c, access, cond, obj, copied, status, handlerErr)
+		if handlerErr == nil && err != nil && obj.GetDeletionTimestamp() != nil && apierrors.IsNotFound(err) {
+			// The object being deleted is gone: its finalizers were
+			// removed between the read and the write.
+			return zero, nil
+		}
+		return updated, err
 	})
 }
 
