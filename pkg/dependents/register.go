@@ -79,7 +79,9 @@ type Options struct {
 // condition was set from (Known false while the owner's generation is not
 // computed yet). It runs in the owner's status handler, whose write of
 // status is one update of the status subresource; it must not keep status
-// or owner.
+// or owner. It runs for an owner being deleted too (a deletionTimestamp,
+// held by finalizers), unlike a wrangler status handler, so that its
+// status says what its deletion waits for.
 type StatusFunc[T any, S any] func(owner T, s Summary, status *S)
 
 // DefaultEventLoopConfig is eventloop.DefaultConfig with one line per
