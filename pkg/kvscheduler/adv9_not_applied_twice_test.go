@@ -17,7 +17,6 @@ import (
 // (seed 102577 of -fzcancel -fzcancelall -fzretry -fzdd -fzrb -fzview:
 // "NotApplied [b/2 b/1 r/2 b/2]"), reduced.
 func TestAdv9StoppedResyncNamesAKeyNotAppliedTwice(t *testing.T) {
-	advOpen(t, "a stopped downstream resync's record and error name b/2 twice in NotApplied")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("r/1", "w|", "b/2", "v@2|r/1").Commit(ctx); err != nil {

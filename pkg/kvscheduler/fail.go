@@ -37,7 +37,7 @@ func (w *walker) hold(n *node, kind Operation, ro RecordedOp, deps depsRead) boo
 			w.s.toResume(n, resumeRequest)
 		}
 		w.dropStack()
-		w.rec.NotApplied = append(w.rec.NotApplied, n.key)
+		w.rec.notApplied(n.key)
 		return true
 	}
 	return w.holdUnread(n, kind, ro, deps)

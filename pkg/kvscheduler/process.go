@@ -201,12 +201,12 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 	for i, v := range values {
 		if w.ended() {
 			for _, r := range values[i:] {
-				rec.NotApplied = append(rec.NotApplied, r.key)
+				rec.notApplied(r.key)
 			}
 			for _, j := range slices.Sorted(maps.Keys(after)) {
 				for _, p := range after[j] {
 					if j >= i {
-						rec.NotApplied = append(rec.NotApplied, p.key)
+						rec.notApplied(p.key)
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -214,4 +215,14 @@ func fmtValue(v any) string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("{ %+v }", v)
+}
+
+// notApplied names k among the keys not applied, once, in the order first
+// reached: a stopped walk can reach a key twice (a base taken down by a
+// cascade and again as a request of its own), and the record and the
+// error name each key the stop left once.
+func (r *TxnRecord) notApplied(k string) {
+	if !slices.Contains(r.NotApplied, k) {
+		r.NotApplied = append(r.NotApplied, k)
+	}
 }
