@@ -18,7 +18,6 @@ import (
 // why a transaction that requested nothing created r/1 (h25u's report
 // names this as left open).
 func TestAdv9ResumeRecordDoesNotNameTheRequestItApplies(t *testing.T) {
-	advOpen(t, "the record of a transaction that resumed r/1's re-create carries CREATE r/1 with no Values naming r/1")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("r/1", "v|").Commit(ctx); err != nil {

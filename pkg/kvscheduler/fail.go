@@ -389,6 +389,7 @@ func (w *walker) resumeRequests(ns []*node, todo map[*node]resumeKind) {
 			continue
 		}
 		w.applyNow(n.key)
+		w.rec.resumed(KeyValuePair{Key: n.key, Value: n.last.value})
 		w.run(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
 	}
 }

@@ -78,7 +78,8 @@ type TxnRecord struct {
 	Revert      bool
 	Start, Stop time.Time
 	// Values are the requested changes (or the notified value), as in the
-	// reference's record: a retry's are the requests it applies again; a
+	// reference's record: a retry's are the requests it applies again, and
+	// so are those a transaction resumes for one its context stopped; a
 	// full or upstream resync's are followed by the deletes it adds for
 	// the values it no longer requests, then by the values obtained from
 	// the southbound it keeps (the last Obtained of Values, which nobody
@@ -225,4 +226,13 @@ func (r *TxnRecord) notApplied(k string) {
 	if !slices.Contains(r.NotApplied, k) {
 		r.NotApplied = append(r.NotApplied, k)
 	}
+}
+
+// resumed names among the record's values a request applied again for a
+// stopped transaction (as a retry's record names its own): before the
+// values obtained, which stay last. Values may be the caller's slice: a
+// copy is written, never it.
+func (r *TxnRecord) resumed(kv KeyValuePair) {
+	at := len(r.Values) - r.Obtained
+	r.Values = slices.Insert(slices.Clip(r.Values), at, kv)
 }
