@@ -3,7 +3,6 @@ package kvscheduler
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Failures during the walk: operations held back (a failed read, an ended
@@ -268,93 +267,6 @@ func (w *walker) undoneAt(key, base string) (*node, resumeKind) {
 	return w.g.nodes[key], resumeSelf
 }
 
-// What a transaction stopped by its context left undone, for the next
-// transaction to check again.
-type resumeKind uint8
-
-const (
-	resumeSelf       resumeKind = 1 << iota // the value: created if it waits and is ready, deleted if no longer
-	resumeDependents                        // the values that depend on it
-	resumeDerived                           // its derived values, if it is as wanted
-	resumeRequest                           // its request, applied again: the stop reached it mid-change
-)
-
-// midChange tells whether n, whose operation the stop holds back, is a
-// value of the transaction whose change the walk had begun and that the
-// next transaction finishes (see resume): its request was reached, so
-// what ran of it (a re-create's delete, the deletes of the derived
-// values its new value drops, an undo's step) is half of a change that
-// left it as no request describes it. A removal's delete that did not
-// run is not: the value stays as the southbound holds it, available,
-// its dependents taken back, until it is requested again or a resync
-// (TestCanceledDeleteLeavesItsValueAvailable); an undo's removal is
-// finished, the undo being the way back to what the northbound holds.
-func (w *walker) midChange(n *node) bool {
-	if !w.appliedNode(n) || n.base != "" || n.last == nil || n.origin != FromNB {
-		return false
-	}
-	return n.last.value != nil || n.last.revert
-}
-
-func (s *Scheduler) toResume(n *node, k resumeKind) {
-	if s.resume == nil {
-		s.resume = map[*node]resumeKind{}
-	}
-	s.resume[n] |= k
-}
-
-// resume checks again, after the transaction's own values, what a
-// transaction stopped by its context left undone (see dropStack): it runs
-// no operation the stopped transaction was asked for, only those that
-// bring the values it reached back in line with what exists.
-func (w *walker) resume() {
-	if len(w.s.resume) == 0 || w.canceled != nil {
-		return
-	}
-	if len(w.s.unknownNodes) > 0 {
-		// Only on a view the reads confirmed: while a failed read-back
-		// leaves keys unknown (unread by a transaction that requests and
-		// resyncs nothing, or read and failed again), the work waits for
-		// the job whose read finds them.
-		return
-	}
-	todo := w.s.resume
-	w.s.resume = nil
-	ns := make([]*node, 0, len(todo))
-	for n := range todo {
-		ns = append(ns, n)
-	}
-	slices.SortFunc(ns, func(a, b *node) int { return strings.Compare(a.key, b.key) })
-	w.resumeRequests(ns, todo)
-	for _, n := range ns {
-		if w.g.nodes[n.key] != n || w.isApplied(w.g.baseKey(n)) {
-			continue // gone, or applied anew
-		}
-		k := todo[n]
-		if k&resumeDerived != 0 && n.exists() && n.avail && n.want != nil && w.equal(n, n.sb, n.want) {
-			derived := w.derivedOf(n)
-			if err := w.derivationErr(n, derived); err != nil {
-				// A key the stopped transaction took on a request it never
-				// applied went back to its base (giveBackUnapplied): a
-				// clash, judged as an update judges it.
-				n.state, n.err = Invalid, err
-				w.s.dirty(n)
-				w.invalidated(n)
-				w.delete(n, delInvalid, false)
-			} else {
-				w.pushDerived(n, derived)
-			}
-		}
-		if k&resumeDependents != 0 {
-			w.availChanged(n, true)
-		}
-		if k&resumeSelf != 0 {
-			w.pushRecheck(n)
-		}
-		w.drain(n.key)
-	}
-}
-
 // bound is how many frames a walk may run before it is cut: in proportion
 // to the values in the graph, read at every step because the walk grows
 // the graph as it creates derived values; tests may set a bound of their
@@ -364,43 +276,4 @@ func (w *walker) bound() int {
 		return int(b)
 	}
 	return 64 * (len(w.g.nodes) + 64)
-}
-
-// resumeRequests applies again the requests of the values a stopped
-// transaction reached mid-change (resumeRequest), as a retry applies a
-// base's: each is marked to come first, so that none is counted on with
-// what it holds half-changed, then applied in key order. The other work
-// left on such a value is covered by its request's walk.
-func (w *walker) resumeRequests(ns []*node, todo map[*node]resumeKind) {
-	var reqs []*node
-	for _, n := range ns {
-		if todo[n]&resumeRequest != 0 && w.g.nodes[n.key] == n && n.last != nil && !w.isApplied(n.key) {
-			reqs = append(reqs, n)
-			w.setLater(n.key)
-		}
-	}
-	// Removals first: a key the removed value held is free for the
-	// value that derives it again (as an undo withdraws a taker first).
-	slices.SortStableFunc(reqs, func(a, b *node) int {
-		return cmpBool(a.last.value != nil, b.last.value != nil)
-	})
-	for _, n := range reqs {
-		if w.isApplied(n.key) || w.g.nodes[n.key] != n {
-			continue
-		}
-		w.applyNow(n.key)
-		w.rec.resumed(KeyValuePair{Key: n.key, Value: n.last.value})
-		w.run(frame{kind: fApply, key: n.key, value: n.last.value, last: n.last, origin: n.origin})
-	}
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
