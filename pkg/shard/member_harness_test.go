@@ -191,9 +191,17 @@ func (r *member) build(ctx context.Context, t *testing.T, ns string, m *shard.Me
 		if r.absentOnly[key] && obj != nil {
 			hold = nil
 		}
+		if hold != nil {
+			// A gate pass may run again for a held key (a quiet retry):
+			// the first pass told the test; later ones wait the same.
+			select {
+			case <-held:
+			default:
+				close(held)
+			}
+		}
 		r.mu.Unlock()
 		if hold != nil {
-			close(held)
 			<-hold
 		}
 		handle, err := inner.Admit(ctx, key, obj)
