@@ -2,7 +2,6 @@ package dependents
 
 import (
 	"errors"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,8 +62,8 @@ func readBeforeRestart(live map[string]runtime.Object, fieldManager, ownerKind s
 			continue
 		}
 		without := heldWithout(m) // kept while absent: no evidence (see heldwithout.go)
-		for _, k := range strings.Split(m.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",") {
-			if k = strings.TrimSpace(k); k != "" && !without[k] {
+		for _, k := range kubedescriptor.DependsOnKeys(m) {
+			if !without[k] {
 				b.named[k] = append(b.named[k], obj)
 			}
 		}

@@ -164,8 +164,7 @@ func (h *loopHandler[T]) othersMarkers(v any) []string {
 		return nil
 	}
 	var out []string
-	for _, k := range strings.Split(m.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",") {
-		k = strings.TrimSpace(k)
+	for _, k := range kubedescriptor.DependsOnKeys(m) {
 		_, owner := h.k.ownerOf(k)
 		_, available := h.k.availableOf(k)
 		if owner || available {

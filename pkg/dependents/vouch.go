@@ -3,7 +3,6 @@ package dependents
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,10 +52,6 @@ func (h *loopHandler[T]) vouchesFor(ctx context.Context) func(obj runtime.Object
 		if err != nil || !ok {
 			return false, err
 		}
-		named := strings.Split(u.GetAnnotations()[kubedescriptor.AnnotationDependsOn], ",")
-		for i := range named {
-			named[i] = strings.TrimSpace(named[i])
-		}
-		return slices.Contains(named, markerKey), nil
+		return slices.Contains(kubedescriptor.DependsOnKeys(u), markerKey), nil
 	}
 }

@@ -97,6 +97,12 @@ func (k *kind) validate(key string, value any) error {
 	return nil
 }
 
+// DependsOnKeys returns the keys obj's lariat.dev/depends-on annotation
+// names (see DependsOn), trimmed, empty ones left out.
+func DependsOnKeys(obj metav1.Object) []string {
+	return splitKeys(obj.GetAnnotations()[AnnotationDependsOn])
+}
+
 func splitKeys(s string) []string {
 	var out []string
 	for _, k := range strings.Split(s, ",") {
