@@ -81,6 +81,10 @@ func TestOwnerBeingDeletedGetsNothingNew(t *testing.T) {
 	// A new object asked for by the owner being deleted, then b's.
 	setConfig(t, webapps, ns, "a", "3", "a-new")
 	setConfig(t, webapps, ns, "b", "3", "b-new")
+	// b's change comes after a's deletion on the WebApps' watch: once b-new
+	// exists, the registration has seen a being deleted. The ConfigMaps'
+	// watch is another stream, so the deletions by hand wait for that.
+	controlplanetest.Eventually(t, wait, "b's new ConfigMap", func() bool { return advConfigMap(t, ns, "b-new") != nil })
 	// An object of each deleted by hand, a's first.
 	kube := controlplanetest.Clientset(cp.Config())
 	bOld := advConfigMap(t, ns, "b-byhand")
