@@ -17,7 +17,6 @@ import (
 // Reduced from adv5 fuzz seed 20971 of -fznoownedr -fzretry -fzdd
 // -fzorder -fzview.
 func TestAdv8CascadedDependentOrderedAfterADerivedValueGoesFirst(t *testing.T) {
-	advOpen(t, "a dependent the Requires cascade takes down goes after a derived value it is ordered after")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/1", "v@1@2|", "b/2", "v|~d/2,b/1").Commit(ctx); err != nil {

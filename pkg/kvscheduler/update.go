@@ -54,6 +54,12 @@ func (w *walker) update(n *node) {
 	// its old value needed. Its value in the southbound keeps its own
 	// dependencies (sbDeps) for what must not be deleted under it.
 	w.setDepsEq(n, eq)
+	if w.updateLeaves(n, derived) {
+		// It goes: its derived values and dependents first, ordered as
+		// one delete (see leavingupdate.go).
+		w.delete(n, delPendingUpdate, false)
+		return
+	}
 	n.under |= underUpdate
 	w.push(frame{kind: fFinishUpd, n: n, derived: derived, equal: equal, sb: n.sb, value: n.want, op: ro})
 	// Obsolete derived values are deleted before their base changes.

@@ -1,0 +1,38 @@
+package kvscheduler
+
+// An update that takes its value away: the delete order is decided on the
+// set of values leaving in the step, known before the first of them goes.
+// A value whose new value is not ready (a Requires dependency nothing
+// provides, and no ordering-only reprieve) leaves with all its derived
+// values, the obsolete ones included, and the Requires cascade takes its
+// dependents down with it. Deleting the obsolete derived values first, as
+// an update that stays does, and only then finding that the value goes,
+// let those deletes end before the cascade had started the delete of a
+// dependent ordered after one of them (adv5 fuzz seed 20971,
+// TestAdv8CascadedDependentOrderedAfterADerivedValueGoesFirst).
+
+// updateLeaves tells whether n's update, about to delete its obsolete
+// derived values, surely ends in the delete of its value into PENDING
+// (see finishUpdate): its new value, judged by the dependencies just set,
+// is not ready, and deletes do not make it so. Only an update with
+// obsolete derived values is decided early; otherwise the update goes its
+// usual way, and the record stays as the reference's.
+func (w *walker) updateLeaves(n *node, derived []KeyValuePair) bool {
+	if n.depErr() != nil || n.origin == FromSB {
+		return false
+	}
+	obsolete := false
+	for _, k := range n.derived {
+		if !hasKey(derived, k) {
+			obsolete = true
+			break
+		}
+	}
+	if !obsolete {
+		return false
+	}
+	if ready, _ := w.readyHow(n); ready {
+		return false
+	}
+	return !w.staysByOrdering(n)
+}
