@@ -46,7 +46,7 @@ func (w *walker) surelyGoes(m *node, v any) bool {
 func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !p.deleting() && (p.avail || p.want != nil || w.later(p))
+		met = !p.deleting() && (p.avail || p.want != nil || w.later(p)) && !w.derivedLeaves(p)
 		return !met
 	})
 	if met {
@@ -62,6 +62,22 @@ func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 		}
 	}
 	return false
+}
+
+// derivedLeaves tells whether p is a derived value that its base's
+// request further on no longer derives: it leaves in the step, before
+// that request's value is judged, so it provides nothing to it nor to
+// what depends on it (adv5 fuzz seed 23274: b/2's update that Requires
+// d/*, which only its own obsolete d/2 provided, surely took it and a/2,
+// which Requires b/2, away; a/2, ordered after r/1, went after r/1's
+// delete). A value of the transaction deriving p anew is a provider to
+// come (see txnKeys).
+func (w *walker) derivedLeaves(p *node) bool {
+	if p.base == "" {
+		return false
+	}
+	b := w.g.nodes[p.base]
+	return b != nil && w.releasesKey(b, p.key)
 }
 
 // anyLater tells whether one of the transaction's values at indexes is
