@@ -1,6 +1,7 @@
 package kvscheduler_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -27,5 +28,43 @@ func TestAdv10DeleteOrderSeed70373(t *testing.T) {
 	msg, log := fzRunWith(70373, []*bool{fzNoOwnedR, fzRetry, fzDerivedDeps, fzRecreateB, fzOrder})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
+
+// TestAdv10DependentOfMixedKindsGoesBeforeARecreatedBasesDerivedValue is
+// adv5 fuzz seed 201083 reduced (see
+// TestAdv9DeleteOrderAfterFailedReadsAndARecreatedBase): b/2 = v@1|
+// derives d/1, b/1 = v@2| derives d/2, a/3 = v|~d/1,d/* is ordered after
+// d/1 and Requires any d/ key. One transaction re-creates b/2 as v| (d/1
+// goes with it) and updates a/3 to w|d/1, which Requires d/1: a/3 goes
+// (into PENDING), and must go before d/1. It went after it (ops [delete
+// d/1 delete b/2 create b/2 delete a/3]): the cascade spares a/3 (d/2
+// still meets d/*), and the check for a dependent a later request takes
+// away looked only at dependents ordered after d/1 by ordering-only
+// dependencies alone.
+func TestAdv10DependentOfMixedKindsGoesBeforeARecreatedBasesDerivedValue(t *testing.T) {
+	rb := *fzRecreateB
+	*fzRecreateB = true
+	t.Cleanup(func() { *fzRecreateB = rb })
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("b/1", "v@2|", "b/2", "v@1|", "a/3", "v|~d/1,d/*").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := x.sb.Values()
+	x.sb.ResetOps()
+	if _, err := x.nb("b/2", "v|", "a/3", "w|d/1").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
+	}
+	for _, o := range x.sb.Ops(false) {
+		if o.Key == "a/3" && o.Operation == "update" {
+			t.Errorf("a/3 updated to %v before its delete into PENDING (ops %v)", o.Value, x.sb.OpStrings())
+		}
+	}
+	if v, ok := x.sb.Values()["a/3"]; ok {
+		t.Errorf("the southbound holds a/3 = %v, want it PENDING (d/1 gone)", v)
 	}
 }

@@ -16,7 +16,6 @@ import (
 // with the known open TestAdv8CascadedDependentOrderedAfterADerivedValueGoesFirst
 // (seeds 23274 and 70373): not checked.
 func TestAdv9DeleteOrderAfterFailedReadsAndARecreatedBase(t *testing.T) {
-	advOpen(t, "adv5 fuzz seed 201083 of -fzorder: d/1 deleted before a/3, which depends on it, in the same step")
 	msg, log := fzRunWith(201083, []*bool{fzCancelF, fzCancelAll, fzOrder, fzDerivedDeps, fzRecreateB, fzNoOwnedR})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))

@@ -94,7 +94,7 @@ func (w *walker) deleteDueDependents(n *node) {
 // it could find missing what the transaction creates before it, and go
 // for nothing.
 func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
-	if !orderedOnlyAfter(m, n.key) {
+	if !w.cascadeSpares(m, n, nil) {
 		return txnValue{}, false
 	}
 	j, ok := w.valueIndex(w.values, m.key)
@@ -230,7 +230,7 @@ func (w *walker) postponeTo(values []txnValue, i int) int {
 			if w.leavesWith(m, n) {
 				continue
 			}
-			at = max(at, w.postponeFor(values, i, x, m))
+			at = max(at, w.postponeFor(values, i, x, m, leaving))
 		}
 	}
 	return at
@@ -269,8 +269,8 @@ func (w *walker) leavesWith(m, n *node) bool {
 // postponeFor returns the index of the request further on in values that
 // takes away m, a value ordered after x (n or a value leaving with it,
 // see leavingWith), when values[i]'s delete of n must wait for it, or -1.
-func (w *walker) postponeFor(values []txnValue, i int, x, m *node) int {
-	if !m.exists() || m.origin == FromSB || m.deleting() || !orderedOnlyAfter(m, x.key) || w.reaches(x, m) {
+func (w *walker) postponeFor(values []txnValue, i int, x, m *node, leaving []*node) int {
+	if !m.exists() || m.origin == FromSB || m.deleting() || !w.cascadeSpares(m, x, leaving) || w.reaches(x, m) {
 		return -1
 	}
 	b := m
@@ -284,6 +284,13 @@ func (w *walker) postponeFor(values []txnValue, i int, x, m *node) int {
 		return -1
 	}
 	if m.base != "" && !w.releasesKey(b, m.key) || m.base == "" && w.equal(m, m.sb, values[j].value) && !w.clashAhead(values, i, j) {
+		return -1
+	}
+	if m == b && w.surelyGoes(m, values[j].value) {
+		// Its request, applied inside n's delete, takes it down first
+		// (see updateTakesAway); applied before, while what it needs is
+		// still there, it updated m only for the delete to take it down
+		// after (an Update the southbound saw for nothing).
 		return -1
 	}
 	return j
@@ -319,20 +326,38 @@ func (w *walker) clashAhead(values []txnValue, i, j int) bool {
 	return false
 }
 
-// orderedOnlyAfter tells whether m names key only by ordering-only
-// dependencies (a Requires dependent is taken down before key by the
-// cascade).
-func orderedOnlyAfter(m *node, key string) bool {
+// cascadeSpares tells whether m depends on x, of either kind, and the
+// Requires cascade of x's delete does not take it down: each Requires
+// dependency of m that x meets has another provider, in the southbound
+// and not leaving with x (leaving). Such a dependent stays while x goes,
+// as one ordered only after x does, so a request further on that takes
+// it away goes first. Mixed kinds count (adv5 fuzz seed 201083: a/3,
+// ordered after d/1 and requiring any d/ key, of which d/2 stays, was
+// deleted by its update after d/1 went with its re-created base).
+func (w *walker) cascadeSpares(m, x *node, leaving []*node) bool {
 	found := false
 	for _, dep := range m.deps {
-		if dep.matchesKey(key) {
-			if dep.Kind != OrderingOnly {
-				return false
-			}
-			found = true
+		if !dep.matchesKey(x.key) {
+			continue
+		}
+		found = true
+		if dep.Kind == Requires && !w.otherProvider(m, dep, x, leaving) {
+			return false
 		}
 	}
 	return found
+}
+
+// otherProvider tells whether m's dependency dep has a provider other
+// than x that is in the southbound and stays: its delete is not under
+// way, and it does not leave with x.
+func (w *walker) otherProvider(m *node, dep Dependency, x *node, leaving []*node) bool {
+	other := false
+	w.g.providers(m, dep, func(p *node) bool {
+		other = p != x && p != m && p.exists() && p.avail && !p.deleting() && !slices.Contains(leaving, p)
+		return !other
+	})
+	return other
 }
 
 // valueIndex finds key among the transaction's values.
