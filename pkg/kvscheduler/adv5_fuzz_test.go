@@ -570,7 +570,7 @@ func fzRun(seed int64) (string, []string) {
 			if full {
 				seen = nil // the resync read the drift first
 			}
-			if msg := fzCheckDeleteOrderSeen(before, ops, seen); msg != "" {
+			if msg := fzCheckDeleteOrderByTxn(before, ops, seen, recs); msg != "" {
 				return "delete order: " + msg, log
 			}
 		}

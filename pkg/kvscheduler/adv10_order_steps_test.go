@@ -1,0 +1,75 @@
+package kvscheduler_test
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// fzCheckDeleteOrderByTxn is fzCheckDeleteOrderSeen for a fuzz step that
+// ran several transactions (retries of different transactions that fell
+// due together, then the step's own): the delete order is a rule of one
+// transaction, which orders what it takes away; two transactions apply
+// in turn, each on what the one before left (adv5 fuzz seed 70373: the
+// retry of transaction 5 re-created r/2 while a/3, ordered after r/2,
+// stayed; the retry of transaction 7 then deleted a/3 for r/1's
+// re-create). The southbound's operations are split by the records'
+// executed operations, in order; when they do not line up, the step is
+// checked as one.
+func fzCheckDeleteOrderByTxn(before map[string]any, ops []kvtest.Op, unseen map[string]bool, recs []*kvscheduler.TxnRecord) string {
+	segs, ok := fzSplitOpsByTxn(ops, recs)
+	if !ok {
+		return fzCheckDeleteOrderSeen(before, ops, unseen)
+	}
+	held := maps.Clone(before)
+	if held == nil {
+		held = map[string]any{}
+	}
+	unseen = maps.Clone(unseen)
+	for _, seg := range segs {
+		if msg := fzCheckDeleteOrderSeen(held, seg, unseen); msg != "" {
+			return msg
+		}
+		for _, o := range seg {
+			if o.Err != nil {
+				continue
+			}
+			switch o.Operation {
+			case "create", "update":
+				held[o.Key] = o.Value
+				delete(unseen, o.Key)
+			case "delete":
+				delete(held, o.Key)
+			}
+		}
+	}
+	return ""
+}
+
+// fzSplitOpsByTxn splits ops, a step's southbound operations, into those
+// of each record in recs: each executed operation that may have reached
+// the southbound (not a NOOP, nor a property's) takes the next operation
+// when it names the same operation and key and failed, or not, alike (a
+// delete the scheduler refused reached nothing). It tells whether every
+// operation found its record.
+func fzSplitOpsByTxn(ops []kvtest.Op, recs []*kvscheduler.TxnRecord) ([][]kvtest.Op, bool) {
+	var segs [][]kvtest.Op
+	i := 0
+	for _, r := range recs {
+		var seg []kvtest.Op
+		for _, ro := range r.Executed {
+			if ro.NOOP || ro.Property || i >= len(ops) {
+				continue
+			}
+			o := ops[i]
+			if o.Key == ro.Key && o.Operation == strings.ToLower(ro.Operation.String()) && (o.Err != nil) == (ro.Err != nil) {
+				seg = append(seg, o)
+				i++
+			}
+		}
+		segs = append(segs, seg)
+	}
+	return segs, i == len(ops)
+}
