@@ -84,12 +84,12 @@ func (w *walker) deleteDueDependents(n *node) {
 }
 
 // updateTakesAway returns the transaction's later request of m, a value
-// ordered after n (ordering-only: the cascade does not take it down), when
-// it is an update that surely takes m away, whatever the reason (see
+// depending on n that the cascade spares (see cascadeSpares), when it is
+// an update that surely takes m away, whatever the reason (see
 // surelyGoes): its new value Requires n, which is going (n's own update
 // took it into PENDING or INVALID; a delete request of n is postponed
-// after m's update instead, see postponeTo), or another value nothing
-// provides, or it is invalid. Applied first, m goes before n. An update
+// after an update of m that may keep it, see postponeTo), or another
+// value nothing provides, or it is invalid. Applied first, m goes before n. An update
 // that may keep m is left where it is: applied early inside n's delete,
 // it could find missing what the transaction creates before it, and go
 // for nothing.
