@@ -148,14 +148,20 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	gone, updating := maps.Clone(h.gone), maps.Clone(h.updating)
 	note, err := h.update(ev, txn)
-	if err == nil {
-		// Before the commit (see heldwithout.go).
-		err = h.recordHeldWithout(txn.Context())
-	}
 	if err != nil {
 		h.holding = false
 		return note, err
+	}
+	// Before the commit (see heldwithout.go).
+	if err := h.recordHeldWithout(txn.Context()); err != nil {
+		// Nothing is committed: the marker the record is for stays put
+		// until a healing resync writes the record first. The loop's
+		// picture forgets the deletes and writes the event meant to do;
+		// the resync reads the rest again.
+		h.holding, h.gone, h.updating = false, gone, updating
+		return note, eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %w", h.name, err))
 	}
 	return note, h.pushLanded(txn)
 }

@@ -43,7 +43,8 @@ const AnnotationHeldWithout = "lariat.dev/held-without"
 // marker in AnnotationHeldWithout, and readBeforeRestart takes no marker
 // from an object that lists it. The record is written before the commit
 // that takes the marker away, so no stop can fall between the two; a write
-// that fails fails the event (a resync is aborted, nothing committed).
+// that fails aborts the event, update or resync, so nothing is committed
+// and the marker stays until a healing resync writes the record first.
 // The annotation is set by a merge patch of its own field manager
 // (heldWithoutManager), so the held object's projection (the Apply entry
 // of the registration's field manager) and every other field stay as they
