@@ -38,6 +38,7 @@ type Joining[T generic.RuntimeMetaObject, S any] struct {
 	access  generic.StatusAccess[T, S]
 	cond    condition.Cond
 	started sync.Once
+	release func() // the reservations, given up once the registration stopped
 }
 
 // Join is RegisterView on a loop and a scheduler the user runs. The loop
@@ -61,7 +62,7 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 	if host.Bridge == nil || host.Scheduler == nil || host.Loop == nil || host.Loop.Committer == nil {
 		return nil, errors.New("dependents: Host.Bridge, Host.Scheduler and Host.Loop (with its Committer) are required")
 	}
-	release, err := reserve(ctx, factory, owners, access, name, opts)
+	release, err := reserve(factory, owners, access, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 		return nil, r.d.closeWith(err)
 	}
 	host.Loop.Handlers = append(host.Loop.Handlers, r.h)
-	return &Joining[T, S]{r: r, access: access, cond: opts.Condition}, nil
+	return &Joining[T, S]{r: r, access: access, cond: opts.Condition, release: release}, nil
 }
 
 // Start starts what the registration runs beside the user's loop, the
@@ -104,6 +105,7 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 	registerStatus(ctx, d, j.r.owners, j.access, j.cond, d.name, j.r.hook)
 	go func() {
 		d.watchStates(ctx, j.r.owners)
+		j.release()
 		close(d.done)
 	}()
 	return d, nil

@@ -31,8 +31,10 @@ type Options struct {
 	// taken over. Two registrations must not share it: each would read the
 	// other's objects as its leftovers and delete them. A second
 	// registration on one factory (Register or Join) naming a field
-	// manager another holds is refused; registrations of other factories
-	// or processes cannot be seen, so never share one across them.
+	// manager another holds is refused, until that one stopped (its Wait
+	// returned nil; not when its context ended, while a handler may still
+	// run); registrations of other factories or processes cannot be
+	// seen, so never share one across them.
 	FieldManager string
 	// Kinds are the kinds of the objects the handler returns.
 	Kinds []schema.GroupVersionKind
@@ -155,7 +157,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	if err := checkArgs(factory, owners, name, handler, &opts); err != nil {
 		return nil, err
 	}
-	release, err := reserve(ctx, factory, owners, access, name, opts)
+	release, err := reserve(factory, owners, access, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +206,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	// so that a term ending with `return f.Run(ctx, 2)` outlives the
 	// loop's handler, not only the factory's.
 	unbind := factory.Bind(ctx, d.Wait)
-	go d.stopWhenDone(ctx, opts, unbind)
+	go d.stopWhenDone(ctx, opts, func() { unbind(); release() })
 	return d, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,19 +101,22 @@ func (r *registration[T, S]) watch(ctx context.Context, bridge *kubebridge.Bridg
 // reserve reserves, on the factory, what the registration name must not
 // share with another registration: its field manager and its owner
 // condition (reserveFieldManager, reserveCondition). Both are released
-// when ctx ends, or by the returned func when the registration fails.
-func reserve[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+// by the returned func: when the registration fails, or once it stopped
+// (see Dependents.release); not when ctx ends, while its loop may still
+// be running a handler or committing.
+func reserve[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, opts Options) (release func(), err error) {
-	releaseFM, err := reserveFieldManager(ctx, factory, name, opts.FieldManager)
+	releaseFM, err := reserveFieldManager(factory, name, opts.FieldManager)
 	if err != nil {
 		return nil, err
 	}
-	releaseCond, err := reserveCondition(ctx, factory, owners, access, name, opts.Condition)
+	releaseCond, err := reserveCondition(factory, owners, access, name, opts.Condition)
 	if err != nil {
 		releaseFM()
 		return nil, err
 	}
-	return func() { releaseCond(); releaseFM() }, nil
+	var once sync.Once
+	return func() { once.Do(func() { releaseCond(); releaseFM() }) }, nil
 }
 
 // reserveFieldManager reserves, on the factory, the field manager the
@@ -122,16 +126,14 @@ func reserve[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *g
 // registrations sharing one would delete each other's objects at every
 // start. The second is refused. Registrations of other factories (other
 // processes) cannot be seen here: Options.FieldManager says so.
-func reserveFieldManager(ctx context.Context, factory *generic.Factory, name, fm string) (release func(), err error) {
+func reserveFieldManager(factory *generic.Factory, name, fm string) (release func(), err error) {
 	what := "dependents field manager " + fm
 	if holder, ok := factory.Reserve(what, name); !ok {
 		return nil, fmt.Errorf("dependents: registration %q would apply and label its objects with the field manager %q, "+
 			"which registration %q uses already: each would delete the other's objects as leftovers; "+
 			"give one of them its own Options.FieldManager", name, fm, holder)
 	}
-	release = func() { factory.Release(what, name) }
-	context.AfterFunc(ctx, release)
-	return release, nil
+	return func() { factory.Release(what, name) }, nil
 }
 
 // reserveCondition reserves, on the factory, the owner condition the
@@ -139,9 +141,8 @@ func reserveFieldManager(ctx context.Context, factory *generic.Factory, name, fm
 // registrations writing one condition of one kind would overwrite each
 // other's summary on every pass, each write starting another pass, and
 // the owner would read Ready from whichever wrote last. The second is
-// refused. The condition is released when ctx ends, or by the returned
-// func when the registration fails.
-func reserveCondition[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *generic.Factory, owners Owners[T],
+// refused. The condition is released by the returned func (see reserve).
+func reserveCondition[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owners Owners[T],
 	access generic.StatusAccess[T, S], name string, cond condition.Cond) (release func(), err error) {
 	if access.Get == nil || access.Set == nil || access.Conditions == nil && access.SetCondition == nil {
 		return func() {}, nil
@@ -152,7 +153,5 @@ func reserveCondition[T generic.RuntimeMetaObject, S any](ctx context.Context, f
 		return nil, fmt.Errorf("dependents: registration %q would write the condition %q of %s, which registration %q writes already: "+
 			"give one of them its own Options.Condition", name, cond, kind, holder)
 	}
-	release = func() { factory.Release(what, name) }
-	context.AfterFunc(ctx, release)
-	return release, nil
+	return func() { factory.Release(what, name) }, nil
 }

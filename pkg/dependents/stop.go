@@ -14,11 +14,14 @@ import (
 const defaultStopTimeout = 10 * time.Second
 
 // stopWhenDone stops the loop, then the scheduler it commits to, once ctx
-// ends; both within Options.StopTimeout. A clean stop unbinds the
-// registration from the factory; one with an error stays bound, so that
-// the factory's Run or Wait reports it (a handler still running keeps the
-// Lease).
-func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, unbind func()) {
+// ends; both within Options.StopTimeout. A clean stop calls done before
+// Wait returns: it unbinds the registration from the factory and releases
+// its field manager and condition, so that a registration made once Wait
+// returned may take them, and none made while this one still runs a
+// handler or commits. One with an error stays bound, so that the
+// factory's Run or Wait reports it (a handler still running keeps the
+// Lease), and keeps them: what still runs may yet act.
+func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, done func()) {
 	<-ctx.Done()
 	timeout := opts.StopTimeout
 	if timeout <= 0 {
@@ -31,10 +34,10 @@ func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, unbind func
 	// transaction, once it returns, commits nothing.
 	err := d.loop.Stop(stopCtx)
 	d.stopErr = d.stillRunning(timeout, errors.Join(err, d.sched.Close()))
-	close(d.done)
 	if d.stopErr == nil {
-		unbind()
+		done()
 	}
+	close(d.done)
 }
 
 // stillRunning returns err, as a *controller.StillRunningError
