@@ -50,10 +50,12 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	held         *heldValues                  // the values of held owners, which the descriptors never apply (see held.go)
 	reports      *reports                     // what the status handler reads
 	get          liveGetter                   // reads an object a held owner keeps (see held.go)
+	list         liveLister                   // reads the objects that vouch for a marker (see vouch.go)
 	patch        annotationPatcher            // records on a held object the markers it is kept without (see heldwithout.go)
 	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
 	fails        *failWatch                   // the keys whose failure a handler read (View.Failure)
 	before       *beforeRestart               // during a resync: the markers the live objects show were put (see before.go)
+	synced       bool                         // a resync went through (see Update)
 	repairDrift  bool                         // Options.RepairDrift
 	log          logrus.FieldLogger           // one line per owner whose readiness changed
 }
@@ -104,6 +106,10 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	}
 	// Only during the resync: an owner first computed later (created
 	// since) has no marker from before to inherit.
+	// An aborted resync commits nothing, so what it computed is not what
+	// was last put: the next one must judge from before it (a latch a
+	// failed read could not confirm is not "not latched").
+	desired, childOf := maps.Clone(h.desired), maps.Clone(h.childOf)
 	h.before = readBeforeRestart(h.live, h.fieldManager, h.build.ownerGVK.Kind)
 	h.before.vouches = h.vouchesFor(txn.Context())
 	defer func() { h.before = nil }()
@@ -126,16 +132,16 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		}
 	}
 	if len(errs) > 0 {
-		h.holding = false // nothing is committed
 		// Abort, not a plain error: the loop commits a resync whose handler
 		// failed, and a full resync without these owners' values would
 		// delete their objects.
+		h.holding, h.desired, h.childOf = false, desired, childOf // nothing is committed
 		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; ")))
 	}
 	if err := h.recordHeldWithout(txn.Context()); err != nil {
-		h.holding = false // nothing is committed
 		// Before the commit that takes a marker away: a held object must
 		// not vouch for it at the next restart (see heldwithout.go).
+		h.holding, h.desired, h.childOf = false, desired, childOf // nothing is committed
 		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %w", h.name, err))
 	}
 	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
@@ -143,11 +149,19 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 			txn.Put(k, v)
 		}
 	}
+	h.synced = true
 	return h.pushLanded(txn)
 }
 
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	if !h.synced {
+		// The first resync aborted (a read of what vouches for a marker
+		// failed): an owner computed now would not inherit what the live
+		// objects show was put before the restart, and its latch would be
+		// read as open. The healing resync reads the event's state.
+		return "waiting for the first resync", nil
+	}
 	gone, updating := maps.Clone(h.gone), maps.Clone(h.updating)
 	note, err := h.update(ev, txn)
 	if err != nil {

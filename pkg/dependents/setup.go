@@ -71,7 +71,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 		childRes: map[string]bool{}, owners: map[string]T{}, live: map[string]runtime.Object{}, gone: map[string]types.UID{},
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]uint64{}, reports: d.reports,
 		log: opts.Logger, sched: sched, updating: map[string]uint64{}, landings: sb.landings, held: sb.held,
-		get: newLiveGetter(clients), patch: newAnnotationPatcher(clients, opts.FieldManager), fails: d.fails,
+		get: newLiveGetter(clients), list: newLiveLister(clients), patch: newAnnotationPatcher(clients, opts.FieldManager), fails: d.fails,
 		repairDrift: opts.RepairDrift}
 	for _, gvk := range opts.Kinds {
 		b.kinds[gvk.GroupKind()] = true

@@ -5,8 +5,12 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 )
 
@@ -21,13 +25,73 @@ import (
 // with their managedFields, until one holds the marker in the annotation
 // the field manager's Apply entry owns (kubedescriptor.OwnedProjection):
 // a value a user changed is owned by the user, not by the field manager.
-// The cost is one GET per marker so confirmed (more only when the first
-// objects read do not vouch), once per start. A read that fails does not
-// judge: the resync is not committed, and the loop tries it again.
+// The objects are read by one list per kind and namespace (of the field
+// manager's label, in pages), the first time an object of that kind and
+// namespace is asked about, not by one GET per marker: with a thousand
+// latched owners, a thousand GETs one after another held the first resync
+// up. An object the list does not hold is gone since the informers
+// listed it: no evidence. A list that fails does not judge: the resync is
+// not committed, and the loop tries it again.
+
+// vouchListPage is the page size of the lists that confirm markers.
+const vouchListPage = 500
+
+// liveLister reads, from the API server, the objects of gvk in namespace
+// with the label selector, with their managedFields, by name.
+type liveLister func(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (map[string]runtime.Object, error)
+
+// newLiveLister lists through clients, in pages.
+func newLiveLister(clients *client.SharedClientFactory) liveLister {
+	return func(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (map[string]runtime.Object, error) {
+		c, err := clients.ForKind(gvk)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]runtime.Object{}
+		opts := metav1.ListOptions{LabelSelector: selector, Limit: vouchListPage}
+		for {
+			_, list, err := clients.NewObjects(gvk)
+			if err != nil {
+				return nil, err
+			}
+			pageCtx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
+			err = c.List(pageCtx, namespace, list, opts)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			items, err := meta.ExtractList(list)
+			if err != nil {
+				return nil, err
+			}
+			for _, item := range items {
+				if m, err := meta.Accessor(item); err == nil {
+					out[m.GetName()] = item
+				}
+			}
+			lm, err := meta.ListAccessor(list)
+			if err != nil {
+				return nil, err
+			}
+			if opts.Continue = lm.GetContinue(); opts.Continue == "" {
+				return out, nil
+			}
+		}
+	}
+}
+
+// listKey is a kind and a namespace the vouches have listed.
+type listKey struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+}
 
 // vouchesFor returns the vouches of a beforeRestart of h: it reads obj
-// again, with its managedFields, under ctx.
+// again, with its managedFields, under ctx, from a list of its kind and
+// namespace taken once per returned func.
 func (h *loopHandler[T]) vouchesFor(ctx context.Context) func(obj runtime.Object, markerKey string) (bool, error) {
+	listed := map[listKey]map[string]runtime.Object{}
+	selector := labels.SelectorFromSet(labels.Set{kubedescriptor.LabelManagedBy: h.fieldManager}).String()
 	return func(obj runtime.Object, markerKey string) (bool, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
@@ -37,11 +101,17 @@ func (h *loopHandler[T]) vouchesFor(ctx context.Context) func(obj runtime.Object
 		if err != nil {
 			return false, err
 		}
-		ctx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
-		defer cancel()
-		live, err := h.get(ctx, gvk, m.GetNamespace(), m.GetName())
-		if err != nil || live == nil {
-			return false, err // gone since the informers listed it: no evidence
+		key := listKey{gvk: gvk, namespace: m.GetNamespace()}
+		objs, ok := listed[key]
+		if !ok {
+			if objs, err = h.list(ctx, gvk, key.namespace, selector); err != nil {
+				return false, err
+			}
+			listed[key] = objs
+		}
+		live := objs[m.GetName()]
+		if live == nil {
+			return false, nil // gone since the informers listed it: no evidence
 		}
 		lm, err := meta.Accessor(live)
 		if err != nil || lm.GetUID() != m.GetUID() || lm.GetDeletionTimestamp() != nil ||
