@@ -41,7 +41,6 @@ import (
 	"maps"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -151,6 +150,19 @@ type Options struct {
 	// only what the stream listing again has handed out.
 	StreamInitialList bool
 
+	// MetadataOnly makes the informer list and watch the kind's objects'
+	// metadata alone (metav1.PartialObjectMetadata, through client-go's
+	// metadata client), for kinds a controller only owns or relates to:
+	// no spec, no status, no data is ever held. The store, List and
+	// handlers give *metav1.PartialObjectMetadata stamped with the kind's
+	// apiVersion and kind; SharedCacheFactory.GetFull reads the whole
+	// object from the API server for the few handlers that need it.
+	// pkg/generic refuses a typed controller of such a kind, whose
+	// handlers would otherwise be given objects without their spec. Only
+	// informers of a SharedCacheFactory; Compact, InternStrings and
+	// StreamInitialList are ignored for such a kind.
+	MetadataOnly bool
+
 	// codec is the compact informer's, shared by its runs.
 	codec *codec
 	// interner is the informer's table of shared strings, shared by its
@@ -158,6 +170,8 @@ type Options struct {
 	interner *interner
 	// stream is the informer's when StreamInitialList is set.
 	stream *initialStream
+	// meta lists and watches a MetadataOnly informer's kind.
+	meta *metaLister
 }
 
 // KindOptions override the default Options for one kind. Fields are
@@ -200,6 +214,8 @@ type KindOptions struct {
 	InitialEventsTimeout *time.Duration
 	// StreamInitialList is Options' field of the same name, for this kind.
 	StreamInitialList *bool
+	// MetadataOnly is Options' field of the same name, for this kind.
+	MetadataOnly *bool
 }
 
 // over returns defaults with o's set fields in their place.
@@ -217,6 +233,7 @@ func (o KindOptions) over(defaults Options) Options {
 	setIf(&out.NoWatchList, o.NoWatchList)
 	setIf(&out.InitialEventsTimeout, o.InitialEventsTimeout)
 	setIf(&out.StreamInitialList, o.StreamInitialList)
+	setIf(&out.MetadataOnly, o.MetadataOnly)
 	if len(o.Indexers) > 0 {
 		out.Indexers = maps.Clone(defaults.Indexers)
 		if out.Indexers == nil {
@@ -254,6 +271,9 @@ func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (
 	if opts.StreamInitialList {
 		return nil, fmt.Errorf("cache: Options.StreamInitialList needs a SharedCacheFactory's informer, which wraps its handlers")
 	}
+	if opts.MetadataOnly {
+		return nil, fmt.Errorf("cache: Options.MetadataOnly needs a SharedCacheFactory's informer, which knows the kind")
+	}
 	return newInformer(obj, list, getClient, opts, nil)
 }
 
@@ -271,7 +291,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 					return nil, &clientError{err}
 				}
 				result := list.DeepCopyObject()
-				return result, c.List(ctx, opts.Namespace, result, lo)
+				return result, opts.list(ctx, c, result, lo)
 			})
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
@@ -286,7 +306,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 				if err != nil {
 					return nil, &clientError{err}
 				}
-				return c.Watch(ctx, opts.Namespace, lo)
+				return opts.watch(ctx, c, lo)
 			})
 			if err != nil || h == nil {
 				return w, err
@@ -301,7 +321,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 				}
 				o := lo
 				o.ResourceVersion, o.SendInitialEvents, o.ResourceVersionMatch = resourceVersion, nil, ""
-				return c.Watch(ctx, opts.Namespace, o)
+				return opts.watch(ctx, c, o)
 			}
 			quiet := cmp.Or(opts.InitialEventsTimeout, DefaultInitialEventsTimeout)
 			hw := newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, quiet, resume)
@@ -358,77 +378,4 @@ func (o Options) apply(lo *metav1.ListOptions) {
 	if o.FieldSelector != "" {
 		lo.FieldSelector = o.FieldSelector
 	}
-}
-
-func (o Options) transform() cache.TransformFunc {
-	if o.KeepAllMetadata {
-		return o.Transform
-	}
-	steps := []cache.TransformFunc{StripMetadata}
-	if o.StripLastApplied {
-		steps = append(steps, StripLastApplied)
-	}
-	if o.Transform != nil {
-		steps = append(steps, o.Transform)
-	}
-	if o.interner != nil {
-		// Last: the user's transform may replace strings.
-		steps = append(steps, o.interner.transform)
-	}
-	if len(steps) == 1 {
-		return steps[0]
-	}
-	return func(obj any) (any, error) {
-		for _, step := range steps {
-			var err error
-			if obj, err = step(obj); err != nil {
-				return nil, err
-			}
-		}
-		return obj, nil
-	}
-}
-
-// LastAppliedAnnotation is the annotation kubectl apply stores the whole
-// applied object in.
-const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
-// StripMetadata is the default transform: it drops managedFields, which
-// controllers rarely read and which are often larger than the rest of the
-// object. Dropping them is safe for objects written back with Update: the
-// API server keeps an object's managedFields when an update omits them.
-// Objects it does not recognize (such as deletion tombstones) pass
-// unchanged.
-func StripMetadata(obj any) (any, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return obj, nil
-	}
-	// Only when there are any: objects already stripped are handed to the
-	// transform again (client-go's Replace, resyncs) while handlers may
-	// read them, and even writing nil over nil is a write.
-	if m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-// StripLastApplied drops the last-applied-configuration annotation; see
-// Options.StripLastApplied for when that is safe. Objects it does not
-// recognize pass unchanged.
-func StripLastApplied(obj any) (any, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return obj, nil
-	}
-	if annotations := m.GetAnnotations(); annotations != nil {
-		if _, ok := annotations[LastAppliedAnnotation]; ok {
-			delete(annotations, LastAppliedAnnotation)
-			if len(annotations) == 0 {
-				annotations = nil
-			}
-			m.SetAnnotations(annotations)
-		}
-	}
-	return obj, nil
 }

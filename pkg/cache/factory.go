@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -65,6 +66,9 @@ type SharedCacheFactory struct {
 type kindInformer struct {
 	informer *restartableInformer
 	health   *kindHealth
+	// full reads whole objects of a MetadataOnly kind (GetFull); nil for
+	// the others.
+	full *fullReader
 }
 
 // NewSharedCacheFactory returns a factory whose informers list and watch
@@ -134,6 +138,16 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	opts := f.opts.Kinds[gvk].over(f.opts.Default)
+	var full *fullReader
+	if opts.MetadataOnly {
+		// Whole objects are stripped as a typed cache strips them; the
+		// kind's Transform is written for the metadata the informer holds.
+		strip := Options{KeepAllMetadata: opts.KeepAllMetadata, StripLastApplied: opts.StripLastApplied}
+		full = newFullReader(obj, getClient, strip.transform(), DefaultFullObjects)
+		obj, list = &metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{}
+		opts.Compact, opts.InternStrings, opts.StreamInitialList = false, false, false
+		opts.meta = &metaLister{gvk: gvk}
+	}
 	health := &kindHealth{log: f.log.WithField("gvk", KindLabel(gvk)), unhealthyAfter: f.opts.UnhealthyAfter}
 	if opts.Compact {
 		if opts.codec, err = newCodec(obj, opts.HotObjects); err != nil {
@@ -157,6 +171,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	informer.namespace = opts.Namespace
+	informer.metadataOnly = opts.MetadataOnly
 	informer.codec = opts.codec
 	if informer.stream = opts.stream; opts.stream != nil {
 		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly
@@ -168,7 +183,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")
 	}
 	health.relist = informer.relist
-	k := &kindInformer{informer: informer, health: health}
+	k := &kindInformer{informer: informer, health: health, full: full}
 	// Failures are counted and logged where the list or watch is made;
 	// the reflector's report only keeps the last one for sync errors.
 	err = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {

@@ -27,6 +27,8 @@ type restartableInformer struct {
 	// namespace is the only namespace the informer lists (Options.Namespace);
 	// empty for all.
 	namespace string
+	// metadataOnly is set for a MetadataOnly kind (IsMetadataOnly).
+	metadataOnly bool
 
 	// runMu serializes runs; mu guards the fields below and is never held
 	// while waiting, since handlers of the old informer may call back in.

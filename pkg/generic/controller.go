@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	lcache "github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
 
@@ -38,6 +39,10 @@ func NewController[T RuntimeMetaObject, TList runtime.Object](gvk schema.GroupVe
 	shared, err := factory.ForResourceKind(gvk.GroupVersion().WithResource(resource), gvk.Kind, namespaced)
 	if err != nil {
 		return nil, err
+	}
+	if lcache.IsMetadataOnly(shared.Informer()) {
+		// Its handlers would be given objects without spec or status.
+		return nil, fmt.Errorf("controller for %s: the cache factory holds the kind's metadata only (MetadataOnly): a typed controller's handlers would not get whole objects; handle *metav1.PartialObjectMetadata through the cache factory's informer and read whole objects with GetFull", gvk)
 	}
 	if namespaced {
 		ensureNamespaceIndex(shared.Informer())
