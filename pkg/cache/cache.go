@@ -162,6 +162,9 @@ type Options struct {
 	// informers of a SharedCacheFactory; Compact, InternStrings and
 	// StreamInitialList are ignored for such a kind.
 	MetadataOnly bool
+	// FullObjects is how many whole objects GetFull keeps for a
+	// MetadataOnly kind (DefaultFullObjects when zero).
+	FullObjects int
 
 	// codec is the compact informer's, shared by its runs.
 	codec *codec
@@ -214,8 +217,10 @@ type KindOptions struct {
 	InitialEventsTimeout *time.Duration
 	// StreamInitialList is Options' field of the same name, for this kind.
 	StreamInitialList *bool
-	// MetadataOnly is Options' field of the same name, for this kind.
+	// MetadataOnly and FullObjects are Options' fields of the same name,
+	// for this kind.
 	MetadataOnly *bool
+	FullObjects  *int
 }
 
 // over returns defaults with o's set fields in their place.
@@ -234,6 +239,7 @@ func (o KindOptions) over(defaults Options) Options {
 	setIf(&out.InitialEventsTimeout, o.InitialEventsTimeout)
 	setIf(&out.StreamInitialList, o.StreamInitialList)
 	setIf(&out.MetadataOnly, o.MetadataOnly)
+	setIf(&out.FullObjects, o.FullObjects)
 	if len(o.Indexers) > 0 {
 		out.Indexers = maps.Clone(defaults.Indexers)
 		if out.Indexers == nil {

@@ -36,7 +36,7 @@ var (
 	secretGVK    = corev1.SchemeGroupVersion.WithKind("Secret")
 )
 
-func newCacheFactory(t *testing.T, cfg *rest.Config, opts *cache.SharedCacheFactoryOptions) *cache.SharedCacheFactory {
+func newCacheFactory(t testing.TB, cfg *rest.Config, opts *cache.SharedCacheFactoryOptions) *cache.SharedCacheFactory {
 	t.Helper()
 	clients, err := client.NewSharedClientFactory(cfg, nil)
 	if err != nil {
@@ -45,7 +45,7 @@ func newCacheFactory(t *testing.T, cfg *rest.Config, opts *cache.SharedCacheFact
 	return cache.NewSharedCacheFactory(clients, opts)
 }
 
-func kube(t *testing.T) *kubernetes.Clientset {
+func kube(t testing.TB) *kubernetes.Clientset {
 	return kubernetes.NewForConfigOrDie(cp.Config())
 }
 
@@ -73,7 +73,7 @@ func applyConfigMap(t *testing.T, ns, name string, labels map[string]string) {
 	}
 }
 
-func startAndSync(t *testing.T, f *cache.SharedCacheFactory) {
+func startAndSync(t testing.TB, f *cache.SharedCacheFactory) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -29,7 +29,7 @@ var podGVK = corev1.SchemeGroupVersion.WithKind("Pod")
 // annotations, owner, containers with env, probes, resources and mounts,
 // volumes, tolerations, status) from two field managers, so every part of
 // it must survive the compact cache's encoding.
-func applyPod(t *testing.T, ns, name, note string) {
+func applyPod(t testing.TB, ns, name, note string) {
 	t.Helper()
 	spec := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":%q,
  "labels":{"app":"shop","tier":"api"},"annotations":{"note":%q,"sidecar.istio.io/status":"{\"containers\":[\"istio-proxy\"]}"},

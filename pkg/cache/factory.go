@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +144,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		// Whole objects are stripped as a typed cache strips them; the
 		// kind's Transform is written for the metadata the informer holds.
 		strip := Options{KeepAllMetadata: opts.KeepAllMetadata, StripLastApplied: opts.StripLastApplied}
-		full = newFullReader(obj, getClient, strip.transform(), DefaultFullObjects)
+		full = newFullReader(obj, getClient, strip.transform(), cmp.Or(opts.FullObjects, DefaultFullObjects))
 		obj, list = &metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{}
 		opts.Compact, opts.InternStrings, opts.StreamInitialList = false, false, false
 		opts.meta = &metaLister{gvk: gvk}

@@ -63,8 +63,12 @@ func TestMetadataOnlyCacheHoldsMetadataAndReadsThrough(t *testing.T) {
 	}
 	events := &metaEvents{adds: map[string]*metav1.PartialObjectMetadata{}, deletes: map[string]*metav1.PartialObjectMetadata{}}
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { events.record(func() map[string]*metav1.PartialObjectMetadata { return events.adds }, obj) },
-		DeleteFunc: func(obj any) { events.record(func() map[string]*metav1.PartialObjectMetadata { return events.deletes }, obj) },
+		AddFunc: func(obj any) {
+			events.record(func() map[string]*metav1.PartialObjectMetadata { return events.adds }, obj)
+		},
+		DeleteFunc: func(obj any) {
+			events.record(func() map[string]*metav1.PartialObjectMetadata { return events.deletes }, obj)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -181,4 +185,40 @@ func TestMetadataOnlyKindWithoutCRD(t *testing.T) {
 	if _, err := f.GetFull(t.Context(), missing, ns, "x"); !cache.IsNotSynced(err) {
 		t.Fatalf("GetFull of an unsynced kind: %v, want NotSynced", err)
 	}
+}
+
+// BenchmarkGetFull reports what a read of a whole Pod costs from a
+// MetadataOnly kind on the test API server: hot (the object GetFull kept,
+// whose resourceVersion the cache has: a map lookup), cold (a GET each
+// time: two pods read in turn with one kept), and, beside them, a Get of a
+// default cache's store.
+func BenchmarkGetFull(b *testing.B) {
+	ns := controlplanetest.Namespace(b, cp.Config())
+	for _, name := range []string{"pod-0", "pod-1"} {
+		applyPod(b, ns, name, "bench")
+	}
+	factory := func(kind cache.KindOptions) *cache.SharedCacheFactory {
+		f := newCacheFactory(b, cp.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns},
+			Kinds: map[schema.GroupVersionKind]cache.KindOptions{podGVK: kind}})
+		if _, err := f.ForKind(podGVK); err != nil {
+			b.Fatal(err)
+		}
+		startAndSync(b, f)
+		return f
+	}
+	read := func(b *testing.B, f *cache.SharedCacheFactory, names ...string) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := f.GetFull(b.Context(), podGVK, ns, names[i%len(names)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	}
+	b.Run("hot", func(b *testing.B) { read(b, factory(cache.KindOptions{MetadataOnly: ptr.To(true)}), "pod-0") })
+	b.Run("cold", func(b *testing.B) {
+		read(b, factory(cache.KindOptions{MetadataOnly: ptr.To(true), FullObjects: ptr.To(1)}), "pod-0", "pod-1")
+	})
+	b.Run("default-store", func(b *testing.B) { read(b, factory(cache.KindOptions{}), "pod-0") })
 }
