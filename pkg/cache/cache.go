@@ -22,6 +22,11 @@
 // decoded, so a handler's Get of the key it was given costs a map lookup.
 // Readers always get the whole object.
 //
+// Options.MetadataOnly holds less still, for kinds a controller only owns
+// or relates to: the informer lists and watches the objects' metadata
+// (metav1.PartialObjectMetadata), and SharedCacheFactory.GetFull reads a
+// whole object through from the API server when a handler needs it.
+//
 // Informers list with a stream of initial events (watch-list) where the API
 // server has it; a kind whose server never ends the stream with its
 // bookmark lists instead (Options.InitialEventsTimeout, Options.NoWatchList).
