@@ -35,6 +35,7 @@ func TestCacheGetWhileTheInitialListStreams(t *testing.T) {
 		hit              *corev1.ConfigMap
 		hitErr, missErr  error
 		syncedAtTheFirst bool
+		called           = make(chan struct{})
 	)
 	// Called in the stream, before the informer can sync.
 	_, err := cms.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
@@ -43,12 +44,20 @@ func TestCacheGetWhileTheInitialListStreams(t *testing.T) {
 			syncedAtTheFirst = cms.Informer().HasSynced()
 			hit, hitErr = c.Get(ns, name)
 			_, missErr = c.Get(ns, "absent")
+			close(called)
 		})
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start(t, f)
+	// The handler runs on the informer's goroutine: its results are read
+	// once it has returned (the factory's sync does not wait for handlers).
+	select {
+	case <-called:
+	case <-time.After(time.Minute):
+		t.Fatal("no object of the stream reached the handler")
+	}
 	if syncedAtTheFirst {
 		t.Fatal("the informer had synced at the first object of its stream")
 	}
