@@ -23,7 +23,6 @@ import (
 // b/2 is reported CONFIGURED while the southbound holds it without its
 // derived d/2, through every later transaction until a resync.
 func TestAdv9StoppedCascadeLeavesADependentWithoutItsDerivedValue(t *testing.T) {
-	advOpen(t, "a stop in a Requires cascade (derived value deleted, its base not) is not resumed: the next empty transaction fails and the base stays CONFIGURED without its derived value")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("a/1", "w|").Commit(ctx); err != nil {

@@ -21,7 +21,6 @@ import (
 // and a/1, whose only missing dependency is the derived value of a base
 // left available, stays PENDING (not taken back).
 func TestAdv9StoppedBaseRemovalLeavesItAvailableWithoutItsDerivedValue(t *testing.T) {
-	advOpen(t, "a northbound removal of a base stopped after its derived deletes leaves the base CONFIGURED without its derived value, and its dependents down")
 	x := newAdv6Script(t)
 	ctx := context.Background()
 	if _, err := x.nb("b/2", "w@2|").Commit(ctx); err != nil {

@@ -239,7 +239,7 @@ func (w *walker) dropStack() {
 				f.n.avail = true
 				w.availChanged(f.n, false)
 			}
-			w.s.toResume(f.n, resumeDependents)
+			w.s.toResume(f.n, resumeDependents|resumeDerived)
 		case fFinishUpd:
 			f.n.under &^= underUpdate
 			w.s.toResume(f.n, resumeSelf)

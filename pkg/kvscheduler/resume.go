@@ -71,8 +71,7 @@ func (w *walker) resume() {
 			continue // gone, or applied anew
 		}
 		k := todo[n]
-		if k&resumeDerived != 0 && n.exists() && n.avail && n.want != nil && w.equal(n, n.sb, n.want) {
-			derived := w.derivedOf(n)
+		if derived, ok := w.derivedToRestore(n, k); ok {
 			if err := w.derivationErr(n, derived); err != nil {
 				// A key the stopped transaction took on a request it never
 				// applied went back to its base (giveBackUnapplied): a
@@ -132,4 +131,38 @@ func cmpBool(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// derivedToRestore returns the derived values the resume applies again
+// for n (resumeDerived), which the southbound holds: those of its wanted
+// value when it holds it, those of the value it holds when its removal's
+// delete did not run (it stays as the southbound holds it, and a base
+// held is never without its derived values,
+// TestAdv9StoppedBaseRemovalLeavesItAvailableWithoutItsDerivedValue).
+func (w *walker) derivedToRestore(n *node, k resumeKind) ([]KeyValuePair, bool) {
+	if k&resumeDerived == 0 || !n.exists() || !n.avail {
+		return nil, false
+	}
+	switch {
+	case n.want != nil && w.equal(n, n.sb, n.want):
+		return w.derivedOf(n), true
+	case n.want == nil && n.base == "" && n.last != nil && n.last.value == nil && n.d != nil && n.d.DerivedValues != nil:
+		kvs, err := callDerived(n.d, n.key, n.sb)
+		if err != nil {
+			return nil, false
+		}
+		return derivedList(n.key, kvs), true
+	}
+	return nil, false
+}
+
+// removalHeldBack tells whether n is a value whose northbound removal a
+// stopped transaction held back before its delete ran: it stays as the
+// southbound holds it until it is requested again or a resync, so a
+// dependency that goes does not take it down (which would finish the
+// removal by another way); what it needs stays under it instead, its
+// delete failing while n exists (TestCanceledDeleteNotLeftUnderWay).
+func (w *walker) removalHeldBack(n *node) bool {
+	return n.exists() && n.base == "" && n.origin == FromNB && n.want == nil &&
+		n.last != nil && n.last.value == nil && !n.blocked() && !w.appliedNode(n)
 }

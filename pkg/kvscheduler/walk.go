@@ -312,7 +312,7 @@ func (w *walker) depUpdate(n *node) {
 	}
 	w.s.dirty(n)
 	switch {
-	case n.avail && !w.mayStay(n):
+	case n.avail && !w.mayStay(n) && !w.removalHeldBack(n):
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
 		w.delete(n, delPending, false)
