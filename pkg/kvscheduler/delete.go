@@ -137,12 +137,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 		}
 	}
 	if !n.implicit() {
-		if w.ended() {
-			// Held back: what this delete took down so far is taken
-			// back as for the deletes still on the stack (see dropStack).
-			w.push(f)
-		}
-		if w.hold(n, OpDelete, ro, noDeps) {
+		if w.holdDelete(f) {
 			return false
 		}
 		if n.d.Delete == nil {

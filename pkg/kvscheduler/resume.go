@@ -166,3 +166,14 @@ func (w *walker) removalHeldBack(n *node) bool {
 	return n.exists() && n.base == "" && n.origin == FromNB && n.want == nil &&
 		n.last != nil && n.last.value == nil && !n.blocked() && !w.appliedNode(n)
 }
+
+// holdDelete is hold for the delete of frame f, popped already: held back
+// by a stopped transaction, the frame goes back on the stack, so that what
+// the delete took down so far (its derived values, its dependents) is
+// taken back as for the deletes still on it (see dropStack).
+func (w *walker) holdDelete(f frame) bool {
+	if w.ended() {
+		w.push(f)
+	}
+	return w.hold(f.n, OpDelete, f.op, noDeps)
+}
