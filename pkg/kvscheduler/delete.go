@@ -48,6 +48,7 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	// Run first: a dependent the transaction deletes may be ordered after
 	// a derived value of n too.
 	w.deleteDueDependents(n)
+	w.obtainedDue(n)
 }
 
 // deleteAbsent handles the delete of a value that is not in the

@@ -16,7 +16,13 @@ import "slices"
 // is invalid, or it Requires a key that no value provides now, nor may
 // provide in this transaction (see mayBeMet).
 func (w *walker) surelyGoes(m *node, v any) bool {
-	if m.d == nil || m.origin == FromSB {
+	return m.origin != FromSB && w.valueGoes(m, v)
+}
+
+// valueGoes is surelyGoes for a request of m, whatever m's origin: a
+// request takes a value the southbound owns over (see obtainedDue).
+func (w *walker) valueGoes(m *node, v any) bool {
+	if m.d == nil {
 		return false
 	}
 	if m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil {
