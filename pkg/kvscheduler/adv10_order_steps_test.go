@@ -18,7 +18,7 @@ import (
 // re-create). The southbound's operations are split by the records'
 // executed operations, in order; when they do not line up, the step is
 // checked as one.
-func fzCheckDeleteOrderByTxn(before map[string]any, ops []kvtest.Op, unseen map[string]bool, recs []*kvscheduler.TxnRecord) string {
+func fzCheckDeleteOrderByTxn(before map[string]any, ops []kvtest.Op, unseen map[string]any, recs []*kvscheduler.TxnRecord) string {
 	segs, ok := fzSplitOpsByTxn(ops, recs)
 	if !ok {
 		return fzCheckDeleteOrderSeen(before, ops, unseen)
@@ -42,6 +42,7 @@ func fzCheckDeleteOrderByTxn(before map[string]any, ops []kvtest.Op, unseen map[
 				delete(unseen, o.Key)
 			case "delete":
 				delete(held, o.Key)
+				delete(unseen, o.Key)
 			}
 		}
 	}

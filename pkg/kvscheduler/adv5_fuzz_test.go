@@ -301,8 +301,10 @@ func fzCheckDeleteOrder(before map[string]any, ops []kvtest.Op) string {
 // dependencies of a value in unseen: set in the southbound by drift the
 // scheduler has not read yet (and not written by it since), so that the
 // scheduler never saw them (adv5 fuzz seed 71146: r/2=w|a/2, drift-set,
-// was judged to depend on a/2, deleted first).
-func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[string]bool) string {
+// was judged to depend on a/2, deleted first). unseen maps each such key
+// to the value held before the drift (nil: none), which the scheduler
+// may still go by: a cycle counts by either value (see fzReaches).
+func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[string]any) string {
 	unseen = maps.Clone(unseen)
 	held := map[string]any{}
 	for k, v := range before {
@@ -326,13 +328,13 @@ func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[s
 				continue
 			}
 			v, ok := held[later.Key]
-			if !ok || unseen[later.Key] {
+			if _, drifted := unseen[later.Key]; !ok || drifted {
 				continue
 			}
 			_, deps := fzParse(v)
 			// Members of a cycle go together (o needs later, through
 			// dependencies and derivations).
-			cycle := fzReaches(held, o.Key, later.Key)
+			cycle := fzReaches(held, unseen, o.Key, later.Key)
 			for _, d := range deps {
 				if d.Key == o.Key && !cycle {
 					return fmt.Sprintf("%s deleted before %s (%v), which depends on it and is deleted later in the same step", o.Key, later.Key, v)
@@ -340,6 +342,7 @@ func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[s
 			}
 		}
 		delete(held, o.Key)
+		delete(unseen, o.Key) // the scheduler knows it gone
 	}
 	return ""
 }
@@ -378,7 +381,9 @@ func fzRun(seed int64) (string, []string) {
 	ctx := context.Background()
 	steps := 6 + rng.Intn(10)
 	dirty := false
-	unseen := map[string]bool{} // drift the scheduler has not read (see fzCheckDeleteOrderSeen)
+	// Drift the scheduler has not read, each key with the value it held
+	// before (see fzCheckDeleteOrderSeen).
+	unseen := map[string]any{}
 	type snap struct {
 		seq uint64
 		st  string
@@ -404,7 +409,9 @@ func fzRun(seed int64) (string, []string) {
 			if rng.Intn(2) == 0 {
 				sb.Remove(k)
 				dirty = true
-				unseen[k] = true
+				if _, ok := unseen[k]; !ok {
+					unseen[k] = before[k]
+				}
 				log = append(log, "drift remove "+k)
 			} else {
 				v := fzValue(rng, k)
@@ -414,7 +421,9 @@ func fzRun(seed int64) (string, []string) {
 				owned := rng.Intn(3) == 0 && (!*fzNoOwnedR || strings.HasPrefix(k, "d/"))
 				sb.Set(k, v, owned)
 				dirty = true
-				unseen[k] = true
+				if _, ok := unseen[k]; !ok {
+					unseen[k] = before[k]
+				}
 				log = append(log, fmt.Sprintf("drift set %s=%v owned=%v", k, v, owned))
 			}
 		}

@@ -1,0 +1,43 @@
+package kvscheduler_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// TestAdv11DeleteOrderSeed6245 pins adv5 fuzz seed 6245 of -fzretry
+// -fzamb -fznotifyall -fzdd -fzview -fzrb -fzorder (not reduced).
+// Triaged as the checker's: a/1 = v|b/2 and b/2 = w|a/1 are a cycle; drift
+// then set a/1 to v| in the southbound, unread; the last transaction
+// deletes b/2 and, with it, a/1 (a/1 first). The checker judged the cycle
+// by a/1's drifted value, which needs nothing, and reported "a/1 deleted
+// before b/2 (w|a/1), which depends on it and is deleted later in the
+// same step". The scheduler, which never read the drift, deletes members
+// of the cycle it knows together; the cycle is now judged by what the
+// scheduler last knew of an unread key too (see fzReaches).
+func TestAdv11DeleteOrderSeed6245(t *testing.T) {
+	msg, log := fzRunWith(6245, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+	if msg != "" {
+		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
+
+// TestAdv11DeleteOrderCheckJudgesACycleByTheValueKnown checks the
+// checker: a cycle counts by the value the scheduler last knew of a key
+// whose drift it has not read (seed 6245), and a value it knew to need
+// nothing is no member of a cycle.
+func TestAdv11DeleteOrderCheckJudgesACycleByTheValueKnown(t *testing.T) {
+	before := map[string]any{"a/1": "v|", "b/2": "w|a/1"} // a/1 drifted from v|b/2
+	ops := []kvtest.Op{{Operation: "delete", Key: "a/1"}, {Operation: "delete", Key: "b/2"}}
+	if msg := fzCheckDeleteOrderSeen(before, ops, map[string]any{"a/1": "v|b/2"}); msg != "" {
+		t.Errorf("a cycle the scheduler knew: %s", msg)
+	}
+	if msg := fzCheckDeleteOrderSeen(before, ops, map[string]any{"a/1": "v|"}); msg == "" {
+		t.Error("a/1, known to need nothing, deleted before b/2 (w|a/1): not reported")
+	}
+	if msg := fzCheckDeleteOrderSeen(before, ops, nil); msg == "" {
+		t.Error("no drift, a/1 = v| deleted before b/2 (w|a/1): not reported")
+	}
+}
