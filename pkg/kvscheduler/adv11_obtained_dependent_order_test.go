@@ -40,3 +40,32 @@ func TestAdv11ObtainedDependentTakenOverGoesBeforeWhatItDependsOn(t *testing.T) 
 		t.Errorf("the southbound holds a/2 = %v, want it PENDING (d/2 missing)", v)
 	}
 }
+
+// TestAdv11DependentOfProvidersAllLeavingGoesFirst is adv5 fuzz seed
+// 102725 (-fzretry -fzdd -fzprops -fzview -fzinv -fzrb -fzorder) reduced:
+// a/2 = v|~r/2,d/* is ordered after r/2 and Requires any d/ key; b/2 =
+// v@1@2| derives both d/1 and d/2. One transaction deletes r/2 and
+// re-creates b/2 as v|, which derives nothing: the Requires cascade of
+// b/2's delete takes a/2 down (into PENDING) after r/2 went. a/2 must go
+// before r/2.
+func TestAdv11DependentOfProvidersAllLeavingGoesFirst(t *testing.T) {
+	rb := *fzRecreateB
+	*fzRecreateB = true
+	t.Cleanup(func() { *fzRecreateB = rb })
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("r/2", "w|", "b/2", "v@1@2|", "a/2", "v|~r/2,d/*").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := x.sb.Values()
+	x.sb.ResetOps()
+	if _, err := x.nb("r/2", nil, "b/2", "v|").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
+	}
+	if v, ok := x.sb.Values()["a/2"]; ok {
+		t.Errorf("the southbound holds a/2 = %v, want it PENDING (no d/ key)", v)
+	}
+}

@@ -144,10 +144,12 @@ func (w *walker) txnKeys() map[string][]int {
 // cascadeLater tells whether the Requires cascade of a request of the
 // transaction still to come surely takes x's value away: x has no request
 // of its own further on (one may change what it needs), and one of its
-// Requires dependencies has a single provider, which exists and which
-// such a request surely takes away (see requestTakesAway), itself or by
-// the cascade in turn; no other provider may come meanwhile. seen guards
-// against cycles of dependencies.
+// Requires dependencies has only providers that exist and that such
+// requests surely take away (see requestTakesAway), themselves or by the
+// cascade in turn; no other provider may come meanwhile. Several count as
+// one does (adv5 fuzz seed 102725: a/2 Requires any d/ key, and both d/1
+// and d/2 went with their re-created base). seen guards against cycles of
+// dependencies.
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
 		x.deleting() || w.later(x) {
@@ -158,39 +160,46 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 		if dep.Kind != Requires {
 			continue
 		}
-		if p := w.soleProvider(x, dep); p != nil && (w.requestTakesAway(p) || w.cascadeLater(p, seen)) {
+		ps := w.onlyProviders(x, dep)
+		all := len(ps) > 0
+		for _, p := range ps {
+			if all = w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
+				break
+			}
+		}
+		if all {
 			return true
 		}
 	}
 	return false
 }
 
-// soleProvider returns the one provider of x's dependency dep that exists,
-// or nil when there are more, none, or another one may come in this
-// transaction (see mayBeMet).
-func (w *walker) soleProvider(x *node, dep Dependency) *node {
-	var sole *node
+// onlyProviders returns the providers of x's dependency dep that exist,
+// or nil when there are none, or another one may come in this transaction
+// (see mayBeMet).
+func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
+	var ps []*node
 	more := false
 	w.g.providers(x, dep, func(p *node) bool {
 		switch {
 		case p == x:
 			more = true // a cycle of one
-		case p.avail && p.exists() && !p.deleting() && sole == nil:
-			sole = p
+		case p.avail && p.exists() && !p.deleting():
+			ps = append(ps, p)
 		case p.avail || p.want != nil || w.later(p):
 			more = true
 		}
 		return !more
 	})
-	if more || sole == nil {
+	if more {
 		return nil
 	}
 	for k, at := range w.txnKeys() {
-		if k != sole.key && dep.matchesKey(k) && w.anyLater(at) {
+		if dep.matchesKey(k) && w.anyLater(at) && !slices.ContainsFunc(ps, func(p *node) bool { return p.key == k }) {
 			return nil
 		}
 	}
-	return sole
+	return ps
 }
 
 // requestTakesAway tells whether a request of the transaction still to
