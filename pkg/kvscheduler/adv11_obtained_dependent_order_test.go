@@ -69,3 +69,30 @@ func TestAdv11DependentOfProvidersAllLeavingGoesFirst(t *testing.T) {
 		t.Errorf("the southbound holds a/2 = %v, want it PENDING (no d/ key)", v)
 	}
 }
+
+// TestAdv11DependentBySouthboundValueGoesBeforeAStrayValue is adv5 fuzz
+// seed 102762 (-fzretry -fzdd -fzprops -fzview -fzinv -fzrb -fzorder)
+// reduced: r/2 = w| is requested; drift sets r/2 = v|~a/3 and a/3 = v| in
+// the southbound. A full resync reads them: it deletes a/3, which nothing
+// wants, and re-creates r/2 (r/ values change by re-create). r/2's value
+// in the southbound is ordered after a/3: r/2's delete must come first.
+func TestAdv11DependentBySouthboundValueGoesBeforeAStrayValue(t *testing.T) {
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("r/2", "w|").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.sb.Set("r/2", "v|~a/3", false)
+	x.sb.Set("a/3", "v|", false)
+	before := x.sb.Values()
+	x.sb.ResetOps()
+	if _, err := x.nb("r/2", "w|").WithResync(kvscheduler.FullResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
+	}
+	if v := x.sb.Values()["r/2"]; v != "w|" {
+		t.Errorf("the southbound holds r/2 = %v, want w|", v)
+	}
+}

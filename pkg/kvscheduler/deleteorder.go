@@ -333,10 +333,17 @@ func (w *walker) clashAhead(values []txnValue, i, j int) bool {
 // as one ordered only after x does, so a request further on that takes
 // it away goes first. Mixed kinds count (adv5 fuzz seed 201083: a/3,
 // ordered after d/1 and requiring any d/ key, of which d/2 stays, was
-// deleted by its update after d/1 went with its re-created base).
+// deleted by its update after d/1 went with its re-created base). The
+// value in the southbound counts, as for the cascade (see stillNeeded):
+// it is the one that goes (adv5 fuzz seed 102762: r/2, read as
+// v|b/2,~a/3 and wanted as w|n/1, went after a/3).
 func (w *walker) cascadeSpares(m, x *node, leaving []*node) bool {
+	deps := m.deps
+	if m.sbDeps != nil {
+		deps = m.sbDeps
+	}
 	found := false
-	for _, dep := range m.deps {
+	for _, dep := range deps {
 		if !dep.matchesKey(x.key) {
 			continue
 		}
