@@ -41,3 +41,30 @@ func TestAdv11DeleteOrderCheckJudgesACycleByTheValueKnown(t *testing.T) {
 		t.Error("no drift, a/1 = v| deleted before b/2 (w|a/1): not reported")
 	}
 }
+
+// TestAdv11DeleteOrderSeeds pins adv5 fuzz seeds of -fzretry -fzdd
+// -fzprops -fzview -fzinv -fzrb -fzorder (not reduced): 100096 (b/1
+// deleted before r/2 = v|~b/1,~a/1; fixed with seed 7586, see
+// TestAdv11ObtainedDependentTakenOverGoesBeforeWhatItDependsOn), 102725
+// (TestAdv11DependentOfProvidersAllLeavingGoesFirst), 102762 and 102854
+// (a full resync deleted a stray value before re-creating a value read as
+// ordered after it, see
+// TestAdv11DependentBySouthboundValueGoesBeforeAStrayValue).
+func TestAdv11DeleteOrderSeeds(t *testing.T) {
+	for _, seed := range []int64{100096, 102725, 102762, 102854} {
+		msg, log := fzRunWith(seed, []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzRecreateB, fzOrder})
+		if msg != "" {
+			t.Errorf("seed %d: %s\n%s", seed, msg, strings.Join(log, "\n"))
+		}
+	}
+}
+
+// TestAdv11DeleteOrderSeed7586 pins adv5 fuzz seed 7586 of -fzretry -fzamb
+// -fznotifyall -fzdd -fzview -fzrb -fzorder (not reduced; see
+// TestAdv11ObtainedDependentTakenOverGoesBeforeWhatItDependsOn).
+func TestAdv11DeleteOrderSeed7586(t *testing.T) {
+	msg, log := fzRunWith(7586, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+	if msg != "" {
+		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
