@@ -96,3 +96,33 @@ func TestAdv11DependentBySouthboundValueGoesBeforeAStrayValue(t *testing.T) {
 		t.Errorf("the southbound holds r/2 = %v, want w|", v)
 	}
 }
+
+// TestAdv11DependentOfALeavingProviderGoesFirst is adv5 fuzz seed 9734
+// (-fzretry -fzamb -fznotifyall -fzdd -fzview -fzrb -fzorder) reduced:
+// b/2 = w@1@2| derives d/1 and d/2; a/1 = v|d/2 Requires d/2; r/2 =
+// w|~d/1,a/1 is ordered after d/1 and Requires a/1. Re-creating b/2 as v|
+// takes both derived values away: d/2's delete takes a/1 down, and a/1's
+// takes r/2 down, which must go before d/1.
+func TestAdv11DependentOfALeavingProviderGoesFirst(t *testing.T) {
+	rb := *fzRecreateB
+	*fzRecreateB = true
+	t.Cleanup(func() { *fzRecreateB = rb })
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	if _, err := x.nb("b/2", "w@1@2|", "a/1", "v|d/2", "r/2", "w|~d/1,a/1").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := x.sb.Values()
+	x.sb.ResetOps()
+	if _, err := x.nb("b/2", "v|").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
+	}
+	for _, k := range []string{"a/1", "r/2"} {
+		if v, ok := x.sb.Values()[k]; ok {
+			t.Errorf("the southbound holds %s = %v, want it PENDING", k, v)
+		}
+	}
+}

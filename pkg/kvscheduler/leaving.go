@@ -144,11 +144,13 @@ func (w *walker) txnKeys() map[string][]int {
 // cascadeLater tells whether the Requires cascade of a request of the
 // transaction still to come surely takes x's value away: x has no request
 // of its own further on (one may change what it needs), and one of its
-// Requires dependencies has only providers that exist and that such
-// requests surely take away (see requestTakesAway), themselves or by the
-// cascade in turn; no other provider may come meanwhile. Several count as
-// one does (adv5 fuzz seed 102725: a/2 Requires any d/ key, and both d/1
-// and d/2 went with their re-created base). seen guards against cycles of
+// Requires dependencies has only providers that exist and that go: their
+// delete is under way (adv5 fuzz seed 9734: r/2 Requires a/1, which
+// Requires d/2, going with its re-created base), or such requests surely
+// take them away (see requestTakesAway), themselves or by the cascade in
+// turn; no other provider may come meanwhile. Several count as one does
+// (adv5 fuzz seed 102725: a/2 Requires any d/ key, and both d/1 and d/2
+// went with their re-created base). seen guards against cycles of
 // dependencies.
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
@@ -163,7 +165,7 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 		ps := w.onlyProviders(x, dep)
 		all := len(ps) > 0
 		for _, p := range ps {
-			if all = w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
+			if all = p.deleting() || w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
 				break
 			}
 		}
@@ -174,9 +176,9 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	return false
 }
 
-// onlyProviders returns the providers of x's dependency dep that exist,
-// or nil when there are none, or another one may come in this transaction
-// (see mayBeMet).
+// onlyProviders returns the providers of x's dependency dep that exist
+// (available, or with their delete under way), or nil when there are
+// none, or another one may come in this transaction (see mayBeMet).
 func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 	var ps []*node
 	more := false
@@ -184,7 +186,7 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 		switch {
 		case p == x:
 			more = true // a cycle of one
-		case p.avail && p.exists() && !p.deleting():
+		case p.exists() && (p.avail || p.deleting()):
 			ps = append(ps, p)
 		case p.avail || p.want != nil || w.later(p):
 			more = true
