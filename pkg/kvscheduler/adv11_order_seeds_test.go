@@ -68,3 +68,36 @@ func TestAdv11DeleteOrderSeed7586(t *testing.T) {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
 	}
 }
+
+// TestAdv11DeleteOrderCheckFollowsDerivedValuesGone checks the checker: a
+// value needing a property (never in the southbound) or a derived value
+// deleted already needs the base deriving it, so that base, ordered after
+// the value, is in a cycle with it (adv5 fuzz seeds 115269 and 120431,
+// which reported "a/1 deleted before b/1 (v@1@2|~a/1,n/1)" and "r/1
+// deleted before b/1 (w@1@2|~r/1)"); a value needing neither is not.
+func TestAdv11DeleteOrderCheckFollowsDerivedValuesGone(t *testing.T) {
+	ops := []kvtest.Op{{Operation: "delete", Key: "d/2"}, {Operation: "delete", Key: "a/1"}, {Operation: "delete", Key: "b/1"}}
+	for _, a1 := range []string{"w|p/1", "w|d/2", "w|p/*"} {
+		before := map[string]any{"a/1": a1, "b/1": "v@1@2|~a/1", "d/2": "dv-v@1@2|"}
+		if msg := fzCheckDeleteOrder(before, ops); msg != "" {
+			t.Errorf("a/1 = %s: %s", a1, msg)
+		}
+	}
+	before := map[string]any{"a/1": "w|", "b/1": "v@1@2|~a/1", "d/2": "dv-v@1@2|"}
+	if msg := fzCheckDeleteOrder(before, ops); msg == "" {
+		t.Error("a/1 = w| deleted before b/1 (v@1@2|~a/1): not reported")
+	}
+}
+
+// TestAdv11DeleteOrderPropertySeeds pins adv5 fuzz seeds 115269 and
+// 120431 of -fzretry -fzdd -fzprops -fzview -fzinv -fzrb -fzorder (not
+// reduced), triaged as the checker's (see
+// TestAdv11DeleteOrderCheckFollowsDerivedValuesGone).
+func TestAdv11DeleteOrderPropertySeeds(t *testing.T) {
+	for _, seed := range []int64{115269, 120431} {
+		msg, log := fzRunWith(seed, []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzRecreateB, fzOrder})
+		if msg != "" {
+			t.Errorf("seed %d: %s\n%s", seed, msg, strings.Join(log, "\n"))
+		}
+	}
+}
