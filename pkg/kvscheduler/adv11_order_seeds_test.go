@@ -101,3 +101,17 @@ func TestAdv11DeleteOrderPropertySeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestAdv11DeleteOrderSeed12431 pins adv5 fuzz seed 12431 of -fzretry
+// -fzamb -fznotifyall -fzdd -fzview -fzrb -fzorder (not reduced), triaged
+// as the checker's: the step's drift set r/1 = w|d/2 to drift|, and its
+// full resync read it and re-created r/1 after deleting d/2; the checker
+// held the southbound as it was before the drift and reported "d/2
+// deleted before r/1 (w|d/2), which depends on it and is deleted later in
+// the same step". It now starts from the southbound after the drift.
+func TestAdv11DeleteOrderSeed12431(t *testing.T) {
+	msg, log := fzRunWith(12431, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+	if msg != "" {
+		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
