@@ -34,7 +34,7 @@ func (w *walker) obtainedDue(n *node) {
 }
 
 // obtainedRequests returns the indexes in w.values of the requests for
-// values the southbound owns when the transaction began: the few a delete
+// values the southbound owns when the first delete asks: the few a delete
 // has to look at (see obtainedDue).
 func (w *walker) obtainedRequests() []int {
 	if !w.obtainedMade {
