@@ -58,7 +58,7 @@ func (w *walker) deleteDueDependents(n *node) {
 			// Taken down now, into PENDING, when the cascade of a
 			// request further on surely takes it away then (see
 			// cascadeLater).
-			if m.avail && w.cascadeLater(b, map[*node]bool{}) {
+			if m.avail && w.cascadeLater(b, map[*node]bool{n: true}) {
 				down = append(down, b)
 			}
 			continue

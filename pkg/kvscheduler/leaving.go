@@ -151,7 +151,8 @@ func (w *walker) txnKeys() map[string][]int {
 // turn; no other provider may come meanwhile. Several count as one does
 // (adv5 fuzz seed 102725: a/2 Requires any d/ key, and both d/1 and d/2
 // went with their re-created base). seen guards against cycles of
-// dependencies.
+// dependencies; it holds the value whose delete asks too, whose own
+// cascade takes its dependents down in its own order.
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
 		x.deleting() || w.later(x) {
@@ -165,7 +166,7 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 		ps := w.onlyProviders(x, dep)
 		all := len(ps) > 0
 		for _, p := range ps {
-			if all = p.deleting() || w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
+			if all = p.deleting() && !seen[p] || w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
 				break
 			}
 		}
