@@ -1,0 +1,57 @@
+package shard_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// TestAdv9RecreatedElsewhereDuringAPartitionTellsOnlyTheOldDeletion: a
+// partition ends a member's term while an object it held is deleted and
+// created again under its name, assigned to another member. The ended
+// term carries the key with the UID its handlers were given; the next
+// term's gate finds a live object of that name with another UID and must
+// read the old object's history, not the new one's: the old object's
+// deletion is a's to tell (once), and a's handlers never run for the new
+// object, which is another member's.
+func TestAdv9RecreatedElsewhereDuringAPartitionTellsOnlyTheOldDeletion(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/reborn"
+	createCM(t, ns, "reborn", a.id())
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	a.dataProx.Cut()
+	a.leaseProx.Cut()
+	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	if err := admin.Delete(t.Context(), "reborn", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createCM(t, ns, "reborn", "some-other-member")
+	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.dataProx.Restore()
+	a.leaseProx.Restore()
+	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+	// A barrier: an object created after the telling is handled, so the
+	// queue served whatever it held of the key before it.
+	createCM(t, ns, "after", a.id())
+	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	deleted, live := 0, 0
+	for _, c := range a.callsFor(key) {
+		switch {
+		case c.deleted:
+			deleted++
+		case c.id != "" && c.id != a.callsFor(key)[0].id:
+			live++ // a call of the next term for the new object
+		}
+	}
+	for _, p := range a.passesFor(key) {
+		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
+	}
+	if deleted != 1 || live != 0 {
+		t.Fatalf("a's handlers: told %s gone %d times (want 1), ran %d times for the object recreated for another member (want 0): %+v", key, deleted, live, a.callsFor(key))
+	}
+}
