@@ -55,3 +55,41 @@ func TestAdv9RecreatedElsewhereDuringAPartitionTellsOnlyTheOldDeletion(t *testin
 		t.Fatalf("a's handlers: told %s gone %d times (want 1), ran %d times for the object recreated for another member (want 0): %+v", key, deleted, live, a.callsFor(key))
 	}
 }
+
+// TestAdv9RecreatedForTheEndedTermTellsTheOldDeletion: as above, but the
+// object is created again with the ended term's own assignment (a sharder
+// that has not yet seen the term end), so both histories carry labels the
+// ended term's test accepts. The live object of that name has another
+// UID: the old object's deletion is still told, once.
+func TestAdv9RecreatedForTheEndedTermTellsTheOldDeletion(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp().Config())
+	a := startMember(t, ns, "a", memberOpts{})
+	key := ns + "/reborn"
+	oldID := a.id()
+	createCM(t, ns, "reborn", oldID)
+	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+
+	a.dataProx.Cut()
+	a.leaseProx.Cut()
+	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
+	if err := admin.Delete(t.Context(), "reborn", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createCM(t, ns, "reborn", oldID)
+	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.dataProx.Restore()
+	a.leaseProx.Restore()
+	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
+	createCM(t, ns, "after", a.id())
+	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	deleted := 0
+	for _, c := range a.callsFor(key) {
+		if c.deleted {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("a's handlers told %s gone %d times, want once: %+v", key, deleted, a.callsFor(key))
+	}
+}
