@@ -77,7 +77,7 @@ func (c *controller) processNext(r *run) bool {
 		// version), or the handler asked for a quiet retry; any other
 		// cause is permanent, and logged when it is alone. Routine, not
 		// worth an error line.
-		c.log.WithField("key", key).Debugf("retrying: %v", err)
+		c.logRoutineRetry(key, queue.NumRequeues(key)+1, err)
 		queue.AddRateLimited(key)
 	default:
 		c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).

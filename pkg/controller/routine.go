@@ -78,3 +78,23 @@ func isLeaf(err error) bool {
 	}
 	return true
 }
+
+// QuietRetriesBeforeWarning is how many routine retries in a row (quiet,
+// conflicts) a key takes before it is named at warning level, and again
+// every as many retries after: a retry that never ends (a key a shard
+// gate keeps for a term nothing ends) must not stay at debug level for
+// ever. With the default backoff the first warning comes after about 13
+// minutes of retries.
+const QuietRetriesBeforeWarning = 20
+
+// logRoutineRetry logs the n-th retry in a row of key for a routine err:
+// at debug level, but at warning level on every QuietRetriesBeforeWarning-th
+// one, naming the count and the cause.
+func (c *controller) logRoutineRetry(key string, n int, err error) {
+	log := c.log.WithField("key", key)
+	if n%QuietRetriesBeforeWarning != 0 {
+		log.Debugf("retrying: %v", err)
+		return
+	}
+	log.WithField("retries", n).Warnf("still retrying after %d routine retries in a row: %v", n, err)
+}
