@@ -29,7 +29,6 @@ import (
 // c's ConfigMap, which also RequiresOwner a, is the barrier: the scheduler
 // deletes it in the transaction recordHeldWithout runs before.
 func TestAdv11HeldWithoutRecordWrittenOnAUsersObject(t *testing.T) {
-	advOpen(t, "recordHeldWithout writes lariat.dev/held-without on a user's ConfigMap created by hand under a held object's name")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var aReady, bFailing atomic.Bool
 	aReady.Store(true)

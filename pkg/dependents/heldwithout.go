@@ -89,11 +89,29 @@ func newAnnotationPatcher(clients *client.SharedClientFactory, fieldManager stri
 		ctx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
 		defer cancel()
 		err = c.Patch(ctx, namespace, name, types.MergePatchType, body, obj, metav1.PatchOptions{FieldManager: heldWithoutManager(fieldManager)})
-		if apierrors.IsNotFound(err) {
-			return nil
+		if apierrors.IsNotFound(err) || uidChanged(err) {
+			return nil // gone, or another object now holds the name
 		}
 		return err
 	}
+}
+
+// uidChanged tells whether err is the API server's answer to a merge patch
+// whose metadata.uid is not the object's: 422 Invalid, "metadata.uid:
+// field is immutable" (a uid in a patch body is not a precondition the way
+// it is in an update's, so it is checked as a change of the field). The
+// object under the name was created again: not the one held.
+func uidChanged(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // recordHeldWithout brings AnnotationHeldWithout of every held object,
@@ -110,7 +128,10 @@ func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 		}
 		for _, o := range d.objects {
 			live := h.live[o.key]
-			if live == nil {
+			if live == nil || !h.managedByUs(live) {
+				// Not there, or not the registration's (a user's object
+				// under the name): never written, and no evidence at a
+				// restart either (vouch.go reads only objects it manages).
 				continue
 			}
 			// A held object is judged by its held value; a requirer
@@ -138,6 +159,13 @@ func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// managedByUs tells whether obj carries this registration's managed-by
+// label: only such objects are the registration's to annotate.
+func (h *loopHandler[T]) managedByUs(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetLabels()[kubedescriptor.LabelManagedBy] == h.fieldManager
 }
 
 // patchHeldWithout sets AnnotationHeldWithout of live to want, unless it
