@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
@@ -33,50 +34,42 @@ import (
 // listed it: no evidence. A list that fails does not judge: the resync is
 // not committed, and the loop tries it again.
 
-// vouchListPage is the page size of the lists that confirm markers.
-const vouchListPage = 500
-
 // liveLister reads, from the API server, the objects of gvk in namespace
 // with the label selector, with their managedFields, by name.
 type liveLister func(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (map[string]runtime.Object, error)
 
-// newLiveLister lists through clients, in pages.
+// newLiveLister lists through clients, in pages (client-go's pager, which
+// lists whole when a page's continue token expired).
 func newLiveLister(clients *client.SharedClientFactory) liveLister {
 	return func(ctx context.Context, gvk schema.GroupVersionKind, namespace, selector string) (map[string]runtime.Object, error) {
 		c, err := clients.ForKind(gvk)
 		if err != nil {
 			return nil, err
 		}
-		out := map[string]runtime.Object{}
-		opts := metav1.ListOptions{LabelSelector: selector, Limit: vouchListPage}
-		for {
+		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			_, list, err := clients.NewObjects(gvk)
 			if err != nil {
 				return nil, err
 			}
-			pageCtx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
-			err = c.List(pageCtx, namespace, list, opts)
-			cancel()
-			if err != nil {
+			ctx, cancel := context.WithTimeout(ctx, kubedescriptor.DefaultTimeout)
+			defer cancel()
+			if err := c.List(ctx, namespace, list, opts); err != nil {
 				return nil, err
 			}
-			items, err := meta.ExtractList(list)
-			if err != nil {
-				return nil, err
-			}
-			for _, item := range items {
-				if m, err := meta.Accessor(item); err == nil {
-					out[m.GetName()] = item
-				}
-			}
-			lm, err := meta.ListAccessor(list)
-			if err != nil {
-				return nil, err
-			}
-			if opts.Continue = lm.GetContinue(); opts.Continue == "" {
-				return out, nil
-			}
+			return list, nil
+		})
+		list, _, err := p.List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, err
 		}
+		out := map[string]runtime.Object{}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			if m, err := meta.Accessor(item); err == nil {
+				out[m.GetName()] = item
+			}
+			return nil
+		})
+		return out, err
 	}
 }
 
