@@ -76,7 +76,6 @@ func adv3TypedWidgetFactory(t *testing.T, opts *cache.SharedCacheFactoryOptions)
 // an int64 beyond 2^53 comes back rounded (data lost), and every integer
 // changes type (a handler's v.(int64) fails).
 func TestAdv3CompactTypedCustomResourceKeepsIntegers(t *testing.T) {
-	adv3Open(t, "a compact cache of a typed custom resource turns free-form integers into float64, rounding those beyond 2^53")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	const size = int64(1<<53 + 1) // 9007199254740993: no float64 has it
 	widgets := dynamic.NewForConfigOrDie(cp.Config()).Resource(testkinds.WidgetGVR).Namespace(ns)

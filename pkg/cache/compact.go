@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	kjson "sigs.k8s.io/json"
 )
 
 // DefaultHotObjects is how many decoded objects a compact cache keeps by
@@ -174,7 +175,11 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 	if p, ok := obj.(protoCodec); ok && c.proto {
 		err = p.Unmarshal(data)
 	} else {
-		err = json.Unmarshal(data, obj)
+		// apimachinery's JSON serializer decodes with this function:
+		// integers in free-form fields stay int64 (encoding/json would
+		// turn them into float64 and round those past 2^53), and field
+		// names match case-sensitively, as the client decoded them.
+		err = kjson.UnmarshalCaseSensitivePreserveInts(data, obj)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compact cache: decode %s/%s: %w", o.Namespace, o.Name, err)
