@@ -23,7 +23,6 @@ import (
 // them again: every restart adds a layer to every index call, kept for
 // the life of the process.
 func TestAdv3CompactIndexersDoNotGrowAcrossRestarts(t *testing.T) {
-	adv3Open(t, "each restart of a compact factory wraps its index functions once more")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	var mu sync.Mutex
 	depth := 0

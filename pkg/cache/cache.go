@@ -345,11 +345,10 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 	// client-go keeps the map it is given and adds later indexers to it:
 	// each informer needs its own (a nil map would make AddIndexers panic,
 	// a shared default would be written by every kind).
+	// A compact informer's indexers come in the stored form's
+	// (decodingIndexers): wrapped once when given, not on each run.
 	indexers := cache.Indexers{}
 	maps.Copy(indexers, opts.Indexers)
-	if opts.codec != nil {
-		indexers = decodingIndexers(indexers)
-	}
 	var listerWatcher cache.ListerWatcher = lw
 	if opts.NoWatchList {
 		listerWatcher = listOnly{lw}

@@ -163,11 +163,18 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	if opts.StreamInitialList && !opts.NoWatchList {
 		opts.stream = &initialStream{transform: opts.transform(), codec: opts.codec}
 	}
+	// Users' index functions are wrapped to see decoded objects here and
+	// in AddIndexers, once each: every later run is built with the store's
+	// indexers, which are wrapped already.
+	indexers := opts.Indexers
+	if opts.codec != nil {
+		indexers = decodingIndexers(indexers)
+	}
 	informer, err := newRestartableInformer(func(indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 		o := opts
 		o.Indexers = indexers
 		return newInformer(obj, list, getClient, o, health)
-	}, opts.Indexers)
+	}, indexers)
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
