@@ -25,7 +25,6 @@ import (
 // answer), Get fails, and handlers are never given the objects; a partial
 // view read as "nothing exists".
 func TestAdv3CompactCacheOfTrimmedObjectsIsNotEmpty(t *testing.T) {
-	adv3Open(t, "a compact cache of objects a Transform trimmed of their kind lists nothing")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	widgets := dynamic.NewForConfigOrDie(cp.Config()).Resource(testkinds.WidgetGVR).Namespace(ns)
 	for i := range 2 {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -174,6 +175,11 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 	obj := reflect.New(c.typ).Interface().(runtime.Object)
 	if p, ok := obj.(protoCodec); ok && c.proto {
 		err = p.Unmarshal(data)
+	} else if u, ok := obj.(*unstructured.Unstructured); ok {
+		// Decoded as a map, not through Unstructured's UnmarshalJSON, which
+		// refuses an object without a kind: a kind's Transform may have
+		// trimmed it, and the default cache holds such objects too.
+		err = kjson.UnmarshalCaseSensitivePreserveInts(data, &u.Object)
 	} else {
 		// apimachinery's JSON serializer decodes with this function:
 		// integers in free-form fields stay int64 (encoding/json would

@@ -63,7 +63,7 @@ func applyPod(t testing.TB, ns, name, note string) {
 type eventLog struct {
 	mu      sync.Mutex
 	adds    map[string]runtime.Object
-	updates map[string][]runtime.Object // old, new of the last update
+	updates map[string][]runtime.Object // old, new of the last change (not resync)
 	resyncs int                         // updates with an unchanged resourceVersion
 	deletes map[string]any              // a tombstone's object for a delete missed
 	bad     []string                    // objects that were not of the informer's kind
@@ -99,10 +99,13 @@ func (l *eventLog) handler(want runtime.Object) toolscache.ResourceEventHandler 
 			if o == nil || n == nil {
 				return
 			}
-			l.updates[key] = []runtime.Object{o, n}
+			// A resync (same resourceVersion) is counted, not kept: it
+			// would hide the last change's old object from the checks.
 			if resourceVersionOf(o) == resourceVersionOf(n) {
 				l.resyncs++
+				return
 			}
+			l.updates[key] = []runtime.Object{o, n}
 		},
 		DeleteFunc: func(obj any) {
 			l.mu.Lock()
