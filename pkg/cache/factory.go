@@ -70,6 +70,9 @@ type kindInformer struct {
 	// full reads whole objects of a MetadataOnly kind (GetFull); nil for
 	// the others.
 	full *fullReader
+	// getClient gives the kind's client, whose resource GetFull's errors
+	// name.
+	getClient ClientFunc
 }
 
 // NewSharedCacheFactory returns a factory whose informers list and watch
@@ -191,7 +194,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		health.log.WithError(err).Error("an object of the compact cache could not be decoded")
 	}
 	health.relist = informer.relist
-	k := &kindInformer{informer: informer, health: health, full: full}
+	k := &kindInformer{informer: informer, health: health, full: full, getClient: getClient}
 	// Failures are counted and logged where the list or watch is made;
 	// the reflector's report only keeps the last one for sync errors.
 	err = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {

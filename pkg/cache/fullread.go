@@ -31,8 +31,10 @@ const DefaultFullObjects = 256
 // them (managedFields; the last-applied annotation with StripLastApplied).
 //
 // The cache's answer comes first: before the informer has synced, a
-// NotSyncedError; an object the cache does not hold, a NotFound error,
-// as a cached Get gives. Callers must not change what it returns.
+// NotSyncedError; for a namespace the cache does not cover, a
+// NotCoveredError; an object the cache does not hold, a NotFound error
+// naming the resource as the API server's does. Callers must not change
+// what it returns.
 func (f *SharedCacheFactory) GetFull(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (runtime.Object, error) {
 	f.mu.Lock()
 	k, ok := f.kinds[gvk]
@@ -40,8 +42,7 @@ func (f *SharedCacheFactory) GetFull(ctx context.Context, gvk schema.GroupVersio
 	if !ok {
 		return nil, fmt.Errorf("cache: no informer for %s: create it (ForKind) and start it first", KindLabel(gvk))
 	}
-	resource := schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
-	if err := CheckSynced(k.informer, resource); err != nil {
+	if err := k.check(gvk, namespace); err != nil {
 		return nil, err
 	}
 	key := name
@@ -53,7 +54,7 @@ func (f *SharedCacheFactory) GetFull(ctx context.Context, gvk schema.GroupVersio
 		return nil, err
 	}
 	if !exists {
-		return nil, apierrors.NewNotFound(resource, name)
+		return nil, apierrors.NewNotFound(k.resource(gvk), name)
 	}
 	if k.full == nil {
 		return cached.(runtime.Object), nil
@@ -63,6 +64,32 @@ func (f *SharedCacheFactory) GetFull(ctx context.Context, gvk schema.GroupVersio
 		return nil, fmt.Errorf("cache: metadata of %s %s: %w", KindLabel(gvk), key, err)
 	}
 	return k.full.get(ctx, namespace, name, m)
+}
+
+// check returns CheckSynced's and CheckNamespace's errors. The resource
+// is looked up for an error only: GetFull of a kept object costs a map
+// lookup, not a RESTMapper's.
+func (k *kindInformer) check(gvk schema.GroupVersionKind, namespace string) error {
+	if k.informer.HasSynced() && CheckNamespace(k.informer, schema.GroupResource{}, namespace) == nil {
+		return nil
+	}
+	resource := k.resource(gvk)
+	if err := CheckSynced(k.informer, resource); err != nil {
+		return err
+	}
+	return CheckNamespace(k.informer, resource, namespace)
+}
+
+// resource names gvk's resource in errors, as the API server does
+// (`pods "x" not found`). Callers match errors by it, so it is the
+// client's resource; a kind whose resource cannot be looked up (its CRD
+// missing) is named by apimachinery's guess from the kind.
+func (k *kindInformer) resource(gvk schema.GroupVersionKind) schema.GroupResource {
+	if c, err := k.getClient(); err == nil {
+		return c.GroupVersionResource().GroupResource()
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural.GroupResource()
 }
 
 // IsMetadataOnly reports whether informer is a SharedCacheFactory's
