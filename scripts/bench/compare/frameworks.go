@@ -39,7 +39,9 @@ import (
 // then the peers (controller-runtime both as its users run it by default
 // and with its managedFields-stripping transform, its best configuration
 // for memory), then wrangler's generated controllers on Lariat's core (not
-// a peer: its column shows the lasso adapter's overhead).
+// a peer: its column shows the lasso adapter's overhead). lariat-metadata
+// is not among them: it runs the workloads whose marker is in the
+// objects' metadata only (-frameworks names it).
 var frameworkNames = []string{"lariat", "lariat-intern", "lariat-compact", "lariat-json", "lariat-stream", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
@@ -48,6 +50,7 @@ var frameworksByName = map[string]framework{
 	"lariat-compact":           lariat{compact: true},
 	"lariat-json":              lariat{jsonOnly: true},
 	"lariat-stream":            lariat{stream: true},
+	"lariat-metadata":          lariatMetadata{fullEvery: 100},
 	"lasso":                    lasso{},
 	"controller-runtime":       controllerRuntime{},
 	"controller-runtime-strip": controllerRuntime{strip: true},

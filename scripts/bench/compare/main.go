@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -137,7 +138,7 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
 	for _, name := range cfg.frameworks {
 		if _, ok := frameworksByName[name]; !ok {
-			return nil, fmt.Errorf("unknown framework %q (known: %s)", name, strings.Join(frameworkNames, ", "))
+			return nil, fmt.Errorf("unknown framework %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(frameworksByName)), ", "))
 		}
 	}
 	w, ok := workloads[cfg.workload]
@@ -256,12 +257,16 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 	// With wrangler-on-lariat in the run, a last column gives its ratio to
 	// lariat: the lasso adapter's overhead.
 	adapter := results["wrangler-on-lariat"] != nil && results["lariat"] != nil
-	// With lariat-compact in the run (the cache that stores objects
-	// encoded, an option), a column gives its ratio to the best peer too.
-	compact := results["lariat-compact"] != nil
+	// Lariat's memory configurations in the run (lariat-compact, the cache
+	// that stores objects encoded; lariat-metadata, the metadata-only
+	// cache) get a ratio column of their own.
+	var variants []string
 	header, rule := "lariat / best peer", "---|"
-	if compact {
-		header, rule = header+" | lariat-compact / best peer", rule+"---|"
+	for _, name := range []string{"lariat-compact", "lariat-metadata"} {
+		if results[name] != nil {
+			variants = append(variants, name)
+			header, rule = header+" | "+name+" / best peer", rule+"---|"
+		}
 	}
 	if adapter {
 		header, rule = header+" | wrangler-on-lariat / lariat", rule+"---|"
@@ -282,8 +287,8 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 			}
 		}
 		ratio := ratioTo(r.value, results["lariat"], best)
-		if compact {
-			ratio += " | " + ratioTo(r.value, results["lariat-compact"], best)
+		for _, name := range variants {
+			ratio += " | " + ratioTo(r.value, results[name], best)
 		}
 		if adapter {
 			overhead := "n/a"

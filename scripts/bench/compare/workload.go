@@ -33,6 +33,9 @@ type workload struct {
 	update func(ctx context.Context, cs kubernetes.Interface, ns, name, gen string) error
 	// gen reads the marker back from an object a handler received.
 	gen func(runtime.Object) string
+	// markerInMetadata says the marker is an annotation, which a
+	// metadata-only cache holds (lariat-metadata needs it).
+	markerInMetadata bool
 	// dispatch says whether the dispatch phase runs: it does not depend on
 	// the objects, so it runs with the default workload only.
 	dispatch bool
@@ -70,14 +73,16 @@ var workloads = map[string]workload{
 			}
 			return ""
 		},
+		markerInMetadata: true,
 	},
 	"crs": {
 		name: "crs", describe: "custom resources of about 10 KB, whose CRD embeds a Pod template, written by three field managers (spec, sidecar metadata, status)",
 		prefix: "app-", resource: "benchapps", apiPath: "/apis/" + benchAppGV.String(),
-		newObject: func() crclient.Object { return &BenchApp{} },
-		create:    applyBenchApp,
-		update:    setBenchAppGen,
-		gen:       benchAppGen,
+		newObject:        func() crclient.Object { return &BenchApp{} },
+		create:           applyBenchApp,
+		update:           setBenchAppGen,
+		gen:              benchAppGen,
+		markerInMetadata: true,
 		setup: func(ctx context.Context, cs kubernetes.Interface) error {
 			return installCRD(ctx, cs, benchAppCRD())
 		},
