@@ -19,7 +19,6 @@ import (
 // that exists in another namespace: a handler reading a related object
 // (GetFull is for exactly that) takes it as deleted.
 func TestAdv3GetFullOfAnUncoveredNamespaceIsNotNotFound(t *testing.T) {
-	adv3Open(t, "GetFull of a namespace the cache does not list answers NotFound for an object that exists")
 	covered := controlplanetest.Namespace(t, cp.Config())
 	other := controlplanetest.Namespace(t, cp.Config())
 	applyConfigMap(t, other, "there", nil)

@@ -19,7 +19,6 @@ import (
 // missing, a list forbidden), which GetFull and pkg/generic's reads
 // answer with a NotSyncedError, it answers "no objects" and no error.
 func TestAdv3ListMetadataOfAKindThatCannotListIsNotEmpty(t *testing.T) {
-	adv3Open(t, "cache.ListMetadata of a kind that never listed answers an empty list, no error")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	missing := schema.GroupVersionKind{Group: "missing.lariat.dev", Version: "v1", Kind: "Absent"}
 	for _, kind := range []cache.KindOptions{{MetadataOnly: ptr.To(true)}, {Compact: ptr.To(true)}} {

@@ -195,6 +195,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	}
 	health.relist = informer.relist
 	k := &kindInformer{informer: informer, health: health, full: full, getClient: getClient}
+	informer.resource = func() schema.GroupResource { return k.resource(gvk) }
 	// Failures are counted and logged where the list or watch is made;
 	// the reflector's report only keeps the last one for sync errors.
 	err = informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -28,8 +29,9 @@ type MetadataLister interface {
 // stored form when store is a MetadataLister (a SharedCacheFactory's
 // informer, compact or not), from each object of List otherwise. See
 // MetadataLister for which fields are set; callers must not change them.
-// An error means an object had no metadata, and the answer would be
-// partial: callers must not read it as "nothing else exists".
+// An error means the answer would be partial (the informer has not
+// synced: a NotSyncedError; an object had no metadata): callers must not
+// read it as "nothing else exists".
 func ListMetadata(store cache.Store) ([]metav1.Object, error) {
 	if l, ok := store.(MetadataLister); ok {
 		return l.ListMetadata()
@@ -38,8 +40,19 @@ func ListMetadata(store cache.Store) ([]metav1.Object, error) {
 }
 
 // ListMetadata reads each compact object's kept metadata instead of
-// decoding it.
+// decoding it. Before the informer has synced it answers a NotSyncedError,
+// as the factory's other reads do: its store then holds some of the kind's
+// objects or none.
 func (s *storeProxy) ListMetadata() ([]metav1.Object, error) {
+	if !s.i.HasSynced() {
+		var resource schema.GroupResource
+		if s.i.resource != nil {
+			resource = s.i.resource()
+		}
+		if err := CheckSynced(s.i, resource); err != nil {
+			return nil, err
+		}
+	}
 	return metadataOf(s.idx().List())
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 )
@@ -29,6 +30,8 @@ type restartableInformer struct {
 	namespace string
 	// metadataOnly is set for a MetadataOnly kind (IsMetadataOnly).
 	metadataOnly bool
+	// resource names the kind in errors; looked up only for one.
+	resource func() schema.GroupResource
 
 	// runMu serializes runs; mu guards the fields below and is never held
 	// while waiting, since handlers of the old informer may call back in.
