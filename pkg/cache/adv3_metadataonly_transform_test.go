@@ -20,7 +20,6 @@ import (
 // included: the cache then holds objects that say they are
 // meta.k8s.io/v1 PartialObjectMetadata.
 func TestAdv3MetadataOnlySetTransformKeepsTheKind(t *testing.T) {
-	adv3Open(t, "SetTransform on a metadata-only informer drops the kind's stamp")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	applyConfigMap(t, ns, "cm", map[string]string{"app": "a"})
 	f := newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{

@@ -182,7 +182,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	informer.namespace = opts.Namespace
-	informer.metadataOnly = opts.MetadataOnly
+	informer.meta = opts.meta
 	informer.codec = opts.codec
 	if informer.stream = opts.stream; opts.stream != nil {
 		opts.stream.feeding, opts.stream.deliver = informer.feeding, informer.deliverEarly

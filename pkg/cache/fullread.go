@@ -97,7 +97,7 @@ func (k *kindInformer) resource(gvk schema.GroupVersionKind) schema.GroupResourc
 // *metav1.PartialObjectMetadata.
 func IsMetadataOnly(informer cache.SharedIndexInformer) bool {
 	r, ok := informer.(*restartableInformer)
-	return ok && r.metadataOnly
+	return ok && r.meta != nil
 }
 
 // fullReader reads whole objects of a MetadataOnly kind and keeps the

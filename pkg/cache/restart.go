@@ -28,8 +28,9 @@ type restartableInformer struct {
 	// namespace is the only namespace the informer lists (Options.Namespace);
 	// empty for all.
 	namespace string
-	// metadataOnly is set for a MetadataOnly kind (IsMetadataOnly).
-	metadataOnly bool
+	// meta is a MetadataOnly kind's (IsMetadataOnly), else nil: its stamp
+	// stays first in every transform, also one set through SetTransform.
+	meta *metaLister
 	// resource names the kind in errors; looked up only for one.
 	resource func() schema.GroupResource
 
@@ -372,11 +373,13 @@ func (i *restartableInformer) SetWatchErrorHandlerWithContext(handler cache.Watc
 }
 
 // SetTransform replaces the transform of this and every later run; like
-// client-go's, it fails once the informer has run.
+// client-go's, it fails once the informer has run. What the cache itself
+// needs stays around it: a MetadataOnly kind's stamp before it, a compact
+// cache's encoding after it.
 func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	full := i.codec.compacting(handler)
+	full := i.codec.compacting(i.meta.stamping(handler))
 	if i.stream != nil {
 		full = i.stream.informerTransform(full)
 	}
