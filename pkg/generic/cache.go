@@ -162,10 +162,16 @@ func (c *Cache[T]) List(namespace string, selector labels.Selector) ([]T, error)
 // is taken, the informer has stopped, or the store was built outside
 // pkg/cache without an Indexers map (client-go cannot add indexes to a nil
 // one). Objects of another type than T (there are none in a store the
-// controller built) are not indexed.
+// controller built) are not indexed. It fails, too, for a T other than
+// *metav1.PartialObjectMetadata over a metadata-only kind's informer.
 func (c *Cache[T]) AddIndexer(indexName string, indexer Indexer[T]) error {
 	if indexer == nil {
 		return fmt.Errorf("index %q of %s: indexer is nil", indexName, c.resource)
+	}
+	if _, partial := any(*new(T)).(*metav1.PartialObjectMetadata); !partial && c.informer != nil && lariatcache.IsMetadataOnly(c.informer) {
+		// Its objects are never T: the index would hold nothing, and
+		// GetByIndex would answer "none" for keys the objects have.
+		return fmt.Errorf("index %q of %s: the kind's cache is metadata-only (cache.Options.MetadataOnly) and holds no %T objects to index; index *metav1.PartialObjectMetadata instead", indexName, c.resource, *new(T))
 	}
 	if c.indexer.GetIndexers() == nil {
 		// client-go keeps the Indexers map an informer was created with and
