@@ -144,8 +144,15 @@ func New(gvk schema.GroupVersionKind, opts Options) (*kvscheduler.Descriptor, er
 	}
 	if opts.Cache != nil {
 		// Created now so that the caller's Start runs it.
-		if _, err := opts.Cache.ForKind(gvk); err != nil {
+		informer, err := opts.Cache.ForKind(gvk)
+		if err != nil {
 			return nil, fmt.Errorf("kubedescriptor: %w", err)
+		}
+		if cache.IsMetadataOnly(informer) {
+			// Retrieve reports the cache's objects as the values the
+			// scheduler compares with the desired ones: metadata alone
+			// would read as drift on every object.
+			return nil, fmt.Errorf("kubedescriptor: the cache of %s is metadata-only (cache.Options.MetadataOnly); a descriptor compares whole objects: give the kind a cache that holds them", cache.KindLabel(gvk))
 		}
 	}
 	k := &kind{gvk: gvk, opts: opts}
