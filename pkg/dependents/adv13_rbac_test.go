@@ -1,0 +1,64 @@
+package dependents_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+)
+
+var adv13CMKind = []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+
+// TestAdv13DeleteForbiddenIsNamedInTheCondition: the registration may not
+// delete ConfigMaps. WebApp a's ConfigMap is renamed from x to y: y is
+// created, x cannot be deleted. x stays (right: nothing is lost), and a's
+// condition must say so, naming x and the refusal, rather than Ready.
+// It fails: a's condition stays True "ready: ConfigMap y" for ever, and
+// nothing is logged at warning level: the user never learns that x,
+// wanted by nobody, lingers because delete is forbidden.
+func TestAdv13DeleteForbiddenIsNamedInTheCondition(t *testing.T) {
+	advOpen(t, "an obsolete object whose delete is forbidden (403) leaves its owner Ready, nothing names it")
+	cfg := adv13User(t, adv13AllBut("get", "list", "watch", "create", "update", "patch"))
+	_, webapps := dependentstest.Start(t, t.Context(), cfg, nil, "adv13-nodelete", advConfigMaps,
+		dependents.Options{FieldManager: "adv13-nodelete", Kinds: adv13CMKind, Logger: adv13Logger(t)})
+	ns := controlplanetest.Namespace(t, cp.Config())
+	advCreateApp(t, webapps, ns, "a", map[string]string{"cm": "x"})
+	controlplanetest.Eventually(t, wait, "a Ready with x", func() bool {
+		return advConfigMap(t, ns, "x") != nil && adv13Ready(t, webapps, ns, "a")
+	})
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app, err := webapps.Get(t.Context(), ns, "a", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		app.Spec.Config["cm"] = "y"
+		_, err = webapps.Update(t.Context(), app)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "y created", func() bool { return advConfigMap(t, ns, "y") != nil })
+	var msg string
+	deadline := time.Now().Add(wait)
+	for {
+		msg = readyMessage(t, webapps, ns, "a")
+		if has(msg, "ConfigMap x") && (has(msg, "forbidden") || has(msg, "delete")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("a's condition does not name ConfigMap x, whose delete is forbidden: %q", msg)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if advConfigMap(t, ns, "x") == nil {
+		t.Fatal("x was deleted without the permission")
+	}
+}
