@@ -1,6 +1,7 @@
 package dependents_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,4 +62,34 @@ func TestAdv13DeleteForbiddenIsNamedInTheCondition(t *testing.T) {
 	if advConfigMap(t, ns, "x") == nil {
 		t.Fatal("x was deleted without the permission")
 	}
+}
+
+// TestAdv13HeldOwnerWhoseGetIsForbiddenHoldsNoOtherOwnerBack: after a
+// restart WebApp a's handler fails, so a's ConfigMaps are held, read by
+// one GET each; the registration may list and watch ConfigMaps but not
+// get them. Nothing of a may be deleted or changed (the read failed), and
+// WebApp b, created after the restart, must get its ConfigMaps: a resync
+// that cannot compute one owner holds no other owner back.
+// It fails: every resync aborts on a's forbidden GET, for good (a 403 does
+// not heal), so b stays "pending: ConfigMap b-first: not ready: not
+// created yet" and a's condition says only "failed: handler: ... cannot
+// compute a", nothing of the forbidden read.
+func TestAdv13HeldOwnerWhoseGetIsForbiddenHoldsNoOtherOwnerBack(t *testing.T) {
+	advOpen(t, "a held object whose GET is forbidden aborts every resync: no other owner gets its objects")
+	cfg := adv13User(t, adv13AllBut("list", "watch", "create", "update", "patch", "delete"))
+	var failing atomic.Bool
+	failing.Store(true)
+	_, webapps, ns, before := heldRestart(t, "adv13-noget", cfg, &failing)
+	advCreateApp(t, webapps, ns, "b", map[string]string{"cm": "b"})
+	deadline := time.Now().Add(wait)
+	for advConfigMap(t, ns, "b-first") == nil || advConfigMap(t, ns, "b-second") == nil {
+		if time.Now().After(deadline) {
+			t.Errorf("b's ConfigMaps not created while a's held objects cannot be read (forbidden get); b says %q, a says %q",
+				readyMessage(t, webapps, ns, "b"), readyMessage(t, webapps, ns, "a"))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sameObject(t, "forbidden get", before[0], advConfigMap(t, ns, "a-first"))
+	sameObject(t, "forbidden get", before[1], advConfigMap(t, ns, "a-second"))
 }
