@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 )
@@ -90,4 +91,12 @@ type adv13Writer struct{ t *testing.T }
 func (w adv13Writer) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// dependentstestStart registers advConfigMaps on cfg under fm, ConfigMaps
+// only, logging warnings to the test.
+func dependentstestStart(t *testing.T, cfg *rest.Config, fm string) (*dependents.Dependents, democtl.WebAppController) {
+	t.Helper()
+	return dependentstest.Start(t, t.Context(), cfg, nil, fm, advConfigMaps,
+		dependents.Options{FieldManager: fm, Kinds: adv13CMKind, Logger: adv13Logger(t)})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
@@ -66,8 +67,8 @@ func TestAdv13DeleteForbiddenIsNamedInTheCondition(t *testing.T) {
 
 // TestAdv13HeldOwnerWhoseGetIsForbiddenHoldsNoOtherOwnerBack: after a
 // restart WebApp a's handler fails, so a's ConfigMaps are held, read by
-// one GET each; the registration may list and watch ConfigMaps but not
-// get them. Nothing of a may be deleted or changed (the read failed), and
+// one GET each; the registration may list and watch ConfigMaps but get
+// only b's (RBAC resourceNames). Nothing of a may be deleted or changed (the read failed), and
 // WebApp b, created after the restart, must get its ConfigMaps: a resync
 // that cannot compute one owner holds no other owner back.
 // It fails: every resync aborts on a's forbidden GET, for good (a 403 does
@@ -76,7 +77,11 @@ func TestAdv13DeleteForbiddenIsNamedInTheCondition(t *testing.T) {
 // compute a", nothing of the forbidden read.
 func TestAdv13HeldOwnerWhoseGetIsForbiddenHoldsNoOtherOwnerBack(t *testing.T) {
 	advOpen(t, "a held object whose GET is forbidden aborts every resync: no other owner gets its objects")
-	cfg := adv13User(t, adv13AllBut("list", "watch", "create", "update", "patch", "delete"))
+	// get only of b's ConfigMaps: the registration needs it to apply them.
+	rules := append(adv13AllBut("list", "watch", "create", "update", "patch", "delete"), rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
+		ResourceNames: []string{"b-first", "b-second"}})
+	cfg := adv13User(t, rules)
 	var failing atomic.Bool
 	failing.Store(true)
 	_, webapps, ns, before := heldRestart(t, "adv13-noget", cfg, &failing)
