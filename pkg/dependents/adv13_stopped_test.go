@@ -1,0 +1,66 @@
+package dependents_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+)
+
+// TestAdv13ReplicaStoppedBetweenCreates: WebApp a has two ConfigMaps, the
+// second ordered after the first. The replica is stopped while the apply
+// of the second is in flight (the first created); another replica starts.
+// The first ConfigMap is the same object (not deleted, not created
+// again), the second is created, and a is Ready.
+func TestAdv13ReplicaStoppedBetweenCreates(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	entered := make(chan struct{})
+	var once sync.Once
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/a-second") {
+				once.Do(func() { close(entered) })
+				<-req.Context().Done()
+				return nil, req.Context().Err()
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	pair := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		if app.Namespace != ns {
+			return nil, nil
+		}
+		return heldPair(app)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	opts := dependents.Options{FieldManager: "adv13-stopped", Kinds: heldKinds, Logger: controlplanetest.QuietLogger()}
+	d, webapps := dependentstest.Start(t, ctx, cfg, nil, "adv13-stopped", pair, opts)
+	advCreateApp(t, webapps, ns, "a", map[string]string{"cm": "a"})
+	<-entered
+	first := advConfigMap(t, ns, "a-first")
+	if first == nil {
+		t.Fatal("a-first not created before a-second's apply")
+	}
+	stop()
+	waitCtx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := d.Wait(waitCtx); err != nil {
+		t.Logf("the stopped replica: %v", err)
+	}
+	_, webapps = dependentstest.Start(t, t.Context(), cp.Config(), nil, "adv13-stopped", pair, opts)
+	controlplanetest.Eventually(t, wait, "a Ready with both ConfigMaps", func() bool {
+		return advConfigMap(t, ns, "a-second") != nil && adv13Ready(t, webapps, ns, "a")
+	})
+	if now := advConfigMap(t, ns, "a-first"); now == nil || now.UID != first.UID {
+		t.Errorf("a-first was deleted or created again across the stop: %v", now)
+	}
+}
