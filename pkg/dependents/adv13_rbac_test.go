@@ -26,7 +26,6 @@ var adv13CMKind = []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("
 // nothing is logged at warning level: the user never learns that x,
 // wanted by nobody, lingers because delete is forbidden.
 func TestAdv13DeleteForbiddenIsNamedInTheCondition(t *testing.T) {
-	advOpen(t, "an obsolete object whose delete is forbidden (403) leaves its owner Ready, nothing names it")
 	cfg := adv13User(t, adv13AllBut("get", "list", "watch", "create", "update", "patch"))
 	_, webapps := dependentstest.Start(t, t.Context(), cfg, nil, "adv13-nodelete", advConfigMaps,
 		dependents.Options{FieldManager: "adv13-nodelete", Kinds: adv13CMKind, Logger: adv13Logger(t)})

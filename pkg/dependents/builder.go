@@ -20,6 +20,7 @@ type desired struct {
 	values  map[string]any // scheduler key -> object or marker
 	objects []objState     // the included objects, in the handler's order
 	left    []objState     // the objects IncludeWhen leaves out (for what waits on them)
+	leaving []objState     // the objects no longer wanted the scheduler still has (leaving.go)
 	ready   int            // how many of them are ready
 	err     error          // the handler's last error (values are older)
 	// needs are the markers of the owners its objects require (both

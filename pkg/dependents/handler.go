@@ -289,6 +289,7 @@ func (h *loopHandler[T]) compute(key string) error {
 		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), h.desired[key], err)
 		return err
 	}
+	d.leaving = h.leavingOf(key, prev, d)
 	h.markUpdates(prev, d)
 	h.holdNew(key, prev, d)
 	// First computed at a resync, it inherits the latch the live objects

@@ -34,18 +34,19 @@ type report struct {
 	uid        types.UID // the owner's UID: an owner created again under its name is another owner
 	objects    []objState
 	left       []objState // left out by IncludeWhen
+	leaving    []objState // no longer wanted, still in the scheduler (leaving.go)
 	err        error
 }
 
 func (r *reports) set(key string, uid types.UID, generation int64, d *desired, err error) {
-	var objs, left []objState
+	var objs, left, leaving []objState
 	if d != nil {
-		objs, left = slices.Clone(d.objects), slices.Clone(d.left)
+		objs, left, leaving = slices.Clone(d.objects), slices.Clone(d.left), slices.Clone(d.leaving)
 	}
 	r.mu.Lock()
 	r.unindex(key)
-	r.m[key] = report{generation: generation, uid: uid, objects: objs, left: left, err: err}
-	for _, l := range [][]objState{objs, left} {
+	r.m[key] = report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err}
+	for _, l := range [][]objState{objs, left, leaving} {
 		for _, o := range l {
 			if r.byObj[o.key] == nil {
 				r.byObj[o.key] = map[string]struct{}{}
@@ -65,7 +66,7 @@ func (r *reports) unindex(key string) {
 	if !ok {
 		return
 	}
-	for _, l := range [][]objState{old.objects, old.left} {
+	for _, l := range [][]objState{old.objects, old.left, old.leaving} {
 		for _, o := range l {
 			if owners := r.byObj[o.key]; owners != nil {
 				delete(owners, key)
@@ -93,20 +94,23 @@ func (r *reports) get(key string) (report, bool) {
 
 // find returns the owner and the state of the object at objKey: of the
 // owner that keeps it if one does (among its objects, not refused it),
-// else of one refused it, else of one that leaves it out (left); ties go
+// else of one refused it, else of one it is leaving (no longer wanted,
+// see leaving.go), else of one that leaves it out (left); ties go
 // to the first owner key, so that the answer does not depend on map order.
 func (r *reports) find(objKey string) (owner string, st objState, left, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rank := 0 // 3: kept, 2: refused, 1: left out
+	rank := 0 // 4: kept, 3: refused, 2: leaving, 1: left out
 	for o := range r.byObj[objKey] {
 		rep := r.m[o]
 		s, rk := objState{}, 0
 		if i := slices.IndexFunc(rep.objects, func(s objState) bool { return s.key == objKey }); i >= 0 {
-			s, rk = rep.objects[i], 2
+			s, rk = rep.objects[i], 3
 			if s.contested == "" {
-				rk = 3
+				rk = 4
 			}
+		} else if i := slices.IndexFunc(rep.leaving, func(s objState) bool { return s.key == objKey }); i >= 0 {
+			s, rk = rep.leaving[i], 2
 		} else if i := slices.IndexFunc(rep.left, func(s objState) bool { return s.key == objKey }); i >= 0 {
 			s, rk = rep.left[i], 1
 		}

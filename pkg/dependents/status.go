@@ -95,6 +95,7 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 			s.Pending = append(s.Pending, o.label+": not ready: "+o.why)
 		}
 	}
+	s.Failed = append(s.Failed, d.failedLeaving(ownerKey, rep.leaving)...)
 	slices.Sort(s.WaitingForOwners)
 	s.WaitingForOwners = slices.Compact(s.WaitingForOwners)
 	d.logCycle(ownerKey, cycles.first) // "" (none, or not looked for): logged again if it comes back
