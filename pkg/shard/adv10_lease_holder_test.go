@@ -1,0 +1,113 @@
+package shard
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember: a member
+// Lease whose holderIdentity is edited by hand (kubectl edit, a script
+// that "frees" a Lease) to another identity is read by the sharder at
+// once as a member that may no longer write (holder() is false, so
+// mayWrite is zero), and the member's objects are assigned to another
+// member directly, while the member's term, fence and a handler still run
+// until its renew deadline (50 s here). Unlike a deleted Lease (judged
+// from the last copy that named the member), nothing waits.
+func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
+	advOpen(t, "a member Lease's holder edited by hand makes the sharder move the member's objects while it still runs")
+	adv10HolderEdited(t, "someone-else")
+}
+
+// TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember is the same
+// with the holder cleared by hand (as a release looks), the member still
+// running.
+func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) {
+	advOpen(t, "a member Lease's holder cleared by hand makes the sharder move the member's objects while it still runs")
+	adv10HolderEdited(t, "")
+}
+
+func adv10HolderEdited(t *testing.T, holder string) {
+	cfg := cp.Config()
+	kube := controlplanetest.Clientset(cfg)
+	ns := controlplanetest.Namespace(t, cfg)
+	ring := Ring{Name: "advholder", Namespace: ns, Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}}
+	timings := []leader.Option{leader.WithLeaseDuration(60 * time.Second), leader.WithRenewDeadline(50 * time.Second), leader.WithRetryPeriod(250 * time.Millisecond)}
+	spans := &advSpans{release: make(chan struct{})}
+	a := advMember(t, ring, "a", kube.CoordinationV1(), spans, timings, true)
+	b := advMember(t, ring, "b", kube.CoordinationV1(), spans, timings, false)
+	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Run(t, s.Run)
+	var releaseOnce sync.Once
+	releaseA := func() { releaseOnce.Do(func() { close(spans.release) }) }
+	t.Cleanup(releaseA)
+
+	ctx := t.Context()
+	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
+	for _, name := range names {
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var x string
+	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
+		for _, name := range names {
+			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || cm.Labels[AssignmentLabel(ring.Name)] != a.ID() {
+				continue
+			}
+			if _, ok := spans.find("a", name, false); ok {
+				x = name
+				return true
+			}
+		}
+		return false
+	})
+	spans.mu.Lock()
+	spans.hold.member, spans.hold.name = "a", x
+	spans.mu.Unlock()
+	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
+		_, ok := spans.find("a", x, true)
+		return ok
+	})
+
+	leases := kube.CoordinationV1().Leases(ns)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := leases.Get(ctx, MemberLeaseName(ring.Name, a.ID()), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		l.Spec.HolderIdentity = &holder
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, 2*time.Minute, "B handles X, or A's handler for X ends", func() bool {
+		_, bRan := spans.find("b", x, false)
+		_, aRuns := spans.find("a", x, true)
+		return bRan || !aRuns
+	})
+	aRun, aRuns := spans.find("a", x, true)
+	bRun, bRan := spans.find("b", x, false)
+	holding := a.Holding()
+	releaseA()
+	if bRan && aRuns {
+		cm, _ := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
+		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): A's Lease holder was set to %q by hand while A's term and fence were live (A holding: %v); the object now names member %q (B is %s)",
+			x, bRun, aRun, holder, holding, cm.Labels[AssignmentLabel(ring.Name)], b.ID())
+	}
+}
