@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/leader"
@@ -23,7 +25,7 @@ import (
 // from the last copy that named the member), nothing waits.
 func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
 	advOpen(t, "a member Lease's holder edited by hand makes the sharder move the member's objects while it still runs")
-	adv10HolderEdited(t, "someone-else")
+	adv10HolderEdited(t, "holder someone-else", func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("someone-else") })
 }
 
 // TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember is the same
@@ -31,10 +33,24 @@ func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
 // running.
 func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) {
 	advOpen(t, "a member Lease's holder cleared by hand makes the sharder move the member's objects while it still runs")
-	adv10HolderEdited(t, "")
+	adv10HolderEdited(t, "holder cleared", func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("") })
 }
 
-func adv10HolderEdited(t *testing.T, holder string) {
+// TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember is the same
+// with the term-ended label put on the Lease by hand (copied from another
+// Lease, or a script that "ends" members): the sharder takes the member
+// for dead at once while it still runs.
+func TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember(t *testing.T) {
+	advOpen(t, "a member Lease labelled term-ended by hand makes the sharder move the member's objects while it still runs")
+	adv10HolderEdited(t, "labelled "+leader.TermEndedLabel, func(l *coordinationv1.Lease) {
+		if l.Labels == nil {
+			l.Labels = map[string]string{}
+		}
+		l.Labels[leader.TermEndedLabel] = "by-hand"
+	})
+}
+
+func adv10HolderEdited(t *testing.T, edit string, change func(*coordinationv1.Lease)) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)
@@ -90,7 +106,7 @@ func adv10HolderEdited(t *testing.T, holder string) {
 		if err != nil {
 			return err
 		}
-		l.Spec.HolderIdentity = &holder
+		change(l)
 		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 		return err
 	}); err != nil {
@@ -107,7 +123,7 @@ func adv10HolderEdited(t *testing.T, holder string) {
 	releaseA()
 	if bRan && aRuns {
 		cm, _ := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
-		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): A's Lease holder was set to %q by hand while A's term and fence were live (A holding: %v); the object now names member %q (B is %s)",
-			x, bRun, aRun, holder, holding, cm.Labels[AssignmentLabel(ring.Name)], b.ID())
+		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): A's Lease was edited by hand (%s) while A's term and fence were live (A holding: %v); the object now names member %q (B is %s)",
+			x, bRun, aRun, edit, holding, cm.Labels[AssignmentLabel(ring.Name)], b.ID())
 	}
 }
