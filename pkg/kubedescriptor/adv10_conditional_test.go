@@ -130,7 +130,7 @@ func TestAdv10DeleteRacingARecreateNeverDeletesTheNewObject(t *testing.T) {
 	}
 	defer w.Stop()
 	var mu sync.Mutex
-	users := map[types.UID]bool{}   // made by the user
+	users := map[types.UID]bool{}     // made by the user
 	deletedBy := map[types.UID]bool{} // deleted by the user (asked, maybe not done)
 	deleted := map[types.UID]bool{}
 	go func() {
