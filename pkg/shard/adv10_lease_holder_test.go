@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -25,7 +27,7 @@ import (
 // from the last copy that named the member), nothing waits.
 func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
 	advOpen(t, "a member Lease's holder edited by hand makes the sharder move the member's objects while it still runs")
-	adv10HolderEdited(t, "holder someone-else", func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("someone-else") })
+	adv10LeaseActedOn(t, "holder someone-else", false, adv10Edit(func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("someone-else") }))
 }
 
 // TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember is the same
@@ -33,7 +35,7 @@ func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
 // running.
 func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) {
 	advOpen(t, "a member Lease's holder cleared by hand makes the sharder move the member's objects while it still runs")
-	adv10HolderEdited(t, "holder cleared", func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("") })
+	adv10LeaseActedOn(t, "holder cleared", false, adv10Edit(func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("") }))
 }
 
 // TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember is the same
@@ -42,15 +44,53 @@ func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) 
 // for dead at once while it still runs.
 func TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember(t *testing.T) {
 	advOpen(t, "a member Lease labelled term-ended by hand makes the sharder move the member's objects while it still runs")
-	adv10HolderEdited(t, "labelled "+leader.TermEndedLabel, func(l *coordinationv1.Lease) {
+	adv10LeaseActedOn(t, "labelled "+leader.TermEndedLabel, false, adv10Edit(func(l *coordinationv1.Lease) {
 		if l.Labels == nil {
 			l.Labels = map[string]string{}
 		}
 		l.Labels[leader.TermEndedLabel] = "by-hand"
+	}))
+}
+
+// TestAdv10DeletedMemberLeaseThenANewSharderMovesObjectsFromALiveMember:
+// a member Lease deleted by hand is judged from the last copy the
+// sharder's watch had, but only by that sharder: the next one (a
+// failover, a rolling upgrade of the replicas the sharder runs in) never
+// saw the Lease, reads the member as dead and moves its objects directly
+// while the member's term, fence and a handler still run (renew deadline
+// 50 s here).
+func TestAdv10DeletedMemberLeaseThenANewSharderMovesObjectsFromALiveMember(t *testing.T) {
+	advOpen(t, "a member Lease deleted by hand, then a new sharder: the member's objects move while it still runs")
+	adv10LeaseActedOn(t, "deleted, then the sharder replaced", true, func(t *testing.T, leases coordinationv1client.LeaseInterface, name string) {
+		if err := leases.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
-func adv10HolderEdited(t *testing.T, edit string, change func(*coordinationv1.Lease)) {
+// adv10Edit is an act of adv10LeaseActedOn that updates the Lease by hand
+// with change.
+func adv10Edit(change func(*coordinationv1.Lease)) func(*testing.T, coordinationv1client.LeaseInterface, string) {
+	return func(t *testing.T, leases coordinationv1client.LeaseInterface, name string) {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			l, err := leases.Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			change(l)
+			_, err = leases.Update(t.Context(), l, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// adv10LeaseActedOn runs members A and B and a sharder; once A's handler
+// for one of its objects, X, runs (held), it acts on A's Lease by hand
+// (act), then, with newSharder, replaces the sharder by another, and
+// fails if B's handler for X begins while A's still runs.
+func adv10LeaseActedOn(t *testing.T, edit string, newSharder bool, act func(*testing.T, coordinationv1client.LeaseInterface, string)) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)
@@ -59,11 +99,27 @@ func adv10HolderEdited(t *testing.T, edit string, change func(*coordinationv1.Le
 	spans := &advSpans{release: make(chan struct{})}
 	a := advMember(t, ring, "a", kube.CoordinationV1(), spans, timings, true)
 	b := advMember(t, ring, "b", kube.CoordinationV1(), spans, timings, false)
-	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
+	runSharder := func(identity string) (stop func()) {
+		s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity(identity)}, Logger: controlplanetest.QuietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		var once sync.Once
+		stop = func() {
+			once.Do(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("sharder %s: %v", identity, err)
+				}
+			})
+		}
+		t.Cleanup(stop)
+		return stop
 	}
-	controlplanetest.Run(t, s.Run)
+	stopFirst := runSharder("sharder")
 	var releaseOnce sync.Once
 	releaseA := func() { releaseOnce.Do(func() { close(spans.release) }) }
 	t.Cleanup(releaseA)
@@ -100,17 +156,10 @@ func adv10HolderEdited(t *testing.T, edit string, change func(*coordinationv1.Le
 		return ok
 	})
 
-	leases := kube.CoordinationV1().Leases(ns)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		l, err := leases.Get(ctx, MemberLeaseName(ring.Name, a.ID()), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		change(l)
-		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-		return err
-	}); err != nil {
-		t.Fatal(err)
+	act(t, kube.CoordinationV1().Leases(ns), MemberLeaseName(ring.Name, a.ID()))
+	if newSharder {
+		stopFirst()
+		runSharder("sharder-next")
 	}
 	controlplanetest.Eventually(t, 2*time.Minute, "B handles X, or A's handler for X ends", func() bool {
 		_, bRan := spans.find("b", x, false)
