@@ -24,6 +24,27 @@ import (
 // member without its acknowledgement is not free.
 func TestAdv10LabelsRemovedDuringADrainHandTheObjectOverUnacknowledged(t *testing.T) {
 	advOpen(t, "the ring's labels removed by a user during a drain hand the object over while the draining member's handler still runs")
+	adv10UsersLabels(t, "dropped the ring's labels during the drain, and the sharder took that for A's acknowledgement", true,
+		func(cm *corev1.ConfigMap, _ string) { cm.Labels = nil })
+}
+
+// TestAdv10AssignmentWrittenByAUserHandsTheObjectOver: a user's write
+// that sets the assignment label to another member (a saved manifest
+// applied again, which carries the assignment of its day) moves the
+// object with no drain at all: member B's cache has it, and its handler
+// runs while member A's still does. Nothing but A's gate should let go of
+// an object A holds.
+func TestAdv10AssignmentWrittenByAUserHandsTheObjectOver(t *testing.T) {
+	advOpen(t, "the assignment label written by a user hands an object over while its member's handler still runs")
+	adv10UsersLabels(t, "set the assignment to member B", false,
+		func(cm *corev1.ConfigMap, b string) { cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b} })
+}
+
+// adv10UsersLabels creates X on member A, wanted on member B, holds A's
+// handler for it and, with drain, lets a sharder ask A to drain it; then
+// writes X as write makes it (given B's ID), and fails if B's handler for
+// X begins while A's still runs.
+func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *corev1.ConfigMap, b string)) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)
@@ -56,23 +77,15 @@ func TestAdv10LabelsRemovedDuringADrainHandTheObjectOverUnacknowledged(t *testin
 		_, ok := spans.find("a", x, true)
 		return ok
 	})
-	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
+	if drain {
+		adv10Drain(t, ring, x)
 	}
-	controlplanetest.Run(t, s.Run)
-	controlplanetest.Eventually(t, time.Minute, "X drains from A", func() bool {
-		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
-		_, draining := cm.Labels[DrainLabel(ring.Name)]
-		return err == nil && draining
-	})
-	// The user's write: the object as its manifest has it, without the
-	// ring's labels.
+	// The user's write.
 	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm.Labels = nil
+	write(cm, b.ID())
 	cm.Data = map[string]string{"from": "manifest"}
 	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -86,7 +99,24 @@ func TestAdv10LabelsRemovedDuringADrainHandTheObjectOverUnacknowledged(t *testin
 	bRun, bRan := spans.find("b", x, false)
 	releaseA()
 	if bRan && aRuns {
-		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): a user's write dropped the ring's labels during the drain, and the sharder took that for A's acknowledgement",
-			x, bRun, aRun)
+		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): a user's write %s",
+			x, bRun, aRun, what)
 	}
+}
+
+// adv10Drain starts a sharder for ring and waits until it asked the
+// member holding x to drain it.
+func adv10Drain(t *testing.T, ring Ring, x string) {
+	cfg := cp.Config()
+	kube := controlplanetest.Clientset(cfg)
+	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ring.Namespace, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Run(t, s.Run)
+	controlplanetest.Eventually(t, time.Minute, "X drains from A", func() bool {
+		cm, err := kube.CoreV1().ConfigMaps(ring.Namespace).Get(t.Context(), x, metav1.GetOptions{})
+		_, draining := cm.Labels[DrainLabel(ring.Name)]
+		return err == nil && draining
+	})
 }
