@@ -90,7 +90,10 @@ func Join[T generic.RuntimeMetaObject, S any](ctx context.Context, factory *gene
 // owners' status handler and the watch of the scheduler's states, until
 // ctx ends; call it with the loop built from Host.Loop, before the
 // factory's Start. Stopping the loop and the scheduler stays the user's;
-// Dependents.Wait returns once ctx ended and the watch stopped.
+// Dependents.Wait returns once ctx ended and the watch stopped. The
+// registration's field manager and condition stay reserved on the factory
+// until the loop has exited: its handler and descriptors act in that loop
+// until then.
 func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Dependents, error) {
 	if loop == nil {
 		return nil, errors.New("dependents: Joining.Start needs the loop")
@@ -105,8 +108,14 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 	registerStatus(ctx, d, j.r.owners, j.access, j.cond, d.name, j.r.hook)
 	go func() {
 		d.watchStates(ctx, j.r.owners)
-		j.release()
 		close(d.done)
+		// The handler and the descriptors stay in the user's loop and
+		// scheduler, which may still commit (a resync re-applies the
+		// registration's objects): the field manager and condition are
+		// free only once that loop has exited, or a registration made
+		// meanwhile would write the same objects.
+		<-loop.Exited()
+		j.release()
 	}()
 	return d, nil
 }
