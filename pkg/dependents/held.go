@@ -2,6 +2,7 @@ package dependents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -77,10 +78,20 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 		return fmt.Errorf("%w (%w)", cause, err)
 	}
 	d := &desired{values: map[string]any{}, held: true}
+	var unread []error
 	for _, objKey := range objKeys {
 		v, label, err := h.heldValue(ctx, key, h.live[objKey])
 		if err != nil {
-			return fmt.Errorf("%w (cannot hold %s: %w)", cause, objKey, err)
+			// Held values are never written (heldvalues.go): the cache's
+			// copy orders and keeps the object as well, and one owner
+			// whose objects cannot be read (a get forbidden) does not
+			// hold every other owner's resync back.
+			var cerr error
+			if v, cerr = h.cachedHeldValue(h.live[objKey]); cerr != nil {
+				return fmt.Errorf("%w (cannot hold %s: %w)", cause, objKey, errors.Join(err, cerr))
+			}
+			unread = append(unread, fmt.Errorf("%s: %w", label, err))
+			h.log.WithError(err).Warnf("dependents %s: %s: %s cannot be read from the API server; held as the cache has it", h.name, key, label)
 		}
 		if v == nil {
 			continue
@@ -96,6 +107,9 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 	// another UID for a deleted owner's, and withdraws its values.
 	d.uid = string(owner.GetUID())
 	d.err = heldNote(cause, len(d.objects))
+	if len(unread) > 0 {
+		d.err = fmt.Errorf("%w (as the cache has them, not read from the API server: %w)", d.err, errors.Join(unread...))
+	}
 	// Its readiness rules are unknown: it keeps the markers the live
 	// objects show it had before the restart (see before.go), never one
 	// its objects' DefaultReady would give.
@@ -183,6 +197,28 @@ func (h *loopHandler[T]) heldValue(ctx context.Context, ownerKey string, obj run
 		u.SetLabels(map[string]string{kubedescriptor.LabelManagedBy: h.fieldManager})
 	}
 	return u, label, nil
+}
+
+// cachedHeldValue is the value that holds obj, the cache's copy of an
+// object the API server would not give (heldValue failed): its identity,
+// labels and annotations (its owner and ordering), without the fields,
+// which a held value never writes.
+func (h *loopHandler[T]) cachedHeldValue(obj runtime.Object) (any, error) {
+	gvk, err := h.build.gvk(obj)
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(m.GetName())
+	u.SetNamespace(m.GetNamespace())
+	u.SetLabels(maps.Clone(m.GetLabels()))
+	u.SetAnnotations(maps.Clone(m.GetAnnotations()))
+	return u, nil
 }
 
 // heldReadiness is readiness for a held owner, whose handler's ReadyWhen
