@@ -100,3 +100,25 @@ func dependentstestStart(t *testing.T, cfg *rest.Config, fm string) (*dependents
 	return dependentstest.Start(t, t.Context(), cfg, nil, fm, advConfigMaps,
 		dependents.Options{FieldManager: fm, Kinds: adv13CMKind, Logger: adv13Logger(t)})
 }
+
+// adv13Grant binds a ClusterRole allowing verbs on ConfigMaps to user.
+func adv13Grant(t *testing.T, user string, verbs ...string) {
+	t.Helper()
+	kube := controlplanetest.Clientset(cp.Config())
+	name := user + "-grant"
+	if _, err := kube.RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+}
