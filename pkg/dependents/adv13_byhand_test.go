@@ -66,7 +66,7 @@ func TestAdv13ObjectMadeByHandWhileItsNameWaitsIsNotAdopted(t *testing.T) {
 // never be created: a's condition must say it failed and why.
 func TestAdv13ApplyForbiddenIsNamedInTheCondition(t *testing.T) {
 	cfg := adv13User(t, adv13AllBut("get", "list", "watch", "create", "update", "delete"))
-	_, webapps := dependentstestStart(t, cfg, "adv13-nopatch")
+	_, webapps := adv13StartConfigMaps(t, cfg, "adv13-nopatch")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	advCreateApp(t, webapps, ns, "a", map[string]string{"cm": "x"})
 	var msg string

@@ -93,9 +93,9 @@ func (w adv13Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// dependentstestStart registers advConfigMaps on cfg under fm, ConfigMaps
+// adv13StartConfigMaps registers advConfigMaps on cfg under fm, ConfigMaps
 // only, logging warnings to the test.
-func dependentstestStart(t *testing.T, cfg *rest.Config, fm string) (*dependents.Dependents, democtl.WebAppController) {
+func adv13StartConfigMaps(t *testing.T, cfg *rest.Config, fm string) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
 	return dependentstest.Start(t, t.Context(), cfg, nil, fm, advConfigMaps,
 		dependents.Options{FieldManager: fm, Kinds: adv13CMKind, Logger: adv13Logger(t)})

@@ -1,6 +1,7 @@
 package dependents_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,20 +28,11 @@ func adv13Requirer(nss ...string) dependents.Handler[*demov1.WebApp] {
 		}
 		cm := dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}})
 		if r := app.Spec.Config["requires"]; r != "" {
-			ns, name, _ := cutSlash(r)
+			ns, name, _ := strings.Cut(r, "/")
 			cm.RequiresOwner(ns, name)
 		}
 		return []*dependents.Object{cm}, nil
 	}
-}
-
-func cutSlash(s string) (string, string, bool) {
-	for i := range s {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return "", s, false
 }
 
 // adv13SetConfig sets key of the WebApp's config to value ("" removes it).
