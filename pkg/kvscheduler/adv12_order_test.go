@@ -27,7 +27,6 @@ func withFzFlags(t *testing.T, fs ...*bool) {
 // down (into PENDING), and r/2's re-create deletes r/2, which must go
 // before a/1.
 func TestAdv12RecreatedDependentOfACascadedValueGoesFirst(t *testing.T) {
-	advOpen(t, "the re-create of a value ordered after one the cascade takes down goes after it")
 	for name, b1 := range map[string]any{"deleted": nil, "recreated": "v|"} {
 		t.Run(name, func(t *testing.T) {
 			withFzFlags(t, fzRecreateB)
@@ -58,7 +57,6 @@ func TestAdv12RecreatedDependentOfACascadedValueGoesFirst(t *testing.T) {
 // reads both: it deletes r/2 and re-creates b/1, whose delete takes d/1
 // with it. d/1's value in the southbound Requires r/2: d/1 must go first.
 func TestAdv12ObtainedDerivedValueOfARecreatedBaseGoesBeforeWhatItNeeds(t *testing.T) {
-	advOpen(t, "an OBTAINED derived value leaving with its base goes after what it needs")
 	withFzFlags(t, fzRecreateB, fzDerivedDeps)
 	x := newAdv6Script(t)
 	ctx := context.Background()
@@ -74,6 +72,30 @@ func TestAdv12ObtainedDerivedValueOfARecreatedBaseGoesBeforeWhatItNeeds(t *testi
 	before := x.sb.Values()
 	x.sb.ResetOps()
 	_, _ = x.s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(ctx)
+	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
+	}
+}
+
+// TestAdv12ObtainedValueReCreatedOnTakeoverGoesBeforeWhatItNeeds is adv5
+// fuzz seed 1265 (-fzorder) reduced: the southbound holds r/2 = w|r/1 as
+// its own (OBTAINED), r/1 = v| is requested. One transaction re-creates
+// r/1 (r/ values change by re-create) and takes r/2 over as w|, which its
+// re-create applies: its delete takes the southbound's r/2, which
+// Requires r/1, away, and must come before r/1's.
+func TestAdv12ObtainedValueReCreatedOnTakeoverGoesBeforeWhatItNeeds(t *testing.T) {
+	x := newAdv6Script(t)
+	ctx := context.Background()
+	x.sb.Set("r/2", "w|r/1", true)
+	if _, err := x.nb("r/1", "v|").WithResync(kvscheduler.FullResync).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, x.s, "r/2", kvscheduler.Obtained)
+	before := x.sb.Values()
+	x.sb.ResetOps()
+	if _, err := x.nb("r/1", "w|", "r/2", "w|").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if msg := fzCheckDeleteOrder(before, x.sb.Ops(false)); msg != "" {
 		t.Errorf("%s (ops %v)", msg, x.sb.OpStrings())
 	}

@@ -63,12 +63,12 @@ func (w *walker) deleteDueDependents(n *node) {
 			}
 			continue
 		}
-		i, ok := w.dueDelete(b.key)
+		v, ok := w.dueRemoval(b.key)
 		switch {
 		case ok && !(m.avail && !w.mayStay(m)):
 			// (A dependent the cascade takes down, into PENDING, goes
 			// before n anyway.)
-			w.push(w.startValue(w.dels[i]))
+			w.push(w.startValue(v))
 		case !ok && m == b:
 			if v, ok := w.updateTakesAway(m, n); ok {
 				w.push(w.startValue(v))
@@ -102,6 +102,21 @@ func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
 		return txnValue{}, false
 	}
 	if w.surelyGoes(m, w.values[j].value) {
+		return w.values[j], true
+	}
+	return txnValue{}, false
+}
+
+// dueRemoval returns the transaction's request of key further on that
+// deletes its value: a delete, or a re-create, whose delete goes as a
+// delete request's does (adv5 fuzz seeds 17627 and 24739: r/2 = w|~a/1,
+// re-created, went after a/1, which the cascade of b/1's derived values
+// took down). The caller checks that it is still to come.
+func (w *walker) dueRemoval(key string) (txnValue, bool) {
+	if i, ok := w.dueDelete(key); ok {
+		return w.dels[i], true
+	}
+	if j, ok := w.valueIndex(w.values, key); ok && w.values[j].group == 1 {
 		return w.values[j], true
 	}
 	return txnValue{}, false

@@ -126,10 +126,11 @@ type walker struct {
 	// provides are the keys the transaction's values set or derive, made
 	// at the first question of the delete order (see txnKeys).
 	provides map[string][]int
-	// obtained are the indexes in values of the requests for values the
-	// southbound owns, made at the first question of the delete order
-	// (see obtainedDue); obtainedMade tells it was.
-	obtained     []int
+	// obtained are the values the southbound owns that the
+	// transaction's requests take over or away, made at the first
+	// question of the delete order (see obtainedDue); obtainedMade tells
+	// it was.
+	obtained     []obtainedReq
 	obtainedMade bool
 	// restoring are the keys whose undo restores their INVALID state
 	// for a clash, with the key they clashed on (see restoreClash).
