@@ -1,0 +1,57 @@
+package kvscheduler_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAdv12DeleteOrderSeeds pins adv5 fuzz seeds 17627, 24739 and 25172 of
+// -fzretry -fzamb -fznotifyall -fzdd -fzview -fzrb -fzorder (not reduced;
+// see TestAdv12RecreatedDependentOfACascadedValueGoesFirst and
+// TestAdv12ObtainedDerivedValueOfARecreatedBaseGoesBeforeWhatItNeeds) and
+// seed 1265 of -fzorder alone (see
+// TestAdv12ObtainedValueReCreatedOnTakeoverGoesBeforeWhatItNeeds).
+func TestAdv12DeleteOrderSeeds(t *testing.T) {
+	for _, seed := range []int64{17627, 24739, 25172} {
+		msg, log := fzRunWith(seed, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+		if msg != "" {
+			t.Errorf("seed %d: %s\n%s", seed, msg, strings.Join(log, "\n"))
+		}
+	}
+	if msg, log := fzRunWith(1265, []*bool{fzOrder}); msg != "" {
+		t.Errorf("seed 1265: %s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
+
+// TestAdv12UndoAfterAReadBackCascadeSeed25473 pins adv5 fuzz seed 25473
+// of the same flags (open): a transaction with revert creates r/2 =
+// w|~n/1,~r/1, then its update of a/1 fails (drift removed a/1); the
+// read-back finds a/1 gone and the Requires cascade takes r/1 = v|a/1
+// down, before the undo deletes r/2, which is ordered after r/1 ("r/1
+// deleted before r/2 (w|~n/1,~r/1), which depends on it and is deleted
+// later in the same step"). The undos still to do are not counted among
+// the deletes the read-back's cascade must let go first.
+func TestAdv12UndoAfterAReadBackCascadeSeed25473(t *testing.T) {
+	advOpen(t, "the read-back's cascade deletes a value before the undo deletes one ordered after it")
+	msg, log := fzRunWith(25473, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+	if msg != "" {
+		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
+
+// TestAdv12ResumeWaitsOnAnUnrelatedUnknownValueSeed44978 pins adv5 fuzz
+// seed 44978 of -fzretry -fzdd -fzdheld -fzcancel -fzcancelall -fzview
+// -fzrec (open): a transaction creates b/1 = w@1@2| and d/1, then a/1
+// (made ready by d/1) fails ("already exists") and the cancel stops it
+// before d/2; the read-back of a/1 fails too. The next transaction's
+// resume, which would create d/2, waits while any value is unknown
+// (resume.go), a/1 here, which d/2 does not need: b/1 stays CONFIGURED
+// without d/2 ("b/1 CONFIGURED (w@1@2|) but its d/2 is NONEXISTENT").
+func TestAdv12ResumeWaitsOnAnUnrelatedUnknownValueSeed44978(t *testing.T) {
+	advOpen(t, "the resume waits on every unknown value, also one the work left does not need")
+	withFzFlags(t, fzDHeld)
+	msg, log := fzRunWith(44978, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzCancelAll, fzView, fzRec})
+	if msg != "" {
+		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
