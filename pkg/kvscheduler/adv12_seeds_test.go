@@ -1,8 +1,12 @@
 package kvscheduler_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
 // TestAdv12DeleteOrderSeeds pins adv5 fuzz seeds 17627, 24739 and 25172 of
@@ -53,5 +57,26 @@ func TestAdv12ResumeWaitsOnAnUnrelatedUnknownValueSeed44978(t *testing.T) {
 	msg, log := fzRunWith(44978, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzCancelAll, fzView, fzRec})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
+	}
+}
+
+// TestAdv12DeleteOrderCheckLeavesARefusedDeleteItsWait checks the
+// checker: a value whose delete the scheduler refused (or that failed)
+// before it deleted what the value is ordered after waits, as documented,
+// and its delete going through later in the transaction is no wrong order
+// (adv5 fuzz seed 10699); without that refusal first, it is.
+func TestAdv12DeleteOrderCheckLeavesARefusedDeleteItsWait(t *testing.T) {
+	before := map[string]any{"r/1": "w|", "b/2": "w@1|~r/1"}
+	ops := []kvtest.Op{{Operation: "delete", Key: "r/1"}, {Operation: "delete", Key: "b/2"}}
+	del := func(k string, err error) kvscheduler.RecordedOp {
+		return kvscheduler.RecordedOp{Operation: kvscheduler.OpDelete, Key: k, Err: err}
+	}
+	refused := &kvscheduler.TxnRecord{Executed: []kvscheduler.RecordedOp{del("b/2", errors.New("not deleted")), del("r/1", nil), del("b/2", nil)}}
+	if msg := fzCheckDeleteOrderByTxn(before, ops, nil, []*kvscheduler.TxnRecord{refused}); msg != "" {
+		t.Errorf("b/2 refused before r/1 went: %s", msg)
+	}
+	late := &kvscheduler.TxnRecord{Executed: []kvscheduler.RecordedOp{del("r/1", nil), del("b/2", errors.New("not deleted")), del("b/2", nil)}}
+	if msg := fzCheckDeleteOrderByTxn(before, ops, nil, []*kvscheduler.TxnRecord{late}); msg == "" {
+		t.Error("r/1 deleted before b/2 (w@1|~r/1), b/2 attempted only after: not reported")
 	}
 }

@@ -305,6 +305,13 @@ func fzCheckDeleteOrder(before map[string]any, ops []kvtest.Op) string {
 // to the value held before the drift (nil: none), which the scheduler
 // may still go by: a cycle counts by either value (see fzReaches).
 func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[string]any) string {
+	return fzCheckDeleteOrderSkip(before, ops, unseen, nil)
+}
+
+// fzCheckDeleteOrderSkip is fzCheckDeleteOrderSeen that does not count a
+// delete of later after one of first when skip says so (see
+// fzRefusedFirst).
+func fzCheckDeleteOrderSkip(before map[string]any, ops []kvtest.Op, unseen map[string]any, skip func(first, later string) bool) string {
 	unseen = maps.Clone(unseen)
 	held := map[string]any{}
 	for k, v := range before {
@@ -328,7 +335,7 @@ func fzCheckDeleteOrderSeen(before map[string]any, ops []kvtest.Op, unseen map[s
 				continue
 			}
 			v, ok := held[later.Key]
-			if _, drifted := unseen[later.Key]; !ok || drifted {
+			if _, drifted := unseen[later.Key]; !ok || drifted || skip != nil && skip(o.Key, later.Key) {
 				continue
 			}
 			_, deps := fzParse(v)
