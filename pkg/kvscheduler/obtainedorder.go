@@ -7,11 +7,12 @@ package kvscheduler
 // derived value the southbound holds, its base's request takes it away
 // with the base; when that request surely takes the southbound's value
 // away (a delete, a re-create, or an update whose new value cannot be
-// created or, for a base's, that no longer derives it), the value goes before what it
-// depends on, as any dependent does (adv5 fuzz seed 7586: a/2 = w|d/1,
-// OBTAINED, was taken over by w|d/2, which nothing provides, and deleted
-// into PENDING after d/1 went with its re-created base; seed 25172: d/1
-// = v|r/2, OBTAINED under b/1, went with b/1's re-create after r/2).
+// created or, for a base's, that no longer derives it), the value goes
+// before what it depends on, as any dependent does (adv5 fuzz seed 7586:
+// a/2 = w|d/1, OBTAINED, was taken over by w|d/2, which nothing
+// provides, and deleted into PENDING after d/1 went with its re-created
+// base; seed 25172: d/1 = v|r/2, OBTAINED under b/1, went with b/1's
+// re-create after r/2).
 
 // obtainedReq is a value the southbound owns (key) and the index in
 // w.values of the request that may take it away: its own, or its base's.
