@@ -60,8 +60,9 @@ func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []
 
 // undoTakesAway tells whether u's undo takes the value of n (u's key) out
 // of the southbound: n holds a value there, of the northbound, and the
-// undo deletes it (no request before the transaction) or re-creates it
-// (its descriptor applies the change by re-creation).
+// undo deletes it (no request before the transaction), re-creates it
+// (its descriptor applies the change by re-creation) or updates it into
+// PENDING or INVALID (see surelyGoes).
 func (w *walker) undoTakesAway(n *node, u undo) bool {
 	if n == nil || !n.exists() || n.origin == FromSB || n.base != "" {
 		return false
@@ -69,5 +70,5 @@ func (w *walker) undoTakesAway(n *node, u undo) bool {
 	if u.prev == nil || u.prev.value == nil {
 		return true
 	}
-	return w.s.txnGroup(txnValue{key: u.key, value: u.prev.value, n: n}) == 1
+	return w.s.txnGroup(txnValue{key: u.key, value: u.prev.value, n: n}) == 1 || w.surelyGoes(n, u.prev.value)
 }
