@@ -1,9 +1,6 @@
 package kvscheduler
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Deletes: a value goes after its derived values and its dependents; one
 // that a dependent still needs (its own delete failed) waits for it.
@@ -42,9 +39,7 @@ func (w *walker) delete(n *node, reason delReason, waited bool) {
 	w.recheckPropertyDependents(n)
 	// Its derived values' deletes all start before any ends, as an
 	// update's obsolete ones do (see update).
-	for _, k := range slices.Backward(n.derived) {
-		w.applyValue(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
-	}
+	w.startDerivedDeletes(n)
 	// Run first: a dependent the transaction deletes may be ordered after
 	// a derived value of n too.
 	w.deleteDueDependents(n)

@@ -43,7 +43,7 @@ func (w *walker) obtainedDue(n *node) {
 		}
 		if own && (v.value == nil || w.takeoverRecreates(m, v.value) || w.valueGoes(m, v.value)) ||
 			!own && w.requestTakesAway(m) {
-			w.push(w.startValue(v))
+			w.pushDue(w.startValue(v))
 		}
 	}
 }

@@ -132,6 +132,9 @@ type walker struct {
 	// it was.
 	obtained     []obtainedReq
 	obtainedMade bool
+	// due holds, while a delete starts its derived values' deletes, the
+	// requests found due before one of them goes (see pushDue).
+	due *[]frame
 	// restoring are the keys whose undo restores their INVALID state
 	// for a clash, with the key they clashed on (see restoreClash).
 	restoring map[string]restoredClash
