@@ -17,6 +17,9 @@ func (w *walker) update(n *node) {
 		n.setFields(fields)
 		if st == Invalid {
 			w.invalidated(n)
+			if w.undoGivesBack() {
+				return
+			}
 		}
 		w.delete(n, delInvalid, false)
 		return
@@ -38,11 +41,7 @@ func (w *walker) update(n *node) {
 		// As an invalid value: the old value goes, the new one waits.
 		n.state, n.err = Invalid, err
 		w.invalidated(n)
-		if w.topErr && w.rec.Revert && !w.reverting() {
-			// The transaction reverts, and its undo gives n back the
-			// value it holds: deleting it for the clash would go before
-			// the undos that take away what is ordered after it (adv5
-			// fuzz seed 2082).
+		if w.undoGivesBack() {
 			return
 		}
 		w.delete(n, delInvalid, false)
@@ -213,4 +212,13 @@ type recreateMark struct {
 func (w *walker) isRecreating(n *node) bool {
 	m, ok := w.recreating[n.key]
 	return ok && m.base == n.base && m.n == w.recreations[n.base]
+}
+
+// undoGivesBack tells whether the transaction reverts (a value of it
+// failed) and its undo gives back the value a value left INVALID (for
+// its own value or a clash) holds in the southbound: deleting it would
+// go before the undos that take away what is ordered after it (adv5 fuzz
+// seeds 2082 and 121358), and the undo would create it again.
+func (w *walker) undoGivesBack() bool {
+	return w.topErr && w.rec.Revert && !w.reverting()
 }
