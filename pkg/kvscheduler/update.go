@@ -17,8 +17,8 @@ func (w *walker) update(n *node) {
 		n.setFields(fields)
 		if st == Invalid {
 			w.invalidated(n)
-			if w.undoGivesBack() {
-				return
+			if w.undoGivesBack() && w.isApplied(w.g.baseKey(n)) {
+				return // a value the undo applies again
 			}
 		}
 		w.delete(n, delInvalid, false)
