@@ -29,7 +29,7 @@ func (w *walker) obtainedDue(n *node) {
 	for _, o := range w.obtainedRequests() {
 		v := w.values[o.at]
 		m := w.g.nodes[o.key]
-		if m == nil || m == n || !sbOwned(m) || !m.exists() || m.deleting() ||
+		if m == nil || m == n || !m.exists() || m.deleting() ||
 			m.d == nil || m.d.Dependencies == nil || !w.laterValue(v) {
 			continue
 		}
@@ -37,15 +37,28 @@ func (w *walker) obtainedDue(n *node) {
 		if !own && m.base != v.key {
 			continue // no longer derived from that base
 		}
+		b := w.g.nodes[v.key]
+		if !sbOwned(m) && (own || b == nil || !sbOwned(b)) {
+			continue
+		}
 		deps, err := callDeps(m.d, m.key, m.sb)
 		if err != nil || !dependsOn(deps, n.key) || w.reaches(n, m) {
 			continue
 		}
-		if own && (v.value == nil || w.takeoverRecreates(m, v.value) || w.valueGoes(m, v.value)) ||
-			!own && w.requestTakesAway(m) {
+		if own && w.takeoverTakesAway(m, v) ||
+			!own && (w.requestTakesAway(m) || sbOwned(b) && w.takeoverTakesAway(b, v)) {
 			w.pushDue(w.startValue(v))
 		}
 	}
+}
+
+// takeoverTakesAway tells whether v, the request that takes over m, a
+// value the southbound owns, surely takes the southbound's value away,
+// and with it the values derived from it (adv5 fuzz seed 120215: d/1 =
+// v|r/2, derived from b/2, OBTAINED and re-created on its takeover, went
+// after r/2).
+func (w *walker) takeoverTakesAway(m *node, v txnValue) bool {
+	return v.value == nil || w.takeoverRecreates(m, v.value) || w.valueGoes(m, v.value)
 }
 
 // takeoverRecreates tells whether the request v that takes over m, a
@@ -76,7 +89,9 @@ func (w *walker) obtainedRequests() []obtainedReq {
 			w.obtained = append(w.obtained, obtainedReq{v.key, i})
 		}
 		for _, k := range m.derived {
-			if c := w.g.nodes[k]; c != nil && c.base == m.key && sbOwned(c) && c.exists() {
+			// Derived values the southbound holds, and those of a base
+			// it owns: they leave with it.
+			if c := w.g.nodes[k]; c != nil && c.base == m.key && (sbOwned(c) || sbOwned(m)) && c.exists() {
 				w.obtained = append(w.obtained, obtainedReq{k, i})
 			}
 		}
