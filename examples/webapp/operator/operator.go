@@ -6,19 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -27,92 +23,13 @@ import (
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
-	"github.com/lariat-dev/lariat/pkg/dashboard"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/schedulerhttp"
 )
-
-// DefaultSyncTimeout is the default of Options.SyncTimeout: long enough for
-// a cluster's lists, short enough that one missing CRD does not keep the
-// operator idle for minutes.
-const DefaultSyncTimeout = 10 * time.Second
-
-// DefaultFieldManager owns the applied fields of the operator's objects and
-// labels them (kubedescriptor.LabelManagedBy).
-const DefaultFieldManager = "webapp-operator"
-
-// Options configure an Operator. Only Config is required.
-type Options struct {
-	// Config reaches the cluster.
-	Config *rest.Config
-	// Namespace limits the operator to one namespace; empty means all.
-	Namespace string
-	// FieldManager is the server-side apply field manager and the value of
-	// the management label; empty means DefaultFieldManager. Two operators
-	// on one cluster must not share it.
-	FieldManager string
-	// NodePorts is the range node ports are allocated from; the zero value
-	// means DefaultPortRange(). It must lie within the API server's
-	// --service-node-port-range.
-	NodePorts PortRange
-	// WaitForPods makes a WebApp available only once its Deployment's
-	// controller reports all replicas available; otherwise the objects
-	// existing is enough. Set it on clusters with a controller manager and
-	// nodes; leave it off on Lariat's bundled control plane, where no pod
-	// ever runs.
-	WaitForPods bool
-	// SyncTimeout bounds how long Run waits for the caches before it goes
-	// on without the kinds that have not synced (the WebApp CRD is not
-	// installed, RBAC forbids listing a kind): those are logged, and join
-	// once they can be listed. Zero means DefaultSyncTimeout.
-	SyncTimeout time.Duration
-	// Workers is the number of workers per kind; 0 means 2.
-	Workers int
-	// Registry receives the metrics of the controllers, the event loop and
-	// the scheduler; nil means a new registry with the Go and process
-	// collectors.
-	Registry *prometheus.Registry
-	// Logger receives the operator's logs; nil means logrus' standard
-	// logger.
-	Logger *logrus.Logger
-	// EventLoop tunes the event loop; nil means DefaultEventLoopConfig().
-	EventLoop *eventloop.Config
-	// Passes, under leader election, is the Elector's PassTracker
-	// (leader.Elector.PassTracker): with Config from its Fence, the
-	// handlers' writes of the objects they handle are then conditional on
-	// the copy they were given, so a write delayed past the term fails
-	// with a conflict instead of landing after the next leader's.
-	Passes controller.PassTracker
-	// Replicas, when set, tells the dashboard's replicas view who leads
-	// (the command sets it under leader election).
-	Replicas func() dashboard.Replicas
-	// RedactKinds are kinds the dashboard shows only by name, namespace
-	// and labels; Secrets always are.
-	RedactKinds []schema.GroupKind
-	// AllowedHosts are the host names Handler answers besides IP
-	// addresses and localhost (dashboard.Protect): a proxy's name.
-	AllowedHosts []string
-	// AllowResync lets the dashboard's page request a resync of the
-	// event loop (dashboard.Options.AllowResync); off, it is read-only.
-	AllowResync bool
-}
-
-// DefaultEventLoopConfig returns the event loop configuration the operator
-// uses by default: eventloop.DefaultConfig with periodic healing every
-// minute, a downstream resync in which the scheduler tries again what
-// failed for good (an object the API server refused for lack of room, say)
-// and re-applies what drifted without an event the operator saw.
-func DefaultEventLoopConfig() eventloop.Config {
-	cfg := eventloop.DefaultConfig()
-	cfg.EnablePeriodicHealing = true
-	cfg.PeriodicHealingInterval = eventloop.Duration{Duration: time.Minute}
-	return cfg
-}
 
 // Operator is a WebApp operator (see the package documentation). Build it
 // with New, then Run it.
@@ -312,58 +229,6 @@ func (o *Operator) repair(keys []string) (uint64, error) {
 	return seq, err
 }
 
-func (o *Operator) buildMux() error {
-	dash, err := dashboard.New(dashboard.Options{
-		Title: "WebApp operator", Scheduler: o.sched, Loop: o.loop, Metrics: o.registry,
-		Replicas: o.opts.Replicas, RedactKinds: o.opts.RedactKinds, AllowedHosts: o.opts.AllowedHosts,
-		AllowResync: o.opts.AllowResync,
-		// A WebApp's values are grouped by the WebApp.
-		OwnerOf: func(key string) string {
-			if ns, name, ok := appOfKey(key); ok {
-				return appKey(ns, name)
-			}
-			return ""
-		},
-	})
-	if err != nil {
-		return err
-	}
-	o.mux = http.NewServeMux()
-	dash.Mount(o.mux)
-	o.mux.Handle("/controller/", o.loop.HTTPHandler())
-	o.mux.Handle("/scheduler/", schedulerhttp.New(o.sched))
-	o.mux.Handle("/metrics", promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{}))
-	o.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := o.loop.Health(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	o.mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, Endpoints)
-	})
-	return nil
-}
-
-// Endpoints describes what Handler serves, one "path  description" per
-// line; the index (/) shows it.
-const Endpoints = `/ui/                         the live dashboard: the value graph, events, controllers, replicas (read-only)
-/controller/event-history    every event the loop processed, with each handler's part and the transaction
-/scheduler/status            every object's state; PENDING ones say what they wait for
-/scheduler/txn-history       the scheduler's transactions (format=text for the logs)
-/scheduler/graph?format=dot  the dependency graph (SVG without format=dot, if Graphviz is installed)
-/metrics                     Prometheus metrics of the controllers, the event loop and the scheduler
-/healthz                     the event loop's health
-`
-
-// Handler serves the dashboard (/ui/), the event history (/controller/), the scheduler
-// (/scheduler/), Prometheus metrics (/metrics), health (/healthz) and an
-// index (/). Requests for a host name other than an IP address, localhost
-// or Options.AllowedHosts are refused (DNS rebinding), and so are the
-// resync requests of other sites (the Lariat APIs check Origin).
-func (o *Operator) Handler() http.Handler { return dashboard.Protect(o.mux, o.opts.AllowedHosts) }
-
 // Scheduler returns the operator's KV scheduler.
 func (o *Operator) Scheduler() *kvscheduler.Scheduler { return o.sched }
 
@@ -455,68 +320,6 @@ func (o *Operator) Run(ctx context.Context) (err error) {
 			if err != nil {
 				o.log.WithError(err).Warn("webapp operator: some kinds are not served yet (is the WebApp CRD installed? kubectl apply -f crds/); going on without them")
 			}
-		}
-	}
-}
-
-// dependsOnIndex indexes WebApps by the "namespace/name" of each WebApp
-// they depend on.
-const dependsOnIndex = "dependsOn"
-
-// watchDependents re-runs the status of the WebApps that depend on a
-// WebApp when it appears, goes, or changes its spec: their status says
-// whether it exists and whether it closes a cycle, and nothing in the
-// scheduler changes when it merely appears. Its status writes are left
-// out: re-running every dependent for each of them cost a chain of 100
-// WebApps a third more time to converge.
-func (o *Operator) watchDependents(ctx context.Context) error {
-	err := o.webapps.Cache().AddIndexer(dependsOnIndex, func(app *demov1.WebApp) ([]string, error) {
-		keys := make([]string, len(app.Spec.DependsOn))
-		for i, dep := range app.Spec.DependsOn {
-			keys[i] = appKey(app.Namespace, dep)
-		}
-		return keys, nil
-	})
-	if err != nil {
-		return err
-	}
-	var mu sync.Mutex
-	generations := map[string]int64{} // "namespace/name" -> generation last seen
-	o.webapps.OnChange(ctx, "dependents", func(key string, app *demov1.WebApp) (*demov1.WebApp, error) {
-		mu.Lock()
-		last, known := generations[key]
-		if app == nil {
-			delete(generations, key)
-		} else {
-			generations[key] = app.Generation
-		}
-		mu.Unlock()
-		if app != nil && known && last == app.Generation {
-			return nil, nil
-		}
-		dependents, err := o.webapps.Cache().GetByIndex(dependsOnIndex, key)
-		for _, d := range dependents {
-			o.webapps.Enqueue(d.Namespace, d.Name)
-		}
-		return nil, err
-	})
-	return nil
-}
-
-// enqueueOnStatusChange re-runs the status handler of a WebApp whenever
-// the scheduler changes the state of one of its values, and tells the port
-// allocator of a node port the API server refused (PortRefused).
-func (o *Operator) enqueueOnStatusChange(ctx context.Context) {
-	w := o.sched.WatchValueStatus(ctx, ownsKey)
-	defer w.Close()
-	for st := range w.C() {
-		if r, ok := refusedNodePort(st); ok {
-			if err := o.loop.PushEventContext(ctx, r); err != nil && ctx.Err() == nil {
-				o.log.WithError(err).WithField("webapp", r.App).Warn("webapp operator: could not tell the port allocator of a refused node port")
-			}
-		}
-		if ns, name, ok := appOfKey(st.Key); ok {
-			o.webapps.Enqueue(ns, name)
 		}
 	}
 }
