@@ -11,4 +11,8 @@
 //
 // TestDocsExcerptsAreCode compares each block marked
 // "<!-- excerpt: <file> -->" with the file it quotes.
+//
+// TestEveryExportedNameHasADocComment reads the packages under pkg/ as go
+// doc shows them: each has a package comment, and each exported name a
+// doc comment.
 package doccheck
