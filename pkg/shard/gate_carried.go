@@ -69,11 +69,32 @@ func (g *memberGate) carriedGone(ctx context.Context, c *client.Client, key, rv 
 // the deletion was its next member's. A history the API server compacted
 // away leaves the question open, and an open question is not a deletion.
 func (g *memberGate) carriedHeldGone(ctx context.Context, c *client.Client, key, rv string, uid types.UID, held func(map[string]string) bool) (bool, error) {
+	stillHeld := func(labels map[string]string) error {
+		if held(labels) {
+			return fmt.Errorf("shard: %s %s: still assigned to an ended term of this replica", g.gvk.Kind, key)
+		}
+		return nil
+	}
+	return g.absentSince(ctx, c, key, rv, uid, stillHeld, held)
+}
+
+// absentSince decides the pass over the absence of key's object (of UID
+// uid, when not empty), which this replica last held at resourceVersion
+// rv and gave up without seeing it go: by an ended term (carriedHeldGone)
+// or by handing it over (handedGone). Present and the same object, it went
+// nowhere: kept (a quiet retry, with keep's error) while keep says no
+// other member may hold it yet, refused otherwise. Gone, or its name taken
+// by another object, its history after rv tells: deleted while held
+// accepted its labels, the deletion is this replica's to tell; moved
+// first, it is not. A history the API server compacted away is an open
+// question, and an open question is not a deletion.
+func (g *memberGate) absentSince(ctx context.Context, c *client.Client, key, rv string, uid types.UID,
+	keep func(labels map[string]string) error, held func(labels map[string]string) bool) (bool, error) {
 	live, err := g.get(ctx, c, key)
 	switch {
 	case err == nil && (uid == "" || live.GetUID() == uid):
-		if held(live.GetLabels()) {
-			return false, controller.RetryQuietly(fmt.Errorf("shard: %s %s: still assigned to an ended term of this replica", g.gvk.Kind, key))
+		if err := keep(live.GetLabels()); err != nil {
+			return false, controller.RetryQuietly(err)
 		}
 		g.m.metrics.refuse(g.gvk, refusedUncached)
 		return false, nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controller"
 )
@@ -71,32 +69,25 @@ func (h *handedKeys) forget(key string) {
 // A history the API server compacted away is an open question, not a
 // deletion.
 func (g *memberGate) handedGone(ctx context.Context, c *client.Client, key, rv string) (bool, error) {
-	uid := controller.AbsentUID(ctx)
-	live, err := g.get(ctx, c, key)
-	switch {
-	case err == nil && (uid == "" || live.GetUID() == uid):
-		if _, assigned := live.GetLabels()[AssignmentLabel(g.m.ring.Name)]; !assigned {
-			return false, controller.RetryQuietly(fmt.Errorf("shard: %s %s: %w", g.gvk.Kind, key, ErrHandedOverUnassigned))
+	label := AssignmentLabel(g.m.ring.Name)
+	// Live, the object is kept only while no member is assigned it: one
+	// assigned to this member is in its cache, and its passes come from
+	// there. In its history, an assignment to this member still leaves
+	// the deletion this member's to tell.
+	unassignedNow := func(labels map[string]string) error {
+		if _, assigned := labels[label]; !assigned {
+			return fmt.Errorf("shard: %s %s: %w", g.gvk.Kind, key, ErrHandedOverUnassigned)
 		}
-		g.handed.forget(key)
-		g.m.metrics.refuse(g.gvk, refusedUncached)
-		return false, nil
-	case err != nil && !apierrors.IsNotFound(err):
-		return false, err
+		return nil
 	}
 	unassigned := func(labels map[string]string) bool {
-		id, assigned := labels[AssignmentLabel(g.m.ring.Name)]
+		id, assigned := labels[label]
 		return !assigned || id == g.m.id
 	}
-	gone, err := g.wentWhileHeld(ctx, c, key, rv, uid, unassigned)
-	if err != nil {
-		return false, err
+	gone, err := g.absentSince(ctx, c, key, rv, controller.AbsentUID(ctx), unassignedNow, unassigned)
+	if err == nil {
+		// Decided (told or refused): the key is no longer handed over.
+		g.handed.forget(key)
 	}
-	g.handed.forget(key)
-	if !gone {
-		g.m.metrics.refuse(g.gvk, refusedUncached)
-		return false, nil
-	}
-	g.m.metrics.admit(g.gvk)
-	return true, nil
+	return gone, err
 }
