@@ -2,9 +2,6 @@ package shard_test
 
 import (
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
@@ -28,37 +25,25 @@ import (
 func TestAdv7DeletionQueuedWhenATermEndsReachesTheNextTerm(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
-	key := ns + "/dropped"
-	createCM(t, ns, "dropped", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "dropped")
 
 	held, release := a.holdAbsentPasses(key)
 	defer release()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "dropped", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-held:
-	case <-time.After(timeout):
-		t.Fatal("no pass of a over the deleted object")
-	}
+	deleteCM(t, ns, "dropped")
+	waitHeld(t, held, "a over the deleted object")
 	a.leaseProx.Cut()
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	release()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	// The next term works: it handles an object assigned to it.
-	createCM(t, ns, "next", a.id())
-	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	a.createHandled(t, ns, "next")
 	for _, p := range a.passesFor(key) {
 		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
 	}
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
 	// Told once: a barrier object created after the telling is handled
 	// (the queue served what was queued before it), and still one telling.
-	createCM(t, ns, "after", a.id())
-	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	a.createHandled(t, ns, "after")
 	deleted := 0
 	for _, c := range a.callsFor(key) {
 		if c.deleted {

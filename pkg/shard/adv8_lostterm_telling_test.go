@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -27,28 +25,18 @@ import (
 func TestAdv8DeletionBeingToldPastTheStopGraceReachesTheNextTerm(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{stopGrace: 200 * time.Millisecond})
-	key := ns + "/dropped"
-	createCM(t, ns, "dropped", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "dropped")
 
 	held, release := a.holdAbsentPasses(key)
 	defer release()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "dropped", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-held:
-	case <-time.After(timeout):
-		t.Fatal("no pass of a over the deleted object")
-	}
+	deleteCM(t, ns, "dropped")
+	waitHeld(t, held, "a over the deleted object")
 	a.leaseProx.Cut()
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
-	a.leaseProx.Restore()
+	a.termEnded(t)
 	// The first term's factory stopped waiting for the held pass (its
 	// stop grace passed) and Join ran the next term, while the pass of
 	// the first term still tells the deletion.
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	release() // the first term's pass goes on, with its ended context
 	eventually(t, "the first term's held pass over the deleted object ending", func() bool {
 		for _, p := range a.passesFor(key) {
@@ -61,7 +49,6 @@ func TestAdv8DeletionBeingToldPastTheStopGraceReachesTheNextTerm(t *testing.T) {
 	for _, p := range a.passesFor(key) {
 		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
 	}
-	createCM(t, ns, "next", a.id())
-	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	a.createHandled(t, ns, "next")
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
 }

@@ -3,8 +3,6 @@ package shard_test
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -27,22 +25,15 @@ import (
 func TestAdv8DeletionDuringAPartitionThatEndsTheTermReachesTheNextTerm(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
-	key := ns + "/partitioned"
-	createCM(t, ns, "partitioned", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "partitioned")
 
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "partitioned", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	deleteCM(t, ns, "partitioned")
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
-	createCM(t, ns, "next", a.id())
-	eventually(t, "a's next term handling its object", func() bool { return len(a.callsFor(ns+"/next")) > 0 })
+	a.nextTerm(t)
+	a.createHandled(t, ns, "next")
 	for _, p := range a.passesFor(key) {
 		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
 	}

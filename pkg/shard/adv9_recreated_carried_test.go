@@ -3,8 +3,6 @@ package shard_test
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -19,26 +17,19 @@ import (
 func TestAdv9RecreatedElsewhereDuringAPartitionTellsOnlyTheOldDeletion(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
-	key := ns + "/reborn"
-	createCM(t, ns, "reborn", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "reborn")
 
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "reborn", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteCM(t, ns, "reborn")
 	createCM(t, ns, "reborn", "some-other-member")
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
 	// A barrier: an object created after the telling is handled, so the
 	// queue served whatever it held of the key before it.
-	createCM(t, ns, "after", a.id())
-	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	a.createHandled(t, ns, "after")
 	deleted, live := 0, 0
 	for _, c := range a.callsFor(key) {
 		switch {
@@ -64,25 +55,18 @@ func TestAdv9RecreatedElsewhereDuringAPartitionTellsOnlyTheOldDeletion(t *testin
 func TestAdv9RecreatedForTheEndedTermTellsTheOldDeletion(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
-	key := ns + "/reborn"
 	oldID := a.id()
-	createCM(t, ns, "reborn", oldID)
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "reborn")
 
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "reborn", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteCM(t, ns, "reborn")
 	createCM(t, ns, "reborn", oldID)
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
-	createCM(t, ns, "after", a.id())
-	eventually(t, "a's next term handling an object created after the telling", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	a.createHandled(t, ns, "after")
 	deleted := 0
 	for _, c := range a.callsFor(key) {
 		if c.deleted {

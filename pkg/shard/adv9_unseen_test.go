@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -22,26 +20,17 @@ func TestAdv9NeverHandledKeyRecreatedElsewhereIsNotTold(t *testing.T) {
 	held, release := a.holdPasses(key)
 	defer release()
 	createCM(t, ns, "unseen", a.id())
-	select {
-	case <-held:
-	case <-time.After(timeout):
-		t.Fatal("no pass of a over the object")
-	}
+	waitHeld(t, held, "a over the object")
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "unseen", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteCM(t, ns, "unseen")
 	createCM(t, ns, "unseen", "some-other-member")
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	release()
 	eventually(t, "a's next term judging the carried key", func() bool { return len(a.passesFor(key)) > 1 })
-	createCM(t, ns, "after", a.id())
-	eventually(t, "a's next term handling an object created after", func() bool { return len(a.callsFor(ns+"/after")) > 0 })
+	a.createHandled(t, ns, "after")
 	for _, p := range a.passesFor(key) {
 		t.Logf("a's gate pass over %s: cached %v, handle %v, error %v", key, p.cached, p.handle, p.err)
 	}

@@ -3,8 +3,6 @@ package shard_test
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -29,23 +27,17 @@ func TestCarriedKeyMovedAwayDuringAPartitionIsNotToldByTheNextTerm(t *testing.T)
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
 	b := startMember(t, ns, "b", memberOpts{})
-	key := ns + "/moved"
-	createCM(t, ns, "moved", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "moved")
 
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
 	label(t, ns, "moved", b.id(), false) // the sharder moves it once a's Lease expired
 	eventually(t, "b handling the object", func() bool { return len(b.callsFor(key)) > 0 })
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "moved", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteCM(t, ns, "moved")
 	eventually(t, "b's handlers told the object is gone", func() bool { return b.sawDeleted(key) })
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	eventually(t, "a's next term refusing the key it was handed", func() bool { return refusedAbsent(a, key) })
 	if a.sawDeleted(key) {
 		t.Fatalf("a's handlers were told of the deletion of %s, which was b's: it moved to b before it went", key)
@@ -61,16 +53,13 @@ func TestCarriedKeyMovedAwayDuringAPartitionIsNotToldByTheNextTerm(t *testing.T)
 func TestCarriedKeyStillAssignedToTheEndedTermIsToldWhenDeleted(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp().Config())
 	a := startMember(t, ns, "a", memberOpts{})
-	key := ns + "/stuck"
-	createCM(t, ns, "stuck", a.id())
-	eventually(t, "a handling the object", func() bool { return len(a.callsFor(key)) > 0 })
+	key := a.createHandled(t, ns, "stuck")
 
 	a.dataProx.Cut()
 	a.leaseProx.Cut()
-	eventually(t, "a's term ending without its Lease", func() bool { return !a.running.Load() })
+	a.termEnded(t)
 	a.dataProx.Restore()
-	a.leaseProx.Restore()
-	eventually(t, "a running its next term", func() bool { return a.terms.Load() == 2 && a.running.Load() })
+	a.nextTerm(t)
 	eventually(t, "a's next term holding the key while the object is the ended term's", func() bool {
 		for _, p := range a.passesFor(key) {
 			if !p.cached && p.err != nil {
@@ -79,9 +68,6 @@ func TestCarriedKeyStillAssignedToTheEndedTermIsToldWhenDeleted(t *testing.T) {
 		}
 		return false
 	})
-	admin := controlplanetest.Clientset(cp().Config()).CoreV1().ConfigMaps(ns)
-	if err := admin.Delete(t.Context(), "stuck", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteCM(t, ns, "stuck")
 	eventually(t, "a's handlers told that the object it held is gone", func() bool { return a.sawDeleted(key) })
 }
