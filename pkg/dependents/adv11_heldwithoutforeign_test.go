@@ -2,17 +2,12 @@ package dependents_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 )
@@ -29,27 +24,10 @@ import (
 // c's ConfigMap, which also RequiresOwner a, is the barrier: the scheduler
 // deletes it in the transaction recordHeldWithout runs before.
 func TestAdv11HeldWithoutRecordWrittenOnAUsersObject(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	var aReady, bFailing atomic.Bool
-	aReady.Store(true)
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "b" && bFailing.Load():
-			return nil, errors.New("cannot compute b")
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"},
-				Data: map[string]string{"image": app.Spec.Image}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	fm := "adv11-hwforeign"
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	r := newHeldRequirers(t, "adv11-hwforeign")
+	ns := r.ns
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	d, webapps := r.start(t, ctx)
 	advCreateApp(t, webapps, ns, "a", map[string]string{})
 	advCreateApp(t, webapps, ns, "b", map[string]string{})
 	advCreateApp(t, webapps, ns, "c", map[string]string{})
@@ -58,8 +36,8 @@ func TestAdv11HeldWithoutRecordWrittenOnAUsersObject(t *testing.T) {
 	})
 	stopAndWait(t, stop, d)
 
-	bFailing.Store(true)
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	r.bFailing.Store(true)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "restart: b held", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "b"), "held as they are")
 	})
@@ -83,7 +61,7 @@ func TestAdv11HeldWithoutRecordWrittenOnAUsersObject(t *testing.T) {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	aReady.Store(false)
+	r.aReady.Store(false)
 	touchImage(t, webapps, ns, "a", "app:2")
 	controlplanetest.Eventually(t, wait, "a's marker gone: c's ConfigMap deleted", func() bool {
 		return advConfigMap(t, ns, "c-cm") == nil

@@ -2,18 +2,10 @@ package dependents_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -32,35 +24,19 @@ import (
 // (dependents.AnnotationHeldWithout), and the second takes no marker
 // from it.
 func TestAdv6HeldRequirerVouchesForAMarkerAcrossTwoRestarts(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	var aReady, aFailing, bFailing atomic.Bool
-	aReady.Store(true)
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "a" && aFailing.Load(), app.Name == "b" && bFailing.Load():
-			return nil, errors.New("cannot compute " + app.Name)
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	fm := "adv6-heldvouch"
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	r := newHeldRequirers(t, "adv6-heldvouch")
+	ns := r.ns
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	d, webapps := r.start(t, ctx)
 	advCreateApp(t, webapps, ns, "a", map[string]string{})
 	advCreateApp(t, webapps, ns, "b", map[string]string{})
 	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
 	stopAndWait(t, stop, d)
 
-	aReady.Store(false)
-	bFailing.Store(true)
+	r.aReady.Store(false)
+	r.bFailing.Store(true)
 	ctx, stop = context.WithCancel(t.Context())
-	d, webapps = advStart(t, ctx, fm, kinds, handler)
+	d, webapps = r.start(t, ctx)
 	controlplanetest.Eventually(t, wait, "first restart: a not ready, b held", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "b"), "held as they are") &&
 			strings.Contains(readyMessage(t, webapps, ns, "a"), "a's rule")
@@ -75,9 +51,9 @@ func TestAdv6HeldRequirerVouchesForAMarkerAcrossTwoRestarts(t *testing.T) {
 	stopAndWait(t, stop, d)
 
 	advCreateApp(t, webapps, ns, "c", map[string]string{})
-	bFailing.Store(false)
-	aFailing.Store(true)
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	r.bFailing.Store(false)
+	r.aFailing.Store(true)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "second restart: a held", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are")
 	})

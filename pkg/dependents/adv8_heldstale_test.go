@@ -2,20 +2,11 @@ package dependents_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -33,33 +24,17 @@ import (
 // (RequiresOwner a, c created while no replica ran) is created on an
 // owner that was not ready before the restart.
 func TestAdv8HeldOwnerInheritsAMarkerFromARequirerBeingDeleted(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	var aReady, aFailing atomic.Bool
-	aReady.Store(true)
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "a" && aFailing.Load():
-			return nil, errors.New("cannot compute a")
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	fm := "adv8-heldstale"
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	r := newHeldRequirers(t, "adv8-heldstale")
+	ns := r.ns
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	d, webapps := r.start(t, ctx)
 	advCreateApp(t, webapps, ns, "a", map[string]string{"v": "1"})
 	advCreateApp(t, webapps, ns, "b", map[string]string{})
 	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
 	advSetFinalizers(t, t.Context(), ns, "b-cm", advFinalizer)
 	t.Cleanup(func() { advSetFinalizers(t, context.WithoutCancel(t.Context()), ns, "b-cm") })
 
-	aReady.Store(false)
+	r.aReady.Store(false)
 	touch(t, webapps, ns, "a") // a computed again: its rule now says not ready
 	controlplanetest.Eventually(t, wait, "b's ConfigMap being deleted, a not ready", func() bool {
 		bcm := advConfigMap(t, ns, "b-cm")
@@ -68,8 +43,8 @@ func TestAdv8HeldOwnerInheritsAMarkerFromARequirerBeingDeleted(t *testing.T) {
 	stopAndWait(t, stop, d)
 
 	advCreateApp(t, webapps, ns, "c", map[string]string{})
-	aFailing.Store(true)
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	r.aFailing.Store(true)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "the first resync committed, a held, c computed", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are") &&
 			readyMessage(t, webapps, ns, "c") != ""

@@ -11,13 +11,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
@@ -38,9 +33,9 @@ import (
 // replica ran) is created on an owner that was not ready before the
 // restart.
 func TestAdv8StopBetweenAMarkersWithdrawalAndItsRequirersDelete(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	var aReady, aFailing, stall atomic.Bool
-	aReady.Store(true)
+	r := newHeldRequirers(t, "adv8-stoppeddelete")
+	ns := r.ns
+	var stall atomic.Bool
 	stalled := make(chan struct{})
 	var stalledOnce sync.Once
 	cfg := rest.CopyConfig(cp.Config())
@@ -54,30 +49,15 @@ func TestAdv8StopBetweenAMarkersWithdrawalAndItsRequirersDelete(t *testing.T) {
 			return next.RoundTrip(req)
 		})
 	})
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "a" && aFailing.Load():
-			return nil, errors.New("cannot compute a")
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	fm := "adv8-stoppeddelete"
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
-	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
+	opts := dependents.Options{FieldManager: r.fm, Kinds: r.kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
+	d, webapps := dependentstest.Start(t, ctx, cfg, nil, r.fm, r.handler, opts)
 	advCreateApp(t, webapps, ns, "a", map[string]string{"v": "1"})
 	advCreateApp(t, webapps, ns, "b", nil)
 	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
 
 	stall.Store(true)
-	aReady.Store(false)
+	r.aReady.Store(false)
 	touch(t, webapps, ns, "a") // a computed again: its rule now says not ready
 	select {
 	case <-stalled:
@@ -90,8 +70,8 @@ func TestAdv8StopBetweenAMarkersWithdrawalAndItsRequirersDelete(t *testing.T) {
 	}
 
 	advCreateApp(t, webapps, ns, "c", nil)
-	aFailing.Store(true)
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	r.aFailing.Store(true)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "the first resync committed, a held, c computed", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are") &&
 			readyMessage(t, webapps, ns, "c") != ""

@@ -11,13 +11,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
@@ -38,17 +33,16 @@ import (
 // stalled DELETE, must not vouch for a's marker: c's ConfigMap, which
 // RequiresOwner a, is not created.
 func TestFailedHeldWithoutRecordHoldsBackTheMarkersWithdrawal(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	fm := "heldwithout-fail"
-	var aReady, aFailing, stall, refuse atomic.Bool
-	aReady.Store(true)
+	r := newHeldRequirers(t, "heldwithout-fail")
+	ns := r.ns
+	var stall, refuse atomic.Bool
 	stalled, refused := make(chan struct{}), make(chan struct{})
 	var stalledOnce, refusedOnce sync.Once
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			onBCM := strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/b-cm")
-			if refuse.Load() && onBCM && req.Method == http.MethodPatch && req.URL.Query().Get("fieldManager") == fm+"-held" {
+			if refuse.Load() && onBCM && req.Method == http.MethodPatch && req.URL.Query().Get("fieldManager") == r.fm+"-held" {
 				refusedOnce.Do(func() { close(refused) })
 				return nil, errors.New("held-without patch refused by the test")
 			}
@@ -60,30 +54,16 @@ func TestFailedHeldWithoutRecordHoldsBackTheMarkersWithdrawal(t *testing.T) {
 			return next.RoundTrip(req)
 		})
 	})
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "a" && aFailing.Load():
-			return nil, errors.New("cannot compute a")
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
-	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
+	opts := dependents.Options{FieldManager: r.fm, Kinds: r.kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
+	d, webapps := dependentstest.Start(t, ctx, cfg, nil, r.fm, r.handler, opts)
 	advCreateApp(t, webapps, ns, "a", map[string]string{"v": "1"})
 	advCreateApp(t, webapps, ns, "b", nil)
 	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
 
 	refuse.Store(true)
 	stall.Store(true)
-	aReady.Store(false)
+	r.aReady.Store(false)
 	touch(t, webapps, ns, "a") // a computed again: its rule now says not ready
 	select {
 	case <-refused:
@@ -116,8 +96,8 @@ func TestFailedHeldWithoutRecordHoldsBackTheMarkersWithdrawal(t *testing.T) {
 	}
 
 	advCreateApp(t, webapps, ns, "c", nil)
-	aFailing.Store(true)
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	r.aFailing.Store(true)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "the first resync committed, a held, c computed", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are") &&
 			readyMessage(t, webapps, ns, "c") != ""

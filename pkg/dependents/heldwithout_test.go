@@ -2,18 +2,12 @@ package dependents_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
@@ -31,25 +25,8 @@ import (
 // stopped, so a keeps it and c's ConfigMap, which RequiresOwner a, is
 // created (the record does not take away evidence that holds).
 func TestHeldRequirerVouchesOnlyForAMarkerPutWhenTheReplicaStopped(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	var aReady, aFailing, bFailing atomic.Bool
-	aReady.Store(true)
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "a" && aFailing.Load(), app.Name == "b" && bFailing.Load():
-			return nil, errors.New("cannot compute " + app.Name)
-		case app.Name == "a":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a-cfg"},
-				Data: map[string]string{"image": app.Spec.Image}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return aReady.Load(), "a's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "a")}, nil
-	}
-	fm := "heldwithout"
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
+	r := newHeldRequirers(t, "heldwithout")
+	ns := r.ns
 	without := func() (string, bool) {
 		cm := advConfigMap(t, ns, "b-cm")
 		if cm == nil {
@@ -59,7 +36,7 @@ func TestHeldRequirerVouchesOnlyForAMarkerPutWhenTheReplicaStopped(t *testing.T)
 		return v, ok
 	}
 	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := advStart(t, ctx, fm, kinds, handler)
+	d, webapps := r.start(t, ctx)
 	advCreateApp(t, webapps, ns, "a", map[string]string{})
 	advCreateApp(t, webapps, ns, "b", map[string]string{})
 	controlplanetest.Eventually(t, wait, "b's ConfigMap, once a is ready", func() bool { return advConfigMap(t, ns, "b-cm") != nil })
@@ -68,22 +45,22 @@ func TestHeldRequirerVouchesOnlyForAMarkerPutWhenTheReplicaStopped(t *testing.T)
 	}
 	stopAndWait(t, stop, d)
 
-	aReady.Store(false)
-	bFailing.Store(true)
+	r.aReady.Store(false)
+	r.bFailing.Store(true)
 	ctx, stop = context.WithCancel(t.Context())
-	d, webapps = advStart(t, ctx, fm, kinds, handler)
+	d, webapps = r.start(t, ctx)
 	controlplanetest.Eventually(t, wait, "first restart: b held, recorded as kept without a's marker", func() bool {
 		v, _ := without()
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "b"), "held as they are") &&
 			strings.Contains(v, "owner/"+ns+"/a")
 	})
-	aReady.Store(true)
+	r.aReady.Store(true)
 	touchImage(t, webapps, ns, "a", "app:2")
 	controlplanetest.Eventually(t, wait, "a ready again: the record gone", func() bool {
 		_, ok := without()
 		return !ok
 	})
-	aReady.Store(false)
+	r.aReady.Store(false)
 	touchImage(t, webapps, ns, "a", "app:3")
 	controlplanetest.Eventually(t, wait, "a not ready again: the record back", func() bool {
 		v, _ := without()
@@ -91,10 +68,10 @@ func TestHeldRequirerVouchesOnlyForAMarkerPutWhenTheReplicaStopped(t *testing.T)
 	})
 	stopAndWait(t, stop, d)
 
-	aReady.Store(true)
-	bFailing.Store(false)
+	r.aReady.Store(true)
+	r.bFailing.Store(false)
 	ctx, stop = context.WithCancel(t.Context())
-	d, webapps = advStart(t, ctx, fm, kinds, handler)
+	d, webapps = r.start(t, ctx)
 	controlplanetest.Eventually(t, wait, "second restart: b's ConfigMap applied, the record cleared", func() bool {
 		// Empty or gone: the apply takes the record over empty, and a
 		// later apply may drop the empty annotation.
@@ -103,10 +80,10 @@ func TestHeldRequirerVouchesOnlyForAMarkerPutWhenTheReplicaStopped(t *testing.T)
 	})
 	stopAndWait(t, stop, d)
 
-	aFailing.Store(true)
-	bFailing.Store(true)
+	r.aFailing.Store(true)
+	r.bFailing.Store(true)
 	advCreateApp(t, webapps, ns, "c", map[string]string{})
-	d, webapps = advStart(t, t.Context(), fm, kinds, handler)
+	d, webapps = r.start(t, t.Context())
 	controlplanetest.Eventually(t, wait, "third restart: a held, c's ConfigMap created on the marker b's vouches for", func() bool {
 		return committedResync(d) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are") &&
 			advConfigMap(t, ns, "c-cm") != nil
