@@ -12,10 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -42,22 +39,8 @@ func TestAdvAnotherFactorysPassMovesTheHandlersPrecondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	fenced := e.Fence(cfg)
-	newFactory := func() (*generic.Factory, *generic.Controller[*corev1.ConfigMap, *corev1.ConfigMapList]) {
-		f, err := generic.NewFactoryFromConfig(fenced, nil, e.FactoryOptions(&generic.FactoryOptions{
-			Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-			Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", true, f.ControllerFactory())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f, cms
-	}
-	slow, slowCMs := newFactory()
-	other, otherCMs := newFactory()
+	slow, slowCMs := fencedConfigMaps(t, e, fenced, ns)
+	other, otherCMs := fencedConfigMaps(t, e, fenced, ns)
 	writes := kubernetes.NewForConfigOrDie(fenced).CoreV1().ConfigMaps(ns)
 
 	given := make(chan string, 1)

@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -64,13 +63,7 @@ func startReplica(t *testing.T, ns, name string) *replica {
 	proxy, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
 	r.proxy = proxy
 	leaseCfg = r.renews.Wrap(leaseCfg, true)
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
-		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newElectorOn(t, leaseCfg, ns, name)
 	r.e = e
 	// The fence is outermost: the recorder sees only what went out.
 	dataCfg := e.Fence(r.writes.Wrap(cp.Config(), false))

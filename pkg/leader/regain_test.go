@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controller"
@@ -42,13 +41,7 @@ func TestOldTermsHandlerIsFencedWhenTheLeaseIsRegained(t *testing.T) {
 	// the data path does not, so the old handler's write reaches the API
 	// server unless the fence refuses it.
 	proxy, leaseCfg := controlplanetest.NewProxy(t, cp.Config())
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
-		leader.WithIdentity("regainer"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newElectorOn(t, leaseCfg, ns, "regainer")
 	f, err := generic.NewFactoryFromConfig(e.Fence(cp.Config()), nil, e.FactoryOptions(&generic.FactoryOptions{
 		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
 		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger(), StopGrace: time.Second},

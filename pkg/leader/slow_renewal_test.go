@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestFenceClosesARenewDeadlineAfterTheRecordedRenewal: client-go takes a
@@ -30,13 +28,7 @@ func TestFenceClosesARenewDeadlineAfterTheRecordedRenewal(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	slow := &slowRenewal{readDelay: 600 * time.Millisecond}
 	leaseCfg := slow.wrap(cp.Config())
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease",
-		leader.WithIdentity("a"), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newElectorOn(t, leaseCfg, ns, "a")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {

@@ -13,10 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -40,27 +37,10 @@ func startChildReplica(t *testing.T, ns, name string, beforeCreate func(r *child
 	r := &childReplica{}
 	proxy, cfg := controlplanetest.NewProxy(t, cp.Config())
 	r.proxy, r.cfg = proxy, cfg
-	leaseCfg := *cfg
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(&leaseCfg).CoordinationV1(), ns, "lease",
-		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newElectorOn(t, cfg, ns, name)
 	r.e = e
 	fenced := e.Fence(cfg)
-	f, err := generic.NewFactoryFromConfig(fenced, nil, e.FactoryOptions(&generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", true, f.ControllerFactory())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, cms := fencedConfigMaps(t, e, fenced, ns)
 	children := kubernetes.NewForConfigOrDie(fenced).CoreV1().ConfigMaps(ns)
 	cms.OnChange(t.Context(), "child", func(_ string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 		if cm == nil || cm.Name != "owner" {

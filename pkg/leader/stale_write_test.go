@@ -1,7 +1,6 @@
 package leader_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -10,12 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
@@ -43,26 +38,9 @@ func startWritingReplica(t *testing.T, ns, name string, before func(r *writingRe
 	r := &writingReplica{name: name}
 	proxy, cfg := controlplanetest.NewProxy(t, cp.Config())
 	r.proxy = proxy
-	leaseCfg := *cfg
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(&leaseCfg).CoordinationV1(), ns, "lease",
-		leader.WithIdentity(name), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newElectorOn(t, cfg, ns, name)
 	r.e = e
-	f, err := generic.NewFactoryFromConfig(e.Fence(cfg), nil, e.FactoryOptions(&generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", true, f.ControllerFactory())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, cms := fencedConfigMaps(t, e, e.Fence(cfg), ns)
 	cms.OnChange(t.Context(), "write", func(_ string, cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 		if cm == nil || cm.Data[writerKey] != "" {
 			return nil, nil
@@ -175,20 +153,4 @@ func TestStalledWriteNeverLandsAfterTheTerm(t *testing.T) {
 			aEnded[0].Format(time.StampMicro), bBegan[0].Format(time.StampMicro), aErrs[0])
 	}
 	t.Logf("a's patch: %v; writers in order: %q", aErrs[0], seen)
-}
-
-// runTerms runs f's controllers in e's terms until the test ends; the
-// proxy is resumed first, so that a stalled replica's calls return.
-func runTerms(t *testing.T, e *leader.Elector, f *generic.Factory, proxy *controlplanetest.Proxy) {
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.Run(ctx, func(ctx context.Context) error { return f.Run(ctx, 2) })
-	}()
-	t.Cleanup(func() {
-		proxy.Resume()
-		cancel()
-		<-done
-	})
 }

@@ -79,22 +79,6 @@ func waitAdmitted(t *testing.T, ctx context.Context, ns, token string) {
 	})
 }
 
-// newElector is an Elector on the Lease ns/"lease" with the tests' timings
-// and a lease client of its own.
-func newElector(t *testing.T, ns, id string, opts ...leader.Option) *leader.Elector {
-	t.Helper()
-	leaseCfg := rest.CopyConfig(cp.Config())
-	leaseCfg.Timeout = renewDeadline
-	e, err := leader.New(kubernetes.NewForConfigOrDie(leaseCfg).CoordinationV1(), ns, "lease", append([]leader.Option{
-		leader.WithIdentity(id), leader.WithLeaseDuration(leaseDuration), leader.WithRenewDeadline(renewDeadline),
-		leader.WithRetryPeriod(retryPeriod), leader.WithLogger(controlplanetest.QuietLogger()),
-	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // inTerm runs fn, on the test's goroutine, with the work context of a
 // term of e, then ends Run and returns once it has returned (the lease
 // released).

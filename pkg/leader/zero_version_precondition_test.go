@@ -12,8 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/lariat-dev/lariat/pkg/cache"
-	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/generic"
 	"github.com/lariat-dev/lariat/pkg/leader"
@@ -142,16 +140,6 @@ func newConfigMapHandler(t *testing.T, ns string) (*leader.Elector, *generic.Fac
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := generic.NewFactoryFromConfig(e.Fence(cp.Config()), nil, e.FactoryOptions(&generic.FactoryOptions{
-		Cache:      cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}, SyncTimeout: time.Minute},
-		Controller: controller.SharedControllerFactoryOptions{Logger: controlplanetest.QuietLogger()},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cms, err := generic.NewController[*corev1.ConfigMap, *corev1.ConfigMapList](corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", true, f.ControllerFactory())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, cms := fencedConfigMaps(t, e, e.Fence(cp.Config()), ns)
 	return e, f, cms
 }
