@@ -69,7 +69,7 @@ func newLiveGetter(clients *client.SharedClientFactory) liveGetter {
 // hold makes the owner at key, whose handler failed with cause and for
 // which nothing was desired yet, a held owner (see above). It returns an
 // error, which aborts the resync, when an object could not be read (never
-// read as "no object") or when an object of this field manager names no
+// read as "no object"; a read forbidden for good holds the cache's copy) or when an object of this field manager names no
 // owner that can be read (whose it is cannot be told). An owner left with
 // no object (all gone since the informers listed them) is not held.
 func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) error {
@@ -81,11 +81,16 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 	var unread []error
 	for _, objKey := range objKeys {
 		v, label, err := h.heldValue(ctx, key, h.live[objKey])
+		if err != nil && !apierrors.IsForbidden(err) {
+			// A read that may yet succeed aborts the resync; a healing
+			// one tries again.
+			return fmt.Errorf("%w (cannot hold %s: %w)", cause, objKey, err)
+		}
 		if err != nil {
-			// Held values are never written (heldvalues.go): the cache's
-			// copy orders and keeps the object as well, and one owner
-			// whose objects cannot be read (a get forbidden) does not
-			// hold every other owner's resync back.
+			// Forbidden for good. Held values are never written
+			// (heldvalues.go): the cache's copy orders and keeps the
+			// object as well, and one owner whose objects cannot be read
+			// does not hold every other owner's resync back.
 			var cerr error
 			if v, cerr = h.cachedHeldValue(h.live[objKey]); cerr != nil {
 				return fmt.Errorf("%w (cannot hold %s: %w)", cause, objKey, errors.Join(err, cerr))
