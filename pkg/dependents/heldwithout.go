@@ -18,6 +18,7 @@ import (
 
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
 // AnnotationHeldWithout lists, comma separated, on an object a held owner
@@ -49,7 +50,9 @@ const AnnotationHeldWithout = "lariat.dev/held-without"
 // (heldWithoutManager), so the held object's projection (the Apply entry
 // of the registration's field manager) and every other field stay as they
 // are. When a marker is put again, it leaves the list (a marker put while
-// the object is held does make it evidence). When the owner's handler
+// the object is held does make it evidence) once the transaction that
+// put it has committed: the record is written before the commit, which
+// may yet abort, so the marker leaves it at an event after. When the owner's handler
 // answers, the object's computed value sets the annotation empty, taking
 // it over by the forced apply (builder.clearHeldWithout): an applied
 // requirer is evidence again, as the scheduler applies it only while
@@ -146,9 +149,14 @@ func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 			if len(named) == 0 {
 				continue
 			}
+			recorded := recordedWithout(live)
 			var absent []string
 			for _, k := range named {
-				if !h.puts(k) {
+				// A marker leaves the record only once the scheduler has
+				// it: put by a transaction that committed. This one may
+				// yet abort, and a record cleared for a put that never
+				// landed would vouch for the marker at the next restart.
+				if !h.puts(k) || recorded[k] && h.sched.GetValueStatus(k).State != kvscheduler.Configured {
 					absent = append(absent, k)
 				}
 			}
@@ -159,6 +167,21 @@ func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// recordedWithout returns the markers AnnotationHeldWithout of obj lists.
+func recordedWithout(obj runtime.Object) map[string]bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for k := range strings.SplitSeq(m.GetAnnotations()[AnnotationHeldWithout], ",") {
+		if k != "" {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // managedByUs tells whether obj carries this registration's managed-by
