@@ -71,13 +71,16 @@ func TestLostMemberNeverComesBackUnderItsID(t *testing.T) {
 	cur := a.id()
 	a.cancel()
 	eventually(t, "a stopping", func() bool { return !a.running.Load() })
-	l, err := leases.Get(t.Context(), shard.MemberLeaseName(ringName, cur), metav1.GetOptions{})
-	switch {
-	case err != nil:
-		t.Errorf("the stopped term's Lease: %v; want it kept, released", err)
-	case l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "":
-		t.Errorf("the stopped term's Lease is held by %s; want it released", *l.Spec.HolderIdentity)
-	}
+	// The release is the term's last write, after it stopped running: on
+	// a busy machine it lands a little later.
+	eventually(t, "the stopped term's Lease kept, released", func() bool {
+		l, err := leases.Get(t.Context(), shard.MemberLeaseName(ringName, cur), metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("the stopped term's Lease: %v; want it kept, released", err)
+			return true
+		}
+		return l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == ""
+	})
 }
 
 // TestMemberRunsOneTerm: a Member runs once. A second Run, after its
