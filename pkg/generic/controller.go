@@ -27,7 +27,9 @@ type Controller[T RuntimeMetaObject, TList runtime.Object] struct {
 // scope the caller knows, so no discovery is needed. It fails, without
 // creating anything, when the factory would not decode the kind into T and
 // TList (see NewClient): most often because the kind's types were not added
-// to the factory's scheme.
+// to the factory's scheme. It fails, too, for a kind the cache factory holds
+// the metadata of only (cache.Options.MetadataOnly); the kind's shared
+// controller and informer exist by then, for others to use.
 func NewController[T RuntimeMetaObject, TList runtime.Object](gvk schema.GroupVersionKind, resource string, namespaced bool, factory *controller.SharedControllerFactory) (*Controller[T, TList], error) {
 	if factory == nil {
 		return nil, fmt.Errorf("controller for %s: no controller factory", gvk)
