@@ -17,7 +17,7 @@ import (
 // requests of nil): a dependent the transaction takes away otherwise, by a
 // request further on that is not a delete, goes after what it is ordered
 // after. Fixed: such a delete is postponed until that request is applied
-// (deleteorder.go postponeTo, process.go applyValues).
+// (deletepostpone.go postponeTo, process.go applyValues).
 
 // adv5WantDeletedBefore fails unless the southbound saw "delete first"
 // before "delete then".
