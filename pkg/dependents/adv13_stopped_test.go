@@ -24,19 +24,7 @@ import (
 // again), the second is created, and a is Ready.
 func TestAdv13ReplicaStoppedBetweenCreates(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	entered := make(chan struct{})
-	var once sync.Once
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/a-second") {
-				once.Do(func() { close(entered) })
-				<-req.Context().Done()
-				return nil, req.Context().Err()
-			}
-			return next.RoundTrip(req)
-		})
-	})
+	cfg, entered := adv13InFlight(ns, http.MethodPatch, "a-second")
 	pair := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {
 			return nil, nil
@@ -74,19 +62,7 @@ func TestAdv13ReplicaStoppedBetweenCreates(t *testing.T) {
 // new a both ConfigMaps, naming its UID, and a is Ready.
 func TestAdv13ReplicaStoppedMidDeleteOwnerCreatedAgain(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	entered := make(chan struct{})
-	var once sync.Once
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodDelete && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/a-second") {
-				once.Do(func() { close(entered) })
-				<-req.Context().Done()
-				return nil, req.Context().Err()
-			}
-			return next.RoundTrip(req)
-		})
-	})
+	cfg, entered := adv13InFlight(ns, http.MethodDelete, "a-second")
 	pair := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {
 			return nil, nil
@@ -118,4 +94,24 @@ func TestAdv13ReplicaStoppedMidDeleteOwnerCreatedAgain(t *testing.T) {
 		return f != nil && s != nil && f.Data["uid"] == string(fresh.UID) && s.Data["uid"] == string(fresh.UID) &&
 			adv13Ready(t, webapps, ns, "a")
 	})
+}
+
+// adv13InFlight returns a config whose requests of method on ConfigMap
+// name in ns never reach the server: each waits until its context ends
+// (the replica stops), and entered is closed when the first arrives.
+func adv13InFlight(ns, method, name string) (*rest.Config, <-chan struct{}) {
+	entered := make(chan struct{})
+	var once sync.Once
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == method && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/"+name) {
+				once.Do(func() { close(entered) })
+				<-req.Context().Done()
+				return nil, req.Context().Err()
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	return cfg, entered
 }

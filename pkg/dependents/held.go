@@ -69,8 +69,9 @@ func newLiveGetter(clients *client.SharedClientFactory) liveGetter {
 // hold makes the owner at key, whose handler failed with cause and for
 // which nothing was desired yet, a held owner (see above). It returns an
 // error, which aborts the resync, when an object could not be read (never
-// read as "no object"; a read forbidden for good holds the cache's copy) or when an object of this field manager names no
-// owner that can be read (whose it is cannot be told). An owner left with
+// read as "no object"; a read forbidden for good holds the cache's copy)
+// or when an object of this field manager names no owner that can be read
+// (whose it is cannot be told). An owner left with
 // no object (all gone since the informers listed them) is not held.
 func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) error {
 	objKeys, err := h.objectsNaming(key)

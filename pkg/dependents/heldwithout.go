@@ -52,11 +52,11 @@ const AnnotationHeldWithout = "lariat.dev/held-without"
 // are. When a marker is put again, it leaves the list (a marker put while
 // the object is held does make it evidence) once the transaction that
 // put it has committed: the record is written before the commit, which
-// may yet abort, so the marker leaves it at an event after. When the owner's handler
-// answers, the object's computed value sets the annotation empty, taking
-// it over by the forced apply (builder.clearHeldWithout): an applied
-// requirer is evidence again, as the scheduler applies it only while
-// what it requires is there.
+// may yet abort, so the marker leaves it at an event after. When the
+// owner's handler answers, the object's computed value sets the annotation
+// empty, taking it over by the forced apply (builder.clearHeldWithout):
+// an applied requirer is evidence again, as the scheduler applies it only
+// while what it requires is there.
 
 // heldWithoutManager is the field manager of the AnnotationHeldWithout
 // patches of a registration whose field manager is fieldManager.
