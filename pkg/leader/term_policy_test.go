@@ -79,6 +79,15 @@ func waitAdmitted(t *testing.T, ctx context.Context, ns, token string) {
 	})
 }
 
+// waitRefused waits until the API server refuses a create stamped with
+// term token: its view of the Lease has the term ended.
+func waitRefused(t *testing.T, ns, token string) {
+	t.Helper()
+	controlplanetest.Eventually(t, timeout, "the API server refusing term "+token, func() bool {
+		return dryRunStamped(t.Context(), ns, token) != nil
+	})
+}
+
 // inTerm runs fn, on the test's goroutine, with the work context of a
 // term of e, then ends Run and returns once it has returned (the lease
 // released).
