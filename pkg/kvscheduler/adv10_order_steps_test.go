@@ -29,7 +29,7 @@ func fzCheckDeleteOrderByTxn(before map[string]any, ops []kvtest.Op, unseen map[
 	}
 	unseen = maps.Clone(unseen)
 	for i, seg := range segs {
-		if msg := fzCheckDeleteOrderSkip(held, seg, unseen, fzRefusedFirst(recs[i])); msg != "" {
+		if msg := fzCheckDeleteOrderSkip(held, seg, unseen, fzSkipEither(fzRefusedFirst(recs[i]), fzUndoUnforeseen(recs[i]))); msg != "" {
 			return msg
 		}
 		for _, o := range seg {

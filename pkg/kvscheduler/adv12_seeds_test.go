@@ -28,15 +28,14 @@ func TestAdv12DeleteOrderSeeds(t *testing.T) {
 }
 
 // TestAdv12UndoAfterAReadBackCascadeSeed25473 pins adv5 fuzz seed 25473
-// of the same flags (open): a transaction with revert creates r/2 =
+// of the same flags: a transaction with revert creates r/2 =
 // w|~n/1,~r/1, then its update of a/1 fails (drift removed a/1); the
 // read-back finds a/1 gone and the Requires cascade takes r/1 = v|a/1
 // down, before the undo deletes r/2, which is ordered after r/1 ("r/1
 // deleted before r/2 (w|~n/1,~r/1), which depends on it and is deleted
-// later in the same step"). The undos still to do are not counted among
-// the deletes the read-back's cascade must let go first.
+// later in the same step"). The undos still to do are among the values
+// leaving the step: the cascade applies r/2's undo first (see dueUndo).
 func TestAdv12UndoAfterAReadBackCascadeSeed25473(t *testing.T) {
-	advOpen(t, "the read-back's cascade deletes a value before the undo deletes one ordered after it")
 	msg, log := fzRunWith(25473, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
@@ -45,14 +44,14 @@ func TestAdv12UndoAfterAReadBackCascadeSeed25473(t *testing.T) {
 
 // TestAdv12ResumeWaitsOnAnUnrelatedUnknownValueSeed44978 pins adv5 fuzz
 // seed 44978 of -fzretry -fzdd -fzdheld -fzcancel -fzcancelall -fzview
-// -fzrec (open): a transaction creates b/1 = w@1@2| and d/1, then a/1
-// (made ready by d/1) fails ("already exists") and the cancel stops it
-// before d/2; the read-back of a/1 fails too. The next transaction's
-// resume, which would create d/2, waits while any value is unknown
-// (resume.go), a/1 here, which d/2 does not need: b/1 stays CONFIGURED
+// -fzrec: a transaction creates b/1 = w@1@2| and d/1, then a/1 (made
+// ready by d/1) fails ("already exists") and the cancel stops it before
+// d/2; the read-back of a/1 fails too, and goes on failing. The next,
+// empty, transaction's resume would create d/2. Before, the resume
+// waited while any value was unknown, a/1 here, which d/2 does not need,
+// and the empty transaction did not read it: b/1 stayed CONFIGURED
 // without d/2 ("b/1 CONFIGURED (w@1@2|) but its d/2 is NONEXISTENT").
 func TestAdv12ResumeWaitsOnAnUnrelatedUnknownValueSeed44978(t *testing.T) {
-	advOpen(t, "the resume waits on every unknown value, also one the work left does not need")
 	withFzFlags(t, fzDHeld)
 	msg, log := fzRunWith(44978, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzCancelAll, fzView, fzRec})
 	if msg != "" {

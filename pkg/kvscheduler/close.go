@@ -87,6 +87,12 @@ func ctxError(ctx context.Context) error {
 	return err
 }
 
+// Exited is closed once the scheduler's goroutine has returned after
+// Close, which may be after Close itself returned: a descriptor call that
+// outlived Options.CloseTimeout is abandoned, not stopped, and whoever
+// holds what that call may still write (a field manager) frees it here.
+func (s *Scheduler) Exited() <-chan struct{} { return s.exited }
+
 // Close stops the scheduler: it cancels Context, drops the queued work
 // (blocked Commits return ErrClosed), stops the timers, waits for the
 // operation in progress and closes the watches. The wait is bounded by
@@ -118,14 +124,13 @@ func (s *Scheduler) Close() error {
 	}
 
 	var err error
-	exited := make(chan struct{})
 	go func() {
 		s.wg.Wait()
-		close(exited)
+		close(s.exited)
 	}()
 	timer := time.NewTimer(s.opts.CloseTimeout)
 	select {
-	case <-exited:
+	case <-s.exited:
 		timer.Stop()
 	case <-timer.C:
 		what := "the scheduler's goroutine (no descriptor call in progress)"

@@ -54,6 +54,9 @@ func (w *walker) deleteDueDependents(n *node) {
 		if b.deleting() {
 			continue
 		}
+		if w.dueUndo(b) {
+			continue
+		}
 		if !w.later(b) {
 			// Taken down now, into PENDING, when the cascade of a
 			// request further on surely takes it away then (see

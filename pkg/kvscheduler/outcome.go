@@ -34,8 +34,17 @@ type txnOutcome struct {
 // holds; then the previous requests are applied again, last first.
 func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	rec := w.rec
+	pending := make(map[string]int, len(undos))
+	for i, u := range undos {
+		pending[u.key] = i
+	}
+	// The undos are among the values leaving the step: the read-back's
+	// cascade lets the ones ordered after what it takes down go first.
+	w.undoPending = pending
+	from := len(rec.Errors)
 	s.refreshFailed(w)
-	out.revertFrom = len(w.rec.Errors)
+	w.undoPending = nil
+	out.revertFrom = undoErrorsLast(rec, from, undos, pending)
 	// The invalid values are named as the transaction left them, before
 	// the undo removes them.
 	out.invalid = s.invalidOf(w)
@@ -52,10 +61,6 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	}
 	w.failedNs = nil
 	notApplied := len(rec.NotApplied)
-	pending := make(map[string]int, len(undos))
-	for i, u := range undos {
-		pending[u.key] = i
-	}
 	for _, u := range slices.Backward(undos) {
 		// The requests that took a derived key from u's key go back
 		// first: u's undo then derives the key again without a clash.
@@ -77,20 +82,55 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	out.reverted = len(out.revertFailed) == 0 && len(rec.NotApplied) == notApplied
 }
 
+// undoErrorsLast moves, among the record's errors from index from on, the
+// errors of the undos applied during the read-back (those of undos no
+// longer pending) after the others, and returns the index of the first:
+// they are the undo's errors, which RevertFailed names, not the
+// transaction's.
+func undoErrorsLast(rec *TxnRecord, from int, undos []undo, pending map[string]int) int {
+	early := func(e error) bool {
+		ke, ok := e.(KeyError)
+		if !ok {
+			return false
+		}
+		if _, ok := pending[ke.Key]; ok {
+			return false
+		}
+		return slices.ContainsFunc(undos, func(u undo) bool { return u.key == ke.Key })
+	}
+	tail := rec.Errors[from:]
+	var txn, undo []error
+	for _, e := range tail {
+		if early(e) {
+			undo = append(undo, e)
+		} else {
+			txn = append(txn, e)
+		}
+	}
+	copy(tail, append(txn, undo...))
+	return from + len(txn)
+}
+
 // undoOne applies again the request u's key had before the transaction.
 func (w *walker) undoOne(u undo) {
+	if u.clash != "" {
+		w.restoreClash(u.key, u.clash, u.clashErr)
+	}
+	back := w.giveBack(u.key)
+	w.run(w.undoFrame(u))
+	w.applyGivenBack(back)
+}
+
+// undoFrame returns the frame that applies again the request u's key had
+// before the transaction (nothing: a delete).
+func (w *walker) undoFrame(u undo) frame {
 	last := &update{seq: w.rec.SeqNum, revert: true}
 	if u.prev != nil {
 		c := *u.prev
 		c.revert = true
 		last = &c
 	}
-	if u.clash != "" {
-		w.restoreClash(u.key, u.clash, u.clashErr)
-	}
-	back := w.giveBack(u.key)
-	w.run(frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB})
-	w.applyGivenBack(back)
+	return frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB}
 }
 
 // txnError builds the error a transaction returns, nil if nothing failed.

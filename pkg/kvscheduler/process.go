@@ -42,7 +42,9 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	t := j.txn
 	rec := s.newRecord(NBTransaction)
 	rec.Description, rec.Resync, rec.Revert = t.description, t.resync, t.revert && t.resync == NoResync
-	rec.Values = t.values
+	// The record is the caller's to keep: a copy, which neither a Txn
+	// set again after its Commit nor an edit of the record reaches.
+	rec.Values = slices.Clone(t.values)
 	ctx, done := s.txnContext(j.ctx)
 	defer done()
 	w := s.newWalker(rec, ctx)
@@ -105,10 +107,14 @@ func (s *Scheduler) readForResync(w *walker, t *Txn) map[string]bool {
 	// transaction: nothing is decided on a belief the read could not
 	// confirm (the walk of what it finds runs once the transaction's
 	// values are marked, with the deletes below). A transaction that
-	// requests nothing and resyncs nothing decides nothing, so it leaves
-	// them to the next one: it must not wait on a southbound that does not
-	// answer (the read of a value whose request a cancelled Commit cut).
-	if len(t.values) > 0 || t.resync != NoResync {
+	// requests nothing, resyncs nothing and has no stopped transaction's
+	// work to resume decides nothing, so it leaves them to the next one:
+	// it must not wait on a southbound that does not answer (the read of
+	// a value whose request a cancelled Commit cut). One with work to
+	// resume decides, so it reads: a read that fails again holds the
+	// operations on what it could not see (holdUnread), and the rest of
+	// the work goes on (seed 44978).
+	if len(t.values) > 0 || t.resync != NoResync || len(s.resume) > 0 {
 		s.readUnknown(w)
 	}
 	if t.resync != NoResync {

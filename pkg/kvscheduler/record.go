@@ -230,9 +230,8 @@ func (r *TxnRecord) notApplied(k string) {
 
 // resumed names among the record's values a request applied again for a
 // stopped transaction (as a retry's record names its own): before the
-// values obtained, which stay last. Values may be the caller's slice: a
-// copy is written, never it.
+// values obtained, which stay last.
 func (r *TxnRecord) resumed(kv KeyValuePair) {
 	at := len(r.Values) - r.Obtained
-	r.Values = slices.Insert(slices.Clip(r.Values), at, kv)
+	r.Values = slices.Insert(r.Values, at, kv)
 }

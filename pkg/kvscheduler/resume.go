@@ -51,11 +51,15 @@ func (w *walker) resume() {
 	if len(w.s.resume) == 0 || w.canceled != nil {
 		return
 	}
-	if len(w.s.unknownNodes) > 0 {
+	if w.s.unknownUnread() {
 		// Only on a view the reads confirmed: while a failed read-back
-		// leaves keys unknown (unread by a transaction that requests and
-		// resyncs nothing, or read and failed again), the work waits for
-		// the job whose read finds them.
+		// leaves keys unknown that this transaction did not read (one
+		// that requests and resyncs nothing skips the read), the work
+		// waits for the job whose read finds them. Read and failed
+		// again, they are no reason to wait: their descriptor is unread
+		// in this transaction, which holds every operation on them and on
+		// what may depend on them (holdUnread), and the rest of the work
+		// is decided on values read.
 		return
 	}
 	todo := w.s.resume
@@ -176,4 +180,16 @@ func (w *walker) holdDelete(f frame) bool {
 		w.push(f)
 	}
 	return w.hold(f.n, OpDelete, f.op, noDeps)
+}
+
+// unknownUnread tells whether a value a failed read-back left unknown was
+// not read by this transaction: its read did not fail in it (a read that
+// fails again marks its descriptor unread, see readFailed).
+func (s *Scheduler) unknownUnread() bool {
+	for _, n := range s.unknownNodes {
+		if s.g.has(n) && s.unreadFor(n) == nil {
+			return true
+		}
+	}
+	return false
 }

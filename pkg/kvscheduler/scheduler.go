@@ -21,6 +21,7 @@ type Scheduler struct {
 	signal chan struct{}
 	closed bool
 	quit   chan struct{}
+	exited chan struct{} // closed once Close's wait for the goroutines ends
 	wg     sync.WaitGroup
 	// retries are the retries armed and not due yet, by generation, under
 	// qmu: the worker arms and disarms them, Close stops their timers.
@@ -158,7 +159,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s := &Scheduler{
-		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}),
+		opts: opts, metrics: m, signal: make(chan struct{}, 1), quit: make(chan struct{}), exited: make(chan struct{}),
 		reg: newRegistry(), g: newGraph(),
 		statuses: map[string]*pubEntry{},
 		waiters:  map[string][]*node{}, retries: map[uint64]*job{},

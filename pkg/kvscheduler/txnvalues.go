@@ -119,7 +119,7 @@ func recordResyncValues(rec *TxnRecord, deletes []txnValue, obtained []KeyValueP
 	byKey := func(a, b KeyValuePair) int { return strings.Compare(a.Key, b.Key) }
 	slices.SortFunc(added, byKey)
 	slices.SortFunc(obtained, byKey)
-	rec.Values = append(append(slices.Clip(rec.Values), added...), obtained...)
+	rec.Values = append(append(rec.Values, added...), obtained...)
 	rec.Obtained = len(obtained)
 }
 

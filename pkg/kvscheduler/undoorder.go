@@ -72,3 +72,64 @@ func (w *walker) undoTakesAway(n *node, u undo) bool {
 	}
 	return w.s.txnGroup(txnValue{key: u.key, value: u.prev.value, n: n}) == 1 || w.surelyGoes(n, u.prev.value)
 }
+
+// dueUndo pushes, to run before the end of a delete under way (see
+// deleteDueDependents), the pending undo of b, a value depending on the
+// one going, when that undo takes b away (see undoTakesAway): the read-back of a revert (see
+// Scheduler.revert) runs before the undos, and its cascade would
+// otherwise take the value down before b, ordered after it, goes (adv5
+// fuzz seed 25473). The pending undos that take away b's dependents go
+// before it, as undoInOrder applies them. An undo that restores a clash
+// or gives derived values back stays in its place: undoOne does that
+// work around the apply, which a pushed frame cannot.
+func (w *walker) dueUndo(b *node) bool {
+	i, ok := w.undoPending[b.key]
+	if !ok {
+		return false
+	}
+	u := w.undos[i]
+	if !w.undoTakesAway(b, u) || !w.undoAlone(u) {
+		return false
+	}
+	for _, j := range w.dependentUndos(u, w.undos, w.undoPending) {
+		if !w.undoAlone(w.undos[j]) {
+			return false // its order needs undoOne's work: left to the undo
+		}
+	}
+	w.pushUndo(u)
+	return true
+}
+
+// undoAlone tells whether u's undo is its apply alone: no clash to
+// restore, no derived value to give back, and no request that took a
+// derived key from u's key to withdraw first (see Scheduler.revert).
+func (w *walker) undoAlone(u undo) bool {
+	if u.clash != "" {
+		return false
+	}
+	if len(w.requestsTookFrom(u.key)) > 0 || len(w.basesTookFrom(u.key)) > 0 {
+		return false
+	}
+	if n := w.g.nodes[u.key]; n != nil {
+		for _, k := range n.derived {
+			if _, ok := w.takenFrom[k]; ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pushUndo pushes u's undo and, above it, the pending undos that take
+// away a value depending on u's, each the same way, so that they run
+// first (see undoInOrder).
+func (w *walker) pushUndo(u undo) {
+	delete(w.undoPending, u.key)
+	deps := w.dependentUndos(u, w.undos, w.undoPending)
+	w.pushDue(w.undoFrame(u))
+	for _, i := range slices.Backward(deps) {
+		if _, ok := w.undoPending[w.undos[i].key]; ok {
+			w.pushUndo(w.undos[i])
+		}
+	}
+}

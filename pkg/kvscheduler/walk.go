@@ -116,6 +116,10 @@ type walker struct {
 	// (see deleteorder.go).
 	dels  []txnValue
 	undos []undo
+	// undoPending indexes, by key, the undos of a revert still to apply
+	// (see Scheduler.revert): the read-back before them lets one go
+	// before a value it is ordered after (see dueUndo).
+	undoPending map[string]int
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error
