@@ -159,14 +159,16 @@ func TestShardedReplicasInABrowser(t *testing.T) {
 	}
 	browsertest.Screenshot(t, page, "dashboard-shards")
 
-	// Acknowledge as a's gate would: both labels go, on the version read.
+	// Acknowledge as a's gate would: both labels go and the trail records
+	// a's release, on the version read.
 	for _, key := range draining {
 		_, name, _ := strings.Cut(key, "/")
 		cm, err := kube.CoreV1().ConfigMaps(ring.Namespace).Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null}}}`, cm.ResourceVersion, shard.AssignmentLabel(ring.Name), shard.DrainLabel(ring.Name))
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null},"annotations":{%q:%q}}}`, cm.ResourceVersion,
+			shard.AssignmentLabel(ring.Name), shard.DrainLabel(ring.Name), shard.TrailAnnotation(ring.Name), "released:"+a.member.ID()+"@"+cm.ResourceVersion)
 		if _, err := kube.CoreV1().ConfigMaps(ring.Namespace).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -26,7 +27,6 @@ import (
 // until its renew deadline (50 s here). Unlike a deleted Lease (judged
 // from the last copy that named the member), nothing waits.
 func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
-	advOpen(t, "a member Lease's holder edited by hand makes the sharder move the member's objects while it still runs")
 	adv10LeaseActedOn(t, "holder someone-else", false, adv10Edit(func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("someone-else") }))
 }
 
@@ -34,7 +34,6 @@ func TestAdv10LeaseHolderEditedByHandMovesObjectsFromALiveMember(t *testing.T) {
 // with the holder cleared by hand (as a release looks), the member still
 // running.
 func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) {
-	advOpen(t, "a member Lease's holder cleared by hand makes the sharder move the member's objects while it still runs")
 	adv10LeaseActedOn(t, "holder cleared", false, adv10Edit(func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("") }))
 }
 
@@ -43,7 +42,6 @@ func TestAdv10LeaseHolderClearedByHandMovesObjectsFromALiveMember(t *testing.T) 
 // Lease, or a script that "ends" members): the sharder takes the member
 // for dead at once while it still runs.
 func TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember(t *testing.T) {
-	advOpen(t, "a member Lease labelled term-ended by hand makes the sharder move the member's objects while it still runs")
 	adv10LeaseActedOn(t, "labelled "+leader.TermEndedLabel, false, adv10Edit(func(l *coordinationv1.Lease) {
 		if l.Labels == nil {
 			l.Labels = map[string]string{}
@@ -161,10 +159,14 @@ func adv10LeaseActedOn(t *testing.T, edit string, newSharder bool, act func(*tes
 		stopFirst()
 		runSharder("sharder-next")
 	}
-	controlplanetest.Eventually(t, 2*time.Minute, "B handles X, or A's handler for X ends", func() bool {
+	// Two minutes are past the last copy's renewTime + leaseDuration (60 s)
+	// + the skew allowance: a member A that still runs then (it took its
+	// Lease back, or renews it under a label put on by hand) keeps X, and
+	// neither event comes, which is safe.
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		_, bRan := spans.find("b", x, false)
 		_, aRuns := spans.find("a", x, true)
-		return bRan || !aRuns
+		return bRan || !aRuns, nil
 	})
 	aRun, aRuns := spans.find("a", x, true)
 	bRun, bRan := spans.find("b", x, false)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,25 +18,34 @@ import (
 // object drains from member A (its handler for it still runs: a drain
 // waits for that) to member B. A user's write that drops the ring's
 // labels (kubectl replace of the object's manifest, a GitOps sync with
-// Replace, kubectl label ...-) looks to the sharder like A's
-// acknowledgement: the object reads unassigned, and it assigns it to B,
-// whose handler then runs while A's, begun before, still does. Only A's
-// gate may let go of the object; an unassigned object that was on a live
-// member without its acknowledgement is not free.
+// Replace, kubectl label ...-) looked to the sharder like A's
+// acknowledgement: the object read unassigned, and it assigned it to B,
+// whose handler then ran while A's, begun before, still did. Only A's
+// gate lets go of the object, by the release it writes into the trail:
+// the sharder writes A's labels back, and B gets the object once A
+// acknowledged.
 func TestAdv10LabelsRemovedDuringADrainHandTheObjectOverUnacknowledged(t *testing.T) {
-	advOpen(t, "the ring's labels removed by a user during a drain hand the object over while the draining member's handler still runs")
 	adv10UsersLabels(t, "dropped the ring's labels during the drain, and the sharder took that for A's acknowledgement", true,
 		func(cm *corev1.ConfigMap, _ string) { cm.Labels = nil })
 }
 
+// TestAdv10ManifestReplacedDuringADrainKeepsTheObjectOnItsMember: as
+// above, but the user's write drops the trail annotation too (a replace
+// with a manifest that has neither): the object reads as a new one, and
+// the sharder would assign it to B; the sharder term that saw it on A
+// keeps it there until A acknowledges.
+func TestAdv10ManifestReplacedDuringADrainKeepsTheObjectOnItsMember(t *testing.T) {
+	adv10UsersLabels(t, "dropped the ring's labels and the trail during the drain, and the sharder took the object for a new one", true,
+		func(cm *corev1.ConfigMap, _ string) { cm.Labels, cm.Annotations = nil, nil })
+}
+
 // TestAdv10AssignmentWrittenByAUserHandsTheObjectOver: a user's write
 // that sets the assignment label to another member (a saved manifest
-// applied again, which carries the assignment of its day) moves the
-// object with no drain at all: member B's cache has it, and its handler
-// runs while member A's still does. Nothing but A's gate should let go of
-// an object A holds.
+// applied again, which carries the assignment of its day) moved the
+// object with no drain at all: member B's cache had it, and its handler
+// ran while member A's still did. B's gate refuses an object whose trail
+// names another member (refused_total{reason="untrailed"}).
 func TestAdv10AssignmentWrittenByAUserHandsTheObjectOver(t *testing.T) {
-	advOpen(t, "the assignment label written by a user hands an object over while its member's handler still runs")
 	adv10UsersLabels(t, "set the assignment to member B", false,
 		func(cm *corev1.ConfigMap, b string) { cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b} })
 }
@@ -43,7 +53,10 @@ func TestAdv10AssignmentWrittenByAUserHandsTheObjectOver(t *testing.T) {
 // adv10UsersLabels creates X on member A, wanted on member B, holds A's
 // handler for it and, with drain, lets a sharder ask A to drain it; then
 // writes X as write makes it (given B's ID), and fails if B's handler for
-// X begins while A's still runs.
+// X begins while A's still runs. It waits for the answer to the write
+// (with drain, the sharder wrote A's labels back; without, B's gate
+// refused X), then lets A's handler return; with drain, B then handles X
+// (A acknowledged), after A's handler ended.
 func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *corev1.ConfigMap, b string)) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
@@ -87,20 +100,46 @@ func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *core
 	}
 	write(cm, b.ID())
 	cm.Data = map[string]string{"from": "manifest"}
-	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	written, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	controlplanetest.Eventually(t, time.Minute, "B handles X, or A's handler for X ends", func() bool {
+	answered := func() bool {
+		if !drain {
+			var m dto.Metric
+			if err := b.metrics.refused.WithLabelValues("v1/ConfigMap", refusedUntrailed).Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m.GetCounter().GetValue() > 0
+		}
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, draining := cm.Labels[DrainLabel(ring.Name)]
+		return cm.ResourceVersion != written.ResourceVersion && cm.Labels[AssignmentLabel(ring.Name)] == a.ID() && draining
+	}
+	controlplanetest.Eventually(t, time.Minute, "B handles X, or the write is answered (the sharder wrote A's labels back, or B's gate refused X)", func() bool {
 		_, bRan := spans.find("b", x, false)
-		_, aRuns := spans.find("a", x, true)
-		return bRan || !aRuns
+		return bRan || answered()
 	})
 	aRun, aRuns := spans.find("a", x, true)
 	bRun, bRan := spans.find("b", x, false)
-	releaseA()
 	if bRan && aRuns {
 		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): a user's write %s",
 			x, bRun, aRun, what)
+	}
+	releaseA()
+	if !drain {
+		return
+	}
+	controlplanetest.Eventually(t, time.Minute, "B handles X once A acknowledged", func() bool {
+		_, bRan := spans.find("b", x, false)
+		return bRan
+	})
+	aRun, _ = spans.find("a", x, false)
+	if bRun, _ = spans.find("b", x, false); aRun.end == 0 || bRun.start < aRun.end {
+		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) before member A's ended (run %+v)", x, bRun, aRun)
 	}
 }
 

@@ -169,7 +169,7 @@ func advCreateHandledByA(t *testing.T, kube kubernetes.Interface, ns, assign, aI
 
 // advHandOverByHand does the sharder's handover of ConfigMap name to member
 // to, by hand: marks its drain, waits for the holder's acknowledgement
-// (the assignment label removed), then assigns it.
+// (the assignment label removed), then assigns it (label and trail).
 func advHandOverByHand(t *testing.T, kube kubernetes.Interface, ns string, ring Ring, name, to string) {
 	t.Helper()
 	assign, drain := AssignmentLabel(ring.Name), DrainLabel(ring.Name)
@@ -184,5 +184,5 @@ func advHandOverByHand(t *testing.T, kube kubernetes.Interface, ns string, ring 
 		cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
 		return err == nil && cm.Labels[assign] == ""
 	})
-	patch(`{"metadata":{"labels":{"` + assign + `":"` + to + `"}}}`)
+	patch(`{"metadata":{"labels":{"` + assign + `":"` + to + `"},"annotations":{"` + TrailAnnotation(ring.Name) + `":"` + to + `"}}}`)
 }

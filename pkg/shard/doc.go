@@ -8,12 +8,16 @@
 // writes the member's ID as a label on the object; each member's informers
 // select only that label value. Moving an object from a live member to
 // another is a handover in two steps: the sharder marks the object
-// draining, the member stops handling it and removes its assignment (it
-// acknowledges in the worker that holds the object's key, so no handler of
-// that member runs for it afterwards), and only then does the sharder
-// assign it to the new member. A member whose lease expired stopped writing
-// before it expired (its writes are fenced by its renew deadline), so its
-// objects are reassigned directly. docs/replicas.md tells the whole story
+// draining, the member stops handling it, removes its assignment and
+// records its release in the object's trail annotation (it acknowledges in
+// the worker that holds the object's key, so no handler of that member
+// runs for it afterwards), and only then does the sharder assign it to the
+// new member. The trail, which only the sharder and the members write,
+// names the member an object is on: labels written by anyone else move
+// nothing (a member refuses an object its trail does not give it, and the
+// sharder writes the trail's member back). A member whose lease expired
+// stopped writing before it expired (its writes are fenced by its renew
+// deadline), so its objects are reassigned directly. docs/replicas.md tells the whole story
 // and the timing it relies on.
 //
 // A member's ID lives for one term of membership: once its Lease was

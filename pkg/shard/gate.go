@@ -52,9 +52,10 @@ func (m *Member) Gate(cfg *rest.Config, gvk schema.GroupVersionKind) controller.
 // when this member held it (its cache had it, its handlers saw it, and no
 // pass has since told them it is gone, nor been refused here): a NotFound
 // is then this member's deletion to handle, and so is a live object of
-// another UID than the one the handlers were given (controller.AbsentUID):
-// the object held went, and its name was taken again. A key queued on a member that
-// never held the object (relatedresource from a kind outside the ring)
+// another UID than the one held (controller.AbsentUID: the handlers' or
+// else the cache's): the object held went, and its name was taken again.
+// A key queued on a member that never held the object (relatedresource
+// from a kind outside the ring)
 // reaches neither this gate nor the handlers, and an object that moved
 // away is refused here once, which makes the member forget it.
 func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) (bool, error) {
@@ -66,12 +67,22 @@ func (g *memberGate) Admit(ctx context.Context, key string, obj runtime.Object) 
 		if err != nil {
 			return false, fmt.Errorf("shard: %s %s: %w", g.gvk.Kind, key, err)
 		}
-		switch g.m.decide(o.GetLabels()) {
+		switch g.m.judge(o.GetLabels(), o.GetAnnotations()) {
 		case notMine:
 			// The cache lags behind a move; the event that takes the
 			// object out of it is on its way.
 			g.m.metrics.refuse(g.gvk, refusedNotMine)
 			return false, nil
+		case untrailed:
+			// Labelled for this member by someone other than the
+			// sharder: the member its trail names may still run it.
+			g.m.metrics.refuse(g.gvk, refusedUntrailed)
+			return false, nil
+		case unclaimed:
+			// No trail yet (created with the label, or assigned
+			// before trails): the claim's update brings the next pass.
+			g.m.metrics.refuse(g.gvk, refusedUnclaimed)
+			return false, g.claim(ctx, key, o.GetResourceVersion())
 		case draining:
 			g.m.metrics.refuse(g.gvk, refusedDraining)
 			return false, g.acknowledge(ctx, key, o.GetResourceVersion())
@@ -185,7 +196,7 @@ func (g *memberGate) acknowledge(ctx context.Context, key, resourceVersion strin
 		if err != nil {
 			return err
 		}
-		if g.m.decide(live.GetLabels()) != draining {
+		if g.m.judge(live.GetLabels(), live.GetAnnotations()) != draining {
 			// Reassigned, or the move was called off: nothing to
 			// acknowledge; a move off brings an update through the cache.
 			return nil
@@ -196,16 +207,50 @@ func (g *memberGate) acknowledge(ctx context.Context, key, resourceVersion strin
 	}
 }
 
-// ackPatch is the merge patch that acknowledges a drain: both labels go,
-// on the condition that the object is still at resourceVersion.
+// ackPatch is the merge patch that acknowledges a drain: both labels go
+// and the trail records the release, on the condition that the object is
+// still at resourceVersion. The trail, not the labels' absence, is the
+// acknowledgement: a user's write can drop labels too.
 func (m *Member) ackPatch(resourceVersion string) ([]byte, error) {
+	return ackPatch(m.ring.Name, m.id, resourceVersion)
+}
+
+func ackPatch(ring, id, resourceVersion string) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": resourceVersion,
 		"labels": map[string]any{
-			AssignmentLabel(m.ring.Name): nil,
-			DrainLabel(m.ring.Name):      nil,
+			AssignmentLabel(ring): nil,
+			DrainLabel(ring):      nil,
 		},
+		"annotations": map[string]any{TrailAnnotation(ring): releasedTrail(id, resourceVersion)},
 	}})
+}
+
+// claim writes this member's ID into the trail of an object labelled for
+// it that has none, on the condition that it is still the version judged.
+// A conflict or a deletion ends the pass quietly: the cache delivers what
+// changed, and the next pass judges that.
+func (g *memberGate) claim(ctx context.Context, key, resourceVersion string) error {
+	c, err := g.clients.forKind(g.gvk)
+	if err != nil {
+		return err
+	}
+	ns, name, err := toolscache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": resourceVersion,
+		"annotations":     map[string]any{TrailAnnotation(g.m.ring.Name): g.m.id},
+	}})
+	if err != nil {
+		return err
+	}
+	err = c.Patch(ctx, ns, name, types.MergePatchType, patch, &unstructured.Unstructured{}, metav1.PatchOptions{})
+	if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("shard: claim %s %s: %w", g.gvk.Kind, key, err)
 }
 
 func (g *memberGate) get(ctx context.Context, c *client.Client, key string) (*unstructured.Unstructured, error) {
@@ -227,6 +272,8 @@ const (
 	notMine verdict = iota
 	mine
 	draining
+	unclaimed // labelled for this member, no trail yet: claim it first
+	untrailed // labelled for this member, the trail names another or a release
 )
 
 // decide reads an object's labels: assigned to another member or to none
@@ -241,6 +288,25 @@ func (m *Member) decide(labels map[string]string) verdict {
 		return draining
 	}
 	return mine
+}
+
+// judge reads an object's labels and trail: labelled for this member, it
+// is this member's (mine or draining) only when the trail names it too. A
+// label the trail does not back was written outside the protocol, and the
+// member the trail names (or none, after a release) may run the object.
+func (m *Member) judge(labels, annotations map[string]string) verdict {
+	v := m.decide(labels)
+	if v == notMine {
+		return notMine
+	}
+	tr, ok := annotations[TrailAnnotation(m.ring.Name)]
+	switch {
+	case !ok:
+		return unclaimed
+	case tr != m.id:
+		return untrailed
+	}
+	return v
 }
 
 // lazyClients builds the gate's client factory on first use, so that

@@ -13,9 +13,11 @@ import (
 // Reasons of lariat_shard_gate_refused_total: why the gate kept a pass
 // from the handlers.
 const (
-	refusedNotMine  = "not_mine" // the cached object is assigned elsewhere or to no one
-	refusedDraining = "draining" // the object drains from this member: the gate acknowledges instead
-	refusedUncached = "uncached" // absent from the cache but not deleted: moved away, or not cached yet
+	refusedNotMine   = "not_mine"  // the cached object is assigned elsewhere or to no one
+	refusedDraining  = "draining"  // the object drains from this member: the gate acknowledges instead
+	refusedUncached  = "uncached"  // absent from the cache but not deleted: moved away, or not cached yet
+	refusedUntrailed = "untrailed" // labelled for this member outside the protocol: its trail names another member or a release
+	refusedUnclaimed = "unclaimed" // labelled for this member with no trail yet: the gate claims it first
 )
 
 // errAlreadyRegistered: a member's gate metrics go to one registry.
@@ -38,7 +40,7 @@ func newGateMetrics(ring, member string) *gateMetrics {
 		admitted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lariat_shard_gate_admitted_total", ConstLabels: labels,
 			Help: "Passes of sharded objects the member's gate let through to the handlers, per kind."}, []string{"gvk"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lariat_shard_gate_refused_total", ConstLabels: labels,
-			Help: "Passes of sharded objects the member's gate kept from the handlers, per kind and reason (not_mine, draining, uncached)."}, []string{"gvk", "reason"}),
+			Help: "Passes of sharded objects the member's gate kept from the handlers, per kind and reason (not_mine, draining, uncached, untrailed, unclaimed)."}, []string{"gvk", "reason"}),
 		acked: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lariat_shard_gate_drains_acknowledged_total", ConstLabels: labels,
 			Help: "Drains the member acknowledged (it let go of the object), per kind."}, []string{"gvk"}),
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -16,8 +17,20 @@ const (
 	AssignmentLabelPrefix = "shard.lariat.dev/"
 	// DrainLabelPrefix, followed by the ring's name, is the label the
 	// sharder sets (to "true") to ask the assigned member to release an
-	// object; the member acknowledges by removing both labels.
+	// object; the member acknowledges by removing both labels and
+	// writing its release into the trail (TrailAnnotationPrefix).
 	DrainLabelPrefix = "drain.shard.lariat.dev/"
+	// TrailAnnotationPrefix, followed by the ring's name, is the
+	// annotation that records who the protocol last gave an object to:
+	// the ID of the member the sharder assigned it to (or that claimed an
+	// object labelled for it that had no trail yet), or, once that member
+	// acknowledged a drain, "released:" ID "@" the resourceVersion it let
+	// go of. The labels say who handles an object; the trail says whether
+	// the protocol put them there: a label written by anyone else (a
+	// user's replace that drops it, a saved manifest that carries an old
+	// assignment) moves nothing, since members and sharder go by the
+	// trail until its member acknowledged or is dead (docs/replicas.md).
+	TrailAnnotationPrefix = "trail.shard.lariat.dev/"
 	// RingLabel is set on every member Lease, to the ring's name, so that
 	// the sharder can list the members.
 	RingLabel = "shard.lariat.dev/ring"
@@ -28,6 +41,39 @@ func AssignmentLabel(ring string) string { return AssignmentLabelPrefix + ring }
 
 // DrainLabel returns the drain label of ring.
 func DrainLabel(ring string) string { return DrainLabelPrefix + ring }
+
+// TrailAnnotation returns the trail annotation of ring.
+func TrailAnnotation(ring string) string { return TrailAnnotationPrefix + ring }
+
+// releasedPrefix starts the trail of an object its member let go of.
+const releasedPrefix = "released:"
+
+// trail is what an object's trail annotation says: the member the
+// protocol last gave it to, and whether that member released it. The
+// zero trail is none: an object created with the assignment label, or
+// one assigned before the trail existed.
+type trail struct {
+	member   string
+	released bool
+}
+
+// readTrail reads ring's trail from an object's annotations.
+func readTrail(annotations map[string]string, ring string) trail {
+	v := annotations[TrailAnnotation(ring)]
+	if rest, ok := strings.CutPrefix(v, releasedPrefix); ok {
+		id, _, _ := strings.Cut(rest, "@")
+		return trail{member: id, released: true}
+	}
+	return trail{member: v}
+}
+
+// releasedTrail is the trail a member writes when it acknowledges the
+// drain of the version resourceVersion: the version is there for people
+// reading it; the release is evidence because only the member's gate
+// writes it, conditionally on that version.
+func releasedTrail(id, resourceVersion string) string {
+	return releasedPrefix + id + "@" + resourceVersion
+}
 
 // ValidateRingName tells whether ring can name a ring: it is used as a label
 // name (after the prefixes above) and in Lease names, so it must be a DNS

@@ -375,7 +375,11 @@ func label(t *testing.T, ns, name, assigned string, drain bool) *corev1.ConfigMa
 	if drain {
 		labels[shard.DrainLabel(ringName)] = "true"
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
+	md := map[string]any{"labels": labels}
+	if assigned != "" {
+		md["annotations"] = map[string]any{shard.TrailAnnotation(ringName): assigned}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
 	if err != nil {
 		t.Fatal(err)
 	}

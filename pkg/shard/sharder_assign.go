@@ -40,6 +40,7 @@ type term struct {
 	queue     workqueue.TypedRateLimitingInterface[objKey]
 	members   *members
 	drains    *drains
+	held      heldBy               // the member each object was last seen on (sharder_held.go)
 	gcLeases  kubernetes.Interface // fenced, for the Leases of dead members
 	errs      kindErrors           // each view's last list error (sharder_sync.go)
 }
@@ -70,9 +71,10 @@ func newTerm(s *Sharder, kinds []resolvedKind, read, write metadata.Interface, l
 			UpdateFunc: func(old, cur any) {
 				o, ok1 := old.(metav1.Object)
 				c, ok2 := cur.(metav1.Object)
-				// Only labels and owner references decide an
-				// assignment.
+				// Only labels, the trail and owner references
+				// decide an assignment.
 				if !ok1 || !ok2 || !maps.Equal(o.GetLabels(), c.GetLabels()) ||
+					o.GetAnnotations()[TrailAnnotation(s.ring.Name)] != c.GetAnnotations()[TrailAnnotation(s.ring.Name)] ||
 					!slices.EqualFunc(o.GetOwnerReferences(), c.GetOwnerReferences(), ownerRefEqual) {
 					add(cur)
 				}
@@ -169,13 +171,14 @@ func (t *term) process(ctx context.Context, k objKey) error {
 	}
 	if !exists {
 		t.drains.track(k, "", time.Time{})
+		t.held.forget(k)
 		return nil
 	}
 	obj := o.(*metav1.PartialObjectMetadata)
 	rk := t.kinds[k.kind]
 	client := t.write.Resource(rk.gvr).Namespace(obj.Namespace)
 	for conflicts := 0; ; conflicts++ {
-		d := decide(obj, rk, v, t.s.ring.Name)
+		d := decide(obj, rk, v, t.s.ring.Name, t.held.note(k, obj, t.s.ring.Name))
 		if d.confirm != "" {
 			t.members.askConfirm(d.confirm)
 			return nil // requeued when the view changes
@@ -219,37 +222,52 @@ type decision struct {
 	confirm string // the object's member is neither live nor known dead: confirm first
 }
 
-// decide applies the protocol's table to obj (docs/replicas.md): an
-// unassigned object gets its wanted member; an object on a dead member is
-// moved directly; an object on a live member that is not the wanted one is
-// asked to drain, once; an object on its wanted member loses a drain label
-// it no longer needs. Each patch carries obj's resourceVersion, so it fails
-// on any change the sharder has not seen (a member's acknowledgement above
-// all) instead of overwriting it.
-func decide(obj *metav1.PartialObjectMetadata, k resolvedKind, v *view, ring string) decision {
+// decide applies the protocol's table to obj (docs/replicas.md) for the
+// member the object is on (holder): an unassigned object gets its wanted
+// member; an object on a dead member is moved directly; an object on a
+// live member that is not the wanted one is asked to drain, once; an
+// object on its wanted member loses a drain label it no longer needs. An
+// assignment label the trail does not back is written back to the trail's
+// member. Each patch carries obj's resourceVersion, so it fails on any
+// change the sharder has not seen (a member's acknowledgement above all)
+// instead of overwriting it. last is the member the term last saw the
+// object on: an object with neither trail nor label is still on it.
+func decide(obj *metav1.PartialObjectMetadata, k resolvedKind, v *view, ring, last string) decision {
 	assign, drain := AssignmentLabel(ring), DrainLabel(ring)
 	cur := obj.Labels[assign]
+	on := holder(obj.Labels, obj.Annotations, ring)
+	if _, trailed := obj.Annotations[TrailAnnotation(ring)]; on == "" && !trailed {
+		on = last
+	}
 	_, draining := obj.Labels[drain]
 	want := Pick(HashKey(obj, k.Kind, k.ownerNamespaced), v.live)
 	set := map[string]any{}
+	var note map[string]any
 	var d decision
 	switch {
-	case cur == "":
+	case on == "":
 		set[assign] = want
-	case cur == want:
+		note = map[string]any{TrailAnnotation(ring): want}
+	case on == want:
 		// Either settled, or the move it drained for is off.
-	case v.liveSet[cur]:
-		d.drainOf = cur
+	case v.liveSet[on]:
+		d.drainOf = on
 		if !draining {
 			set[drain] = "true"
-			d.move = true
+			d.move = cur == on // not again when a user's write dropped it
 		}
-	case v.dead[cur]:
+	case v.dead[on]:
 		set[assign] = want
+		note = map[string]any{TrailAnnotation(ring): want}
 		d.move = true
 	default:
-		d.confirm = cur
+		d.confirm = on
 		return d
+	}
+	if on != "" && cur != on && set[assign] == nil {
+		// A label written outside the protocol (dropped, or naming
+		// another member): the object stays on the trail's member.
+		set[assign] = on
 	}
 	if draining && d.drainOf == "" {
 		set[drain] = nil
@@ -257,9 +275,25 @@ func decide(obj *metav1.PartialObjectMetadata, k resolvedKind, v *view, ring str
 	if len(set) == 0 {
 		return d
 	}
-	d.patch, _ = json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": obj.ResourceVersion,
-		"labels":          set,
-	}})
+	md := map[string]any{"resourceVersion": obj.ResourceVersion, "labels": set}
+	if note != nil {
+		md["annotations"] = note
+	}
+	d.patch, _ = json.Marshal(map[string]any{"metadata": md})
 	return d
+}
+
+// holder returns the member an object is on: the one its trail names,
+// until that member released it ("" then: unassigned, whatever the label
+// says); with no trail (created with the label, or assigned before
+// trails), the one its label names, which claims it on its first pass.
+func holder(labels, annotations map[string]string, ring string) string {
+	tr := readTrail(annotations, ring)
+	switch {
+	case tr.released:
+		return ""
+	case tr.member != "":
+		return tr.member
+	}
+	return labels[AssignmentLabel(ring)]
 }

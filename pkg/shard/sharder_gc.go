@@ -45,6 +45,7 @@ func (t *term) collectLeases(ctx context.Context, leases coordinationv1client.Le
 			for _, o := range inf.GetStore().List() {
 				if m, ok := o.(metav1.Object); ok {
 					named[m.GetLabels()[label]] = true
+					named[holder(m.GetLabels(), m.GetAnnotations(), t.s.ring.Name)] = true
 				}
 			}
 		}

@@ -23,7 +23,8 @@ import (
 // all the same (pkg/leader does not create a Lease deleted under its
 // holder).
 
-// leaseDeleted remembers a member Lease deleted while its member held it.
+// leaseDeleted remembers a member Lease deleted while its member held it
+// or may still write.
 func (m *members) leaseDeleted(o any) {
 	l := o
 	if d, ok := l.(cache.DeletedFinalStateUnknown); ok {
@@ -31,7 +32,9 @@ func (m *members) leaseDeleted(o any) {
 	}
 	if lease, ok := l.(*coordinationv1.Lease); ok && strings.HasPrefix(lease.Name, m.prefix) {
 		m.mu.Lock()
-		if m.holder(lease) {
+		// One edited by hand before (sharder_liveness.go) still counts
+		// from the last copy that named its member.
+		if now := time.Now(); m.holder(lease) || m.mayWrite(lease, now).After(now) {
 			m.gone[lease.Name] = lease
 		}
 		m.mu.Unlock()

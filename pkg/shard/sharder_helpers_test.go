@@ -151,8 +151,10 @@ func (m *member) lengthen(t *testing.T, d time.Duration) {
 	}
 }
 
-// release stops renewing and clears the holder, the way a member that stops
-// cleanly does.
+// release stops renewing and writes the release a member that stops
+// cleanly writes (client-go's ReleaseOnCancel): no holder, a one-second
+// duration, renewed now. A holder cleared alone is a hand edit, which the
+// sharder judges from the last copy naming the member.
 func (m *member) release(t *testing.T) {
 	t.Helper()
 	m.expire()
@@ -161,8 +163,8 @@ func (m *member) release(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty := ""
-	l.Spec.HolderIdentity = &empty
+	empty, one, now := "", int32(1), metav1.NewMicroTime(time.Now())
+	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &empty, &one, &now
 	if _, err := leases.Update(t.Context(), l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +309,8 @@ func waitSettled(t *testing.T, ring Ring, members ...*member) map[string]state {
 }
 
 // ack acknowledges drains the way a member does: a merge patch removing
-// both labels, with the resourceVersion it read.
+// both labels and writing the release into the trail, with the
+// resourceVersion it read.
 func ack(t *testing.T, ring Ring, name string) {
 	t.Helper()
 	cms := clientset().CoreV1().ConfigMaps(ring.Namespace)
@@ -315,8 +318,11 @@ func ack(t *testing.T, ring Ring, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null}}}`, cm.ResourceVersion, AssignmentLabel(ring.Name), DrainLabel(ring.Name))
-	if _, err := cms.Patch(t.Context(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+	patch, err := ackPatch(ring.Name, cm.Labels[AssignmentLabel(ring.Name)], cm.ResourceVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Patch(t.Context(), name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

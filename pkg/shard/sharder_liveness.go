@@ -52,19 +52,30 @@ import (
 // sharder first saw it. observed tells whether that was a change this
 // sharder saw arrive (a renewal), rather than its first sight of the
 // Lease.
+// dur is the longest leaseDurationSeconds a copy naming the member gave:
+// the member counts by the duration it wrote, so a duration edited down by
+// hand shortens nothing.
 type seenRenewal struct {
 	renew    time.Time
 	at       time.Time
+	dur      time.Duration
 	observed bool
 }
 
 // holder reports whether l is held by the member its name is for, with the
-// fields a judgement needs.
+// fields a judgement needs, and its term not ended.
 func (m *members) holder(l *coordinationv1.Lease) bool {
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil ||
-		l.Labels[leader.TermEndedLabel] != "" {
-		// (An ended Lease's term is over for good: a renewal the member
-		// still sent would not make it live again.)
+	// (An ended Lease's term is over for good: a renewal the member
+	// still sent would not make it live again.)
+	return m.names(l) && l.Labels[leader.TermEndedLabel] == ""
+}
+
+// names reports whether l names the member its name is for as its holder,
+// with the fields a judgement needs: that member may write until l's
+// renewTime + leaseDurationSeconds, ended term or not (a term-ended label
+// put on by hand stops no renewal).
+func (m *members) names(l *coordinationv1.Lease) bool {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.LeaseDurationSeconds == nil || l.Spec.RenewTime == nil {
 		return false
 	}
 	return MemberID(*l.Spec.HolderIdentity) == strings.TrimPrefix(l.Name, m.prefix)
@@ -72,27 +83,48 @@ func (m *members) holder(l *coordinationv1.Lease) bool {
 
 // mayWrite returns until when the member of lease l may still write,
 // recording when a newer renewTime was first seen. Zero: it may not.
-// Called with m.mu held.
+// A Lease that no longer names its member (holder edited or cleared)
+// but was seen naming it is judged like a deleted one, from the last copy that named it: an edit by hand stops nothing
+// the member runs. Only the member's own release (released) ends it at
+// once. Called with m.mu held.
 func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
-	if !m.holder(l) {
-		return time.Time{}
+	s, ok := m.seen[l.Name]
+	if !m.names(l) {
+		if !ok || released(l, s) {
+			return time.Time{}
+		}
+		return laterOf(s.renew.Add(s.dur), s.at.Add(s.dur))
 	}
 	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	renew := l.Spec.RenewTime.Time
-	s, ok := m.seen[l.Name]
 	switch {
 	case !ok:
-		s = seenRenewal{renew: renew, at: now}
-		m.seen[l.Name] = s
+		s = seenRenewal{renew: renew, at: now, dur: dur}
 	case renew.After(s.renew):
-		s = seenRenewal{renew: renew, at: now, observed: true}
-		m.seen[l.Name] = s
+		s = seenRenewal{renew: renew, at: now, dur: max(dur, s.dur), observed: true}
+	default:
+		s.dur = max(dur, s.dur)
 	}
-	until := renew.Add(dur)
-	if byUs := s.at.Add(dur); byUs.After(until) {
-		until = byUs
+	m.seen[l.Name] = s
+	return laterOf(renew.Add(s.dur), s.at.Add(s.dur))
+}
+
+// released reports whether l is its member's own release, after the copy
+// s was seen: client-go's release clears the holder, sets
+// leaseDurationSeconds to 1 and renewTime to its clock, and the member
+// stopped its work before it.
+func released(l *coordinationv1.Lease, s seenRenewal) bool {
+	return (l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "") && l.Labels[leader.TermEndedLabel] == "" &&
+		l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds == 1 &&
+		l.Spec.RenewTime != nil && !l.Spec.RenewTime.Time.Before(s.renew)
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
 	}
-	return until
+	return a
 }
 
 // liveUntil returns until when the member of lease l counts as live (zero:
@@ -105,8 +137,11 @@ func (m *members) liveUntil(l *coordinationv1.Lease) time.Time {
 	}
 	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	renew := l.Spec.RenewTime.Time
-	until := renew.Add(dur + m.skew)
 	s, ok := m.seen[l.Name]
+	if ok {
+		dur = max(dur, s.dur)
+	}
+	until := renew.Add(dur + m.skew)
 	if ok && renew.After(s.at.Add(m.skew)) {
 		// Stamped later than this sharder's clock when it first saw it,
 		// beyond the allowance: a clock ahead, which dates nothing. Only

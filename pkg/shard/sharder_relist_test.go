@@ -225,8 +225,11 @@ func waitSettledOn(t *testing.T, kube kubernetes.Interface, ring Ring, ids ...st
 			_, d := cm.Labels[DrainLabel(ring.Name)]
 			s := state{member: cm.Labels[AssignmentLabel(ring.Name)], draining: d}
 			if d {
-				patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{%q:null,%q:null}}}`, cm.ResourceVersion, AssignmentLabel(ring.Name), DrainLabel(ring.Name))
-				_, _ = kube.CoreV1().ConfigMaps(ring.Namespace).Patch(t.Context(), cm.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+				patch, err := ackPatch(ring.Name, s.member, cm.ResourceVersion)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = kube.CoreV1().ConfigMaps(ring.Namespace).Patch(t.Context(), cm.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 			}
 			if s.draining || s.member != Pick(ring.Namespace+"/"+cm.Name, ids) {
 				return false

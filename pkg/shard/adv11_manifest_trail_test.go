@@ -1,0 +1,53 @@
+package shard
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestAdv11SavedManifestWithTrailHandsTheObjectOver: X runs on member A
+// (A claimed it: its trail names A). A user applies a manifest saved
+// when X was on member B (kubectl get -o yaml at the time, applied
+// again): it carries B's assignment label and B's trail. Nothing in the
+// protocol moved X, yet B's gate reads label and trail as B's and admits
+// X while A's handler, begun before, still runs.
+func TestAdv11SavedManifestWithTrailHandsTheObjectOver(t *testing.T) {
+	advOpen(t, "a saved manifest carrying another member's label and trail moves the object with no drain; two members run it at once")
+	adv10UsersLabels(t, "re-applied a saved manifest carrying member B's label and trail", false,
+		func(cm *corev1.ConfigMap, b string) {
+			cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b}
+			cm.Annotations = map[string]string{TrailAnnotation("advunlabel"): b}
+		})
+}
+
+// TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver: X
+// runs on member A (trail A). A user's replace with a manifest that
+// carries B's assignment label and no trail (a manifest written from an
+// object listed before trails existed) makes X read as unclaimed to B:
+// B's gate claims it and admits it while A's handler still runs.
+func TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver(t *testing.T) {
+	advOpen(t, "a replace that drops the trail and labels the object for another member lets that member claim it; two members run it at once")
+	adv10UsersLabels(t, "replaced X with a manifest carrying member B's label and no trail", false,
+		func(cm *corev1.ConfigMap, b string) {
+			cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b}
+			cm.Annotations = nil
+		})
+}
+
+// TestAdv11ReleasedTrailReappliedDuringADrainHandsTheObjectOver: X runs
+// on member A (trail A, its handler held), and the sharder asks A to
+// drain it to B. A user applies a manifest saved the last time A let go
+// of X: it carries A's release in the trail ("released:<A>@<rv>") and
+// leaves the labels. The release is meant to be evidence because only
+// A's gate writes it; the sharder takes the copied one for A's
+// acknowledgement and assigns X to B, whose handler begins while A's
+// still runs.
+func TestAdv11ReleasedTrailReappliedDuringADrainHandsTheObjectOver(t *testing.T) {
+	advOpen(t, "a release copied into the trail from an old manifest is taken for the member's acknowledgement; two members run the object at once")
+	adv10UsersLabels(t, "re-applied an old manifest whose trail records A's release, and the sharder took it for A's acknowledgement", true,
+		func(cm *corev1.ConfigMap, _ string) {
+			a := cm.Labels[AssignmentLabel("advunlabel")]
+			cm.Annotations = map[string]string{TrailAnnotation("advunlabel"): releasedTrail(a, "1")}
+		})
+}
