@@ -129,6 +129,9 @@ func (k *knownKeys) heldKeys(held func(labels map[string]string) bool) map[strin
 		if e.goneRV == "" && e.lastRV == "" {
 			continue
 		}
+		// The handlers' UID only, not the cache's (heldUID): a key whose
+		// object no pass gave them, its name taken again elsewhere, is
+		// not told to the next term (TestAdv9NeverHandledKeyRecreatedElsewhereIsNotTold).
 		ck := carriedKey{uid: e.uid, rv: e.goneRV, lastRV: e.lastRV, held: held}
 		if e.carried && e.held != nil {
 			ck.held = e.held

@@ -3,6 +3,7 @@ package controller
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	lariatcache "github.com/lariat-dev/lariat/pkg/cache"
@@ -67,7 +68,11 @@ func (c *controller) enqueueObject(obj any, p workqueue.Priority, cached bool) {
 		c.queueGone(key) // unless the handlers were told (see knownKeys.gone)
 		return
 	}
-	c.known.add(key, "", resourceVersion(obj))
+	var uid types.UID
+	if o, ok := obj.(interface{ GetUID() types.UID }); ok {
+		uid = o.GetUID()
+	}
+	c.known.addCached(key, uid, resourceVersion(obj))
 	c.add(startKey{key: key, priority: p})
 }
 

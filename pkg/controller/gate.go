@@ -27,9 +27,9 @@ import (
 // pass, as if they had returned nil. An error retries the key with
 // backoff, like a handler's error (a conflict, or an error marked with
 // RetryQuietly, is retried without an error line). For a nil obj,
-// AbsentUID(ctx) tells the UID of the object the handlers were last given
-// under key, so that an object created anew under that name is not taken
-// for the one that went.
+// AbsentUID(ctx) tells the UID of the object held under key (the one the
+// handlers were last given, or else the one the cache had), so that an
+// object created anew under that name is not taken for the one that went.
 type Gate interface {
 	// Admit tells whether key's handlers run for obj on this pass.
 	Admit(ctx context.Context, key string, obj runtime.Object) (handle bool, err error)
@@ -75,9 +75,10 @@ type absentUIDKey struct{}
 
 // AbsentUID returns, in a Gate's Admit for a pass over an absent object
 // (obj nil), the UID of the object the kind's handlers were last given
-// under the key: the one whose absence the pass is about. It is empty when
-// the handlers were given none (the cache had the object, and it went
-// before a pass gave it to them), and outside such a pass. A context
+// under the key or, when they were given none (the cache had the object,
+// and it went before a pass gave it to them), the one the cache last had:
+// the one whose absence the pass is about. It is empty outside such a
+// pass, and for an object the cache knew without a UID. A context
 // value, rather than an argument, so that a Gate wrapped in another (a
 // GateFunc that delegates) passes it on unchanged.
 func AbsentUID(ctx context.Context) types.UID {

@@ -58,6 +58,10 @@ type knownKey struct {
 	// key's absence compares it with what the API server has under that
 	// name (see AbsentUID).
 	uid types.UID
+	// cachedUID is the UID of the object the cache last had under the
+	// key: the one held, when the handlers were given none (it went
+	// before a pass gave it to them).
+	cachedUID types.UID
 	// goneRV is the resourceVersion of the informer's delete event for
 	// the key, when it gave the object's final state and
 	// Options.HeldDeletion said it was this replica's: a deletion that,
@@ -76,6 +80,19 @@ type knownKey struct {
 	// tells from labels in that history whether the object was still
 	// that factory's.
 	held func(labels map[string]string) bool
+}
+
+// addCached records that the cache has key's object, of UID uid and
+// resourceVersion rv (its event is queued).
+func (k *knownKeys) addCached(key string, uid types.UID, rv string) {
+	k.add(key, "", rv)
+	if uid != "" {
+		k.mu.Lock()
+		e := k.keys[key]
+		e.cachedUID = uid
+		k.keys[key] = e
+		k.mu.Unlock()
+	}
 }
 
 // add records that the cache has key's object (its event is queued), and,
@@ -99,11 +116,21 @@ func (k *knownKeys) add(key string, uid types.UID, rv string) {
 	k.keys[key] = e
 }
 
-// uidOf returns the UID the handlers were last given under key.
+// uidOf returns the UID of the object held under key (see heldUID).
 func (k *knownKeys) uidOf(key string) types.UID {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.keys[key].uid
+	return k.keys[key].heldUID()
+}
+
+// heldUID is the UID the handlers were last given or, when they were given
+// none, the one the cache last had: without it, an object created anew
+// under the name would be taken for one the handlers never saw go.
+func (e knownKey) heldUID() types.UID {
+	if e.uid != "" {
+		return e.uid
+	}
+	return e.cachedUID
 }
 
 // gone records that key's deletion is being queued, and tells whether to
@@ -149,7 +176,7 @@ func (k *knownKeys) newQueue() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, e := range k.keys {
-		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid, goneRV: e.goneRV, carried: e.carried, lastRV: e.lastRV, held: e.held}
+		k.keys[key] = knownKey{queued: e.telling, telling: e.telling, uid: e.uid, cachedUID: e.cachedUID, goneRV: e.goneRV, carried: e.carried, lastRV: e.lastRV, held: e.held}
 	}
 	k.gen++
 	return k.gen

@@ -17,9 +17,10 @@ import (
 // scheduler never applied the copy (its managedFields hold no Apply of
 // the descriptor's field manager), yet a full resync retrieves it as one
 // of its own, finds no value wants it, and deletes it: an object a user
-// made by hand, deleted.
+// made by hand, deleted. Fixed: a copy without the stamp of authorship
+// (AnnotationAppliedAs) is judged by its managedFields, and is not the
+// descriptor's.
 func TestAdv10ACopiedManifestIsNotDeletedByAResync(t *testing.T) {
-	advOpen(t, "a full resync deletes a user's copy of a managed object (the copy carries the managed-by label)")
 	s, kube, ns := setup(t)
 	ctx := t.Context()
 	key := kubedescriptor.KeyFor(configMapKind, ns, "web-config")

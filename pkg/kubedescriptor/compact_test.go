@@ -37,7 +37,9 @@ func TestRetrieveFromACompactCache(t *testing.T) {
 		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.name, Namespace: ns, Labels: map[string]string{"app": "web"}},
 			Data: map[string]string{"k": cm.name}}
 		if cm.managed {
+			// What the descriptor applies: its label and its stamp.
 			obj.Labels[kubedescriptor.LabelManagedBy] = manager
+			obj.Annotations = map[string]string{kubedescriptor.AnnotationAppliedAs: manager + ":" + kubedescriptor.KeyFor(configMapKind, ns, cm.name)}
 		}
 		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -47,7 +47,8 @@ func (k *kind) knownTarget(key string, uid types.UID) *target {
 }
 
 // readTarget reads the object at key from the API server: nil when there
-// is none. An object this field manager did not create is refused with a
+// is none. An object this field manager did not create (no label of its
+// own, or a copy of one of its objects: see authored) is refused with a
 // *NotManagedError unless adopt, or unless it is the object of UID ours
 // (one the descriptor applied, its label changed since).
 func (k *kind) readTarget(ctx context.Context, key string, adopt bool, ours types.UID) (*target, error) {
@@ -55,8 +56,18 @@ func (k *kind) readTarget(ctx context.Context, key string, adopt bool, ours type
 	if err != nil || live == nil {
 		return nil, err
 	}
-	if by := live.GetLabels()[LabelManagedBy]; by != k.opts.FieldManager && !adopt && (ours == "" || live.GetUID() != ours) {
-		return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager}
+	if adopt || ours != "" && live.GetUID() == ours {
+		return &target{uid: live.GetUID(), version: live.GetResourceVersion()}, nil
+	}
+	by := live.GetLabels()[LabelManagedBy]
+	authored := false
+	if by == k.opts.FieldManager {
+		if authored, err = k.authored(ctx, live); err != nil {
+			return nil, err
+		}
+	}
+	if !authored {
+		return nil, &NotManagedError{Key: key, ManagedBy: by, FieldManager: k.opts.FieldManager, Copy: by == k.opts.FieldManager}
 	}
 	return &target{uid: live.GetUID(), version: live.GetResourceVersion()}, nil
 }
@@ -115,7 +126,8 @@ func changedMeanwhile(err error) bool {
 // deleteTarget is the object a delete of key is conditional on: the one
 // of uid as the descriptor knows it, or as read (nil when it is gone or
 // replaced: nothing to delete). Known without a UID (restored by a
-// revert, say), an object that is not this manager's is left alone.
+// revert, say), an object that is not this manager's (no label of its
+// own, or a copy: see authored) is left alone.
 func (k *kind) deleteTarget(ctx context.Context, key string, uid types.UID, reread bool) (*target, error) {
 	if !reread {
 		if t := k.knownTarget(key, uid); t != nil {
@@ -130,6 +142,10 @@ func (k *kind) deleteTarget(ctx context.Context, key string, uid types.UID, rere
 		return nil, nil // replaced: someone else's object
 	case uid == "" && live.GetLabels()[LabelManagedBy] != k.opts.FieldManager:
 		return nil, nil
+	case uid == "":
+		if authored, err := k.authored(ctx, live); err != nil || !authored {
+			return nil, err
+		}
 	}
 	return &target{uid: live.GetUID(), version: live.GetResourceVersion()}, nil
 }

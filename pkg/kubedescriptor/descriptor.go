@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -94,6 +96,11 @@ type Options struct {
 	// apply returned, and each live object Retrieve finds in sync with its
 	// desired value. Several descriptors may share one.
 	Landings *Landings
+	// Logger, when set, is told (once per object) of each object found
+	// carrying LabelManagedBy of FieldManager that the descriptor did not
+	// apply (see AnnotationAppliedAs): a copy of one of its objects, which
+	// it leaves alone.
+	Logger *logrus.Logger
 }
 
 // NotManagedError is the failure of a value whose object exists but was
@@ -102,10 +109,19 @@ type NotManagedError struct {
 	// Key is the value's key; ManagedBy the object's LabelManagedBy
 	// ("" when absent) and FieldManager the descriptor's.
 	Key, ManagedBy, FieldManager string
+	// Copy is set when the object carries the field manager's label but
+	// was not applied by it (see AnnotationAppliedAs): a copy of one of
+	// its objects.
+	Copy bool
 }
 
 // Error says whose the object is.
 func (e *NotManagedError) Error() string {
+	if e.Copy {
+		// Labelling it would not help: the label is what it already has.
+		return fmt.Sprintf("kubedescriptor: %s exists and is not managed by %s (it carries its label but not its stamp %s: a copy of one of its objects); "+
+			"delete it or set Options.Adopt to take it over", e.Key, e.FieldManager, AnnotationAppliedAs)
+	}
 	by := "nobody's label"
 	if e.ManagedBy != "" {
 		by = "the label of " + e.ManagedBy
@@ -119,6 +135,9 @@ type kind struct {
 	gvk     schema.GroupVersionKind
 	opts    Options
 	applied appliedStates
+	// verdicts are authored's, on objects it judged by their
+	// managedFields or found foreign.
+	verdicts verdicts
 }
 
 // New returns the descriptor for the objects of kind gvk. It is named

@@ -25,7 +25,11 @@
 // Options.Adopt. Delete deletes the object with the UID it was applied or
 // retrieved with, in the background (Options.PropagationPolicy); an object
 // already gone, or replaced by another of the same name, counts as deleted.
-// Retrieve lists the objects carrying the label, so a downstream resync
+// Each apply also stamps the object with AnnotationAppliedAs, naming the
+// field manager and the object's own key, because the label alone is
+// copied with the object: Retrieve lists the objects carrying the label
+// that the descriptor applied (the stamp names them, or, unstamped, their
+// managedFields hold its Apply), so a downstream resync
 // re-creates what was deleted behind the scheduler's back and re-applies what
 // was changed, and deletes labelled objects no longer desired. Every
 // request of these callbacks is made under the callback's context, bounded

@@ -20,7 +20,8 @@ import (
 // drifted.
 
 // retrieve reports the objects of the kind that carry the management
-// label. An object that still holds what the descriptor applied (see
+// label and the descriptor applied (see authored): a copy of one is not
+// reported, so it is never deleted or updated. An object that still holds what the descriptor applied (see
 // actualValue) is reported as the value that was applied, so the scheduler
 // compares desired values with desired values; one that drifted is
 // reported as the live object, which equals no desired value, so it is
@@ -31,18 +32,36 @@ func (k *kind) retrieve(ctx context.Context, correlate []kvscheduler.KVWithMetad
 		return nil, err
 	}
 	desired := correlated(correlate)
-	metas := make([]metav1.Object, len(objs))
-	keys := make([]string, len(objs))
-	for i, obj := range objs {
+	ours := objs[:0]
+	var metas []metav1.Object
+	var keys []string
+	// Keys are gathered to prune verdicts only when there are any: most
+	// descriptors judge no object by its managedFields and find no copy.
+	var listed map[string]bool
+	if k.verdicts.held() {
+		listed = make(map[string]bool, len(objs))
+	}
+	for _, obj := range objs {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
-		metas[i], keys[i] = m, KeyFor(k.gvk, m.GetNamespace(), m.GetName())
+		if listed != nil {
+			listed[KeyFor(k.gvk, m.GetNamespace(), m.GetName())] = true
+		}
+		if authored, err := k.authored(ctx, m); err != nil {
+			return nil, err
+		} else if authored {
+			ours = append(ours, obj)
+			metas, keys = append(metas, m), append(keys, KeyFor(k.gvk, m.GetNamespace(), m.GetName()))
+		}
+	}
+	if listed != nil {
+		k.verdicts.keepOnly(listed)
 	}
 	k.recordDryRuns(ctx, metas, keys, desired)
-	out := make([]kvscheduler.KVWithMetadata, 0, len(objs))
-	for i, obj := range objs {
+	out := make([]kvscheduler.KVWithMetadata, 0, len(ours))
+	for i, obj := range ours {
 		out = append(out, k.report(ctx, keys[i], obj, desired))
 	}
 	return out, nil

@@ -13,8 +13,8 @@ import (
 // (kvscheduler.Txn.WithResyncKeys): it reads (and, from a cache, copies)
 // only those objects, so repairing a few objects costs in proportion to
 // them, not to every object of the kind. It reports them as Retrieve
-// would: an object without the management label, or outside Namespace,
-// is not reported.
+// would: an object without the management label, one the descriptor did
+// not apply (see authored), or one outside Namespace, is not reported.
 func (k *kind) retrieveKeys(ctx context.Context, keys []string, correlate []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
 	desired := correlated(correlate)
 	out := make([]kvscheduler.KVWithMetadata, 0, len(keys))
@@ -76,6 +76,9 @@ func (k *kind) get(ctx context.Context, key string) (runtime.Object, error) {
 	}
 	if !k.manages(m) {
 		return nil, nil
+	}
+	if authored, err := k.authored(ctx, m); err != nil || !authored {
+		return nil, err
 	}
 	if k.opts.Cache != nil {
 		// The store's objects are shared with every reader of the cache

@@ -151,7 +151,8 @@ func (k *kind) patchVersioned(ctx context.Context, key string, value any, dryRun
 }
 
 // applyBody is what patch sends for obj: the object without what the
-// server maintains, with the management label.
+// server maintains, with the management label and the stamp of
+// authorship (see AnnotationAppliedAs).
 func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
@@ -164,6 +165,12 @@ func (k *kind) applyBody(obj runtime.Object, gvk schema.GroupVersionKind) (*unst
 	}
 	lbls[LabelManagedBy] = k.opts.FieldManager
 	u.SetLabels(lbls)
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationAppliedAs] = appliedAs(k.opts.FieldManager, KeyFor(gvk, u.GetNamespace(), u.GetName()))
+	u.SetAnnotations(annotations)
 	return u, nil
 }
 

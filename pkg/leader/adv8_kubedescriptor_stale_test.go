@@ -44,7 +44,8 @@ func TestAdv8KubedescriptorApplyThatMayCreateIsRefusedAfterItsTerm(t *testing.T)
 	e := newElector(t, ns, "a")
 	admin := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns)
 	if _, err := admin.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ours-deleted",
-		Labels: map[string]string{kubedescriptor.LabelManagedBy: "term-test"}}}, metav1.CreateOptions{}); err != nil {
+		Labels:      map[string]string{kubedescriptor.LabelManagedBy: "term-test"},
+		Annotations: map[string]string{kubedescriptor.AnnotationAppliedAs: "term-test:" + kubedescriptor.KeyFor(configMapGVK, ns, "ours-deleted")}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	kept := map[string]*keptRequest{}

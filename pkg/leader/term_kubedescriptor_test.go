@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/lariat-dev/lariat/pkg/client"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -14,6 +15,9 @@ import (
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/leader"
 )
+
+// configMapGVK is the kind of the kubedescriptor tests' objects.
+var configMapGVK = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
 // TestKubedescriptorCreateCarriesItsTerm: pkg/kubedescriptor creates an
 // object by a server-side apply. Through the fence that apply must be
@@ -99,8 +103,11 @@ func TestKubedescriptorStampsOnlyWhatItCreates(t *testing.T) {
 	}
 	kube := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns)
 	for name, by := range map[string]string{"theirs": "someone-else", "ours": "term-test"} {
+		// Labelled and stamped as the manager's apply would (a label
+		// alone is a copy's, kubedescriptor.AnnotationAppliedAs).
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-			Labels: map[string]string{kubedescriptor.LabelManagedBy: by}}, Data: map[string]string{"k": "old"}}
+			Labels:      map[string]string{kubedescriptor.LabelManagedBy: by},
+			Annotations: map[string]string{kubedescriptor.AnnotationAppliedAs: by + ":" + kubedescriptor.KeyFor(configMapGVK, ns, name)}}, Data: map[string]string{"k": "old"}}
 		if _, err := kube.Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
