@@ -20,7 +20,10 @@ const defaultStopTimeout = 10 * time.Second
 // returned may take them, and none made while this one still runs a
 // handler or commits. One with an error stays bound, so that the
 // factory's Run or Wait reports it (a handler still running keeps the
-// Lease), and keeps them: what still runs may yet act.
+// Lease), and keeps them while what still runs may yet act: until the
+// loop and the scheduler have exited, when done frees them. Kept for
+// good, they would stop the process from ever registering the field
+// manager again (a later term under leader election).
 func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, done func()) {
 	<-ctx.Done()
 	timeout := opts.StopTimeout
@@ -38,6 +41,11 @@ func (d *Dependents) stopWhenDone(ctx context.Context, opts Options, done func()
 		done()
 	}
 	close(d.done)
+	if d.stopErr != nil {
+		<-d.loop.Exited()
+		<-d.sched.Exited()
+		done()
+	}
 }
 
 // stillRunning returns err, as a *controller.StillRunningError
