@@ -64,4 +64,4 @@ bench: controlplane
 	cd scripts/bench && $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./queue/
 	cd scripts/bench && $(GO) run ./compare
 	cd scripts/bench && $(GO) run ./compare -workload pods -updates 1000 \
-		-frameworks lariat,lariat-compact,lasso,controller-runtime,controller-runtime-strip
+		-frameworks lariat,lariat-compact,lariat-metadata,lasso,controller-runtime,controller-runtime-strip,controller-runtime-metadata

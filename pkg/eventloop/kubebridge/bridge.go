@@ -124,6 +124,9 @@ func (b *Bridge) Watch(ctx context.Context, obj runtime.Object, opts ...WatchOpt
 // WatchKind registers a kind until ctx ends. A kind watched already is
 // watched once, until the first watch's ctx ends, and sends the loop the
 // updates either watch's predicate lets through (see WithPredicate).
+// A kind whose cache is metadata-only (cache.KindOptions.MetadataOnly)
+// reaches the loop as *metav1.PartialObjectMetadata stamped with the kind;
+// whole objects are read with the cache factory's GetFull.
 func (b *Bridge) WatchKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...WatchOption) error {
 	c, err := b.factory.ForKind(gvk)
 	if err != nil {

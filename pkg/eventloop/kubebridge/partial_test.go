@@ -13,7 +13,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -54,7 +56,17 @@ func (r *stateRecorder) states() []kubebridge.State {
 // listed (RBAC) must not reach handlers as "no objects": the startup resync
 // waits for it, the wait is reported by the kind's name, and once the kind
 // can be listed the resync carries its objects.
+// A metadata-only kind (cache.KindOptions.MetadataOnly) is held the same
+// way: its metadata list is refused as the typed one is.
 func TestKindThatCannotSyncHoldsTheStartupResync(t *testing.T) {
+	t.Run("typed", func(t *testing.T) { testKindThatCannotSyncHoldsTheStartupResync(t, nil) })
+	t.Run("metadata-only", func(t *testing.T) {
+		testKindThatCannotSyncHoldsTheStartupResync(t, map[schema.GroupVersionKind]cache.KindOptions{
+			corev1.SchemeGroupVersion.WithKind("Secret"): {MetadataOnly: ptr.To(true)}})
+	})
+}
+
+func testKindThatCannotSyncHoldsTheStartupResync(t *testing.T, kinds map[schema.GroupVersionKind]cache.KindOptions) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	ns := controlplanetest.Namespace(t, cp.Config())
@@ -89,7 +101,7 @@ func TestKindThatCannotSyncHoldsTheStartupResync(t *testing.T) {
 		t.Fatal(err)
 	}
 	caches := cache.NewSharedCacheFactory(clients, &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns}, SyncTimeout: 300 * time.Millisecond, Logger: log})
+		Default: cache.Options{Namespace: ns}, Kinds: kinds, SyncTimeout: 300 * time.Millisecond, Logger: log})
 	factory, err := controller.NewSharedControllerFactory(caches, &controller.SharedControllerFactoryOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +161,12 @@ func TestKindThatCannotSyncHoldsTheStartupResync(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := rec.states()[0]
-	if _, ok := st["v1/Secret"][ns+"/kept"]; !ok {
+	kept, ok := st["v1/Secret"][ns+"/kept"]
+	if !ok {
 		t.Fatalf("the startup resync does not carry the Secret: %v", st)
+	}
+	if _, partial := kept.(*metav1.PartialObjectMetadata); partial != (kinds != nil) {
+		t.Fatalf("the startup resync carries the Secret as %T", kept)
 	}
 }
 

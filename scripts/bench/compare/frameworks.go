@@ -40,8 +40,9 @@ import (
 // and with its managedFields-stripping transform, its best configuration
 // for memory), then wrangler's generated controllers on Lariat's core (not
 // a peer: its column shows the lasso adapter's overhead). lariat-metadata
-// is not among them: it runs the workloads whose marker is in the
-// objects' metadata only (-frameworks names it).
+// and its fair peer controller-runtime-metadata are not among them: they
+// run the workloads whose marker is in the objects' metadata only
+// (-frameworks names them).
 var frameworkNames = []string{"lariat", "lariat-intern", "lariat-compact", "lariat-json", "lariat-stream", "lasso", "controller-runtime", "controller-runtime-strip", "wrangler-on-lariat"}
 
 var frameworksByName = map[string]framework{
@@ -54,7 +55,10 @@ var frameworksByName = map[string]framework{
 	"lasso":                    lasso{},
 	"controller-runtime":       controllerRuntime{},
 	"controller-runtime-strip": controllerRuntime{strip: true},
-	"wrangler-on-lariat":       wranglerOnLariat{},
+	// lariat-metadata's fair peer, not a peer of the other columns (see
+	// isPeer).
+	"controller-runtime-metadata": controllerRuntimeMetadata{fullEvery: 100},
+	"wrangler-on-lariat":          wranglerOnLariat{},
 }
 
 // restConfig loads the kubeconfig with client-side throttling off, the same

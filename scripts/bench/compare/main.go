@@ -268,6 +268,15 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 			header, rule = header+" | "+name+" / best peer", rule+"---|"
 		}
 	}
+	// A variant whose fair peer (the same controller on the peer's
+	// equivalent cache) is in the run gets its ratio to it too.
+	var fair []string
+	for _, name := range variants {
+		if peer, ok := fairPeers[name]; ok && results[peer] != nil {
+			fair = append(fair, name)
+			header, rule = header+" | "+name+" / "+peer, rule+"---|"
+		}
+	}
 	if adapter {
 		header, rule = header+" | wrangler-on-lariat / lariat", rule+"---|"
 	}
@@ -289,6 +298,9 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		ratio := ratioTo(r.value, results["lariat"], best)
 		for _, name := range variants {
 			ratio += " | " + ratioTo(r.value, results[name], best)
+		}
+		for _, name := range fair {
+			ratio += " | " + ratioTo(r.value, results[name], r.value(results[fairPeers[name]]))
 		}
 		if adapter {
 			overhead := "n/a"
@@ -322,9 +334,24 @@ func measured(cfg config, results map[string]*result, value func(*result) float6
 
 // isPeer tells the other frameworks from Lariat's own variants, which
 // include wrangler-on-lariat (wrangler's controllers on Lariat's core).
+// A fair peer of one variant is not a peer of the others: a metadata-only
+// cache is a different controller from one handed whole objects.
 func isPeer(name string) bool {
-	return !strings.HasPrefix(name, "lariat") && name != "wrangler-on-lariat"
+	return !strings.HasPrefix(name, "lariat") && name != "wrangler-on-lariat" && !isFairPeer(name)
 }
+
+func isFairPeer(name string) bool {
+	for _, peer := range fairPeers {
+		if peer == name {
+			return true
+		}
+	}
+	return false
+}
+
+// fairPeers names, for a Lariat variant that changes what handlers are
+// given, the peer configuration that gives the same.
+var fairPeers = map[string]string{"lariat-metadata": "controller-runtime-metadata"}
 
 // deadline bounds each phase so a framework that never finishes fails the
 // run with a message instead of hanging it.
