@@ -1,7 +1,6 @@
 package dependents_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -9,18 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
-	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
@@ -44,57 +33,32 @@ func adv14VouchPaged(t *testing.T, fm string, fault adv14PageFault) {
 	var zReady, release atomic.Bool
 	var faults atomic.Int32
 	zReady.Store(true)
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(runtime.Object) (bool, string) { return zReady.Load(), "z's rule" })}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwnerAvailable(ns, "z")}, nil
-	}
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
-	ctx, stop := context.WithCancel(t.Context())
-	d, webapps := advStart(t, ctx, fm, kinds, handler)
-	advCreateApp(t, webapps, ns, "z", nil)
-	for _, n := range []string{"b", "c", "d"} {
-		advCreateApp(t, webapps, ns, n, nil)
-	}
-	controlplanetest.Eventually(t, wait, "b, c, d's ConfigMaps, once z is available", func() bool {
-		return advConfigMap(t, ns, "b-cm") != nil && advConfigMap(t, ns, "c-cm") != nil && advConfigMap(t, ns, "d-cm") != nil
-	})
-	stopAndWait(t, stop, d)
+	handler := latchHandler(ns, "z", &zReady, nil)
+	latchOwner(t, ns, fm, handler, "z", []string{"b", "c", "d"}, nil)
 
 	zReady.Store(false)
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			q := req.URL.Query()
-			vouchList := req.Method == http.MethodGet && q.Get("watch") == "" &&
-				strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps") &&
-				q.Get("labelSelector") == kubedescriptor.LabelManagedBy+"="+fm
-			if !vouchList {
-				return next.RoundTrip(req)
-			}
-			if q.Get("continue") != "" && !release.Load() {
-				faults.Add(1)
-				if fault == adv14Expired {
-					return adv14Status(req, http.StatusGone, "Expired", "The provided continue parameter is too old"), nil
-				}
-				return adv14Status(req, http.StatusInternalServerError, "InternalError", "page 2 failed (test)"), nil
-			}
-			if q.Get("limit") != "" {
-				q.Set("limit", "1")
-				req = req.Clone(req.Context())
-				req.URL.RawQuery = q.Encode()
-			}
+	d, webapps := startThrough(t, t.Context(), fm, handler, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+		q := req.URL.Query()
+		vouchList := req.Method == http.MethodGet && q.Get("watch") == "" &&
+			strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps") &&
+			q.Get("labelSelector") == kubedescriptor.LabelManagedBy+"="+fm
+		if !vouchList {
 			return next.RoundTrip(req)
-		})
+		}
+		if q.Get("continue") != "" && !release.Load() {
+			faults.Add(1)
+			if fault == adv14Expired {
+				return adv14Status(req, http.StatusGone, "Expired", "The provided continue parameter is too old"), nil
+			}
+			return adv14Status(req, http.StatusInternalServerError, "InternalError", "page 2 failed (test)"), nil
+		}
+		if q.Get("limit") != "" {
+			q.Set("limit", "1")
+			req = req.Clone(req.Context())
+			req.URL.RawQuery = q.Encode()
+		}
+		return next.RoundTrip(req)
 	})
-	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
-	d, webapps = dependentstest.Start(t, t.Context(), cfg, nil, fm, handler, opts)
 	if fault == adv14ServerError {
 		controlplanetest.Eventually(t, wait, "the first resync failing on page 2", func() bool {
 			return loopFailureNames(d, "vouches for readiness")

@@ -7,18 +7,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
-	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
-	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -54,21 +48,15 @@ func TestAdv15DesiredChangesInAbortedEventsAreNotCommittedLate(t *testing.T) {
 		}
 		return objs, nil
 	}
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if refuse.Load() && req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/namespaces/"+ns+"/configmaps/") &&
-				req.URL.Query().Get("fieldManager") == fm+"-held" {
-				return nil, errors.New("held-without patch refused by the test")
-			}
-			return next.RoundTrip(req)
-		})
-	})
-	kinds := []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}
-	opts := dependents.Options{FieldManager: fm, Kinds: kinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
+	d, webapps := startThrough(t, ctx, fm, handler, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+		if refuse.Load() && req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/namespaces/"+ns+"/configmaps/") &&
+			req.URL.Query().Get("fieldManager") == fm+"-held" {
+			return nil, errors.New("held-without patch refused by the test")
+		}
+		return next.RoundTrip(req)
+	})
 	advCreateApp(t, webapps, ns, "z", nil)
 	advCreateApp(t, webapps, ns, "b", map[string]string{"extra": "x"})
 	controlplanetest.Eventually(t, wait, "b's ConfigMaps, b ready", func() bool {
@@ -80,14 +68,14 @@ func TestAdv15DesiredChangesInAbortedEventsAreNotCommittedLate(t *testing.T) {
 	zReady.Store(false)
 	touchImage(t, webapps, ns, "z", "app:2") // z not available: b-cm's record must be written, and cannot
 	controlplanetest.Eventually(t, wait, "an event failing on the held-without record", func() bool {
-		return adv15Failures(d, "held without") >= 1
+		return loopFailureCount(d, "held without") >= 1
 	})
-	n := adv15Failures(d, "held without")
-	adv15SetExtra(t, webapps, ns, "b", "y")
-	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return adv15Failures(d, "held without") > n })
-	n = adv15Failures(d, "held without")
-	adv15SetExtra(t, webapps, ns, "b", "x")
-	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return adv15Failures(d, "held without") > n+1 })
+	n := loopFailureCount(d, "held without")
+	setConfig(t, webapps, ns, "b", "extra", "y")
+	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return loopFailureCount(d, "held without") > n })
+	n = loopFailureCount(d, "held without")
+	setConfig(t, webapps, ns, "b", "extra", "x")
+	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return loopFailureCount(d, "held without") > n+1 })
 	if cm := advConfigMap(t, ns, "b-y"); cm != nil {
 		t.Errorf("b-y created while every event aborted")
 	}
@@ -103,34 +91,5 @@ func TestAdv15DesiredChangesInAbortedEventsAreNotCommittedLate(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(ops(d, kvscheduler.OpCreate), ";"), "b-y") {
 		t.Errorf("b-y created from an aborted picture: creates %v", ops(d, kvscheduler.OpCreate))
-	}
-}
-
-// adv15Failures counts the handler errors of d's loop containing sub.
-func adv15Failures(d *dependents.Dependents, sub string) int {
-	n := 0
-	for _, r := range d.Loop().History().Records() {
-		for _, h := range r.Handlers {
-			if h.Error != nil && strings.Contains(h.Error.Error(), sub) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// adv15SetExtra sets the WebApp's "extra" config (a new generation).
-func adv15SetExtra(t *testing.T, webapps democtl.WebAppController, ns, name, extra string) {
-	t.Helper()
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app, err := webapps.Get(t.Context(), ns, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		app.Spec.Config["extra"] = extra
-		_, err = webapps.Update(t.Context(), app)
-		return err
-	}); err != nil {
-		t.Fatal(err)
 	}
 }
