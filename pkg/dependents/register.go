@@ -33,7 +33,8 @@ type Options struct {
 	// registration on one factory (Register or Join) naming a field
 	// manager another holds is refused, until that one stopped (its Wait
 	// returned nil; not when its context ended, while a handler may still
-	// run); registrations of other factories or processes cannot be
+	// run; after a stop that timed out, once its loop and scheduler
+	// exited); registrations of other factories or processes cannot be
 	// seen, so never share one across them.
 	FieldManager string
 	// Kinds are the kinds of the objects the handler returns.
