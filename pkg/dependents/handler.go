@@ -57,6 +57,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	before       *beforeRestart               // during a resync: the markers the live objects show were put (see before.go)
 	synced       bool                         // a resync went through (see Update)
 	repairDrift  bool                         // Options.RepairDrift
+	failed       map[string]string            // owner key -> the handler's error last logged at warning (see noteFailure)
 	log          logrus.FieldLogger           // one line per owner whose readiness changed
 }
 
@@ -213,6 +214,11 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 			}
 		}
 	}
+	if err != nil {
+		h.noteFailure(ownerKey, err, cur != nil)
+	} else {
+		delete(h.failed, ownerKey)
+	}
 	if cur == nil {
 		return "", freed, nil // failed, and nothing known to keep: reported
 	}
@@ -220,7 +226,6 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 		txn.Put(k, v)
 	}
 	if err != nil {
-		h.log.WithError(err).Warnf("dependents %s: %s: the handler failed; its objects are kept as they were", h.name, ownerKey)
 		return "kept " + ownerKey + ": " + err.Error(), freed, nil
 	}
 	note := fmt.Sprintf("%s: %d ready of %d", ownerKey, cur.ready, len(cur.objects))
@@ -230,6 +235,26 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 		h.log.Debugf("dependents %s: %s", h.name, note)
 	}
 	return note, freed, nil
+}
+
+// noteFailure logs the handler's failure for the owner at ownerKey at
+// warning the first time it fails so, and at debug while the same error
+// repeats: an owner is computed again whenever anything it reads changes,
+// and a failure that lasts (an object of a kind outside Options.Kinds,
+// say) would otherwise fill the log, or, logged only at debug, leave the
+// owner's condition as the one place that tells.
+func (h *loopHandler[T]) noteFailure(ownerKey string, err error, kept bool) {
+	what := "nothing is applied for it"
+	if kept {
+		what = "its objects are kept as they were"
+	}
+	log := h.log.WithError(err)
+	if h.failed[ownerKey] == err.Error() {
+		log.Debugf("dependents %s: %s: the handler failed again; %s", h.name, ownerKey, what)
+		return
+	}
+	h.failed[ownerKey] = err.Error()
+	log.Warnf("dependents %s: %s: the handler failed; %s", h.name, ownerKey, what)
 }
 
 // compute runs the handler for the owner at key and records what is
@@ -334,6 +359,7 @@ func (h *loopHandler[T]) forget(key string) {
 	h.unclaim(key)
 	delete(h.desired, key)
 	delete(h.reads, key)
+	delete(h.failed, key)
 	h.reports.drop(key)
 }
 
