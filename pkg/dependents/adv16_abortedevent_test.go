@@ -102,7 +102,14 @@ func TestAdv16RequirerCreatedOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
 // merge patch of its own field manager (another controller's field).
 func adv16Annotate(t *testing.T, ns, name, value string) {
 	t.Helper()
-	body := `{"metadata":{"annotations":{"adv16/ready":"` + value + `"}}}`
+	adv16AnnotateKey(t, ns, name, "adv16/ready", value)
+}
+
+// adv16AnnotateKey sets the ConfigMap's annotation key to value, as
+// adv16Annotate.
+func adv16AnnotateKey(t *testing.T, ns, name, key, value string) {
+	t.Helper()
+	body := `{"metadata":{"annotations":{"` + key + `":"` + value + `"}}}`
 	if _, err := controlplanetest.Clientset(cp.Config()).CoreV1().ConfigMaps(ns).Patch(t.Context(), name,
 		types.MergePatchType, []byte(body), metav1.PatchOptions{FieldManager: "adv16-other"}); err != nil {
 		t.Fatal(err)
