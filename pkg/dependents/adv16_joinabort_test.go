@@ -1,0 +1,157 @@
+package dependents_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
+)
+
+// adv16Aborter is a user's handler on the loop a registration joined: it
+// aborts, once armed, the first event of ConfigMap key whose adv16/ready
+// annotation is "no", as a user's handler aborts an event it cannot
+// handle now (nothing committed, a healing resync later).
+type adv16Aborter struct {
+	key   string
+	armed atomic.Bool
+	did   atomic.Bool
+}
+
+// String implements eventloop.EventHandler.
+func (a *adv16Aborter) String() string { return "adv16-user" }
+
+// HandlesEvent implements eventloop.EventHandler.
+func (a *adv16Aborter) HandlesEvent(eventloop.Event) bool { return true }
+
+// Revert implements eventloop.EventHandler.
+func (a *adv16Aborter) Revert(eventloop.Event) error { return nil }
+
+// Resync implements eventloop.EventHandler: it keeps no values.
+func (a *adv16Aborter) Resync(eventloop.Event, any, int, eventloop.ResyncOperations) error {
+	return nil
+}
+
+// Update implements eventloop.EventHandler.
+func (a *adv16Aborter) Update(ev eventloop.Event, _ eventloop.UpdateOperations) (string, error) {
+	c, ok := ev.(*kubebridge.KubeStateChange)
+	if !ok || c.Resource != "v1/ConfigMap" || c.Key != a.key {
+		return "", nil
+	}
+	cm, ok := c.NewValue.(*corev1.ConfigMap)
+	if ok && cm.Annotations["adv16/ready"] == "no" && a.armed.CompareAndSwap(true, false) {
+		a.did.Store(true)
+		return "", eventloop.NewAbortEventError(errors.New("the user's handler cannot handle this event now"))
+	}
+	return "", nil
+}
+
+// TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts: a
+// registration joined to a user's loop, the user's own handler after it.
+// z's ConfigMap is ready while another controller's annotation says so;
+// b's ConfigMap RequiresOwner z. The annotation goes, and the user's
+// handler aborts that event (nothing committed, as docs/dependents.md
+// says: "A handler of the user's that fails its resync, or aborts it,
+// does so for the registration too"). The registration has already taken
+// z's verdict into its picture: until the healing resync (its delay set
+// long), the user's loop's next events commit on z's marker, and c's
+// ConfigMap, which RequiresOwner z, is created while z is not ready.
+func TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts(t *testing.T) {
+	advOpen(t, "a joined registration takes an event into its picture that a user's handler after it aborts: "+
+		"c's ConfigMap, which RequiresOwner z, is created on the marker z's not-ready verdict withdrew")
+	ns := controlplanetest.Namespace(t, cp.Config())
+	log := controlplanetest.QuietLogger()
+	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "z":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
+				ReadyWhen(func(live runtime.Object) (bool, string) {
+					cm, ok := live.(*corev1.ConfigMap)
+					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
+				})}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "z")}, nil
+	}
+	loopCtx, stopLoop := context.WithCancel(t.Context())
+	defer stopLoop()
+	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
+	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := eventloop.DefaultConfig()
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
+	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
+	bridge := kubebridge.New(f.ControllerFactory(), log)
+	lo := eventloop.Options{Config: &lc, Committer: loopcommit.New(sched), Logger: log.WithField("loop", "user"), Name: "user"}
+	bridge.Configure(&lo)
+	j, err := democtl.JoinWebAppDependents(loopCtx, f, webapps, "adv16-joined", handler,
+		dependents.Options{FieldManager: "adv16-joined", Kinds: adv13CMKind, Logger: log},
+		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := &adv16Aborter{key: ns + "/z-cfg"}
+	lo.Handlers = append(lo.Handlers, user)
+	loop, err := eventloop.New(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.Start(loopCtx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := j.Start(loopCtx, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(loopCtx, 2); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = bridge.Start(loopCtx, loop) }()
+	t.Cleanup(func() {
+		stopLoop()
+		waitCtx, done := context.WithTimeout(context.Background(), wait)
+		defer done()
+		_ = loop.Stop(waitCtx)
+		_ = d.Wait(waitCtx)
+		_ = sched.Close()
+	})
+	advCreateApp(t, webapps, ns, "z", nil)
+	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
+	adv16Annotate(t, ns, "z-cfg", "yes")
+	advCreateApp(t, webapps, ns, "b", nil)
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
+		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
+	})
+
+	user.armed.Store(true)
+	adv16Annotate(t, ns, "z-cfg", "no") // z not ready; the user's handler aborts the event
+	controlplanetest.Eventually(t, wait, "the user's handler aborted z-cfg's event", func() bool { return user.did.Load() })
+	advCreateApp(t, webapps, ns, "c", nil)
+	controlplanetest.Eventually(t, wait, "c's ConfigMap created, or c reported waiting for z", func() bool {
+		return advConfigMap(t, ns, "c-cm") != nil || strings.Contains(dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"), "z")
+	})
+	if advConfigMap(t, ns, "c-cm") != nil {
+		t.Errorf("z has not been ready since before c was created, yet c's ConfigMap, which RequiresOwner z, was created "+
+			"(c's condition %q; z's %q; b-cm still there: %v)", dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"),
+			dependentstest.ReadyMessage(t.Context(), webapps, ns, "z"), advConfigMap(t, ns, "b-cm") != nil)
+	}
+}
