@@ -1,0 +1,97 @@
+package dependents_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+)
+
+// TestAdv16OneRecordRefusedForGoodStopsEveryOwner: the API server refuses
+// for good the lariat.dev/held-without record of one object, b's
+// ConfigMap (a webhook or policy that forbids that annotation on it, here
+// a 403 for every patch of its -held field manager on b-cm). b-cm
+// RequiresOwner z, and z stops being ready: every event and every healing
+// resync aborts on that one record, until the loop gives up
+// (MaxFailedHealings, 1 here, 5 by default) and aborts for good. WebApp q,
+// created then and unrelated to z and b, never gets its ConfigMap: one
+// object's refused annotation stops every owner of the registration, as a
+// handler failing for one owner did before issue 27's fix
+// (TestAdvOneFailingOwnerStopsEveryOwnerAfterARestart).
+func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
+	advOpen(t, "one object whose held-without record the API server refuses for good aborts every event "+
+		"until the loop gives up: an unrelated owner's ConfigMap is never created")
+	ns := controlplanetest.Namespace(t, cp.Config())
+	fm := "adv16-forgood"
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "z":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
+				ReadyWhen(func(live runtime.Object) (bool, string) {
+					cm, ok := live.(*corev1.ConfigMap)
+					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
+				})}, nil
+		case app.Name == "q":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "q-cm"}})}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "z")}, nil
+	}
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps/b-cm") &&
+				req.URL.Query().Get("fieldManager") == fm+"-held" {
+				return adv14Status(req, http.StatusForbidden, "Forbidden", "the annotation lariat.dev/held-without is not allowed on b-cm"), nil
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	lc := dependents.DefaultEventLoopConfig()
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 100 * time.Millisecond}
+	lc.MaxAfterErrorHealingDelay = eventloop.Duration{Duration: time.Second}
+	lc.MaxFailedHealings = 1
+	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
+	advCreateApp(t, webapps, ns, "z", nil)
+	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
+	adv16Annotate(t, ns, "z-cfg", "yes")
+	advCreateApp(t, webapps, ns, "b", nil)
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
+		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
+	})
+
+	adv16Annotate(t, ns, "z-cfg", "no") // b-cm's record is needed from now on, and refused for good
+	controlplanetest.Eventually(t, wait, "an event aborted on b-cm's record", func() bool {
+		return adv15Failures(d, "held without") >= 1
+	})
+	advCreateApp(t, webapps, ns, "q", nil)
+	controlplanetest.Eventually(t, wait, "q's ConfigMap", func() bool {
+		if advConfigMap(t, ns, "q-cm") != nil {
+			return true
+		}
+		if err := d.Loop().Health(); err != nil {
+			t.Fatalf("q's ConfigMap is never created: the registration's loop gave up on b-cm's record "+
+				"(q's condition %q): %v", readyMessage(t, webapps, ns, "q"), err)
+		}
+		return false
+	})
+}
