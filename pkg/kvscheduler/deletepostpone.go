@@ -159,11 +159,15 @@ func (w *walker) cascadeSpares(m, x *node, leaving []*node) bool {
 
 // otherProvider tells whether m's dependency dep has a provider other
 // than x that is in the southbound and stays: its delete is not under
-// way, and it does not leave with x.
+// way, and it does not leave with x. m itself counts, as it does for
+// whether m stays (see depMet): a value that Requires a pattern its own
+// key matches meets it while it exists (adv5 fuzz seed 410184: a/1 =
+// v|~a/2,a/*, judged taken down by a/2's delete, which it stays through;
+// its update into PENDING, further on, then went after a/2).
 func (w *walker) otherProvider(m *node, dep Dependency, x *node, leaving []*node) bool {
 	other := false
 	w.g.providers(m, dep, func(p *node) bool {
-		other = p != x && p != m && p.exists() && p.avail && !p.deleting() && !slices.Contains(leaving, p)
+		other = p != x && p.exists() && p.avail && !p.deleting() && !slices.Contains(leaving, p)
 		return !other
 	})
 	return other
