@@ -48,11 +48,15 @@ func (w *walker) valueGoes(m *node, v any) bool {
 // one is wanted (waiting, or failed: what the transaction creates may
 // make it ready), or is set or derived by one of the transaction's values.
 // A provider whose delete is under way goes: a value whose update took it
-// into PENDING or INVALID waits for a later transaction.
+// into PENDING or INVALID waits for a later transaction. So does a wanted
+// provider whose key more than one descriptor claims: nothing creates it
+// before a registration changes that (adv5 fuzz seed 304888: a/2's undo
+// back to w|a/3, a/3 claimed twice, surely takes a/2 away, so it goes
+// before the undo of r/1, which a/2 is ordered after).
 func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !p.deleting() && (p.avail || p.want != nil || w.later(p)) && !w.derivedLeaves(p)
+		met = !p.deleting() && (p.avail || p.want != nil && p.dErr() == nil || w.later(p)) && !w.derivedLeaves(p)
 		return !met
 	})
 	if met {
