@@ -41,6 +41,8 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	// The undos are among the values leaving the step: the read-back's
 	// cascade lets the ones ordered after what it takes down go first.
 	w.undoPending = pending
+	w.undoLeft = pending
+	defer func() { w.undoLeft = nil }()
 	from := len(rec.Errors)
 	s.refreshFailed(w)
 	w.undoPending = nil

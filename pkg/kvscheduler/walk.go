@@ -120,6 +120,10 @@ type walker struct {
 	// (see Scheduler.revert): the read-back before them lets one go
 	// before a value it is ordered after (see dueUndo).
 	undoPending map[string]int
+	// undoLeft indexes, by key, the undos still to apply from the start
+	// of the revert's read-back to the end of the undo: they are among
+	// the requests that take values away (see requestTakesAway).
+	undoLeft map[string]int
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error
