@@ -57,14 +57,18 @@ func (w *walker) deleteDueDependents(n *node) {
 		if w.dueUndo(b) {
 			continue
 		}
-		if !w.later(b) {
+		if !w.later(b) || w.laterKeeps(b) {
 			// Taken down now, into PENDING, when the cascade of a
 			// request further on surely takes it away then (see
-			// cascadeLater).
+			// cascadeLater); a request of its own that keeps its value
+			// as it is changes nothing to that (adv5 fuzz seed 314404).
 			if m.avail && w.cascadeLater(b, map[*node]bool{n: true}) {
 				down = append(down, b)
+				continue
 			}
-			continue
+			if !w.later(b) {
+				continue
+			}
 		}
 		v, ok := w.dueRemoval(b.key)
 		if ok && v.group == 1 && !w.cascadeSpares(m, n, nil) {
@@ -93,6 +97,25 @@ func (w *walker) deleteDueDependents(n *node) {
 			w.delete(b, delPending, false)
 		}
 	}
+}
+
+// laterKeeps tells whether x's request further on in the transaction
+// keeps the value x holds in the southbound as it is (a resync's request
+// of a value in sync): it changes nothing of what x needs, so the cascade
+// of another request still takes x away as if x had none (see
+// cascadeLater; adv5 fuzz seed 314404: a downstream resync re-created
+// b/1 and r/2, and r/1 = w|~b/1,r/2, requested as it was, stayed until
+// r/2's re-create took it down, after b/1 went).
+func (w *walker) laterKeeps(x *node) bool {
+	if !x.exists() || x.sbDeps != nil {
+		return false
+	}
+	j, ok := w.valueIndex(w.values, x.key)
+	if !ok || !w.laterValue(w.values[j]) {
+		return false
+	}
+	v := w.values[j]
+	return v.value != nil && v.group != 1 && w.equal(x, x.sb, v.value)
 }
 
 // updateTakesAway returns the transaction's later request of m, a value

@@ -147,7 +147,8 @@ func (w *walker) txnKeys() map[string][]int {
 
 // cascadeLater tells whether the Requires cascade of a request of the
 // transaction still to come surely takes x's value away: x has no request
-// of its own further on (one may change what it needs), and one of its
+// of its own further on that changes its value (one may change what it
+// needs; see laterKeeps), and one of its
 // Requires dependencies has only providers that exist and that go: their
 // delete is under way (adv5 fuzz seed 9734: r/2 Requires a/1, which
 // Requires d/2, going with its re-created base), or such requests surely
@@ -159,7 +160,7 @@ func (w *walker) txnKeys() map[string][]int {
 // cascade takes its dependents down in its own order.
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
-		x.deleting() || w.later(x) {
+		x.deleting() || w.later(x) && !w.laterKeeps(x) {
 		return false
 	}
 	seen[x] = true
