@@ -129,11 +129,11 @@ func (w *walker) laterKeeps(x *node) bool {
 // it could find missing what the transaction creates before it, and go
 // for nothing.
 func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
-	// A dependent that n needs in turn (ordered after it) goes after n,
-	// not before: members of a cycle go together, and m may meet its own
-	// dependency (adv5 fuzz seed 300673: a/3 = v|a/*, its update invalid,
-	// went before a/1 = w|~a/3, whose delete it Requires only by a/*).
-	if !w.cascadeSpares(m, n, nil) || w.reaches(n, m) {
+	// A dependent that depends on n only by Requires patterns its own key
+	// matches needs nothing of n: it goes in its place, not before n
+	// (adv5 fuzz seed 300673: a/3 = v|a/*, its update invalid, went
+	// before a/1 = w|~a/3, whose delete it Requires only by a/*).
+	if !w.cascadeSpares(m, n, nil) || w.meetsItself(m, n) {
 		return txnValue{}, false
 	}
 	j, ok := w.valueIndex(w.values, m.key)
@@ -144,6 +144,27 @@ func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
 		return w.values[j], true
 	}
 	return txnValue{}, false
+}
+
+// meetsItself tells whether every dependency of m (as the southbound
+// holds it) that n meets is a Requires pattern m's own key matches: m,
+// which exists, meets it itself, so n's delete does not concern it.
+func (w *walker) meetsItself(m, n *node) bool {
+	deps := m.deps
+	if m.sbDeps != nil {
+		deps = m.sbDeps
+	}
+	found := false
+	for _, dep := range deps {
+		if !dep.matchesKey(n.key) {
+			continue
+		}
+		if dep.Kind != Requires || !dep.matchesKey(m.key) {
+			return false
+		}
+		found = true
+	}
+	return found
 }
 
 // dueRemoval returns the transaction's request of key further on that
