@@ -108,7 +108,9 @@ func TestAdv15DeleteOrderSeed603898(t *testing.T) {
 
 // TestAdv15DeleteOrderSeed708436 pins adv5 fuzz seed 708436 of
 // -fzcancel -fzcancelall -fzamb -fznotifyall -fzorder -fzrec -fzretry
-// -fzdd (open): after a reverted transaction, n/2's notified removal
+// -fzdd (fixed: deleteDueDependents returned at once in a walk without
+// requests, so the cascade's prediction was never asked in a
+// notification): after a reverted transaction, n/2's notified removal
 // leaves b/1 = w@1@2|n/* and r/2 = w|r/1,n/* without an n/ provider, and
 // r/1 = w|r/2,~b/1 (a cycle with r/2) goes with r/2; the step, with no
 // injected failure, deletes b/1 (its derived d/1, d/2 first) before r/1,
@@ -116,6 +118,5 @@ func TestAdv15DeleteOrderSeed603898(t *testing.T) {
 // it and is deleted later in the same step"; ops delete d/1, delete d/2,
 // delete b/1, delete r/1, delete r/2, create a/2).
 func TestAdv15DeleteOrderSeed708436(t *testing.T) {
-	advOpen(t, "b/1 deleted before r/1, ordered after it, in one step")
 	adv15Seed(t, 708436, []*bool{fzCancelF, fzCancelAll, fzAmbiguous, fzNotifyAll, fzOrder, fzRec, fzRetry, fzDerivedDeps})
 }

@@ -37,9 +37,11 @@ import (
 // (into PENDING) a dependent that the Requires cascade of such a request
 // surely takes away (see cascadeLater).
 func (w *walker) deleteDueDependents(n *node) {
-	if len(w.dels) == 0 && len(w.values) == 0 {
-		return
-	}
+	// Asked also in a walk without requests (a notification, a retry):
+	// the cascade of a delete under way may surely take a dependent down
+	// later in the step (adv5 fuzz seed 708436: n/2's notified removal
+	// took b/1 down before r/1 = w|r/2,~b/1, which goes with r/2, whose
+	// only n/ provider n/2 is).
 	var down []*node // read before the graph changes (see dependents)
 	for _, m := range w.g.dependents(n) {
 		if m == n || !m.exists() || m.origin == FromSB || m.deleting() {
