@@ -157,12 +157,20 @@ func (w *walker) txnKeys() map[string][]int {
 // (adv5 fuzz seed 102725: a/2 Requires any d/ key, and both d/1 and d/2
 // went with their re-created base). seen guards against cycles of
 // dependencies; it holds the value whose delete asks too, whose own
-// cascade takes its dependents down in its own order.
+// cascade takes its dependents down in its own order. A provider with a
+// request of its own further on that changes it counts when a delete
+// under way takes it down (adv5 fuzz seed 603898: r/1 = w|a/3,~a/1 went
+// after a/1, both taken down by b/1's delete, a/3 = w|b/1 although
+// updated further on).
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
-		x.deleting() || w.later(x) && !w.laterKeeps(x) {
+		x.deleting() {
 		return false
 	}
+	// A value with a request of its own further on that changes it is
+	// still taken down at once by a delete under way (see depUpdate):
+	// only that counts for it, not the requests further on.
+	underWayOnly := w.later(x) && !w.laterKeeps(x)
 	seen[x] = true
 	for _, dep := range x.deps {
 		if dep.Kind != Requires {
@@ -171,7 +179,8 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 		ps := w.onlyProviders(x, dep)
 		all := len(ps) > 0
 		for _, p := range ps {
-			if all = p.deleting() && !seen[p] || w.requestTakesAway(p) || w.cascadeLater(p, seen); !all {
+			if all = p.deleting() && !seen[p] ||
+				!underWayOnly && (w.requestTakesAway(p) || w.cascadeLater(p, seen)); !all {
 				break
 			}
 		}
