@@ -70,7 +70,11 @@ func TestAdv15UndoOrderSeed406451(t *testing.T) {
 // deleted later in the same step"; ops delete d/1 (err), delete a/1,
 // delete r/1, delete a/3, delete b/2 (refused)). Without the failed
 // delete the same cascade keeps the order
-// (TestAdv15CascadeTakesDownSiblingsDependentFirst).
+// (TestAdv15CascadeTakesDownSiblingsDependentFirst). What is not
+// predicted: a/3's update to v|~a/2,b/1 surely takes it (and r/1) away
+// only if b/1, INVALID for a derived-key clash with b/2 (whose
+// re-create is under way), stays INVALID in the step; mayBeMet counts
+// any wanted b/1 as a provider that may come.
 func TestAdv15DeleteOrderSeed407933(t *testing.T) {
 	advOpen(t, "after a failed delete in the transaction, the cascade deletes a/1 before r/1, ordered after it")
 	adv15Seed(t, 407933, adv15SetB)
