@@ -57,14 +57,16 @@ func stack(app *demov1.WebApp) ([]*dependents.Object, error) {
 	return []*dependents.Object{secret, database, service, deployment}, nil
 }
 
-// pod is a one-container pod template reading the database's Secret.
+// pod is a one-container pod template reading the database's Secret,
+// optional: without a dbPassword there is no Secret, and a required one
+// would keep the pods from starting (and the Deployment waiting) for good.
 func pod(labels map[string]string, image, secret string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "main", Image: image,
 			EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
+				LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Optional: ptr.To(true)}}},
 		}}},
 	}
 }
