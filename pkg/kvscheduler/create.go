@@ -43,7 +43,7 @@ func (w *walker) create(n *node, recreate bool) {
 		w.reject(n, Invalid, err, nil, ro)
 		return
 	}
-	if !n.implicit() {
+	if w.operates(n) {
 		if w.hold(n, OpCreate, ro, deps) {
 			return
 		}

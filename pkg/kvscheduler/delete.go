@@ -132,7 +132,7 @@ func (w *walker) finishDeleteOrDefer(f frame) bool {
 			return false
 		}
 	}
-	if !n.implicit() {
+	if w.operates(n) {
 		if w.holdDelete(f) {
 			return false
 		}

@@ -71,10 +71,28 @@ func (w *walker) giveBack(q string) []givenBack {
 
 // applyGivenBack applies the keys given back to their old bases with the
 // values those bases derive (the takeover may have changed them).
+//
+// A key given back to a base the southbound owns (OBTAINED) is the
+// southbound's again, but the value it holds is the one the takeover put
+// there: the undo restores the value the old base derives, with the
+// operation that restores it, as it restores any value the transaction
+// changed (adv5 fuzz seed 101811: otherwise the record and the view had
+// it updated, and the southbound kept the taker's value).
 func (w *walker) applyGivenBack(back []givenBack) {
 	for _, g := range back {
+		if c := w.g.nodes[g.kv.Key]; c != nil && c.d != nil && g.base.origin == FromSB {
+			w.restoringSB = c
+		}
 		w.run(frame{kind: fApply, key: g.kv.Key, value: g.kv.Value, base: g.base.key, origin: g.base.origin})
+		w.restoringSB = nil
 	}
+}
+
+// operates tells whether the walk runs n's operations in the southbound:
+// not for implicit values (see node.implicit), except a value the undo
+// restores for a base the southbound owns (see applyGivenBack).
+func (w *walker) operates(n *node) bool {
+	return !n.implicit() || n.d != nil && w.restoringSB == n
 }
 
 // noteRequestTook records, in a transaction with revert, that the

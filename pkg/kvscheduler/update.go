@@ -29,7 +29,7 @@ func (w *walker) update(n *node) {
 	if equal {
 		eq = sbEqualYes
 	}
-	if !equal && !n.implicit() && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
+	if !equal && w.operates(n) && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
 		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
 		w.markRecreating(n)
 		w.push(frame{kind: fCreate, n: n})
@@ -131,7 +131,7 @@ func (w *walker) finishUpdate(f frame) {
 			return
 		}
 	}
-	if !f.equal && !n.implicit() {
+	if !f.equal && w.operates(n) {
 		// Updated in place whether its ordering-only dependencies are
 		// met or not: only those that Require count.
 		if w.hold(n, OpUpdate, ro, requiredDeps) {

@@ -149,6 +149,9 @@ type walker struct {
 	// takenFrom are, in a transaction with revert, the derived keys taken
 	// over in it, each with the base it was taken from (see giveBack).
 	takenFrom map[string]string
+	// restoringSB is the derived value the undo gives back to a base the
+	// southbound owns, while that is applied (see applyGivenBack).
+	restoringSB *node
 	// requestTook are, in a transaction with revert, the derived keys the
 	// northbound's requests took over in it, by the base they were taken
 	// from (see noteRequestTook).
