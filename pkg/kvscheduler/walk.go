@@ -349,11 +349,26 @@ func (w *walker) depUpdate(n *node) {
 	case n.blocked() && !w.unblocks(n):
 		// A failed value is created again by its retry or a resync.
 	case !n.avail && !n.exists() && n.want != nil && (n.state == Pending || n.blocked()):
+		w.wantRequest(n)
 		if w.ready(n) {
 			w.s.clearFailure(n)
 			w.create(n, false)
 		}
 	}
+}
+
+// wantRequest makes n, a base value about to be created by a dependency
+// update, want its request: a request refused earlier (its transaction
+// stopped applying it at an earlier failure of the value, see notAgain)
+// left n wanting what it held, and a create with that reports it
+// CONFIGURED while its request is not applied (adv5 fuzz seed 3507). The
+// reference's dependency update applies the last request too.
+func (w *walker) wantRequest(n *node) {
+	if n.base != "" || n.last == nil || n.last.value == nil || identical(n.want, n.last.value) {
+		return
+	}
+	n.setWant(n.last.value)
+	w.setDeps(n)
 }
 
 // availChanged marks the statuses of n's dependents (whose dependencies
