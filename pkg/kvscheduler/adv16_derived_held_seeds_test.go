@@ -16,8 +16,9 @@ func adv16DHeldFlags() []*bool {
 	return []*bool{fzCancelF, fzCancelAll, fzAmbiguous, fzNotifyAll, fzProps, fzInvalid, fzSnap}
 }
 
-// TestAdv16DerivedOfAFailedDeleteUnreadSeed900108 pins seed 900108 (open,
-// not reduced): transaction #16 requests b/2 = <nil>, whose derived d/1,
+// TestAdv16DerivedOfAFailedDeleteUnreadSeed900108 pins seed 900108 (not
+// reduced; fixed: the read-back applies again a derived value it finds
+// gone that a base created in the walk derives, see rederive): transaction #16 requests b/2 = <nil>, whose derived d/1,
 // removed by drift, fails to be deleted ("kvtest: d/1 does not exist")
 // while the read-back of b's descriptor fails ("retrieve b: injected
 // read"); the same transaction then creates b/1 = v@1|, INVALID until
@@ -26,7 +27,6 @@ func adv16DHeldFlags() []*bool {
 // (v@1|) but its d/1 is NONEXISTENT").
 func TestAdv16DerivedOfAFailedDeleteUnreadSeed900108(t *testing.T) {
 	withFzFlags(t, fzDHeld)
-	advOpen(t, "a base created after its derived key's delete failed unread is CONFIGURED while that key is NONEXISTENT")
 	msg, log := fzRunWith(900108, adv16DHeldFlags())
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
