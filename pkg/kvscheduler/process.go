@@ -209,6 +209,10 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 			for _, r := range values[i:] {
 				rec.notApplied(r.key)
 			}
+			// Between values, no frame is dropped (see dropStack): the
+			// keys taken on the strength of a request not applied are
+			// settled here.
+			w.giveBackUnapplied()
 			for _, j := range slices.Sorted(maps.Keys(after)) {
 				for _, p := range after[j] {
 					if j >= i {

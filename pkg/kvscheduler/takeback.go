@@ -135,7 +135,16 @@ type takeover struct {
 func (w *walker) giveBackUnapplied() {
 	for _, t := range w.tookOn {
 		c, b := w.g.nodes[t.key], t.from
-		if c == nil || w.g.nodes[b.key] != b || !w.later(b) || c.base != b.key && w.appliedToTaker(c) {
+		if c == nil || w.g.nodes[b.key] != b || !w.later(b) {
+			continue
+		}
+		if c.base != b.key && w.appliedToTaker(c) {
+			// The key stays with the base that took it, while b, its
+			// request never applied, still derives it: the resume
+			// judges b's clash on what is held, as an update judges it
+			// (seed 912097: b stayed CONFIGURED without the key, which
+			// its taker deleted later).
+			w.s.toResume(b, resumeDerived)
 			continue
 		}
 		i := slices.IndexFunc(w.derivedOf(b), func(kv KeyValuePair) bool { return kv.Key == t.key })
