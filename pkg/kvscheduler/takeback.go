@@ -144,7 +144,11 @@ func (w *walker) giveBackUnapplied() {
 			// judges b's clash on what is held, as an update judges it
 			// (seed 912097: b stayed CONFIGURED without the key, which
 			// its taker deleted later).
-			w.s.toResume(b, resumeDerived)
+			// One the southbound owns is not (the scheduler never takes a
+			// southbound's value away: seed 916655).
+			if b.origin == FromNB {
+				w.s.toResume(b, resumeDerived)
+			}
 			continue
 		}
 		i := slices.IndexFunc(w.derivedOf(b), func(kv KeyValuePair) bool { return kv.Key == t.key })
