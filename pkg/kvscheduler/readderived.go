@@ -234,3 +234,24 @@ func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 	s.noteRegain(o, c.Key)
 	return false
 }
+
+// rederive applies again, once a read-back found it gone, derived value n
+// that its base, held and applied by this walk (CONFIGURED, the
+// northbound's), derives while n
+// failed in it (a delete for the base it had before, seed 900108 of
+// -fzdheld -fzcancel -fzcancelall -fzamb -fznotifyall -fzprops -fzinv
+// -fzsnap): the base's create could not apply it then, and nothing else
+// applies it now; left dropped, the base is CONFIGURED without it.
+func (w *walker) rederive(n *node) {
+	b := w.g.nodes[n.base]
+	if b == nil || n.base == "" || b.origin != FromNB || b.state != Configured || !b.exists() || !b.avail ||
+		b.deleting() || b.blocked() || b.want == nil || !w.touchedHere(b) || w.failedHere(b) {
+		return // only a base the walk applied: a failed one is read back itself
+	}
+	for _, kv := range w.derivedOf(b) {
+		if kv.Key == n.key {
+			w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: b.key, origin: b.origin})
+			return
+		}
+	}
+}
