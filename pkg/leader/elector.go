@@ -80,6 +80,11 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, namespac
 // Identity returns the holder identity this Elector writes into the Lease.
 func (e *Elector) Identity() string { return e.o.identity }
 
+// LeaseDuration returns the lease duration this Elector writes into the
+// Lease (WithLeaseDuration), so that a caller that bounds it (pkg/shard's
+// members) can check it.
+func (e *Elector) LeaseDuration() time.Duration { return e.o.leaseDuration }
+
 // Leader returns the holder of the Lease as last seen ("" before the first
 // look, or after a release).
 func (e *Elector) Leader() string {

@@ -58,7 +58,6 @@ func TestAdv10LeaseTermEndedByHandMovesObjectsFromALiveMember(t *testing.T) {
 // while the member's term, fence and a handler still run (renew deadline
 // 50 s here).
 func TestAdv10DeletedMemberLeaseThenANewSharderMovesObjectsFromALiveMember(t *testing.T) {
-	advOpen(t, "a member Lease deleted by hand, then a new sharder: the member's objects move while it still runs")
 	adv10LeaseActedOn(t, "deleted, then the sharder replaced", true, func(t *testing.T, leases coordinationv1client.LeaseInterface, name string) {
 		if err := leases.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

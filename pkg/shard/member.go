@@ -87,6 +87,11 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	if err != nil {
 		return nil, fmt.Errorf("shard: member of ring %s: %w", ring.Name, err)
 	}
+	if d, most := e.LeaseDuration(), ring.maxMemberLease(); d > most {
+		// A sharder that never saw this member's Lease (elected after it
+		// was deleted) keeps its objects only for the ring's maximum.
+		return nil, fmt.Errorf("shard: member of ring %s: lease duration %v exceeds the ring's MaxMemberLeaseDuration %v: a sharder elected after the member's Lease was deleted would move its objects while it may still write; shorten the lease or raise Ring.MaxMemberLeaseDuration (on the sharder's Ring too)", ring.Name, d, most)
+	}
 	ring.Kinds = slices.Clone(ring.Kinds)
 	return &Member{ring: ring, id: id, identity: identity, elector: e, metrics: newGateMetrics(ring.Name, id)}, nil
 }

@@ -2,10 +2,13 @@ package shard
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // Kind is one sharded kind of a ring.
@@ -29,6 +32,30 @@ type Ring struct {
 	Namespace string
 	// Kinds are the sharded kinds.
 	Kinds []Kind
+	// MaxMemberLeaseDuration is the longest lease duration a member of
+	// the ring may use (DefaultMaxMemberLeaseDuration when zero):
+	// NewMember (and so Join) refuses a longer one. A sharder elected
+	// after a member Lease was deleted (by hand, a cleanup script) never
+	// saw it, so it cannot tell from the Lease until when that member may
+	// still write; it keeps the objects that name the member for this
+	// long after it first found the Lease missing (or first saw it not
+	// naming its member), the longest the member may write after the
+	// deletion, and only then moves them.
+	MaxMemberLeaseDuration time.Duration
+}
+
+// DefaultMaxMemberLeaseDuration is Ring.MaxMemberLeaseDuration's default:
+// four times leader.DefaultLeaseDuration, room for members with slower
+// timings, and the longest a new sharder keeps the objects of a member
+// whose Lease it never saw.
+const DefaultMaxMemberLeaseDuration = 4 * leader.DefaultLeaseDuration
+
+// maxMemberLease returns r.MaxMemberLeaseDuration or its default.
+func (r Ring) maxMemberLease() time.Duration {
+	if r.MaxMemberLeaseDuration > 0 {
+		return r.MaxMemberLeaseDuration
+	}
+	return DefaultMaxMemberLeaseDuration
 }
 
 // Validate tells whether r can be used: a valid name, a namespace, at least
@@ -43,6 +70,9 @@ func (r Ring) Validate() error {
 	}
 	if len(r.Kinds) == 0 {
 		return fmt.Errorf("shard: ring %s has no kinds", r.Name)
+	}
+	if r.MaxMemberLeaseDuration < 0 {
+		return fmt.Errorf("shard: ring %s: MaxMemberLeaseDuration %v is negative", r.Name, r.MaxMemberLeaseDuration)
 	}
 	seen := map[schema.GroupKind]bool{}
 	for _, k := range r.Kinds {

@@ -90,6 +90,10 @@ func (m *members) deleteDead(ctx context.Context, leases coordinationv1client.Le
 	m.mu.Lock()
 	delete(m.dead, id)
 	delete(m.deadAt, id)
+	// Forgotten too, so that they do not pile up: an object naming the
+	// member later waits the ring's maximum lease duration once more.
+	delete(m.named, name)
+	delete(m.unseen, name)
 	m.mu.Unlock()
 	m.poke()
 	return nil

@@ -18,10 +18,20 @@ import (
 // copy's liveUntil and may write until its mayWrite, and only then is it
 // dead. A Lease released first (holder cleared, as a member does at the
 // end of its term) is not remembered: gone,
-// it is dead at once. A sharder elected after the deletion never saw the
-// Lease and cannot tell; the member's own term ends by its renew deadline
-// all the same (pkg/leader does not create a Lease deleted under its
-// holder).
+// it is dead at once.
+//
+// A sharder elected after the deletion never saw the Lease and cannot
+// tell when its member last renewed. It knows that the member's last
+// renewal came before the deletion, which came before the sharder first
+// found the Lease missing, and that the member stops writing its renew
+// deadline after that renewal (pkg/leader does not create a Lease deleted
+// under its holder: its renewals fail and its term ends), within its lease
+// duration, which NewMember bounds by Ring.MaxMemberLeaseDuration. So it
+// keeps the member's objects (undecided) until MaxMemberLeaseDuration
+// after it first found the Lease missing, and only then reads the member
+// as dead. A Lease first seen not naming its member (its holder edited by
+// hand before this sharder saw it) is judged so too. Objects restored
+// from a backup and naming a long-dead member wait as long, once.
 
 // leaseDeleted remembers a member Lease deleted while its member held it
 // or may still write.
@@ -40,6 +50,26 @@ func (m *members) leaseDeleted(o any) {
 		m.mu.Unlock()
 	}
 	m.arrived(o)
+}
+
+// unseenUntil returns until when the member of the Lease named name may
+// still write, for a Lease this sharder never saw naming its member: the
+// ring's maximum lease duration after this sharder first found it missing
+// or not naming its member (recorded now, at the first call). Zero if it
+// saw a copy naming it, which judges the member instead. Called with m.mu
+// held.
+func (m *members) unseenUntil(name string, now time.Time) time.Time {
+	if m.named[name] {
+		return time.Time{}
+	}
+	first, ok := m.unseen[name]
+	if !ok {
+		first = now
+		m.unseen[name] = now
+		m.log.Infof("shard: ring %s: member %s has no Lease naming it that this sharder saw; its objects stay until %s (Ring.MaxMemberLeaseDuration %v), the longest it may still write",
+			m.ring, strings.TrimPrefix(name, m.prefix), now.Add(m.maxLease).UTC().Format(time.RFC3339), m.maxLease)
+	}
+	return first.Add(m.maxLease)
 }
 
 // leaseBack forgets a deleted Lease once a Lease of that name is back.

@@ -90,11 +90,18 @@ func (m *members) names(l *coordinationv1.Lease) bool {
 func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
 	s, ok := m.seen[l.Name]
 	if !m.names(l) {
-		if !ok || released(l, s) {
+		switch {
+		case released(l, s):
+			m.named[l.Name] = true
 			return time.Time{}
+		case !ok:
+			// Never seen naming its member: edited before this sharder
+			// saw it, so nothing here dates the member's last renewal.
+			return m.unseenUntil(l.Name, now)
 		}
 		return laterOf(s.renew.Add(s.dur), s.at.Add(s.dur))
 	}
+	m.named[l.Name] = true
 	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 	renew := l.Spec.RenewTime.Time
 	switch {
@@ -244,8 +251,14 @@ func (m *members) read(ctx context.Context, ask map[string]string, live map[stri
 		m.mu.Lock()
 		switch {
 		case apierrors.IsNotFound(err):
-			// Deleted while held: judged as no longer renewed.
-			if until := m.goneUntil(id, now); until.After(now) {
+			// Deleted while held: judged as no longer renewed, from the
+			// last copy seen, or from the ring's maximum lease duration
+			// if this sharder saw none.
+			until := m.goneUntil(id, now)
+			if until.IsZero() {
+				until = m.unseenUntil(MemberLeaseName(m.ring, id), now)
+			}
+			if until.After(now) {
 				m.recheck[id] = until
 				if rv != "" {
 					m.refuted[id] = rv

@@ -76,7 +76,16 @@ type members struct {
 	// members are judged as if they were no longer renewed
 	// (sharder_gone.go).
 	gone map[string]*coordinationv1.Lease
-	dead map[string]bool
+	// named holds the Leases (by name) this sharder saw a copy of naming
+	// their member, or released: it judges those from the copy. unseen
+	// holds when it first found one of the others missing or not naming
+	// its member, by name: a sharder elected after a Lease was deleted or
+	// edited by hand keeps that member's objects until maxLease after it
+	// (sharder_gone.go).
+	named    map[string]bool
+	unseen   map[string]time.Time
+	maxLease time.Duration // Ring.MaxMemberLeaseDuration
+	dead     map[string]bool
 	// deadAt holds when this sharder first found each dead member's term
 	// over: its Lease is deleted only a retention later (sharder_gc.go).
 	deadAt  map[string]time.Time
@@ -97,6 +106,7 @@ func newMembers(ring Ring, leases kubernetes.Interface, retry, skew time.Duratio
 	m := &members{ring: ring.Name, prefix: MemberLeaseName(ring.Name, ""), leases: leases, ns: ring.Namespace,
 		retry: retry, skew: skew, onView: onView, log: log, signal: make(chan struct{}, 1),
 		seen: map[string]seenRenewal{}, gone: map[string]*coordinationv1.Lease{}, dead: map[string]bool{}, deadAt: map[string]time.Time{}, confirm: map[string]bool{},
+		named: map[string]bool{}, unseen: map[string]time.Time{}, maxLease: ring.maxMemberLease(),
 		confirmed: map[string]bool{}, recheck: map[string]time.Time{}, refuted: map[string]string{}}
 	sel := labels.SelectorFromSet(labels.Set{RingLabel: ring.Name}).String()
 	client := leases.CoordinationV1().Leases(ring.Namespace)
