@@ -58,8 +58,10 @@ var ErrMembershipLost = fmt.Errorf("shard: membership lost: %w", leader.ErrLease
 // member's writes stop; the identity (leader.WithIdentity, default
 // leader.DefaultIdentity) is the base of the member's: NewMember appends a
 // random suffix of its own, so that the member's ID, MemberID(Identity()),
-// is new even for a restarted pod of the same name. NewMember makes no
-// request.
+// is new even for a restarted pod of the same name. A lease duration
+// above ring.MaxMemberLeaseDuration (DefaultMaxMemberLeaseDuration when
+// unset) is refused: a sharder that never saw the member's Lease keeps its
+// objects only that long. NewMember makes no request.
 func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...leader.Option) (*Member, error) {
 	if err := ring.Validate(); err != nil {
 		return nil, err
