@@ -20,7 +20,7 @@ func TestNewMemberRefusesALeaseLongerThanTheRingsMaximum(t *testing.T) {
 	ring := Ring{Name: "maxlease", Namespace: "default", Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}}
 	long := []leader.Option{leader.WithLeaseDuration(DefaultMaxMemberLeaseDuration + time.Second), leader.WithRenewDeadline(DefaultMaxMemberLeaseDuration)}
 	_, err := NewMember(leases, ring, long...)
-	if err == nil || !strings.Contains(err.Error(), "MaxMemberLeaseDuration") || !strings.Contains(err.Error(), (DefaultMaxMemberLeaseDuration + time.Second).String()) {
+	if err == nil || !strings.Contains(err.Error(), "MaxMemberLeaseDuration") || !strings.Contains(err.Error(), (DefaultMaxMemberLeaseDuration+time.Second).String()) {
 		t.Errorf("NewMember with a lease of %v on a ring with the default maximum %v: %v, want an error naming both", DefaultMaxMemberLeaseDuration+time.Second, DefaultMaxMemberLeaseDuration, err)
 	}
 	if _, err := NewMember(leases, ring, leader.WithLeaseDuration(DefaultMaxMemberLeaseDuration), leader.WithRenewDeadline(DefaultMaxMemberLeaseDuration-time.Second)); err != nil {
