@@ -7,6 +7,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
 // handLease is member id's Lease of ring r naming holder, renewed at
@@ -39,13 +41,45 @@ func TestSharderJudgesAHandEditedLeaseFromTheMembersLastCopy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := &members{prefix: MemberLeaseName("r", ""), seen: map[string]seenRenewal{}}
+			m := &members{prefix: MemberLeaseName("r", ""), seen: map[string]seenRenewal{}, named: map[string]bool{}, unseen: map[string]time.Time{}}
 			// The sharder first saw the Lease before the member's last
 			// renewal, so that its own sight extends nothing.
 			m.mayWrite(handLease("r", id, ident, renew.Add(-time.Second), 60), renew.Add(-time.Second))
 			m.mayWrite(handLease("r", id, ident, renew, 60), renew)
 			if got := m.mayWrite(c.edit, now); !got.Equal(c.want) {
 				t.Fatalf("after the Lease was %s, the member may write until %v, want %v", c.name, got, c.want)
+			}
+		})
+	}
+}
+
+// TestSharderJudgesAHandEditedLeaseItNeverSawNamingItsMember: a sharder
+// whose first sight of a member Lease is one edited by hand (holder
+// changed or cleared) has no copy the member wrote; the member may write
+// until the ring's maximum lease duration after that first sight (not
+// zero: a new sharder used to end its term and move its objects at once),
+// and the member's own release still ends it at once.
+func TestSharderJudgesAHandEditedLeaseItNeverSawNamingItsMember(t *testing.T) {
+	now := time.Now()
+	id := MemberID("member-x")
+	for _, c := range []struct {
+		name string
+		edit *coordinationv1.Lease
+		want time.Time
+	}{
+		{"holder edited", handLease("r", id, "someone-else", now.Add(-time.Second), 60), now.Add(time.Minute)},
+		{"holder cleared", handLease("r", id, "", now.Add(-time.Second), 60), now.Add(time.Minute)},
+		{"released by the member", handLease("r", id, "", now, 1), time.Time{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &members{prefix: MemberLeaseName("r", ""), seen: map[string]seenRenewal{}, named: map[string]bool{}, unseen: map[string]time.Time{},
+				maxLease: time.Minute, log: controlplanetest.QuietLogger()}
+			if got := m.mayWrite(c.edit, now); !got.Equal(c.want) {
+				t.Fatalf("first seen %s, the member may write until %v, want %v", c.name, got, c.want)
+			}
+			// A later look counts from the first sight, not from itself.
+			if got := m.mayWrite(c.edit, now.Add(30*time.Second)); !got.Equal(c.want) {
+				t.Fatalf("seen %s again 30 s later, the member may write until %v, want %v", c.name, got, c.want)
 			}
 		})
 	}
