@@ -52,6 +52,11 @@ type result struct {
 	HeapBytes     uint64  `json:"heapBytes,omitempty"`
 	PeakHeapBytes uint64  `json:"peakHeapBytes,omitempty"`
 	PeakRSSBytes  uint64  `json:"peakRSSBytes,omitempty"`
+	// ColdStartCPU is the CPU time (user and system, all threads) the
+	// child spent in its cold start: on a machine whose cores the API
+	// server shares, every client CPU-second lengthens the cold start,
+	// and this varies with the load much less than the wall time.
+	ColdStartCPU  float64 `json:"coldStartCPUSeconds,omitempty"`
 	Steady        float64 `json:"steadySeconds,omitempty"`
 	Dispatch      float64 `json:"dispatchSeconds,omitempty"`
 	DispatchAlloc uint64  `json:"dispatchAllocBytes,omitempty"`
@@ -183,6 +188,7 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 			HeapBytes:     uint64(median(c, func(r result) float64 { return float64(r.HeapBytes) })),
 			PeakHeapBytes: uint64(median(c, func(r result) float64 { return float64(r.PeakHeapBytes) })),
 			PeakRSSBytes:  uint64(median(c, func(r result) float64 { return float64(r.PeakRSSBytes) })),
+			ColdStartCPU:  median(c, func(r result) float64 { return r.ColdStartCPU }),
 			Steady:        median(c, func(r result) float64 { return r.Steady }),
 			Dispatch:      median(d, func(r result) float64 { return r.Dispatch }),
 			DispatchAlloc: uint64(median(d, func(r result) float64 { return float64(r.DispatchAlloc) })),
@@ -247,6 +253,7 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		{fmt.Sprintf("cold start, %d %s", cfg.objects, cfg.workload), func(r *result) float64 { return r.ColdStart }, seconds},
 		{"cold start: first handler call", func(r *result) float64 { return r.FirstHandled }, secondsOrNA},
 		{"cold start: caches synced (Lariat's Start returned)", func(r *result) float64 { return r.Synced }, secondsOrNA},
+		{"client CPU during cold start", func(r *result) float64 { return r.ColdStartCPU }, secondsOrNA},
 		{"heap after sync (after GC)", func(r *result) float64 { return float64(r.HeapBytes) }, mib},
 		{"peak heap during cold start", func(r *result) float64 { return float64(r.PeakHeapBytes) }, mib},
 		{"peak RSS during cold start", func(r *result) float64 { return float64(r.PeakRSSBytes) }, mib},

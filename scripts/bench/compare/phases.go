@@ -88,6 +88,7 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 		return result{}, err
 	}
 	defer stopProfile()
+	cpuBefore := cpuTime()
 	began := time.Now()
 	var firstOnce sync.Once
 	var firstHandled time.Duration
@@ -114,6 +115,7 @@ func clusterPhase(ctx context.Context, cfg config, fw framework) (result, error)
 	stopProfile()
 	var r result
 	r.ColdStart = time.Since(began).Seconds()
+	r.ColdStartCPU = (cpuTime() - cpuBefore).Seconds()
 	<-firstDone // every object was seen, so the first was
 	r.FirstHandled, r.Synced = firstHandled.Seconds(), synced.Seconds()
 	r.PeakHeapBytes = sampler.stop()

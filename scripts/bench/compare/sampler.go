@@ -60,3 +60,13 @@ func peakRSS() uint64 {
 	}
 	return uint64(u.Maxrss) * 1024 // Linux reports KiB
 }
+
+// cpuTime returns the CPU time (user and system, all threads) the process
+// has spent so far.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
