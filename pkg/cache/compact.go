@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -54,8 +53,9 @@ type codec struct {
 	proto bool
 
 	// scratch holds the buffers objects are compressed into before each is
-	// copied to a slice of its exact size.
-	scratch sync.Pool
+	// copied to a slice of its exact size; encoded, the buffers they are
+	// encoded into before they are compressed (compact_encode.go).
+	scratch, encoded sync.Pool
 
 	mu     sync.Mutex
 	labels labelSets                                            // the label sets objects share
@@ -94,17 +94,11 @@ func (c *codec) encode(obj any) (any, error) {
 	if err != nil {
 		return obj, nil
 	}
-	var data []byte
-	if p, ok := ro.(protoCodec); ok && c.proto {
-		data, err = p.Marshal()
-	} else {
-		data, err = json.Marshal(ro)
-	}
+	out := &compactObject{codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
+	err = c.marshal(ro, func(data []byte) { out.data, out.packed = c.keepPacked(data) })
 	if err != nil {
 		return nil, fmt.Errorf("compact cache: encode %s/%s: %w", m.GetNamespace(), m.GetName(), err)
 	}
-	out := &compactObject{codec: c, gvk: c.intern(ro.GetObjectKind().GroupVersionKind())}
-	out.data, out.packed = c.pack(data)
 	out.Namespace, out.Name, out.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
 	// The decoded object is garbage from here on; its labels map is kept,
 	// not copied, or one equal to it kept before is shared, and nothing
