@@ -67,7 +67,10 @@ type config struct {
 	rounds                          int
 	frameworks                      []string
 	kubeconfig, namespace, child    string
-	phase, workload                 string
+	// baseline is the binary that runs the frameworks named with
+	// baselineSuffix: the same code at another commit.
+	baseline        string
+	phase, workload string
 }
 
 func main() {
@@ -80,6 +83,7 @@ func main() {
 	flag.IntVar(&cfg.workers, "workers", 2, "workers per controller")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "runs of every phase per framework; the median is reported")
 	flag.StringVar(&frameworks, "frameworks", strings.Join(frameworkNames, ","), "frameworks to compare")
+	flag.StringVar(&cfg.baseline, "baseline", "", "a compare binary built at another commit; a framework named NAME"+baselineSuffix+" in -frameworks runs NAME from it, for a before/after in one run")
 	// Child-process flags.
 	flag.StringVar(&cfg.child, "child", "", "internal: run one framework")
 	flag.StringVar(&cfg.phase, "phase", "", "internal: cluster or dispatch")
@@ -142,7 +146,10 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 	log := logrus.New()
 	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
 	for _, name := range cfg.frameworks {
-		if _, ok := frameworksByName[name]; !ok {
+		if strings.HasSuffix(name, baselineSuffix) && cfg.baseline == "" {
+			return nil, fmt.Errorf("framework %q needs -baseline", name)
+		}
+		if _, ok := frameworksByName[strings.TrimSuffix(name, baselineSuffix)]; !ok {
 			return nil, fmt.Errorf("unknown framework %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(frameworksByName)), ", "))
 		}
 	}
@@ -197,13 +204,24 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 	return results, nil
 }
 
+// baselineSuffix marks a framework run from the -baseline binary: the
+// same framework at another commit, measured against the same control
+// plane and objects, rounds rotated with the others, so a change's effect
+// is compared within one run (this machine's load moves the time rows
+// more between runs than most changes do).
+const baselineSuffix = "@base"
+
 func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig string) (result, error) {
 	args := []string{
 		"-child", name, "-phase", phase, "-kubeconfig", kubeconfig, "-namespace", cfg.namespace, "-workload", cfg.workload,
 		"-objects", fmt.Sprint(cfg.objects), "-updates", fmt.Sprint(cfg.updates),
 		"-keys", fmt.Sprint(cfg.keys), "-workers", fmt.Sprint(cfg.workers),
 	}
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	binary := os.Args[0]
+	if base, ok := strings.CutSuffix(name, baselineSuffix); ok {
+		binary, args[1] = cfg.baseline, base
+	}
+	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = os.Stderr
