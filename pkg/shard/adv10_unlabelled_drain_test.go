@@ -58,6 +58,15 @@ func TestAdv10AssignmentWrittenByAUserHandsTheObjectOver(t *testing.T) {
 // refused X), then lets A's handler return; with drain, B then handles X
 // (A acknowledged), after A's handler ended.
 func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *corev1.ConfigMap, b string)) {
+	adv10UsersLabelsGuarded(t, what, drain, false, write)
+}
+
+// adv10UsersLabelsGuarded is adv10UsersLabels, and with guarded, the ring
+// guard installed (adv11Guard) and the write sent as another user than
+// the operator's (adv11User): the write must be refused, leave the ring's
+// labels and trail as they were, and B's handler must not begin while A's
+// runs.
+func adv10UsersLabelsGuarded(t *testing.T, what string, drain, guarded bool, write func(cm *corev1.ConfigMap, b string)) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)
@@ -90,6 +99,9 @@ func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *core
 		_, ok := spans.find("a", x, true)
 		return ok
 	})
+	if guarded {
+		adv11Guard(t, ring)
+	}
 	if drain {
 		adv10Drain(t, ring, x)
 	}
@@ -98,8 +110,13 @@ func adv10UsersLabels(t *testing.T, what string, drain bool, write func(cm *core
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := adv11RingKeys(cm, ring.Name)
 	write(cm, b.ID())
 	cm.Data = map[string]string{"from": "manifest"}
+	if guarded {
+		adv11GuardedAnswer(t, ring, cm, before, spans, releaseA, drain)
+		return
+	}
 	written, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)

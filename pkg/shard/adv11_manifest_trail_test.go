@@ -13,8 +13,7 @@ import (
 // protocol moved X, yet B's gate reads label and trail as B's and admits
 // X while A's handler, begun before, still runs.
 func TestAdv11SavedManifestWithTrailHandsTheObjectOver(t *testing.T) {
-	advOpen(t, "a saved manifest carrying another member's label and trail moves the object with no drain; two members run it at once")
-	adv10UsersLabels(t, "re-applied a saved manifest carrying member B's label and trail", false,
+	adv10UsersLabelsGuarded(t, "re-applied a saved manifest carrying member B's label and trail", false, true,
 		func(cm *corev1.ConfigMap, b string) {
 			cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b}
 			cm.Annotations = map[string]string{TrailAnnotation("advunlabel"): b}
@@ -27,8 +26,7 @@ func TestAdv11SavedManifestWithTrailHandsTheObjectOver(t *testing.T) {
 // object listed before trails existed) makes X read as unclaimed to B:
 // B's gate claims it and admits it while A's handler still runs.
 func TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver(t *testing.T) {
-	advOpen(t, "a replace that drops the trail and labels the object for another member lets that member claim it; two members run it at once")
-	adv10UsersLabels(t, "replaced X with a manifest carrying member B's label and no trail", false,
+	adv10UsersLabelsGuarded(t, "replaced X with a manifest carrying member B's label and no trail", false, true,
 		func(cm *corev1.ConfigMap, b string) {
 			cm.Labels = map[string]string{AssignmentLabel("advunlabel"): b}
 			cm.Annotations = nil
@@ -44,8 +42,7 @@ func TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver(t *testi
 // acknowledgement and assigns X to B, whose handler begins while A's
 // still runs.
 func TestAdv11ReleasedTrailReappliedDuringADrainHandsTheObjectOver(t *testing.T) {
-	advOpen(t, "a release copied into the trail from an old manifest is taken for the member's acknowledgement; two members run the object at once")
-	adv10UsersLabels(t, "re-applied an old manifest whose trail records A's release, and the sharder took it for A's acknowledgement", true,
+	adv10UsersLabelsGuarded(t, "re-applied an old manifest whose trail records A's release, and the sharder took it for A's acknowledgement", true, true,
 		func(cm *corev1.ConfigMap, _ string) {
 			a := cm.Labels[AssignmentLabel("advunlabel")]
 			cm.Annotations = map[string]string{TrailAnnotation("advunlabel"): releasedTrail(a, "1")}

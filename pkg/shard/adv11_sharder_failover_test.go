@@ -23,7 +23,6 @@ import (
 // begins while A's still runs. docs/safety.md lists this as residual;
 // this shows it is two members at once, not only delayed work.
 func TestAdv11ReplaceDroppingLabelsAndTrailThenANewSharderHandsTheObjectOver(t *testing.T) {
-	advOpen(t, "a sharder elected after a replace that dropped labels and trail assigns the running object afresh; two members run it at once")
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)
 	ns := controlplanetest.Namespace(t, cfg)
@@ -53,18 +52,25 @@ func TestAdv11ReplaceDroppingLabelsAndTrailThenANewSharderHandsTheObjectOver(t *
 		_, ok := spans.find("a", x, true)
 		return ok
 	})
-	// The user's replace: a manifest with neither labels nor trail.
+	// The ring guard, then the user's replace: a manifest with neither
+	// labels nor trail, sent as another user than the operator's. The
+	// guard refuses it; the labels and trail stay as they were.
+	adv11Guard(t, ring)
 	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := adv11RingKeys(cm, ring.Name)
 	cm.Labels, cm.Annotations = nil, nil
 	cm.Data = map[string]string{"from": "manifest"}
-	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	adv11UserUpdateRefused(t, ring, cm)
+	if cm, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, x, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
+	} else if got := adv11RingKeys(cm, ring.Name); got != before {
+		t.Fatalf("ConfigMap %s's ring labels and trail are %q after the refused replace, want %q", x, got, before)
 	}
 	// A sharder elected after the write: it never saw X on A.
-	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
+	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, RingPolicy: &RingPolicyOptions{}, Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

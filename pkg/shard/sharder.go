@@ -98,6 +98,11 @@ type SharderOptions struct {
 	// connection after about 15 minutes by default); a longer one only
 	// keeps more Leases of dead terms around.
 	LeaseRetention time.Duration
+	// RingPolicy, when set, makes Run install the ring guard
+	// (InstallRingPolicy; its Namespace defaults to Namespace) before it
+	// campaigns, and return the error if it cannot: the API server then
+	// refuses any other user's write of the ring's labels and trail.
+	RingPolicy *RingPolicyOptions
 }
 
 // Sharder assigns the objects of a ring's kinds to the ring's live members
@@ -119,6 +124,7 @@ type Sharder struct {
 	elector *leader.Elector
 	metrics *metrics
 	mapper  meta.RESTMapper
+	kube    kubernetes.Interface // cfg's, unfenced: the ring guard's install
 
 	// The clients of every term, built once: the fenced ones are fenced
 	// by the election, which outlives its terms.
@@ -174,6 +180,7 @@ func NewSharder(cfg *rest.Config, ring Ring, o SharderOptions) (*Sharder, error)
 		return nil, fmt.Errorf("shard: %w", err)
 	}
 	leaderOpts := append([]leader.Option{leader.WithLogger(s.log)}, o.Leader...)
+	s.kube = electionClient
 	s.elector, err = leader.New(electionClient.CoordinationV1(), ring.Namespace, SharderLeaseName(ring.Name), leaderOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("shard: sharder election: %w", err)
@@ -214,6 +221,23 @@ func (s *Sharder) Elector() *leader.Elector { return s.elector }
 // term it wins, assigns objects until the term ends. It returns nil when
 // ctx ends, or the error that ended a term early (see leader.Elector.Run).
 func (s *Sharder) Run(ctx context.Context) error {
+	if s.o.RingPolicy != nil {
+		o := *s.o.RingPolicy
+		if o.Namespace == "" {
+			o.Namespace = s.o.Namespace
+		}
+		kinds, err := s.resolve(ctx) // waits for a CRD installed with the operator
+		if err != nil {
+			return fmt.Errorf("shard: ring %s: map the ring's kinds for the ring guard: %w", s.ring.Name, err)
+		}
+		var resources []schema.GroupVersionResource
+		for _, k := range kinds {
+			resources = append(resources, k.gvr)
+		}
+		if err := installRingPolicy(ctx, s.kube, s.ring, resources, o); err != nil {
+			return err
+		}
+	}
 	return s.elector.Run(ctx, s.lead)
 }
 
