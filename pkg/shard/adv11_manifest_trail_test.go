@@ -11,7 +11,9 @@ import (
 // when X was on member B (kubectl get -o yaml at the time, applied
 // again): it carries B's assignment label and B's trail. Nothing in the
 // protocol moved X, yet B's gate reads label and trail as B's and admits
-// X while A's handler, begun before, still runs.
+// X while A's handler, begun before, still runs. With the ring guard
+// (RingPolicy) installed, the user's write is refused with its message
+// and nothing moves (adv10UsersLabelsGuarded).
 func TestAdv11SavedManifestWithTrailHandsTheObjectOver(t *testing.T) {
 	adv10UsersLabelsGuarded(t, "re-applied a saved manifest carrying member B's label and trail", false, true,
 		func(cm *corev1.ConfigMap, b string) {
@@ -24,7 +26,8 @@ func TestAdv11SavedManifestWithTrailHandsTheObjectOver(t *testing.T) {
 // runs on member A (trail A). A user's replace with a manifest that
 // carries B's assignment label and no trail (a manifest written from an
 // object listed before trails existed) makes X read as unclaimed to B:
-// B's gate claims it and admits it while A's handler still runs.
+// B's gate claims it and admits it while A's handler still runs. With
+// the ring guard installed, the replace is refused.
 func TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver(t *testing.T) {
 	adv10UsersLabelsGuarded(t, "replaced X with a manifest carrying member B's label and no trail", false, true,
 		func(cm *corev1.ConfigMap, b string) {
@@ -40,7 +43,8 @@ func TestAdv11ReplaceDroppingTheTrailWithAnotherLabelHandsTheObjectOver(t *testi
 // leaves the labels. The release is meant to be evidence because only
 // A's gate writes it; the sharder takes the copied one for A's
 // acknowledgement and assigns X to B, whose handler begins while A's
-// still runs.
+// still runs. With the ring guard installed, the write is refused, and B
+// handles X only after A's handler ended and A's gate released it.
 func TestAdv11ReleasedTrailReappliedDuringADrainHandsTheObjectOver(t *testing.T) {
 	adv10UsersLabelsGuarded(t, "re-applied an old manifest whose trail records A's release, and the sharder took it for A's acknowledgement", true, true,
 		func(cm *corev1.ConfigMap, _ string) {

@@ -20,8 +20,10 @@ import (
 // X on A, but only in the term that saw it there: a sharder elected
 // after the write (a failover, a rolling upgrade of the sharder's
 // Deployment) reads X as new and assigns it to B, whose handler then
-// begins while A's still runs. docs/safety.md lists this as residual;
-// this shows it is two members at once, not only delayed work.
+// begins while A's still runs: two members at once. With the ring guard
+// installed (RingPolicy; the new sharder installs it too, through
+// SharderOptions.RingPolicy), the replace is refused, X keeps A's labels
+// and trail, and the new sharder leaves it on A.
 func TestAdv11ReplaceDroppingLabelsAndTrailThenANewSharderHandsTheObjectOver(t *testing.T) {
 	cfg := cp.Config()
 	kube := controlplanetest.Clientset(cfg)

@@ -220,6 +220,8 @@ func (s *Sharder) Elector() *leader.Elector { return s.elector }
 // Run campaigns for the ring's sharder Lease until ctx ends and, in each
 // term it wins, assigns objects until the term ends. It returns nil when
 // ctx ends, or the error that ended a term early (see leader.Elector.Run).
+// With SharderOptions.RingPolicy it first installs the ring guard
+// (InstallRingPolicy), and returns its error without campaigning.
 func (s *Sharder) Run(ctx context.Context) error {
 	if s.o.RingPolicy != nil {
 		o := *s.o.RingPolicy
