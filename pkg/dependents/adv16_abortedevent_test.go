@@ -84,7 +84,7 @@ func TestAdv16RequirerCreatedOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
 	refuse.Store(true)
 	adv16Annotate(t, ns, "z-cfg", "no") // z not ready: its marker goes, b-cm's record is written first, and refused
 	controlplanetest.Eventually(t, wait, "the event judging z not ready aborted", func() bool {
-		return adv15Failures(d, "held without") >= 1
+		return loopFailureCount(d, "held without") >= 1
 	})
 	advCreateApp(t, webapps, ns, "c", nil)
 	controlplanetest.Eventually(t, wait, "c's ConfigMap created, or c reported waiting for z", func() bool {

@@ -103,7 +103,7 @@ func TestAdv16RequirerCreatedOnTheOldSpecAfterAnAbortedUpdate(t *testing.T) {
 
 	refuse.Store(true)
 	adv16Annotate(t, ns, "z-cfg", "no") // every event now needs b-cm's record, and aborts
-	controlplanetest.Eventually(t, wait, "an event aborted", func() bool { return adv15Failures(d, "held without") >= 1 })
+	controlplanetest.Eventually(t, wait, "an event aborted", func() bool { return loopFailureCount(d, "held without") >= 1 })
 	adv16SetSpec(t, webapps, ns, "a", "app:2", "on") // a-x to app:2, a-y wanted: this event aborts too
 	controlplanetest.Eventually(t, wait, "the event computing a's change aborted", func() bool {
 		return adv16Aborted(d, ns+"/a: ", " of 2")

@@ -81,7 +81,7 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 
 	adv16Annotate(t, ns, "z-cfg", "no") // b-cm's record is needed from now on, and refused for good
 	controlplanetest.Eventually(t, wait, "an event aborted on b-cm's record", func() bool {
-		return adv15Failures(d, "held without") >= 1
+		return loopFailureCount(d, "held without") >= 1
 	})
 	advCreateApp(t, webapps, ns, "q", nil)
 	controlplanetest.Eventually(t, wait, "q's ConfigMap", func() bool {
