@@ -89,7 +89,7 @@ func ringValue(obj, field, key string) string {
 // that no other way of writing the object escapes it. Its failure policy
 // is Fail: a write the API server cannot judge is refused.
 func RingPolicy(ring Ring, resources []schema.GroupVersionResource, users []string, namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
-	if err := ValidateRingName(ring.Name); err != nil {
+	if err := ring.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if len(resources) == 0 {
