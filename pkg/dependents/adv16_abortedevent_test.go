@@ -32,12 +32,11 @@ import (
 // refused once). Until the after-error healing resync (its delay set
 // long, so that the window is the test's and not the machine's load), the
 // next events commit: WebApp c is created, its ConfigMap RequiresOwner z.
-// z has not been ready since before c existed, so c's ConfigMap must wait;
-// it is created on the marker the aborted event meant to withdraw, and
-// the scheduler keeps b's ConfigMap, whose requirement is gone.
+// z has not been ready since before c existed, so c's ConfigMap must wait.
+// Before (h27a's attack): it was created on the marker the aborted event
+// meant to withdraw, and the scheduler kept b's ConfigMap, whose
+// requirement was gone.
 func TestAdv16RequirerCreatedOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
-	advOpen(t, "an event aborted by a failed held-without record loses its verdict: later events commit on z's marker, "+
-		"and c's ConfigMap, which RequiresOwner z, is created while z is not ready")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-aborted"
 	var refuse atomic.Bool

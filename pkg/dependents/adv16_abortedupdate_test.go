@@ -33,14 +33,12 @@ import (
 // loop sees a-x at its new spec ("waits for ConfigMap a-x to be seen at
 // its new spec"), and then for a-x to be ready at app:2, which no one
 // ever says. The event of a's change aborts (a held-without record of
-// b's, the API server refusing the patch): the loop keeps its desired
-// picture of a (a-x at app:2) but forgets that a-x is being updated. The
-// next event that computes a (ComputeAgain, patches passing again) sees
-// nothing changing, puts a-y on a-x's marker judged at app:1, and a-y is
-// created before a-x was ever seen at app:2.
+// b's, the API server refusing the patch). Before (h27a's attack): the
+// loop kept its desired picture of a (a-x at app:2) but forgot that a-x
+// was being updated; the next event that computed a (ComputeAgain,
+// patches passing again) saw nothing changing, put a-y on a-x's marker
+// judged at app:1, and a-y was created before a-x was ever seen at app:2.
 func TestAdv16RequirerCreatedOnTheOldSpecAfterAnAbortedUpdate(t *testing.T) {
-	advOpen(t, "an aborted Update keeps the desired picture of a but not its updating mark: "+
-		"a-y, which Requires a-x, is created on a-x's readiness at its old spec")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-oldspec"
 	var refuse atomic.Bool

@@ -67,13 +67,13 @@ func (a *adv16Aborter) Update(ev eventloop.Event, _ eventloop.UpdateOperations) 
 // b's ConfigMap RequiresOwner z. The annotation goes, and the user's
 // handler aborts that event (nothing committed, as docs/dependents.md
 // says: "A handler of the user's that fails its resync, or aborts it,
-// does so for the registration too"). The registration has already taken
-// z's verdict into its picture: until the healing resync (its delay set
-// long), the user's loop's next events commit on z's marker, and c's
-// ConfigMap, which RequiresOwner z, is created while z is not ready.
+// does so for the registration too"). The registration had already taken
+// z's verdict into its picture; it is told the event was not committed
+// and computes z again with the next event. Before (h27a's attack): until
+// the healing resync (its delay set long), the user's loop's next events
+// committed on z's marker, and c's ConfigMap, which RequiresOwner z, was
+// created while z was not ready.
 func TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts(t *testing.T) {
-	advOpen(t, "a joined registration takes an event into its picture that a user's handler after it aborts: "+
-		"c's ConfigMap, which RequiresOwner z, is created on the marker z's not-ready verdict withdrew")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	log := controlplanetest.QuietLogger()
 	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {

@@ -27,16 +27,15 @@ import (
 // is, only ordered after z's marker, never taken down by it
 // (TestAdv4HeldObjectDeletedByItsRequiresOwner). A healing resync in which
 // a's handler answers aborts (w-cm's held-without record refused): nothing
-// is committed and the loop goes back to a held. But that resync dropped
-// a's held values from the set the descriptors leave as they are, and the
-// abort does not put them back. a's handler fails again, the next resync
-// goes through with a still held. a-cm is then deleted by hand: a held
-// object deleted by hand stays deleted while its owner's handler cannot
-// say what it wants (TestAdv5HeldObjectDeletedByHandIsWrittenBackFromTheSnapshot),
-// yet the repair writes the restart's snapshot back.
+// is committed and the loop goes back to a held. That resync dropped a's
+// held values from the set the descriptors leave as they are, and the
+// undo puts them back. a's handler fails again, the next resync goes
+// through with a still held. a-cm is then deleted by hand: a held object
+// deleted by hand stays deleted while its owner's handler cannot say what
+// it wants (TestAdv5HeldObjectDeletedByHandIsWrittenBackFromTheSnapshot).
+// Before the undo (h27a's attack): the repair wrote the restart's
+// snapshot back.
 func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
-	advOpen(t, "a resync that aborts after computing a held owner leaves its held values unregistered: "+
-		"the held a-cm, deleted by hand, is written back from the restart's snapshot")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-unheld"
 	var refuse, failA atomic.Bool

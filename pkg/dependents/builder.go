@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,6 +66,19 @@ type objState struct {
 	// owners are the keys of the other owners it requires (RequiresOwner):
 	// it is held too while their objects are being changed (see holdNew).
 	owners []string
+}
+
+// clone returns a copy of d that can be changed without changing d: a
+// desired state once put is what a transaction committed, and an undone
+// transaction puts it back (see undo.go).
+func (d *desired) clone() *desired {
+	c := *d
+	c.values = maps.Clone(d.values)
+	c.objects = slices.Clone(d.objects)
+	c.left = slices.Clone(d.left)
+	c.leaving = slices.Clone(d.leaving)
+	c.needs = slices.Clone(d.needs)
+	return &c
 }
 
 // objectKeys yields the keys of d's objects.

@@ -38,6 +38,10 @@ func computeDeleting[T generic.RuntimeMetaObject](h *loopHandler[T], key string,
 		h.reports.set(key, owner.GetUID(), owner.GetGeneration(), nil, err)
 		return err
 	}
+	// Judged in a copy: prev is what the last committed transaction put
+	// (see undo.go).
+	prev = prev.clone()
+	h.desired[key] = prev
 	if !prev.deleting {
 		prev.deleting = true
 		h.freeze(prev)

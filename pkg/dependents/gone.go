@@ -22,6 +22,7 @@ import (
 // dropDeleted takes the object at key out of the loop's picture, as the
 // loop deletes it.
 func (h *loopHandler[T]) dropDeleted(key string) {
+	h.saveObject(key)
 	delete(h.updating, key)
 	obj := h.live[key]
 	if obj == nil {

@@ -58,6 +58,8 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	synced       bool                         // a resync went through (see Update)
 	repairDrift  bool                         // Options.RepairDrift
 	failed       map[string]string            // owner key -> the handler's error last logged at warning (see noteFailure)
+	undo         *undoLog                     // what the event's transaction changed of the picture (see undo.go)
+	stale        map[string]bool              // owners whose computation a transaction not committed lost (see TxnDone)
 	log          logrus.FieldLogger           // one line per owner whose readiness changed
 }
 
@@ -82,6 +84,7 @@ func (h *loopHandler[T]) Revert(eventloop.Event) error { return nil }
 // of this field manager names it) is reported FAILED. Neither holds the
 // other owners back.
 func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) error {
+	h.beginTxn(true)
 	st, _ := state.(kubebridge.State)
 	h.owners, h.live = map[string]T{}, map[string]runtime.Object{}
 	for key, obj := range st[h.ownerRes] {
@@ -106,11 +109,10 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		h.seenVersion(key, h.live[key])
 	}
 	// Only during the resync: an owner first computed later (created
-	// since) has no marker from before to inherit.
-	// An aborted resync commits nothing, so what it computed is not what
-	// was last put: the next one must judge from before it (a latch a
-	// failed read could not confirm is not "not latched").
-	desired, childOf := maps.Clone(h.desired), maps.Clone(h.childOf)
+	// since) has no marker from before to inherit. An aborted resync
+	// commits nothing, and TxnDone puts the picture back as it was before
+	// it: the next one judges from that (a latch a failed read could not
+	// confirm is not "not latched").
 	h.before = readBeforeRestart(h.live, h.fieldManager, h.build.ownerGVK.Kind)
 	h.before.vouches = h.vouchesFor(txn.Context())
 	defer func() { h.before = nil }()
@@ -136,13 +138,11 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 		// Abort, not a plain error: the loop commits a resync whose handler
 		// failed, and a full resync without these owners' values would
 		// delete their objects.
-		h.holding, h.desired, h.childOf = false, desired, childOf // nothing is committed
 		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %s", h.name, strings.Join(errs, "; ")))
 	}
 	if err := h.recordHeldWithout(txn.Context()); err != nil {
 		// Before the commit that takes a marker away: a held object must
 		// not vouch for it at the next restart (see heldwithout.go).
-		h.holding, h.desired, h.childOf = false, desired, childOf // nothing is committed
 		return eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %w", h.name, err))
 	}
 	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
@@ -158,6 +158,7 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 // whose object is stale is both its keeper and refused it), its notes
 // joined.
 func (h *loopHandler[T]) applyAll(keys []string, txn eventloop.UpdateOperations) (string, error) {
+	keys = h.staleFirst(keys)
 	var notes []string
 	done := map[string]bool{"": true}
 	for i := 0; i < len(keys); i++ { // keys grows: the owners refused what an owner freed
@@ -260,6 +261,7 @@ func (h *loopHandler[T]) noteFailure(ownerKey string, err error, kept bool) {
 // compute runs the handler for the owner at key and records what is
 // desired for it; on error the previous desired state is kept.
 func (h *loopHandler[T]) compute(key string) error {
+	h.saveOwner(key)
 	owner := h.owners[key]
 	if ns := owner.GetNamespace(); h.namespace != "" && ns != "" && ns != h.namespace {
 		// The scheduler reads objects only in Options.Namespace: one
@@ -307,6 +309,10 @@ func (h *loopHandler[T]) compute(key string) error {
 			err = heldNote(err, len(prev.objects))
 		}
 		if prev != nil {
+			// Judged again in a copy: prev is what the last committed
+			// transaction put (see undo.go).
+			prev = prev.clone()
+			h.desired[key] = prev
 			prev.err = err
 			h.build.refreshReadiness(key, prev, h.live)
 			h.build.latch(key, prev, prev.available && prev.uid == string(owner.GetUID()), failed)
@@ -325,6 +331,7 @@ func (h *loopHandler[T]) compute(key string) error {
 	since := h.refusedSince(key, prev)
 	h.unclaim(key)
 	for objKey := range d.claimedKeys() {
+		h.saveObject(objKey)
 		h.childOf[objKey] = key
 	}
 	h.noteRefusals(key, d, since)
@@ -355,6 +362,7 @@ func (h *loopHandler[T]) ownerUID(key string) (string, bool) {
 
 // forget drops what is known of the owner at key.
 func (h *loopHandler[T]) forget(key string) {
+	h.saveOwner(key)
 	h.unhold(h.desired[key])
 	h.unclaim(key)
 	delete(h.desired, key)

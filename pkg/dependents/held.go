@@ -123,7 +123,9 @@ func (h *loopHandler[T]) hold(ctx context.Context, key string, cause error) erro
 	h.build.heldReadiness(key, d, h.live)
 	failed := h.sched.GetValueStatus(h.k.available(key)).State == kvscheduler.Pending
 	h.build.latch(key, d, h.before.marked(key, d.uid, h.k.available(key)), failed)
+	h.saveOwner(key)
 	for objKey := range d.objectKeys() {
+		h.saveObject(objKey)
 		h.childOf[objKey] = key
 		h.held.set(objKey, d.values[objKey])
 	}

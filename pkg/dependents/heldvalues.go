@@ -27,6 +27,10 @@ import (
 type heldValues struct {
 	mu     sync.Mutex
 	values map[string]any
+	// was holds, during a transaction, the value each key changed in it
+	// held before (nil: none), so that one not committed is undone (see
+	// undo.go).
+	was map[string]any
 }
 
 // set records v, a held owner's value at key.
@@ -36,6 +40,7 @@ func (s *heldValues) set(key string, v any) {
 	if s.values == nil {
 		s.values = map[string]any{}
 	}
+	s.save(key)
 	s.values[key] = v
 }
 
@@ -43,7 +48,47 @@ func (s *heldValues) set(key string, v any) {
 func (s *heldValues) drop(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.save(key)
 	delete(s.values, key)
+}
+
+// save records the value at key before the transaction first changes it;
+// with mu held.
+func (s *heldValues) save(key string) {
+	if s.was == nil {
+		return
+	}
+	if _, ok := s.was[key]; !ok {
+		s.was[key] = s.values[key]
+	}
+}
+
+// begin starts recording a transaction's changes.
+func (s *heldValues) begin() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.was = map[string]any{}
+}
+
+// commit keeps the transaction's changes.
+func (s *heldValues) commit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.was = nil
+}
+
+// rollback undoes the transaction's changes.
+func (s *heldValues) rollback() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, v := range s.was {
+		if v == nil {
+			delete(s.values, key)
+		} else {
+			s.values[key] = v
+		}
+	}
+	s.was = nil
 }
 
 // is tells whether v is the held value at key.

@@ -28,11 +28,13 @@ func (h *loopHandler[T]) unclaim(key string) {
 	}
 	for objKey := range d.objectKeys() {
 		if h.childOf[objKey] == key {
+			h.saveObject(objKey)
 			delete(h.childOf, objKey)
 		}
 	}
 	for _, o := range d.objects {
 		if owners := h.refused[o.key]; owners != nil {
+			h.saveObject(o.key)
 			delete(owners, key)
 			if len(owners) == 0 {
 				delete(h.refused, o.key)
@@ -64,6 +66,7 @@ func (h *loopHandler[T]) noteRefusals(key string, d *desired, since map[string]u
 		if o.contested == "" && o.stale == "" {
 			continue
 		}
+		h.saveObject(o.key)
 		n, ok := since[o.key]
 		if !ok {
 			h.refusals++

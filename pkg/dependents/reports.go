@@ -22,6 +22,11 @@ type reports struct {
 	// changed is told of every owner whose report was set (it enqueues
 	// the owner's status); called without mu.
 	changed func(ownerKey string)
+	// was holds, during a transaction, the report each owner changed in it
+	// had before (absent: none), so that one not committed is undone (see
+	// undo.go): a condition never tells of a computation the scheduler
+	// did not get.
+	was map[string]*report
 }
 
 func newReports() *reports {
@@ -44,19 +49,25 @@ func (r *reports) set(key string, uid types.UID, generation int64, d *desired, e
 		objs, left, leaving = slices.Clone(d.objects), slices.Clone(d.left), slices.Clone(d.leaving)
 	}
 	r.mu.Lock()
+	r.save(key)
+	r.put(key, report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err})
+	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed(key)
+	}
+}
+
+// put sets the report of the owner at key and indexes it; with mu held.
+func (r *reports) put(key string, rep report) {
 	r.unindex(key)
-	r.m[key] = report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err}
-	for _, l := range [][]objState{objs, left, leaving} {
+	r.m[key] = rep
+	for _, l := range [][]objState{rep.objects, rep.left, rep.leaving} {
 		for _, o := range l {
 			if r.byObj[o.key] == nil {
 				r.byObj[o.key] = map[string]struct{}{}
 			}
 			r.byObj[o.key][key] = struct{}{}
 		}
-	}
-	r.mu.Unlock()
-	if r.changed != nil {
-		r.changed(key)
 	}
 }
 
@@ -81,8 +92,61 @@ func (r *reports) unindex(key string) {
 func (r *reports) drop(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.save(key)
 	r.unindex(key)
 	delete(r.m, key)
+}
+
+// save records the report of the owner at key before the transaction
+// first changes it; with mu held.
+func (r *reports) save(key string) {
+	if r.was == nil {
+		return
+	}
+	if _, ok := r.was[key]; ok {
+		return
+	}
+	var was *report
+	if rep, ok := r.m[key]; ok {
+		was = &rep
+	}
+	r.was[key] = was
+}
+
+// begin starts recording a transaction's changes.
+func (r *reports) begin() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.was = map[string]*report{}
+}
+
+// commit keeps the transaction's changes.
+func (r *reports) commit() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.was = nil
+}
+
+// rollback undoes the transaction's changes, and tells changed of each
+// owner whose report it put back.
+func (r *reports) rollback() {
+	r.mu.Lock()
+	was := r.was
+	r.was = nil
+	for key, rep := range was {
+		if rep == nil {
+			r.unindex(key)
+			delete(r.m, key)
+		} else {
+			r.put(key, *rep)
+		}
+	}
+	r.mu.Unlock()
+	if r.changed != nil {
+		for key := range was {
+			r.changed(key)
+		}
+	}
 }
 
 func (r *reports) get(key string) (report, bool) {

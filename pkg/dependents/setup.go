@@ -72,7 +72,7 @@ func prepare[T generic.RuntimeMetaObject, S any](factory *generic.Factory, owner
 		desired: map[string]*desired{}, reads: map[string]map[string]bool{}, childOf: map[string]string{}, refused: map[string]map[string]uint64{}, reports: d.reports,
 		log: opts.Logger, sched: sched, updating: map[string]uint64{}, landings: sb.landings, held: sb.held,
 		get: newLiveGetter(clients), list: newLiveLister(clients), patch: newAnnotationPatcher(clients, opts.FieldManager), fails: d.fails,
-		repairDrift: opts.RepairDrift, failed: map[string]string{}}
+		repairDrift: opts.RepairDrift, failed: map[string]string{}, stale: map[string]bool{}}
 	for _, gvk := range opts.Kinds {
 		b.kinds[gvk.GroupKind()] = true
 		h.childRes[kubebridge.ResourceName(gvk)] = true

@@ -2,7 +2,6 @@ package dependents
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
@@ -10,6 +9,7 @@ import (
 
 // Update implements eventloop.EventHandler.
 func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+	h.beginTxn(false)
 	if !h.synced {
 		// The first resync aborted (a read of what vouches for a marker
 		// failed): an owner computed now would not inherit what the live
@@ -17,19 +17,15 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		// read as open. The healing resync reads the event's state.
 		return "waiting for the first resync", nil
 	}
-	gone, updating := maps.Clone(h.gone), maps.Clone(h.updating)
 	note, err := h.update(ev, txn)
 	if err != nil {
-		h.holding = false
 		return note, err
 	}
 	// Before the commit (see heldwithout.go).
 	if err := h.recordHeldWithout(txn.Context()); err != nil {
-		// Nothing is committed: the marker the record is for stays put
-		// until a healing resync writes the record first. The loop's
-		// picture forgets the deletes and writes the event meant to do;
-		// the resync reads the rest again.
-		h.holding, h.gone, h.updating = false, gone, updating
+		// Nothing is committed (TxnDone puts the picture back): the marker
+		// the record is for stays put until a healing resync writes the
+		// record first.
 		return note, eventloop.NewAbortEventError(fmt.Errorf("dependents %s: %w", h.name, err))
 	}
 	return note, h.pushLanded(txn)

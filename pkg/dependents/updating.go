@@ -51,6 +51,7 @@ func (h *loopHandler[T]) markUpdates(prev, d *desired) {
 				continue
 			}
 		}
+		h.saveObject(o.key)
 		h.updating[o.key] = h.landings.Seq()
 	}
 }

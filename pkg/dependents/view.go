@@ -64,6 +64,7 @@ func (v *view[T]) read(key string) { v.h.noteRead(v.reader, key) }
 // noteRead records that the owner at reader read what key names (see
 // ownerRead, liveRead): it is computed again when that changes.
 func (h *loopHandler[T]) noteRead(reader, key string) {
+	h.saveOwner(reader)
 	r := h.reads[reader]
 	if r == nil {
 		r = map[string]bool{}

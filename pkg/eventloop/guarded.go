@@ -74,6 +74,13 @@ func (l *Loop) callRevert(idx int, ev Event) (err error) {
 	return l.handlers[idx].Revert(ev)
 }
 
+func (l *Loop) callTxnDone(o TxnObserver, idx int, ev Event, committed bool) (err error) {
+	defer l.markBusy(safeName(ev), l.names[idx])()
+	defer recoverInto(&err)
+	o.TxnDone(ev, committed)
+	return nil
+}
+
 func (l *Loop) callCommitter(req TxnRequest) (summary TxnSummary, err error) {
 	defer l.markBusy(req.Description, "commit")()
 	defer recoverInto(&err)

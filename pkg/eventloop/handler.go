@@ -33,6 +33,25 @@ type EventHandler interface {
 	Revert(event Event) error
 }
 
+// TxnObserver is implemented by a handler whose internal state follows
+// what its transactions put, not what it meant to put: a picture of the
+// desired values that the next events judge from. Revert covers only a
+// RevertOnFailure update that failed; an event aborted by a later handler,
+// or a resync that never committed, leaves such a handler's state ahead of
+// the committer's unless it is told. TxnDone tells it, after every Update
+// or Resync it was called for (whatever it returned), whether the values
+// the event's handlers put became the desired state.
+type TxnObserver interface {
+	// TxnDone is called once the event's transaction was committed or
+	// given up, before Revert (if any) and before the event is finalized.
+	// committed is false when nothing the handlers put was committed: a
+	// handler aborted the event or failed fatally, merging the external
+	// configuration failed, or a RevertOnFailure transaction failed (and
+	// was undone). A BestEffort commit whose operations failed is
+	// committed: its values are the desired state the committer retries.
+	TxnDone(event Event, committed bool)
+}
+
 // ResyncOperations is the transaction of a resync event. It is valid only
 // during the handler call that received it, on that goroutine.
 type ResyncOperations interface {

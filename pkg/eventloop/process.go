@@ -34,6 +34,8 @@ type eventRun struct {
 	aborted   bool
 	reverted  bool
 	commitErr error
+	committed bool  // the handlers' values became the desired state (see TxnObserver)
+	called    []int // the handlers Update or Resync was called for, in order
 	stateErr  error // StateCarrier.ApplyState panicked
 	finalized bool
 	doneDue   bool // finalize is about to call Done
@@ -96,8 +98,13 @@ func (l *Loop) process(it queued) {
 		l.commit(r, extKeys)
 	}
 
-	// 10. Undo the internal changes of the handlers that completed.
-	if revertOnFailure && r.fatal == nil && (len(r.errs) > 0 || r.commitErr != nil) {
+	// 10. Tell the handlers that follow their transactions what became
+	// of this one, then undo the internal changes of those that completed
+	// (decided first: a TxnDone that panics fails the event, so that it is
+	// healed, but undoes no committed transaction).
+	failedRevert := revertOnFailure && r.fatal == nil && (len(r.errs) > 0 || r.commitErr != nil)
+	l.tellTxnDone(r)
+	if failedRevert {
 		if r.commitErr != nil {
 			completed = len(sel)
 		}
@@ -137,6 +144,7 @@ func (l *Loop) runHandlers(r *eventRun, ev Event, sel []int, resync bool) (compl
 		var change string
 		err := l.selErr[k]
 		if err == nil {
+			r.called = append(r.called, idx)
 			change, err = l.callHandler(idx, ev, resync, r.t)
 		}
 		r.rec.Handlers = append(r.rec.Handlers, HandlerRecord{Handler: l.names[idx], Change: change, Error: err})
@@ -177,7 +185,7 @@ func (l *Loop) commit(r *eventRun, extKeys []string) {
 		values, err = l.ext.resyncValues(r.t)
 	}
 	if err != nil {
-		r.commitErr = err
+		r.commitErr = err // nothing reached the committer
 	} else if (r.method.IsResync() || len(values) > 0) && l.committer != nil {
 		req := TxnRequest{
 			SeqNum:          r.rec.SeqNum,
@@ -195,6 +203,9 @@ func (l *Loop) commit(r *eventRun, extKeys []string) {
 		if err != nil {
 			r.commitErr = &CommitError{Err: err}
 		}
+		r.committed = err == nil || !req.RevertOnFailure
+	} else {
+		r.committed = true // nothing to hand over: what was put stands
 	}
 	r.rec.TxnError = r.commitErr
 	// The committer undid a failed RevertOnFailure transaction; otherwise
@@ -217,6 +228,22 @@ func (l *Loop) describeTxn(r *eventRun) string {
 		}
 	}
 	return b.String()
+}
+
+// tellTxnDone calls TxnDone on the handlers that were called for the
+// event and observe their transactions, in calling order. A panic in one is
+// logged and does not keep the others from being told.
+func (l *Loop) tellTxnDone(r *eventRun) {
+	for _, idx := range r.called {
+		o, ok := l.handlers[idx].(TxnObserver)
+		if !ok {
+			continue
+		}
+		if err := l.callTxnDone(o, idx, r.it.ev, r.committed); err != nil {
+			l.log.WithError(err).WithField("handler", l.names[idx]).Error("eventloop: TxnDone panicked")
+			r.errs = append(r.errs, &HandlerError{Handler: l.names[idx], Err: err})
+		}
+	}
 }
 
 // revert calls Revert on the handlers that completed, in reverse order.

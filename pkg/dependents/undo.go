@@ -1,0 +1,160 @@
+package dependents
+
+import (
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+)
+
+// The loop's picture of what it put into the scheduler must be what was
+// committed. An event changes the picture as it computes (what is desired
+// for each owner, which owner keeps each object, the refusals, the objects
+// being updated or deleted, the held values, the reports); a transaction
+// that is then not committed (this handler aborts the event, a later
+// handler of a joined loop does, a resync cannot read what it must hold)
+// must leave the picture as the last committed transaction left it.
+// Otherwise the next event judges from values the scheduler never got: a
+// requirer is created on a readiness marker the aborted event withdrew, a
+// held object is written back after an aborted resync dropped its held
+// value.
+//
+// undoLog records, for one transaction, what each entry it changes held
+// before, the first time it changes it; TxnDone puts them back when the
+// transaction was not committed. Per entry, not a copy of the picture, so
+// that an event costs what it touches, not the number of owners. What the
+// loop learned of the API server in the event (owners and objects seen,
+// deletions seen) is a fact, kept either way: entries are recorded only
+// after the event's change was read into the picture.
+type undoLog struct {
+	owners   map[string]ownerWas
+	objects  map[string]objectWas
+	refusals uint64
+	synced   bool
+	resync   bool // a resync, which computes every owner
+}
+
+// ownerWas is an owner's part of the picture before the transaction.
+type ownerWas struct {
+	desired    *desired // never changed in place once put (see desired.clone)
+	hasDesired bool
+	reads      map[string]bool
+	failed     string
+	hasFailed  bool
+}
+
+// objectWas is an object's part of the picture before the transaction.
+type objectWas struct {
+	childOf     string
+	hasChildOf  bool
+	refused     map[string]uint64
+	updating    uint64
+	hasUpdating bool
+	gone        types.UID
+	hasGone     bool
+	live        runtime.Object
+}
+
+// staleFirst returns keys after the owners an undone transaction computed
+// (see TxnDone), in key order: those are computed again first.
+func (h *loopHandler[T]) staleFirst(keys []string) []string {
+	if len(h.stale) == 0 {
+		return keys
+	}
+	return append(slices.Sorted(maps.Keys(h.stale)), keys...)
+}
+
+// beginTxn starts the undo log of the event's transaction.
+func (h *loopHandler[T]) beginTxn(resync bool) {
+	h.undo = &undoLog{owners: map[string]ownerWas{}, objects: map[string]objectWas{}, refusals: h.refusals, synced: h.synced, resync: resync}
+	h.reports.begin()
+	h.held.begin()
+}
+
+// TxnDone implements eventloop.TxnObserver: a transaction not committed
+// leaves the picture as it was before it.
+func (h *loopHandler[T]) TxnDone(_ eventloop.Event, committed bool) {
+	u := h.undo
+	h.undo = nil
+	h.holding = false
+	if u == nil {
+		return
+	}
+	if committed {
+		for key := range u.owners {
+			delete(h.stale, key)
+		}
+		if u.resync {
+			clear(h.stale)
+		}
+		h.reports.commit()
+		h.held.commit()
+		return
+	}
+	// What the undone transaction judged of these owners is lost with it,
+	// though what it judged from (the objects as the API server shows
+	// them) is still true: an owner judged not ready, its marker
+	// withdrawn, must not be read as ready by the next event. Each is
+	// computed again first by the next event that computes any owner (see
+	// applyAll), without waiting for the healing resync.
+	for key := range u.owners {
+		h.stale[key] = true
+	}
+	for key, was := range u.owners {
+		restore(h.desired, key, was.desired, was.hasDesired)
+		restore(h.reads, key, was.reads, was.reads != nil)
+		restore(h.failed, key, was.failed, was.hasFailed)
+	}
+	for key, was := range u.objects {
+		restore(h.childOf, key, was.childOf, was.hasChildOf)
+		restore(h.refused, key, was.refused, was.refused != nil)
+		restore(h.updating, key, was.updating, was.hasUpdating)
+		restore(h.gone, key, was.gone, was.hasGone)
+		restore(h.live, key, was.live, was.live != nil)
+	}
+	h.refusals, h.synced = u.refusals, u.synced
+	h.held.rollback()
+	h.reports.rollback()
+}
+
+// restore sets m[key] to v, or deletes it when it had none.
+func restore[V any](m map[string]V, key string, v V, had bool) {
+	if had {
+		m[key] = v
+	} else {
+		delete(m, key)
+	}
+}
+
+// saveOwner records the owner at key's part of the picture, before the
+// transaction first changes it.
+func (h *loopHandler[T]) saveOwner(key string) {
+	if h.undo == nil {
+		return
+	}
+	if _, ok := h.undo.owners[key]; ok {
+		return
+	}
+	d, hasD := h.desired[key]
+	f, hasF := h.failed[key]
+	h.undo.owners[key] = ownerWas{desired: d, hasDesired: hasD, reads: maps.Clone(h.reads[key]), failed: f, hasFailed: hasF}
+}
+
+// saveObject records the object at key's part of the picture, before the
+// transaction first changes it.
+func (h *loopHandler[T]) saveObject(key string) {
+	if h.undo == nil {
+		return
+	}
+	if _, ok := h.undo.objects[key]; ok {
+		return
+	}
+	c, hasC := h.childOf[key]
+	u, hasU := h.updating[key]
+	g, hasG := h.gone[key]
+	h.undo.objects[key] = objectWas{childOf: c, hasChildOf: hasC, refused: maps.Clone(h.refused[key]),
+		updating: u, hasUpdating: hasU, gone: g, hasGone: hasG, live: h.live[key]}
+}
