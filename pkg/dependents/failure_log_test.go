@@ -24,8 +24,18 @@ import (
 // ever applied for it. The failure was once told only by the owner's
 // condition: a misconfiguration that left the operator silent. It is
 // logged at warning once, and at debug while the same error repeats on
-// every computation of the owner.
+// every computation of the owner: whether the owner is first computed by
+// an event or by the first resync (an owner that existed before the
+// start; before, a failure at a resync was never logged).
 func TestHandlerFailureIsLoggedOnceAtWarning(t *testing.T) {
+	for _, before := range []bool{false, true} {
+		t.Run(map[bool]string{false: "created after the start", true: "created before the start"}[before], func(t *testing.T) {
+			testHandlerFailureIsLoggedOnceAtWarning(t, before)
+		})
+	}
+}
+
+func testHandlerFailureIsLoggedOnceAtWarning(t *testing.T, createdBefore bool) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	log, hook := logtest.NewNullLogger()
 	log.SetLevel(logrus.DebugLevel)
@@ -36,6 +46,16 @@ func TestHandlerFailureIsLoggedOnceAtWarning(t *testing.T) {
 		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name}})}, nil
 	}
 	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
+	create := func() {
+		_, err := webapps.Create(t.Context(), &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: demov1.WebAppSpec{Image: "web:1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if createdBefore {
+		create()
+	}
 	d, err := dependents.RegisterView(t.Context(), f, webapps, webAppStatus(), "failure-log", outside, dependents.Options{
 		FieldManager: "failure-log", Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Service")}, Logger: log})
 	if err != nil {
@@ -51,10 +71,8 @@ func TestHandlerFailureIsLoggedOnceAtWarning(t *testing.T) {
 			t.Errorf("stopping: %v", err)
 		}
 	})
-	_, err = webapps.Create(t.Context(), &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: demov1.WebAppSpec{Image: "web:1"}})
-	if err != nil {
-		t.Fatal(err)
+	if !createdBefore {
+		create()
 	}
 	owner := ns + "/web"
 	entries := func(level logrus.Level, says string) int {

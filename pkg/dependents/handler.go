@@ -119,11 +119,14 @@ func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventlo
 	var errs []string
 	order := slices.Sorted(maps.Keys(h.owners))
 	for _, key := range order {
-		if err := h.compute(key); err != nil && h.desired[key] == nil && h.hasObjects(key) {
-			if err := h.hold(txn.Context(), key, err); err != nil {
+		err := h.compute(key)
+		if err != nil && h.desired[key] == nil && h.hasObjects(key) {
+			if err := h.hold(txn.Context(), key, err); err != nil { // hold logs why it holds
 				errs = append(errs, err.Error())
 			}
+			continue
 		}
+		h.noteOutcome(key, err)
 	}
 	h.computeRequirersAgain(order)
 	if h.before.err != nil {
@@ -215,11 +218,7 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 			}
 		}
 	}
-	if err != nil {
-		h.noteFailure(ownerKey, err, cur != nil)
-	} else {
-		delete(h.failed, ownerKey)
-	}
+	h.noteOutcome(ownerKey, err)
 	if cur == nil {
 		return "", freed, nil // failed, and nothing known to keep: reported
 	}
@@ -236,6 +235,16 @@ func (h *loopHandler[T]) apply(ownerKey string, txn eventloop.UpdateOperations) 
 		h.log.Debugf("dependents %s: %s", h.name, note)
 	}
 	return note, freed, nil
+}
+
+// noteOutcome logs the failure of the computation of the owner at
+// ownerKey (see noteFailure), or forgets the last one once it succeeded.
+func (h *loopHandler[T]) noteOutcome(ownerKey string, err error) {
+	if err == nil {
+		delete(h.failed, ownerKey)
+		return
+	}
+	h.noteFailure(ownerKey, err, h.desired[ownerKey] != nil)
 }
 
 // noteFailure logs the handler's failure for the owner at ownerKey at
