@@ -2,6 +2,7 @@ package dependents_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,19 +16,20 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
 )
 
 // TestAdv16KindEstablishedAfterTheStartupDeadlineIsNeverHandled: one of
 // Options.Kinds is a custom kind whose CRD is established only after the
 // registration started (an operator deployed with, or before, its CRDs).
-// The bridge rightly holds the first resync until every kind is listed;
-// but the registration's loop gives up once its StartupResyncDeadline
-// passed (set to 2 s here; 30 s by default), and for good: once the CRD
-// is established and every kind lists, WebApp a's ConfigMap is never
-// created, and nothing in a's status says why.
+// The bridge rightly holds the first resync until every kind is listed,
+// and the loop waits past its StartupResyncDeadline (2 s here; 30 s by
+// default), reporting the late kind in its Health, never aborting. The
+// attacker (h27a) read that report as the loop's death; the registration
+// does handle the owner once the CRD is established. What was missing:
+// the owner's condition said only "not computed yet", not what the
+// registration waits for. It names the kind now.
 func TestAdv16KindEstablishedAfterTheStartupDeadlineIsNeverHandled(t *testing.T) {
-	advOpen(t, "a kind listed only after the loop's StartupResyncDeadline kills the registration for good: "+
-		"a's ConfigMap is never created once the CRD is established")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	dir, gvk, _, err := testkinds.NewLateKind(t.TempDir())
 	if err != nil {
@@ -62,6 +64,12 @@ func TestAdv16KindEstablishedAfterTheStartupDeadlineIsNeverHandled(t *testing.T)
 	controlplanetest.Eventually(t, wait, "the startup resync deadline passed", func() bool {
 		return time.Since(started) > 2*deadline
 	})
+	controlplanetest.Eventually(t, wait, "a's condition naming the kind waited for", func() bool {
+		return strings.Contains(readyMessage(t, webapps, ns, "a"), gvk.Kind)
+	})
+	if st := d.Loop().Status().State; st == eventloop.StateAborted {
+		t.Fatalf("the loop aborted while waiting for the kind: %v", d.Loop().Health())
+	}
 	if err := controlplane.InstallCRDs(t.Context(), cp.Config(), dir); err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +77,9 @@ func TestAdv16KindEstablishedAfterTheStartupDeadlineIsNeverHandled(t *testing.T)
 		if advConfigMap(t, ns, "a-cm") != nil {
 			return true
 		}
-		if err := d.Loop().Health(); err != nil {
+		if d.Loop().Status().State == eventloop.StateAborted {
 			t.Fatalf("the registration's loop is dead once its CRD is established (a's condition %q): %v",
-				readyMessage(t, webapps, ns, "a"), err)
+				readyMessage(t, webapps, ns, "a"), d.Loop().Health())
 		}
 		return false
 	})

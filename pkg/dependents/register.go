@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,6 +125,7 @@ type Dependents struct {
 	ownsLoop  bool       // Register's own loop and scheduler, stopped with it; false when joined (Join)
 	fails     *failWatch // the keys whose failure a handler read (View.Failure)
 	cycles    *cycleLog  // the cycles between owners logged (see ownercycle.go)
+	unsynced  func() []string // the kinds the loop's startup resync waits for (nil when joined)
 	log       logrus.FieldLogger
 	done      chan struct{}
 	stopErr   error
@@ -190,6 +192,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 		Logger: logrus.NewEntry(opts.Logger), Registerer: opts.Registerer, Name: name}
 	bridge.Configure(&lo)
 	d := r.d
+	d.unsynced = bridge.Unsynced
 	if d.loop, err = eventloop.New(lo); err != nil {
 		return nil, d.closeWith(err)
 	}
@@ -209,6 +212,25 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	unbind := factory.Bind(ctx, d.Wait)
 	go d.stopWhenDone(ctx, opts, func() { unbind(); release() })
 	return d, nil
+}
+
+// waitingNote says, for an owner not computed yet, which kinds the
+// registration's first resync still waits for: a kind whose CRD is not
+// established yet (an operator deployed before its CRDs), or that cannot
+// be listed. The loop waits for them, however long past its startup
+// deadline (eventloop.Options.StartupWaitingFor), rather than read a kind
+// it has not listed as empty; the owner's condition says so, not only the
+// loop's health and log.
+func (d *Dependents) waitingNote() string {
+	if d.unsynced == nil {
+		return ""
+	}
+	w := d.unsynced()
+	if len(w) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(": waiting for %s to be listed (a CustomResourceDefinition not established yet, or a kind that cannot be listed)",
+		strings.Join(w, ", "))
 }
 
 // newScheduler returns a scheduler with the Kubernetes descriptor of each
@@ -325,6 +347,9 @@ func registerStatus[T generic.RuntimeMetaObject, S any](ctx context.Context, d *
 			// enqueues it again.
 			s = Summary{}
 			msg = fmt.Sprintf("generation %d not computed yet", gen)
+		}
+		if !s.Known {
+			msg += d.waitingNote()
 		}
 		if access.Conditions != nil {
 			st, reason := metav1.ConditionFalse, "Pending"
