@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,13 +29,13 @@ import (
 // RequiresOwner z, and z stops being ready: every event and every healing
 // resync aborts on that one record, until the loop gives up
 // (MaxFailedHealings, 1 here, 5 by default) and aborts for good. WebApp q,
-// created then and unrelated to z and b, never gets its ConfigMap: one
-// object's refused annotation stops every owner of the registration, as a
-// handler failing for one owner did before issue 27's fix
-// (TestAdvOneFailingOwnerStopsEveryOwnerAfterARestart).
+// created then and unrelated to z and b, never got its ConfigMap: one
+// object's refused annotation stopped every owner of the registration, as
+// a handler failing for one owner did before issue 27's fix
+// (TestAdvOneFailingOwnerStopsEveryOwnerAfterARestart). Now a refusal for
+// good is b's failure, logged naming b and the refusal, the event goes on
+// (b-cm is deleted as its requirement went), and q is handled.
 func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
-	advOpen(t, "one object whose held-without record the API server refuses for good aborts every event "+
-		"until the loop gives up: an unrelated owner's ConfigMap is never created")
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-forgood"
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
@@ -62,12 +64,13 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 			return next.RoundTrip(req)
 		})
 	})
+	log, hook := logtest.NewNullLogger()
 	lc := dependents.DefaultEventLoopConfig()
 	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 100 * time.Millisecond}
 	lc.MaxAfterErrorHealingDelay = eventloop.Duration{Duration: time.Second}
 	lc.MaxFailedHealings = 1
 	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+		Logger: log, StopTimeout: time.Minute, EventLoop: &lc}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
@@ -80,8 +83,14 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 	})
 
 	adv16Annotate(t, ns, "z-cfg", "no") // b-cm's record is needed from now on, and refused for good
-	controlplanetest.Eventually(t, wait, "an event aborted on b-cm's record", func() bool {
-		return loopFailureCount(d, "held without") >= 1
+	controlplanetest.Eventually(t, wait, "a warning naming b and the refused record", func() bool {
+		for _, e := range hook.AllEntries() {
+			if err, _ := e.Data[logrus.ErrorKey].(error); e.Level == logrus.WarnLevel && strings.Contains(e.Message, ns+"/b") &&
+				err != nil && strings.Contains(err.Error(), "not allowed on b-cm") {
+				return true
+			}
+		}
+		return false
 	})
 	advCreateApp(t, webapps, ns, "q", nil)
 	controlplanetest.Eventually(t, wait, "q's ConfigMap", func() bool {
@@ -94,4 +103,8 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 		}
 		return false
 	})
+	controlplanetest.Eventually(t, wait, "b-cm deleted, its requirement gone", func() bool { return advConfigMap(t, ns, "b-cm") == nil })
+	if n := loopFailureCount(d, "held without"); n != 0 {
+		t.Errorf("%d events aborted on b-cm's record refused for good, want none", n)
+	}
 }

@@ -124,6 +124,8 @@ func uidChanged(err error) bool {
 // commits, so before the scheduler deletes a requirer whose marker goes.
 func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 	var errs []error
+	refused := map[string]error{} // owner key -> the records refused for good of its objects
+	defer func() { h.noteRefusedRecords(refused) }()
 	for _, ownerKey := range slices.Sorted(maps.Keys(h.desired)) {
 		d := h.desired[ownerKey]
 		if !d.held && h.putsAll(d.needs) {
@@ -162,7 +164,12 @@ func (h *loopHandler[T]) recordHeldWithout(ctx context.Context) error {
 			}
 			want := strings.Join(absent, ",")
 			if err := h.patchHeldWithout(ctx, live, want); err != nil {
-				errs = append(errs, fmt.Errorf("cannot record on %s that it is held without %q: %w", o.label, want, err))
+				err = fmt.Errorf("cannot record on %s that it is held without %q: %w", o.label, want, err)
+				if refusedForGood(err) {
+					refused[ownerKey] = errors.Join(refused[ownerKey], err) // that owner's failure (see recordrefused.go)
+					continue
+				}
+				errs = append(errs, err)
 			}
 		}
 	}

@@ -122,9 +122,9 @@ type Dependents struct {
 	sched     *kvscheduler.Scheduler
 	loop      *eventloop.Loop
 	reports   *reports
-	ownsLoop  bool       // Register's own loop and scheduler, stopped with it; false when joined (Join)
-	fails     *failWatch // the keys whose failure a handler read (View.Failure)
-	cycles    *cycleLog  // the cycles between owners logged (see ownercycle.go)
+	ownsLoop  bool            // Register's own loop and scheduler, stopped with it; false when joined (Join)
+	fails     *failWatch      // the keys whose failure a handler read (View.Failure)
+	cycles    *cycleLog       // the cycles between owners logged (see ownercycle.go)
 	unsynced  func() []string // the kinds the loop's startup resync waits for (nil when joined)
 	log       logrus.FieldLogger
 	done      chan struct{}

@@ -41,6 +41,7 @@ type report struct {
 	left       []objState // left out by IncludeWhen
 	leaving    []objState // no longer wanted, still in the scheduler (leaving.go)
 	err        error
+	recordErr  error // held-without records refused for good (see recordrefused.go)
 }
 
 func (r *reports) set(key string, uid types.UID, generation int64, d *desired, err error) {
@@ -50,11 +51,40 @@ func (r *reports) set(key string, uid types.UID, generation int64, d *desired, e
 	}
 	r.mu.Lock()
 	r.save(key)
-	r.put(key, report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err})
+	r.put(key, report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err,
+		recordErr: r.m[key].recordErr})
 	r.mu.Unlock()
 	if r.changed != nil {
 		r.changed(key)
 	}
+}
+
+// setRecordErr sets the refused records of the owner at key's report, and
+// tells whether that changed what it says (the message, not the error
+// value: an event refused the same way again changes nothing).
+func (r *reports) setRecordErr(key string, err error) bool {
+	r.mu.Lock()
+	rep, ok := r.m[key]
+	if !ok || errString(rep.recordErr) == errString(err) {
+		r.mu.Unlock()
+		return false
+	}
+	r.save(key)
+	rep.recordErr = err
+	r.m[key] = rep
+	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed(key)
+	}
+	return true
+}
+
+// errString is err's message, "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // put sets the report of the owner at key and indexes it; with mu held.

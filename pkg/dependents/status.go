@@ -73,6 +73,9 @@ func (d *Dependents) summarize(ownerKey string) Summary {
 	if rep.err != nil {
 		s.Failed = append(s.Failed, "handler: "+rep.err.Error())
 	}
+	if rep.recordErr != nil {
+		s.Failed = append(s.Failed, rep.recordErr.Error())
+	}
 	for _, o := range rep.objects {
 		st := d.sched.GetValueStatus(o.key)
 		switch {
