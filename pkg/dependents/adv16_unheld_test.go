@@ -39,6 +39,7 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-unheld"
 	var refuse, failA atomic.Bool
+	var failedA atomic.Int32 // computations of a that failed
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		switch {
 		case app.Namespace != ns:
@@ -50,6 +51,7 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 					return ok && cm.Annotations["adv16/ready"] == "yes", "not said ready"
 				})}, nil
 		case app.Name == "a" && failA.Load():
+			failedA.Add(1)
 			return nil, errors.New("cannot compute a")
 		}
 		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
@@ -103,6 +105,16 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 	adv16Annotate(t, ns, "v-cfg", "no") // w-cm's record needed: the event and its healing resync abort
 	controlplanetest.Eventually(t, wait, "a healing resync aborted", func() bool { return adv16ResyncAborted(d) >= 0 })
 	failA.Store(true)
+	// An event that computed a before failA changed must not commit: the
+	// loop is serialized, so once a computation of a failed, every event
+	// that computed it before has ended (aborted on the refused record).
+	// Since the aborted resync, a is computed again by every event that
+	// computes an owner (it is stale), ComputeAgain among them.
+	n := failedA.Load()
+	if err := d.ComputeAgain(ns + "/a"); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, wait, "a computed, failing", func() bool { return failedA.Load() > n })
 	refuse.Store(false)
 	controlplanetest.Eventually(t, wait, "a resync committed after it, a held", func() bool {
 		return adv16ResyncCommittedAfter(d, adv16ResyncAborted(d)) && strings.Contains(readyMessage(t, webapps, ns, "a"), "held as they are")
