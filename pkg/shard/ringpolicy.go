@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -55,6 +56,10 @@ type RingPolicyOptions struct {
 	// FieldManager is the field manager of the server-side apply
 	// (DefaultRingPolicyFieldManager).
 	FieldManager string
+	// EnforcementWait bounds how long InstallRingPolicy waits for the API
+	// server to enforce the guard it applied (see ringpolicy_probe.go):
+	// DefaultRingGuardEnforcementWait when zero.
+	EnforcementWait time.Duration
 }
 
 // RingPolicyName returns the name of the ValidatingAdmissionPolicy, and of
@@ -112,10 +117,8 @@ func RingPolicy(ring Ring, resources []schema.GroupVersionResource, users []stri
 			Rule:       admissionv1.Rule{APIGroups: []string{r.Group}, APIVersions: []string{"*"}, Resources: []string{r.Resource, r.Resource + "/status"}},
 		}})
 	}
+	rules, conds := ringProbeMatch(ring, resources, rules, namespace)
 	match := &admissionv1.MatchResources{ResourceRules: rules}
-	if namespace != "" {
-		match.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
-	}
 	keys := []struct{ name, field, key string }{
 		{"assignment", "labels", AssignmentLabel(ring.Name)},
 		{"drain", "labels", DrainLabel(ring.Name)},
@@ -141,8 +144,12 @@ func RingPolicy(ring Ring, resources []schema.GroupVersionResource, users []stri
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    &fail,
 			MatchConstraints: match,
+			MatchConditions:  conds,
 			Variables:        vars,
-			Validations:      []admissionv1.Validation{{Expression: check, Message: RingPolicyMessage(ring.Name), Reason: &forbidden}},
+			Validations: []admissionv1.Validation{
+				{Expression: "!(" + ringProbed(ring) + ")", Message: ringProbeMessage(ring), Reason: &forbidden},
+				{Expression: check, Message: RingPolicyMessage(ring.Name), Reason: &forbidden},
+			},
 		},
 	}
 	b := &admissionv1.ValidatingAdmissionPolicyBinding{
@@ -176,8 +183,13 @@ func ringResources(ring Ring, mapper meta.RESTMapper) ([]schema.GroupVersionReso
 // validatingadmissionpolicybindings, which are cluster-scoped: an error
 // that says so is returned when they are missing, and one that names the
 // API when the API server does not serve it (Kubernetes before 1.30).
-// The API server enforces the guard once its informers have it (usually
-// within a second).
+// It returns once the API server enforces the guard (its informers have
+// it, usually within a second): a dry-run create of a Lease it must refuse
+// is refused (see ringpolicy_probe.go; it needs create on leases in the
+// guarded namespace, or the ring's). An API server that still admits it
+// after RingPolicyOptions.EnforcementWait (its ValidatingAdmissionPolicy
+// admission plugin is not enabled) is an error wrapping
+// ErrRingGuardNotEnforced: the guard refuses nothing there.
 func InstallRingPolicy(ctx context.Context, kube kubernetes.Interface, mapper meta.RESTMapper, ring Ring, o RingPolicyOptions) error {
 	resources, err := ringResources(ring, mapper)
 	if err != nil {
@@ -220,7 +232,7 @@ func installRingPolicy(ctx context.Context, kube kubernetes.Interface, ring Ring
 	if err != nil {
 		return ringPolicyError(ring, "ValidatingAdmissionPolicyBinding", b.Name, err)
 	}
-	return nil
+	return probeRingPolicy(ctx, kube, ring, probeNamespace(ring, o.Namespace), o.EnforcementWait)
 }
 
 // ErrRingPolicyUnsupported is wrapped by InstallRingPolicy's error when the
