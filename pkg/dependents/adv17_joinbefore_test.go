@@ -1,0 +1,119 @@
+package dependents_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
+)
+
+// TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts: as
+// TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts, but the
+// user's handler is placed before the registration's on the joined loop
+// (nothing in Join or docs/dependents.md asks for an order). The user's
+// handler aborts the event in which z's ConfigMap stops being ready: the
+// loop stops calling handlers, so the registration's Update is never
+// called for it, and TxnDone is told only to the handlers that were
+// called. The registration never reads the change in (a fact, not a
+// judgement: the undo log keeps facts, but here there is nothing to keep),
+// z is not marked stale, and until the healing resync (its delay set long
+// to own the window) its picture has z-cfg ready: c's ConfigMap, which
+// RequiresOwner z, is created on z's marker while z is not ready.
+func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	log := controlplanetest.QuietLogger()
+	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "z":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
+				ReadyWhen(func(live runtime.Object) (bool, string) {
+					cm, ok := live.(*corev1.ConfigMap)
+					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
+				})}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "z")}, nil
+	}
+	loopCtx, stopLoop := context.WithCancel(t.Context())
+	defer stopLoop()
+	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
+	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := eventloop.DefaultConfig()
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
+	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
+	bridge := kubebridge.New(f.ControllerFactory(), log)
+	lo := eventloop.Options{Config: &lc, Committer: loopcommit.New(sched), Logger: log.WithField("loop", "user"), Name: "user"}
+	bridge.Configure(&lo)
+	j, err := democtl.JoinWebAppDependents(loopCtx, f, webapps, "adv17-before", handler,
+		dependents.Options{FieldManager: "adv17-before", Kinds: adv13CMKind, Logger: log},
+		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := &adv16Aborter{key: ns + "/z-cfg"}
+	lo.Handlers = append([]eventloop.EventHandler{user}, lo.Handlers...) // the user's handler first
+	loop, err := eventloop.New(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.Start(loopCtx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := j.Start(loopCtx, loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(loopCtx, 2); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = bridge.Start(loopCtx, loop) }()
+	t.Cleanup(func() {
+		stopLoop()
+		waitCtx, done := context.WithTimeout(context.Background(), wait)
+		defer done()
+		_ = loop.Stop(waitCtx)
+		_ = d.Wait(waitCtx)
+		_ = sched.Close()
+	})
+	advOpen(t, "a user's handler placed before a joined registration that aborts an event leaves the registration without "+
+		"the event's change until the healing resync: c's ConfigMap, which RequiresOwner z, is created while z is not ready")
+	advCreateApp(t, webapps, ns, "z", nil)
+	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
+	adv16Annotate(t, ns, "z-cfg", "yes")
+	advCreateApp(t, webapps, ns, "b", nil)
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
+		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
+	})
+
+	user.armed.Store(true)
+	adv16Annotate(t, ns, "z-cfg", "no") // z not ready; the user's handler aborts the event
+	controlplanetest.Eventually(t, wait, "the user's handler aborted z-cfg's event", func() bool { return user.did.Load() })
+	advCreateApp(t, webapps, ns, "c", nil)
+	controlplanetest.Eventually(t, wait, "c's ConfigMap created, or c reported waiting for z", func() bool {
+		return advConfigMap(t, ns, "c-cm") != nil || strings.Contains(dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"), "z")
+	})
+	if advConfigMap(t, ns, "c-cm") != nil {
+		t.Errorf("z has not been ready since before c was created, yet c's ConfigMap, which RequiresOwner z, was created "+
+			"(c's condition %q; z's %q; b-cm still there: %v)", dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"),
+			dependentstest.ReadyMessage(t.Context(), webapps, ns, "z"), advConfigMap(t, ns, "b-cm") != nil)
+	}
+}
