@@ -1,0 +1,121 @@
+package dependents_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew: the
+// owners an aborted event computed are computed again "by the next event
+// that computes any owner" (docs/dependents.md); until then the scheduler
+// keeps the marker the aborted event meant to withdraw, and the scheduler
+// does not wait for an event to act: it retries failed values on its own.
+// z's ConfigMap is ready while another controller's annotation says so;
+// b's and c's ConfigMaps RequiresOwner z. c's create is refused for a
+// while (the API server unavailable for it, say): c-cm is RETRYING. The
+// annotation goes: the event that judges z not ready aborts (b's
+// held-without record refused once), z is stale, and no event computes
+// an owner after it (the healing resync's delay set long, to own the
+// window). c's create is no longer refused: the scheduler's next retry
+// creates c-cm on z's marker, though z has not been ready since before
+// it. Without the abort, z's marker is withdrawn with the event and the
+// retry finds c-cm's requirement unmet (PENDING, "waiting for z").
+func TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	fm := "adv17-retry"
+	var refuse, blockC atomic.Bool
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "z":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
+				ReadyWhen(func(live runtime.Object) (bool, string) {
+					cm, ok := live.(*corev1.ConfigMap)
+					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
+				})}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "z")}, nil
+	}
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			path := req.URL.Path
+			inNS := strings.Contains(path, "/namespaces/"+ns+"/configmaps")
+			if inNS && req.Method == http.MethodPatch && req.URL.Query().Get("fieldManager") == fm+"-held" &&
+				refuse.CompareAndSwap(true, false) {
+				return nil, errors.New("held-without patch refused once by the test")
+			}
+			if inNS && blockC.Load() && req.Method != http.MethodGet &&
+				(strings.HasSuffix(path, "/c-cm") || req.Method == http.MethodPost) {
+				return nil, errors.New("c-cm's create refused by the test while blockC is set")
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	lc := dependents.DefaultEventLoopConfig()
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
+	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
+	lc.EnableRetry, lc.EnableExpBackoffRetry, lc.MaxRetryAttempts = true, false, 1000
+	lc.DelayRetry = eventloop.Duration{Duration: 2 * time.Second}
+	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
+	advOpen(t, "stale owners are computed again only by the next event: meanwhile the scheduler's retry "+
+		"creates c's ConfigMap, which RequiresOwner z, on the marker the aborted event withdrew")
+	advCreateApp(t, webapps, ns, "z", nil)
+	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
+	adv16Annotate(t, ns, "z-cfg", "yes")
+	advCreateApp(t, webapps, ns, "b", nil)
+	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
+		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
+	})
+
+	blockC.Store(true)
+	advCreateApp(t, webapps, ns, "c", nil)
+	cKey := kubedescriptor.KeyFor(corev1.SchemeGroupVersion.WithKind("ConfigMap"), ns, "c-cm")
+	controlplanetest.Eventually(t, wait, "c-cm's create refused, retried", func() bool {
+		st := d.Scheduler().GetValueStatus(cKey).State
+		return st == kvscheduler.Retrying || st == kvscheduler.Failed
+	})
+	refuse.Store(true)
+	adv16Annotate(t, ns, "z-cfg", "no") // z not ready: its marker goes, b-cm's record is written first, and refused
+	controlplanetest.Eventually(t, wait, "the event judging z not ready aborted", func() bool {
+		return loopFailureCount(d, "held without") >= 1
+	})
+	blockC.Store(false)
+	controlplanetest.Eventually(t, wait, "c-cm created, or waiting for z", func() bool {
+		st := d.Scheduler().GetValueStatus(cKey)
+		return slices.Contains(ops(d, kvscheduler.OpCreate), "ConfigMap c-cm") ||
+			st.State == kvscheduler.Pending && strings.Contains(dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"), "z")
+	})
+	if slices.Contains(ops(d, kvscheduler.OpCreate), "ConfigMap c-cm") {
+		t.Errorf("z has not been ready since the event that aborted, yet the scheduler's retry created c's ConfigMap, "+
+			"which RequiresOwner z (c's condition %q; z's %q; c-cm there: %v)",
+			dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"), dependentstest.ReadyMessage(t.Context(), webapps, ns, "z"),
+			advConfigMap(t, ns, "c-cm") != nil)
+	}
+}
