@@ -12,7 +12,7 @@ import (
 
 // TestAdv14ChangesWhileFirstResyncAbortsAreNotLost: the first resync after
 // a restart aborts (the vouch list is refused), and the Update events that
-// arrive meanwhile are answered "waiting for the first resync". While it
+// arrive meanwhile are answered "waiting for a resync". While it
 // aborts: b's config changes, c's ConfigMap is deleted by hand, and owner d
 // is deleted. Once the list passes, the committed resync must show all
 // three: b's ConfigMap updated, c's recreated, d's deleted.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
@@ -156,20 +157,21 @@ func TestAdv17ConditionReadyForAComputationNeverCommitted(t *testing.T) {
 		_ = d.Wait(waitCtx)
 		_ = sched.Close()
 	})
-	advOpen(t, "the status handler writes a report the transaction has not committed yet: a's condition says Ready "+
-		"at a generation whose computation is then undone, while a-x, which it withdrew, stays")
 	advCreateApp(t, webapps, ns, "a", map[string]string{"drop": "no"})
 	controlplanetest.Eventually(t, wait, "a-x, and a's condition saying it is not ready", func() bool {
 		return advConfigMap(t, ns, "a-x") != nil && adv17Says(t, webapps, ns, "a", metav1.ConditionFalse)
 	})
 
 	user.armed.Store(true)
-	app, err := webapps.Get(t.Context(), ns, "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app.Spec.Config = map[string]string{"drop": "yes"}
-	if _, err := webapps.Update(t.Context(), app); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app, err := webapps.Get(t.Context(), ns, "a", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		app.Spec.Config = map[string]string{"drop": "yes"}
+		_, err = webapps.Update(t.Context(), app)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	controlplanetest.Eventually(t, wait+adv17Bound, "the user's handler aborted a's event", func() bool { return user.did.Load() })

@@ -1,6 +1,7 @@
 package dependents
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -11,7 +12,11 @@ import (
 // handler, which runs on the controllers' workers. They are indexed by
 // object, so that what the status of one owner costs, and what a change
 // of one object's state costs, is proportional to that owner's objects,
-// not to every owner's.
+// not to every owner's. Readers see only what committed transactions
+// computed: during a transaction (begin) the reports it sets are pending,
+// seen by no reader and told to no one, until commit; rollback drops them
+// (see undo.go). A condition never tells of a computation the scheduler
+// did not get, not even for a moment.
 type reports struct {
 	mu sync.Mutex
 	m  map[string]report // owner key -> report
@@ -22,11 +27,9 @@ type reports struct {
 	// changed is told of every owner whose report was set (it enqueues
 	// the owner's status); called without mu.
 	changed func(ownerKey string)
-	// was holds, during a transaction, the report each owner changed in it
-	// had before (absent: none), so that one not committed is undone (see
-	// undo.go): a condition never tells of a computation the scheduler
-	// did not get.
-	was map[string]*report
+	// pending holds, during a transaction, the reports it set (nil: the
+	// owner's dropped); nil outside a transaction.
+	pending map[string]*report
 }
 
 func newReports() *reports {
@@ -50,13 +53,9 @@ func (r *reports) set(key string, uid types.UID, generation int64, d *desired, e
 		objs, left, leaving = slices.Clone(d.objects), slices.Clone(d.left), slices.Clone(d.leaving)
 	}
 	r.mu.Lock()
-	r.save(key)
-	r.put(key, report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err,
-		recordErr: r.m[key].recordErr})
-	r.mu.Unlock()
-	if r.changed != nil {
-		r.changed(key)
-	}
+	cur, _ := r.latest(key)
+	rep := report{generation: generation, uid: uid, objects: objs, left: left, leaving: leaving, err: err, recordErr: cur.recordErr}
+	r.stage(key, &rep)
 }
 
 // setRecordErr sets the refused records of the owner at key's report, and
@@ -64,18 +63,13 @@ func (r *reports) set(key string, uid types.UID, generation int64, d *desired, e
 // value: an event refused the same way again changes nothing).
 func (r *reports) setRecordErr(key string, err error) bool {
 	r.mu.Lock()
-	rep, ok := r.m[key]
+	rep, ok := r.latest(key)
 	if !ok || errString(rep.recordErr) == errString(err) {
 		r.mu.Unlock()
 		return false
 	}
-	r.save(key)
 	rep.recordErr = err
-	r.m[key] = rep
-	r.mu.Unlock()
-	if r.changed != nil {
-		r.changed(key)
-	}
+	r.stage(key, &rep)
 	return true
 }
 
@@ -87,10 +81,49 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// put sets the report of the owner at key and indexes it; with mu held.
-func (r *reports) put(key string, rep report) {
+func (r *reports) drop(key string) {
+	r.mu.Lock()
+	r.stage(key, nil)
+}
+
+// latest returns the report of the owner at key as the transaction under
+// way set it, or as committed; with mu held.
+func (r *reports) latest(key string) (report, bool) {
+	if p, ok := r.pending[key]; ok {
+		if p == nil {
+			return report{}, false
+		}
+		return *p, true
+	}
+	rep, ok := r.m[key]
+	return rep, ok
+}
+
+// stage sets (rep nil: drops) the report of the owner at key: pending
+// during a transaction, else at once, telling changed. Called with mu
+// held; it unlocks it.
+func (r *reports) stage(key string, rep *report) {
+	if r.pending != nil {
+		r.pending[key] = rep
+		r.mu.Unlock()
+		return
+	}
+	r.apply(key, rep)
+	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed(key)
+	}
+}
+
+// apply sets (rep nil: drops) the report of the owner at key for readers,
+// indexed; with mu held.
+func (r *reports) apply(key string, rep *report) {
 	r.unindex(key)
-	r.m[key] = rep
+	if rep == nil {
+		delete(r.m, key)
+		return
+	}
+	r.m[key] = *rep
 	for _, l := range [][]objState{rep.objects, rep.left, rep.leaving} {
 		for _, o := range l {
 			if r.byObj[o.key] == nil {
@@ -99,6 +132,37 @@ func (r *reports) put(key string, rep report) {
 			r.byObj[o.key][key] = struct{}{}
 		}
 	}
+}
+
+// begin starts a transaction: what it sets is pending until commit.
+func (r *reports) begin() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = map[string]*report{}
+}
+
+// commit makes the transaction's reports the readers', and tells changed
+// of each owner.
+func (r *reports) commit() {
+	r.mu.Lock()
+	pending := r.pending
+	r.pending = nil
+	for key, rep := range pending {
+		r.apply(key, rep)
+	}
+	r.mu.Unlock()
+	if r.changed != nil {
+		for _, key := range slices.Sorted(maps.Keys(pending)) {
+			r.changed(key)
+		}
+	}
+}
+
+// rollback drops the transaction's reports: readers never saw them.
+func (r *reports) rollback() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = nil
 }
 
 // unindex takes the objects of the owner at key out of byObj; with mu held.
@@ -115,66 +179,6 @@ func (r *reports) unindex(key string) {
 					delete(r.byObj, o.key)
 				}
 			}
-		}
-	}
-}
-
-func (r *reports) drop(key string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.save(key)
-	r.unindex(key)
-	delete(r.m, key)
-}
-
-// save records the report of the owner at key before the transaction
-// first changes it; with mu held.
-func (r *reports) save(key string) {
-	if r.was == nil {
-		return
-	}
-	if _, ok := r.was[key]; ok {
-		return
-	}
-	var was *report
-	if rep, ok := r.m[key]; ok {
-		was = &rep
-	}
-	r.was[key] = was
-}
-
-// begin starts recording a transaction's changes.
-func (r *reports) begin() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.was = map[string]*report{}
-}
-
-// commit keeps the transaction's changes.
-func (r *reports) commit() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.was = nil
-}
-
-// rollback undoes the transaction's changes, and tells changed of each
-// owner whose report it put back.
-func (r *reports) rollback() {
-	r.mu.Lock()
-	was := r.was
-	r.was = nil
-	for key, rep := range was {
-		if rep == nil {
-			r.unindex(key)
-			delete(r.m, key)
-		} else {
-			r.put(key, *rep)
-		}
-	}
-	r.mu.Unlock()
-	if r.changed != nil {
-		for key := range was {
-			r.changed(key)
 		}
 	}
 }

@@ -75,12 +75,22 @@ func (h *loopHandler[T]) beginTxn(resync bool) {
 }
 
 // TxnDone implements eventloop.TxnObserver: a transaction not committed
-// leaves the picture as it was before it.
+// leaves the picture as it was before it, and an event missed (aborted
+// before this handler was called) holds every update until a resync.
 func (h *loopHandler[T]) TxnDone(_ eventloop.Event, committed bool) {
 	u := h.undo
 	h.undo = nil
 	h.holding = false
 	if u == nil {
+		if !committed {
+			// Never called: a handler before this one (a user's, on a
+			// joined loop) aborted the event. What it brought (an owner or
+			// an object changed, a fact) never reached the picture, and
+			// nothing says which owners it touched: no update computes an
+			// owner on that picture until a resync reads it all again (the
+			// after-error healing the aborted event scheduled).
+			h.synced = false
+		}
 		return
 	}
 	if committed {

@@ -14,8 +14,10 @@ func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperatio
 		// The first resync aborted (a read of what vouches for a marker
 		// failed): an owner computed now would not inherit what the live
 		// objects show was put before the restart, and its latch would be
-		// read as open. The healing resync reads the event's state.
-		return "waiting for the first resync", nil
+		// read as open. Or an event aborted before this handler was called
+		// (see TxnDone): the picture misses what it brought. The healing
+		// resync reads the event's state.
+		return "waiting for a resync", nil
 	}
 	note, err := h.update(ev, txn)
 	if err != nil {

@@ -38,12 +38,15 @@ type EventHandler interface {
 // desired values that the next events judge from. Revert covers only a
 // RevertOnFailure update that failed; an event aborted by a later handler,
 // or a resync that never committed, leaves such a handler's state ahead of
-// the committer's unless it is told. TxnDone tells it, after every Update
-// or Resync it was called for (whatever it returned), whether the values
-// the event's handlers put became the desired state.
+// the committer's unless it is told. TxnDone tells it, after every event
+// it wants (HandlesEvent), whether the values the event's handlers put
+// became the desired state: also when its Update or Resync was never
+// called, a handler before it having aborted the event, so that it knows
+// it missed the event.
 type TxnObserver interface {
 	// TxnDone is called once the event's transaction was committed or
-	// given up, before Revert (if any) and before the event is finalized.
+	// given up, in handler order, before Revert (if any) and before the
+	// event is finalized.
 	// committed is false when nothing the handlers put was committed: a
 	// handler aborted the event or failed fatally, merging the external
 	// configuration failed, or a RevertOnFailure transaction failed (and

@@ -35,7 +35,7 @@ type eventRun struct {
 	reverted  bool
 	commitErr error
 	committed bool  // the handlers' values became the desired state (see TxnObserver)
-	called    []int // the handlers Update or Resync was called for, in order
+	selected  []int // the handlers that want the event, in calling order
 	stateErr  error // StateCarrier.ApplyState panicked
 	finalized bool
 	doneDue   bool // finalize is about to call Done
@@ -89,6 +89,7 @@ func (l *Loop) process(it queued) {
 	}
 
 	// 7. Let the handlers build the transaction.
+	r.selected = sel
 	completed := l.runHandlers(r, ev, sel, resync)
 
 	// 8-9. Merge external configuration and commit, unless the event failed
@@ -144,7 +145,6 @@ func (l *Loop) runHandlers(r *eventRun, ev Event, sel []int, resync bool) (compl
 		var change string
 		err := l.selErr[k]
 		if err == nil {
-			r.called = append(r.called, idx)
 			change, err = l.callHandler(idx, ev, resync, r.t)
 		}
 		r.rec.Handlers = append(r.rec.Handlers, HandlerRecord{Handler: l.names[idx], Change: change, Error: err})
@@ -230,11 +230,12 @@ func (l *Loop) describeTxn(r *eventRun) string {
 	return b.String()
 }
 
-// tellTxnDone calls TxnDone on the handlers that were called for the
-// event and observe their transactions, in calling order. A panic in one is
-// logged and does not keep the others from being told.
+// tellTxnDone calls TxnDone on the handlers that want the event and
+// observe their transactions, in calling order, whether they were called
+// or not. A panic in one is logged and does not keep the others from
+// being told.
 func (l *Loop) tellTxnDone(r *eventRun) {
-	for _, idx := range r.called {
+	for _, idx := range r.selected {
 		o, ok := l.handlers[idx].(TxnObserver)
 		if !ok {
 			continue

@@ -57,7 +57,9 @@ func withObservers(obs map[string]*observer) envOption {
 // for, whether the values became the desired state: not when a later
 // handler aborted the event (Revert is not called for a BestEffort
 // event), not when a RevertOnFailure commit failed, yes when a BestEffort
-// commit failed (its values are retried), and not for an aborted resync.
+// commit failed (its values are retried), and not for an aborted resync;
+// a handler after the one that aborted is never called, and is told too,
+// so that it knows it missed the event.
 func TestTxnObserverIsToldWhetherItsTransactionWasCommitted(t *testing.T) {
 	obs := map[string]*observer{}
 	e := newEnv(t, []string{"a", "b", "c"}, withObservers(obs))
@@ -87,7 +89,7 @@ func TestTxnObserverIsToldWhetherItsTransactionWasCommitted(t *testing.T) {
 	_ = e.run(el.NewUpdate("abort"))
 	eq(t, "a told of abort", obs["a"].toldOf("abort"), []string{"abort:false"})
 	eq(t, "b told of abort", obs["b"].toldOf("abort"), []string{"abort:false"})
-	eq(t, "c, never called, told of abort", obs["c"].toldOf("abort"), nil)
+	eq(t, "c, never called as b aborted, told of abort", obs["c"].toldOf("abort"), []string{"abort:false"})
 
 	e.committer.FailWith(func(eventloop.TxnRequest) error { return errors.New("southbound down") })
 	_ = e.run(el.NewUpdate("besteffort"))
