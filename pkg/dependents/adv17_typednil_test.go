@@ -51,8 +51,6 @@ func TestAdv17TypedNilObjectOfOneOwnerDeletesEveryOwnersObjects(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cp.Config(), nil, fm, handler, opts)
-	advOpen(t, "a typed nil object panics in the registration's code: the event and the healing resync are committed "+
-		"half done, and the full resync with no values deletes every owner's objects")
 	advCreateApp(t, webapps, ns, "q", nil)
 	controlplanetest.Eventually(t, wait, "q's ConfigMap, q ready", func() bool {
 		return advConfigMap(t, ns, "q-cm") != nil && adv13Ready(t, webapps, ns, "q")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -166,7 +167,7 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 	keyOf, labelOf := map[*Object]string{}, map[*Object]string{}
 	prepared := make([]metav1.Object, len(objs))
 	for i, o := range objs {
-		if o == nil || o.obj == nil {
+		if o == nil || o.obj == nil || isNilPointer(o.obj) {
 			return nil, fmt.Errorf("object %d is nil", i)
 		}
 		m, key, label, err := b.prepare(owner, o.obj)
@@ -326,4 +327,12 @@ func appendNew(l []string, s string) []string {
 		return l
 	}
 	return append(l, s)
+}
+
+// isNilPointer tells whether obj is a typed nil (Of((*corev1.ConfigMap)(nil)),
+// a lookup that found nothing passed on unchecked): not nil as an
+// interface, and every method of it would panic.
+func isNilPointer(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

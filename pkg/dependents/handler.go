@@ -83,8 +83,9 @@ func (h *loopHandler[T]) Revert(eventloop.Event) error { return nil }
 // them. An owner with no object to lose (its handler fails, and no object
 // of this field manager names it) is reported FAILED. Neither holds the
 // other owners back.
-func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) error {
+func (h *loopHandler[T]) Resync(_ eventloop.Event, state any, _ int, txn eventloop.ResyncOperations) (err error) {
 	h.beginTxn(true)
+	defer h.abortOnPanic(&err)
 	st, _ := state.(kubebridge.State)
 	h.owners, h.live = map[string]T{}, map[string]runtime.Object{}
 	for key, obj := range st[h.ownerRes] {

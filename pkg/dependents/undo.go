@@ -1,7 +1,9 @@
 package dependents
 
 import (
+	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,6 +58,18 @@ type objectWas struct {
 	gone        types.UID
 	hasGone     bool
 	live        runtime.Object
+}
+
+// abortOnPanic, deferred by Update and Resync, turns a panic in the
+// registration's own code into an abort of the event. The loop takes a
+// handler's panic for a plain error and commits what was put: a resync
+// cut short would commit without the owners it had not put yet, and the
+// scheduler would delete their objects. Aborted, nothing is committed,
+// the picture is put back (TxnDone), and the loop heals.
+func (h *loopHandler[T]) abortOnPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = eventloop.NewAbortEventError(fmt.Errorf("dependents %s: panic: %v\n%s", h.name, r, debug.Stack()))
+	}
 }
 
 // staleFirst returns keys after the owners an undone transaction computed

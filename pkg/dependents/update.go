@@ -8,8 +8,9 @@ import (
 )
 
 // Update implements eventloop.EventHandler.
-func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (string, error) {
+func (h *loopHandler[T]) Update(ev eventloop.Event, txn eventloop.UpdateOperations) (_ string, err error) {
 	h.beginTxn(false)
+	defer h.abortOnPanic(&err)
 	if !h.synced {
 		// The first resync aborted (a read of what vouches for a marker
 		// failed): an owner computed now would not inherit what the live
