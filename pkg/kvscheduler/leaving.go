@@ -177,14 +177,18 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 			continue
 		}
 		ps := w.onlyProviders(x, dep)
-		all := len(ps) > 0
+		all, other := len(ps) > 0, false
 		for _, p := range ps {
-			if all = p.deleting() && !seen[p] ||
+			// The value whose delete asks (the only one in seen that
+			// is deleting) goes; alone, its own cascade takes x down.
+			asking := p.deleting() && seen[p]
+			other = other || !asking
+			if all = p.deleting() ||
 				!underWayOnly && (w.requestTakesAway(p) || w.cascadeLater(p, seen)); !all {
 				break
 			}
 		}
-		if all {
+		if all && other {
 			return true
 		}
 	}
@@ -203,7 +207,7 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 			more = true // a cycle of one
 		case p.exists() && (p.avail || p.deleting()):
 			ps = append(ps, p)
-		case p.avail || p.want != nil || w.later(p):
+		case p.avail || w.later(p) || w.wantedMayCome(p):
 			more = true
 		}
 		return !more
@@ -217,6 +221,25 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 		}
 	}
 	return ps
+}
+
+// wantedMayCome tells whether p, wanted and not in the southbound, with
+// no request of its own further on, may be created in this transaction:
+// the walk creates it only once its wanted value is ready, so one whose
+// request surely goes (see valueGoes: invalid, or it Requires what
+// nothing provides nor may provide in the transaction) is none to come
+// (adv5 fuzz seed 303000: a/2 = w|a/3,p/2, PENDING for p/2, which
+// nothing provides, is no provider of a/* for b/1 while a/1 and a/3
+// both go). A derived value comes with its base, judged by its base's
+// request.
+func (w *walker) wantedMayCome(p *node) bool {
+	switch {
+	case p.want == nil:
+		return false
+	case p.base != "":
+		return true
+	}
+	return !w.valueGoes(p, p.want)
 }
 
 // requestTakesAway tells whether a request of the transaction still to
