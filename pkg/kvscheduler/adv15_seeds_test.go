@@ -62,21 +62,20 @@ func TestAdv15UndoOrderSeed406451(t *testing.T) {
 }
 
 // TestAdv15DeleteOrderSeed407933 pins adv5 fuzz seed 407933 of set B
-// (open): one transaction (no revert, no injected failure in it) makes
-// r/2 INVALID, a/3 = v|~a/2,b/1 PENDING and b/2 = w@1|a/2 PENDING; the
-// delete of d/1 fails (drift removed it), b/2's delete is refused, and
-// the cascade of a/3 deletes a/1 = v|a/3 before r/1 = w|~a/1,a/3
-// ("a/1 deleted before r/1 (w|~a/1,a/3), which depends on it and is
-// deleted later in the same step"; ops delete d/1 (err), delete a/1,
-// delete r/1, delete a/3, delete b/2 (refused)). Without the failed
-// delete the same cascade keeps the order
-// (TestAdv15CascadeTakesDownSiblingsDependentFirst). What is not
-// predicted: a/3's update to v|~a/2,b/1 surely takes it (and r/1) away
-// only if b/1, INVALID for a derived-key clash with b/2 (whose
-// re-create is under way), stays INVALID in the step; mayBeMet counts
-// any wanted b/1 as a provider that may come.
+// (fixed: a base INVALID for a clash that stays through the step is no
+// provider to come, see clashStays): one transaction (no revert, no
+// injected failure in it) makes r/2 INVALID, a/3 = v|~a/2,b/1 PENDING
+// and re-creates b/2 as w@1|a/2 (PENDING); the delete of d/1 fails
+// (drift removed it), b/2's delete is refused, and p/1's removal takes
+// a/1 = w|~p/1,p/1 down before r/1 = w|~a/1,a/3, which a/3's update
+// takes away later ("a/1 deleted before r/1 (w|~a/1,a/3), which
+// depends on it and is deleted later in the same step"; ops delete d/1
+// (err), delete a/1, delete r/1, delete a/3, delete b/2 (refused)).
+// a/3's update surely takes it (and r/1) away: it Requires b/1, INVALID
+// for a derived-key clash on d/1 with b/2, whose new value derives d/1
+// too, so the clash stays whether d/1's delete fails or not; mayBeMet
+// counted any wanted b/1 as a provider that may come.
 func TestAdv15DeleteOrderSeed407933(t *testing.T) {
-	advOpen(t, "after a failed delete in the transaction, the cascade deletes a/1 before r/1, ordered after it")
 	adv15Seed(t, 407933, adv15SetB)
 }
 

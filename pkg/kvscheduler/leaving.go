@@ -56,7 +56,8 @@ func (w *walker) valueGoes(m *node, v any) bool {
 func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !p.deleting() && (p.avail || p.want != nil && p.dErr() == nil || w.later(p)) && !w.derivedLeaves(p)
+		met = !p.deleting() && (p.avail || p.want != nil && p.dErr() == nil && !w.clashStays(p) || w.later(p)) &&
+			!w.derivedLeaves(p)
 		return !met
 	})
 	if met {
@@ -234,12 +235,36 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 // request.
 func (w *walker) wantedMayCome(p *node) bool {
 	switch {
-	case p.want == nil:
+	case p.want == nil || w.clashStays(p):
 		return false
 	case p.base != "":
 		return true
 	}
 	return !w.valueGoes(p, p.want)
+}
+
+// clashStays tells whether p, INVALID for a clash on a key it derives
+// (see noteClash), stays so through this step: clashes are judged on
+// the values the transaction requests (rule 8), and the key is still
+// another value's with no request further on letting it go, so
+// applyReleased does not apply p in the step (adv5 fuzz seed 407933:
+// b/1 clashes on d/1 with b/2, whose re-create, under way, derives d/1
+// again; a/3's update Requiring b/1 surely takes a/3 away, and r/1 =
+// w|~a/1,a/3 with it, which goes before a/1).
+func (w *walker) clashStays(p *node) bool {
+	key, ok := w.s.clashed[p]
+	if !ok || !w.clashesOn(p, key) {
+		return false
+	}
+	c := w.g.nodes[key]
+	if c == nil {
+		return false
+	}
+	if c.base == "" {
+		return !w.later(c) // its own request further on may withdraw it
+	}
+	b := w.g.nodes[c.base]
+	return b != nil && !w.releasesKey(b, key)
 }
 
 // requestTakesAway tells whether a request of the transaction still to
