@@ -1,0 +1,118 @@
+package shard
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestAdv13SharderWithASmallerMaxMemberLeaseMovesObjectsFromALiveMember:
+// Ring.MaxMemberLeaseDuration differs between the sharder's Ring and the
+// members' (a rolling upgrade that raises it, with the members' lease
+// durations: during the rollout an old sharder, or a new one whose config
+// was not changed, runs beside members of the new config). NewMember
+// checks a member's lease duration only against its own Ring, and nothing
+// compares the sharder's maximum with the members': so a sharder elected
+// after a member's Lease was deleted waits its own, shorter, maximum and
+// moves the member's objects while the member's term, fence and handler
+// still run (two members handling one object at once, the defect
+// TestAdv10DeletedMemberLeaseThenANewSharderMovesObjectsFromALiveMember
+// proved for a sharder that did not wait at all).
+func TestAdv13SharderWithASmallerMaxMemberLeaseMovesObjectsFromALiveMember(t *testing.T) {
+	cfg := cp.Config()
+	kube := controlplanetest.Clientset(cfg)
+	ns := controlplanetest.Namespace(t, cfg)
+	kinds := []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}
+	// The members' Ring allows 40 s leases; the sharder's keeps 2 s.
+	memberRing := Ring{Name: "advmaxmis", Namespace: ns, Kinds: kinds, MaxMemberLeaseDuration: 40 * time.Second}
+	sharderRing := memberRing
+	sharderRing.MaxMemberLeaseDuration = 2 * time.Second
+	timings := []leader.Option{leader.WithLeaseDuration(40 * time.Second), leader.WithRenewDeadline(35 * time.Second), leader.WithRetryPeriod(250 * time.Millisecond)}
+	spans := &advSpans{release: make(chan struct{})}
+	a := advMember(t, memberRing, "a", kube.CoordinationV1(), spans, timings, true)
+	advMember(t, memberRing, "b", kube.CoordinationV1(), spans, timings, false)
+	runSharder := func(identity string) (stop func()) {
+		s, err := NewSharder(cfg, sharderRing, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity(identity)}, Logger: controlplanetest.QuietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		var once sync.Once
+		stop = func() {
+			once.Do(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("sharder %s: %v", identity, err)
+				}
+			})
+		}
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFirst := runSharder("sharder")
+	t.Cleanup(func() { close(spans.release) })
+
+	ctx := t.Context()
+	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
+	for _, name := range names {
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var x string
+	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
+		for _, name := range names {
+			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || cm.Labels[AssignmentLabel(memberRing.Name)] != a.ID() {
+				continue
+			}
+			if _, ok := spans.find("a", name, false); ok {
+				x = name
+				return true
+			}
+		}
+		return false
+	})
+	spans.mu.Lock()
+	spans.hold.member, spans.hold.name = "a", x
+	spans.mu.Unlock()
+	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
+		_, ok := spans.find("a", x, true)
+		return ok
+	})
+
+	if err := kube.CoordinationV1().Leases(ns).Delete(ctx, MemberLeaseName(memberRing.Name, a.ID()), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stopFirst()
+	runSharder("sharder-next")
+	advOpen(t, "issue 24: a sharder whose Ring.MaxMemberLeaseDuration is below the members' (rolling upgrade) moves a live member's objects after its own maximum; nothing compares the two")
+
+	// A's handler is never released by the test: only the end of A's term
+	// (its renew deadline after its last renewal, some 35 s) ends it.
+	controlplanetest.Eventually(t, 2*time.Minute, "the new sharder moves X to B and B handles it", func() bool {
+		_, ok := spans.find("b", x, false)
+		return ok
+	})
+	bRun, _ := spans.find("b", x, false)
+	spans.mu.Lock()
+	defer spans.mu.Unlock()
+	for _, sp := range spans.spans {
+		if sp.member == "a" && sp.name == x && (sp.end == 0 || sp.end > bRun.start) {
+			t.Errorf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v; A holding: %v): the sharder waited its Ring's MaxMemberLeaseDuration %v, not the members' %v",
+				x, bRun, *sp, a.Holding(), sharderRing.MaxMemberLeaseDuration, memberRing.MaxMemberLeaseDuration)
+		}
+	}
+}
