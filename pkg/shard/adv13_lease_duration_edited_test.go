@@ -1,0 +1,116 @@
+package shard
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestAdv13LeaseDurationEditedDownThenANewSharderMovesObjectsFromALiveMember:
+// member A is cut off from the API server (its renewals fail; its term,
+// fence and handler run until its renew deadline, 35 s after its last
+// renewal), and its Lease's leaseDurationSeconds is edited down by hand to
+// 1 s, holder kept (or the Lease is restored from a backup with a shorter
+// duration). The sharder that saw A's copies keeps the longest duration A
+// wrote; a sharder elected after the edit (failover, rolling upgrade)
+// sees only the edited copy, naming A, and judges A from it: expired, so
+// it ends the term and moves A's object to B while A's handler still
+// runs. Ring.MaxMemberLeaseDuration, the bound a new sharder uses for a
+// Lease it never saw naming its member, is not applied to a first copy
+// that names the member with a shorter duration.
+func TestAdv13LeaseDurationEditedDownThenANewSharderMovesObjectsFromALiveMember(t *testing.T) {
+	cfg := cp.Config()
+	kube := controlplanetest.Clientset(cfg)
+	ns := controlplanetest.Namespace(t, cfg)
+	ring := Ring{Name: "advdurdown", Namespace: ns, Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}},
+		MaxMemberLeaseDuration: 40 * time.Second}
+	timings := []leader.Option{leader.WithLeaseDuration(40 * time.Second), leader.WithRenewDeadline(35 * time.Second), leader.WithRetryPeriod(250 * time.Millisecond)}
+	spans := &advSpans{release: make(chan struct{})}
+	proxy, proxied := controlplanetest.NewProxy(t, cfg)
+	a := advMember(t, ring, "a", controlplanetest.Clientset(proxied).CoordinationV1(), spans, timings, true)
+	advMember(t, ring, "b", kube.CoordinationV1(), spans, timings, false)
+	runSharder := func(identity string) (stop func()) {
+		s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity(identity)}, Logger: controlplanetest.QuietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		var once sync.Once
+		stop = func() {
+			once.Do(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("sharder %s: %v", identity, err)
+				}
+			})
+		}
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFirst := runSharder("sharder")
+	t.Cleanup(func() { close(spans.release) })
+
+	ctx := t.Context()
+	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
+	for _, name := range names {
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var x string
+	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
+		for _, name := range names {
+			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || cm.Labels[AssignmentLabel(ring.Name)] != a.ID() {
+				continue
+			}
+			if _, ok := spans.find("a", name, false); ok {
+				x = name
+				return true
+			}
+		}
+		return false
+	})
+	spans.mu.Lock()
+	spans.hold.member, spans.hold.name = "a", x
+	spans.mu.Unlock()
+	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
+		_, ok := spans.find("a", x, true)
+		return ok
+	})
+
+	proxy.Cut() // A's Lease client: its renewals fail from now on
+	leases := kube.CoordinationV1().Leases(ns)
+	adv10Edit(func(l *coordinationv1.Lease) { l.Spec.LeaseDurationSeconds = ptr.To[int32](1) })(t, leases, MemberLeaseName(ring.Name, a.ID()))
+	stopFirst()
+	runSharder("sharder-next")
+	advOpen(t, "issue 24: a sharder elected after a member Lease's leaseDurationSeconds was edited down by hand judges the member from that copy and moves its objects while it still runs")
+
+	// A's handler is never released by the test: only the end of A's term
+	// (35 s after its last renewal) ends it. Wait for that, or for B to
+	// handle X first (the defect).
+	controlplanetest.Eventually(t, 2*time.Minute, "B handles X, or A's handler for X ends", func() bool {
+		_, bRan := spans.find("b", x, false)
+		_, aRuns := spans.find("a", x, true)
+		return bRan || !aRuns
+	})
+	aRun, aRuns := spans.find("a", x, true)
+	if bRun, bRan := spans.find("b", x, false); bRan && aRuns {
+		t.Errorf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v; A holding: %v): the new sharder judged A from a Lease copy whose leaseDurationSeconds was edited down to 1 s",
+			x, bRun, aRun, a.Holding())
+	}
+}
