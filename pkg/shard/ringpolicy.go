@@ -216,23 +216,41 @@ func installRingPolicy(ctx context.Context, kube kubernetes.Interface, ring Ring
 	if fm == "" {
 		fm = DefaultRingPolicyFieldManager
 	}
-	force := true
-	opts := metav1.PatchOptions{FieldManager: fm, Force: &force}
 	c := kube.AdmissionregistrationV1()
-	body, err := json.Marshal(p)
-	if err == nil {
-		_, err = c.ValidatingAdmissionPolicies().Patch(ctx, p.Name, types.ApplyPatchType, body, opts)
-	}
-	if err != nil {
+	if err := writeWhole(ctx, c.ValidatingAdmissionPolicies(), p.Name, p, p.Spec, fm); err != nil {
 		return ringPolicyError(ring, "ValidatingAdmissionPolicy", p.Name, err)
 	}
-	if body, err = json.Marshal(b); err == nil {
-		_, err = c.ValidatingAdmissionPolicyBindings().Patch(ctx, b.Name, types.ApplyPatchType, body, opts)
-	}
-	if err != nil {
+	if err := writeWhole(ctx, c.ValidatingAdmissionPolicyBindings(), b.Name, b, b.Spec, fm); err != nil {
 		return ringPolicyError(ring, "ValidatingAdmissionPolicyBinding", b.Name, err)
 	}
 	return probeRingPolicy(ctx, kube, ring, probeNamespace(ring, o.Namespace), o.EnforcementWait)
+}
+
+// patcher is the Patch of a ValidatingAdmissionPolicy or binding client.
+type patcher[T any] interface {
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
+}
+
+// writeWhole applies obj (server-side apply, so that it is created if
+// missing), then replaces its whole spec with spec (a JSON patch: patch
+// is the verb either way). Server-side apply alone keeps what another
+// field manager added (a matchCondition "false" left by kubectl edit, a
+// binding's narrowed matchResources), and the guard would admit every
+// write while its install reported it in place.
+func writeWhole[T any](ctx context.Context, c patcher[T], name string, obj, spec any, fm string) error {
+	force := true
+	body, err := json.Marshal(obj)
+	if err == nil {
+		_, err = c.Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fm, Force: &force})
+	}
+	if err != nil {
+		return err
+	}
+	if body, err = json.Marshal([]any{map[string]any{"op": "replace", "path": "/spec", "value": spec}}); err != nil {
+		return err
+	}
+	_, err = c.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: fm})
+	return err
 }
 
 // ErrRingPolicyUnsupported is wrapped by InstallRingPolicy's error when the
