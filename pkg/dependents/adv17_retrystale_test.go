@@ -36,9 +36,10 @@ import (
 // annotation goes: the event that judges z not ready aborts (b's
 // held-without record refused once), z is stale, and no event computes
 // an owner after it (the healing resync's delay set long, to own the
-// window). c's create is no longer refused: the scheduler's next retry
-// creates c-cm on z's marker, though z has not been ready since before
-// it. Without the abort, z's marker is withdrawn with the event and the
+// window). c's create is no longer refused: before, the scheduler's next
+// retry created c-cm on z's marker, though z had not been ready since
+// before it (h27b). Now the stale owners are computed again by an event
+// pushed at the abort, before the retry. Without the abort, z's marker is withdrawn with the event and the
 // retry finds c-cm's requirement unmet (PENDING, "waiting for z").
 func TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
@@ -84,8 +85,6 @@ func TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew(t *testing.T)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
-	advOpen(t, "stale owners are computed again only by the next event: meanwhile the scheduler's retry "+
-		"creates c's ConfigMap, which RequiresOwner z, on the marker the aborted event withdrew")
 	advCreateApp(t, webapps, ns, "z", nil)
 	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
 	adv16Annotate(t, ns, "z-cfg", "yes")

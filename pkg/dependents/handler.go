@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,35 +33,36 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	k            keys
 	build        *builder[T]
 	handler      ViewHandler[T]
-	reads        map[string]map[string]bool   // owner key -> what its handler read through its View (see readersOf)
-	ownerRes     string                       // the owner kind's resource name in the bridge's state
-	namespace    string                       // Options.Namespace: owners elsewhere are refused
-	fieldManager string                       // Options.FieldManager: the label of the registration's objects
-	childRes     map[string]bool              // the children's resource names
-	owners       map[string]T                 // owner key -> owner
-	live         map[string]runtime.Object    // object key -> object on the server
-	gone         map[string]types.UID         // object key -> UID the loop deleted (see dropDeleted)
-	desired      map[string]*desired          // owner key -> what was last put for it
-	childOf      map[string]string            // object key -> owner key
-	refused      map[string]map[string]uint64 // object key -> owners refused it (see claimer), with when: computed again, first refused first, when it changes
-	refusals     uint64                       // the last refusal's number (see noteRefusals)
-	updating     map[string]uint64            // object key -> the last landing before the loop changed it, until seen where it landed (see markUpdates)
-	landings     *kubedescriptor.Landings     // where the descriptors' writes landed (see updating.go)
-	holding      bool                         // the event held a new object for an update: push updatesLanded
-	held         *heldValues                  // the values of held owners, which the descriptors never apply (see held.go)
-	reports      *reports                     // what the status handler reads
-	get          liveGetter                   // reads an object a held owner keeps (see held.go)
-	list         liveLister                   // reads the objects that vouch for a marker (see vouch.go)
-	patch        annotationPatcher            // records on a held object the markers it is kept without (see heldwithout.go)
-	sched        *kvscheduler.Scheduler       // for repairs and View.Failure
-	fails        *failWatch                   // the keys whose failure a handler read (View.Failure)
-	before       *beforeRestart               // during a resync: the markers the live objects show were put (see before.go)
-	synced       bool                         // a resync went through (see Update)
-	repairDrift  bool                         // Options.RepairDrift
-	failed       map[string]string            // owner key -> the handler's error last logged at warning (see noteFailure)
-	undo         *undoLog                     // what the event's transaction changed of the picture (see undo.go)
-	stale        map[string]bool              // owners whose computation a transaction not committed lost (see TxnDone)
-	log          logrus.FieldLogger           // one line per owner whose readiness changed
+	reads        map[string]map[string]bool     // owner key -> what its handler read through its View (see readersOf)
+	ownerRes     string                         // the owner kind's resource name in the bridge's state
+	namespace    string                         // Options.Namespace: owners elsewhere are refused
+	fieldManager string                         // Options.FieldManager: the label of the registration's objects
+	childRes     map[string]bool                // the children's resource names
+	owners       map[string]T                   // owner key -> owner
+	live         map[string]runtime.Object      // object key -> object on the server
+	gone         map[string]types.UID           // object key -> UID the loop deleted (see dropDeleted)
+	desired      map[string]*desired            // owner key -> what was last put for it
+	childOf      map[string]string              // object key -> owner key
+	refused      map[string]map[string]uint64   // object key -> owners refused it (see claimer), with when: computed again, first refused first, when it changes
+	refusals     uint64                         // the last refusal's number (see noteRefusals)
+	updating     map[string]uint64              // object key -> the last landing before the loop changed it, until seen where it landed (see markUpdates)
+	landings     *kubedescriptor.Landings       // where the descriptors' writes landed (see updating.go)
+	holding      bool                           // the event held a new object for an update: push updatesLanded
+	held         *heldValues                    // the values of held owners, which the descriptors never apply (see held.go)
+	reports      *reports                       // what the status handler reads
+	get          liveGetter                     // reads an object a held owner keeps (see held.go)
+	list         liveLister                     // reads the objects that vouch for a marker (see vouch.go)
+	patch        annotationPatcher              // records on a held object the markers it is kept without (see heldwithout.go)
+	sched        *kvscheduler.Scheduler         // for repairs and View.Failure
+	fails        *failWatch                     // the keys whose failure a handler read (View.Failure)
+	before       *beforeRestart                 // during a resync: the markers the live objects show were put (see before.go)
+	synced       bool                           // a resync went through (see Update)
+	repairDrift  bool                           // Options.RepairDrift
+	failed       map[string]string              // owner key -> the handler's error last logged at warning (see noteFailure)
+	undo         *undoLog                       // what the event's transaction changed of the picture (see undo.go)
+	stale        map[string]bool                // owners whose computation a transaction not committed lost (see TxnDone)
+	loop         atomic.Pointer[eventloop.Loop] // the loop it runs in, to compute stale owners again at once
+	log          logrus.FieldLogger             // one line per owner whose readiness changed
 }
 
 // String implements eventloop.EventHandler.

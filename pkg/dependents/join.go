@@ -105,6 +105,7 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 	}
 	d := j.r.d
 	d.loop = loop
+	j.r.h.loop.Store(loop)
 	registerStatus(ctx, d, j.r.owners, j.access, j.cond, d.name, j.r.hook)
 	go func() {
 		d.watchStates(ctx, j.r.owners)

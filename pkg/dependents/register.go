@@ -196,6 +196,7 @@ func RegisterView[T generic.RuntimeMetaObject, S any](ctx context.Context, facto
 	if d.loop, err = eventloop.New(lo); err != nil {
 		return nil, d.closeWith(err)
 	}
+	r.h.loop.Store(d.loop)
 	registerStatus(ctx, d, owners, access, opts.Condition, name, r.hook)
 	if err := d.loop.Start(ctx); err != nil {
 		return nil, d.closeWith(err)

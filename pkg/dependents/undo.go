@@ -72,6 +72,22 @@ func (h *loopHandler[T]) abortOnPanic(err *error) {
 	}
 }
 
+// computeStaleSoon pushes an event that computes the stale owners again,
+// queued behind the aborted one: the scheduler acts on its own too (it
+// retries failed values), and a retry must not create a requirer on a
+// marker the aborted event judged gone before any event withdraws it.
+// Should the push fail (a full queue), the next event that computes an
+// owner computes them first all the same.
+func (h *loopHandler[T]) computeStaleSoon() {
+	l := h.loop.Load()
+	if l == nil || len(h.stale) == 0 {
+		return
+	}
+	if err := l.PushEvent(&computeAgain{keys: slices.Sorted(maps.Keys(h.stale))}); err != nil {
+		h.log.WithError(err).Debugf("dependents %s: the owners an aborted event computed are computed again with the next event", h.name)
+	}
+}
+
 // staleFirst returns keys after the owners an undone transaction computed
 // (see TxnDone), in key order: those are computed again first.
 func (h *loopHandler[T]) staleFirst(keys []string) []string {
@@ -127,6 +143,7 @@ func (h *loopHandler[T]) TxnDone(_ eventloop.Event, committed bool) {
 	for key := range u.owners {
 		h.stale[key] = true
 	}
+	h.computeStaleSoon()
 	for key, was := range u.owners {
 		restore(h.desired, key, was.desired, was.hasDesired)
 		restore(h.reads, key, was.reads, was.reads != nil)
