@@ -21,3 +21,24 @@ var adv17Set303000 = []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzView, fzSnap, 
 func TestAdv17DerivedDependentOfProvidersAllLeavingGoesFirst(t *testing.T) {
 	adv15Seed(t, 303000, adv17Set303000)
 }
+
+// TestAdv17DependentOfSiblingDerivedValuesIsLeftToTheirCascade is the
+// shrunk reproducer of TestRandomGraphs seed 14541 (one of nine model
+// failures of -kvseeds=100000, all passing before
+// TestAdv17DerivedDependentOfProvidersAllLeavingGoesFirst's first fix):
+// a/g0/0's re-create takes d/g0/0/0 and d/g0/0/1 away, the only
+// providers of a/g1/3's any:d/g0/, and a/g1/3 is re-created without
+// dependencies in the same transaction. With both providers' deletes
+// under way, the value whose delete asks counted as going, and
+// cascadeLater took a/g1/3 down early; its node was left available in
+// PENDING ("a/g1/3: avail true, the model says false"). Deletes under way
+// take their dependents down by their own cascades; the value whose
+// delete asks counts as going only with a provider that a request
+// further on takes away.
+func TestAdv17DependentOfSiblingDerivedValuesIsLeftToTheirCascade(t *testing.T) {
+	checkScenario(t, scenario{NoUpdate: true, Txns: []rtxn{
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0, Derived: []int{0, 1}}}}},
+		{Set: []rset{{"a/g1/3", &rval{Ver: 0, Deps: []string{"any:d/g0/"}}}}},
+		{Set: []rset{{"a/g0/0", &rval{Ver: 0}}, {"a/g1/3", &rval{Ver: 0}}}},
+	}})
+}
