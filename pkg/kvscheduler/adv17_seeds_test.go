@@ -22,6 +22,24 @@ func TestAdv17DerivedDependentOfProvidersAllLeavingGoesFirst(t *testing.T) {
 	adv15Seed(t, 303000, adv17Set303000)
 }
 
+// TestAdv17ObtainedTakenOverGoesBeforeADerivedValueOfARecreatedBase pins
+// adv5 fuzz seed 1101652 of set B (-fzretry -fzdd -fzprops -fzview
+// -fzinv -fzrb -fzorder): a full resync found a/3 = bad|d/2, the
+// southbound's own (OBTAINED); one transaction takes it over as
+// w|d/1,a/* and re-creates b/1 (v@1@2| to w|d/*,a/*), whose delete
+// takes d/1 and d/2 away. a/3's takeover surely takes its value away
+// (d/1 goes, and nothing derives it again), so it must go before d/2,
+// which its value in the southbound depends on (docs/kvscheduler.md, the
+// delete order, obtainedDue). It failed with "d/2 deleted before a/3
+// (bad|d/2), which depends on it and is deleted later in the same step"
+// (ops delete b/2, delete d/1, delete d/2, delete b/1, delete a/3), on
+// the code before issue 25's fixes too: asked at d/2's start, d/1's
+// delete had not started, and mayBeMet took d/1 for a provider that
+// stays (fixed: leavesWithBase).
+func TestAdv17ObtainedTakenOverGoesBeforeADerivedValueOfARecreatedBase(t *testing.T) {
+	adv15Seed(t, 1101652, adv15SetB)
+}
+
 // TestAdv17DependentOfSiblingDerivedValuesIsLeftToTheirCascade is the
 // shrunk reproducer of TestRandomGraphs seed 14541 (one of nine model
 // failures of -kvseeds=100000, all passing before
