@@ -1,0 +1,62 @@
+package shard
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
+)
+
+// TestAdv13RingGuardDeletedWhileTheSharderRunsStaysGone: the sharder
+// installs the ring guard once, before it campaigns
+// (SharderOptions.RingPolicy). Its binding deleted while the sharder runs
+// (a cleanup of cluster-scoped objects no manifest lists, an uninstall of
+// another release's policies) is not applied again: the running sharder
+// neither notices nor says so, and every user's write of the ring's
+// labels is admitted until the sharder restarts.
+func TestAdv13RingGuardDeletedWhileTheSharderRunsStaysGone(t *testing.T) {
+	cfg := cp.Config()
+	admin := controlplanetest.Clientset(cfg)
+	ns := controlplanetest.Namespace(t, cfg)
+	ring := Ring{Name: "advguarddel", Namespace: ns, Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}}
+	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, RingPolicy: &RingPolicyOptions{},
+		Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c := admin.AdmissionregistrationV1()
+		_ = c.ValidatingAdmissionPolicyBindings().Delete(context.Background(), RingPolicyName(ring), metav1.DeleteOptions{})
+		_ = c.ValidatingAdmissionPolicies().Delete(context.Background(), RingPolicyName(ring), metav1.DeleteOptions{})
+	})
+	controlplanetest.Run(t, s.Run)
+	adv11GuardEnforced(t, ring)
+
+	ctx := t.Context()
+	if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, RingPolicyName(ring), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	user := adv11UserClient(cfg).CoreV1().ConfigMaps(ns)
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "guard-probe", Labels: map[string]string{AssignmentLabel(ring.Name): "someone"}}}
+	controlplanetest.Eventually(t, time.Minute, "with its binding deleted, the guard admits a user's dry-run create carrying the ring's label", func() bool {
+		_, err := user.Create(ctx, probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil
+	})
+	advOpen(t, "issue 24: the sharder installs the ring guard once; deleted while it runs, the guard stays gone and nothing says so")
+
+	refused := false
+	var last error
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && !refused; time.Sleep(time.Second) {
+		_, last = user.Create(ctx, probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		refused = adv11RefusedByGuard(last, ring)
+	}
+	if !refused {
+		_, err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, RingPolicyName(ring), metav1.GetOptions{})
+		t.Errorf("two minutes after the ring guard's binding was deleted, the running sharder has not applied it again (get: %v) and a user's create carrying the ring's label is admitted (err %v)", err, last)
+	}
+}
