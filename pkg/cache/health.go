@@ -87,6 +87,13 @@ func (h *kindHealth) setLastErr(err error) {
 }
 
 func (h *kindHealth) failed(verb string, err error) {
+	if errors.Is(err, context.Canceled) {
+		// The informer's own context ended (the factory stopping) and cut
+		// the request short: no failure of the API server, and nothing to
+		// warn about while an operator shuts down.
+		h.log.WithError(err).WithField("verb", verb).Debug("list/watch cut short by the stop")
+		return
+	}
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
