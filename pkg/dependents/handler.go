@@ -270,6 +270,29 @@ func (h *loopHandler[T]) noteFailure(ownerKey string, err error, kept bool) {
 	log.Warnf("dependents %s: %s: the handler failed; %s", h.name, ownerKey, what)
 }
 
+// buildDesired builds the desired state of the owner at key from the
+// handler's objects. A panic in the objects' own methods (copying an
+// unstructured object that holds a Go int, not a JSON number, panics) is
+// the owner's error, as a panic in the handler is: left to abortOnPanic it
+// would abort every event and healing resync that computes the owner, and
+// no owner would be handled again.
+func (h *loopHandler[T]) buildDesired(key string, owner T, objs []*Object) (d *desired, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("its objects panicked when prepared: %v", r)
+		}
+	}()
+	c := claimer{ownerKind: h.build.ownerGVK.Kind, childOf: h.childOf, live: h.live, ownerUID: h.ownerUID}
+	uid := string(owner.GetUID())
+	return h.build.desired(key, owner, objs, h.live, func(objKey string) (string, string) {
+		return c.claim(key, uid, objKey)
+	}, func(other string) []string {
+		// Computed again when the other owner is (see readersOf).
+		h.noteRead(key, ownerRead(other))
+		return h.objectsOf(other)
+	})
+}
+
 // compute runs the handler for the owner at key and records what is
 // desired for it; on error the previous desired state is kept.
 func (h *loopHandler[T]) compute(key string) error {
@@ -291,15 +314,7 @@ func (h *loopHandler[T]) compute(key string) error {
 	objs, err := callHandler(h, key, owner)
 	var d *desired
 	if err == nil {
-		c := claimer{ownerKind: h.build.ownerGVK.Kind, childOf: h.childOf, live: h.live, ownerUID: h.ownerUID}
-		uid := string(owner.GetUID())
-		d, err = h.build.desired(key, owner, objs, h.live, func(objKey string) (string, string) {
-			return c.claim(key, uid, objKey)
-		}, func(other string) []string {
-			// Computed again when the other owner is (see readersOf).
-			h.noteRead(key, ownerRead(other))
-			return h.objectsOf(other)
-		})
+		d, err = h.buildDesired(key, owner, objs)
 	}
 	prev := h.desired[key]
 	if prev != nil && prev.uid != string(owner.GetUID()) {
