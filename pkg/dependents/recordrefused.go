@@ -31,11 +31,17 @@ func refusedForGood(err error) bool {
 		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err)
 }
 
-// noteRefusedRecords puts, for each owner, the records refused for good
-// of its objects in this event (nil: none) in its report, and logs each
-// owner's once at warning, at debug while it repeats.
+// noteRefusedRecords puts, for each owner refused records in this event
+// or carrying some from before, the records refused for good of its
+// objects in this event (nil: none) in its report, and logs each owner's
+// once at warning.
 func (h *loopHandler[T]) noteRefusedRecords(refused map[string]error) {
-	for _, key := range slices.Sorted(maps.Keys(h.desired)) {
+	keys := append(slices.Collect(maps.Keys(refused)), h.reports.withRecordErr()...)
+	slices.Sort(keys)
+	for _, key := range slices.Compact(keys) {
+		if _, ok := h.desired[key]; !ok {
+			continue
+		}
 		err := refused[key]
 		if !h.reports.setRecordErr(key, err) || err == nil {
 			continue

@@ -24,6 +24,10 @@ type reports struct {
 	// (among their objects or those left out); more than one only while
 	// one of them is refused it.
 	byObj map[string]map[string]struct{}
+	// recordErrs indexes m too: the owners whose report carries refused
+	// records, so that clearing them costs what they are, not a visit of
+	// every owner per event.
+	recordErrs map[string]struct{}
 	// changed is told of every owner whose report was set (it enqueues
 	// the owner's status); called without mu.
 	changed func(ownerKey string)
@@ -33,7 +37,7 @@ type reports struct {
 }
 
 func newReports() *reports {
-	return &reports{m: map[string]report{}, byObj: map[string]map[string]struct{}{}}
+	return &reports{m: map[string]report{}, byObj: map[string]map[string]struct{}{}, recordErrs: map[string]struct{}{}}
 }
 
 // report is one owner's objects as the loop last judged them.
@@ -81,6 +85,21 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// withRecordErr returns the owners whose latest report (see latest) may
+// carry refused records: those committed with some, and those the
+// transaction under way set with some.
+func (r *reports) withRecordErr() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := slices.Collect(maps.Keys(r.recordErrs))
+	for key, p := range r.pending {
+		if p != nil && p.recordErr != nil {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
 func (r *reports) drop(key string) {
 	r.mu.Lock()
 	r.stage(key, nil)
@@ -119,11 +138,15 @@ func (r *reports) stage(key string, rep *report) {
 // indexed; with mu held.
 func (r *reports) apply(key string, rep *report) {
 	r.unindex(key)
+	delete(r.recordErrs, key)
 	if rep == nil {
 		delete(r.m, key)
 		return
 	}
 	r.m[key] = *rep
+	if rep.recordErr != nil {
+		r.recordErrs[key] = struct{}{}
+	}
 	for _, l := range [][]objState{rep.objects, rep.left, rep.leaving} {
 		for _, o := range l {
 			if r.byObj[o.key] == nil {

@@ -96,62 +96,14 @@ func adv10LeaseActedOn(t *testing.T, edit string, newSharder bool, act func(*tes
 	spans := &advSpans{release: make(chan struct{})}
 	a := advMember(t, ring, "a", kube.CoordinationV1(), spans, timings, true)
 	b := advMember(t, ring, "b", kube.CoordinationV1(), spans, timings, false)
-	runSharder := func(identity string) (stop func()) {
-		s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity(identity)}, Logger: controlplanetest.QuietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
-		var once sync.Once
-		stop = func() {
-			once.Do(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("sharder %s: %v", identity, err)
-				}
-			})
-		}
-		t.Cleanup(stop)
-		return stop
-	}
+	runSharder := func(identity string) func() { return advRunStoppableSharder(t, ring, identity) }
 	stopFirst := runSharder("sharder")
 	var releaseOnce sync.Once
 	releaseA := func() { releaseOnce.Do(func() { close(spans.release) }) }
 	t.Cleanup(releaseA)
 
 	ctx := t.Context()
-	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
-	for _, name := range names {
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var x string
-	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
-		for _, name := range names {
-			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || cm.Labels[AssignmentLabel(ring.Name)] != a.ID() {
-				continue
-			}
-			if _, ok := spans.find("a", name, false); ok {
-				x = name
-				return true
-			}
-		}
-		return false
-	})
-	spans.mu.Lock()
-	spans.hold.member, spans.hold.name = "a", x
-	spans.mu.Unlock()
-	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
-		_, ok := spans.find("a", x, true)
-		return ok
-	})
+	x := advHoldOneOnA(t, kube, ring, a, b, spans)
 
 	act(t, kube.CoordinationV1().Leases(ns), MemberLeaseName(ring.Name, a.ID()))
 	if newSharder {

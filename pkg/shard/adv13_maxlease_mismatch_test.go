@@ -1,8 +1,6 @@
 package shard
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,61 +35,13 @@ func TestAdv13SharderWithASmallerMaxMemberLeaseMovesObjectsFromALiveMember(t *te
 	timings := []leader.Option{leader.WithLeaseDuration(40 * time.Second), leader.WithRenewDeadline(35 * time.Second), leader.WithRetryPeriod(250 * time.Millisecond)}
 	spans := &advSpans{release: make(chan struct{})}
 	a := advMember(t, memberRing, "a", kube.CoordinationV1(), spans, timings, true)
-	advMember(t, memberRing, "b", kube.CoordinationV1(), spans, timings, false)
-	runSharder := func(identity string) (stop func()) {
-		s, err := NewSharder(cfg, sharderRing, SharderOptions{Namespace: ns, Leader: []leader.Option{leader.WithIdentity(identity)}, Logger: controlplanetest.QuietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
-		var once sync.Once
-		stop = func() {
-			once.Do(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("sharder %s: %v", identity, err)
-				}
-			})
-		}
-		t.Cleanup(stop)
-		return stop
-	}
+	b := advMember(t, memberRing, "b", kube.CoordinationV1(), spans, timings, false)
+	runSharder := func(identity string) func() { return advRunStoppableSharder(t, sharderRing, identity) }
 	stopFirst := runSharder("sharder")
 	t.Cleanup(func() { close(spans.release) })
 
 	ctx := t.Context()
-	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
-	for _, name := range names {
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var x string
-	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
-		for _, name := range names {
-			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || cm.Labels[AssignmentLabel(memberRing.Name)] != a.ID() {
-				continue
-			}
-			if _, ok := spans.find("a", name, false); ok {
-				x = name
-				return true
-			}
-		}
-		return false
-	})
-	spans.mu.Lock()
-	spans.hold.member, spans.hold.name = "a", x
-	spans.mu.Unlock()
-	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
-		_, ok := spans.find("a", x, true)
-		return ok
-	})
+	x := advHoldOneOnA(t, kube, memberRing, a, b, spans)
 
 	if err := kube.CoordinationV1().Leases(ns).Delete(ctx, MemberLeaseName(memberRing.Name, a.ID()), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

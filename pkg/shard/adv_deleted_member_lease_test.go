@@ -152,37 +152,7 @@ func TestAdvDeletedMemberLeaseMovesObjectsFromALiveMember(t *testing.T) {
 	t.Cleanup(releaseA) // registered last, so it runs before the stops wait
 
 	ctx := t.Context()
-	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
-	for _, name := range names {
-		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// X: an object assigned to A and handled there.
-	var x string
-	controlplanetest.Eventually(t, 2*time.Minute, "an object assigned to A and handled by A", func() bool {
-		for _, name := range names {
-			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || cm.Labels[AssignmentLabel(ring.Name)] != a.ID() {
-				continue
-			}
-			if _, ok := spans.find("a", name, false); ok {
-				x = name
-				return true
-			}
-		}
-		return false
-	})
-	spans.mu.Lock()
-	spans.hold.member, spans.hold.name = "a", x
-	spans.mu.Unlock()
-	if _, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, x, "application/merge-patch+json", []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	controlplanetest.Eventually(t, time.Minute, "A's handler for X runs (held)", func() bool {
-		_, ok := spans.find("a", x, true)
-		return ok
-	})
+	x := advHoldOneOnA(t, kube, ring, a, b, spans)
 
 	proxy.Cut() // A can no longer renew its Lease, nor create it again
 	if err := kube.CoordinationV1().Leases(ns).Delete(ctx, MemberLeaseName(ring.Name, a.ID()), metav1.DeleteOptions{}); err != nil {
