@@ -119,10 +119,10 @@ func TestAdv12RecordClearedForAPutThatNeverCommitted(t *testing.T) {
 	// a not ready again, no record can be written; then the stop.
 	refuseAll.Store(true)
 	aReady.Store(false)
-	failed := loopFailures(d)
+	failed := loopFailureCount(d, "")
 	touchImage(t, webapps, ns, "a", "app:3")
 	controlplanetest.Eventually(t, wait, "a judged not ready again, b's record refused", func() bool {
-		return loopFailures(d) > failed && loopFailureNames(d, "cannot record on ConfigMap b-cm")
+		return loopFailureCount(d, "") > failed && loopFailureNames(d, "cannot record on ConfigMap b-cm")
 	})
 	stopAndWait(t, stop, d)
 	bRecord := record("b-cm")
@@ -142,17 +142,4 @@ func TestAdv12RecordClearedForAPutThatNeverCommitted(t *testing.T) {
 			"and at the second restart, a held (%q), d's ConfigMap, which RequiresOwner a, was created on it",
 			putOps, dependents.AnnotationHeldWithout, bRecord, readyMessage(t, webapps, ns, "a"))
 	}
-}
-
-// loopFailures counts the handler errors in d's loop history.
-func loopFailures(d *dependents.Dependents) int {
-	n := 0
-	for _, r := range d.Loop().History().Records() {
-		for _, h := range r.Handlers {
-			if h.Error != nil {
-				n++
-			}
-		}
-	}
-	return n
 }
