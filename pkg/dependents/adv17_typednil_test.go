@@ -33,7 +33,7 @@ import (
 // (an error "object 0 is nil" in its condition).
 func TestAdv17TypedNilObjectOfOneOwnerDeletesEveryOwnersObjects(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	fm := "adv17-typednil"
+	fm := "adv17-typednil-" + ns[len(ns)-5:] // per run: a later run (-count) must not take this one's objects for its own
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {
 			return nil, nil

@@ -27,7 +27,7 @@ import (
 // again and again, and no owner would be handled until the loop gave up.
 func TestObjectThatPanicsWhenCopiedFailsItsOwnerAlone(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	fm := "panic-object"
+	fm := "panic-object-" + ns[len(ns)-5:] // per run: a later run (-count) must not take this one's objects for its own
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		if app.Namespace != ns {
 			return nil, nil
