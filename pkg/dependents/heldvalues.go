@@ -24,77 +24,85 @@ import (
 // them. A value is held while it is the very value the loop put for a
 // held owner (the same pointer): a computed value put in its place later
 // is not, even before the entry is dropped.
+//
+// The scheduler acts on its own during the loop's transactions too (a
+// retry that makes a dependency available creates the values that waited
+// on it), with the values the last committed transaction gave it; the
+// transaction's own operations run with its values. So a transaction's
+// changes are pending (see undo.go), and a value is held when it is the
+// committed value or the pending one: a held value the transaction drops
+// stays held until it commits, and one it sets is held at once.
 type heldValues struct {
 	mu     sync.Mutex
 	values map[string]any
-	// was holds, during a transaction, the value each key changed in it
-	// held before (nil: none), so that one not committed is undone (see
-	// undo.go).
-	was map[string]any
+	// pending holds, during a transaction, the values it set (nil: it
+	// dropped the key); nil outside a transaction.
+	pending map[string]any
 }
 
 // set records v, a held owner's value at key.
 func (s *heldValues) set(key string, v any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.values == nil {
-		s.values = map[string]any{}
-	}
-	s.save(key)
-	s.values[key] = v
+	s.stage(key, v)
 }
 
 // drop forgets the held value at key.
 func (s *heldValues) drop(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.save(key)
-	delete(s.values, key)
+	s.stage(key, nil)
 }
 
-// save records the value at key before the transaction first changes it;
-// with mu held.
-func (s *heldValues) save(key string) {
-	if s.was == nil {
-		return
-	}
-	if _, ok := s.was[key]; !ok {
-		s.was[key] = s.values[key]
+// stage sets (v nil: drops) the value at key: pending during a
+// transaction, else at once; with mu held.
+func (s *heldValues) stage(key string, v any) {
+	switch {
+	case s.pending != nil:
+		s.pending[key] = v
+	case v == nil:
+		delete(s.values, key)
+	default:
+		if s.values == nil {
+			s.values = map[string]any{}
+		}
+		s.values[key] = v
 	}
 }
 
-// begin starts recording a transaction's changes.
+// begin starts a transaction: its changes are pending until commit.
 func (s *heldValues) begin() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.was = map[string]any{}
+	s.pending = map[string]any{}
 }
 
 // commit keeps the transaction's changes.
 func (s *heldValues) commit() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.was = nil
+	pending := s.pending
+	s.pending = nil
+	for key, v := range pending {
+		s.stage(key, v)
+	}
 }
 
-// rollback undoes the transaction's changes.
+// rollback drops the transaction's changes.
 func (s *heldValues) rollback() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, v := range s.was {
-		if v == nil {
-			delete(s.values, key)
-		} else {
-			s.values[key] = v
-		}
-	}
-	s.was = nil
+	s.pending = nil
 }
 
-// is tells whether v is the held value at key.
+// is tells whether v is the held value at key: the committed one, or the
+// one the transaction under way set.
 func (s *heldValues) is(key string, v any) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if p, ok := s.pending[key]; ok && p != nil && p == v {
+		return true
+	}
 	held, ok := s.values[key]
 	return ok && held == v
 }
