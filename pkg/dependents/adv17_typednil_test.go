@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
@@ -32,30 +34,8 @@ import (
 // q's ConfigMap, wanted throughout, must stay, and p must be failed alone
 // (an error "object 0 is nil" in its condition).
 func TestAdv17TypedNilObjectOfOneOwnerDeletesEveryOwnersObjects(t *testing.T) {
-	ns := controlplanetest.Namespace(t, cp.Config())
-	fm := "adv17-typednil-" + ns[len(ns)-5:] // per run: a later run (-count) must not take this one's objects for its own
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		if app.Namespace != ns {
-			return nil, nil
-		}
-		if app.Name == "p" {
-			var missing *corev1.ConfigMap // a lookup that found nothing
-			return []*dependents.Object{dependents.Of(missing)}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}})}, nil
-	}
-	lc := dependents.DefaultEventLoopConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: time.Second}
-	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	d, webapps := dependentstest.Start(t, ctx, cp.Config(), nil, fm, handler, opts)
-	advCreateApp(t, webapps, ns, "q", nil)
-	controlplanetest.Eventually(t, wait, "q's ConfigMap, q ready", func() bool {
-		return advConfigMap(t, ns, "q-cm") != nil && adv13Ready(t, webapps, ns, "q")
-	})
-	advCreateApp(t, webapps, ns, "p", nil)
+	var missing *corev1.ConfigMap // a lookup that found nothing
+	d, webapps, ns := startWithABadOwner(t, "adv17-typednil", missing)
 	// p's event fails; the after-error healing resync (1 s) follows it.
 	controlplanetest.Eventually(t, wait, "a resync after p's event", func() bool {
 		failedAt := -1
@@ -93,4 +73,36 @@ func adv17HandlerErrors(d *dependents.Dependents) []string {
 		}
 	}
 	return out
+}
+
+// startWithABadOwner runs a registration whose handler returns, for owner
+// q, a ConfigMap q-cm and, for owner p, the object bad; it returns once q
+// is ready and p is created. fm, with a suffix per run (a later run of
+// -count must not take this one's objects for its own), is the field
+// manager.
+func startWithABadOwner(t *testing.T, fm string, bad runtime.Object) (*dependents.Dependents, democtl.WebAppController, string) {
+	t.Helper()
+	ns := controlplanetest.Namespace(t, cp.Config())
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
+		if app.Namespace != ns {
+			return nil, nil
+		}
+		if app.Name == "p" {
+			return []*dependents.Object{dependents.Of(bad)}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}})}, nil
+	}
+	lc := dependents.DefaultEventLoopConfig()
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: time.Second}
+	opts := dependents.Options{FieldManager: fm + "-" + ns[len(ns)-5:], Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	ctx, stop := context.WithCancel(t.Context())
+	t.Cleanup(stop)
+	d, webapps := dependentstest.Start(t, ctx, cp.Config(), nil, opts.FieldManager, handler, opts)
+	advCreateApp(t, webapps, ns, "q", nil)
+	controlplanetest.Eventually(t, wait, "q's ConfigMap, q ready", func() bool {
+		return advConfigMap(t, ns, "q-cm") != nil && adv13Ready(t, webapps, ns, "q")
+	})
+	advCreateApp(t, webapps, ns, "p", nil)
+	return d, webapps, ns
 }
