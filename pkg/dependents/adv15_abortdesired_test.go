@@ -27,7 +27,7 @@ import (
 // condition True.
 func TestAdv15DesiredChangesInAbortedEventsAreNotCommittedLate(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	fm := "adv15-abort"
+	fm := "adv15-abort-" + ns[len(ns)-5:] // per run (-count)
 	var zReady, refuse atomic.Bool
 	zReady.Store(true)
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
@@ -70,12 +70,15 @@ func TestAdv15DesiredChangesInAbortedEventsAreNotCommittedLate(t *testing.T) {
 	controlplanetest.Eventually(t, wait, "an event failing on the held-without record", func() bool {
 		return loopFailureCount(d, "held without") >= 1
 	})
-	n := loopFailureCount(d, "held without")
+	// Each change of b must reach the loop (and abort) before the
+	// patches pass again: else the loop computes b as it last saw it.
+	bFailed := func() int { return computeAgainCounts(d, "WebApp "+ns+"/b updated").otherFailed }
+	n := bFailed()
 	setConfig(t, webapps, ns, "b", "extra", "y")
-	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return loopFailureCount(d, "held without") > n })
-	n = loopFailureCount(d, "held without")
+	controlplanetest.Eventually(t, wait, "b's event (extra y) failing too", func() bool { return bFailed() > n })
+	n = bFailed()
 	setConfig(t, webapps, ns, "b", "extra", "x")
-	controlplanetest.Eventually(t, wait, "a later event failing too", func() bool { return loopFailureCount(d, "held without") > n+1 })
+	controlplanetest.Eventually(t, wait, "b's event (extra x) failing too", func() bool { return bFailed() > n })
 	if cm := advConfigMap(t, ns, "b-y"); cm != nil {
 		t.Errorf("b-y created while every event aborted")
 	}

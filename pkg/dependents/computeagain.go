@@ -42,8 +42,12 @@ func (h *loopHandler[T]) onComputeAgain(keys []string, txn eventloop.UpdateOpera
 	return h.applyAll(known, txn)
 }
 
-// computeAgain is the event ComputeAgain pushes.
-type computeAgain struct{ keys []string }
+// computeAgain is the event ComputeAgain pushes, and computeStaleSoon
+// (afterAbort).
+type computeAgain struct {
+	keys       []string
+	afterAbort bool
+}
 
 var _ eventloop.UpdateEvent = (*computeAgain)(nil)
 

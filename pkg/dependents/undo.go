@@ -83,7 +83,7 @@ func (h *loopHandler[T]) computeStaleSoon() {
 	if l == nil || len(h.stale) == 0 {
 		return
 	}
-	if err := l.PushEvent(&computeAgain{keys: slices.Sorted(maps.Keys(h.stale))}); err != nil {
+	if err := l.PushEvent(&computeAgain{keys: slices.Sorted(maps.Keys(h.stale)), afterAbort: true}); err != nil {
 		h.log.WithError(err).Debugf("dependents %s: the owners an aborted event computed are computed again with the next event", h.name)
 	}
 }
@@ -107,7 +107,7 @@ func (h *loopHandler[T]) beginTxn(resync bool) {
 // TxnDone implements eventloop.TxnObserver: a transaction not committed
 // leaves the picture as it was before it, and an event missed (aborted
 // before this handler was called) holds every update until a resync.
-func (h *loopHandler[T]) TxnDone(_ eventloop.Event, committed bool) {
+func (h *loopHandler[T]) TxnDone(ev eventloop.Event, committed bool) {
 	u := h.undo
 	h.undo = nil
 	h.holding = false
@@ -143,7 +143,13 @@ func (h *loopHandler[T]) TxnDone(_ eventloop.Event, committed bool) {
 	for key := range u.owners {
 		h.stale[key] = true
 	}
-	h.computeStaleSoon()
+	if c, ok := ev.(*computeAgain); !ok || !c.afterAbort {
+		// Once: the event that computes them again aborting too (the
+		// same record still refused) pushes none, or each would abort
+		// in turn and the loop would spin past the after-error
+		// healing's delay; the next event and that healing compute them.
+		h.computeStaleSoon()
+	}
 	for key, was := range u.owners {
 		restore(h.desired, key, was.desired, was.hasDesired)
 		restore(h.reads, key, was.reads, was.reads != nil)

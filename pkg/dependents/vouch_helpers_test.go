@@ -19,6 +19,7 @@ import (
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
 )
 
@@ -79,11 +80,19 @@ func latchOwner(t *testing.T, ns, fm string, handler dependents.Handler[*demov1.
 func startThrough(t *testing.T, ctx context.Context, fm string, handler dependents.Handler[*demov1.WebApp],
 	through func(req *http.Request, next http.RoundTripper) (*http.Response, error)) (*dependents.Dependents, democtl.WebAppController) {
 	t.Helper()
+	return startThroughWith(t, ctx, fm, handler, nil, through)
+}
+
+// startThroughWith is startThrough with the event loop's configuration
+// (nil: the default).
+func startThroughWith(t *testing.T, ctx context.Context, fm string, handler dependents.Handler[*demov1.WebApp], loop *eventloop.Config,
+	through func(req *http.Request, next http.RoundTripper) (*http.Response, error)) (*dependents.Dependents, democtl.WebAppController) {
+	t.Helper()
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) { return through(req, next) })
 	})
-	opts := dependents.Options{FieldManager: fm, Kinds: heldKinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute}
+	opts := dependents.Options{FieldManager: fm, Kinds: heldKinds, Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: loop}
 	return dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
 }
 
