@@ -1,12 +1,10 @@
 package dependents_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +17,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // adv16Aborter is a user's handler on the loop a registration joined: it
@@ -75,7 +71,6 @@ func (a *adv16Aborter) Update(ev eventloop.Event, _ eventloop.UpdateOperations) 
 // created while z was not ready.
 func TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	log := controlplanetest.QuietLogger()
 	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
 		switch {
 		case app.Namespace != ns:
@@ -90,50 +85,11 @@ func TestAdv16JoinedRegistrationOutOfStepAfterAUsersHandlerAborts(t *testing.T) 
 		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
 			RequiresOwner(ns, "z")}, nil
 	}
-	loopCtx, stopLoop := context.WithCancel(t.Context())
-	defer stopLoop()
-	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
-	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := eventloop.DefaultConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
-	bridge := kubebridge.New(f.ControllerFactory(), log)
-	lo := eventloop.Options{Config: &lc, Committer: loopcommit.New(sched), Logger: log.WithField("loop", "user"), Name: "user"}
-	bridge.Configure(&lo)
-	j, err := democtl.JoinWebAppDependents(loopCtx, f, webapps, "adv16-joined", handler,
-		dependents.Options{FieldManager: "adv16-joined", Kinds: adv13CMKind, Logger: log},
-		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := &adv16Aborter{key: ns + "/z-cfg"}
-	lo.Handlers = append(lo.Handlers, user)
-	loop, err := eventloop.New(lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(loopCtx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := j.Start(loopCtx, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(loopCtx, 2); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = bridge.Start(loopCtx, loop) }()
-	t.Cleanup(func() {
-		stopLoop()
-		waitCtx, done := context.WithTimeout(context.Background(), wait)
-		defer done()
-		_ = loop.Stop(waitCtx)
-		_ = d.Wait(waitCtx)
-		_ = sched.Close()
-	})
+	var user *adv16Aborter
+	_, webapps := startJoinedWithUser(t, "adv16-joined", handler, func(democtl.WebAppController) eventloop.EventHandler {
+		user = &adv16Aborter{key: ns + "/z-cfg"}
+		return user
+	}, false)
 	advCreateApp(t, webapps, ns, "z", nil)
 	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
 	adv16Annotate(t, ns, "z-cfg", "yes")

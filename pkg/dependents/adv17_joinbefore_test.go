@@ -1,10 +1,8 @@
 package dependents_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,9 +14,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
-	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts: as
@@ -37,7 +32,6 @@ import (
 // handler that wants it) and computes no owner until a resync.
 func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	log := controlplanetest.QuietLogger()
 	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
 		switch {
 		case app.Namespace != ns:
@@ -52,50 +46,11 @@ func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *test
 		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
 			RequiresOwner(ns, "z")}, nil
 	}
-	loopCtx, stopLoop := context.WithCancel(t.Context())
-	defer stopLoop()
-	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
-	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := eventloop.DefaultConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
-	bridge := kubebridge.New(f.ControllerFactory(), log)
-	lo := eventloop.Options{Config: &lc, Committer: loopcommit.New(sched), Logger: log.WithField("loop", "user"), Name: "user"}
-	bridge.Configure(&lo)
-	j, err := democtl.JoinWebAppDependents(loopCtx, f, webapps, "adv17-before", handler,
-		dependents.Options{FieldManager: "adv17-before", Kinds: adv13CMKind, Logger: log},
-		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := &adv16Aborter{key: ns + "/z-cfg"}
-	lo.Handlers = append([]eventloop.EventHandler{user}, lo.Handlers...) // the user's handler first
-	loop, err := eventloop.New(lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(loopCtx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := j.Start(loopCtx, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(loopCtx, 2); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = bridge.Start(loopCtx, loop) }()
-	t.Cleanup(func() {
-		stopLoop()
-		waitCtx, done := context.WithTimeout(context.Background(), wait)
-		defer done()
-		_ = loop.Stop(waitCtx)
-		_ = d.Wait(waitCtx)
-		_ = sched.Close()
-	})
+	var user *adv16Aborter
+	d, webapps := startJoinedWithUser(t, "adv17-before", handler, func(democtl.WebAppController) eventloop.EventHandler {
+		user = &adv16Aborter{key: ns + "/z-cfg"}
+		return user
+	}, true)
 	advCreateApp(t, webapps, ns, "z", nil)
 	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
 	adv16Annotate(t, ns, "z-cfg", "yes")
@@ -113,7 +68,7 @@ func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *test
 	// answered so, or c is computed and waits for z.
 	controlplanetest.Eventually(t, wait, "c's ConfigMap created, c reported waiting for z, or c's event held for a resync", func() bool {
 		return advConfigMap(t, ns, "c-cm") != nil || strings.Contains(dependentstest.ReadyMessage(t.Context(), webapps, ns, "c"), "z") ||
-			adv17HeldForAResync(loop, ns+"/c")
+			adv17HeldForAResync(d.Loop(), ns+"/c")
 	})
 	if advConfigMap(t, ns, "c-cm") != nil {
 		t.Errorf("z has not been ready since before c was created, yet c's ConfigMap, which RequiresOwner z, was created "+

@@ -19,8 +19,6 @@ import (
 	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler"
-	"github.com/lariat-dev/lariat/pkg/kvscheduler/loopcommit"
 )
 
 // adv17StatusAborter is a user's handler after a joined registration: once
@@ -102,7 +100,6 @@ func (a *adv17StatusAborter) Update(ev eventloop.Event, txn eventloop.UpdateOper
 // so that the window is the test's and not the machine's load.
 func TestAdv17ConditionReadyForAComputationNeverCommitted(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	log := controlplanetest.QuietLogger()
 	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
 		if app.Namespace != ns || app.Spec.Config["drop"] == "yes" {
 			return nil, nil
@@ -113,50 +110,11 @@ func TestAdv17ConditionReadyForAComputationNeverCommitted(t *testing.T) {
 				return ok && cm.Annotations["adv16/ready"] == "yes", "a's controller has not said ready"
 			})}, nil
 	}
-	loopCtx, stopLoop := context.WithCancel(t.Context())
-	defer stopLoop()
-	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
-	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := eventloop.DefaultConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
-	bridge := kubebridge.New(f.ControllerFactory(), log)
-	lo := eventloop.Options{Config: &lc, Committer: loopcommit.New(sched), Logger: log.WithField("loop", "user"), Name: "user"}
-	bridge.Configure(&lo)
-	j, err := democtl.JoinWebAppDependents(loopCtx, f, webapps, "adv17-status", handler,
-		dependents.Options{FieldManager: "adv17-status", Kinds: adv13CMKind, Logger: log},
-		dependents.Host{Bridge: bridge, Scheduler: sched, Loop: &lo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := &adv17StatusAborter{key: ns + "/a", webapps: webapps}
-	lo.Handlers = append(lo.Handlers, user)
-	loop, err := eventloop.New(lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := loop.Start(loopCtx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := j.Start(loopCtx, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Start(loopCtx, 2); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = bridge.Start(loopCtx, loop) }()
-	t.Cleanup(func() {
-		stopLoop()
-		waitCtx, done := context.WithTimeout(context.Background(), wait)
-		defer done()
-		_ = loop.Stop(waitCtx)
-		_ = d.Wait(waitCtx)
-		_ = sched.Close()
-	})
+	var user *adv17StatusAborter
+	_, webapps := startJoinedWithUser(t, "adv17-status", handler, func(w democtl.WebAppController) eventloop.EventHandler {
+		user = &adv17StatusAborter{key: ns + "/a", webapps: w}
+		return user
+	}, false)
 	advCreateApp(t, webapps, ns, "a", map[string]string{"drop": "no"})
 	controlplanetest.Eventually(t, wait, "a-x, and a's condition saying it is not ready", func() bool {
 		return advConfigMap(t, ns, "a-x") != nil && adv17Says(t, webapps, ns, "a", metav1.ConditionFalse)
