@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
@@ -44,9 +45,31 @@ func adv18OneConfigMap(ns string) dependents.ViewHandler[*demov1.WebApp] {
 func adv18Join(t *testing.T, name string, lc eventloop.Config, handler dependents.ViewHandler[*demov1.WebApp],
 	user ...eventloop.EventHandler) *adv18Joined {
 	t.Helper()
+	return adv18JoinWith(t, adv18Setup{name: name, lc: lc, handler: handler, before: user})
+}
+
+// adv18Setup is what adv18JoinWith joins: the user's handlers before and
+// after the registration's, the API server's config (nil: cp's).
+type adv18Setup struct {
+	name          string
+	lc            eventloop.Config
+	handler       dependents.ViewHandler[*demov1.WebApp]
+	before, after []eventloop.EventHandler
+	cfg           *rest.Config
+}
+
+// adv18JoinWith joins the registration of s to a user's loop and starts
+// everything.
+func adv18JoinWith(t *testing.T, s adv18Setup) *adv18Joined {
+	t.Helper()
 	log := controlplanetest.QuietLogger()
 	loopCtx, stopLoop := context.WithCancel(t.Context())
-	f, webapps := dependentstest.Factory(t, cp.Config(), nil)
+	cfg := s.cfg
+	if cfg == nil {
+		cfg = cp.Config()
+	}
+	name, lc, handler := s.name, s.lc, s.handler
+	f, webapps := dependentstest.Factory(t, cfg, nil)
 	sched, err := kvscheduler.New(kvscheduler.Options{Name: "user", Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +83,7 @@ func adv18Join(t *testing.T, name string, lc eventloop.Config, handler dependent
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.Handlers = append(append([]eventloop.EventHandler{}, user...), lo.Handlers...)
+	lo.Handlers = append(append(append([]eventloop.EventHandler{}, s.before...), lo.Handlers...), s.after...)
 	loop, err := eventloop.New(lo)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +130,12 @@ func (e *adv18UserEvent) Method() eventloop.EventMethodType { return eventloop.U
 func (e *adv18UserEvent) IsBlocking() bool { return false }
 
 // Done implements eventloop.Event.
-func (e *adv18UserEvent) Done(err error) { e.done <- err }
+func (e *adv18UserEvent) Done(err error) {
+	select {
+	case e.done <- err:
+	default: // a filler nobody waits for
+	}
+}
 
 // TransactionType implements eventloop.UpdateEvent.
 func (e *adv18UserEvent) TransactionType() eventloop.UpdateTransactionType { return e.typ }

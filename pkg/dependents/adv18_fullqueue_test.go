@@ -1,0 +1,172 @@
+package dependents_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
+	"github.com/lariat-dev/lariat/internal/dependentstest"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/dependents"
+	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
+	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// adv18SlowAborter is a user's handler placed after the registration's:
+// once armed, at the event in which ConfigMap key's adv16/ready
+// annotation says "no", it tells reached, waits (as a slow handler does)
+// until the test says the loop's queue is full, and aborts the event.
+type adv18SlowAborter struct {
+	key     string
+	armed   atomic.Bool
+	reached chan struct{}
+	filled  chan struct{}
+}
+
+// String implements eventloop.EventHandler.
+func (a *adv18SlowAborter) String() string { return "adv18-slow-user" }
+
+// HandlesEvent implements eventloop.EventHandler.
+func (a *adv18SlowAborter) HandlesEvent(eventloop.Event) bool { return true }
+
+// Revert implements eventloop.EventHandler.
+func (a *adv18SlowAborter) Revert(eventloop.Event) error { return nil }
+
+// Resync implements eventloop.EventHandler: it keeps no values.
+func (a *adv18SlowAborter) Resync(eventloop.Event, any, int, eventloop.ResyncOperations) error {
+	return nil
+}
+
+// Update implements eventloop.EventHandler.
+func (a *adv18SlowAborter) Update(ev eventloop.Event, _ eventloop.UpdateOperations) (string, error) {
+	c, ok := ev.(*kubebridge.KubeStateChange)
+	if !ok || c.Resource != "v1/ConfigMap" || c.Key != a.key {
+		return "", nil
+	}
+	cm, ok := c.NewValue.(*corev1.ConfigMap)
+	if !ok || cm.Annotations["adv16/ready"] != "no" || !a.armed.CompareAndSwap(true, false) {
+		return "", nil
+	}
+	close(a.reached)
+	select {
+	case <-a.filled:
+	case <-time.After(wait):
+	}
+	return "", eventloop.NewAbortEventError(errors.New("the user's handler cannot handle this event now"))
+}
+
+// TestAdv18FullQueueAtAnAbortLetsARetryCreateARequirerOnAWithdrawnMarker:
+// docs/safety.md says the owners an aborted transaction computed "are
+// computed again by an event pushed at once ..., so that no scheduler
+// retry acts on a marker the aborted event judged gone"; computeStaleSoon
+// says that should the push fail (a full queue), "the next event that
+// computes an owner computes them first all the same". On a joined loop,
+// events of the user's own compute no owner. z's ConfigMap is ready while
+// an annotation says so; c's ConfigMap RequiresOwner z and its create is
+// refused for a while (RETRYING). The annotation goes; the registration
+// judges z not ready, and the user's handler after it, slow, aborts the
+// event while the user's producer has filled the loop's queue (its own
+// events, of no owner). The push of the stale owners fails; the user's
+// events drain, none computes z, the healing resync is far (its delay set
+// long). c's create is let through: the scheduler's retry creates c-cm
+// on z's marker, which the aborted event had judged gone.
+func TestAdv18FullQueueAtAnAbortLetsARetryCreateARequirerOnAWithdrawnMarker(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
+		switch {
+		case app.Namespace != ns:
+			return nil, nil
+		case app.Name == "z":
+			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
+				ReadyWhen(func(live runtime.Object) (bool, string) {
+					cm, ok := live.(*corev1.ConfigMap)
+					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
+				})}, nil
+		}
+		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
+			RequiresOwner(ns, "z")}, nil
+	}
+	var blockC atomic.Bool
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			path := req.URL.Path
+			if strings.Contains(path, "/namespaces/"+ns+"/configmaps") && blockC.Load() && req.Method != http.MethodGet &&
+				(strings.HasSuffix(path, "/c-cm") || req.Method == http.MethodPost) {
+				return nil, errors.New("c-cm's create refused by the test while blockC is set")
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	lc := eventloop.DefaultConfig()
+	lc.QueueSize = 16
+	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
+	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
+	lc.EnableRetry, lc.EnableExpBackoffRetry, lc.MaxRetryAttempts = true, false, 1000
+	lc.DelayRetry = eventloop.Duration{Duration: 2 * time.Second}
+	user := &adv18SlowAborter{key: ns + "/z-cfg", reached: make(chan struct{}), filled: make(chan struct{})}
+	j := adv18JoinWith(t, adv18Setup{name: "adv18-fullq", lc: lc, handler: handler, after: []eventloop.EventHandler{user}, cfg: cfg})
+	advCreateApp(t, j.webapps, ns, "z", nil)
+	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
+	adv16Annotate(t, ns, "z-cfg", "yes")
+	controlplanetest.Eventually(t, wait, "z ready", func() bool { return adv13Ready(t, j.webapps, ns, "z") })
+	blockC.Store(true)
+	advCreateApp(t, j.webapps, ns, "c", nil)
+	cKey := kubedescriptor.KeyFor(corev1.SchemeGroupVersion.WithKind("ConfigMap"), ns, "c-cm")
+	controlplanetest.Eventually(t, wait, "c-cm's create refused, retried", func() bool {
+		st := j.sched.GetValueStatus(cKey).State
+		return st == kvscheduler.Retrying || st == kvscheduler.Failed
+	})
+
+	user.armed.Store(true)
+	adv16Annotate(t, ns, "z-cfg", "no") // z not ready; the user's handler after the registration's aborts the event
+	select {
+	case <-user.reached:
+	case <-time.After(wait):
+		t.Fatal("the user's handler never saw z-cfg's event")
+	}
+	// The user's producer fills the queue while the loop is in the event.
+	pushed := 0
+	for {
+		err := j.loop.PushEvent(&adv18UserEvent{typ: eventloop.BestEffort, done: make(chan error, 1)})
+		if errors.Is(err, eventloop.ErrQueueFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pushed++
+	}
+	close(user.filled)
+	advOpen(t, "TestAdv18FullQueueAtAnAbortLetsARetryCreateARequirerOnAWithdrawnMarker: with the loop's queue full at an abort, the stale owners' ComputeAgain is dropped and the scheduler's retry creates a requirer on the marker the aborted event withdrew")
+	controlplanetest.Eventually(t, wait, "the user's events processed", func() bool {
+		n := 0
+		for _, r := range j.loop.History().Records() {
+			if r.Name == "adv18-user-event" {
+				n++
+			}
+		}
+		return n >= pushed
+	})
+	blockC.Store(false)
+	controlplanetest.Eventually(t, wait, "c-cm created, or waiting for z", func() bool {
+		return advConfigMap(t, ns, "c-cm") != nil || j.sched.GetValueStatus(cKey).State == kvscheduler.Pending &&
+			strings.Contains(dependentstest.ReadyMessage(t.Context(), j.webapps, ns, "c"), "z")
+	})
+	if advConfigMap(t, ns, "c-cm") != nil {
+		t.Errorf("z has not been ready since the event that aborted with the queue full (%d events of the user's queued), "+
+			"yet the scheduler's retry created c's ConfigMap, which RequiresOwner z (c's condition %q; z's %q)", pushed,
+			dependentstest.ReadyMessage(t.Context(), j.webapps, ns, "c"), dependentstest.ReadyMessage(t.Context(), j.webapps, ns, "z"))
+	}
+}
