@@ -146,7 +146,10 @@ func (e *adv18UserEvent) Direction() eventloop.UpdateDirectionType { return even
 // adv18UserAborter is a user's handler that aborts its own events
 // (adv18UserEvent), as a handler aborts an event it cannot handle now,
 // and passes every other one.
-type adv18UserAborter struct{ aborted atomic.Int32 }
+type adv18UserAborter struct {
+	aborted atomic.Int32
+	plain   bool // fail with a plain error, not an abort
+}
 
 // String implements eventloop.EventHandler.
 func (a *adv18UserAborter) String() string { return "adv18-user" }
@@ -168,6 +171,9 @@ func (a *adv18UserAborter) Update(ev eventloop.Event, _ eventloop.UpdateOperatio
 		return "", nil
 	}
 	a.aborted.Add(1)
+	if a.plain {
+		return "", errors.New("the user's handler failed its event")
+	}
 	return "", eventloop.NewAbortEventError(errors.New("the user's handler cannot handle its event now"))
 }
 
