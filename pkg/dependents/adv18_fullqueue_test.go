@@ -32,6 +32,9 @@ type adv18SlowAborter struct {
 	armed   atomic.Bool
 	reached chan struct{}
 	filled  chan struct{}
+	// hold, if set, is waited for (up to wait) by the user's handler of
+	// each of the user's own events: a slow handler.
+	hold func() bool
 }
 
 // String implements eventloop.EventHandler.
@@ -50,6 +53,10 @@ func (a *adv18SlowAborter) Resync(eventloop.Event, any, int, eventloop.ResyncOpe
 
 // Update implements eventloop.EventHandler.
 func (a *adv18SlowAborter) Update(ev eventloop.Event, _ eventloop.UpdateOperations) (string, error) {
+	if _, ok := ev.(*adv18UserEvent); ok && a.hold != nil {
+		adv18Within(wait, a.hold)
+		return "", nil
+	}
 	c, ok := ev.(*kubebridge.KubeStateChange)
 	if !ok || c.Resource != "v1/ConfigMap" || c.Key != a.key {
 		return "", nil
