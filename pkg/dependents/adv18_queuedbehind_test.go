@@ -74,7 +74,15 @@ func TestAdv18RecomputeQueuedBehindASlowEventLetsARetryCreateARequirer(t *testin
 	j := adv18JoinWith(t, adv18Setup{name: "adv18-behind", lc: lc, handler: handler, after: []eventloop.EventHandler{user}, cfg: cfg})
 	cKey := kubedescriptor.KeyFor(corev1.SchemeGroupVersion.WithKind("ConfigMap"), ns, "c-cm")
 	cDecided := func() bool { return created.Load() || j.sched.GetValueStatus(cKey).State == kvscheduler.Pending }
-	user.hold = cDecided
+	// A slow handler: long enough for the scheduler's retry of c-cm
+	// (every DelayRetry) to come due several times while it runs.
+	var since time.Time // set by the first call, on the loop's goroutine
+	user.hold = func() bool {
+		if since.IsZero() {
+			since = time.Now()
+		}
+		return cDecided() || time.Since(since) > 5*lc.DelayRetry.Duration
+	}
 	advCreateApp(t, j.webapps, ns, "z", nil)
 	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
 	adv16Annotate(t, ns, "z-cfg", "yes")
@@ -111,7 +119,6 @@ func TestAdv18RecomputeQueuedBehindASlowEventLetsARetryCreateARequirer(t *testin
 	// Only now, once nothing of the aborted event can still reach the
 	// scheduler: c-cm's create may go through.
 	blockC.Store(false)
-	advOpen(t, "TestAdv18RecomputeQueuedBehindASlowEventLetsARetryCreateARequirer: the stale owners' ComputeAgain is queued behind the events already waiting, and the scheduler's retry creates a requirer on the marker the aborted event withdrew while one of them runs")
 	controlplanetest.Eventually(t, wait, "c-cm created, or waiting for z", func() bool {
 		return created.Load() || j.sched.GetValueStatus(cKey).State == kvscheduler.Pending &&
 			strings.Contains(dependentstest.ReadyMessage(t.Context(), j.webapps, ns, "c"), "z")

@@ -62,6 +62,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	undo         *undoLog                       // what the event's transaction changed of the picture (see undo.go)
 	stale        map[string]bool                // owners whose computation a transaction not committed lost (see TxnDone)
 	loop         atomic.Pointer[eventloop.Loop] // the loop it runs in, to compute stale owners again at once
+	retryHold    retryHold                      // the scheduler's retries held while owners are stale
 	log          logrus.FieldLogger             // one line per owner whose readiness changed
 }
 

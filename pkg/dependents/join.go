@@ -116,6 +116,7 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 		// free only once that loop has exited, or a registration made
 		// meanwhile would write the same objects.
 		<-loop.Exited()
+		j.r.h.retryHold.set(d.sched, false) // the user's scheduler may outlive the loop
 		j.release()
 	}()
 	return d, nil

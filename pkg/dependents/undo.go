@@ -5,11 +5,13 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lariat-dev/lariat/pkg/eventloop"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
 // The loop's picture of what it put into the scheduler must be what was
@@ -72,6 +74,33 @@ func (h *loopHandler[T]) abortOnPanic(err *error) {
 	}
 }
 
+// retryHold holds the scheduler's retries while owners are stale. The
+// scheduler acts on its own (it retries failed values) with what the last
+// committed transaction gave it; a stale owner's verdict since (a marker
+// withdrawn) is not in it, and a retry would create a requirer on that
+// marker. The event pushed to compute the stale owners again
+// (computeStaleSoon) may fail to queue, or wait behind other events (a
+// user's, slow, on a joined loop); held, the retries wait for the
+// transaction that computes them. The hold is set and cleared on the
+// loop's goroutine, and released from another once a joined loop exits.
+type retryHold struct {
+	mu      sync.Mutex
+	release func()
+}
+
+// set holds (hold) or releases the retries of sched.
+func (r *retryHold) set(sched *kvscheduler.Scheduler, hold bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case hold && r.release == nil:
+		r.release = sched.HoldRetries()
+	case !hold && r.release != nil:
+		r.release()
+		r.release = nil
+	}
+}
+
 // computeStaleSoon pushes an event that computes the stale owners again,
 // queued behind the aborted one: the scheduler acts on its own too (it
 // retries failed values), and a retry must not create a requirer on a
@@ -130,6 +159,9 @@ func (h *loopHandler[T]) TxnDone(ev eventloop.Event, committed bool) {
 		if u.resync {
 			clear(h.stale)
 		}
+		if len(h.stale) == 0 {
+			h.retryHold.set(h.sched, false)
+		}
 		h.reports.commit()
 		h.held.commit()
 		return
@@ -143,6 +175,7 @@ func (h *loopHandler[T]) TxnDone(ev eventloop.Event, committed bool) {
 	for key := range u.owners {
 		h.stale[key] = true
 	}
+	h.retryHold.set(h.sched, len(h.stale) > 0)
 	if c, ok := ev.(*computeAgain); !ok || !c.afterAbort {
 		// Once: the event that computes them again aborting too (the
 		// same record still refused) pushes none, or each would abort

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -108,9 +109,40 @@ func (s *Scheduler) armRetry(d time.Duration, j *job) {
 	s.retries[j.gen] = j
 }
 
-// dueRetries takes the retries whose time has come, oldest armed first.
+// HoldRetries keeps the retries that come due from running until the
+// returned release is called (once every hold is released; calling it
+// again does nothing). A retry acts on the state the last committed
+// transaction gave the scheduler; a caller that knows that state is
+// behind what it has judged since, and could not commit (an event
+// aborted), holds them until it commits its verdict. Transactions run as
+// usual meanwhile, and a held retry runs, if its values still need it,
+// once released.
+func (s *Scheduler) HoldRetries() (release func()) {
+	s.rmu.Lock()
+	s.retryHolds++
+	s.rmu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.rmu.Lock()
+			s.retryHolds--
+			s.rmu.Unlock()
+			select {
+			case s.signal <- struct{}{}:
+			default:
+			}
+		})
+	}
+}
+
+// dueRetries takes the retries whose time has come, oldest armed first;
+// none while they are held.
 func (s *Scheduler) dueRetries() []*job {
 	s.rmu.Lock()
+	if s.retryHolds > 0 {
+		s.rmu.Unlock()
+		return nil
+	}
 	due := s.retryDue
 	s.retryDue = nil
 	s.rmu.Unlock()

@@ -56,3 +56,35 @@ func TestRetrySupersededIsDisarmed(t *testing.T) {
 		t.Fatalf("%d retry timers armed at the end, want 0", n)
 	}
 }
+
+// TestHeldRetriesRunOnceReleased: a retry that comes due while retries
+// are held does not run (transactions do), and runs once every hold is
+// released.
+func TestHeldRetriesRunOnceReleased(t *testing.T) {
+	clk := &retryClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1000, 0))}
+	s := newSched(t, kvscheduler.Options{Clock: clk, HistoryTrimPeriod: trimPeriod})
+	sb := kvtest.New()
+	register(t, s, sb.Descriptor("a", "a/"))
+	sb.FailNext("create", "a/1", errors.New("e1"))
+	if _, err := s.StartNBTransaction().SetValue("a/1", "x").WithRetry(kvscheduler.RetryOptions{Period: time.Second}).Commit(context.Background()); err == nil {
+		t.Fatal("no error")
+	}
+	first, second := s.HoldRetries(), s.HoldRetries()
+	clk.Step(time.Second)
+	mustSet(t, s, "a/2", "x") // a transaction runs while retries are held
+	barrier(t, s)
+	if n := retries(s); n != 0 {
+		t.Fatalf("%d retries ran while held", n)
+	}
+	wantSB(t, sb, map[string]any{"a/2": "x"})
+	first()
+	first() // a second call releases nothing more
+	barrier(t, s)
+	if n := retries(s); n != 0 {
+		t.Fatalf("%d retries ran while one hold was left", n)
+	}
+	second()
+	eventually(t, "the held retry run once released", func() bool { barrier(t, s); return retries(s) == 1 })
+	wantState(t, s, "a/1", kvscheduler.Configured)
+	wantSB(t, sb, map[string]any{"a/1": "x", "a/2": "x"})
+}

@@ -26,9 +26,11 @@ type Scheduler struct {
 	// retries are the retries armed and not due yet, by generation, under
 	// qmu: the worker arms and disarms them, Close stops their timers.
 	retries map[uint64]*job
-	// retryDue are the retries whose timer fired, not run yet.
-	rmu      sync.Mutex
-	retryDue []*job
+	// retryDue are the retries whose timer fired, not run yet; they wait
+	// there while retryHolds is above zero (see HoldRetries).
+	rmu        sync.Mutex
+	retryDue   []*job
+	retryHolds int
 
 	// Owned by the worker goroutine.
 	reg         *registry
