@@ -34,7 +34,6 @@ func TestAdv18JoinedRegistrationStopsForGoodAfterAUsersIgnoreErrorsEventAborts(t
 	if err := <-ev.done; err == nil {
 		t.Fatal("the user's event was not aborted")
 	}
-	advOpen(t, "TestAdv18JoinedRegistrationStopsForGoodAfterAUsersIgnoreErrorsEventAborts: a user's BestEffortIgnoreErrors event aborted by the user's handler before the registration's leaves the registration waiting for a resync that never comes")
 	advCreateApp(t, j.webapps, ns, "n", nil)
 	ok := adv18Within(wait, func() bool { return advConfigMap(t, ns, "n-cm") != nil })
 	if !ok {
@@ -69,7 +68,6 @@ func TestAdv18JoinedRegistrationStopsForGoodAfterAUsersRevertedEvent(t *testing.
 	if err := <-ev.done; err == nil {
 		t.Fatal("the user's event did not fail")
 	}
-	advOpen(t, "TestAdv18JoinedRegistrationStopsForGoodAfterAUsersRevertedEvent: a user's RevertOnFailure event failed by the user's handler before the registration's leaves the registration waiting for a resync that never comes")
 	advCreateApp(t, j.webapps, ns, "n", nil)
 	if !adv18Within(wait, func() bool { return advConfigMap(t, ns, "n-cm") != nil }) {
 		t.Errorf("%v after the user's own RevertOnFailure event failed in the user's handler and was reverted (nothing of the "+

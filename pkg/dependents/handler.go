@@ -63,6 +63,7 @@ type loopHandler[T generic.RuntimeMetaObject] struct {
 	stale        map[string]bool                // owners whose computation a transaction not committed lost (see TxnDone)
 	loop         atomic.Pointer[eventloop.Loop] // the loop it runs in, to compute stale owners again at once
 	retryHold    retryHold                      // the scheduler's retries held while owners are stale
+	resyncAsked  atomic.Bool                    // a resync asked for after a missed event, not yet pushed
 	log          logrus.FieldLogger             // one line per owner whose readiness changed
 }
 

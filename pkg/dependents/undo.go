@@ -1,11 +1,14 @@
 package dependents
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -146,9 +149,9 @@ func (h *loopHandler[T]) TxnDone(ev eventloop.Event, committed bool) {
 			// joined loop) aborted the event. What it brought (an owner or
 			// an object changed, a fact) never reached the picture, and
 			// nothing says which owners it touched: no update computes an
-			// owner on that picture until a resync reads it all again (the
-			// after-error healing the aborted event scheduled).
+			// owner on that picture until a resync reads it all again.
 			h.synced = false
+			h.requestResync()
 		}
 		return
 	}
@@ -237,4 +240,43 @@ func (h *loopHandler[T]) saveObject(key string) {
 	g, hasG := h.gone[key]
 	h.undo.objects[key] = objectWas{childOf: c, hasChildOf: hasC, refused: maps.Clone(h.refused[key]),
 		updating: u, hasUpdating: hasU, gone: g, hasGone: hasG, live: h.live[key]}
+}
+
+// requestResync asks the loop for a resync, which ends the wait of a
+// registration that missed an event (see TxnDone). The loop heals an
+// aborted event by a resync of its own only for some events: an aborted
+// BestEffortIgnoreErrors event and a reverted RevertOnFailure one get
+// none, and its periodic healing (a DownstreamResync) reaches no handler.
+// So it asks as POST /controller/resync does, off the loop's goroutine
+// (the bridge's resync snapshots the caches), once at a time, again with
+// a growing delay while the queue is full, until the loop exits.
+func (h *loopHandler[T]) requestResync() {
+	l := h.loop.Load()
+	if l == nil || !h.resyncAsked.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer h.resyncAsked.Store(false)
+		ctx, cancel := context.WithCancel(context.Background()) // ended by the loop's exit, below
+		defer cancel()
+		go func() {
+			select {
+			case <-l.Exited():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		for delay := time.Second; ; delay = min(2*delay, 30*time.Second) {
+			err := l.RequestResync(ctx)
+			if err == nil || ctx.Err() != nil || errors.Is(err, eventloop.ErrClosed) {
+				return
+			}
+			h.log.WithError(err).Debugf("dependents %s: a resync after a missed event, asked again in %v", h.name, delay)
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 }
