@@ -24,15 +24,7 @@ func (w *walker) laterRequest(b *node) (any, bool) {
 		}
 		return b.last.value, true
 	}
-	if w.valueAt == nil {
-		// Built at the first clash of the transaction only: clashes are
-		// rare, and a batch pays nothing for them.
-		w.valueAt = make(map[string]int, len(w.values))
-		for i, v := range w.values {
-			w.valueAt[v.key] = i
-		}
-	}
-	i, ok := w.valueAt[b.key]
+	i, ok := w.valueIndex(w.values, b.key)
 	if !ok {
 		return nil, false
 	}
@@ -44,9 +36,13 @@ func (w *walker) laterRequest(b *node) (any, bool) {
 // key is then free in the state the transaction requests.
 func (w *walker) releasesKey(b *node, key string) bool {
 	v, ok := w.laterRequest(b)
-	if !ok {
-		return false
-	}
+	return ok && dropsKey(b, v, key)
+}
+
+// dropsKey tells whether v, a request of base b, leaves key underived: a
+// delete, or a value that does not derive it. A descriptor that fails to
+// derive keeps the key: nothing is known to let it go.
+func dropsKey(b *node, v any, key string) bool {
 	if v == nil || b.d == nil || b.d.DerivedValues == nil {
 		return true
 	}

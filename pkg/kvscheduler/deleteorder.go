@@ -115,12 +115,8 @@ func (w *walker) laterKeeps(x *node) bool {
 	if !x.exists() || x.sbDeps != nil {
 		return false
 	}
-	j, ok := w.valueIndex(w.values, x.key)
-	if !ok || !w.laterValue(w.values[j]) {
-		return false
-	}
-	v := w.values[j]
-	return v.value != nil && v.group != 1 && w.equal(x, x.sb, v.value)
+	v, ok := w.laterTxnValue(x.key)
+	return ok && v.value != nil && v.group != 1 && w.equal(x, x.sb, v.value)
 }
 
 // updateTakesAway returns the transaction's later request of m, a value
@@ -141,14 +137,11 @@ func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
 	if !w.cascadeSpares(m, n, nil) || w.meetsItself(m, n) {
 		return txnValue{}, false
 	}
-	j, ok := w.valueIndex(w.values, m.key)
-	if !ok || w.values[j].value == nil || !w.laterValue(w.values[j]) {
+	v, ok := w.laterTxnValue(m.key)
+	if !ok || v.value == nil || !w.surelyGoes(m, v.value) {
 		return txnValue{}, false
 	}
-	if w.surelyGoes(m, w.values[j].value) {
-		return w.values[j], true
-	}
-	return txnValue{}, false
+	return v, true
 }
 
 // meetsItself tells whether every dependency of m (as the southbound

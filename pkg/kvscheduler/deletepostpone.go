@@ -173,7 +173,9 @@ func (w *walker) otherProvider(m *node, dep Dependency, x *node, leaving []*node
 	return other
 }
 
-// valueIndex finds key among the transaction's values.
+// valueIndex finds key among the transaction's values. The index is built
+// at the first call only (a clash, a delete's order): a batch that needs
+// neither pays nothing for it.
 func (w *walker) valueIndex(values []txnValue, key string) (int, bool) {
 	if w.valueAt == nil {
 		w.valueAt = make(map[string]int, len(values))
@@ -183,4 +185,15 @@ func (w *walker) valueIndex(values []txnValue, key string) (int, bool) {
 	}
 	i, ok := w.valueAt[key]
 	return i, ok
+}
+
+// laterTxnValue returns the transaction's request of key still to be
+// applied, if there is one: what the delete order's predictions ask of a
+// value's future (see laterKeeps, updateTakesAway, requestTakesAway).
+func (w *walker) laterTxnValue(key string) (txnValue, bool) {
+	j, ok := w.valueIndex(w.values, key)
+	if !ok || !w.laterValue(w.values[j]) {
+		return txnValue{}, false
+	}
+	return w.values[j], true
 }

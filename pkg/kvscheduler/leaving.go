@@ -56,8 +56,8 @@ func (w *walker) valueGoes(m *node, v any) bool {
 func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !p.deleting() && !w.leavesWithBase(p) && (p.avail || p.want != nil && p.dErr() == nil && !w.clashStays(p) || w.later(p)) &&
-			!w.derivedLeaves(p)
+		met = !p.deleting() && !w.derivedGoes(p) &&
+			(p.avail || p.want != nil && p.dErr() == nil && !w.clashStays(p) || w.later(p))
 		return !met
 	})
 	if met {
@@ -75,47 +75,40 @@ func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	return false
 }
 
-// leavesWithBase tells whether p is a derived value whose base's delete
-// is under way: the base's derived values all start going before the
-// first ends (see startDerivedDeletes), so one not started yet goes too,
-// unless the base's own request, re-creating it, derives p's key again
-// (adv5 fuzz seed 1101652: a/3, OBTAINED as bad|d/2, taken over by
-// w|d/1,a/*, surely goes with b/1's re-create deleting d/1 and d/2; asked
-// at d/2's start, d/1 had not started, and a/3 went after d/2).
-func (w *walker) leavesWithBase(p *node) bool {
+// derivedGoes tells whether p is a derived value that leaves in the step
+// with its base's request, the one under way or the one further on, as
+// that request no longer derives p's key; it then provides nothing to
+// what is judged before it goes:
+//   - the base's delete is under way: its derived values all start going
+//     before the first ends (see startDerivedDeletes), so one not started
+//     yet goes too, unless the base's own request, re-creating it, derives
+//     p's key again (adv5 fuzz seed 1101652: a/3, OBTAINED as bad|d/2,
+//     taken over by w|d/1,a/*, surely goes with b/1's re-create deleting
+//     d/1 and d/2; asked at d/2's start, d/1 had not started, and a/3 went
+//     after d/2);
+//   - the base's request further on no longer derives it (see
+//     releasesKey): p leaves before that request's value is judged (adv5
+//     fuzz seed 23274: b/2's update that Requires d/*, which only its own
+//     obsolete d/2 provided, surely took it and a/2, which Requires b/2,
+//     away; a/2, ordered after r/1, went after r/1's delete).
+//
+// A value of the transaction deriving p anew is a provider to come (see
+// txnKeys).
+func (w *walker) derivedGoes(p *node) bool {
 	if p.base == "" {
 		return false
 	}
 	b := w.g.nodes[p.base]
-	if b == nil || !b.deleting() {
+	if b == nil {
 		return false
 	}
-	j, ok := w.valueIndex(w.values, b.key)
-	if !ok {
-		return true
+	if b.deleting() {
+		j, ok := w.valueIndex(w.values, b.key)
+		if !ok || dropsKey(b, w.values[j].value, p.key) {
+			return true
+		}
 	}
-	v := w.values[j].value
-	if v == nil || b.d == nil || b.d.DerivedValues == nil {
-		return true
-	}
-	kvs, err := callDerived(b.d, b.key, v)
-	return err == nil && !hasKey(kvs, p.key)
-}
-
-// derivedLeaves tells whether p is a derived value that its base's
-// request further on no longer derives: it leaves in the step, before
-// that request's value is judged, so it provides nothing to it nor to
-// what depends on it (adv5 fuzz seed 23274: b/2's update that Requires
-// d/*, which only its own obsolete d/2 provided, surely took it and a/2,
-// which Requires b/2, away; a/2, ordered after r/1, went after r/1's
-// delete). A value of the transaction deriving p anew is a provider to
-// come (see txnKeys).
-func (w *walker) derivedLeaves(p *node) bool {
-	if p.base == "" {
-		return false
-	}
-	b := w.g.nodes[p.base]
-	return b != nil && w.releasesKey(b, p.key)
+	return w.releasesKey(b, p.key)
 }
 
 // anyLater tells whether one of the transaction's values at indexes is
@@ -319,11 +312,10 @@ func (w *walker) requestTakesAway(p *node) bool {
 		// ordered after, before a/3's cascade took r/2 down).
 		return true
 	}
-	j, ok := w.valueIndex(w.values, b.key)
-	if !ok || !w.laterValue(w.values[j]) {
+	v, ok := w.laterTxnValue(b.key)
+	if !ok {
 		return false
 	}
-	v := w.values[j]
 	switch {
 	case v.value == nil, v.group == 1:
 		return true
