@@ -35,7 +35,7 @@ func TestAdv17DerivedDependentOfProvidersAllLeavingGoesFirst(t *testing.T) {
 // (ops delete b/2, delete d/1, delete d/2, delete b/1, delete a/3), on
 // the code before issue 25's fixes too: asked at d/2's start, d/1's
 // delete had not started, and mayBeMet took d/1 for a provider that
-// stays (fixed: leavesWithBase).
+// stays (fixed: leavesWithBase, now part of derivedGoes).
 func TestAdv17ObtainedTakenOverGoesBeforeADerivedValueOfARecreatedBase(t *testing.T) {
 	adv15Seed(t, 1101652, adv15SetB)
 }

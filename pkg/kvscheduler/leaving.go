@@ -56,8 +56,7 @@ func (w *walker) valueGoes(m *node, v any) bool {
 func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !p.deleting() && !w.derivedGoes(p) &&
-			(p.avail || p.want != nil && p.dErr() == nil && !w.clashStays(p) || w.later(p))
+		met = w.mayProvide(p, false)
 		return !met
 	})
 	if met {
@@ -234,7 +233,7 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 			more = true // a cycle of one
 		case p.exists() && (p.avail || p.deleting()):
 			ps = append(ps, p)
-		case p.avail || w.later(p) || w.wantedMayCome(p):
+		case w.mayProvide(p, true):
 			more = true
 		}
 		return !more
@@ -250,23 +249,30 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 	return ps
 }
 
-// wantedMayCome tells whether p, wanted and not in the southbound, with
-// no request of its own further on, may be created in this transaction:
-// the walk creates it only once its wanted value is ready, so one whose
-// request surely goes (see valueGoes: invalid, or it Requires what
-// nothing provides nor may provide in the transaction) is none to come
-// (adv5 fuzz seed 303000: a/2 = w|a/3,p/2, PENDING for p/2, which
-// nothing provides, is no provider of a/* for b/1 while a/1 and a/3
-// both go). A derived value comes with its base, judged by its base's
-// request.
-func (w *walker) wantedMayCome(p *node) bool {
+// mayProvide tells whether provider p may provide in this step: it is
+// not on its way out (its delete under way, or a derived value leaving
+// with its base's request, see derivedGoes), and it is available, has a
+// request of its own further on, or is wanted and may be created: a
+// wanted value is created once it is ready, so one whose derived values
+// cannot be computed, or INVALID for a clash that stays (see clashStays)
+// is none to come. With judge, a wanted base whose request surely goes
+// (see valueGoes: invalid, or it Requires what nothing provides nor may
+// provide in the transaction) is none to come either (adv5 fuzz seed
+// 303000: a/2 = w|a/3,p/2, PENDING for p/2, which nothing provides, is
+// no provider of a/* for b/1 while a/1 and a/3 both go); mayBeMet, which
+// valueGoes asks, does not judge, so that the question does not come
+// back to itself through a cycle of dependencies. A derived value comes
+// with its base, judged by its base's request.
+func (w *walker) mayProvide(p *node, judge bool) bool {
 	switch {
-	case p.want == nil || w.clashStays(p):
+	case p.deleting() || w.derivedGoes(p):
 		return false
-	case p.base != "":
+	case p.avail || w.later(p):
 		return true
+	case p.want == nil || p.dErr() != nil || w.clashStays(p):
+		return false
 	}
-	return !w.valueGoes(p, p.want)
+	return !judge || p.base != "" || !w.valueGoes(p, p.want)
 }
 
 // clashStays tells whether p, INVALID for a clash on a key it derives
