@@ -59,15 +59,20 @@ func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 		met = w.mayProvide(p, false)
 		return !met
 	})
-	if met {
-		return true
-	}
+	return met || w.laterProvides(dep, nil)
+}
+
+// laterProvides tells whether a value of the transaction still to be
+// applied sets or derives a key that meets dep (see txnKeys), passing over
+// the keys skip names (onlyProviders' providers that exist, which it
+// judges by their nodes).
+func (w *walker) laterProvides(dep Dependency, skip func(key string) bool) bool {
 	keys := w.txnKeys()
 	if dep.Key != "" {
-		return w.anyLater(keys[dep.Key])
+		return (skip == nil || !skip(dep.Key)) && w.anyLater(keys[dep.Key])
 	}
 	for k, at := range keys {
-		if dep.matchesKey(k) && w.anyLater(at) {
+		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLater(at) {
 			return true
 		}
 	}
@@ -238,13 +243,10 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 		}
 		return !more
 	})
-	if more {
+	if more || w.laterProvides(dep, func(k string) bool {
+		return slices.ContainsFunc(ps, func(p *node) bool { return p.key == k })
+	}) {
 		return nil
-	}
-	for k, at := range w.txnKeys() {
-		if dep.matchesKey(k) && w.anyLater(at) && !slices.ContainsFunc(ps, func(p *node) bool { return p.key == k }) {
-			return nil
-		}
 	}
 	return ps
 }
