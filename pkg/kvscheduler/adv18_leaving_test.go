@@ -11,9 +11,10 @@ import (
 
 // adv18Descs returns descriptors on sb for the adv18 scenarios: "b" of
 // base values b/N whose tag's "@K" parts derive d/K (value "dv-"+tag, no
-// dependencies), "d" claiming the derived keys, and "x" of plain values;
-// b and x take their dependencies from the value as the adv5 fuzz does
-// (fzParse: "tag|k1,~k2,p/*").
+// dependencies), "d" claiming the derived keys, "x" and "a" of plain
+// values and "r" of values every update re-creates; all but d take their
+// dependencies from the value as the adv5 fuzz does (fzParse:
+// "tag|k1,~k2,p/*").
 func adv18Descs(sb *kvtest.Southbound, recreateB bool) []*kvscheduler.Descriptor {
 	deps := func(_ string, v any) []kvscheduler.Dependency { _, d := fzParse(v); return d }
 	b := sb.Descriptor("b", "b/")
@@ -33,7 +34,12 @@ func adv18Descs(sb *kvtest.Southbound, recreateB bool) []*kvscheduler.Descriptor
 	d.NBKeyPrefix = ""
 	x := sb.Descriptor("x", "x/")
 	x.Dependencies = deps
-	return []*kvscheduler.Descriptor{b, d, x}
+	a := sb.Descriptor("a", "a/")
+	a.Dependencies = deps
+	r := sb.Descriptor("r", "r/")
+	r.Dependencies = deps
+	r.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	return []*kvscheduler.Descriptor{b, d, x, a, r}
 }
 
 // TestAdv18DependentOfADerivedValueGoesBeforeItWhenItsBaseGoesPending:
@@ -69,6 +75,44 @@ func TestAdv18DependentOfADerivedValueGoesBeforeItWhenItsBaseGoesPending(t *test
 	advWantAgree(t, s, sb, "after the transaction", "b/", "d/", "x/")
 	wantState(t, s, "b/1", kvscheduler.Pending)
 	wantState(t, s, "x/1", kvscheduler.Pending)
+	if msg := fzCheckDeleteOrder(before, ops); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+}
+
+// TestAdv18ValueInvalidForAClashGoesBeforeWhatItIsOrderedAfter (adv5
+// fuzz seed 2003028 of -fzretry -fzdd -fzdheld -fzcancel -fzcancelall
+// -fzview -fzrec -fzorder, reduced): d/1 is the southbound's own
+// (OBTAINED, read by a full resync); b/2 = w|~a/3 derives nothing and is
+// ordered after a/3 = w|r/1, which Requires r/1 = v|. One transaction
+// deletes a/3, updates b/2 to v@1| (it derives d/1: INVALID for the
+// clash with the southbound's d/1, so its value is deleted) and
+// re-creates r/1 as v|r/2 (PENDING: nothing provides r/2). b/2 is
+// ordered after a/3 and goes in the same transaction, so it must go
+// first (docs/kvscheduler.md, the delete order: a dependent that a
+// request further on takes away, by an update into INVALID, goes before
+// what it is ordered after). Without r/1's re-create, or with b/2's
+// update going into PENDING (v|z/9, nothing provides z/9) instead of
+// INVALID for the clash, the order holds.
+func TestAdv18ValueInvalidForAClashGoesBeforeWhatItIsOrderedAfter(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, adv18Descs(sb, false)...)
+	sb.Set("d/1", "x", true)
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.FullResync).
+		SetValue("a/3", "w|r/1").SetValue("b/2", "w|~a/3").SetValue("r/1", "v|").Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "d/1", kvscheduler.Obtained)
+	wantState(t, s, "a/3", kvscheduler.Configured)
+	wantState(t, s, "b/2", kvscheduler.Configured)
+	advOpen(t, "b/2's update, INVALID for a derived-key clash with the southbound's own d/1, is not known to take b/2 away: a/3 goes first")
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().SetValue("a/3", nil).SetValue("b/2", "v@1|").SetValue("r/1", "v|r/2").Commit(context.Background())
+	ops := sb.Ops(false)
+	advWantAgree(t, s, sb, "after the transaction", "a/", "b/", "d/", "r/")
+	wantState(t, s, "b/2", kvscheduler.Invalid)
 	if msg := fzCheckDeleteOrder(before, ops); msg != "" {
 		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
 	}
