@@ -117,3 +117,50 @@ func TestAdv18ValueInvalidForAClashGoesBeforeWhatItIsOrderedAfter(t *testing.T) 
 		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
 	}
 }
+
+// adv18WithProperties makes base descriptor b derive, with each d/K, the
+// property p/K (a derived value no descriptor claims).
+func adv18WithProperties(b *kvscheduler.Descriptor) {
+	derived := b.DerivedValues
+	b.DerivedValues = func(k string, v any) []kvscheduler.KeyValuePair {
+		out := derived(k, v)
+		for _, kv := range out {
+			out = append(out, kvscheduler.KeyValuePair{Key: "p/" + strings.TrimPrefix(kv.Key, "d/"), Value: "prop"})
+		}
+		return out
+	}
+}
+
+// TestAdv18UpdateRequiringItsOwnObsoletePropertyLeavesAsOne (adv5 fuzz
+// seed 2007070 of -fzretry -fzdd -fzcancel -fzview -fzsnap -fzrec
+// -fzorder -fzprops -fzinv, reduced): b/1 = v@1@2| derives d/1, d/2 and
+// the properties p/1, p/2; x/1 = w|d/*,~d/1 Requires any d/ key and is
+// ordered after d/1. One transaction updates b/1 to w@2|p/1: it drops
+// d/1 and p/1, and Requires p/1, its own obsolete property, so it is not
+// ready and b/1 goes into PENDING with d/2; x/1 goes with it. x/1 is
+// ordered after d/1, so it must go before d/1 (docs/kvscheduler.md, the
+// delete order: an update that drops derived values and whose new value
+// is not ready leaves as one delete into PENDING, updateLeaves). With
+// w@2|d/1 (Requiring its own obsolete d/1, which a descriptor claims)
+// the order holds: x/1 goes first.
+func TestAdv18UpdateRequiringItsOwnObsoletePropertyLeavesAsOne(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	ds := adv18Descs(sb, false)
+	adv18WithProperties(ds[0])
+	register(t, s, ds...)
+	mustSet(t, s, "b/1", "v@1@2|", "x/1", "w|d/*,~d/1")
+	wantState(t, s, "x/1", kvscheduler.Configured)
+	wantState(t, s, "p/1", kvscheduler.Configured)
+	advOpen(t, "b/1's update Requiring its own obsolete property p/1 is not known to leave: d/1 goes before x/1, ordered after it")
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().SetValue("b/1", "w@2|p/1").Commit(context.Background())
+	ops := sb.Ops(false)
+	advWantAgree(t, s, sb, "after the transaction", "b/", "d/", "x/")
+	wantState(t, s, "b/1", kvscheduler.Pending)
+	wantState(t, s, "x/1", kvscheduler.Pending)
+	if msg := fzCheckDeleteOrder(before, ops); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+}
