@@ -1,0 +1,24 @@
+package kvscheduler_test
+
+import "testing"
+
+// TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659 pins adv5
+// fuzz seed 2027659 of set B (-fzretry -fzdd -fzprops -fzview -fzinv
+// -fzrb -fzorder, 1 of 33,000 from 2000000; not reduced). b/2 = w@1| is
+// the southbound's own (OBTAINED, drift); b/1 = w@1| derives d/1, on
+// which r/2 = w|d/1 depends. b/1's delete is refused (d/1's delete
+// refused: r/2 still exists), a downstream resync that cannot read r/
+// removes b/1 and leaves d/1 under b/2, and the next transaction takes
+// b/2 over with a re-create (w|p/1,~n/1), whose delete is refused
+// because d/1 still exists ("DELETE b/2: kvscheduler: not deleted: d/1,
+// which derives from it, still exists"). After that job, d/1's published
+// status is not what its node says: "published: d/1: published
+// FAILED/NONE/kvscheduler: not deleted: r/2, which depends on it, still
+// exists (base "b/2"), its fields say FAILED/DELETE/..." (the last
+// operation, DELETE, was never published: GetValueStatus and watchers
+// report NONE). It fails on the code before issue 25's last four fixes
+// (7c307a7^) too.
+func TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659(t *testing.T) {
+	advOpen(t, "a derived value under an OBTAINED base re-created on takeover: its last operation (DELETE) is not published")
+	adv15Seed(t, 2027659, adv15SetB)
+}
