@@ -22,3 +22,21 @@ func TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659(t *testing.T) {
 	advOpen(t, "a derived value under an OBTAINED base re-created on takeover: its last operation (DELETE) is not published")
 	adv15Seed(t, 2027659, adv15SetB)
 }
+
+// TestAdv18BaseConfiguredWithoutItsDerivedValueSeed2010311 pins adv5 fuzz
+// seed 2010311 of -fzretry -fzdd -fzdheld -fzcancel -fzcancelall -fzview
+// -fzrec -fzorder (1 of 20,000 from 2000000; not reduced): b/2 =
+// w@2|n/1,n/1 is set in the southbound by drift (its own); a transaction
+// creates b/1 = w@1@2| whose derived d/2's create fails (injected) while
+// b/2's create finds it already there; b/2 is then INVALID for the
+// derived-key clash on d/1 with b/1, and the next transaction's delete
+// of b/2 (requested as v@1|~a/2) fails (injected). After that step b/1
+// is reported CONFIGURED while the scheduler reports its derived d/2
+// NONEXISTENT ("derived held: b/1 CONFIGURED (w@1@2|) but its d/2 is
+// NONEXISTENT"): a base is CONFIGURED only with its derived values. It
+// fails on the code before issue 25's last four fixes (7c307a7^) too.
+func TestAdv18BaseConfiguredWithoutItsDerivedValueSeed2010311(t *testing.T) {
+	withFzFlags(t, fzDHeld)
+	advOpen(t, "b/1 is reported CONFIGURED while its derived d/2 is NONEXISTENT")
+	adv15Seed(t, 2010311, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzCancelAll, fzView, fzRec, fzOrder})
+}
