@@ -17,7 +17,8 @@ import "testing"
 // exists (base "b/2"), its fields say FAILED/DELETE/..." (the last
 // operation, DELETE, was never published: GetValueStatus and watchers
 // report NONE). It fails on the code before issue 25's last four fixes
-// (7c307a7^) too.
+// (7c307a7^) too. Reduced:
+// TestAdv18PublishedStatusOfADerivedValueWhoseDeleteIsRefusedAgain.
 func TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659(t *testing.T) {
 	advOpen(t, "a derived value under an OBTAINED base re-created on takeover: its last operation (DELETE) is not published")
 	adv15Seed(t, 2027659, adv15SetB)

@@ -3,6 +3,7 @@ package kvscheduler_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -47,4 +48,60 @@ func TestAdv18DerivedValueOfABaseBackInPendingFollowsItsRequest(t *testing.T) {
 		}
 	}
 	advWantAgree(t, s, sb, "after the resync", "a/", "b/", "d/")
+}
+
+// TestAdv18PublishedStatusOfADerivedValueWhoseDeleteIsRefusedAgain is
+// TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659 reduced:
+// b/1 = w@1| derives d/1, which r/2 = w|d/1 Requires; the southbound
+// holds b/2 = w@1| of its own (it would derive d/1 too). b/1's delete
+// is refused (r/2's delete fails, so d/1's is refused), and a downstream
+// resync that cannot read r/ drops b/1 and leaves d/1, FAILED with the
+// refusal, under b/2 (OBTAINED). The northbound then takes b/2 over as
+// w| (deriving nothing): d/1's delete is refused again, and its node's
+// last operation is now DELETE, while the status published for it (what
+// GetValueStatus and watchers read) still says NONE. Every job's
+// published statuses must be what the nodes say (CheckPublished, as the
+// adv5 fuzz checks after every job); with b/2 re-created (descriptor
+// UpdateWithRecreate) it is the same.
+func TestAdv18PublishedStatusOfADerivedValueWhoseDeleteIsRefusedAgain(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	var mu sync.Mutex
+	var pubErr error
+	kvscheduler.AfterJob(s, func() {
+		if err := kvscheduler.CheckPublished(s); err != nil {
+			mu.Lock()
+			if pubErr == nil {
+				pubErr = err
+			}
+			mu.Unlock()
+		}
+	})
+	sb := kvtest.New()
+	register(t, s, adv18Descs(sb, false)...)
+	mustSet(t, s, "b/1", "w@1|", "r/2", "w|d/1")
+	sb.Set("b/2", "w@1|", true)
+	sb.FailNext("delete", "r/2", errors.New("injected"))
+	if err := set(t, s, "b/1", nil); err == nil {
+		t.Fatal("r/2's delete failed, Commit returned nil")
+	}
+	sb.FailNext("retrieve", "r", errors.New("injected read"))
+	if _, err := s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).Commit(context.Background()); err == nil {
+		t.Fatal("the read of r failed, the resync's Commit returned nil")
+	}
+	if st := s.GetValueStatus("d/1"); st.State != kvscheduler.Failed || st.BaseKey != "b/2" {
+		t.Fatalf("setup: d/1 %s (base %q), want FAILED under b/2", advState(s, "d/1"), st.BaseKey)
+	}
+	mu.Lock()
+	setupErr := pubErr
+	mu.Unlock()
+	if setupErr != nil {
+		t.Fatalf("setup: %v", setupErr)
+	}
+	advOpen(t, "d/1's delete refused again when b/2 is taken over: its last operation (DELETE) is not published")
+	err := set(t, s, "b/2", "w|")
+	mu.Lock()
+	defer mu.Unlock()
+	if pubErr != nil {
+		t.Errorf("after b/2's takeover (Commit %v, ops %v): %v", err, sb.OpStrings(), pubErr)
+	}
 }
