@@ -180,6 +180,10 @@ type Options struct {
 	stream *initialStream
 	// meta lists and watches a MetadataOnly informer's kind.
 	meta *metaLister
+	// wire says the compact informer's watch events come as wireObjects
+	// (compact_wire.go): its reflector checks no type, as bookmarks and
+	// objects it does not recognize come decoded.
+	wire bool
 }
 
 // KindOptions override the default Options for one kind. Fields are
@@ -353,7 +357,11 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 	if opts.NoWatchList {
 		listerWatcher = listOnly{lw}
 	}
-	informer := cache.NewSharedIndexInformerWithOptions(listerWatcher, obj, cache.SharedIndexInformerOptions{
+	example := obj
+	if opts.wire {
+		example = nil
+	}
+	informer := cache.NewSharedIndexInformerWithOptions(listerWatcher, example, cache.SharedIndexInformerOptions{
 		ResyncPeriod: opts.Resync,
 		Indexers:     indexers,
 	})

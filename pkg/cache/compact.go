@@ -62,6 +62,12 @@ type codec struct {
 	gvks   map[schema.GroupVersionKind]*schema.GroupVersionKind // interned, one per kind seen
 	ring   []*compactObject                                     // the hot objects, oldest at next
 	next   int
+
+	// wireOff turns off reading objects from the wire (compact_wire.go):
+	// set when a transform is set on the informer.
+	wireOff atomic.Bool
+	// wired counts the objects read from the wire, for tests.
+	wired atomic.Int64
 }
 
 // newCodec returns the codec for objects like example, which must be a
@@ -118,8 +124,20 @@ func (c *codec) compacting(transform cache.TransformFunc) cache.TransformFunc {
 		return transform
 	}
 	return func(obj any) (any, error) {
-		if _, ok := obj.(*compactObject); ok {
+		switch o := obj.(type) {
+		case *compactObject:
 			return obj, nil
+		case *wireObject:
+			// Read from the wire (compact_wire.go) without managedFields,
+			// which is all the default transform takes away. Another
+			// transform is given the object decoded.
+			if transform == nil || isStripMetadata(transform) {
+				return o.compactObject, nil
+			}
+			var err error
+			if obj, err = o.decode(false); err != nil {
+				return nil, err
+			}
 		}
 		if transform != nil {
 			var err error

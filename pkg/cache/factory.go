@@ -157,6 +157,9 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		if opts.codec, err = newCodec(obj, opts.HotObjects); err != nil {
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 		}
+		if opts.wire = opts.readsWire(); opts.wire {
+			getClient = wireClients(getClient, opts.codec)
+		}
 	}
 	if opts.InternStrings && !opts.Compact && !opts.KeepAllMetadata {
 		opts.interner = newInterner(maxInterned)

@@ -295,6 +295,10 @@ func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 	if err := i.current.SetTransform(full); err != nil {
 		return err
 	}
+	if i.codec != nil {
+		// Not running yet: its objects come decoded, for the transform.
+		i.codec.wireOff.Store(true)
+	}
 	if i.stream != nil {
 		// Not running yet (SetTransform fails once it ran): the stream
 		// does not read it concurrently.

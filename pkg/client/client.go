@@ -92,6 +92,29 @@ func (c *Client) WithImpersonation(impersonate rest.ImpersonationConfig) (*Clien
 	return c.derive(cfg)
 }
 
+// WithDecoder returns a client for the same resource, over the same
+// connections, whose responses and watch events are decoded by the decoder
+// wrap returns for the client's own. A cache that keeps objects in a form of
+// its own (the compact cache) reads them from the wire bytes this way, where
+// client-go would decode each object whole before handing it over.
+func (c *Client) WithDecoder(wrap func(runtime.Decoder) runtime.Decoder) (*Client, error) {
+	cfg := rest.CopyConfig(c.config)
+	if cfg.NegotiatedSerializer == nil {
+		return nil, fmt.Errorf("client for %s: no serializer to wrap", c.gvr)
+	}
+	cfg.NegotiatedSerializer = decodingSerializer{NegotiatedSerializer: cfg.NegotiatedSerializer, wrap: wrap}
+	rc, ok := c.rest.(*rest.RESTClient)
+	if !ok || rc.Client == nil {
+		return c.derive(cfg)
+	}
+	// The same HTTP client: a second one would open connections of its own.
+	restClient, err := rest.RESTClientForConfigAndClient(cfg, rc.Client)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", c.gvr, err)
+	}
+	return newClient(c.gvr, c.gvk.Kind, c.namespaced, restClient, cfg, c.timeout), nil
+}
+
 func (c *Client) derive(cfg *rest.Config) (*Client, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

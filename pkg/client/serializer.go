@@ -104,3 +104,16 @@ func speaksProtobuf(obj runtime.Object) bool {
 	}
 	return false
 }
+
+// decodingSerializer is a negotiated serializer whose decoders are wrapped
+// (Client.WithDecoder); encoders and media types are its inner one's.
+type decodingSerializer struct {
+	runtime.NegotiatedSerializer
+	wrap func(runtime.Decoder) runtime.Decoder
+}
+
+// DecoderToVersion returns the inner serializer's decoder, wrapped. client-go
+// takes the decoder of responses and of each watch event's object from here.
+func (s decodingSerializer) DecoderToVersion(d runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
+	return s.wrap(s.NegotiatedSerializer.DecoderToVersion(d, gv))
+}
