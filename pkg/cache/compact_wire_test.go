@@ -108,3 +108,46 @@ func TestCompactWireLeavesOtherObjectsToTheDecoder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompactArrival measures what a compact cache does with one Pod of
+// a watch event as the API server writes it (protobuf, managedFields from
+// three managers): decoded whole by client-go, stripped and encoded again
+// (decoded), or kept from the wire bytes (wire).
+func BenchmarkCompactArrival(b *testing.B) {
+	pod := benchPod(7)
+	pod.APIVersion, pod.Kind = "v1", "Pod"
+	fields := []byte(`{"f:metadata":{"f:annotations":{".":{},"f:prometheus.io/path":{},"f:prometheus.io/port":{},"f:prometheus.io/scrape":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"6f1c2a9e\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"api\"}":{".":{},"f:args":{},"f:env":{},"f:image":{},"f:ports":{},"f:resources":{}}}}}`)
+	for _, m := range []string{"kube-controller-manager", "istio-injector", "kubelet"} {
+		pod.ManagedFields = append(pod.ManagedFields, metav1.ManagedFieldsEntry{Manager: m, Operation: metav1.ManagedFieldsOperationUpdate,
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields}})
+	}
+	var buf bytes.Buffer
+	s := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	if err := s.Encode(&pod, &buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.Run("decoded", func(b *testing.B) {
+		c, _ := newCodec(&corev1.Pod{}, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			obj, _, err := s.Decode(data, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stripped, _ := StripMetadata(obj)
+			if _, err := c.encode(stripped); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		c, _ := newCodec(&corev1.Pod{}, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			if c.fromWire(data[len(protobufMagic):], "v1", "Pod") == nil {
+				b.Fatal("not read from the wire")
+			}
+		}
+	})
+}
