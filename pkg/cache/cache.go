@@ -357,13 +357,15 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 	if opts.NoWatchList {
 		listerWatcher = listOnly{lw}
 	}
-	example := obj
+	example, description := obj, ""
 	if opts.wire {
-		example = nil
+		// Logs and errors still name the kind, not "<unspecified>".
+		example, description = nil, fmt.Sprintf("%T", obj)
 	}
 	informer := cache.NewSharedIndexInformerWithOptions(listerWatcher, example, cache.SharedIndexInformerOptions{
-		ResyncPeriod: opts.Resync,
-		Indexers:     indexers,
+		ResyncPeriod:      opts.Resync,
+		Indexers:          indexers,
+		ObjectDescription: description,
 	})
 	if transform := opts.stream.informerTransform(opts.codec.compacting(opts.transform())); transform != nil {
 		if err := informer.SetTransform(transform); err != nil {
