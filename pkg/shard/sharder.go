@@ -101,7 +101,10 @@ type SharderOptions struct {
 	// RingPolicy, when set, makes Run install the ring guard
 	// (InstallRingPolicy; its Namespace defaults to Namespace) before it
 	// campaigns, and return the error if it cannot: the API server then
-	// refuses any other user's write of the ring's labels and trail.
+	// refuses any other user's write of the ring's labels and trail. The
+	// elected sharder applies it again whenever its policy or binding is
+	// deleted or changed (ringpolicy_keep.go), for which it needs list and
+	// watch on them.
 	RingPolicy *RingPolicyOptions
 }
 
@@ -221,8 +224,12 @@ func (s *Sharder) Elector() *leader.Elector { return s.elector }
 // term it wins, assigns objects until the term ends. It returns nil when
 // ctx ends, or the error that ended a term early (see leader.Elector.Run).
 // With SharderOptions.RingPolicy it first installs the ring guard
-// (InstallRingPolicy), and returns its error without campaigning.
+// (InstallRingPolicy), and returns its error without campaigning; the
+// elected sharder then applies the guard again whenever its policy or
+// binding is deleted or changed (which needs list and watch on them, also
+// checked before campaigning).
 func (s *Sharder) Run(ctx context.Context) error {
+	var guard *guardInstall
 	if s.o.RingPolicy != nil {
 		o := *s.o.RingPolicy
 		if o.Namespace == "" {
@@ -239,8 +246,12 @@ func (s *Sharder) Run(ctx context.Context) error {
 		if err := installRingPolicy(ctx, s.kube, s.ring, resources, o); err != nil {
 			return err
 		}
+		if err := s.checkGuardWatch(ctx); err != nil {
+			return err
+		}
+		guard = &guardInstall{resources: resources, o: o}
 	}
-	return s.elector.Run(ctx, s.lead)
+	return s.elector.Run(ctx, func(ctx context.Context) error { return s.lead(ctx, guard) })
 }
 
 // resolvedKind is a ring kind with what the RESTMapper told about it.
@@ -280,8 +291,9 @@ func (s *Sharder) resolve(ctx context.Context) ([]resolvedKind, error) {
 }
 
 // lead is one term of the sharder: the views, the workers and the reports,
-// until ctx ends.
-func (s *Sharder) lead(ctx context.Context) error {
+// until ctx ends; with guard, it keeps the ring guard installed
+// (ringpolicy_keep.go).
+func (s *Sharder) lead(ctx context.Context, guard *guardInstall) error {
 	kinds, err := s.resolve(ctx)
 	if err != nil {
 		return nil // ctx ended
@@ -295,6 +307,11 @@ func (s *Sharder) lead(ctx context.Context) error {
 		s.cur = nil
 		s.mu.Unlock()
 	}()
+	if guard != nil {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { t.keepRingGuard(ctx, guard) })
+	}
 	t.run(ctx)
 	return nil
 }
