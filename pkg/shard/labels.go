@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -90,9 +92,58 @@ func ValidateRingName(ring string) error {
 // leader.DefaultIdentity) may be longer than a label value allows and hold
 // characters a Lease name does not, so the ID is a hash of the identity;
 // the member Lease's holder field keeps the identity for people to read.
+// An identity that ends with the lease duration its member runs with
+// (NewMember's: "_l" and whole seconds) gives an ID that ends with it too
+// ("-l" and the seconds), so that the sharder knows from an object's label
+// alone how long that member may write after its last renewal
+// (docs/replicas.md, "A member's lease duration is in its ID").
 func MemberID(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
-	return hex.EncodeToString(sum[:8])
+	id := hex.EncodeToString(sum[:8])
+	if n := leaseMarked(identity, identityLeaseMark); n != "" {
+		id += idLeaseMark + n
+	}
+	return id
+}
+
+// The marks of a member's lease duration at the end of its identity and
+// of its ID.
+const (
+	identityLeaseMark = "_l"
+	idLeaseMark       = "-l"
+)
+
+// markLease returns identity with lease duration d marked at its end, in
+// whole seconds rounded up (a Lease holds whole seconds, and the mark must
+// not promise less than the member uses).
+func markLease(identity string, d time.Duration) string {
+	return identity + identityLeaseMark + strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// leaseMarked returns the seconds marked at the end of s after mark, or
+// "" when there are none (an identity or ID of a member built before the
+// mark, or by hand): a decimal number without a leading zero, of at most
+// seven digits.
+func leaseMarked(s, mark string) string {
+	i := strings.LastIndex(s, mark)
+	if i < 0 {
+		return ""
+	}
+	n := s[i+len(mark):]
+	if n == "" || len(n) > 7 || n[0] == '0' || strings.Trim(n, "0123456789") != "" {
+		return ""
+	}
+	return n
+}
+
+// idLease returns the lease duration member ID id marks, zero when it
+// marks none.
+func idLease(id string) time.Duration {
+	n, err := strconv.Atoi(leaseMarked(id, idLeaseMark))
+	if err != nil {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // MemberLeaseName returns the name of the Lease through which the member

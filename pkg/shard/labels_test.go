@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -60,5 +61,40 @@ func TestValidateRingName(t *testing.T) {
 	}
 	if err := ValidateRingName("Web_Apps"); err == nil {
 		t.Error("an invalid ring name was accepted")
+	}
+}
+
+// TestMemberIDMarksTheLeaseDuration: a member's identity marks its lease
+// duration (whole seconds, rounded up) and its ID carries the mark, a
+// label value and a Lease name part still; an ID without the mark (a
+// member built before it, or by hand) or with a malformed one marks none.
+func TestMemberIDMarksTheLeaseDuration(t *testing.T) {
+	long := markLease("webapp-operator-7d9f8c6b5-x2x4q_0123456789ab", 1234567*time.Second)
+	for _, c := range []struct {
+		identity string
+		want     time.Duration
+	}{
+		{markLease("pod_0123456789ab", 15*time.Second), 15 * time.Second},
+		{markLease("pod_0123456789ab", 1500*time.Millisecond), 2 * time.Second},
+		{long, 1234567 * time.Second},
+		{"pod_0123456789ab", 0},
+		{"pod_0123456789ab_l", 0},
+		{"pod_0123456789ab_l07", 0},
+		{"pod_0123456789ab_l12345678", 0},
+		{"pod_0123456789ab_l4x", 0},
+	} {
+		id := MemberID(c.identity)
+		if got := idLease(id); got != c.want {
+			t.Errorf("identity %q: ID %q marks %v, want %v", c.identity, id, got, c.want)
+		}
+		if errs := validation.IsValidLabelValue(id); len(errs) > 0 {
+			t.Errorf("member ID %q is not a label value: %v", id, errs)
+		}
+		if errs := validation.IsDNS1123Subdomain(MemberLeaseName("ring", id)); len(errs) > 0 {
+			t.Errorf("lease name of %q: %v", id, errs)
+		}
+	}
+	if MemberID(markLease("a", time.Second)) == MemberID(markLease("a", 2*time.Second)) {
+		t.Error("two lease durations of one identity share an ID")
 	}
 }

@@ -76,7 +76,11 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, fmt.Errorf("shard: member of ring %s: random term suffix: %w", ring.Name, err)
 	}
-	identity := probe.Identity() + "_" + hex.EncodeToString(suffix[:])
+	// The lease duration is marked in the identity, and so in the ID the
+	// member's objects are labelled with: a sharder that never saw the
+	// member's Lease, or saw it edited by hand, still knows how long the
+	// member may write after its last renewal.
+	identity := markLease(probe.Identity()+"_"+hex.EncodeToString(suffix[:]), probe.LeaseDuration())
 	id := MemberID(identity)
 	// Every member of the ring stamps its creates with the ring's term
 	// group, whose one binding (InstallTermPolicy) judges them by the
@@ -105,7 +109,8 @@ func (m *Member) ID() string { return m.id }
 
 // Identity returns the identity the member Lease names as its holder: the
 // base identity NewMember was given (or leader.DefaultIdentity), "_" and
-// the term's random suffix.
+// the term's random suffix, "_l" and the member's lease duration in whole
+// seconds (rounded up), which its ID carries too (see MemberID).
 func (m *Member) Identity() string { return m.identity }
 
 // Ring returns the ring the member belongs to.

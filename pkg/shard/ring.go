@@ -39,8 +39,10 @@ type Ring struct {
 	// saw it, so it cannot tell from the Lease until when that member may
 	// still write; it keeps the objects that name the member for this
 	// long after it first found the Lease missing (or first saw it not
-	// naming its member), the longest the member may write after the
-	// deletion, and only then moves them.
+	// naming its member), or for the member's own lease duration if its
+	// ID marks a longer one (MemberID: a member of a Ring with a larger
+	// maximum, during a rolling upgrade), the longest the member may
+	// write after the deletion, and only then moves them.
 	MaxMemberLeaseDuration time.Duration
 }
 

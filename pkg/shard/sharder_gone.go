@@ -26,10 +26,13 @@ import (
 // found the Lease missing, and that the member stops writing its renew
 // deadline after that renewal (pkg/leader does not create a Lease deleted
 // under its holder: its renewals fail and its term ends), within its lease
-// duration, which NewMember bounds by Ring.MaxMemberLeaseDuration. So it
-// keeps the member's objects (undecided) until MaxMemberLeaseDuration
-// after it first found the Lease missing, and only then reads the member
-// as dead. A Lease first seen not naming its member (its holder edited by
+// duration, which NewMember bounds by Ring.MaxMemberLeaseDuration and
+// marks in the member's ID (MemberID). So it keeps the member's objects
+// (undecided) until the longer of its Ring's MaxMemberLeaseDuration and
+// the duration the ID marks after it first found the Lease missing, and
+// only then reads the member as dead: a member whose Ring allowed a
+// longer lease than the sharder's (a rolling upgrade that raises it) is
+// waited for by its own. A Lease first seen not naming its member (its holder edited by
 // hand before this sharder saw it) is judged so too. Objects restored
 // from a backup and naming a long-dead member wait as long, once.
 
@@ -54,22 +57,29 @@ func (m *members) leaseDeleted(o any) {
 
 // unseenUntil returns until when the member of the Lease named name may
 // still write, for a Lease this sharder never saw naming its member: the
-// ring's maximum lease duration after this sharder first found it missing
-// or not naming its member (recorded now, at the first call). Zero if it
+// ring's maximum lease duration, or the member's own if its ID marks a
+// longer one, after this sharder first found it missing or not naming its
+// member (recorded now, at the first call). Zero if it
 // saw a copy naming it, which judges the member instead. Called with m.mu
 // held.
 func (m *members) unseenUntil(name string, now time.Time) time.Time {
 	if m.named[name] {
 		return time.Time{}
 	}
+	// The ring's maximum is this sharder's configuration; the duration
+	// marked in the member's ID is what the member runs with (a member of
+	// a Ring with a higher maximum, during a rolling upgrade that raises
+	// it): the longer counts.
+	id := strings.TrimPrefix(name, m.prefix)
+	wait := max(m.maxLease, idLease(id))
 	first, ok := m.unseen[name]
 	if !ok {
 		first = now
 		m.unseen[name] = now
-		m.log.Infof("shard: ring %s: member %s has no Lease naming it that this sharder saw; its objects stay until %s (Ring.MaxMemberLeaseDuration %v), the longest it may still write",
-			m.ring, strings.TrimPrefix(name, m.prefix), now.Add(m.maxLease).UTC().Format(time.RFC3339), m.maxLease)
+		m.log.Infof("shard: ring %s: member %s has no Lease naming it that this sharder saw; its objects stay until %s (%v: the longer of Ring.MaxMemberLeaseDuration %v and the lease duration its ID marks), the longest it may still write",
+			m.ring, id, now.Add(wait).UTC().Format(time.RFC3339), wait, m.maxLease)
 	}
-	return first.Add(m.maxLease)
+	return first.Add(wait)
 }
 
 // leaseBack forgets a deleted Lease once a Lease of that name is back.

@@ -52,9 +52,10 @@ import (
 // sharder first saw it. observed tells whether that was a change this
 // sharder saw arrive (a renewal), rather than its first sight of the
 // Lease.
-// dur is the longest leaseDurationSeconds a copy naming the member gave:
-// the member counts by the duration it wrote, so a duration edited down by
-// hand shortens nothing.
+// dur is the longest leaseDurationSeconds a copy naming the member gave,
+// and at least the lease duration its ID marks (MemberID): the member
+// counts by the duration it runs with, so a duration edited down by hand
+// shortens nothing, also in the first copy a new sharder sees.
 type seenRenewal struct {
 	renew    time.Time
 	at       time.Time
@@ -102,7 +103,10 @@ func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
 		return laterOf(s.renew.Add(s.dur), s.at.Add(s.dur))
 	}
 	m.named[l.Name] = true
-	dur := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	// The duration the member runs with, marked in its ID, bounds the
+	// copy's from below: a first copy edited down by hand is not the
+	// member's word.
+	dur := max(time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second, idLease(strings.TrimPrefix(l.Name, m.prefix)))
 	renew := l.Spec.RenewTime.Time
 	switch {
 	case !ok:
