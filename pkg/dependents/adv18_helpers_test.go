@@ -3,6 +3,7 @@ package dependents_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ type adv18Joined struct {
 	loop    *eventloop.Loop
 	webapps democtl.WebAppController
 	sched   *kvscheduler.Scheduler
+	d       *dependents.Dependents
 }
 
 // adv18OneConfigMap gives every WebApp of ns one ConfigMap, <name>-cm.
@@ -49,12 +51,16 @@ func adv18Join(t *testing.T, name string, lc eventloop.Config, handler dependent
 }
 
 // adv18Setup is what adv18JoinWith joins: the user's handlers before and
-// after the registration's, the API server's config (nil: cp's).
+// after the registration's, and after them the one user makes for the
+// WebApps' controller (first: before every other), the API server's
+// config (nil: cp's).
 type adv18Setup struct {
 	name          string
 	lc            eventloop.Config
 	handler       dependents.ViewHandler[*demov1.WebApp]
 	before, after []eventloop.EventHandler
+	user          func(democtl.WebAppController) eventloop.EventHandler
+	userFirst     bool
 	cfg           *rest.Config
 }
 
@@ -83,7 +89,13 @@ func adv18JoinWith(t *testing.T, s adv18Setup) *adv18Joined {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.Handlers = append(append(append([]eventloop.EventHandler{}, s.before...), lo.Handlers...), s.after...)
+	before, after := s.before, s.after
+	if s.user != nil && s.userFirst {
+		before = append([]eventloop.EventHandler{s.user(webapps)}, before...)
+	} else if s.user != nil {
+		after = append(slices.Clone(after), s.user(webapps))
+	}
+	lo.Handlers = append(append(append([]eventloop.EventHandler{}, before...), lo.Handlers...), after...)
 	loop, err := eventloop.New(lo)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +119,7 @@ func adv18JoinWith(t *testing.T, s adv18Setup) *adv18Joined {
 		_ = d.Wait(waitCtx)
 		_ = sched.Close()
 	})
-	return &adv18Joined{loop: loop, webapps: webapps, sched: sched}
+	return &adv18Joined{loop: loop, webapps: webapps, sched: sched, d: d}
 }
 
 // adv18UserEvent is an event of the user's own, pushed on the joined
