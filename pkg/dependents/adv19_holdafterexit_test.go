@@ -83,8 +83,6 @@ func TestAdv19RetriesHeldAfterTheUsersLoopExitedWhileTheRegistrationRuns(t *test
 		t.Logf("the user's loop stopped with: %v", err)
 	}
 	<-j.loop.Exited()
-	advOpen(t, "TestAdv19RetriesHeldAfterTheUsersLoopExitedWhileTheRegistrationRuns: a joined registration releases its "+
-		"hold on the scheduler's retries only once its context ended as well as the loop exited")
 	if !adv18Within(wait, func() bool { return advConfigMap(t, ns, "r-cm") != nil }) {
 		t.Errorf("%v after the user's loop exited (the registration's context still live, the user's scheduler running), "+
 			"r's ConfigMap, whose create now passes, was not created: the scheduler's retries are still held by the "+

@@ -76,8 +76,6 @@ func TestAdv19MissedEventResyncsInATightLoopWhileTheUsersHandlerFails(t *testing
 	if err := <-ev.done; err == nil {
 		t.Fatal("the user's event was not aborted")
 	}
-	advOpen(t, "TestAdv19MissedEventResyncsInATightLoopWhileTheUsersHandlerFails: requestResync asks again at every "+
-		"aborted resync, so a user's handler that fails for a while makes the loop resync back to back, past the healing's backoff")
 	// A resync asked for by the registration and aborted is asked for
 	// again; a handful over a minute would be a backoff, not a storm.
 	const storm = 30

@@ -108,6 +108,12 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 	j.r.h.loop.Store(loop)
 	registerStatus(ctx, d, j.r.owners, j.access, j.cond, d.name, j.r.hook)
 	go func() {
+		// The user's scheduler may outlive the loop, and no transaction of
+		// the loop computes the stale owners once it exited.
+		<-loop.Exited()
+		j.r.h.retryHold.set(d.sched, false)
+	}()
+	go func() {
 		d.watchStates(ctx, j.r.owners)
 		close(d.done)
 		// The handler and the descriptors stay in the user's loop and
@@ -116,7 +122,6 @@ func (j *Joining[T, S]) Start(ctx context.Context, loop *eventloop.Loop) (*Depen
 		// free only once that loop has exited, or a registration made
 		// meanwhile would write the same objects.
 		<-loop.Exited()
-		j.r.h.retryHold.set(d.sched, false) // the user's scheduler may outlive the loop
 		j.release()
 	}()
 	return d, nil

@@ -151,7 +151,12 @@ func (h *loopHandler[T]) TxnDone(ev eventloop.Event, committed bool) {
 			// nothing says which owners it touched: no update computes an
 			// owner on that picture until a resync reads it all again.
 			h.synced = false
-			h.requestResync()
+			if !ev.Method().IsResync() {
+				// A resync aborted is healed by the loop, with its
+				// backoff; asked for again at once, each aborted one
+				// would ask for the next (h27e's storm).
+				h.requestResync()
+			}
 		}
 		return
 	}
