@@ -4,15 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 )
 
@@ -32,20 +26,7 @@ import (
 // handler that wants it) and computes no owner until a resync.
 func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
-	}
+	handler := zRequirers(ns)
 	var user *adv16Aborter
 	d, webapps := startJoinedWithUser(t, "adv17-before", handler, func(democtl.WebAppController) eventloop.EventHandler {
 		user = &adv16Aborter{key: ns + "/z-cfg"}

@@ -2,21 +2,15 @@ package dependents_test
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 
-	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/dependents"
 	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/eventloop/kubebridge"
 	"github.com/lariat-dev/lariat/pkg/kubedescriptor"
@@ -90,37 +84,8 @@ func (a *adv18SlowAborter) Update(ev eventloop.Event, _ eventloop.UpdateOperatio
 // on z's marker, which the aborted event had judged gone.
 func TestAdv18FullQueueAtAnAbortLetsARetryCreateARequirerOnAWithdrawnMarker(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
-	handler := func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
-	}
-	var blockC, created atomic.Bool
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			path := req.URL.Path
-			cWrite := strings.Contains(path, "/namespaces/"+ns+"/configmaps") && req.Method != http.MethodGet &&
-				req.Method != http.MethodDelete && (strings.HasSuffix(path, "/c-cm") || req.Method == http.MethodPost)
-			if cWrite && blockC.Load() {
-				return nil, errors.New("c-cm's create refused by the test while blockC is set")
-			}
-			resp, err := next.RoundTrip(req)
-			if cWrite && err == nil && resp.StatusCode < 300 {
-				created.Store(true) // c-cm written: d's event may delete it again before the test looks
-			}
-			return resp, err
-		})
-	})
+	handler := zRequirers(ns)
+	cfg, blockC, created := refusingCWrites(ns)
 	lc := eventloop.DefaultConfig()
 	lc.QueueSize = 16
 	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
