@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -9,9 +8,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
-	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // TestAdv15RingGuardEditedWhileTheSharderRunsIsAppliedAgain: the ring
@@ -22,25 +18,8 @@ import (
 // of the ring's label is refused again. Before, the guard stayed edited
 // until the sharder restarted.
 func TestAdv15RingGuardEditedWhileTheSharderRunsIsAppliedAgain(t *testing.T) {
-	cfg := cp.Config()
-	admin := controlplanetest.Clientset(cfg)
-	ns := controlplanetest.Namespace(t, cfg)
-	ring := Ring{Name: "advguardkept", Namespace: ns, Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}}
-	s, err := NewSharder(cfg, ring, SharderOptions{Namespace: ns, RingPolicy: &RingPolicyOptions{},
-		Leader: []leader.Option{leader.WithIdentity("sharder")}, Logger: controlplanetest.QuietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c := admin.AdmissionregistrationV1()
-		_ = c.ValidatingAdmissionPolicyBindings().Delete(context.Background(), RingPolicyName(ring), metav1.DeleteOptions{})
-		_ = c.ValidatingAdmissionPolicies().Delete(context.Background(), RingPolicyName(ring), metav1.DeleteOptions{})
-	})
-	controlplanetest.Run(t, s.Run)
-	adv11GuardEnforced(t, ring)
-
+	admin, ring := advElectedGuardingSharder(t, "advguardkept")
 	ctx, vap := t.Context(), admin.AdmissionregistrationV1().ValidatingAdmissionPolicies()
-	controlplanetest.Eventually(t, time.Minute, "the sharder is elected", s.Elector().Holding)
 	p, err := vap.Get(ctx, RingPolicyName(ring), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +29,7 @@ func TestAdv15RingGuardEditedWhileTheSharderRunsIsAppliedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := adv11UserClient(cfg).CoreV1().ConfigMaps(ns)
+	user := adv11UserClient(cp.Config()).CoreV1().ConfigMaps(ring.Namespace)
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "guard-probe", Labels: map[string]string{AssignmentLabel(ring.Name): "someone"}}}
 	refused := false
 	var last error
