@@ -26,7 +26,7 @@ import (
 // holds the scheduler's retries (HoldRetries) until a committed
 // transaction computes it, which none does while the user's handler
 // fails. The user's loop then exits (stopped here; a fatal abort, after
-// MaxFailedHealings, ends it the same way) while the registration's
+// MaxFailedHealings, should end it the same way, not tested) while the registration's
 // context lives on, and the user's scheduler outlives the loop (stopping
 // it is the user's). join.go means to release the hold once the loop has
 // exited ("the user's scheduler may outlive the loop"), but releases it
