@@ -25,8 +25,8 @@ import (
 // registration computed, is aborted, x is stale and the registration
 // holds the scheduler's retries (HoldRetries) until a committed
 // transaction computes it, which none does while the user's handler
-// fails. The user's loop then exits (stopped here; a fatal abort, after
-// MaxFailedHealings, should end it the same way, not tested) while the registration's
+// fails. The user's loop then exits (stopped by the user; a fatal abort
+// after MaxFailedHealings does not exit it) while the registration's
 // context lives on, and the user's scheduler outlives the loop (stopping
 // it is the user's). join.go means to release the hold once the loop has
 // exited ("the user's scheduler may outlive the loop"), but releases it
