@@ -1,13 +1,25 @@
 package shard
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+	"github.com/lariat-dev/lariat/pkg/leader"
 )
 
 // adv16ReleaseByHand edits a live member's Lease by hand into the shape of
@@ -38,4 +50,63 @@ func TestAdv16LeaseReleasedByHandMovesObjectsFromALiveMember(t *testing.T) {
 		advOpen(t, "issue 24: a Lease edited by hand into a release's shape (holder cleared, leaseDurationSeconds 1) is taken for the member's own release: its objects move at once while it still runs")
 		adv10Edit(adv16ReleaseByHand)(t, leases, name)
 	})
+}
+
+// TestAdv16LeaseReleasedByHandWhileNoSharderRunsMovesObjectsFromACutOffMember:
+// the same edit made while no sharder runs (between a sharder's stop and
+// the next one's start: a failover, a rolling upgrade) on the Lease of a
+// member cut off from writing it (its renewals fail, so it cannot take
+// the holderless Lease back; its term, fence and handler run until its
+// renew deadline, 50 s after its last renewal). The next sharder's first
+// copy is the release's shape; released() needs no earlier copy, so it
+// moves the member's objects at once instead of waiting the 60 s the ID
+// marks. Open, as above.
+func TestAdv16LeaseReleasedByHandWhileNoSharderRunsMovesObjectsFromACutOffMember(t *testing.T) {
+	cfg := cp.Config()
+	kube := controlplanetest.Clientset(cfg)
+	ns := controlplanetest.Namespace(t, cfg)
+	ring := Ring{Name: "advrelforged", Namespace: ns, Kinds: []Kind{{GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")}}}
+	// A's Lease writes go through cut: once set, every write of a Lease
+	// fails as a network that drops them would.
+	var cut atomic.Bool
+	cutCfg := rest.CopyConfig(cfg)
+	cutCfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if cut.Load() && req.Method != http.MethodGet && strings.Contains(req.URL.Path, "/leases") {
+				return nil, errors.New("the network drops the member's Lease write")
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	timings := []leader.Option{leader.WithLeaseDuration(60 * time.Second), leader.WithRenewDeadline(50 * time.Second), leader.WithRetryPeriod(250 * time.Millisecond)}
+	spans := &advSpans{release: make(chan struct{})}
+	a := advMember(t, ring, "a", controlplanetest.Clientset(cutCfg).CoordinationV1(), spans, timings, true)
+	b := advMember(t, ring, "b", kube.CoordinationV1(), spans, timings, false)
+	stopFirst := advRunStoppableSharder(t, ring, "sharder")
+	var releaseOnce sync.Once
+	releaseA := func() { releaseOnce.Do(func() { close(spans.release) }) }
+	t.Cleanup(releaseA)
+	ctx := t.Context()
+	x := advHoldOneOnA(t, kube, ring, a, b, spans)
+	stopFirst()
+	cut.Store(true)
+	advOpen(t, "issue 24: a cut-off member's Lease edited by hand into a release's shape while no sharder runs is taken for its release by the next sharder")
+	adv10Edit(adv16ReleaseByHand)(t, kube.CoordinationV1().Leases(ns), MemberLeaseName(ring.Name, a.ID()))
+	advRunStoppableSharder(t, ring, "sharder-next")
+	// Two minutes are past A's renew deadline: a sharder that waits for
+	// it moves X only once A's term, and so its handler, ended, or never
+	// (safe either way).
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		_, bRan := spans.find("b", x, false)
+		_, aRuns := spans.find("a", x, true)
+		return bRan || !aRuns, nil
+	})
+	aRun, aRuns := spans.find("a", x, true)
+	bRun, bRan := spans.find("b", x, false)
+	holding := a.Holding()
+	releaseA()
+	if bRan && aRuns {
+		t.Fatalf("member B's handler for ConfigMap %s began (run %+v) while member A's, begun before, still ran (run %+v): A, cut off from its Lease, had it edited by hand into a release's shape while no sharder ran, and the next sharder took it for A's release (A holding: %v)",
+			x, bRun, aRun, holding)
+	}
 }
