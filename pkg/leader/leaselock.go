@@ -68,6 +68,9 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 		if !l.mayRelease.Load() {
 			return errLeaseKept
 		}
+		for k, v := range l.e.o.releaseLabels {
+			l.LeaseLock.Labels[k] = v // the lock's own copy (termLabels)
+		}
 		return do(ctx, r)
 	}
 	sent := time.Now()

@@ -34,6 +34,7 @@ type options struct {
 	identity                                  string
 	log                                       logrus.FieldLogger
 	labels                                    map[string]string
+	releaseLabels                             map[string]string
 	group                                     string
 	admission                                 admissionv1client.AdmissionregistrationV1Interface
 }
@@ -77,6 +78,15 @@ func WithLogger(log logrus.FieldLogger) Option {
 // Leases with their ring.
 func WithLabels(labels map[string]string) Option {
 	return func(o *options) { o.labels = maps.Clone(labels) }
+}
+
+// WithReleaseLabels sets labels written on the Lease with its release
+// only (never with an acquisition or a renewal), so that whoever watches
+// the Lease can tell the holder's own release from an edit of the same
+// shape: package shard writes there the secret whose hash a member's ID
+// carries, which only that member knows until it has released.
+func WithReleaseLabels(labels map[string]string) Option {
+	return func(o *options) { o.releaseLabels = maps.Clone(labels) }
 }
 
 // WithTermGroup makes the Lease one of a group of Leases named group

@@ -96,10 +96,16 @@ func ValidateRingName(ring string) error {
 // (NewMember's: "_l" and whole seconds) gives an ID that ends with it too
 // ("-l" and the seconds), so that the sharder knows from an object's label
 // alone how long that member may write after its last renewal
-// (docs/replicas.md, "A member's lease duration is in its ID").
+// (docs/replicas.md, "A member's lease duration is in its ID"); before it,
+// an identity's release mark (NewMember's: "_r" and 16 hex digits, the
+// hash of the secret only the member's release reveals, see
+// release_proof.go) is kept as "-r" and the digits.
 func MemberID(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	id := hex.EncodeToString(sum[:8])
+	if r := releaseMarked(identity, identityReleaseMark, identityLeaseMark); r != "" {
+		id += idReleaseMark + r
+	}
 	if n := leaseMarked(identity, identityLeaseMark); n != "" {
 		id += idLeaseMark + n
 	}

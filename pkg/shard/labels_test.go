@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -96,5 +98,49 @@ func TestMemberIDMarksTheLeaseDuration(t *testing.T) {
 	}
 	if MemberID(markLease("a", time.Second)) == MemberID(markLease("a", 2*time.Second)) {
 		t.Error("two lease durations of one identity share an ID")
+	}
+}
+
+// TestReleaseIsProvenOnlyByItsMembersSecret: a member's ID carries the
+// hash of its release proof, a release labelled with that proof is the
+// member's own, one without it or with another secret is an edit, and an
+// ID without the mark (an earlier Lariat's member) is believed as before.
+func TestReleaseIsProvenOnlyByItsMembersSecret(t *testing.T) {
+	proof, mark, err := newReleaseProof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := newReleaseProof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := MemberID(markLease("pod_0123456789ab"+identityReleaseMark+mark, 15*time.Second))
+	if got := releaseMarked(id, idReleaseMark, idLeaseMark); got != mark {
+		t.Fatalf("ID %q marks release %q, want %q", id, got, mark)
+	}
+	if got := idLease(id); got != 15*time.Second {
+		t.Errorf("ID %q marks lease %v, want 15s", id, got)
+	}
+	if errs := validation.IsValidLabelValue(id); len(errs) > 0 {
+		t.Errorf("member ID %q is not a label value: %v", id, errs)
+	}
+	lease := func(labels map[string]string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Labels: labels}}
+	}
+	for _, c := range []struct {
+		name   string
+		id     string
+		labels map[string]string
+		want   bool
+	}{
+		{"the member's proof", id, map[string]string{ReleaseProofLabel: proof}, true},
+		{"no proof", id, nil, false},
+		{"another secret", id, map[string]string{ReleaseProofLabel: other}, false},
+		{"the mark itself", id, map[string]string{ReleaseProofLabel: mark}, false},
+		{"an ID without the mark", MemberID(markLease("pod_0123456789ab", 15*time.Second)), nil, true},
+	} {
+		if got := releaseProven(lease(c.labels), c.id); got != c.want {
+			t.Errorf("%s: releaseProven = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -80,7 +80,11 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	// member's objects are labelled with: a sharder that never saw the
 	// member's Lease, or saw it edited by hand, still knows how long the
 	// member may write after its last renewal.
-	identity := markLease(probe.Identity()+"_"+hex.EncodeToString(suffix[:]), probe.LeaseDuration())
+	proof, mark, err := newReleaseProof()
+	if err != nil {
+		return nil, fmt.Errorf("shard: member of ring %s: random release proof: %w", ring.Name, err)
+	}
+	identity := markLease(probe.Identity()+"_"+hex.EncodeToString(suffix[:])+identityReleaseMark+mark, probe.LeaseDuration())
 	id := MemberID(identity)
 	// Every member of the ring stamps its creates with the ring's term
 	// group, whose one binding (InstallTermPolicy) judges them by the
@@ -88,6 +92,7 @@ func NewMember(leases coordinationv1client.LeasesGetter, ring Ring, opts ...lead
 	opts = append(slices.Clone(opts),
 		leader.WithIdentity(identity),
 		leader.WithLabels(map[string]string{RingLabel: ring.Name}),
+		leader.WithReleaseLabels(map[string]string{ReleaseProofLabel: proof}),
 		leader.WithTermGroup(TermGroup(ring.Name)))
 	e, err := leader.New(leases, ring.Namespace, MemberLeaseName(ring.Name, id), opts...)
 	if err != nil {

@@ -92,7 +92,7 @@ func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
 	s, ok := m.seen[l.Name]
 	if !m.names(l) {
 		switch {
-		case released(l, s):
+		case released(l, s, strings.TrimPrefix(l.Name, m.prefix)):
 			m.named[l.Name] = true
 			return time.Time{}
 		case !ok:
@@ -123,9 +123,10 @@ func (m *members) mayWrite(l *coordinationv1.Lease, now time.Time) time.Time {
 // released reports whether l is its member's own release, after the copy
 // s was seen: client-go's release clears the holder, sets
 // leaseDurationSeconds to 1 and renewTime to its clock, and the member
-// stopped its work before it.
-func released(l *coordinationv1.Lease, s seenRenewal) bool {
-	return (l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "") && l.Labels[leader.TermEndedLabel] == "" &&
+// stopped its work before it. Its proof (releaseProven) tells it from an
+// edit by hand of the same shape.
+func released(l *coordinationv1.Lease, s seenRenewal, id string) bool {
+	return releaseProven(l, id) && (l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "") && l.Labels[leader.TermEndedLabel] == "" &&
 		l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds == 1 &&
 		l.Spec.RenewTime != nil && !l.Spec.RenewTime.Time.Before(s.renew)
 }
