@@ -107,8 +107,10 @@ func (w *walker) derivedGoes(p *node) bool {
 		return false
 	}
 	if b.deleting() {
+		// Only a re-create brings it back (adv18: b/1 updated into
+		// PENDING with the same derived keys takes d/1 away for good).
 		j, ok := w.valueIndex(w.values, b.key)
-		if !ok || dropsKey(b, w.values[j].value, p.key) {
+		if !ok || !w.isRecreating(p) || dropsKey(b, w.values[j].value, p.key) {
 			return true
 		}
 	}
