@@ -20,13 +20,23 @@ func (w *walker) surelyGoes(m *node, v any) bool {
 }
 
 // valueGoes is surelyGoes for a request of m, whatever m's origin: a
-// request takes a value the southbound owns over (see obtainedDue).
+// request takes a value the southbound owns over (see obtainedDue). It
+// asks the walk's own rules, each as the walk will apply it: v is
+// invalid (Validate), it derives a key that stays another value's (see
+// clashStaysFor), or it Requires a key that nothing provides now nor may
+// provide in this transaction.
 func (w *walker) valueGoes(m *node, v any) bool {
 	if m.d == nil {
 		return false
 	}
 	if m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil {
 		return true
+	}
+	if m.d.DerivedValues != nil {
+		kvs, err := callDerived(m.d, m.key, v)
+		if err == nil && w.clashStaysFor(m, kvs) {
+			return true
+		}
 	}
 	if m.d.Dependencies == nil {
 		return false
@@ -60,6 +70,30 @@ func (w *walker) mayBeMet(m *node, dep Dependency) bool {
 		return !met
 	})
 	return met || w.laterProvides(dep, nil)
+}
+
+// clashStaysFor tells whether one of derived, what m's request derives,
+// is another value's and stays so through the step, by the rule of
+// derivationErr: the southbound's own, requested by the northbound, or
+// derived by another base that still lists it, and neither that value
+// nor its base is requested further on (a request may let the key go).
+// m's value then goes INVALID.
+func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
+	for _, kv := range derived {
+		c := w.g.nodes[kv.Key]
+		if c == nil || c.base == m.key || w.later(c) {
+			continue
+		}
+		if c.base != "" {
+			if b := w.g.nodes[c.base]; b == nil || w.later(b) || !w.derivedBy(c) {
+				continue
+			}
+		}
+		if clashErr(m, c) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // laterProvides tells whether a value of the transaction still to be
