@@ -24,7 +24,8 @@ func (w *walker) surelyGoes(m *node, v any) bool {
 // asks the walk's own rules, each as the walk will apply it: v is
 // invalid (Validate), it derives a key that stays another value's (see
 // clashStaysFor), or it Requires a key that nothing provides now nor may
-// provide in this transaction.
+// provide in this transaction, m's own derived values that v no longer
+// derives aside: they go before v is judged (see update).
 func (w *walker) valueGoes(m *node, v any) bool {
 	if m.d == nil {
 		return false
@@ -32,9 +33,12 @@ func (w *walker) valueGoes(m *node, v any) bool {
 	if m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil {
 		return true
 	}
+	var derived []KeyValuePair
 	if m.d.DerivedValues != nil {
-		kvs, err := callDerived(m.d, m.key, v)
-		if err == nil && w.clashStaysFor(m, kvs) {
+		// One that panics derives nothing, as the walk takes it (see
+		// derivedOf).
+		derived, _ = callDerived(m.d, m.key, v)
+		if w.clashStaysFor(m, derived) {
 			return true
 		}
 	}
@@ -46,7 +50,7 @@ func (w *walker) valueGoes(m *node, v any) bool {
 		return false
 	}
 	for _, dep := range deps {
-		if dep.Kind == Requires && !w.mayBeMet(m, dep) {
+		if dep.Kind == Requires && !w.mayBeMet(m, dep, derived) {
 			return true
 		}
 	}
@@ -57,19 +61,28 @@ func (w *walker) valueGoes(m *node, v any) bool {
 // this transaction: a provider exists and its delete is not under way, or
 // one is wanted (waiting, or failed: what the transaction creates may
 // make it ready), or is set or derived by one of the transaction's values.
+// m's own derived values that its new value no longer derives (not in
+// derived) provide nothing: they go first (adv5 fuzz seed 2007070: b/1's
+// update Requiring its own obsolete property p/1).
 // A provider whose delete is under way goes: a value whose update took it
 // into PENDING or INVALID waits for a later transaction. So does a wanted
 // provider whose key more than one descriptor claims: nothing creates it
 // before a registration changes that (adv5 fuzz seed 304888: a/2's undo
 // back to w|a/3, a/3 claimed twice, surely takes a/2 away, so it goes
 // before the undo of r/1, which a/2 is ordered after).
-func (w *walker) mayBeMet(m *node, dep Dependency) bool {
+func (w *walker) mayBeMet(m *node, dep Dependency, derived []KeyValuePair) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = w.mayProvide(p, false)
+		met = !obsoleteOf(m, p, derived) && w.mayProvide(p, false)
 		return !met
 	})
 	return met || w.laterProvides(dep, nil)
+}
+
+// obsoleteOf tells whether p is a derived value of m that derived, what
+// m's new value derives, no longer lists.
+func obsoleteOf(m, p *node, derived []KeyValuePair) bool {
+	return p.base == m.key && !hasKey(derived, p.key)
 }
 
 // clashStaysFor tells whether one of derived, what m's request derives,

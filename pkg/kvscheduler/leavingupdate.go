@@ -31,8 +31,37 @@ func (w *walker) updateLeaves(n *node, derived []KeyValuePair) bool {
 	if !obsolete {
 		return false
 	}
+	if w.needsObsolete(n, derived) {
+		return true
+	}
 	if ready, _ := w.readyHow(n); ready {
 		return false
 	}
 	return !w.staysByOrdering(n)
+}
+
+// needsObsolete tells whether a Requires dependency of n's new value is
+// met only by n's own derived values that derived, what the new value
+// derives, no longer lists: they go before the update is judged, so it
+// goes too (adv5 fuzz seed 2007070: w@2|p/1 Requires its own obsolete
+// property p/1).
+func (w *walker) needsObsolete(n *node, derived []KeyValuePair) bool {
+	for _, dep := range n.deps {
+		if dep.Kind != Requires {
+			continue
+		}
+		mine, other := false, false
+		w.g.providers(n, dep, func(p *node) bool {
+			if p.avail && obsoleteOf(n, p, derived) {
+				mine = true
+			} else if p.avail {
+				other = true
+			}
+			return !other
+		})
+		if mine && !other {
+			return true
+		}
+	}
+	return false
 }
