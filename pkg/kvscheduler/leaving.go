@@ -26,7 +26,11 @@ func (w *walker) surelyGoes(m *node, v any) bool {
 // clashStaysFor), or it Requires a key that nothing provides now nor may
 // provide in this transaction, m's own derived values that v no longer
 // derives aside: they go before v is judged (see update).
-func (w *walker) valueGoes(m *node, v any) bool {
+func (w *walker) valueGoes(m *node, v any) bool { return w.goes(m, v, nil) }
+
+// goes is valueGoes, with seen the waiting values whose own requests
+// the question asks already (see mayProvide).
+func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 	if m.d == nil {
 		return false
 	}
@@ -50,7 +54,7 @@ func (w *walker) valueGoes(m *node, v any) bool {
 		return false
 	}
 	for _, dep := range deps {
-		if dep.Kind == Requires && !w.mayBeMet(m, dep, derived) {
+		if dep.Kind == Requires && !w.mayBeMet(m, dep, derived, seen) {
 			return true
 		}
 	}
@@ -70,10 +74,10 @@ func (w *walker) valueGoes(m *node, v any) bool {
 // before a registration changes that (adv5 fuzz seed 304888: a/2's undo
 // back to w|a/3, a/3 claimed twice, surely takes a/2 away, so it goes
 // before the undo of r/1, which a/2 is ordered after).
-func (w *walker) mayBeMet(m *node, dep Dependency, derived []KeyValuePair) bool {
+func (w *walker) mayBeMet(m *node, dep Dependency, derived []KeyValuePair, seen map[*node]bool) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
-		met = !obsoleteOf(m, p, derived) && w.mayProvide(p, false)
+		met = !obsoleteOf(m, p, derived) && w.mayProvide(p, seen)
 		return !met
 	})
 	return met || w.laterProvides(dep, nil)
@@ -287,7 +291,7 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 			more = true // a cycle of one
 		case p.exists() && (p.avail || p.deleting()):
 			ps = append(ps, p)
-		case w.mayProvide(p, true):
+		case w.mayProvide(p, nil):
 			more = true
 		}
 		return !more
@@ -306,15 +310,15 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 // request of its own further on, or is wanted and may be created: a
 // wanted value is created once it is ready, so one whose derived values
 // cannot be computed, or INVALID for a clash that stays (see clashStays)
-// is none to come. With judge, a wanted base whose request surely goes
+// is none to come, and so is a wanted base whose request surely goes
 // (see valueGoes: invalid, or it Requires what nothing provides nor may
-// provide in the transaction) is none to come either (adv5 fuzz seed
-// 303000: a/2 = w|a/3,p/2, PENDING for p/2, which nothing provides, is
-// no provider of a/* for b/1 while a/1 and a/3 both go); mayBeMet, which
-// valueGoes asks, does not judge, so that the question does not come
-// back to itself through a cycle of dependencies. A derived value comes
-// with its base, judged by its base's request.
-func (w *walker) mayProvide(p *node, judge bool) bool {
+// provide in the transaction; adv5 fuzz seed 303000: a/2 = w|a/3,p/2,
+// PENDING for p/2, which nothing provides, is no provider of a/* for b/1
+// while a/1 and a/3 both go). seen holds the waiting values asked so far
+// in the question: one asked again, through a cycle of dependencies, may
+// come (a cycle may be created as a whole). A derived value comes with
+// its base, judged by its base's request.
+func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 	switch {
 	case p.deleting() || w.derivedGoes(p):
 		return false
@@ -323,7 +327,14 @@ func (w *walker) mayProvide(p *node, judge bool) bool {
 	case p.want == nil || p.dErr() != nil || w.clashStays(p):
 		return false
 	}
-	return !judge || p.base != "" || !w.valueGoes(p, p.want)
+	if p.base != "" || seen[p] {
+		return true
+	}
+	if seen == nil {
+		seen = map[*node]bool{}
+	}
+	seen[p] = true
+	return !w.goes(p, p.want, seen)
 }
 
 // clashStays tells whether p, INVALID for a clash on a key it derives
