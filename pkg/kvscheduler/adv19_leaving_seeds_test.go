@@ -11,6 +11,10 @@ import "testing"
 var (
 	// adv19SetE is h25z's set E.
 	adv19SetE = []*bool{fzCancelF, fzCancelAll, fzAmbiguous, fzNotifyAll, fzOrder, fzRec, fzRetry, fzDerivedDeps}
+	// adv19SetC is h25z's set C.
+	adv19SetC = []*bool{fzRetry, fzDerivedDeps, fzDHeld, fzCancelF, fzCancelAll, fzView, fzRec, fzOrder}
+	// adv19SetO is h25z's set O: set B without -fzrb, with -fzdheld -fzrec.
+	adv19SetO = []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzOrder, fzDHeld, fzRec}
 )
 
 // TestAdv19WaitingProviderThatCannotComeSeed2004039 pins adv5 fuzz seed
@@ -32,4 +36,33 @@ func TestAdv19WaitingProviderThatCannotComeSeed2004039(t *testing.T) {
 // (w@1|~n/*,a/1)" before the fix.
 func TestAdv19WaitingProviderThatCannotComeSeed2005912(t *testing.T) {
 	adv15Seed(t, 2005912, adv19SetE)
+}
+
+// TestAdv19ClashSeed2003028 pins adv5 fuzz seed 2003028 of set C, which
+// TestAdv18ValueInvalidForAClashGoesBeforeWhatItIsOrderedAfter reduces:
+// "a/3 deleted before b/2 (w|~a/3)" before clashStaysFor.
+func TestAdv19ClashSeed2003028(t *testing.T) {
+	adv15Seed(t, 2003028, adv19SetC)
+}
+
+// TestAdv19OwnObsoletePropertySeed2007070 pins adv5 fuzz seed 2007070 of
+// set D (adv17Set303000's flags), which
+// TestAdv18UpdateRequiringItsOwnObsoletePropertyLeavesAsOne reduces: "d/1
+// deleted before b/2 (v|d/*,~d/1)" before needsObsolete.
+func TestAdv19OwnObsoletePropertySeed2007070(t *testing.T) {
+	adv15Seed(t, 2007070, adv17Set303000)
+}
+
+// TestAdv19ClashInAFullResyncSeed2005570 pins adv5 fuzz seed 2005570 of
+// set D, which h25z took for the clash case in a full resync: "d/1
+// deleted before b/2 (v|~d/1,~b/1)" before h25a's fixes.
+func TestAdv19ClashInAFullResyncSeed2005570(t *testing.T) {
+	adv15Seed(t, 2005570, adv17Set303000)
+}
+
+// TestAdv19ClashWithAnotherBaseSeed2215834 pins adv5 fuzz seed 2215834 of
+// set O, a clash on another base's d/2: "a/3 deleted before b/1 (v|~a/3)"
+// before h25a's fixes.
+func TestAdv19ClashWithAnotherBaseSeed2215834(t *testing.T) {
+	adv15Seed(t, 2215834, adv19SetO)
 }
