@@ -63,7 +63,7 @@ func TestAdv15UndoOrderSeed406451(t *testing.T) {
 
 // TestAdv15DeleteOrderSeed407933 pins adv5 fuzz seed 407933 of set B
 // (fixed: a base INVALID for a clash that stays through the step is no
-// provider to come, see clashStays): one transaction (no revert, no
+// provider to come, see clashStaysFor): one transaction (no revert, no
 // injected failure in it) makes r/2 INVALID, a/3 = v|~a/2,b/1 PENDING
 // and re-creates b/2 as w@1|a/2 (PENDING); the delete of d/1 fails
 // (drift removed it), b/2's delete is refused, and p/1's removal takes

@@ -91,10 +91,14 @@ func obsoleteOf(m, p *node, derived []KeyValuePair) bool {
 
 // clashStaysFor tells whether one of derived, what m's request derives,
 // is another value's and stays so through the step, by the rule of
-// derivationErr: the southbound's own, requested by the northbound, or
-// derived by another base that still lists it, and neither that value
-// nor its base is requested further on (a request may let the key go).
-// m's value then goes INVALID.
+// derivationErr: the southbound's own or requested by the northbound,
+// with no request of its own further on (which may withdraw it), or
+// derived by another base that still lists it and whose request further
+// on, if any, derives it too (see releasesKey). m's value then goes, or
+// stays, INVALID: applyReleased does not apply it in the step (adv5 fuzz
+// seed 407933: b/1 clashes on d/1 with b/2, whose re-create, under way,
+// derives d/1 again; a/3's update Requiring b/1 surely takes a/3 away,
+// and r/1 = w|~a/1,a/3 with it, which goes before a/1).
 func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 	for _, kv := range derived {
 		c := w.g.nodes[kv.Key]
@@ -102,7 +106,7 @@ func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 			continue
 		}
 		if c.base != "" {
-			if b := w.g.nodes[c.base]; b == nil || w.later(b) || !w.derivedBy(c) {
+			if b := w.g.nodes[c.base]; b == nil || !w.derivedBy(c) || w.releasesKey(b, kv.Key) {
 				continue
 			}
 		}
@@ -309,12 +313,12 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 // with its base's request, see derivedGoes), and it is available, has a
 // request of its own further on, or is wanted and may be created: a
 // wanted value is created once it is ready, so one whose derived values
-// cannot be computed, or INVALID for a clash that stays (see clashStays)
-// is none to come, and so is a wanted base whose request surely goes
-// (see valueGoes: invalid, or it Requires what nothing provides nor may
-// provide in the transaction; adv5 fuzz seed 303000: a/2 = w|a/3,p/2,
-// PENDING for p/2, which nothing provides, is no provider of a/* for b/1
-// while a/1 and a/3 both go). seen holds the waiting values asked so far
+// cannot be computed is none to come, and neither is a wanted base whose
+// request surely goes (see valueGoes: invalid, INVALID for a clash that
+// stays, or it Requires what nothing provides nor may provide in the
+// transaction; adv5 fuzz seed 303000: a/2 = w|a/3,p/2, PENDING for p/2,
+// which nothing provides, is no provider of a/* for b/1 while a/1 and
+// a/3 both go). seen holds the waiting values asked so far
 // in the question: one asked again, through a cycle of dependencies, may
 // come (a cycle may be created as a whole). A derived value comes with
 // its base, judged by its base's request.
@@ -324,7 +328,7 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 		return false
 	case p.avail || w.later(p):
 		return true
-	case p.want == nil || p.dErr() != nil || w.clashStays(p):
+	case p.want == nil || p.dErr() != nil:
 		return false
 	}
 	if p.base != "" || seen[p] {
@@ -335,30 +339,6 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 	}
 	seen[p] = true
 	return !w.goes(p, p.want, seen)
-}
-
-// clashStays tells whether p, INVALID for a clash on a key it derives
-// (see noteClash), stays so through this step: clashes are judged on
-// the values the transaction requests (rule 8), and the key is still
-// another value's with no request further on letting it go, so
-// applyReleased does not apply p in the step (adv5 fuzz seed 407933:
-// b/1 clashes on d/1 with b/2, whose re-create, under way, derives d/1
-// again; a/3's update Requiring b/1 surely takes a/3 away, and r/1 =
-// w|~a/1,a/3 with it, which goes before a/1).
-func (w *walker) clashStays(p *node) bool {
-	key, ok := w.s.clashed[p]
-	if !ok || !w.clashesOn(p, key) {
-		return false
-	}
-	c := w.g.nodes[key]
-	if c == nil {
-		return false
-	}
-	if c.base == "" {
-		return !w.later(c) // its own request further on may withdraw it
-	}
-	b := w.g.nodes[c.base]
-	return b != nil && !w.releasesKey(b, key)
 }
 
 // requestTakesAway tells whether a request of the transaction still to
