@@ -6,15 +6,15 @@ import "slices"
 // for every reason a value goes in a step (see deleteorder.go), so a
 // dependent that a later request of the transaction takes away goes
 // before what it depends on whatever its request does to it: a new value
-// that Requires what goes, that Requires what nothing provides, or that
-// is invalid. Only a request that surely takes its value away is applied
+// that Requires what goes, that Requires what nothing provides, that
+// derives a key another value keeps, or that is invalid. Each reason is
+// the walk's own rule, asked in one place (valueGoes). Only a request that surely takes its value away is applied
 // early: one that may keep it, applied before what the transaction
 // creates further on, could make it go for nothing.
 
 // surelyGoes tells whether m's request v, applied now, takes m's value
-// away whatever the rest of the transaction does before reaching it: v
-// is invalid, or it Requires a key that no value provides now, nor may
-// provide in this transaction (see mayBeMet).
+// away whatever the rest of the transaction does before reaching it
+// (see valueGoes); a value the southbound owns is not judged here.
 func (w *walker) surelyGoes(m *node, v any) bool {
 	return m.origin != FromSB && w.valueGoes(m, v)
 }
