@@ -66,3 +66,17 @@ func TestAdv19ClashInAFullResyncSeed2005570(t *testing.T) {
 func TestAdv19ClashWithAnotherBaseSeed2215834(t *testing.T) {
 	adv15Seed(t, 2215834, adv19SetO)
 }
+
+// TestAdv19ProviderRequestedAfterTheDependentSeed2016199 pins adv5 fuzz
+// seed 2016199 of set E: txn a/1=v|a/3 a/2=v|d/1 b/2=v@1|~r/1,~n/1 takes
+// b/1 down with d/1 and d/2 (a/3 is gone); a/2 = v|~d/2, ordered after
+// d/2, is updated to Require d/1, which b/2's request derives, but b/2
+// comes after a/2 in the transaction: the walk judges a/2 first, without
+// d/1, so a/2 surely goes. Before, every value of the transaction still
+// to come counted as a provider, and d/2 went before a/2 ("d/2 deleted
+// before a/2 (v|~d/2), which depends on it and is deleted later in the
+// same step"). Fixed: only the values before a request's own place may
+// provide for it (judgedAt, laterProvides).
+func TestAdv19ProviderRequestedAfterTheDependentSeed2016199(t *testing.T) {
+	adv15Seed(t, 2016199, adv19SetE)
+}

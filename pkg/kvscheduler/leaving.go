@@ -54,7 +54,7 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 		return false
 	}
 	for _, dep := range deps {
-		if dep.Kind == Requires && !w.mayBeMet(m, dep, derived, seen) {
+		if dep.Kind == Requires && !w.mayBeMet(m, dep, derived, seen, w.judgedAt(m, v)) {
 			return true
 		}
 	}
@@ -64,7 +64,9 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 // mayBeMet tells whether m's dependency dep is met now or may be met in
 // this transaction: a provider exists and its delete is not under way, or
 // one is wanted (waiting, or failed: what the transaction creates may
-// make it ready), or is set or derived by one of the transaction's values.
+// make it ready), or is set or derived by one of the transaction's values
+// still to come, and before index before when it is not -1 (the place of
+// m's own request, where the walk judges it; see judgedAt).
 // m's own derived values that its new value no longer derives (not in
 // derived) provide nothing: they go first (adv5 fuzz seed 2007070: b/1's
 // update Requiring its own obsolete property p/1).
@@ -74,13 +76,23 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 // before a registration changes that (adv5 fuzz seed 304888: a/2's undo
 // back to w|a/3, a/3 claimed twice, surely takes a/2 away, so it goes
 // before the undo of r/1, which a/2 is ordered after).
-func (w *walker) mayBeMet(m *node, dep Dependency, derived []KeyValuePair, seen map[*node]bool) bool {
+func (w *walker) mayBeMet(m *node, dep Dependency, derived []KeyValuePair, seen map[*node]bool, before int) bool {
 	met := false
 	w.g.providers(m, dep, func(p *node) bool {
 		met = !obsoleteOf(m, p, derived) && w.mayProvide(p, seen)
 		return !met
 	})
-	return met || w.laterProvides(dep, nil)
+	return met || w.laterProvides(dep, nil, before)
+}
+
+// judgedAt returns the index among the transaction's values of v when it
+// is m's request still to come: the walk judges v there, so only the
+// values before it may provide for it (see laterProvides); -1 otherwise.
+func (w *walker) judgedAt(m *node, v any) int {
+	if j, ok := w.valueIndex(w.values, m.key); ok && w.laterValue(w.values[j]) && identical(w.values[j].value, v) {
+		return j
+	}
+	return -1
 }
 
 // obsoleteOf tells whether p is a derived value of m that derived, what
@@ -118,16 +130,16 @@ func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 }
 
 // laterProvides tells whether a value of the transaction still to be
-// applied sets or derives a key that meets dep (see txnKeys), passing over
-// the keys skip names (onlyProviders' providers that exist, which it
-// judges by their nodes).
-func (w *walker) laterProvides(dep Dependency, skip func(key string) bool) bool {
+// applied (at an index below before, unless it is -1) sets or derives a
+// key that meets dep (see txnKeys), passing over the keys skip names
+// (onlyProviders' providers that exist, which it judges by their nodes).
+func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, before int) bool {
 	keys := w.txnKeys()
 	if dep.Key != "" {
-		return (skip == nil || !skip(dep.Key)) && w.anyLater(keys[dep.Key])
+		return (skip == nil || !skip(dep.Key)) && w.anyLater(keys[dep.Key], before)
 	}
 	for k, at := range keys {
-		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLater(at) {
+		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLater(at, before) {
 			return true
 		}
 	}
@@ -175,9 +187,9 @@ func (w *walker) derivedGoes(p *node) bool {
 // anyLater tells whether one of the transaction's values at indexes is
 // still to be applied. One applied already is what it is: its node tells
 // (see mayBeMet).
-func (w *walker) anyLater(indexes []int) bool {
+func (w *walker) anyLater(indexes []int, before int) bool {
 	for _, i := range indexes {
-		if w.laterValue(w.values[i]) {
+		if (before < 0 || i < before) && w.laterValue(w.values[i]) {
 			return true
 		}
 	}
@@ -302,7 +314,7 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 	})
 	if more || w.laterProvides(dep, func(k string) bool {
 		return slices.ContainsFunc(ps, func(p *node) bool { return p.key == k })
-	}) {
+	}, -1) {
 		return nil
 	}
 	return ps
