@@ -15,6 +15,8 @@ var (
 	adv19SetC = []*bool{fzRetry, fzDerivedDeps, fzDHeld, fzCancelF, fzCancelAll, fzView, fzRec, fzOrder}
 	// adv19SetO is h25z's set O: set B without -fzrb, with -fzdheld -fzrec.
 	adv19SetO = []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzOrder, fzDHeld, fzRec}
+	// adv19SetN is h25z's set N.
+	adv19SetN = []*bool{fzRetry, fzDerivedDeps, fzRecreateB, fzAmbiguous, fzOrder, fzView, fzNoOwnedR}
 )
 
 // TestAdv19WaitingProviderThatCannotComeSeed2004039 pins adv5 fuzz seed
@@ -79,4 +81,20 @@ func TestAdv19ClashWithAnotherBaseSeed2215834(t *testing.T) {
 // provide for it (judgedAt, laterProvides).
 func TestAdv19ProviderRequestedAfterTheDependentSeed2016199(t *testing.T) {
 	adv15Seed(t, 2016199, adv19SetE)
+}
+
+// TestAdv19DeleteOrderSeed2119520 pins adv5 fuzz seed 2119520 of set N
+// (untriaged by h25z): "a/2 deleted before b/1 (v@2|~a/2), which depends
+// on it and is deleted later in the same step" on da5a22c; it passes
+// after h25a's leaving-value commits.
+func TestAdv19DeleteOrderSeed2119520(t *testing.T) {
+	adv15Seed(t, 2119520, adv19SetN)
+}
+
+// TestAdv19DeleteOrderSeed2229281 pins adv5 fuzz seed 2229281 of set O
+// (untriaged by h25z): "a/1 deleted before b/1 (w|~a/1), which depends
+// on it and is deleted later in the same step" on da5a22c; it passes
+// after h25a's leaving-value commits.
+func TestAdv19DeleteOrderSeed2229281(t *testing.T) {
+	adv15Seed(t, 2229281, adv19SetO)
 }
