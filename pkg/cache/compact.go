@@ -185,9 +185,11 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 		return nil, err
 	}
 	obj := reflect.New(c.typ).Interface().(runtime.Object)
+	isUnstructured := false
 	if p, ok := obj.(protoCodec); ok && c.proto {
 		err = p.Unmarshal(data)
 	} else if u, ok := obj.(*unstructured.Unstructured); ok {
+		isUnstructured = true
 		// Decoded as a map, not through Unstructured's UnmarshalJSON, which
 		// refuses an object without a kind: a kind's Transform may have
 		// trimmed it, and the default cache holds such objects too.
@@ -205,6 +207,11 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 	if o.gvk != nil {
 		// Protobuf does not carry the type; the object had it when stored.
 		obj.GetObjectKind().SetGroupVersionKind(*o.gvk)
+	} else if !isUnstructured {
+		// A typed object is stored without its type (the client's decoder
+		// clears it), but JSON kept from the wire (compact_wire_json.go)
+		// still writes it: cleared again, as the client's decoder clears it.
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
 	if keep {
 		c.keep(o, obj)

@@ -13,7 +13,7 @@ import (
 	"github.com/lariat-dev/lariat/pkg/client"
 )
 
-// A compact informer of a protobuf kind reads the objects of its watch
+// A compact informer reads the objects of its watch
 // events (the watch-list's initial events included) from the wire bytes:
 // it keeps the object's bytes minus its managedFields, and reads of them only
 // the namespace, name, resourceVersion and labels it keeps beside them. It
@@ -86,12 +86,19 @@ type wireDecoder struct {
 	kind       string
 }
 
-// Decode returns a wireObject for a protobuf object of the kind decoded
-// into nothing in particular (as a watch event's object is); inner's
-// answer otherwise.
+// Decode returns a wireObject for an object of the kind decoded into
+// nothing in particular (as a watch event's object is), in protobuf for a
+// protobuf kind, in JSON for the others; inner's answer otherwise.
 func (d wireDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	if into == nil && bytes.HasPrefix(data, protobufMagic) {
-		if o := d.codec.fromWire(data[len(protobufMagic):], d.apiVersion, d.kind); o != nil {
+	if into == nil {
+		var o *compactObject
+		switch {
+		case d.codec.proto && bytes.HasPrefix(data, protobufMagic):
+			o = d.codec.fromWire(data[len(protobufMagic):], d.apiVersion, d.kind)
+		case !d.codec.proto && len(data) > 0 && data[0] == '{':
+			o = d.codec.fromWireJSON(data, d.apiVersion, d.kind) // compact_wire_json.go
+		}
+		if o != nil {
 			return &wireObject{o}, &schema.GroupVersionKind{}, nil
 		}
 	}
@@ -342,12 +349,12 @@ func withoutManagedFields(dst, raw []byte, lenAt, start, end int) []byte {
 }
 
 // readsWire reports whether a compact informer with these options reads its
-// objects from the wire: for protobuf kinds whose transform would only drop
+// objects from the wire: for kinds whose transform would only drop
 // managedFields, which the wire decoder drops itself. A user's transform,
 // StripLastApplied, KeepAllMetadata and a stream of initial events handed to
 // handlers early (which transforms objects itself) keep the decoded path.
 func (o Options) readsWire() bool {
-	return o.codec != nil && o.codec.proto && o.Transform == nil && !o.StripLastApplied &&
+	return o.codec != nil && o.Transform == nil && !o.StripLastApplied &&
 		!o.KeepAllMetadata && !o.StreamInitialList && o.meta == nil && o.interner == nil
 }
 
