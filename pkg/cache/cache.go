@@ -305,7 +305,7 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 				if err != nil {
 					return nil, &clientError{err}
 				}
-				result := list.DeepCopyObject()
+				result := opts.listInto(list.DeepCopyObject()) // after getClient
 				return result, opts.list(ctx, c, result, lo)
 			})
 		},

@@ -90,6 +90,9 @@ type wireDecoder struct {
 // nothing in particular (as a watch event's object is), in protobuf for a
 // protobuf kind, in JSON for the others; inner's answer otherwise.
 func (d wireDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if l, ok := into.(*wireList); ok {
+		return d.decodeList(data, defaults, l) // compact_wire_list.go
+	}
 	if into == nil {
 		var o *compactObject
 		switch {
@@ -140,6 +143,13 @@ func (c *codec) fromWire(unknown []byte, apiVersion, kind string) *compactObject
 	if !ok {
 		return nil
 	}
+	return c.fromRaw(raw)
+}
+
+// fromRaw returns the compact object of raw, an object of the codec's kind
+// in protobuf (without the runtime.Unknown around it, as a list's items
+// come), or nil when it has no name or cannot be read.
+func (c *codec) fromRaw(raw []byte) *compactObject {
 	lenAt, metaStart, metaEnd, ok := wireMetadataOf(raw)
 	if !ok {
 		return nil
