@@ -1,12 +1,16 @@
 package cache
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // jsonWidgetList is jsonWidget's list type.
@@ -77,4 +81,51 @@ func TestCompactWireJSONListIsReadOrDecodedWhole(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkCompactListArrival measures what a compact cache does with one
+// page of 500 Pods as the API server lists them (protobuf, managedFields
+// from a manager each): decoded whole into a PodList by client-go's
+// decoder, each Pod stripped and encoded again (decoded), or read from the
+// wire into a wireList (wire). Per page.
+func BenchmarkCompactListArrival(b *testing.B) {
+	pods := benchPods(500)
+	for i := range pods {
+		pods[i].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:phase":{},"f:podIP":{}}}`)}}}
+	}
+	list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: metav1.ListMeta{ResourceVersion: "9"}, Items: pods}
+	var buf bytes.Buffer
+	s := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	if err := s.Encode(list, &buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.Run("decoded", func(b *testing.B) {
+		c, _ := newCodec(&corev1.Pod{}, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			into := &corev1.PodList{}
+			if _, _, err := s.Decode(data, nil, into); err != nil {
+				b.Fatal(err)
+			}
+			for i := range into.Items {
+				stripped, _ := StripMetadata(&into.Items[i])
+				if _, err := c.encode(stripped); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		c, _ := newCodec(&corev1.Pod{}, 0)
+		d := wireDecoder{inner: s, codec: c, apiVersion: "v1", kind: "Pod"}
+		b.ReportAllocs()
+		for b.Loop() {
+			l := &wireList{example: &corev1.PodList{}}
+			if _, _, err := d.Decode(data, nil, l); err != nil || len(l.Items) != 500 || c.wired.Load() == 0 {
+				b.Fatalf("not read from the wire: %v", err)
+			}
+		}
+	})
 }
