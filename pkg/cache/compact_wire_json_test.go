@@ -173,6 +173,66 @@ func TestCompactWireJSONKeepsTheObjectWithoutManagedFields(t *testing.T) {
 	}
 }
 
+// TestCompactWireJSONAgreesWithTheDecoderOnEveryEdit changes the object one
+// byte at a time (removed, or replaced by a byte of JSON's syntax) and,
+// for every result that is still valid JSON (as the bytes of a watch event
+// the client parsed always are), checks that the wire reader either leaves
+// it to the decoder or keeps what the decoder reads minus managedFields.
+func TestCompactWireJSONAgreesWithTheDecoderOnEveryEdit(t *testing.T) {
+	base := []byte(wireJSONCases()[2].data) // managedFields in the middle
+	decoders := map[string]struct {
+		example runtime.Object
+		decoder runtime.Decoder
+	}{
+		"typed":        {&jsonWidget{}, typedJSONDecoder(t)},
+		"unstructured": {&unstructured.Unstructured{}, unstructured.UnstructuredJSONScheme},
+	}
+	tried, taken := 0, 0
+	for i := range base {
+		var edits [][]byte
+		edits = append(edits, append(bytes.Clone(base[:i]), base[i+1:]...))
+		for _, b := range []byte(`"\{}[],: x1`) {
+			e := bytes.Clone(base)
+			e[i] = b
+			edits = append(edits, e)
+		}
+		for _, data := range edits {
+			if !json.Valid(data) {
+				continue
+			}
+			for what, d := range decoders {
+				tried++
+				c, _ := newCodec(d.example, 0)
+				o := c.fromWireJSON(data, "test.lariat.dev/v1", "Widget")
+				if o == nil {
+					continue
+				}
+				taken++
+				full, _, err := d.decoder.Decode(data, nil, nil)
+				if err != nil {
+					t.Errorf("%s: %s taken from the wire, but the client's decoder fails: %v", what, data, err)
+					continue
+				}
+				got, err := o.decode(false)
+				if err != nil {
+					t.Errorf("%s: %s taken from the wire, and then: %v", what, data, err)
+					continue
+				}
+				if want := withoutManagedFieldsOf(full); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: %s read from the wire as %#v, want %#v", what, data, got, want)
+				}
+				if m, _ := apimeta.Accessor(got); o.Name != m.GetName() || o.ResourceVersion != m.GetResourceVersion() || len(o.Labels) != len(m.GetLabels()) {
+					t.Errorf("%s: %s kept beside the object as %+v", what, data, o.compactMeta)
+				}
+			}
+		}
+	}
+	t.Logf("%d valid edits decoded, %d taken from the wire", tried, taken)
+	if taken == 0 {
+		t.Fatal("no edit was taken from the wire: the test proves nothing")
+	}
+}
+
 // TestCompactWireJSONLeavesCutBytesToTheDecoder shows that no prefix of an
 // object is taken from the wire (nor panics), and that JSON given to the
 // wire decoder of a protobuf kind goes to the decoder.
