@@ -180,9 +180,9 @@ type Options struct {
 	stream *initialStream
 	// meta lists and watches a MetadataOnly informer's kind.
 	meta *metaLister
-	// wire says the compact informer's watch events come as wireObjects
-	// (compact_wire.go): its reflector checks no type, as bookmarks and
-	// objects it does not recognize come decoded.
+	// wire says the compact informer's watch events and lists' items come
+	// as wireObjects (compact_wire*.go): its reflector checks no type, as
+	// bookmarks and objects it does not recognize come decoded.
 	wire bool
 }
 
