@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -75,7 +76,10 @@ func (d wireDecoder) decodeList(data []byte, defaults *schema.GroupVersionKind, 
 	switch {
 	case d.codec.proto && bytes.HasPrefix(data, protobufMagic):
 		items, ok = d.codec.listFromWire(data[len(protobufMagic):], d.apiVersion, d.kind, &l.ListMeta)
-	case !d.codec.proto && len(data) > 0 && data[0] == '{':
+	case !d.codec.proto && len(data) > 0 && data[0] == '{' && json.Valid(data):
+		// Checked first: unlike a watch event's object, which client-go
+		// parsed whole with its event, a list's body comes as it was sent,
+		// and the reader does not check the values it skips.
 		items, ok = d.codec.listFromWireJSON(data, d.apiVersion, d.kind, &l.ListMeta)
 	}
 	if ok {

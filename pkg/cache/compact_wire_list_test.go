@@ -129,3 +129,19 @@ func BenchmarkCompactListArrival(b *testing.B) {
 		}
 	})
 }
+
+// TestCompactWireJSONListOfInvalidJSONIsLeftToTheDecoder shows that a list
+// body that is not valid JSON inside an item's spec (which the reader
+// skips) is not read from the wire: the decoder's error comes back.
+func TestCompactWireJSONListOfInvalidJSONIsLeftToTheDecoder(t *testing.T) {
+	c, err := newCodec(&jsonWidget{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"apiVersion":"test.lariat.dev/v1","kind":"WidgetList","metadata":{"resourceVersion":"9"},"items":[` +
+		`{"apiVersion":"test.lariat.dev/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"n":tru}}]}`)
+	d := wireDecoder{inner: typedJSONDecoder(t), codec: c, apiVersion: "test.lariat.dev/v1", kind: "Widget"}
+	if _, _, err := d.Decode(data, nil, &wireList{example: &jsonWidgetList{}}); err == nil || c.wired.Load() != 0 {
+		t.Fatalf("a list with invalid JSON: err %v, %d items read from the wire", err, c.wired.Load())
+	}
+}
