@@ -20,7 +20,6 @@ import "testing"
 // (7c307a7^) too. Reduced:
 // TestAdv18PublishedStatusOfADerivedValueWhoseDeleteIsRefusedAgain.
 func TestAdv18PublishedStatusOfARefusedDerivedDeleteSeed2027659(t *testing.T) {
-	advOpen(t, "a derived value under an OBTAINED base re-created on takeover: its last operation (DELETE) is not published")
 	adv15Seed(t, 2027659, adv15SetB)
 }
 

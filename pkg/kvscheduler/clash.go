@@ -85,9 +85,7 @@ func (w *walker) claimKey(n, c *node, key string) {
 	if c == nil {
 		c = w.s.newNode(key)
 	}
-	old := c.base
-	c.base, c.origin = n.key, n.origin
-	w.s.noteBaseMoved(c, old)
+	w.s.setBase(c, n.key, n.origin)
 }
 
 // detachDerived removes k from b's derived keys.

@@ -195,15 +195,22 @@ func (c *derivesCache) has(k string) bool {
 	return hasKey(c.kvs, k)
 }
 
-// noteBaseMoved updates the derived sets n leaves and joins when its base
-// changes from old to n.base. n's status names its base: it is published
-// again, whatever the walk does with n next (a blocked value it leaves as
-// it is kept the status of its old base).
-func (s *Scheduler) noteBaseMoved(n *node, old string) {
-	if old == n.base {
+// setBase gives n its base and origin, and updates the derived sets n
+// leaves and joins when its base changes. n's status names its base and
+// shows its last operation only for a value of the northbound's: when
+// either changes it is published again, whatever the walk does with n
+// next (a blocked value it leaves as it is kept the status of its old
+// base, or of the southbound's value it was: seed 2027659).
+func (s *Scheduler) setBase(n *node, base string, origin Origin) {
+	old := n.base
+	if old == base && n.origin == origin {
 		return
 	}
+	n.base, n.origin = base, origin
 	s.dirty(n)
+	if old == base {
+		return
+	}
 	if b := s.g.nodes[old]; old != "" && b != nil {
 		s.noteHeldKey(b, n.key, nil)
 	}

@@ -122,9 +122,7 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 			cn.state = NonExistent
 			cn.setWant(nil)
 		}
-		old := cn.base
-		cn.base, cn.origin = b.key, b.origin
-		s.noteBaseMoved(cn, old)
+		s.setBase(cn, b.key, b.origin)
 	}
 	if takenBySB {
 		s.dropDeleteRequest(cn)

@@ -202,8 +202,7 @@ func (s *Scheduler) disown(w *walker, n *node) {
 		w.detachDerived(b, n.key)
 		s.noteRegain(b, n.key)
 	}
-	n.base, n.origin = "", FromSB
-	s.noteBaseMoved(n, old)
+	s.setBase(n, "", FromSB)
 	s.dropDeleteRequest(n)
 }
 
@@ -310,10 +309,9 @@ func (s *Scheduler) orphaned(n *node) {
 	if b != nil {
 		s.dirty(b)
 	}
-	old := n.base
-	n.base, n.state = "", Obtained
+	n.state = Obtained
 	n.setWant(n.sb)
-	s.noteBaseMoved(n, old)
+	s.setBase(n, "", FromSB)
 	s.dirty(n)
 }
 

@@ -54,9 +54,7 @@ func (w *walker) giveBack(q string) []givenBack {
 			continue // the old base no longer derives it: q's undo deletes it
 		}
 		w.detachDerived(qn, k)
-		old := c.base
-		c.base, c.origin = p.key, p.origin
-		w.s.noteBaseMoved(c, old)
+		w.s.setBase(c, p.key, p.origin)
 		if j, found := slices.BinarySearch(p.derived, k); !found {
 			p.derived = slices.Insert(slices.Clone(p.derived), j, k)
 		}
@@ -162,10 +160,8 @@ func (w *walker) giveBackUnapplied() {
 			if taker != nil {
 				w.detachDerived(taker, t.key)
 			}
-			old := c.base
-			c.base, c.origin = b.key, b.origin
 			c.setWant(w.derivedOf(b)[i].Value)
-			w.s.noteBaseMoved(c, old)
+			w.s.setBase(c, b.key, b.origin)
 			w.s.dirty(c)
 		}
 		if j, found := slices.BinarySearch(b.derived, t.key); !found {

@@ -271,9 +271,7 @@ func (w *walker) applyValue(f frame) {
 		return // in sync: see insync.go
 	}
 	if f.base != "" || f.last != nil {
-		old := n.base
-		n.base, n.origin = f.base, f.origin
-		w.s.noteBaseMoved(n, old)
+		w.s.setBase(n, f.base, f.origin)
 	}
 	if n.blocked() {
 		same := n.failed() != nil && f.value != nil && w.equal(n, n.failed(), f.value) || n.failed() == nil && f.value == nil
