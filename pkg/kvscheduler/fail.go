@@ -140,6 +140,12 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		n.avail = false
 		w.availChanged(n, false)
 	}
+	if kind == OpDelete {
+		// Its derived values went first: it lists those still held, as
+		// its read back would. Those gone are nobody's, free for another
+		// base that lost the key to n (see regain.go; seed 2010311).
+		w.keepLeftovers(n)
+	}
 	if kind == OpUpdate && !n.avail && n.exists() && !n.deleting() {
 		// A failed update leaves the value held as it was, and wanted:
 		// it serves its dependents as any held value does, even after an

@@ -115,7 +115,6 @@ func (s *Scheduler) derivedRead(w *walker, b *node, c KeyValuePair, seen readMar
 	// southbound's, never deleted (rule 4).
 	takenBySB := cn.base == b.key && cn.origin == FromNB && b.origin == FromSB && cn.want == nil
 	if cn.base != b.key || cn.origin != b.origin {
-		s.dirty(cn) // its status names its base
 		if cn.base == "" && cn.last == nil && readOwn {
 			// Read as a base value (its descriptor read before the
 			// base's): it is the base's derived value.
