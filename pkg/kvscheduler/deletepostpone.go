@@ -21,8 +21,18 @@ import "slices"
 func (w *walker) postponeTo(values []txnValue, i int) int {
 	v := values[i]
 	n := v.n
-	// A re-create (group 1) deletes n as a delete request does.
-	if n == nil || !n.exists() || !(v.value == nil && v.group == 0 || v.value != nil && v.group == 1) {
+	// A re-create (group 1) deletes n as a delete request does, and so
+	// does an update that surely goes (into PENDING or INVALID, see
+	// surelyGoes; adv5 fuzz seed 309962: a/1's update Requiring what
+	// nothing provides deleted it before d/2, ordered after it, which
+	// b/1's update further on no longer derives).
+	if n == nil || !n.exists() {
+		return -1
+	}
+	switch {
+	case v.value == nil && v.group == 0, v.value != nil && v.group == 1:
+	case v.value != nil && v.group == 3 && w.surelyGoes(n, v.value):
+	default:
 		return -1
 	}
 	at := -1

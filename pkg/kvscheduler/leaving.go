@@ -34,7 +34,7 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 	if m.d == nil {
 		return false
 	}
-	if m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil {
+	if w.invalid(m, v) {
 		return true
 	}
 	var derived []KeyValuePair
@@ -59,6 +59,12 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 		}
 	}
 	return false
+}
+
+// invalid tells whether m's descriptor rejects v (Validate): a request
+// that stays INVALID until it changes.
+func (w *walker) invalid(m *node, v any) bool {
+	return m.d != nil && m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil
 }
 
 // mayBeMet tells whether m's dependency dep is met now or may be met in
@@ -340,7 +346,10 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 		return false
 	case p.avail || w.later(p):
 		return true
-	case p.want == nil || p.dErr() != nil:
+	case p.want == nil || p.dErr() != nil || p.base == "" && w.invalid(p, p.want):
+		// (An invalid request is none to come, judged or not: asking
+		// Validate does not recurse; adv5 fuzz seed 309962: a/1's update
+		// Requiring b/2, wanted as bad|, surely goes.)
 		return false
 	}
 	if p.base != "" || seen[p] {
