@@ -285,7 +285,7 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 				asking = asking || seen[p]
 				continue
 			}
-			if all = !underWayOnly && (w.requestTakesAway(p) || w.cascadeLater(p, seen)); !all {
+			if all = !underWayOnly && (w.requestTakesAway(p) || w.cascadeLater(w.baseOf(p), seen)); !all {
 				break
 			}
 			byRequest = true
@@ -299,6 +299,22 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
 		}
 	}
 	return false
+}
+
+// baseOf returns the value derived value p goes with, its base's base
+// for a derived value of a derived value, or p itself: the Requires
+// cascade takes a base down with its derived values (adv5 fuzz seed
+// 1205964: a/3 Requires b/2's property p/1, and b/2 Requires r/2, whose
+// undo deletes it: a/3 surely goes, before a/1, which it is ordered
+// after).
+func (w *walker) baseOf(p *node) *node {
+	if p.base == "" {
+		return p
+	}
+	if b := w.g.nodes[w.g.baseKey(p)]; b != nil {
+		return b
+	}
+	return p
 }
 
 // onlyProviders returns the providers of x's dependency dep that exist
