@@ -26,13 +26,14 @@ func (w *walker) postponeTo(values []txnValue, i int) int {
 	// surelyGoes; adv5 fuzz seed 309962: a/1's update Requiring what
 	// nothing provides deleted it before d/2, ordered after it, which
 	// b/1's update further on no longer derives).
-	if n == nil || !n.exists() {
+	// The update's prediction is asked only when something may wait
+	// for it: it costs a Validate and a dependency check.
+	deletes := v.value == nil && v.group == 0 || v.value != nil && v.group == 1
+	if i == len(values)-1 || n == nil || !n.exists() || !deletes && (v.value == nil || v.group != 3) {
+		// (The last value has nothing further on to wait for.)
 		return -1
 	}
-	switch {
-	case v.value == nil && v.group == 0, v.value != nil && v.group == 1:
-	case v.value != nil && v.group == 3 && w.surelyGoes(n, v.value):
-	default:
+	if !deletes && (len(n.derived) == 0 && len(w.g.dependents(n)) == 0 || !w.surelyGoes(n, v.value)) {
 		return -1
 	}
 	at := -1
