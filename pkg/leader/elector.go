@@ -204,11 +204,19 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 	// Lease, so that creates stamped in an earlier term of this same
 	// holder are refused too (termstamp.go).
 	termID := newTermID()
+	labels := e.termLabels(termID)
+	for k := range e.o.releaseLabels {
+		// client-go adds the lock's labels to the Lease it read and
+		// removes none: a release label an earlier term wrote would stay
+		// on the Lease this term holds. Acquisitions and renewals empty
+		// it; the release alone sets it (trackingLock.write).
+		labels[k] = ""
+	}
 	lock := &trackingLock{LeaseLock: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
 		Client:     e.leases,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
-		Labels:     e.termLabels(termID),
+		Labels:     labels,
 	}, e: e, mayRelease: &mayRelease, termID: termID}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,

@@ -81,10 +81,14 @@ func WithLabels(labels map[string]string) Option {
 }
 
 // WithReleaseLabels sets labels written on the Lease with its release
-// only (never with an acquisition or a renewal), so that whoever watches
-// the Lease can tell the holder's own release from an edit of the same
-// shape: package shard writes there the secret whose hash a member's ID
-// carries, which only that member knows until it has released.
+// only: acquisitions and renewals write them empty, so that a value an
+// earlier term's release left is not on the Lease this Elector holds, and
+// whoever watches the Lease can tell the holder's own release from an
+// edit of the same shape. Package shard writes there the secret whose
+// hash a member's ID carries, which only that member knows until it has
+// released. Another Elector of the same Lease without these labels leaves
+// them as a release wrote them: compare the value with what the holder's
+// release would write, not its presence.
 func WithReleaseLabels(labels map[string]string) Option {
 	return func(o *options) { o.releaseLabels = maps.Clone(labels) }
 }
