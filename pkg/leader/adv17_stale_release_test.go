@@ -134,7 +134,6 @@ func TestAdv17StaleReleaseClearsTheNextLeadersLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a's term is over and its release, if any, was answered.
-	advOpen(t, "a stale release clears the Lease the next leader holds")
 	leases.mu.Lock()
 	overwrote := leases.overwrote
 	leases.mu.Unlock()

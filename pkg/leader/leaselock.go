@@ -13,6 +13,10 @@ import (
 // errLeaseKept refuses a release while the term's work may still run.
 var errLeaseKept = errors.New("leader: not released while the term's work may still run; the lease will expire")
 
+// errLeaseNotOurs refuses a release of a Lease that the read before it
+// found held by another identity, or by none.
+var errLeaseNotOurs = errors.New("leader: not released: the Lease as read names another holder")
+
 // trackingLock is client-go's LeaseLock that tells its Elector when a
 // renewal naming it succeeded, timed from before the request was sent.
 type trackingLock struct {
@@ -22,6 +26,10 @@ type trackingLock struct {
 	mayRelease *atomic.Bool
 	// termID is the term's ID, written into the Lease's labels.
 	termID string
+	// readHolder is the holder the last successful Get read. client-go
+	// calls Get and Update from one goroutine, a Get right before each
+	// release attempt.
+	readHolder string
 }
 
 // Get reads the Lease. client-go tells whether the lease changed since it
@@ -42,6 +50,7 @@ func (l *trackingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRec
 	if err != nil || r == nil {
 		return r, raw, err
 	}
+	l.readHolder = r.HolderIdentity
 	raw = append(raw, r.RenewTime.UTC().Format(time.RFC3339Nano)...)
 	l.e.observe(r.HolderIdentity, r.LeaseDurationSeconds, raw)
 	return r, raw, nil
@@ -67,6 +76,12 @@ func (l *trackingLock) write(ctx context.Context, r resourcelock.LeaderElectionR
 		l.e.revoke()
 		if !l.mayRelease.Load() {
 			return errLeaseKept
+		}
+		if l.readHolder != l.Identity() {
+			// client-go judges that it holds the Lease by the record it
+			// last renewed: a release retried after a conflict would
+			// clear the Lease another holder took once ours expired.
+			return errLeaseNotOurs
 		}
 		for k, v := range l.e.o.releaseLabels {
 			l.LeaseLock.Labels[k] = v // the lock's own copy (termLabels)
