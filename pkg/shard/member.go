@@ -147,7 +147,10 @@ func (m *Member) Ring() Ring {
 // the membership is lost, Run returns an error wrapping
 // ErrMembershipLost and does not campaign again: the sharder may be
 // moving the member's objects already, and the ID must never be live
-// again. The Lease of a lost term is left to expire.
+// again. The Lease of a lost term is released once fn returned if the
+// API server answers again and still names this member (its handlers have
+// returned by then and its writes are refused), and left to expire
+// otherwise.
 // Run runs once: a second call fails. The factory cannot be started again
 // either, since its selector names this member's ID; build a new Member
 // and factory for the next term, or use Join.
