@@ -159,15 +159,23 @@ func (c *codec) fromRaw(raw []byte) *compactObject {
 	if labels, ok = readMeta(raw[metaStart:metaEnd], &out.compactMeta); !ok || out.Name == "" {
 		return nil
 	}
+	return c.keepWire(out, labels, len(raw), func(dst []byte) []byte {
+		return withoutManagedFields(dst, raw, lenAt, metaStart, metaEnd)
+	})
+}
+
+// keepWire completes out, read from the wire, with the bytes strip appends
+// to dst (the object's, without its managedFields; at most n), packed as
+// the cache keeps them, and with its labels, shared.
+func (c *codec) keepWire(out *compactObject, labels map[string]string, n int, strip func(dst []byte) []byte) *compactObject {
 	buf, _ := c.encoded.Get().(*bytes.Buffer)
 	if buf == nil {
 		buf = new(bytes.Buffer)
 	}
 	defer c.encoded.Put(buf)
 	buf.Reset()
-	buf.Grow(len(raw))
-	stripped := withoutManagedFields(buf.AvailableBuffer(), raw, lenAt, metaStart, metaEnd)
-	out.data, out.packed = c.keepPacked(stripped)
+	buf.Grow(n)
+	out.data, out.packed = c.keepPacked(strip(buf.AvailableBuffer()))
 	c.mu.Lock()
 	out.Labels = c.labels.share(labels)
 	c.mu.Unlock()

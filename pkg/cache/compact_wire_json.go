@@ -46,20 +46,9 @@ func (c *codec) fromWireJSON(data []byte, apiVersion, kind string) *compactObjec
 	if !ok || out.Name == "" {
 		return nil
 	}
-	buf, _ := c.encoded.Get().(*bytes.Buffer)
-	if buf == nil {
-		buf = new(bytes.Buffer)
-	}
-	defer c.encoded.Put(buf)
-	buf.Reset()
-	buf.Grow(len(data))
-	stripped := append(append(buf.AvailableBuffer(), data[:cut[0]]...), data[cut[1]:]...)
-	out.data, out.packed = c.keepPacked(stripped)
-	c.mu.Lock()
-	out.Labels = c.labels.share(labels)
-	c.mu.Unlock()
-	c.wired.Add(1)
-	return out
+	return c.keepWire(out, labels, len(data), func(dst []byte) []byte {
+		return append(append(dst, data[:cut[0]]...), data[cut[1]:]...)
+	})
 }
 
 // jsonTopLevel returns where the metadata object of data lies, when data is
