@@ -7,8 +7,9 @@ import "testing"
 // 3,000 of each set the issue's checks run. All three are the delete
 // order (rule: deleted together, dependents go first). 1205964 and
 // 309962 are fixed (h25b: cascadeLater's baseOf; postponeTo of an update
-// that surely goes); 1206712 is open and runs with
-// LARIAT_OPEN_DEFECTS=1 (reduced:
+// that surely goes); 1206712 is fixed by h25c (a derived value to come
+// provides only if its own dependencies may be met, see
+// leavingderived.go; reduced:
 // TestAdv19BDeleteOrderWhenTheNewDerivedProviderWaits).
 
 // TestAdv18UndoDeletesAValueBeforeItsDependentSeed1205964 pins adv5 fuzz
@@ -29,7 +30,6 @@ func TestAdv18UndoDeletesAValueBeforeItsDependentSeed1205964(t *testing.T) {
 // a/1, which it is ordered after (ops delete a/1, delete a/2, delete d/2,
 // delete b/1, create b/1).
 func TestAdv18FailedDerivedDeleteOrderSeed1206712(t *testing.T) {
-	advOpen(t, "seed 1206712: a/1 deleted before a/2 (w|d/*,~a/1), which depends on it and is deleted later in the same step")
 	adv15Seed(t, 1206712, adv15SetB)
 }
 

@@ -140,12 +140,18 @@ func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 // key that meets dep (see txnKeys), passing over the keys skip names
 // (onlyProviders' providers that exist, which it judges by their nodes).
 func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, before int) bool {
+	return w.laterProvidesSeen(dep, skip, before, nil)
+}
+
+// laterProvidesSeen is laterProvides, with asked the derived keys whose
+// own dependencies the question asks already (see derivedMayCome).
+func (w *walker) laterProvidesSeen(dep Dependency, skip func(key string) bool, before int, asked map[string]bool) bool {
 	keys := w.txnKeys()
 	if dep.Key != "" {
-		return (skip == nil || !skip(dep.Key)) && w.anyLater(keys[dep.Key], before)
+		return (skip == nil || !skip(dep.Key)) && w.anyLaterComes(dep.Key, keys[dep.Key], before, asked)
 	}
 	for k, at := range keys {
-		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLater(at, before) {
+		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLaterComes(k, at, before, asked) {
 			return true
 		}
 	}
@@ -212,6 +218,7 @@ func (w *walker) txnKeys() map[string][]int {
 		return w.provides
 	}
 	w.provides = make(map[string][]int)
+	w.derivedAt = make(map[string]map[int]any)
 	type kv struct {
 		key   string
 		value any
@@ -230,6 +237,12 @@ func (w *walker) txnKeys() map[string][]int {
 			continue // derived again through a cycle of derivations
 		}
 		w.provides[x.key] = append(w.provides[x.key], x.at)
+		if x.key != w.values[x.at].key {
+			if w.derivedAt[x.key] == nil {
+				w.derivedAt[x.key] = make(map[int]any)
+			}
+			w.derivedAt[x.key][x.at] = x.value
+		}
 		d, err := w.s.reg.owner(x.key)
 		if d == nil || err != nil || d.DerivedValues == nil {
 			continue

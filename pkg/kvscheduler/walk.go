@@ -134,6 +134,9 @@ type walker struct {
 	// provides are the keys the transaction's values set or derive, made
 	// at the first question of the delete order (see txnKeys).
 	provides map[string][]int
+	// derivedAt are, for a key the transaction's values derive, the
+	// derived value at each index of provides (see derivedMayCome).
+	derivedAt map[string]map[int]any
 	// obtained are the values the southbound owns that the
 	// transaction's requests take over or away, made at the first
 	// question of the delete order (see obtainedDue); obtainedMade tells
