@@ -394,8 +394,9 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 // requestTakesAway tells whether a request of the transaction still to
 // come, p's own or its base's, surely takes p's value away: a delete, a
 // re-create (its delete takes away what Requires p, even if p comes back),
-// an update that surely goes (see surelyGoes), or an update of its base
-// that no longer derives it.
+// an update that surely goes (see valueGoes; a takeover of a value the
+// southbound owns too, which surelyGoes only keeps from being applied
+// early), or an update of its base that no longer derives it.
 func (w *walker) requestTakesAway(p *node) bool {
 	b := p
 	if p.base != "" {
@@ -420,5 +421,7 @@ func (w *walker) requestTakesAway(p *node) bool {
 	case b != p && w.releasesKey(b, p.key):
 		return true
 	}
-	return w.surelyGoes(b, v.value)
+	// A request that takes a value the southbound owns over takes it
+	// away as surely (see valueGoes; adv5 fuzz seed 2108035).
+	return w.valueGoes(b, v.value)
 }
