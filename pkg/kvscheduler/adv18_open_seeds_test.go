@@ -9,7 +9,7 @@ import "testing"
 // 309962 are fixed (h25b: cascadeLater's baseOf; postponeTo of an update
 // that surely goes); 1206712 is fixed by h25c (a derived value to come
 // provides only if its own dependencies may be met, see
-// leavingderived.go; reduced:
+// leavingtxn.go; reduced:
 // TestAdv19BDeleteOrderWhenTheNewDerivedProviderWaits).
 
 // TestAdv18UndoDeletesAValueBeforeItsDependentSeed1205964 pins adv5 fuzz

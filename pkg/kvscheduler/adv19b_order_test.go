@@ -58,7 +58,7 @@ func TestAdv19BUpdateIntoPendingWaitsForADerivedDependentLeaving(t *testing.T) {
 // w@1|~b/2: d/2 goes, and the new d/1 = dv-w@1|~b/2 waits (PENDING) for
 // b/2, which nothing provides, so the Requires cascade of b/1's re-create
 // takes a/2 away in the same step, and a/2 must go before a/1. Fixed by
-// h25c (leavingderived.go); before, a/1 went first ("a/1 deleted before a/2 (w|d/*,~a/1), which depends on it
+// h25c (leavingtxn.go); before, a/1 went first ("a/1 deleted before a/2 (w|d/*,~a/1), which depends on it
 // and is deleted later in the same step"; ops delete a/1, delete a/2,
 // delete d/2, delete b/1, create b/1). Traced: at a/1's delete,
 // cascadeLater(a/2) asks onlyProviders for d/*, and laterProvides counts

@@ -135,29 +135,6 @@ func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 	return false
 }
 
-// laterProvides tells whether a value of the transaction still to be
-// applied (at an index below before, unless it is -1) sets or derives a
-// key that meets dep (see txnKeys), passing over the keys skip names
-// (onlyProviders' providers that exist, which it judges by their nodes).
-func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, before int) bool {
-	return w.laterProvidesSeen(dep, skip, before, nil)
-}
-
-// laterProvidesSeen is laterProvides, with asked the derived keys whose
-// own dependencies the question asks already (see derivedMayCome).
-func (w *walker) laterProvidesSeen(dep Dependency, skip func(key string) bool, before int, asked map[string]bool) bool {
-	keys := w.txnKeys()
-	if dep.Key != "" {
-		return (skip == nil || !skip(dep.Key)) && w.anyLaterComes(dep.Key, keys[dep.Key], before, asked)
-	}
-	for k, at := range keys {
-		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLaterComes(k, at, before, asked) {
-			return true
-		}
-	}
-	return false
-}
-
 // derivedGoes tells whether p is a derived value that leaves in the step
 // with its base's request, the one under way or the one further on, as
 // that request no longer derives p's key; it then provides nothing to
@@ -194,68 +171,6 @@ func (w *walker) derivedGoes(p *node) bool {
 		}
 	}
 	return w.releasesKey(b, p.key)
-}
-
-// anyLater tells whether one of the transaction's values at indexes is
-// still to be applied. One applied already is what it is: its node tells
-// (see mayBeMet).
-func (w *walker) anyLater(indexes []int, before int) bool {
-	for _, i := range indexes {
-		if (before < 0 || i < before) && w.laterValue(w.values[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// txnKeys returns the keys the transaction's values set (to a value, not
-// a delete) or derive, and what those derive in turn, each with the
-// indexes of the values that set or derive it, made at the first call: a
-// dependency on one of them may be met by the transaction while one of
-// those values is still to be applied.
-func (w *walker) txnKeys() map[string][]int {
-	if w.provides != nil {
-		return w.provides
-	}
-	w.provides = make(map[string][]int)
-	w.derivedAt = make(map[string]map[int]any)
-	type kv struct {
-		key   string
-		value any
-		at    int
-	}
-	var queue []kv
-	for i, v := range w.values {
-		if v.value != nil {
-			queue = append(queue, kv{v.key, v.value, i})
-		}
-	}
-	for len(queue) > 0 {
-		x := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if slices.Contains(w.provides[x.key], x.at) {
-			continue // derived again through a cycle of derivations
-		}
-		w.provides[x.key] = append(w.provides[x.key], x.at)
-		if x.key != w.values[x.at].key {
-			if w.derivedAt[x.key] == nil {
-				w.derivedAt[x.key] = make(map[int]any)
-			}
-			w.derivedAt[x.key][x.at] = x.value
-		}
-		d, err := w.s.reg.owner(x.key)
-		if d == nil || err != nil || d.DerivedValues == nil {
-			continue
-		}
-		kvs, err := callDerived(d, x.key, x.value)
-		if err != nil {
-			continue
-		}
-		for _, c := range kvs {
-			queue = append(queue, kv{c.Key, c.Value, x.at})
-		}
-	}
-	return w.provides
 }
 
 // cascadeLater tells whether the Requires cascade of a request of the

@@ -1,0 +1,168 @@
+package kvscheduler
+
+import "slices"
+
+// The values of the transaction still to come, as providers to come for
+// the predictions of leaving.go (see laterProvides).
+//
+// A value the transaction derives further on is a provider to come only
+// if it may be created in the step: the walk creates a derived value once
+// its own dependencies are met, and leaves it PENDING otherwise (adv5 fuzz
+// seed 1206712, TestAdv19BDeleteOrderWhenTheNewDerivedProviderWaits: b/1
+// re-created as w@1|~b/2 derives d/1 = dv-w@1|~b/2, which waits for
+// b/2, which nothing provides; counted as a d/* provider to come, it hid
+// that b/1's re-create takes a/2 = w|d/*,~a/1 away, and a/2 went after
+// a/1). It is the question valueGoes asks of a value's Requires, asked
+// of the derived value's dependencies (all of them while it does not
+// exist: an ordering-only one gates creation too): met by a provider that
+// may provide (see mayProvide) or by the transaction's values before the
+// same place.
+
+// anyLaterComes is anyLater for key k, where a value that derives k
+// counts only if the derived value may come (see derivedMayCome).
+func (w *walker) anyLaterComes(k string, indexes []int, before int, asked map[string]bool) bool {
+	for _, i := range indexes {
+		if (before >= 0 && i >= before) || !w.laterValue(w.values[i]) {
+			continue
+		}
+		v, derived := w.derivedAt[k][i]
+		if !derived || w.derivedMayCome(k, v, before, asked) {
+			return true
+		}
+	}
+	return false
+}
+
+// derivedMayCome tells whether derived value v of key k, which a value of
+// the transaction still to come derives, may be created in the step: its
+// descriptor accepts it and each of its dependencies is met by a value that
+// may provide, or by a value of the transaction before index before (-1:
+// any). A key asked again, through a cycle of dependencies, may come (a
+// cycle may be created as a whole); so may a value whose descriptor or
+// dependencies cannot be known here, as before.
+func (w *walker) derivedMayCome(k string, v any, before int, asked map[string]bool) bool {
+	d, err := w.s.reg.owner(k)
+	if d == nil || err != nil || asked[k] {
+		return true
+	}
+	if d.Validate != nil && guard(func() error { return d.Validate(k, v) }) != nil {
+		return false
+	}
+	if d.Dependencies == nil {
+		return true
+	}
+	deps, err := callDeps(d, k, v)
+	if err != nil {
+		return true
+	}
+	if asked == nil {
+		asked = map[string]bool{}
+	}
+	asked[k] = true
+	defer delete(asked, k)
+	// A value that does not exist yet waits for every dependency, an
+	// ordering-only one too (see DependencyKind); one that exists stays
+	// by its Requires (see staysByOrdering).
+	n := w.g.nodes[k]
+	exists := n != nil && n.exists() && n.avail
+	probe := &node{key: k}
+	for _, dep := range deps {
+		if exists && dep.Kind != Requires {
+			continue
+		}
+		met := false
+		w.g.providers(probe, dep, func(p *node) bool {
+			met = p.key != k && w.mayProvide(p, nil)
+			return !met
+		})
+		if !met && !w.laterProvidesSeen(dep, nil, before, asked) {
+			return false
+		}
+	}
+	return true
+}
+
+// laterProvides tells whether a value of the transaction still to be
+// applied (at an index below before, unless it is -1) sets or derives a
+// key that meets dep (see txnKeys), passing over the keys skip names
+// (onlyProviders' providers that exist, which it judges by their nodes).
+func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, before int) bool {
+	return w.laterProvidesSeen(dep, skip, before, nil)
+}
+
+// laterProvidesSeen is laterProvides, with asked the derived keys whose
+// own dependencies the question asks already (see derivedMayCome).
+func (w *walker) laterProvidesSeen(dep Dependency, skip func(key string) bool, before int, asked map[string]bool) bool {
+	keys := w.txnKeys()
+	if dep.Key != "" {
+		return (skip == nil || !skip(dep.Key)) && w.anyLaterComes(dep.Key, keys[dep.Key], before, asked)
+	}
+	for k, at := range keys {
+		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLaterComes(k, at, before, asked) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyLater tells whether one of the transaction's values at indexes is
+// still to be applied. One applied already is what it is: its node tells
+// (see mayBeMet).
+func (w *walker) anyLater(indexes []int, before int) bool {
+	for _, i := range indexes {
+		if (before < 0 || i < before) && w.laterValue(w.values[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// txnKeys returns the keys the transaction's values set (to a value, not
+// a delete) or derive, and what those derive in turn, each with the
+// indexes of the values that set or derive it, made at the first call: a
+// dependency on one of them may be met by the transaction while one of
+// those values is still to be applied.
+func (w *walker) txnKeys() map[string][]int {
+	if w.provides != nil {
+		return w.provides
+	}
+	w.provides = make(map[string][]int)
+	w.derivedAt = make(map[string]map[int]any)
+	type kv struct {
+		key   string
+		value any
+		at    int
+	}
+	var queue []kv
+	for i, v := range w.values {
+		if v.value != nil {
+			queue = append(queue, kv{v.key, v.value, i})
+		}
+	}
+	for len(queue) > 0 {
+		x := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if slices.Contains(w.provides[x.key], x.at) {
+			continue // derived again through a cycle of derivations
+		}
+		w.provides[x.key] = append(w.provides[x.key], x.at)
+		if x.key != w.values[x.at].key {
+			if w.derivedAt[x.key] == nil {
+				w.derivedAt[x.key] = make(map[int]any)
+			}
+			w.derivedAt[x.key][x.at] = x.value
+		}
+		d, err := w.s.reg.owner(x.key)
+		if d == nil || err != nil || d.DerivedValues == nil {
+			continue
+		}
+		kvs, err := callDerived(d, x.key, x.value)
+		if err != nil {
+			continue
+		}
+		for _, c := range kvs {
+			queue = append(queue, kv{c.Key, c.Value, x.at})
+		}
+	}
+	return w.provides
+}
