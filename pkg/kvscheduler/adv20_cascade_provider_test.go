@@ -58,3 +58,14 @@ func TestAdv20DeleteOrderSeed2108035(t *testing.T) {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
 	}
 }
+
+// TestAdv20DerivedProviderQuestionEndsSeed309736 pins adv5 fuzz seed
+// 309736 of set A: with derivedMayCome's guard of asked keys passed down
+// only its own calls, the predictions asked each other in a loop
+// (derivedMayCome -> mayProvide -> valueGoes -> mayBeMet -> laterProvides
+// -> derivedMayCome, each mayProvide with a new seen set) until the stack
+// overflowed ("fatal error: stack overflow", the whole test binary
+// stopped); the walker now holds the keys asked for the whole question.
+func TestAdv20DerivedProviderQuestionEndsSeed309736(t *testing.T) {
+	adv15Seed(t, 309736, adv15SetA)
+}

@@ -20,13 +20,13 @@ import "slices"
 
 // anyLaterComes is anyLater for key k, where a value that derives k
 // counts only if the derived value may come (see derivedMayCome).
-func (w *walker) anyLaterComes(k string, indexes []int, before int, asked map[string]bool) bool {
+func (w *walker) anyLaterComes(k string, indexes []int, before int) bool {
 	for _, i := range indexes {
 		if (before >= 0 && i >= before) || !w.laterValue(w.values[i]) {
 			continue
 		}
 		v, derived := w.derivedAt[k][i]
-		if !derived || w.derivedMayCome(k, v, before, asked) {
+		if !derived || w.derivedMayCome(k, v, before) {
 			return true
 		}
 	}
@@ -40,9 +40,9 @@ func (w *walker) anyLaterComes(k string, indexes []int, before int, asked map[st
 // any). A key asked again, through a cycle of dependencies, may come (a
 // cycle may be created as a whole); so may a value whose descriptor or
 // dependencies cannot be known here, as before.
-func (w *walker) derivedMayCome(k string, v any, before int, asked map[string]bool) bool {
+func (w *walker) derivedMayCome(k string, v any, before int) bool {
 	d, err := w.s.reg.owner(k)
-	if d == nil || err != nil || asked[k] {
+	if d == nil || err != nil || w.derivedAsked[k] {
 		return true
 	}
 	if d.Validate != nil && guard(func() error { return d.Validate(k, v) }) != nil {
@@ -55,11 +55,11 @@ func (w *walker) derivedMayCome(k string, v any, before int, asked map[string]bo
 	if err != nil {
 		return true
 	}
-	if asked == nil {
-		asked = map[string]bool{}
+	if w.derivedAsked == nil {
+		w.derivedAsked = map[string]bool{}
 	}
-	asked[k] = true
-	defer delete(asked, k)
+	w.derivedAsked[k] = true
+	defer delete(w.derivedAsked, k)
 	// A value that does not exist yet waits for every dependency, an
 	// ordering-only one too (see DependencyKind); one that exists stays
 	// by its Requires (see staysByOrdering).
@@ -75,7 +75,7 @@ func (w *walker) derivedMayCome(k string, v any, before int, asked map[string]bo
 			met = p.key != k && w.mayProvide(p, nil)
 			return !met
 		})
-		if !met && !w.laterProvidesSeen(dep, nil, before, asked) {
+		if !met && !w.laterProvides(dep, nil, before) {
 			return false
 		}
 	}
@@ -87,18 +87,12 @@ func (w *walker) derivedMayCome(k string, v any, before int, asked map[string]bo
 // key that meets dep (see txnKeys), passing over the keys skip names
 // (onlyProviders' providers that exist, which it judges by their nodes).
 func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, before int) bool {
-	return w.laterProvidesSeen(dep, skip, before, nil)
-}
-
-// laterProvidesSeen is laterProvides, with asked the derived keys whose
-// own dependencies the question asks already (see derivedMayCome).
-func (w *walker) laterProvidesSeen(dep Dependency, skip func(key string) bool, before int, asked map[string]bool) bool {
 	keys := w.txnKeys()
 	if dep.Key != "" {
-		return (skip == nil || !skip(dep.Key)) && w.anyLaterComes(dep.Key, keys[dep.Key], before, asked)
+		return (skip == nil || !skip(dep.Key)) && w.anyLaterComes(dep.Key, keys[dep.Key], before)
 	}
 	for k, at := range keys {
-		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLaterComes(k, at, before, asked) {
+		if dep.matchesKey(k) && (skip == nil || !skip(k)) && w.anyLaterComes(k, at, before) {
 			return true
 		}
 	}

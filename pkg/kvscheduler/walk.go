@@ -137,6 +137,11 @@ type walker struct {
 	// derivedAt are, for a key the transaction's values derive, the
 	// derived value at each index of provides (see derivedMayCome).
 	derivedAt map[string]map[int]any
+	// derivedAsked are the derived keys derivedMayCome is asking, through
+	// every prediction it asks in turn: one asked again, through a cycle
+	// of dependencies (mayProvide asks valueGoes, which asks
+	// laterProvides), may come.
+	derivedAsked map[string]bool
 	// obtained are the values the southbound owns that the
 	// transaction's requests take over or away, made at the first
 	// question of the delete order (see obtainedDue); obtainedMade tells
