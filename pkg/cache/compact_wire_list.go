@@ -270,6 +270,11 @@ func (c *codec) jsonItems(data []byte, at int, apiVersion, kind string) ([]runti
 	if i < len(data) && data[i] == ']' {
 		return nil, true
 	}
+	// client-go's decode of a list clears the list's type only: its items
+	// keep the apiVersion and kind they carry, which a typed object's
+	// decode on read (compactObject.decode) would otherwise clear. Each
+	// item taken carries exactly these (fromWireJSON checks them).
+	gvk := c.intern(schema.FromAPIVersionAndKind(apiVersion, kind))
 	for i < len(data) {
 		end, ok := skipValue(data, i)
 		if !ok {
@@ -279,6 +284,7 @@ func (c *codec) jsonItems(data []byte, at int, apiVersion, kind string) ([]runti
 		if o == nil {
 			return nil, false
 		}
+		o.gvk = gvk
 		items = append(items, &wireObject{o})
 		i = skipSpace(data, end)
 		if i >= len(data) {
