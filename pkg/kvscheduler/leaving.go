@@ -8,9 +8,10 @@ import "slices"
 // before what it depends on whatever its request does to it: a new value
 // that Requires what goes, that Requires what nothing provides, that
 // derives a key another value keeps, or that is invalid. Each reason is
-// the walk's own rule, asked in one place (valueGoes). Only a request that surely takes its value away is applied
-// early: one that may keep it, applied before what the transaction
-// creates further on, could make it go for nothing.
+// the walk's own rule, asked in one place (valueGoes). Only a request
+// that surely takes its value away is applied early: one that may keep
+// it, applied before what the transaction creates further on, could make
+// it go for nothing.
 
 // surelyGoes tells whether m's request v, applied now, takes m's value
 // away whatever the rest of the transaction does before reaching it
