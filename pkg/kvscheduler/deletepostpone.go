@@ -29,11 +29,12 @@ func (w *walker) postponeTo(values []txnValue, i int) int {
 	// The update's prediction is asked only when something may wait
 	// for it: it costs a Validate and a dependency check.
 	deletes := v.value == nil && v.group == 0 || v.value != nil && v.group == 1
-	if i == len(values)-1 || n == nil || !n.exists() || !deletes && (v.value == nil || v.group != 3) {
+	update := v.value != nil && v.group == 3
+	if i == len(values)-1 || n == nil || !n.exists() || !deletes && !update {
 		// (The last value has nothing further on to wait for.)
 		return -1
 	}
-	if !deletes && (len(n.derived) == 0 && len(w.g.dependents(n)) == 0 || !w.surelyGoes(n, v.value)) {
+	if update && (len(n.derived) == 0 && len(w.g.dependents(n)) == 0 || !w.surelyGoes(n, v.value)) {
 		return -1
 	}
 	at := -1

@@ -120,7 +120,7 @@ func (w *walker) inSyncCheck(n *node, v any, base string, buf []inSyncEntry, dep
 		if d.Create == nil {
 			return buf, false
 		}
-		if d.Validate != nil && guard(func() error { return d.Validate(n.key, v) }) != nil {
+		if d.rejects(n.key, v) {
 			return buf, false
 		}
 	}

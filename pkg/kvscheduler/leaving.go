@@ -65,7 +65,7 @@ func (w *walker) goes(m *node, v any, seen map[*node]bool) bool {
 // invalid tells whether m's descriptor rejects v (Validate): a request
 // that stays INVALID until it changes.
 func (w *walker) invalid(m *node, v any) bool {
-	return m.d != nil && m.d.Validate != nil && guard(func() error { return m.d.Validate(m.key, v) }) != nil
+	return m.d != nil && m.d.rejects(m.key, v)
 }
 
 // mayBeMet tells whether m's dependency dep is met now or may be met in

@@ -45,7 +45,7 @@ func (w *walker) derivedMayCome(k string, v any, before int) bool {
 	if d == nil || err != nil || w.derivedAsked[k] {
 		return true
 	}
-	if d.Validate != nil && guard(func() error { return d.Validate(k, v) }) != nil {
+	if d.rejects(k, v) {
 		return false
 	}
 	if d.Dependencies == nil {

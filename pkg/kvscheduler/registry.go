@@ -109,6 +109,12 @@ func (r *registry) derives() bool {
 // nothing.
 func (d *regDescriptor) selects(key string) bool { return safeSelect(d.KeySelector, key) }
 
+// rejects tells whether d's Validate rejects value v of key (or panics
+// on it, see guard).
+func (d *regDescriptor) rejects(key string, v any) bool {
+	return d.Validate != nil && guard(func() error { return d.Validate(key, v) }) != nil
+}
+
 // owner finds the descriptor claiming key; it is looked up once per node
 // (and again when a descriptor is registered), so it is not cached.
 func (r *registry) owner(key string) (*regDescriptor, error) {

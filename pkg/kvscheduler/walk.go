@@ -246,13 +246,16 @@ func (w *walker) applyValue(f frame) {
 	if n == nil {
 		n = w.g.nodes[f.key]
 	}
-	if b := w.g.nodes[f.base]; f.base != "" && f.value != nil && (b == nil || !b.exists()) {
-		// Pushed by its base's create or update, which the walk undid
-		// before this frame ran (the base went back into PENDING when
-		// the cycle it was created in broke): nothing derives it now, so
-		// it goes (the base's next create derives it again); left
-		// PENDING, it kept the old value's dependencies (seed 2111819).
-		f.value = nil
+	if f.base != "" && f.value != nil {
+		if b := w.g.nodes[f.base]; b == nil || !b.exists() {
+			// Pushed by its base's create or update, which the walk
+			// undid before this frame ran (the base went back into
+			// PENDING when the cycle it was created in broke): nothing
+			// derives it now, so it goes (the base's next create derives
+			// it again); left PENDING, it kept the old value's
+			// dependencies (seed 2111819).
+			f.value = nil
+		}
 	}
 	if n == nil {
 		if f.value == nil {
