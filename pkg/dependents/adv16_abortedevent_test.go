@@ -8,12 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
@@ -21,7 +17,6 @@ import (
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
-	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -40,45 +35,22 @@ func TestAdv16RequirerCreatedOnAMarkerAnAbortedEventWithdrew(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-aborted"
 	var refuse atomic.Bool
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
-	}
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) { return zRequirerObjects(ns, app), nil }
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/namespaces/"+ns+"/configmaps/") &&
-				req.URL.Query().Get("fieldManager") == fm+"-held" && refuse.CompareAndSwap(true, false) {
+			if heldPatchIn(req, ns, fm) && refuse.CompareAndSwap(true, false) {
 				return nil, errors.New("held-without patch refused once by the test")
 			}
 			return next.RoundTrip(req)
 		})
 	})
-	lc := dependents.DefaultEventLoopConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
-	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	lc := longHealingLoop()
+	opts := configMapOptions(fm, &lc)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
-	advCreateApp(t, webapps, ns, "z", nil)
-	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
-	adv16Annotate(t, ns, "z-cfg", "yes")
-	advCreateApp(t, webapps, ns, "b", nil)
-	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
-		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
-	})
+	startZAndB(t, webapps, ns)
 
 	refuse.Store(true)
 	adv16Annotate(t, ns, "z-cfg", "no") // z not ready: its marker goes, b-cm's record is written first, and refused

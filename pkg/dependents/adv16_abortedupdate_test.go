@@ -8,12 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
@@ -22,7 +20,6 @@ import (
 	"github.com/lariat-dev/lariat/internal/dependentstest"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 	"github.com/lariat-dev/lariat/pkg/dependents"
-	"github.com/lariat-dev/lariat/pkg/eventloop"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 )
 
@@ -42,17 +39,13 @@ func TestAdv16RequirerCreatedOnTheOldSpecAfterAnAbortedUpdate(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-oldspec"
 	var refuse atomic.Bool
-	readyFor := func(live runtime.Object) (bool, string) {
-		cm, ok := live.(*corev1.ConfigMap)
-		return ok && cm.Annotations["adv16/ready"] == "yes", "not said ready"
-	}
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
 		switch {
 		case app.Namespace != ns:
 			return nil, nil
 		case app.Name == "z":
 			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(readyFor)}, nil
+				ReadyWhen(annotatedReady("not said ready"))}, nil
 		case app.Name == "b":
 			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b-cm"}}).
 				RequiresOwner(ns, "z")}, nil
@@ -79,11 +72,8 @@ func TestAdv16RequirerCreatedOnTheOldSpecAfterAnAbortedUpdate(t *testing.T) {
 			return next.RoundTrip(req)
 		})
 	})
-	lc := dependents.DefaultEventLoopConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
-	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	lc := longHealingLoop()
+	opts := configMapOptions(fm, &lc)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)

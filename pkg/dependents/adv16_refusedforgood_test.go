@@ -11,7 +11,6 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
@@ -39,20 +38,10 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv16-forgood"
 	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		case app.Name == "q":
+		if app.Namespace == ns && app.Name == "q" {
 			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "q-cm"}})}, nil
 		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
+		return zRequirerObjects(ns, app), nil
 	}
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
@@ -74,13 +63,7 @@ func TestAdv16OneRecordRefusedForGoodStopsEveryOwner(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
-	advCreateApp(t, webapps, ns, "z", nil)
-	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
-	adv16Annotate(t, ns, "z-cfg", "yes")
-	advCreateApp(t, webapps, ns, "b", nil)
-	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
-		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
-	})
+	startZAndB(t, webapps, ns)
 
 	adv16Annotate(t, ns, "z-cfg", "no") // b-cm's record is needed from now on, and refused for good
 	controlplanetest.Eventually(t, wait, "a warning naming b and the refused record", func() bool {

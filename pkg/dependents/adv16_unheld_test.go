@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -46,10 +44,7 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 			return nil, nil
 		case app.Name == "z" || app.Name == "v":
 			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "not said ready"
-				})}, nil
+				ReadyWhen(annotatedReady("not said ready"))}, nil
 		case app.Name == "a" && failA.Load():
 			failedA.Add(1)
 			return nil, errors.New("cannot compute a")
@@ -60,8 +55,7 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if refuse.Load() && req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/namespaces/"+ns+"/configmaps/") &&
-				req.URL.Query().Get("fieldManager") == fm+"-held" {
+			if refuse.Load() && heldPatchIn(req, ns, fm) {
 				return nil, errors.New("held-without patch refused by the test")
 			}
 			return next.RoundTrip(req)
@@ -69,8 +63,7 @@ func TestAdv16HeldObjectWrittenBackAfterAResyncThatAborted(t *testing.T) {
 	})
 	lc := dependents.DefaultEventLoopConfig()
 	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: time.Second}
-	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	opts := configMapOptions(fm, &lc)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)

@@ -32,13 +32,7 @@ func TestAdv17JoinedRegistrationMissesAnEventAUsersHandlerBeforeItAborts(t *test
 		user = &adv16Aborter{key: ns + "/z-cfg"}
 		return user
 	}, true)
-	advCreateApp(t, webapps, ns, "z", nil)
-	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
-	adv16Annotate(t, ns, "z-cfg", "yes")
-	advCreateApp(t, webapps, ns, "b", nil)
-	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
-		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
-	})
+	startZAndB(t, webapps, ns)
 
 	user.armed.Store(true)
 	adv16Annotate(t, ns, "z-cfg", "no") // z not ready; the user's handler aborts the event

@@ -11,9 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -45,27 +42,13 @@ func TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew(t *testing.T)
 	ns := controlplanetest.Namespace(t, cp.Config())
 	fm := "adv17-retry"
 	var refuse, blockC atomic.Bool
-	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
-	}
+	handler := func(app *demov1.WebApp) ([]*dependents.Object, error) { return zRequirerObjects(ns, app), nil }
 	cfg := rest.CopyConfig(cp.Config())
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			path := req.URL.Path
 			inNS := strings.Contains(path, "/namespaces/"+ns+"/configmaps")
-			if inNS && req.Method == http.MethodPatch && req.URL.Query().Get("fieldManager") == fm+"-held" &&
-				refuse.CompareAndSwap(true, false) {
+			if heldPatchIn(req, ns, fm) && refuse.CompareAndSwap(true, false) {
 				return nil, errors.New("held-without patch refused once by the test")
 			}
 			if inNS && blockC.Load() && req.Method != http.MethodGet &&
@@ -75,23 +58,14 @@ func TestAdv17RetryCreatesARequirerOnAMarkerAnAbortedEventWithdrew(t *testing.T)
 			return next.RoundTrip(req)
 		})
 	})
-	lc := dependents.DefaultEventLoopConfig()
-	lc.DelayAfterErrorHealing = eventloop.Duration{Duration: 10 * time.Minute}
-	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
+	lc := longHealingLoop()
 	lc.EnableRetry, lc.EnableExpBackoffRetry, lc.MaxRetryAttempts = true, false, 1000
 	lc.DelayRetry = eventloop.Duration{Duration: 2 * time.Second}
-	opts := dependents.Options{FieldManager: fm, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		Logger: controlplanetest.QuietLogger(), StopTimeout: time.Minute, EventLoop: &lc}
+	opts := configMapOptions(fm, &lc)
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	d, webapps := dependentstest.Start(t, ctx, cfg, nil, fm, handler, opts)
-	advCreateApp(t, webapps, ns, "z", nil)
-	controlplanetest.Eventually(t, wait, "z-cfg", func() bool { return advConfigMap(t, ns, "z-cfg") != nil })
-	adv16Annotate(t, ns, "z-cfg", "yes")
-	advCreateApp(t, webapps, ns, "b", nil)
-	controlplanetest.Eventually(t, wait, "b's ConfigMap, b ready", func() bool {
-		return advConfigMap(t, ns, "b-cm") != nil && adv13Ready(t, webapps, ns, "b")
-	})
+	startZAndB(t, webapps, ns)
 
 	blockC.Store(true)
 	advCreateApp(t, webapps, ns, "c", nil)

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	demov1 "github.com/lariat-dev/lariat/examples/api/demo/v1"
@@ -34,26 +31,6 @@ func startJoinedWithUser(t *testing.T, name string, handler dependents.ViewHandl
 	lc.MaxAfterErrorHealingDelay = lc.DelayAfterErrorHealing
 	j := adv18JoinWith(t, adv18Setup{name: name, lc: lc, handler: handler, user: user, userFirst: userFirst})
 	return j.d, j.webapps
-}
-
-// zRequirers gives WebApp z of ns a ConfigMap z-cfg, ready while its
-// annotation adv16/ready is "yes" (another controller's say), and every
-// other WebApp of ns a ConfigMap <name>-cm that RequiresOwner z.
-func zRequirers(ns string) dependents.ViewHandler[*demov1.WebApp] {
-	return func(app *demov1.WebApp, _ dependents.View[*demov1.WebApp]) ([]*dependents.Object, error) {
-		switch {
-		case app.Namespace != ns:
-			return nil, nil
-		case app.Name == "z":
-			return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "z-cfg"}}).
-				ReadyWhen(func(live runtime.Object) (bool, string) {
-					cm, ok := live.(*corev1.ConfigMap)
-					return ok && cm.Annotations["adv16/ready"] == "yes", "z's controller has not said ready"
-				})}, nil
-		}
-		return []*dependents.Object{dependents.Of(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name + "-cm"}}).
-			RequiresOwner(ns, "z")}, nil
-	}
 }
 
 // refusingCWrites returns a config of the API server that refuses the
