@@ -185,11 +185,10 @@ func (o *compactObject) decode(keep bool) (runtime.Object, error) {
 		return nil, err
 	}
 	obj := reflect.New(c.typ).Interface().(runtime.Object)
-	isUnstructured := false
+	u, isUnstructured := obj.(*unstructured.Unstructured)
 	if p, ok := obj.(protoCodec); ok && c.proto {
 		err = p.Unmarshal(data)
-	} else if u, ok := obj.(*unstructured.Unstructured); ok {
-		isUnstructured = true
+	} else if isUnstructured {
 		// Decoded as a map, not through Unstructured's UnmarshalJSON, which
 		// refuses an object without a kind: a kind's Transform may have
 		// trimmed it, and the default cache holds such objects too.
