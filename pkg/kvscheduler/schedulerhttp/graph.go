@@ -45,108 +45,134 @@ func dotQuote(s string) string {
 // border. sts are the current statuses or those of a past snapshot, so
 // that both are drawn alike.
 func renderDOT(sts []kvscheduler.ValueStatus, highlight map[string]bool, title string) []byte {
-	known := make(map[string]bool, len(sts))
+	g := dotGraph{known: make(map[string]bool, len(sts)), highlight: highlight}
 	for _, st := range sts {
-		known[st.Key] = true
+		g.known[st.Key] = true
 	}
-	var b bytes.Buffer
-	b.WriteString("digraph kvscheduler {\n")
-	fmt.Fprintf(&b, "  label=%s;\n  labelloc=t;\n  rankdir=LR;\n", dotQuote(title))
-	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\"];\n")
-	var missing []string
+	g.b.WriteString("digraph kvscheduler {\n")
+	fmt.Fprintf(&g.b, "  label=%s;\n  labelloc=t;\n  rankdir=LR;\n", dotQuote(title))
+	g.b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\"];\n")
 	for _, st := range sts {
-		label := st.Key + "\n" + st.State.String()
-		if st.Descriptor != "" {
-			label += "\n[" + st.Descriptor + "]"
-		}
-		attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotQuote(label), stateColor(st.State))
-		if st.Derived {
-			attrs += `, shape=ellipse`
-		}
-		if highlight[st.Key] {
-			attrs += `, color=gold, penwidth=4`
-		}
-		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(st.Key), attrs)
-	}
-	need := func(k string) {
-		if !known[k] {
-			known[k] = true
-			missing = append(missing, k)
-		}
+		g.node(st)
 	}
 	for _, st := range sts {
-		from := dotQuote(st.Key)
-		drawn := make(map[string]bool, len(st.Dependencies)+1)
-		for _, dep := range st.Dependencies {
-			drawn[dep.Label] = true
-			// A dependency on one key is named by the key unless it has a
-			// label; repeating the key on the edge would only add clutter.
-			label := ""
-			if dep.Label != dep.Key {
-				label = dep.Label
-			}
-			// An ordering-only dependency has a hollow arrowhead and says
-			// so when unmet: its dependent stays when it goes.
-			ordering := dep.Kind == kvscheduler.OrderingOnly
-			if dep.Met {
-				var a []string
-				if label != "" {
-					a = append(a, "label="+dotQuote(label))
-				}
-				if ordering {
-					a = append(a, "arrowhead=empty")
-				}
-				attrs := ""
-				if len(a) > 0 {
-					attrs = " [" + strings.Join(a, ", ") + "]"
-				}
-				for _, k := range dep.Keys {
-					need(k)
-					fmt.Fprintf(&b, "  %s -> %s%s;\n", from, dotQuote(k), attrs)
-				}
-				continue
-			}
-			targets := dep.Keys
-			if len(targets) == 0 {
-				targets = []string{dep.Label}
-			}
-			unmet, head := "unmet ", ""
-			if ordering {
-				unmet, head = "unmet ordering-only ", ", arrowhead=empty"
-			}
-			for _, k := range targets {
-				need(k)
-				fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s%s];\n", from, dotQuote(k),
-					dotQuote(strings.TrimSpace(unmet+label)), head)
-			}
-		}
-		if st.BaseKey != "" {
-			drawn[st.BaseKey] = true
-			need(st.BaseKey)
-			fmt.Fprintf(&b, "  %s -> %s [style=dotted, label=\"derived from\"];\n", from, dotQuote(st.BaseKey))
-		}
-		// Unmet dependencies not described above (statuses published
-		// without their dependency list) are still drawn.
-		for _, dep := range st.UnmetDependencies {
-			if drawn[dep] {
-				continue
-			}
-			need(dep)
-			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=\"unmet\"];\n", from, dotQuote(dep))
-		}
+		g.edges(st)
 	}
 	// Dependencies nothing knows of get a node of their own, so that the
 	// edge shows what is missing.
-	sort.Strings(missing)
-	for _, k := range missing {
+	sort.Strings(g.missing)
+	for _, k := range g.missing {
 		attrs := fmt.Sprintf("label=%s, style=dashed", dotQuote(k+"\n"+kvscheduler.NonExistent.String()))
 		if highlight[k] {
 			attrs += `, color=gold, penwidth=4`
 		}
-		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(k), attrs)
+		fmt.Fprintf(&g.b, "  %s [%s];\n", dotQuote(k), attrs)
 	}
-	b.WriteString("}\n")
-	return b.Bytes()
+	g.b.WriteString("}\n")
+	return g.b.Bytes()
+}
+
+// dotGraph is a DOT document being written: the keys that have a node,
+// and those edges pointed at that had none (drawn last, as missing).
+type dotGraph struct {
+	b         bytes.Buffer
+	known     map[string]bool
+	missing   []string
+	highlight map[string]bool
+}
+
+// need notes that an edge points at k, so that k gets a node.
+func (g *dotGraph) need(k string) {
+	if !g.known[k] {
+		g.known[k] = true
+		g.missing = append(g.missing, k)
+	}
+}
+
+// node writes st's node: its key, state and descriptor, an ellipse for a
+// derived value, gold when highlighted.
+func (g *dotGraph) node(st kvscheduler.ValueStatus) {
+	label := st.Key + "\n" + st.State.String()
+	if st.Descriptor != "" {
+		label += "\n[" + st.Descriptor + "]"
+	}
+	attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotQuote(label), stateColor(st.State))
+	if st.Derived {
+		attrs += `, shape=ellipse`
+	}
+	if g.highlight[st.Key] {
+		attrs += `, color=gold, penwidth=4`
+	}
+	fmt.Fprintf(&g.b, "  %s [%s];\n", dotQuote(st.Key), attrs)
+}
+
+// edges writes st's dependencies and its base.
+func (g *dotGraph) edges(st kvscheduler.ValueStatus) {
+	from := dotQuote(st.Key)
+	drawn := make(map[string]bool, len(st.Dependencies)+1)
+	for _, dep := range st.Dependencies {
+		drawn[dep.Label] = true
+		g.dependency(from, dep)
+	}
+	if st.BaseKey != "" {
+		drawn[st.BaseKey] = true
+		g.need(st.BaseKey)
+		fmt.Fprintf(&g.b, "  %s -> %s [style=dotted, label=\"derived from\"];\n", from, dotQuote(st.BaseKey))
+	}
+	// Unmet dependencies not described above (statuses published
+	// without their dependency list) are still drawn.
+	for _, dep := range st.UnmetDependencies {
+		if drawn[dep] {
+			continue
+		}
+		g.need(dep)
+		fmt.Fprintf(&g.b, "  %s -> %s [style=dashed, color=red, label=\"unmet\"];\n", from, dotQuote(dep))
+	}
+}
+
+// dependency writes the edges of one dependency: to each key that meets
+// it, or dashed and red to what it waits for.
+func (g *dotGraph) dependency(from string, dep kvscheduler.DependencyStatus) {
+	// A dependency on one key is named by the key unless it has a label;
+	// repeating the key on the edge would only add clutter.
+	label := ""
+	if dep.Label != dep.Key {
+		label = dep.Label
+	}
+	// An ordering-only dependency has a hollow arrowhead and says so when
+	// unmet: its dependent stays when it goes.
+	ordering := dep.Kind == kvscheduler.OrderingOnly
+	if dep.Met {
+		var a []string
+		if label != "" {
+			a = append(a, "label="+dotQuote(label))
+		}
+		if ordering {
+			a = append(a, "arrowhead=empty")
+		}
+		attrs := ""
+		if len(a) > 0 {
+			attrs = " [" + strings.Join(a, ", ") + "]"
+		}
+		for _, k := range dep.Keys {
+			g.need(k)
+			fmt.Fprintf(&g.b, "  %s -> %s%s;\n", from, dotQuote(k), attrs)
+		}
+		return
+	}
+	targets := dep.Keys
+	if len(targets) == 0 {
+		targets = []string{dep.Label}
+	}
+	unmet, head := "unmet ", ""
+	if ordering {
+		unmet, head = "unmet ordering-only ", ", arrowhead=empty"
+	}
+	for _, k := range targets {
+		g.need(k)
+		fmt.Fprintf(&g.b, "  %s -> %s [style=dashed, color=red, label=%s%s];\n", from, dotQuote(k),
+			dotQuote(strings.TrimSpace(unmet+label)), head)
+	}
 }
 
 func (h *handler) graph(w http.ResponseWriter, r *http.Request) error {
