@@ -196,46 +196,8 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 		}
 		m := prepared[i]
 		st := &d.objects[slices.IndexFunc(d.objects, func(s objState) bool { return s.key == keyOf[o] })]
-		for _, a := range append(slices.Clone(o.after), o.requires...) {
-			if k, ok := keyOf[a]; ok && !a.excluded {
-				st.after = append(st.after, k)
-			}
-		}
-		for _, a := range o.after {
-			k, ok := keyOf[a]
-			if !ok {
-				return nil, fmt.Errorf("%s is ordered after an object the handler did not return", keyOf[o])
-			}
-			if !a.excluded { // nothing to order after
-				// The object's own key too, ordering only: after a
-				// restart the markers are gone (they live only in the
-				// scheduler), and what the objects read back name is
-				// all that orders their deletes: the marker alone left
-				// them in key order.
-				kubedescriptor.OrderedAfter(m, b.k.ready(ownerKey, k), k)
-			}
-		}
-		for _, r := range o.requires {
-			k, ok := keyOf[r]
-			if !ok {
-				return nil, fmt.Errorf("%s requires an object the handler did not return", keyOf[o])
-			}
-			kubedescriptor.DependsOn(m, b.k.ready(ownerKey, k))
-			kubedescriptor.OrderedAfter(m, k) // as for After
-		}
-		for _, ok := range o.owners {
-			kubedescriptor.DependsOn(m, b.k.owner(ok))
-			d.needs = appendNew(d.needs, b.k.owner(ok))
-			// The owner's marker lives only in the scheduler: after a
-			// restart, what an object read back names in its annotation
-			// is all that orders its delete, so it names the other
-			// owner's objects too, deleted after it.
-			kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
-		}
-		for _, ok := range o.available {
-			kubedescriptor.DependsOn(m, b.k.available(ok))
-			d.needs = appendNew(d.needs, b.k.available(ok))
-			kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
+		if err := b.link(ownerKey, o, m, st, d, keyOf, objectsOf); err != nil {
+			return nil, err
 		}
 		clearHeldWithout(m, live[keyOf[o]])
 	}
@@ -253,6 +215,57 @@ func (b *builder[T]) desired(ownerKey string, owner T, objs []*Object, live map[
 	d.values[b.k.owner(ownerKey)] = nil // placeholder, set by readiness
 	b.readiness(ownerKey, d, live)
 	return d, nil
+}
+
+// link writes what orders o's object m: the markers it depends on (the
+// objects it Requires, its owners' and their availability's) and the
+// keys it is ordered after, which its annotations keep across restarts.
+// st gets the keys it is ordered after among the objects returned, d
+// the markers the owner needs.
+func (b *builder[T]) link(ownerKey string, o *Object, m metav1.Object, st *objState, d *desired,
+	keyOf map[*Object]string, objectsOf func(ownerKey string) []string) error {
+	for _, a := range append(slices.Clone(o.after), o.requires...) {
+		if k, ok := keyOf[a]; ok && !a.excluded {
+			st.after = append(st.after, k)
+		}
+	}
+	for _, a := range o.after {
+		k, ok := keyOf[a]
+		if !ok {
+			return fmt.Errorf("%s is ordered after an object the handler did not return", keyOf[o])
+		}
+		if !a.excluded { // nothing to order after
+			// The object's own key too, ordering only: after a
+			// restart the markers are gone (they live only in the
+			// scheduler), and what the objects read back name is
+			// all that orders their deletes: the marker alone left
+			// them in key order.
+			kubedescriptor.OrderedAfter(m, b.k.ready(ownerKey, k), k)
+		}
+	}
+	for _, r := range o.requires {
+		k, ok := keyOf[r]
+		if !ok {
+			return fmt.Errorf("%s requires an object the handler did not return", keyOf[o])
+		}
+		kubedescriptor.DependsOn(m, b.k.ready(ownerKey, k))
+		kubedescriptor.OrderedAfter(m, k) // as for After
+	}
+	for _, ok := range o.owners {
+		kubedescriptor.DependsOn(m, b.k.owner(ok))
+		d.needs = appendNew(d.needs, b.k.owner(ok))
+		// The owner's marker lives only in the scheduler: after a
+		// restart, what an object read back names in its annotation
+		// is all that orders its delete, so it names the other
+		// owner's objects too, deleted after it.
+		kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
+	}
+	for _, ok := range o.available {
+		kubedescriptor.DependsOn(m, b.k.available(ok))
+		d.needs = appendNew(d.needs, b.k.available(ok))
+		kubedescriptor.OrderedAfter(m, objectsOf(ok)...)
+	}
+	return nil
 }
 
 // prepare copies obj, puts it in the owner's namespace (objects of
