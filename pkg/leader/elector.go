@@ -200,24 +200,7 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 	})
 	defer unwatch()
 
-	// Each candidacy is a term of its own, with an ID written into the
-	// Lease, so that creates stamped in an earlier term of this same
-	// holder are refused too (termstamp.go).
-	termID := newTermID()
-	labels := e.termLabels(termID)
-	for k := range e.o.releaseLabels {
-		// client-go adds the lock's labels to the Lease it read and
-		// removes none: a release label an earlier term wrote would stay
-		// on the Lease this term holds. Acquisitions and renewals empty
-		// it; the release alone sets it (trackingLock.write).
-		labels[k] = ""
-	}
-	lock := &trackingLock{LeaseLock: &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
-		Client:     e.leases,
-		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
-		Labels:     labels,
-	}, e: e, mayRelease: &mayRelease, termID: termID}
+	lock := e.termLock(&mayRelease)
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            e.namespace + "/" + e.name,
@@ -259,6 +242,27 @@ func (e *Elector) term(ctx context.Context, fn func(context.Context) error) erro
 	}
 	e.revoke()
 	return fnErr
+}
+
+// termLock is the Lease lock of one candidacy. Each candidacy is a term of
+// its own, with an ID written into the Lease, so that creates stamped in
+// an earlier term of this same holder are refused too (termstamp.go).
+func (e *Elector) termLock(mayRelease *atomic.Bool) *trackingLock {
+	termID := newTermID()
+	labels := e.termLabels(termID)
+	for k := range e.o.releaseLabels {
+		// client-go adds the lock's labels to the Lease it read and
+		// removes none: a release label an earlier term wrote would stay
+		// on the Lease this term holds. Acquisitions and renewals empty
+		// it; the release alone sets it (trackingLock.write).
+		labels[k] = ""
+	}
+	return &trackingLock{LeaseLock: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
+		Client:     e.leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.o.identity},
+		Labels:     labels,
+	}, e: e, mayRelease: mayRelease, termID: termID}
 }
 
 // lead runs fn for one term of leadership. keep is true when the lease
