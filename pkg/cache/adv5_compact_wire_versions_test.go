@@ -26,8 +26,9 @@ import (
 )
 
 // adv5TwoVersionKind installs a CRD "Dial" in a group of its own, served
-// in v1 (storage) and v1beta1, conversion None, and returns its group.
-func adv5TwoVersionKind(t *testing.T) string {
+// in v1 (storage) and v1beta1, with conversion (a YAML flow mapping), and
+// returns its group.
+func adv5TwoVersionKind(t *testing.T, conversion string) string {
 	t.Helper()
 	group := fmt.Sprintf("dials%d.lariat.dev", time.Now().UnixNano())
 	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
@@ -37,11 +38,11 @@ spec:
   group: %[1]s
   scope: Namespaced
   names: {plural: dials, singular: dial, kind: Dial, listKind: DialList}
-  conversion: {strategy: None}
+  conversion: %[2]s
   versions:
   - {name: v1beta1, served: true, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
   - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
-`, group)
+`, group, conversion)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "dials.yaml"), []byte(crd), 0o600); err != nil {
 		t.Fatal(err)
@@ -155,7 +156,23 @@ func (p adv5Pair) check(t *testing.T, key string) {
 // API server rebuilds the kind's storage and ends its watches), an update
 // made in v1beta1, an object created in v1 and a delete.
 func TestAdv5CompactCacheOfACRDServedInTwoVersions(t *testing.T) {
-	group := adv5TwoVersionKind(t)
+	group := adv5TwoVersionKind(t, "{strategy: None}")
+	adv5TwoVersions(t, group, nil)
+}
+
+// adv5Field is the spec field that holds a Dial's size in version: size
+// in v1beta1, count in v1 (the conversion webhook renames it; without a
+// webhook it is just data).
+func adv5Field(version string) string {
+	if version == "v1" {
+		return "count"
+	}
+	return "size"
+}
+
+// adv5TwoVersions runs the story of TestAdv5CompactCacheOfACRDServedInTwoVersions
+// on the Dial kind of group, then calls after for each pair.
+func adv5TwoVersions(t *testing.T, group string, after func(p adv5Pair, ns string)) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	dyn := dynamic.NewForConfigOrDie(cp.Config())
 	in := func(version string) dynamic.ResourceInterface {
@@ -163,7 +180,7 @@ func TestAdv5CompactCacheOfACRDServedInTwoVersions(t *testing.T) {
 	}
 	create := func(version, name string, size int64) {
 		t.Helper()
-		o := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": size}}}
+		o := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{adv5Field(version): size}}}
 		o.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: "Dial"})
 		o.SetName(name)
 		o.SetLabels(map[string]string{"made-in": version})
@@ -221,6 +238,9 @@ func TestAdv5CompactCacheOfACRDServedInTwoVersions(t *testing.T) {
 		// the new object watched.
 		if n := cache.WiredObjects(p.in.compact); n < 4 {
 			t.Errorf("%s: %d objects read from the wire, want at least 4", p.name, n)
+		}
+		if after != nil {
+			after(p, ns)
 		}
 	}
 }
