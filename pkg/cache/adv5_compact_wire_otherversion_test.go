@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -92,13 +93,15 @@ func TestAdv5CompactCacheOfObjectsInAnotherVersionThanAsked(t *testing.T) {
 			if err := v1.Delete(t.Context(), "d-1", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			controlplanetest.Eventually(t, time.Minute, "the changes in the compact cache", func() bool {
-				s := in.compact.GetStore()
-				_, has1, _ := s.GetByKey(ns + "/d-1")
-				_, has2, _ := s.GetByKey(ns + "/d-2")
-				o, ok, _ := s.GetByKey(ns + "/d-0")
-				return ok && o.(*unstructured.Unstructured).GetResourceVersion() == d0.GetResourceVersion() && !has1 && has2
-			})
+			for _, inf := range []toolscache.SharedIndexInformer{in.compact, in.plain} {
+				controlplanetest.Eventually(t, time.Minute, "the changes in both caches", func() bool {
+					s := inf.GetStore()
+					_, has1, _ := s.GetByKey(ns + "/d-1")
+					_, has2, _ := s.GetByKey(ns + "/d-2")
+					o, ok, _ := s.GetByKey(ns + "/d-0")
+					return ok && o.(*unstructured.Unstructured).GetResourceVersion() == d0.GetResourceVersion() && !has1 && has2
+				})
+			}
 			for _, name := range []string{"d-0", "d-2"} {
 				if got := in.sameAsPlain(t, ns+"/"+name).(*unstructured.Unstructured); got.GetManagedFields() != nil {
 					t.Errorf("%s read from the compact cache has managedFields", name)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -94,11 +95,13 @@ func TestAdv5CompactCacheOfOneTypeInTwoVersions(t *testing.T) {
 	}
 	create("d-1")
 	for _, p := range pairs {
-		controlplanetest.Eventually(t, time.Minute, p.name+": the update and the create in the compact cache", func() bool {
-			o, ok, _ := p.in.compact.GetStore().GetByKey(ns + "/d-0")
-			_, has1, _ := p.in.compact.GetStore().GetByKey(ns + "/d-1")
-			return ok && resourceVersionOf(o.(runtime.Object)) == d0.GetResourceVersion() && has1
-		})
+		for _, inf := range []toolscache.SharedIndexInformer{p.in.compact, p.in.plain} {
+			controlplanetest.Eventually(t, time.Minute, p.name+": the update and the create in both caches", func() bool {
+				o, ok, _ := inf.GetStore().GetByKey(ns + "/d-0")
+				_, has1, _ := inf.GetStore().GetByKey(ns + "/d-1")
+				return ok && resourceVersionOf(o.(runtime.Object)) == d0.GetResourceVersion() && has1
+			})
+		}
 		p.check(t, ns+"/d-0")
 		p.check(t, ns+"/d-1")
 		if n := cache.WiredObjects(p.in.compact); n < 3 {

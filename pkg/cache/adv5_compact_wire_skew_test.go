@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
@@ -107,13 +108,15 @@ func TestAdv5CompactCacheFollowsTheServerBetweenProtobufAndJSON(t *testing.T) {
 			if err := cms.Delete(t.Context(), "cm-2", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			controlplanetest.Eventually(t, time.Minute, "the changes in the compact cache", func() bool {
-				s := in.compact.GetStore()
-				o, ok, _ := s.GetByKey(ns + "/cm-1")
-				_, has2, _ := s.GetByKey(ns + "/cm-2")
-				_, has3, _ := s.GetByKey(ns + "/cm-3")
-				return ok && resourceVersionOf(o.(*corev1.ConfigMap)) == cm.ResourceVersion && !has2 && has3
-			})
+			for _, inf := range []toolscache.SharedIndexInformer{in.compact, in.plain} {
+				controlplanetest.Eventually(t, time.Minute, "the changes in both caches", func() bool {
+					s := inf.GetStore()
+					o, ok, _ := s.GetByKey(ns + "/cm-1")
+					_, has2, _ := s.GetByKey(ns + "/cm-2")
+					_, has3, _ := s.GetByKey(ns + "/cm-3")
+					return ok && resourceVersionOf(o.(*corev1.ConfigMap)) == cm.ResourceVersion && !has2 && has3
+				})
+			}
 			for _, name := range []string{"cm-0", "cm-1", "cm-3"} {
 				in.sameAsPlain(t, ns+"/"+name)
 			}
