@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
@@ -48,39 +49,103 @@ func TestAdv5CompactCacheCatchesUpAcrossCutsAndCompaction(t *testing.T) {
 	}
 }
 
+// adv5Writer writes objects of one kind in one namespace, each write with
+// a new note (in its data or spec and in its labels).
+type adv5Writer struct {
+	t       *testing.T
+	gvk     schema.GroupVersionKind
+	ns      string
+	objects dynamic.ResourceInterface
+	note    int
+}
+
+// write creates name, or updates it when it exists.
+func (w *adv5Writer) write(name string) {
+	w.t.Helper()
+	w.note++
+	o := testkinds.Object(w.gvk, w.ns, name)
+	if w.gvk == testkinds.WidgetGVK {
+		o = testkinds.Widget(w.ns, name, int64(w.note))
+	} else {
+		o.Object["data"] = map[string]any{"note": fmt.Sprint(w.note)}
+	}
+	o.SetLabels(map[string]string{"note": fmt.Sprint(w.note)})
+	cur, err := w.objects.Get(w.t.Context(), name, metav1.GetOptions{})
+	if err == nil {
+		o.SetResourceVersion(cur.GetResourceVersion())
+		_, err = w.objects.Update(w.t.Context(), o, metav1.UpdateOptions{})
+	} else {
+		_, err = w.objects.Create(w.t.Context(), o, metav1.CreateOptions{})
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *adv5Writer) remove(name string) {
+	w.t.Helper()
+	if err := w.objects.Delete(w.t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// cutChanges makes the changes of a cut (an update, a delete, a create,
+// and o-0 deleted and created again) and waits until plain, which is not
+// cut, has them.
+func (w *adv5Writer) cutChanges(plain toolscache.SharedIndexInformer, round int) {
+	w.t.Helper()
+	w.write("o-1")
+	w.remove("o-2")
+	w.write(fmt.Sprintf("new-%d", round))
+	w.remove("o-0")
+	w.write("o-0")
+	controlplanetest.Eventually(w.t, time.Minute, "the changes in the default cache", func() bool {
+		_, has2, _ := plain.GetStore().GetByKey(w.ns + "/o-2")
+		_, has0, _ := plain.GetStore().GetByKey(w.ns + "/o-0")
+		_, hasNew, _ := plain.GetStore().GetByKey(fmt.Sprintf("%s/new-%d", w.ns, round))
+		return !has2 && has0 && hasNew
+	})
+}
+
+// adv5AllSameAsPlain fails the test unless the compact cache comes to hold
+// exactly the default cache's objects, at their versions, field for field
+// and without managedFields.
+func adv5AllSameAsPlain(t *testing.T, in informers, what string) {
+	t.Helper()
+	want := in.plain.GetStore().ListKeys()
+	slices.Sort(want)
+	controlplanetest.Eventually(t, time.Minute, what+": the compact cache to hold the default cache's objects", func() bool {
+		got := in.compact.GetStore().ListKeys()
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return false
+		}
+		for _, key := range want {
+			p, _, _ := in.plain.GetStore().GetByKey(key)
+			c, _, _ := in.compact.GetStore().GetByKey(key)
+			if resourceVersionOf(p.(runtime.Object)) != resourceVersionOf(c.(runtime.Object)) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, key := range want {
+		got := in.sameAsPlain(t, key)
+		if u, ok := got.(*unstructured.Unstructured); ok && u.GetManagedFields() != nil {
+			t.Errorf("%s: %s has managedFields", what, key)
+		}
+		if cm, ok := got.(*corev1.ConfigMap); ok && cm.ManagedFields != nil {
+			t.Errorf("%s: %s has managedFields", what, key)
+		}
+	}
+}
+
 func adv5CutAndCompact(t *testing.T, own *controlplane.ControlPlane, gvk schema.GroupVersionKind, resource string) {
 	ns := controlplanetest.Namespace(t, own.Config())
-	objects := dynamic.NewForConfigOrDie(own.Config()).Resource(gvk.GroupVersion().WithResource(resource)).Namespace(ns)
-	note := 0
-	write := func(name string) {
-		t.Helper()
-		note++
-		o := testkinds.Object(gvk, ns, name)
-		if gvk == testkinds.WidgetGVK {
-			o = testkinds.Widget(ns, name, int64(note))
-		} else {
-			o.Object["data"] = map[string]any{"note": fmt.Sprint(note)}
-		}
-		o.SetLabels(map[string]string{"note": fmt.Sprint(note)})
-		cur, err := objects.Get(t.Context(), name, metav1.GetOptions{})
-		if err == nil {
-			o.SetResourceVersion(cur.GetResourceVersion())
-			_, err = objects.Update(t.Context(), o, metav1.UpdateOptions{})
-		} else {
-			_, err = objects.Create(t.Context(), o, metav1.CreateOptions{})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	remove := func(name string) {
-		t.Helper()
-		if err := objects.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := &adv5Writer{t: t, gvk: gvk, ns: ns,
+		objects: dynamic.NewForConfigOrDie(own.Config()).Resource(gvk.GroupVersion().WithResource(resource)).Namespace(ns)}
 	for i := range 4 {
-		write(fmt.Sprintf("o-%d", i))
+		w.write(fmt.Sprintf("o-%d", i))
 	}
 	proxy, proxied := controlplanetest.NewProxy(t, own.Config())
 	var in informers
@@ -98,69 +163,23 @@ func adv5CutAndCompact(t *testing.T, own *controlplane.ControlPlane, gvk schema.
 	in.compact.(cache.RelistNotifier).OnRelisted(func() { relists.Add(1) })
 	in.start(t)
 
-	same := func(what string) {
-		t.Helper()
-		want := in.plain.GetStore().ListKeys()
-		slices.Sort(want)
-		controlplanetest.Eventually(t, time.Minute, what+": the compact cache to hold the default cache's objects", func() bool {
-			got := in.compact.GetStore().ListKeys()
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				return false
-			}
-			for _, key := range want {
-				p, _, _ := in.plain.GetStore().GetByKey(key)
-				c, _, _ := in.compact.GetStore().GetByKey(key)
-				if resourceVersionOf(p.(runtime.Object)) != resourceVersionOf(c.(runtime.Object)) {
-					return false
-				}
-			}
-			return true
-		})
-		for _, key := range want {
-			got := in.sameAsPlain(t, key)
-			if u, ok := got.(*unstructured.Unstructured); ok && u.GetManagedFields() != nil {
-				t.Errorf("%s: %s has managedFields", what, key)
-			}
-			if cm, ok := got.(*corev1.ConfigMap); ok && cm.ManagedFields != nil {
-				t.Errorf("%s: %s has managedFields", what, key)
-			}
-		}
-	}
-	// changes makes the cut's changes and waits until the default cache,
-	// which is not cut, has them.
-	changes := func(round int) {
-		t.Helper()
-		write("o-1")
-		remove("o-2")
-		write(fmt.Sprintf("new-%d", round))
-		remove("o-0")
-		write("o-0")
-		controlplanetest.Eventually(t, time.Minute, "the changes in the default cache", func() bool {
-			_, has2, _ := in.plain.GetStore().GetByKey(ns + "/o-2")
-			_, has0, _ := in.plain.GetStore().GetByKey(ns + "/o-0")
-			_, hasNew, _ := in.plain.GetStore().GetByKey(fmt.Sprintf("%s/new-%d", ns, round))
-			return !has2 && has0 && hasNew
-		})
-	}
-
 	wired := cache.WiredObjects(in.compact)
 	proxy.Cut()
-	changes(1)
+	w.cutChanges(in.plain, 1)
 	proxy.Restore()
-	same("resumed")
+	adv5AllSameAsPlain(t, in, "resumed")
 	if n := cache.WiredObjects(in.compact) - wired; n < 4 {
-		t.Errorf("resumed: %d objects read from the wire since the cut, want at least the 4 changes' ", n)
+		t.Errorf("resumed: %d objects read from the wire since the cut, want at least the 4 changes'", n)
 	}
 
-	write("o-2")
-	same("before the second cut")
+	w.write("o-2")
+	adv5AllSameAsPlain(t, in, "before the second cut")
 	before := relists.Load()
 	proxy.Cut()
-	changes(2)
+	w.cutChanges(in.plain, 2)
 	e := &adv5Expirer{t: t, etcdURL: own.EtcdURL()}
 	e.compact()
 	proxy.Restore()
 	controlplanetest.Eventually(t, time.Minute, "the compact cache to list again", func() bool { return relists.Load() > before })
-	same("relisted")
+	adv5AllSameAsPlain(t, in, "relisted")
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
@@ -217,14 +218,24 @@ func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schem
 	if got := e.continued(); got[0] != http.StatusGone {
 		t.Fatalf("the continued page was answered %v, want 410 Gone: the test did not provoke what it is about", got)
 	}
+	adv5HoldsTheWholeList(t, own, ns, gvk, compact, log, restart)
+	t.Logf("continued pages answered %v; %d objects read from the wire", e.continued(), cache.WiredObjects(compact))
+}
 
+// adv5HoldsTheWholeList fails the test unless compact, after the expired
+// continue, holds exactly o-1..o-5 and o-new, field for field what a
+// default cache holds, and its handler was told of o-new and (after a
+// restart, when it had been told of o-0) of o-0's end.
+func adv5HoldsTheWholeList(t *testing.T, own *controlplane.ControlPlane, ns string, gvk schema.GroupVersionKind,
+	compact toolscache.SharedIndexInformer, log *eventLog, restart bool) {
+	t.Helper()
 	plainFactory := newCacheFactory(t, own.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, NoWatchList: true}})
 	plain, err := plainFactory.ForKind(gvk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	startAndSync(t, plainFactory)
-	in := informers{compact: compact, plain: plain, compactFactory: compactFactory, plainFactory: plainFactory}
+	in := informers{compact: compact, plain: plain, plainFactory: plainFactory}
 	want := []string{ns + "/o-1", ns + "/o-2", ns + "/o-3", ns + "/o-4", ns + "/o-5", ns + "/o-new"}
 	controlplanetest.Eventually(t, time.Minute, "the compact cache to hold what the server holds", func() bool {
 		keys := compact.GetStore().ListKeys()
@@ -259,5 +270,4 @@ func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schem
 	if n := cache.WiredObjects(compact); n < 6 {
 		t.Errorf("%d objects read from the wire, want at least the 6 of the whole list", n)
 	}
-	t.Logf("continued pages answered %v; %d objects read from the wire", e.continued(), cache.WiredObjects(compact))
 }

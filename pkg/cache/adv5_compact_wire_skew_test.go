@@ -151,7 +151,6 @@ func adv5Random(t *testing.T, n int) string {
 // reused for small ones and the other way round): every object is field
 // for field the default cache's.
 func TestAdv5CompactCacheKeepsObjectsLargerThanItsBuffers(t *testing.T) {
-	const big = 900 << 10
 	dir, gizmoGVK, gizmoGVR, err := testkinds.NewLateKind(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -160,92 +159,106 @@ func TestAdv5CompactCacheKeepsObjectsLargerThanItsBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, listing := range []bool{false, true} {
-		t.Run(fmt.Sprintf("configmaps/list=%v", listing), func(t *testing.T) {
-			ns := controlplanetest.Namespace(t, cp.Config())
-			cms := kube(t).CoreV1().ConfigMaps(ns)
-			random := make([]byte, big)
-			if _, err := rand.Read(random); err != nil {
-				t.Fatal(err)
-			}
-			objs := []*corev1.ConfigMap{
-				{ObjectMeta: metav1.ObjectMeta{Name: "text"}, Data: map[string]string{"t": strings.Repeat("abcdefgh", big/8)}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "tiny"}, Data: map[string]string{"t": "x"}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "random"}, BinaryData: map[string][]byte{"r": random}},
-			}
-			for _, o := range objs {
-				if _, err := cms.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			in := adv5Informers(t, ns, configMapGVK, listing)
-			in.start(t)
-			for _, o := range objs {
-				in.sameAsPlain(t, ns+"/"+o.Name)
-			}
-			// Swap: tiny grows to random data, random shrinks to a byte.
-			tiny, err := cms.Get(t.Context(), "tiny", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tiny.BinaryData = map[string][]byte{"r": random[:big-1]}
-			if _, err := cms.Update(t.Context(), tiny, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			r, err := cms.Get(t.Context(), "random", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.BinaryData = map[string][]byte{"r": {1}}
-			if r, err = cms.Update(t.Context(), r, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			adv5Caught(t, in, ns+"/random", r.ResourceVersion)
-			for _, o := range objs {
-				in.sameAsPlain(t, ns+"/"+o.Name)
-			}
-			if n := cache.WiredObjects(in.compact); n < 5 {
-				t.Errorf("%d objects read from the wire, want at least 5", n)
-			}
-		})
+		t.Run(fmt.Sprintf("configmaps/list=%v", listing), func(t *testing.T) { adv5BigConfigMaps(t, listing) })
 		t.Run(fmt.Sprintf("custom resources/list=%v", listing), func(t *testing.T) {
-			ns := controlplanetest.Namespace(t, cp.Config())
-			gizmos := dynamic.NewForConfigOrDie(cp.Config()).Resource(gizmoGVR).Namespace(ns)
-			names := []string{"random", "tiny", "escaped"}
-			specs := []map[string]any{
-				{"r": adv5Random(t, big)},
-				{"r": "x"},
-				{"e": strings.Repeat("<\"é\\\u2028>", big/16)},
-			}
-			for i, name := range names {
-				o := testkinds.Object(gizmoGVK, ns, name)
-				o.Object["spec"] = specs[i]
-				if _, err := gizmos.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			in := adv5Informers(t, ns, gizmoGVK, listing)
-			in.start(t)
-			for _, name := range names {
-				in.sameAsPlain(t, ns+"/"+name)
-			}
-			for i, spec := range []map[string]any{{"r": "y"}, specs[0]} {
-				o, err := gizmos.Get(t.Context(), names[i], metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				o.Object["spec"] = spec
-				if o, err = gizmos.Update(t.Context(), o, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				adv5Caught(t, in, ns+"/"+names[i], o.GetResourceVersion())
-			}
-			for _, name := range names {
-				in.sameAsPlain(t, ns+"/"+name)
-			}
-			if n := cache.WiredObjects(in.compact); n < 5 {
-				t.Errorf("%d objects read from the wire, want at least 5", n)
-			}
+			adv5BigCustomResources(t, gizmoGVK, gizmoGVR, listing)
 		})
+	}
+}
+
+// adv5Big is the size of the large objects: about 900 KB, under the API
+// server's and etcd's limits.
+const adv5Big = 900 << 10
+
+// adv5BigConfigMaps is TestAdv5CompactCacheKeepsObjectsLargerThanItsBuffers
+// for ConfigMaps.
+func adv5BigConfigMaps(t *testing.T, listing bool) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	cms := kube(t).CoreV1().ConfigMaps(ns)
+	random := make([]byte, adv5Big)
+	if _, err := rand.Read(random); err != nil {
+		t.Fatal(err)
+	}
+	objs := []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "text"}, Data: map[string]string{"t": strings.Repeat("abcdefgh", adv5Big/8)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "tiny"}, Data: map[string]string{"t": "x"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "random"}, BinaryData: map[string][]byte{"r": random}},
+	}
+	for _, o := range objs {
+		if _, err := cms.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := adv5Informers(t, ns, configMapGVK, listing)
+	in.start(t)
+	for _, o := range objs {
+		in.sameAsPlain(t, ns+"/"+o.Name)
+	}
+	// Swap: tiny grows to random data, random shrinks to a byte.
+	tiny, err := cms.Get(t.Context(), "tiny", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiny.BinaryData = map[string][]byte{"r": random[:adv5Big-1]}
+	if _, err := cms.Update(t.Context(), tiny, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := cms.Get(t.Context(), "random", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.BinaryData = map[string][]byte{"r": {1}}
+	if r, err = cms.Update(t.Context(), r, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	adv5Caught(t, in, ns+"/random", r.ResourceVersion)
+	for _, o := range objs {
+		in.sameAsPlain(t, ns+"/"+o.Name)
+	}
+	if n := cache.WiredObjects(in.compact); n < 5 {
+		t.Errorf("%d objects read from the wire, want at least 5", n)
+	}
+}
+
+// adv5BigCustomResources is TestAdv5CompactCacheKeepsObjectsLargerThanItsBuffers
+// for custom resources of gvk (a preserve-unknown CRD).
+func adv5BigCustomResources(t *testing.T, gizmoGVK schema.GroupVersionKind, gizmoGVR schema.GroupVersionResource, listing bool) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	gizmos := dynamic.NewForConfigOrDie(cp.Config()).Resource(gizmoGVR).Namespace(ns)
+	names := []string{"random", "tiny", "escaped"}
+	specs := []map[string]any{
+		{"r": adv5Random(t, adv5Big)},
+		{"r": "x"},
+		{"e": strings.Repeat("<\"é\\\u2028>", adv5Big/16)},
+	}
+	for i, name := range names {
+		o := testkinds.Object(gizmoGVK, ns, name)
+		o.Object["spec"] = specs[i]
+		if _, err := gizmos.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := adv5Informers(t, ns, gizmoGVK, listing)
+	in.start(t)
+	for _, name := range names {
+		in.sameAsPlain(t, ns+"/"+name)
+	}
+	for i, spec := range []map[string]any{{"r": "y"}, specs[0]} {
+		o, err := gizmos.Get(t.Context(), names[i], metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Object["spec"] = spec
+		if o, err = gizmos.Update(t.Context(), o, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		adv5Caught(t, in, ns+"/"+names[i], o.GetResourceVersion())
+	}
+	for _, name := range names {
+		in.sameAsPlain(t, ns+"/"+name)
+	}
+	if n := cache.WiredObjects(in.compact); n < 5 {
+		t.Errorf("%d objects read from the wire, want at least 5", n)
 	}
 }
 
