@@ -300,7 +300,11 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			opts.apply(&lo)
 			consistent(&lo)
-			return retryTransient(ctx, h, "list", func() (runtime.Object, error) {
+			verb := "list"
+			if lo.Continue != "" {
+				verb = "list page"
+			}
+			return retryTransient(ctx, h, verb, func() (runtime.Object, error) {
 				c, err := getClient()
 				if err != nil {
 					return nil, &clientError{err}

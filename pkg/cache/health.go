@@ -181,14 +181,17 @@ func retryTransient[T any](ctx context.Context, h *kindHealth, verb string, call
 	for {
 		v, err := call()
 		if err == nil {
-			if h != nil && verb == "list" {
+			if h != nil && verb != "watch" {
 				h.ok() // a watch works once it proves it (healthWatch)
 			}
 			return v, nil
 		}
 		if h != nil {
 			h.failed(verb, err)
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			// An expired continue token needs no rebuild: client-go's pager
+			// lists again whole at once, and a rebuild would list a second
+			// time.
+			if (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && verb != "list page" {
 				h.expired()
 			}
 		}
