@@ -369,6 +369,7 @@ func fzRun(seed int64) (string, []string) {
 			panic(err)
 		}
 	}
+	leaves := fzLeaveStart(s)
 	// Every job's published statuses are what the nodes' fields say (a
 	// change no walk marked dirty leaves a stale status behind).
 	var pubMu sync.Mutex
@@ -594,6 +595,14 @@ func fzRun(seed int64) (string, []string) {
 			if msg := fzCheckDeleteOrderByTxn(atStart, ops, seen, recs); msg != "" {
 				return "delete order: " + msg, log
 			}
+		}
+		if msg := leaves.take(*fzLeave && !injected && !fzInjectedIn(ops)); msg != "" {
+			if *fzVerbose {
+				for _, r := range recs {
+					log = append(log, r.String())
+				}
+			}
+			return "leave set: " + msg, log
 		}
 		if msg := fzCheckRecords(recs, ops); msg != "" {
 			for _, r := range recs {

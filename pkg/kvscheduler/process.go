@@ -63,6 +63,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 		// (seed 398638).
 		w.drain("the values read back")
 	}
+	ls, from := s.startLeaveCheck(w)
 	undos := s.applyValues(w, values)
 	w.resume()
 	w.recheckRead()
@@ -72,6 +73,7 @@ func (s *Scheduler) processTxn(j *job) (*TxnRecord, error) {
 	}
 	w.applyReleased()
 	w.settleCycles()
+	s.endLeaveCheck(w, ls, from, out.revertFrom >= 0)
 	s.refreshFailed(w)
 	if out.revertFrom < 0 {
 		out.invalid = s.invalidOf(w)

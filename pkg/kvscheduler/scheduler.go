@@ -109,6 +109,10 @@ type Scheduler struct {
 	// beforeWatch, set by tests only, runs in WatchValueStatus once it
 	// found the scheduler not closed, before it registers the watch.
 	beforeWatch atomic.Pointer[func()]
+	// leaveCheck, set by tests only, makes each NB transaction build the
+	// model of its leaving set and report how it compares with what the
+	// step did (see checkLeaveSet).
+	leaveCheck atomic.Pointer[func(leaveReport)]
 }
 
 type jobKind int

@@ -1,0 +1,62 @@
+package kvscheduler_test
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// The exactness check of the leaving set (issue 25, see leaveset.go): with
+// -fzleave, each NB transaction of an adv5 fuzz step without injected
+// failures builds the model of the values it takes away, and the model
+// must name exactly the values the step's record shows leaving (deletes,
+// and PENDING or INVALID transitions of values available before it).
+
+var fzLeave = flag.Bool("fzleave", false, "check the model of each step's leaving set against the record (steps without injected failures)")
+
+// fzLeaves collects the leave reports of a scheduler's transactions.
+type fzLeaves struct {
+	mu      sync.Mutex
+	reports []kvscheduler.LeaveReport
+}
+
+// fzLeaveStart makes s report its leaving sets when -fzleave is set.
+func fzLeaveStart(s *kvscheduler.Scheduler) *fzLeaves {
+	l := &fzLeaves{}
+	if *fzLeave {
+		kvscheduler.CheckLeaveSets(s, func(r kvscheduler.LeaveReport) {
+			l.mu.Lock()
+			l.reports = append(l.reports, r)
+			l.mu.Unlock()
+		})
+	}
+	return l
+}
+
+// take returns the first mismatch reported since the last call ("" if
+// none), and forgets the reports; check false only forgets them.
+func (l *fzLeaves) take(check bool) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rs := l.reports
+	l.reports = nil
+	if !check {
+		return ""
+	}
+	return leaveMismatch(rs)
+}
+
+// leaveMismatch describes the first report of rs whose model disagrees
+// with its step's record, or whose model stopped at its budget.
+func leaveMismatch(rs []kvscheduler.LeaveReport) string {
+	for _, r := range rs {
+		if len(r.Extra)+len(r.Missed) > 0 || r.Exhausted {
+			return fmt.Sprintf("#%d: model leaves but stayed %v, left but model kept %v, exhausted %v (%s)",
+				r.Seq, r.Extra, r.Missed, r.Exhausted, strings.TrimSpace(r.Model))
+		}
+	}
+	return ""
+}

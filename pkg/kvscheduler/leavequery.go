@@ -1,0 +1,109 @@
+package kvscheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The questions the leaving set answers (see leaveset.go), and the check
+// that compares it with what a step did (tests only: see
+// Scheduler.leaveCheck).
+
+// leaves returns when key's value surely leaves in the step, and whether
+// it does: it was available before the step and a rule takes it away.
+func (ls *leaveSet) leaves(key string) (int32, bool) {
+	e := ls.byKey[key]
+	if e == nil || !e.avail || e.leave == lvNever {
+		return lvNever, false
+	}
+	return e.leave, true
+}
+
+// comes returns from when key's value may be available to the step's end
+// (lvBefore: it stays; lvNever: it does not come).
+func (ls *leaveSet) comes(key string) int32 {
+	if e := ls.byKey[key]; e != nil {
+		return e.come
+	}
+	return lvNever
+}
+
+// leaving returns the keys of the values that surely leave, sorted.
+func (ls *leaveSet) leaving() []string {
+	var out []string
+	for _, e := range ls.list {
+		if e.avail && e.leave < lvNever {
+			out = append(out, e.key)
+		}
+	}
+	return out
+}
+
+// leaveReport is how one step's leaving set compared with what the step
+// did: the keys the model has leave that stayed (Extra), those that left
+// and the model kept (Missed), and whether the model stopped at its
+// budget.
+type leaveReport struct {
+	Seq           uint64
+	Extra, Missed []string
+	Exhausted     bool
+	// Model describes the model's marks of the keys in Extra and Missed.
+	Model string
+}
+
+// startLeaveCheck builds the leaving set of the transaction's values when
+// a test asks for the check, before they are applied; it returns it with
+// the number of operations recorded so far.
+func (s *Scheduler) startLeaveCheck(w *walker) (*leaveSet, int) {
+	if s.leaveCheck.Load() == nil || len(s.resume) > 0 || len(w.values) == 0 {
+		return nil, 0
+	}
+	return w.buildLeaveSet(0), len(w.rec.Executed)
+}
+
+// endLeaveCheck compares ls with the operations recorded since from,
+// unless something the model does not predict happened: a failure, a
+// revert, a cancellation or a cut walk.
+func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bool) {
+	f := s.leaveCheck.Load()
+	if ls == nil || f == nil || reverted || w.topErr || w.canceled != nil || w.walkCut != nil ||
+		len(w.failedNs) > 0 {
+		return
+	}
+	left := map[string]bool{}
+	for _, op := range w.rec.Executed[from:] {
+		if op.Err != nil {
+			return
+		}
+		e := ls.byKey[op.Key]
+		if e != nil && e.avail && (op.Operation == OpDelete || op.NewState == Pending || op.NewState == Invalid) {
+			left[op.Key] = true
+		}
+	}
+	r := leaveReport{Seq: w.rec.SeqNum, Exhausted: ls.exhausted}
+	model := ls.leaving()
+	for _, k := range model {
+		if !left[k] {
+			r.Extra = append(r.Extra, k)
+		}
+	}
+	for k := range left {
+		if !slices.Contains(model, k) {
+			r.Missed = append(r.Missed, k)
+		}
+	}
+	slices.Sort(r.Missed)
+	var b strings.Builder
+	for _, k := range append(slices.Clone(r.Extra), r.Missed...) {
+		e := ls.byKey[k]
+		by := ""
+		if e.by != nil {
+			by = e.by.key
+		}
+		fmt.Fprintf(&b, "%s: leave %d by %q come %d req %d at %d fresh %v dropped %v clash %v never %v; ",
+			k, e.leave, by, e.come, e.req, e.at, e.fresh, e.dropped, e.clash, e.never)
+	}
+	r.Model = b.String()
+	(*f)(r)
+}

@@ -1,0 +1,180 @@
+package kvscheduler
+
+// The rules of the leaving set (see leaveset.go), each a function of an
+// entry and the marks of the others. They only move marks toward
+// pessimism (leave down, come up) as the marks they read do, so the loop
+// of leaveSet.solve ends.
+//
+//   - R1 own request: a delete or a re-create leaves at 4j; an update that
+//     is invalid, clashes (R6) or whose new Requires are not covered at
+//     4j+1 leaves then (PENDING or INVALID).
+//   - R2 with the base: a derived value leaves with its base, and at 4j
+//     when its base's request j no longer derives it; one the request
+//     derives comes with it, judged by its own dependencies.
+//   - R3 cascade: a value the northbound owns leaves at the first gap of a
+//     Requires dependency in force: before its request the old ones, from
+//     4j+2 its request's.
+//   - R4 cycles: the greatest fixpoint keeps a cycle that nothing outside
+//     refutes (a value may meet its own pattern).
+//   - R5 come: from its request's create (or its base's) on, once every
+//     dependency it waits for may be covered; never for a delete, an
+//     invalid request, a clash or a key claimed twice.
+//   - R6 derived-key holder: the first base to list a key holds it until
+//     its request no longer derives it (see heldByOther).
+
+// leaveOf returns when e surely leaves by R1–R3, and the entry whose leave
+// causes it (nil: its own request or its base's).
+func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
+	if !e.avail {
+		return lvBefore, nil
+	}
+	l, by := lvNever, (*lvEntry)(nil)
+	set := func(t int32, b *lvEntry) {
+		if t < l {
+			l, by = t, b
+		}
+	}
+	// (A base not available before the step, as after a failed delete,
+	// takes nothing away by its leave: R2 follows only one that was.)
+	if e.base != nil && e.base.avail && e.base.leave < lvNever {
+		set(e.base.leave, e.base)
+	}
+	j := 4 * e.at
+	if e.dropped {
+		set(j, nil)
+	}
+	switch {
+	case e.req == lvDelete || e.req == lvRecreate:
+		set(j, nil)
+	case e.req == lvUpdate && (e.never || e.clash || !ls.allCovered(e, e.newDeps, j+1, j+2)):
+		set(j+1, nil)
+	case e.fresh && (e.never || e.clash || !ls.allCovered(e, e.newDeps, j+2, j+3)):
+		set(j+2, nil)
+	}
+	if e.fromSB {
+		return l, by // the southbound's own values are not dependency-checked
+	}
+	end := lvNever
+	if e.req != lvNone || e.fresh || e.dropped {
+		end = j
+	}
+	for _, dep := range e.deps {
+		if dep.Kind != Requires {
+			continue // ordering only keeps an existing value (staysByOrdering)
+		}
+		// A dependency no provider met before the step (the value stays
+		// after a failed delete of its provider, or a drift not read
+		// yet) opens no gap: nothing in the step re-checks it for that.
+		if g, p := ls.firstGap(e, dep, lvBefore); g < end && g > lvBefore {
+			set(g, p)
+		}
+	}
+	if e.req == lvUpdate || e.req == lvRecreate || e.fresh {
+		for _, dep := range e.newDeps {
+			if dep.Kind == Requires {
+				g, p := ls.firstGap(e, dep, j+2)
+				set(g, p)
+			}
+		}
+	}
+	return l, by
+}
+
+// comeOf returns from when e may be available to the step's end (R5).
+func (ls *leaveSet) comeOf(e *lvEntry) int32 {
+	switch {
+	case e.req == lvDelete, e.never, e.clash, e.dropped && !e.fresh:
+		return lvNever
+	case e.req == lvNone && !e.fresh && !e.avail && !e.waits:
+		return lvNever
+	}
+	t, deps, all := lvBefore, e.deps, !e.avail
+	switch {
+	case e.req != lvNone || e.fresh:
+		t, deps = 4*e.at+2, e.newDeps
+		all = all || e.req == lvRecreate
+	case e.waits:
+		t = 0
+	}
+	if e.base != nil {
+		t = max(t, e.base.come)
+	}
+	for _, dep := range deps {
+		// A value to create waits for every dependency; one that exists
+		// stays by its Requires ones.
+		if all || dep.Kind == Requires {
+			_, minCome, _ := ls.rays(e, dep)
+			t = max(t, minCome)
+		}
+	}
+	return t
+}
+
+// rays returns the union of the availability of dep's providers, one left
+// ray (−∞, maxLeave) and one right ray [minCome, ∞), and the provider
+// whose leave ends the left ray. A value may meet its own dependency.
+func (ls *leaveSet) rays(e *lvEntry, dep Dependency) (maxLeave, minCome int32, by *lvEntry) {
+	maxLeave, minCome = lvBefore, lvNever
+	add := func(p *lvEntry) {
+		if p.leave > maxLeave || by == nil && p.leave == maxLeave {
+			maxLeave, by = p.leave, p
+		}
+		minCome = min(minCome, p.come)
+	}
+	if dep.Key != "" {
+		if p := ls.byKey[dep.Key]; p != nil {
+			add(p)
+		}
+		return maxLeave, minCome, by
+	}
+	for _, p := range ls.list {
+		if dep.matchesKey(p.key) {
+			add(p)
+		}
+	}
+	return maxLeave, minCome, by
+}
+
+// firstGap returns the first time from s at which dep is not covered, and
+// the provider whose leave opens the gap; lvNever if it is covered to the
+// step's end.
+func (ls *leaveSet) firstGap(e *lvEntry, dep Dependency, s int32) (int32, *lvEntry) {
+	maxLeave, minCome, by := ls.rays(e, dep)
+	if maxLeave == lvNever || minCome <= max(s, maxLeave) {
+		return lvNever, nil
+	}
+	return max(s, maxLeave), by
+}
+
+// allCovered tells whether e's Requires dependencies among deps are
+// covered on [s, end).
+func (ls *leaveSet) allCovered(e *lvEntry, deps []Dependency, s, end int32) bool {
+	for _, dep := range deps {
+		if dep.Kind != Requires {
+			continue
+		}
+		maxLeave, minCome, _ := ls.rays(e, dep)
+		if maxLeave < end && minCome > max(s, maxLeave) {
+			return false
+		}
+	}
+	return true
+}
+
+// heldByOther tells whether derived key c, which b's request at j
+// derives, is another value's then by the clash rule (R6): derived by
+// another base whose request before j did not let it go, or the
+// southbound's own or requested by the northbound, with no delete of its
+// own before j (see clashErr).
+func (ls *leaveSet) heldByOther(b, c *lvEntry, j int32) bool {
+	if c.n == nil || c.base == b {
+		return false
+	}
+	if c.base != nil {
+		return !c.dropped && (c.avail || c.fresh)
+	}
+	if c.req == lvDelete && c.at < j {
+		return false
+	}
+	return clashErr(&node{key: b.key}, c.n) != nil
+}
