@@ -48,7 +48,8 @@ type leaveReport struct {
 	Seq           uint64
 	Extra, Missed []string
 	Exhausted     bool
-	// Model describes the model's marks of the keys in Extra and Missed.
+	// Model describes the model's marks of the keys that do not simply
+	// stay as they are.
 	Model string
 }
 
@@ -95,14 +96,17 @@ func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bo
 	}
 	slices.Sort(r.Missed)
 	var b strings.Builder
-	for _, k := range append(slices.Clone(r.Extra), r.Missed...) {
-		e := ls.byKey[k]
+	for _, e := range ls.list {
+		if e.leave == lvNever && e.come == lvBefore || !e.avail && e.come == lvNever && e.req == lvNone {
+			continue // stays, or stays away
+		}
+		k := e.key
 		by := ""
 		if e.by != nil {
 			by = e.by.key
 		}
-		fmt.Fprintf(&b, "%s: leave %d by %q come %d req %d at %d fresh %v dropped %v clash %v never %v; ",
-			k, e.leave, by, e.come, e.req, e.at, e.fresh, e.dropped, e.clash, e.never)
+		fmt.Fprintf(&b, "%s(avail %v): leave %d by %q come %d req %d at %d fresh %v dropAt %d clash %v never %v; ",
+			k, e.avail, e.leave, by, e.come, e.req, e.at, e.fresh, e.dropAt, e.clash, e.never)
 	}
 	r.Model = b.String()
 	(*f)(r)

@@ -1,5 +1,7 @@
 package kvscheduler
 
+import "slices"
+
 // The rules of the leaving set (see leaveset.go), each a function of an
 // entry and the marks of the others. They only move marks toward
 // pessimism (leave down, come up) as the marks they read do, so the loop
@@ -40,8 +42,8 @@ func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
 		set(e.base.leave, e.base)
 	}
 	j := 4 * e.at
-	if e.dropped {
-		set(j, nil)
+	if e.dropAt >= 0 {
+		set(4*e.dropAt, nil)
 	}
 	switch {
 	case e.req == lvDelete || e.req == lvRecreate:
@@ -58,7 +60,7 @@ func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
 	if e.req != lvNone || e.fresh || e.dropped {
 		end = j
 	}
-	for _, dep := range e.deps {
+	for _, dep := range e.oldDeps() {
 		if dep.Kind != Requires {
 			continue // ordering only keeps an existing value (staysByOrdering)
 		}
@@ -102,9 +104,13 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 	for _, dep := range deps {
 		// A value to create waits for every dependency; one that exists
 		// stays by its Requires ones.
+		// Covered on [t, ∞) unless the left ray ends before the right
+		// one starts (adv5 fuzz seed 1200119: b/1 created Requiring a/3,
+		// which an update takes into PENDING later for b/1's own p/2).
 		if all || dep.Kind == Requires {
-			_, minCome, _ := ls.rays(e, dep)
-			t = max(t, minCome)
+			if maxLeave, minCome, _ := ls.rays(e, dep); minCome > maxLeave {
+				t = max(t, minCome)
+			}
 		}
 	}
 	return t
@@ -119,7 +125,12 @@ func (ls *leaveSet) rays(e *lvEntry, dep Dependency) (maxLeave, minCome int32, b
 		if p.leave > maxLeave || by == nil && p.leave == maxLeave {
 			maxLeave, by = p.leave, p
 		}
-		minCome = min(minCome, p.come)
+		// A value's own derived values come after it is created: they
+		// never make it ready (adv5 fuzz seed 1200042: b/1 re-created as
+		// w@1@2|p/1,a/1 Requires its own property p/1 and stays PENDING).
+		if !derivedFrom(p, e) {
+			minCome = min(minCome, p.come)
+		}
 	}
 	if dep.Key != "" {
 		if p := ls.byKey[dep.Key]; p != nil {
@@ -177,4 +188,28 @@ func (ls *leaveSet) heldByOther(b, c *lvEntry, j int32) bool {
 		return false
 	}
 	return clashErr(&node{key: b.key}, c.n) != nil
+}
+
+// derivedFrom tells whether p is derived from e, directly or through
+// derived values.
+func derivedFrom(p, e *lvEntry) bool {
+	for b, i := p.base, 0; b != nil && i < 64; b, i = b.base, i+1 {
+		if b == e {
+			return true
+		}
+	}
+	return false
+}
+
+// oldDeps returns the dependencies in force before e's request: those of
+// the value wanted and, when the southbound holds another (after a failed
+// update or create), those of that one too; the walk re-checks a value by
+// the first (its dependents index) and keeps it by both (adv5 fuzz seed
+// 1200287: a/1, FAILED holding w|a/3, wanted as w|r/2, went with r/2's
+// re-create).
+func (e *lvEntry) oldDeps() []Dependency {
+	if e.n == nil || e.n.sbDeps == nil {
+		return e.deps
+	}
+	return append(slices.Clone(e.n.deps), e.n.sbDeps...)
 }

@@ -58,6 +58,9 @@ type lvEntry struct {
 	// fresh: its base's request at derives it (again, with another value);
 	// dropped: its base's request at no longer derives it.
 	fresh, dropped bool
+	// dropAt is the request that first no longer derives it (-1: none);
+	// a later one may derive it again (fresh), after it left.
+	dropAt int32
 	// clash: a key its request derives stays another value's (the clash
 	// rule, see clashErr): it goes, or stays, INVALID.
 	clash bool
@@ -133,7 +136,7 @@ func (w *walker) buildLeaveSet(budget int) *leaveSet {
 func (ls *leaveSet) entry(key string) *lvEntry {
 	e := ls.byKey[key]
 	if e == nil {
-		e = &lvEntry{key: key, at: -1}
+		e = &lvEntry{key: key, at: -1, dropAt: -1}
 		ls.byKey[key] = e
 	}
 	return e
@@ -234,6 +237,9 @@ func (ls *leaveSet) dropDerived(e *lvEntry, j int32, derived []KeyValuePair) {
 	for _, c := range ls.byKey {
 		if c.base == e && c.n != nil && (e.req == lvDelete || !hasKey(derived, c.key)) {
 			c.at, c.dropped, c.fresh = j, true, false
+			if c.dropAt < 0 {
+				c.dropAt = j
+			}
 		}
 	}
 }
