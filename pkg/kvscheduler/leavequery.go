@@ -51,6 +51,8 @@ type leaveReport struct {
 	// Model describes the model's marks of the keys that do not simply
 	// stay as they are.
 	Model string
+	// ls is the model itself, for the tests of its marks.
+	ls *leaveSet
 }
 
 // startLeaveCheck builds the leaving set of the transaction's values when
@@ -82,7 +84,7 @@ func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bo
 			left[op.Key] = true
 		}
 	}
-	r := leaveReport{Seq: w.rec.SeqNum, Exhausted: ls.exhausted}
+	r := leaveReport{Seq: w.rec.SeqNum, Exhausted: ls.exhausted, ls: ls}
 	model := ls.leaving()
 	for _, k := range model {
 		if !left[k] {

@@ -1,0 +1,193 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// Unit tests of the leaving set (leaveset.go) on the real scheduler: each
+// commits a step and reads the model that step built before it applied
+// anything, and checks its marks and that it names exactly the values the
+// step's record shows leaving. Values are written as in the adv5 fuzz
+// (tag|dep,~orderingdep,prefix*); b/ derives d/<n> for each @<n> of its tag.
+
+// lvHarness is a scheduler whose NB transactions report their models.
+type lvHarness struct {
+	s  *kvscheduler.Scheduler
+	sb *kvtest.Southbound
+	mu sync.Mutex
+	rs []kvscheduler.LeaveReport
+}
+
+func newLvHarness(t *testing.T) *lvHarness {
+	t.Helper()
+	s, err := kvscheduler.New(kvscheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	h := &lvHarness{s: s, sb: kvtest.New()}
+	deps := func(_ string, v any) []kvscheduler.Dependency { _, d := fzParse(v); return d }
+	a := h.sb.Descriptor("a", "a/")
+	a.Dependencies = deps
+	r := h.sb.Descriptor("r", "r/")
+	r.Dependencies = deps
+	r.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	b := h.sb.Descriptor("b", "b/")
+	b.Dependencies = deps
+	b.DerivedValues = func(_ string, v any) []kvscheduler.KeyValuePair {
+		tag, _ := fzParse(v)
+		var out []kvscheduler.KeyValuePair
+		for _, part := range strings.Split(tag, "@")[1:] {
+			out = append(out, kvscheduler.KeyValuePair{Key: "d/" + part, Value: "dv-" + tag})
+		}
+		return out
+	}
+	d := h.sb.Descriptor("d", "d/")
+	d.NBKeyPrefix = ""
+	for _, desc := range []*kvscheduler.Descriptor{a, r, b, d} {
+		if err := s.RegisterDescriptor(context.Background(), desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kvscheduler.CheckLeaveSets(s, func(r kvscheduler.LeaveReport) {
+		h.mu.Lock()
+		h.rs = append(h.rs, r)
+		h.mu.Unlock()
+	})
+	return h
+}
+
+// step commits kvs (key, value; "" deletes) as one transaction and
+// returns its model, which must match its record.
+func (h *lvHarness) step(t *testing.T, kvs ...string) kvscheduler.LeaveReport {
+	t.Helper()
+	h.mu.Lock()
+	h.rs = nil
+	h.mu.Unlock()
+	txn := h.s.StartNBTransaction()
+	for i := 0; i+1 < len(kvs); i += 2 {
+		var v any
+		if kvs[i+1] != "" {
+			v = kvs[i+1]
+		}
+		txn.SetValue(kvs[i], v)
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatalf("commit %v: %v", kvs, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.rs) != 1 {
+		t.Fatalf("commit %v: %d leave reports, want 1", kvs, len(h.rs))
+	}
+	r := h.rs[0]
+	if msg := leaveMismatch(h.rs); msg != "" {
+		t.Fatalf("commit %v: %s", kvs, msg)
+	}
+	return r
+}
+
+// wantLeave checks that key leaves at time at (-1: stays).
+func wantLeave(t *testing.T, r kvscheduler.LeaveReport, key string, at int32) {
+	t.Helper()
+	got, ok := r.Leaves(key)
+	switch {
+	case at < 0 && ok:
+		t.Errorf("%s leaves at %d, want it to stay", key, got)
+	case at >= 0 && (!ok || got != at):
+		t.Errorf("%s leaves at %d (%v), want %d", key, got, ok, at)
+	}
+}
+
+// A re-create leaves at 4j and comes back at 4j+2; what Requires it leaves
+// with its delete and comes back after it.
+func TestLeaveSetRecreateLeavesAt4jComesAt4jPlus2(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "r/1", "v|", "a/1", "v|r/1")
+	r := h.step(t, "r/1", "w|")
+	wantLeave(t, r, "r/1", 0)
+	wantLeave(t, r, "a/1", 0)
+	if c := r.Comes("r/1"); c != 2 {
+		t.Errorf("r/1 comes at %d, want 2", c)
+	}
+	if c := r.Comes("a/1"); c != 2 {
+		t.Errorf("a/1 comes at %d, want 2", c)
+	}
+}
+
+// A value whose Requires pattern matches its own key meets it itself: the
+// delete of the pattern's other provider leaves it.
+func TestLeaveSetSelfMatchStays(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "a/2", "v|", "a/1", "v|a/*")
+	r := h.step(t, "a/2", "")
+	wantLeave(t, r, "a/2", 0)
+	wantLeave(t, r, "a/1", -1)
+}
+
+// A cycle leaves as a whole when something outside takes one member away,
+// and one that nothing outside refutes may come as a whole.
+func TestLeaveSetCycles(t *testing.T) {
+	h := newLvHarness(t)
+	r := h.step(t, "r/1", "v|", "a/1", "v|a/2,r/1", "a/2", "v|a/1")
+	for _, k := range []string{"a/1", "a/2"} {
+		if c := r.Comes(k); c == math.MaxInt32 {
+			t.Errorf("%s does not come; a cycle nothing refutes may come", k)
+		}
+	}
+	r = h.step(t, "r/1", "")
+	wantLeave(t, r, "r/1", 0)
+	wantLeave(t, r, "a/1", 0)
+	wantLeave(t, r, "a/2", 0)
+}
+
+// An update that Requires the derived value its own new value no longer
+// derives: the derived value leaves at 4j, the update is judged at 4j+1
+// and leaves into PENDING (adv5 fuzz seed 2007070's shape).
+func TestLeaveSetUpdateRequiringItsObsoleteDerivedValue(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "b/1", "v@1|")
+	r := h.step(t, "b/1", "w|d/1")
+	wantLeave(t, r, "d/1", 0)
+	wantLeave(t, r, "b/1", 1)
+}
+
+// Stopped at its budget, the model names a subset of what the fixpoint
+// names, and says that it stopped.
+func TestLeaveSetBudgetStopIsASubsetOfTheFixpoint(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "r/1", "v|", "a/1", "v|r/1", "a/2", "v|a/1", "a/3", "v|a/2", "a/4", "v|a/3")
+	r := h.step(t, "r/1", "")
+	full := r.Leaving()
+	if want := []string{"a/1", "a/2", "a/3", "a/4", "r/1"}; !slices.Equal(full, want) {
+		t.Fatalf("the fixpoint's leaving set is %v, want %v", full, want)
+	}
+	for budget := 1; ; budget++ {
+		got, stopped := r.LeavingWithin(budget)
+		for _, k := range got {
+			if !slices.Contains(full, k) {
+				t.Fatalf("budget %d: %s leaves, which the fixpoint keeps", budget, k)
+			}
+		}
+		if !stopped {
+			if !slices.Equal(got, full) {
+				t.Fatalf("budget %d: not stopped, but leaving %v, want %v", budget, got, full)
+			}
+			if budget == 1 {
+				t.Fatalf("a budget of one evaluation did not stop the model")
+			}
+			return
+		}
+		if budget > 1000 {
+			t.Fatalf("the model did not end within 1000 evaluations")
+		}
+	}
+}
