@@ -1,7 +1,5 @@
 package kvscheduler
 
-import "slices"
-
 // The rules of the leaving set (see leaveset.go), each a function of an
 // entry and the marks of the others. They only move marks toward
 // pessimism (leave down, come up) as the marks they read do, so the loop
@@ -60,16 +58,8 @@ func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
 	if e.req != lvNone || e.fresh || e.dropped {
 		end = j
 	}
-	for _, dep := range e.oldDeps() {
-		if dep.Kind != Requires {
-			continue // ordering only keeps an existing value (staysByOrdering)
-		}
-		// A dependency no provider met before the step (the value stays
-		// after a failed delete of its provider, or a drift not read
-		// yet) opens no gap: nothing in the step re-checks it for that.
-		if g, p := ls.firstGap(e, dep, lvBefore); g < end && g > lvBefore {
-			set(g, p)
-		}
+	if g, p := ls.oldGap(e, end); g < end {
+		set(g, p)
 	}
 	if e.req == lvUpdate || e.req == lvRecreate || e.fresh {
 		for _, dep := range e.newDeps {
@@ -98,8 +88,12 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 	case e.waits:
 		t = 0
 	}
+	// A waiting value is re-checked only when something it waits for
+	// comes in the step (adv5 fuzz seed 1201183).
+	trigger := !e.waits || e.req != lvNone || e.fresh
 	if e.base != nil {
 		t = max(t, e.base.come)
+		trigger = trigger || e.base.come >= 0 && e.base.come < lvNever
 	}
 	for _, dep := range deps {
 		// A value to create waits for every dependency; one that exists
@@ -108,10 +102,15 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 		// one starts (adv5 fuzz seed 1200119: b/1 created Requiring a/3,
 		// which an update takes into PENDING later for b/1's own p/2).
 		if all || dep.Kind == Requires {
-			if maxLeave, minCome, _ := ls.rays(e, dep); minCome > maxLeave {
+			maxLeave, minCome, _ := ls.rays(e, dep)
+			if minCome > maxLeave {
 				t = max(t, minCome)
 			}
+			trigger = trigger || minCome >= 0 && minCome < lvNever
 		}
+	}
+	if !trigger {
+		return lvNever
 	}
 	return t
 }
@@ -201,15 +200,60 @@ func derivedFrom(p, e *lvEntry) bool {
 	return false
 }
 
-// oldDeps returns the dependencies in force before e's request: those of
-// the value wanted and, when the southbound holds another (after a failed
-// update or create), those of that one too; the walk re-checks a value by
-// the first (its dependents index) and keeps it by both (adv5 fuzz seed
-// 1200287: a/1, FAILED holding w|a/3, wanted as w|r/2, went with r/2's
-// re-create).
-func (e *lvEntry) oldDeps() []Dependency {
-	if e.n == nil || e.n.sbDeps == nil {
-		return e.deps
+// oldGap returns the first gap of e's dependencies in force before its
+// request (R3) that takes it away, before end, and the provider whose
+// leave opens it. A value the southbound holds with another value than
+// the wanted one (after a failed update or create) stays while either
+// the wanted value's Requires or the held value's dependencies are met
+// (mayStay): the later of the two gaps (adv5 fuzz seeds 1200287: a/1,
+// FAILED holding w|a/3, wanted w|r/2, went with r/2's re-create; 2000241:
+// a/1 holding w|, wanted w|d/*,r/1, stayed when d/2 went).
+func (ls *leaveSet) oldGap(e *lvEntry, end int32) (int32, *lvEntry) {
+	l, by := lvNever, (*lvEntry)(nil)
+	for _, dep := range e.deps {
+		if dep.Kind != Requires {
+			continue // ordering only keeps an existing value (staysByOrdering)
+		}
+		g, p := ls.firstGap(e, dep, lvBefore)
+		switch {
+		case g > lvBefore && g < end && g < l:
+			l, by = g, p
+		case g == lvBefore && end == lvNever && l > lvEnd && ls.readGoneOnly(e, dep):
+			// The resync's read found its provider gone, and nothing
+			// brings it back: the re-check after the walk takes it
+			// (recheckRead; adv5 fuzz seed 1201180).
+			l, by = lvEnd, p
+		}
 	}
-	return append(slices.Clone(e.n.deps), e.n.sbDeps...)
+	if e.n == nil || e.n.sbDeps == nil || l == lvNever {
+		return l, by
+	}
+	sl, sby := lvNever, (*lvEntry)(nil)
+	for _, dep := range e.n.sbDeps {
+		if g, p := ls.firstGap(e, dep, lvBefore); g < sl {
+			sl, sby = g, p
+		}
+	}
+	if sl > l {
+		return sl, sby
+	}
+	return l, by
+}
+
+// readGoneOnly tells whether a provider of dep is a value the step's read
+// found gone and none may come by the step's end.
+func (ls *leaveSet) readGoneOnly(e *lvEntry, dep Dependency) bool {
+	if _, minCome, _ := ls.rays(e, dep); minCome < lvNever {
+		return false
+	}
+	if dep.Key != "" {
+		p := ls.byKey[dep.Key]
+		return p != nil && p.readGone
+	}
+	for _, p := range ls.list {
+		if p.readGone && dep.matchesKey(p.key) {
+			return true
+		}
+	}
+	return false
 }

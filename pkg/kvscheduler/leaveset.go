@@ -28,6 +28,8 @@ import (
 const (
 	lvBefore int32 = -1
 	lvNever  int32 = math.MaxInt32
+	// lvEnd is the end of the step: the re-checks after the walk.
+	lvEnd = lvNever - 1
 )
 
 // lvReq is what a value's own request in the step does.
@@ -50,8 +52,8 @@ type lvEntry struct {
 	// fromSB: owned by the southbound before the step; its dependencies
 	// are never checked (until a request takes it over).
 	fromSB bool
-	// waits: wanted, not available, and neither failed nor claimed twice:
-	// it may come once its dependencies come.
+	// waits: PENDING, neither failed nor claimed twice: it may come once
+	// something it waits for comes (INVALID waits for a request).
 	waits bool
 	req   lvReq
 	at    int32 // index of its own request, or of its base's that changes it; -1: none
@@ -72,7 +74,9 @@ type lvEntry struct {
 	// deps are those in force before its request (or for a waiting
 	// value), newDeps those of its request's value.
 	deps, newDeps []Dependency
-	leave, come   int32
+	// readGone: the step's read found it gone (see recheckRead).
+	readGone    bool
+	leave, come int32
 	// by is the entry whose leave caused this one's (nil: its own request).
 	by *lvEntry
 }
@@ -98,11 +102,13 @@ func (w *walker) buildLeaveSet(budget int) *leaveSet {
 		e.n = n
 		e.avail = n.exists() && n.avail && !n.deleting()
 		e.fromSB = n.origin == FromSB
-		e.deps = n.deps
-		if n.sbDeps != nil {
-			e.deps = n.sbDeps
+		e.deps = n.deps // the held value's, n.sbDeps, see oldGap
+		e.waits = !e.avail && n.want != nil && n.state == Pending && !n.blocked() && n.dErr() == nil && !n.deleting()
+	}
+	for _, c := range w.readChanged {
+		if e := ls.byKey[c.n.key]; e != nil && !c.avail && e.n == c.n {
+			e.readGone = true
 		}
-		e.waits = !e.avail && n.want != nil && !n.blocked() && n.dErr() == nil && !n.deleting()
 	}
 	for _, e := range ls.byKey {
 		if e.n != nil && e.n.base != "" {
