@@ -40,6 +40,9 @@ func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
 		set(e.base.leave, e.base)
 	}
 	j := 4 * e.at
+	if e.redelete {
+		set(0, nil) // its failed delete, attempted again
+	}
 	if e.dropAt >= 0 {
 		set(4*e.dropAt, nil)
 	}
@@ -91,9 +94,15 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 	// A waiting value is re-checked only when something it waits for
 	// comes in the step (adv5 fuzz seed 1201183).
 	trigger := !e.waits || e.req != lvNone || e.fresh
-	if e.base != nil {
-		t = max(t, e.base.come)
-		trigger = trigger || e.base.come >= 0 && e.base.come < lvNever
+	if b := e.base; b != nil {
+		t = max(t, b.come)
+		if b.come > lvBefore && b.come < lvNever {
+			// Created after its base: a cycle through a derived value
+			// never comes (TestRandomGraphs seed 5: a/g1/1 Requires
+			// a/g0/4, which Requires a/g1/1's own d/g1/1/1). The times
+			// climb to the step's end, then it does not come.
+			t, trigger = max(t, b.come+1), true
+		}
 	}
 	for _, dep := range deps {
 		// A value to create waits for every dependency; one that exists
@@ -109,11 +118,14 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 			trigger = trigger || minCome >= 0 && minCome < lvNever
 		}
 	}
-	if !trigger {
+	if !trigger || t > ls.lastTime() {
 		return lvNever
 	}
 	return t
 }
+
+// lastTime is the last time of the step's requests' phases.
+func (ls *leaveSet) lastTime() int32 { return 4*int32(len(ls.w.values)) + 3 }
 
 // rays returns the union of the availability of dep's providers, one left
 // ray (−∞, maxLeave) and one right ray [minCome, ∞), and the provider
@@ -218,6 +230,11 @@ func (ls *leaveSet) oldGap(e *lvEntry, end int32) (int32, *lvEntry) {
 		switch {
 		case g > lvBefore && g < end && g < l:
 			l, by = g, p
+		case g == lvBefore && l > 0 && ls.anyProvider(e, dep, func(p *lvEntry) bool { return p.redelete }):
+			// Its provider's failed delete, attempted again, takes it
+			// first (TestRandomGraphs seed 15: a/g0/2 Requires any
+			// d/g1/, held only by d/g1/5/0 after its failed delete).
+			l, by = 0, p
 		case g == lvBefore && end == lvNever && l > lvEnd && ls.readGoneOnly(e, dep):
 			// The resync's read found its provider gone, and nothing
 			// brings it back: the re-check after the walk takes it
@@ -246,12 +263,17 @@ func (ls *leaveSet) readGoneOnly(e *lvEntry, dep Dependency) bool {
 	if _, minCome, _ := ls.rays(e, dep); minCome < lvNever {
 		return false
 	}
+	return ls.anyProvider(e, dep, func(p *lvEntry) bool { return p.readGone })
+}
+
+// anyProvider tells whether f holds for a provider of dep (with an entry).
+func (ls *leaveSet) anyProvider(e *lvEntry, dep Dependency, f func(*lvEntry) bool) bool {
 	if dep.Key != "" {
 		p := ls.byKey[dep.Key]
-		return p != nil && p.readGone
+		return p != nil && f(p)
 	}
 	for _, p := range ls.list {
-		if p.readGone && dep.matchesKey(p.key) {
+		if dep.matchesKey(p.key) && f(p) {
 			return true
 		}
 	}

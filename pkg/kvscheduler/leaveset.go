@@ -74,6 +74,9 @@ type lvEntry struct {
 	// deps are those in force before its request (or for a waiting
 	// value), newDeps those of its request's value.
 	deps, newDeps []Dependency
+	// redelete: a failed delete the step attempts again (a resync
+	// unblocks it, see unblocks).
+	redelete bool
 	// readGone: the step's read found it gone (see recheckRead).
 	readGone    bool
 	leave, come int32
@@ -100,9 +103,12 @@ func (w *walker) buildLeaveSet(budget int) *leaveSet {
 	for k, n := range w.g.nodes {
 		e := ls.entry(k)
 		e.n = n
-		e.avail = n.exists() && n.avail && !n.deleting()
+		// (A property, a derived value without a descriptor, exists with
+		// its base without a value of its own in the southbound.)
+		e.avail = n.avail && (n.exists() || n.d == nil && n.base != "") && !n.deleting()
 		e.fromSB = n.origin == FromSB
 		e.deps = n.deps // the held value's, n.sbDeps, see oldGap
+		e.redelete = n.blocked() && n.lastOp == OpDelete && n.exists() && w.unblocks(n)
 		e.waits = !e.avail && n.want != nil && n.state == Pending && !n.blocked() && n.dErr() == nil && !n.deleting()
 	}
 	for _, c := range w.readChanged {
@@ -156,6 +162,7 @@ func (ls *leaveSet) request(j int32, v txnValue) {
 	if e.base != nil {
 		return // the northbound cannot request a derived key (see derivation.go)
 	}
+	e.redelete = false // the request decides, not the failed delete
 	if e.n != nil && e.avail && v.value != nil && v.group != 1 && e.n.sbDeps == nil &&
 		ls.w.equal(e.n, e.n.sb, v.value) {
 		return // a request of what it holds changes nothing (see laterKeeps)

@@ -60,3 +60,21 @@ func leaveMismatch(rs []kvscheduler.LeaveReport) string {
 	}
 	return ""
 }
+
+// With -kvleave, TestRandomGraphs makes the same check in every NB
+// transaction without failures (failure class "leave").
+var kvLeave = flag.Bool("kvleave", false, "TestRandomGraphs: check the model of each step's leaving set against the record")
+
+// checkLeave keeps the first mismatch of a step's leaving set, as
+// checkModel keeps the first disagreement with the model.
+func (r *runner) checkLeave(rep kvscheduler.LeaveReport) {
+	msg := leaveMismatch([]kvscheduler.LeaveReport{rep})
+	if msg == "" {
+		return
+	}
+	r.modelMu.Lock()
+	defer r.modelMu.Unlock()
+	if r.modelErr == nil {
+		r.modelErr = fmt.Errorf("in %s: leave set: %s", r.atStep, msg)
+	}
+}

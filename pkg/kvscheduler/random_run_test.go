@@ -40,6 +40,9 @@ func runScenario(sc scenario) (res *propFailure) {
 	r := &runner{s: s, sb: sb, clk: clk,
 		h: &harness{sb: sb, desired: map[string]rval{}, failed: map[string]string{}, lost: map[string]any{}, owned: map[string]any{}}}
 	kvscheduler.AfterJob(s, r.checkModel)
+	if *kvLeave {
+		kvscheduler.CheckLeaveSets(s, r.checkLeave)
+	}
 	for _, desc := range r.h.descriptors(sc) {
 		if err := s.RegisterDescriptor(context.Background(), desc); err != nil {
 			return &propFailure{kind: "setup", msg: err.Error()}
