@@ -602,6 +602,9 @@ func fzRun(seed int64) (string, []string) {
 					log = append(log, r.String())
 				}
 			}
+			if strings.HasPrefix(msg, "shadow") {
+				return "leave " + msg, log
+			}
 			return "leave set: " + msg, log
 		}
 		if msg := fzCheckRecords(recs, ops); msg != "" {

@@ -47,7 +47,10 @@ func (ls *leaveSet) leaving() []string {
 type leaveReport struct {
 	Seq           uint64
 	Extra, Missed []string
-	Exhausted     bool
+	// Shadow are the old predictions' sure answers about values available
+	// before the step that the model does not have leave ("by: key").
+	Shadow    []string
+	Exhausted bool
 	// Model describes the model's marks of the keys that do not simply
 	// stay as they are.
 	Model string
@@ -62,7 +65,24 @@ func (s *Scheduler) startLeaveCheck(w *walker) (*leaveSet, int) {
 	if s.leaveCheck.Load() == nil || len(s.resume) > 0 || len(w.values) == 0 {
 		return nil, 0
 	}
+	w.shadowOn = true
 	return w.buildLeaveSet(0), len(w.rec.Executed)
+}
+
+// shadowAnswer is a sure answer of an old prediction: n goes.
+type shadowAnswer struct {
+	n  *node
+	by string
+}
+
+// shadow returns sure, and keeps a sure answer of prediction by about n
+// while a test checks the predictions against the leaving set: each must
+// be a leave of the model (see endLeaveCheck).
+func (w *walker) shadow(n *node, sure bool, by string) bool {
+	if sure && w.shadowOn && n != nil {
+		w.shadowed = append(w.shadowed, shadowAnswer{n, by})
+	}
+	return sure
 }
 
 // endLeaveCheck compares ls with the operations recorded since from,
@@ -97,6 +117,14 @@ func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bo
 		}
 	}
 	slices.Sort(r.Missed)
+	for _, a := range w.shadowed {
+		e := ls.byKey[a.n.key]
+		if _, leaves := ls.leaves(a.n.key); e != nil && e.n == a.n && e.avail && !leaves {
+			if x := a.by + ": " + a.n.key; !slices.Contains(r.Shadow, x) {
+				r.Shadow = append(r.Shadow, x)
+			}
+		}
+	}
 	var b strings.Builder
 	for _, e := range ls.list {
 		if e.leave == lvNever && e.come == lvBefore || !e.avail && e.come == lvNever && e.req == lvNone {

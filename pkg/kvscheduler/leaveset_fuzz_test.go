@@ -17,6 +17,11 @@ import (
 
 var fzLeave = flag.Bool("fzleave", false, "check the model of each step's leaving set against the record (steps without injected failures)")
 
+// With -fzshadow too, every sure answer of the old predictions
+// (valueGoes, derivedGoes, cascadeLater, requestTakesAway) about a value
+// available before the step must be a leave in the model (design step 3).
+var fzShadow = flag.Bool("fzshadow", false, "with -fzleave or -kvleave: the old predictions' sure answers must be leaves of the model")
+
 // fzLeaves collects the leave reports of a scheduler's transactions.
 type fzLeaves struct {
 	mu      sync.Mutex
@@ -50,9 +55,14 @@ func (l *fzLeaves) take(check bool) string {
 }
 
 // leaveMismatch describes the first report of rs whose model disagrees
-// with its step's record, or whose model stopped at its budget.
+// with its step's record, or whose model stopped at its budget; with
+// -fzshadow, first one where an old prediction's sure answer is no leave.
 func leaveMismatch(rs []kvscheduler.LeaveReport) string {
 	for _, r := range rs {
+		if len(r.Shadow) > 0 && *fzShadow {
+			return fmt.Sprintf("shadow: #%d: old predictions' sure answers the model keeps %v (%s)",
+				r.Seq, r.Shadow, strings.TrimSpace(r.Model))
+		}
 		if len(r.Extra)+len(r.Missed) > 0 || r.Exhausted {
 			return fmt.Sprintf("#%d: model leaves but stayed %v, left but model kept %v, exhausted %v (%s)",
 				r.Seq, r.Extra, r.Missed, r.Exhausted, strings.TrimSpace(r.Model))

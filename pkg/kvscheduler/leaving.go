@@ -27,7 +27,9 @@ func (w *walker) surelyGoes(m *node, v any) bool {
 // clashStaysFor), or it Requires a key that nothing provides now nor may
 // provide in this transaction, m's own derived values that v no longer
 // derives aside: they go before v is judged (see update).
-func (w *walker) valueGoes(m *node, v any) bool { return w.goes(m, v, nil) }
+func (w *walker) valueGoes(m *node, v any) bool {
+	return w.shadow(m, w.goes(m, v, nil), "valueGoes")
+}
 
 // goes is valueGoes, with seen the waiting values whose own requests
 // the question asks already (see mayProvide).
@@ -155,7 +157,8 @@ func (w *walker) clashStaysFor(m *node, derived []KeyValuePair) bool {
 //
 // A value of the transaction deriving p anew is a provider to come (see
 // txnKeys).
-func (w *walker) derivedGoes(p *node) bool {
+func (w *walker) derivedGoes(p *node) (sure bool) {
+	defer func() { w.shadow(p, sure, "derivedGoes") }()
 	if p.base == "" {
 		return false
 	}
@@ -191,7 +194,8 @@ func (w *walker) derivedGoes(p *node) bool {
 // under way takes it down (adv5 fuzz seed 603898: r/1 = w|a/3,~a/1 went
 // after a/1, both taken down by b/1's delete, a/3 = w|b/1 although
 // updated further on).
-func (w *walker) cascadeLater(x *node, seen map[*node]bool) bool {
+func (w *walker) cascadeLater(x *node, seen map[*node]bool) (sure bool) {
+	defer func() { w.shadow(x, sure, "cascadeLater") }()
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
 		x.deleting() {
 		return false
@@ -313,7 +317,8 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 // an update that surely goes (see valueGoes; a takeover of a value the
 // southbound owns too, which surelyGoes only keeps from being applied
 // early), or an update of its base that no longer derives it.
-func (w *walker) requestTakesAway(p *node) bool {
+func (w *walker) requestTakesAway(p *node) (sure bool) {
+	defer func() { w.shadow(p, sure, "requestTakesAway") }()
 	b := p
 	if p.base != "" {
 		if b = w.g.nodes[p.base]; b == nil {

@@ -127,6 +127,10 @@ type walker struct {
 	// walkCut is the error of the first walk of the transaction that
 	// exceeded its bound (see cut).
 	walkCut error
+	// shadowed are the old predictions' sure answers, kept only while a
+	// test checks them against the leaving set (see shadow).
+	shadowed []shadowAnswer
+	shadowOn bool
 	// values are an NB transaction's values, and valueAt their indexes
 	// by key, built at the first derived-key clash (see laterRequest).
 	values  []txnValue
