@@ -136,7 +136,7 @@ func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bo
 			by = e.by.key
 		}
 		if e.n != nil {
-			fmt.Fprintf(&b, "[node avail %v sb %v base %q state %v under %v] ", e.n.avail, e.n.sb != nil, e.n.base, e.n.state, e.n.under)
+			fmt.Fprintf(&b, "[was %s, base %q] ", e.was, e.n.base)
 		}
 		fmt.Fprintf(&b, "%s(avail %v): leave %d by %q come %d req %d at %d fresh %v dropAt %d clash %v never %v; ",
 			k, e.avail, e.leave, by, e.come, e.req, e.at, e.fresh, e.dropAt, e.clash, e.never)

@@ -25,7 +25,7 @@ package kvscheduler
 // leaveOf returns when e surely leaves by R1–R3, and the entry whose leave
 // causes it (nil: its own request or its base's).
 func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
-	if !e.avail {
+	if !e.avail && !e.readGone {
 		return lvBefore, nil
 	}
 	l, by := lvNever, (*lvEntry)(nil)
@@ -33,6 +33,14 @@ func (ls *leaveSet) leaveOf(e *lvEntry) (int32, *lvEntry) {
 		if t < l {
 			l, by = t, b
 		}
+	}
+	if e.readGone {
+		// Found gone by the step's read, it still counts until what the
+		// step does to it, or the re-check after the walk (recheckRead),
+		// takes its dependents (adv5 fuzz seed 2000443: property p/1,
+		// which no read reports, went with its base's re-create and took
+		// a/3 = w|p/1 with it).
+		set(lvEnd, nil)
 	}
 	// (A base not available before the step, as after a failed delete,
 	// takes nothing away by its leave: R2 follows only one that was.)
@@ -86,8 +94,10 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 	t, deps, all := lvBefore, e.deps, !e.avail
 	switch {
 	case e.req != lvNone || e.fresh:
+		// (A re-create's create waits for its Requires only, as an
+		// update does: adv5 fuzz seed 2000464, b/2 re-created as v|~p/2
+		// with no p/2.)
 		t, deps = 4*e.at+2, e.newDeps
-		all = all || e.req == lvRecreate
 	case e.waits:
 		t = 0
 	}

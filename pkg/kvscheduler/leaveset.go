@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -77,6 +78,9 @@ type lvEntry struct {
 	// redelete: a failed delete the step attempts again (a resync
 	// unblocks it, see unblocks).
 	redelete bool
+	// state is the node's state before the step (for the report).
+	state ValueState
+	was   string
 	// readGone: the step's read found it gone (see recheckRead).
 	readGone    bool
 	leave, come int32
@@ -103,13 +107,23 @@ func (w *walker) buildLeaveSet(budget int) *leaveSet {
 	for k, n := range w.g.nodes {
 		e := ls.entry(k)
 		e.n = n
-		// (A property, a derived value without a descriptor, exists with
-		// its base without a value of its own in the southbound.)
-		e.avail = n.avail && (n.exists() || n.d == nil && n.base != "") && !n.deleting()
+		// Available as the walk judges a provider (depMet): a property,
+		// a derived value without a descriptor, has no value of its own
+		// in the southbound (adv5 fuzz seed 2000443).
+		e.avail = n.avail && !n.deleting()
 		e.fromSB = n.origin == FromSB
 		e.deps = n.deps // the held value's, n.sbDeps, see oldGap
+		e.state = n.state
+		e.was = fmt.Sprintf("%v avail %v sb %v blocked %v lastOp %v under %v", n.state, n.avail, n.sb != nil, n.blocked(), n.lastOp, n.under)
 		e.redelete = n.blocked() && n.lastOp == OpDelete && n.exists() && w.unblocks(n)
 		e.waits = !e.avail && n.want != nil && n.state == Pending && !n.blocked() && n.dErr() == nil && !n.deleting()
+	}
+	for _, e := range ls.byKey {
+		// Held but not available, as the read leaves a value it did not
+		// report until the walk re-checks it: it counts as readGone.
+		if n := e.n; !e.avail && n.exists() && !n.deleting() && !(n.blocked() && n.lastOp == OpDelete) {
+			e.readGone = true
+		}
 	}
 	for _, c := range w.readChanged {
 		if e := ls.byKey[c.n.key]; e != nil && !c.avail && e.n == c.n {
@@ -263,7 +277,7 @@ func (ls *leaveSet) solve(budget int) {
 	for _, e := range ls.list {
 		e.leave, e.come = lvBefore, lvNever
 		switch {
-		case e.avail:
+		case e.avail || e.readGone:
 			e.leave, e.come = lvNever, lvBefore
 		case e.req == lvCreate || e.req == lvUpdate || e.req == lvRecreate || e.fresh:
 			e.come = 4*e.at + 2
