@@ -86,12 +86,13 @@ func (w *walker) shadow(n *node, sure bool, by string) bool {
 }
 
 // endLeaveCheck compares ls with the operations recorded since from,
-// unless something the model does not predict happened: a failure, a
-// revert, a cancellation or a cut walk.
+// unless something the model does not predict happened: a failure (a
+// failed read too, which holds operations back), a revert, a
+// cancellation or a cut walk.
 func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bool) {
 	f := s.leaveCheck.Load()
 	if ls == nil || f == nil || reverted || w.topErr || w.canceled != nil || w.walkCut != nil ||
-		len(w.failedNs) > 0 {
+		len(w.failedNs) > 0 || len(s.unread) > 0 {
 		return
 	}
 	left := map[string]bool{}
