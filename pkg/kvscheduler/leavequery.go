@@ -66,7 +66,11 @@ func (s *Scheduler) startLeaveCheck(w *walker) (*leaveSet, int) {
 		return nil, 0
 	}
 	w.shadowOn = true
-	return w.buildLeaveSet(0), len(w.rec.Executed)
+	// The model keeps a copy of the walker: keeping w itself would make
+	// every transaction's walker escape to the heap (one allocation per
+	// transaction, test or not).
+	cw := *w
+	return cw.buildLeaveSet(0), len(w.rec.Executed)
 }
 
 // shadowAnswer is a sure answer of an old prediction: n goes.
