@@ -141,7 +141,7 @@ func (s *Scheduler) endLeaveCheck(w *walker, ls *leaveSet, from int, reverted bo
 			by = e.by.key
 		}
 		if e.n != nil {
-			fmt.Fprintf(&b, "[was %s, base %q] ", e.was, e.n.base)
+			fmt.Fprintf(&b, "[was %s, base %q, deps %d new %d] ", e.was, e.n.base, len(e.deps), len(e.newDeps))
 		}
 		fmt.Fprintf(&b, "%s(avail %v): leave %d by %q come %d req %d at %d fresh %v dropAt %d clash %v never %v; ",
 			k, e.avail, e.leave, by, e.come, e.req, e.at, e.fresh, e.dropAt, e.clash, e.never)

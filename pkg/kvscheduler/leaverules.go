@@ -240,11 +240,13 @@ func (ls *leaveSet) oldGap(e *lvEntry, end int32) (int32, *lvEntry) {
 		switch {
 		case g > lvBefore && g < end && g < l:
 			l, by = g, p
-		case g == lvBefore && l > 0 && ls.anyProvider(e, dep, func(p *lvEntry) bool { return p.redelete }):
-			// Its provider's failed delete, attempted again, takes it
-			// first (TestRandomGraphs seed 15: a/g0/2 Requires any
-			// d/g1/, held only by d/g1/5/0 after its failed delete).
-			l, by = 0, p
+		case g == lvBefore && ls.heldDeleteAt(e, dep) < min(l, end):
+			// Its provider, held though not available (after a failed
+			// delete), is deleted in the step: the delete takes what
+			// still depends on it first (TestRandomGraphs seeds 15: the
+			// resync attempts d/g1/5/0's failed delete again, and a/g0/2
+			// Requires any d/g1/; 1194: a/g0/2's delete request).
+			l, by = ls.heldDeleteAt(e, dep), p
 		case g == lvBefore && end == lvNever && l > lvEnd && ls.readGoneOnly(e, dep):
 			// The resync's read found its provider gone, and nothing
 			// brings it back: the re-check after the walk takes it
@@ -288,4 +290,24 @@ func (ls *leaveSet) anyProvider(e *lvEntry, dep Dependency, f func(*lvEntry) boo
 		}
 	}
 	return false
+}
+
+// heldDeleteAt returns the earliest time the step deletes a provider of
+// dep that the southbound holds although it is not available: a failed
+// delete attempted again (at 0), or a delete or re-create request (at
+// 4j); lvNever if none.
+func (ls *leaveSet) heldDeleteAt(e *lvEntry, dep Dependency) int32 {
+	t := lvNever
+	f := func(p *lvEntry) bool {
+		switch {
+		case p.avail || p.n == nil || !p.n.exists():
+		case p.redelete:
+			t = min(t, 0)
+		case p.req == lvDelete || p.req == lvRecreate:
+			t = min(t, 4*p.at)
+		}
+		return false
+	}
+	ls.anyProvider(e, dep, f)
+	return t
 }
