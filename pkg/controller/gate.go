@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
 // Gate decides, for one pass over a key, whether the kind's handlers run.
@@ -47,7 +49,7 @@ func (f GateFunc) Admit(ctx context.Context, key string, obj runtime.Object) (bo
 // a key the controller does not know is nothing for its handlers: the
 // object was never this replica's to handle (only the gate's kind of
 // cache, filtered to a share, makes that question arise).
-func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime.Object) (bool, error) {
+func (c *controller) admit(ctx context.Context, r *run, key string, ticket workqueue.Ticket, robj runtime.Object) (bool, error) {
 	if robj == nil && !c.known.has(key) {
 		return false, nil
 	}
@@ -65,7 +67,7 @@ func (c *controller) admit(ctx context.Context, r *run, key string, robj runtime
 		return false, fmt.Errorf("gate: %w", err)
 	}
 	if !handle && robj == nil {
-		c.ended(key, r.queue) // not this replica's to see go
+		c.ended(key, r.queue, ticket) // not this replica's to see go
 	}
 	return handle, nil
 }

@@ -132,7 +132,7 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 		return pass{stale: true}
 	}
 	if c.opts.Gate != nil {
-		if handle, err := c.admit(ctx, r, key, robj); err != nil || !handle {
+		if handle, err := c.admit(ctx, r, key, ticket, robj); err != nil || !handle {
 			return pass{err: err}
 		}
 	}
@@ -141,7 +141,7 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 	} else {
 		defer func() {
 			if p.err == nil || errors.Is(p.err, ErrIgnore) {
-				c.ended(key, r.queue) // the handlers were told it is gone
+				c.ended(key, r.queue, ticket) // the handlers were told it is gone
 			}
 		}()
 	}

@@ -39,39 +39,49 @@ func TestCancelAfter(t *testing.T) {
 // TestCancelAfterDropsADelayedAddThatCameDueWhileProcessing: an AddAfter
 // of an item being processed that came due before CancelAfter (the item
 // only marked to run again on Done) is dropped too, unless an Add also
-// asked for the item meanwhile: that one stands.
+// asked for the item meanwhile: that one stands. CancelAfterTicket does
+// the same by the hand-out's ticket, and by the item when the ticket names
+// no hand-out under way.
 func TestCancelAfterDropsADelayedAddThatCameDueWhileProcessing(t *testing.T) {
-	for _, alsoAdded := range []bool{false, true} {
-		q, clk := newFakeClockQueue(t, Options[string]{})
-		q.Add("a")
-		if got, _ := q.Get(); got != "a" {
-			t.Fatalf("Get = %q, want a", got)
-		}
-		q.AddAfter("a", time.Second)
-		if alsoAdded {
+	cancels := map[string]func(q *Queue[string], held Ticket){
+		"CancelAfter":                    func(q *Queue[string], _ Ticket) { q.CancelAfter("a") },
+		"CancelAfterTicket":              func(q *Queue[string], held Ticket) { q.CancelAfterTicket("a", held) },
+		"CancelAfterTicket, zero ticket": func(q *Queue[string], _ Ticket) { q.CancelAfterTicket("a", Ticket{}) },
+	}
+	for name, cancel := range cancels {
+		for _, alsoAdded := range []bool{false, true} {
+			q, clk := newFakeClockQueue(t, Options[string]{})
 			q.Add("a")
-		}
-		// b comes due with a, in the same batch of the delay goroutine:
-		// once b is queued, a's delayed add has come due.
-		q.AddAfter("b", time.Second)
-		waitTimer(t, clk)
-		clk.Step(time.Second)
-		eventually(t, "b to be queued", func() bool { return q.Len() == 1 })
-		q.CancelAfter("a")
-		q.Done("a")
-		want := []string{"b"}
-		if alsoAdded {
-			want = []string{"b", "a"}
-		}
-		if got := q.Len(); got != len(want) {
-			t.Fatalf("added during processing too: %v; Len after Done = %d, want %d (%v)", alsoAdded, got, len(want), want)
-		}
-		for _, w := range want {
-			got, _ := q.Get()
-			if got != w {
-				t.Fatalf("added during processing too: %v; Get = %q, want %q", alsoAdded, got, w)
+			got, held, _ := q.GetTicket()
+			if got != "a" {
+				t.Fatalf("Get = %q, want a", got)
 			}
-			q.Done(got)
+			q.AddAfter("a", time.Second)
+			if alsoAdded {
+				q.Add("a")
+			}
+			// b comes due with a, in the same batch of the delay goroutine:
+			// once b is queued, a's delayed add has come due.
+			q.AddAfter("b", time.Second)
+			waitTimer(t, clk)
+			clk.Step(time.Second)
+			eventually(t, "b to be queued", func() bool { return q.Len() == 1 })
+			cancel(q, held)
+			q.DoneTicket("a", held)
+			want := []string{"b"}
+			if alsoAdded {
+				want = []string{"b", "a"}
+			}
+			if got := q.Len(); got != len(want) {
+				t.Fatalf("%s, added during processing too: %v; Len after Done = %d, want %d (%v)", name, alsoAdded, got, len(want), want)
+			}
+			for _, w := range want {
+				got, _ := q.Get()
+				if got != w {
+					t.Fatalf("%s, added during processing too: %v; Get = %q, want %q", name, alsoAdded, got, w)
+				}
+				q.Done(got)
+			}
 		}
 	}
 }

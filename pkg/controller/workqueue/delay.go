@@ -110,9 +110,40 @@ func (q *Queue[T]) CancelAfter(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if idx, ok := q.items[item]; ok {
-		if e := q.arena.at(idx); e.state == stateProcessing && e.delayed {
-			e.dirty, e.delayed = false, false
-		}
+		undelayLocked(q.arena.at(idx))
+	}
+	q.cancelDelayLocked(item)
+}
+
+// CancelAfterTicket is CancelAfter for an item its caller holds by the
+// hand-out t that GetTicket returned with it: it finds the item's state by
+// t, as DoneTicket does, rather than by looking item up in the queue's map
+// (with a million queued keys that lookup is a cache miss, paid once per
+// deletion a controller hands its handlers). A ticket whose hand-out ended
+// falls back to the lookup, so the result is CancelAfter's either way.
+func (q *Queue[T]) CancelAfterTicket(item T, t Ticket) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if e := q.heldLocked(t); e != nil {
+		undelayLocked(e)
+	} else if idx, ok := q.items[item]; ok {
+		undelayLocked(q.arena.at(idx))
+	}
+	q.cancelDelayLocked(item)
+}
+
+// undelayLocked drops the run again of an entry being processed that only
+// delayed adds asked for.
+func undelayLocked(e *entry) {
+	if e.state == stateProcessing && e.delayed {
+		e.dirty, e.delayed = false, false
+	}
+}
+
+// cancelDelayLocked drops item's pending AddAfter, if any.
+func (q *Queue[T]) cancelDelayLocked(item T) {
+	if len(q.delayIdx) == 0 {
+		return // the usual case: no retry or hold pending anywhere
 	}
 	w, ok := q.delayIdx[item]
 	if !ok {

@@ -16,14 +16,24 @@ type Ticket struct {
 // nothing, as Done does for an item that is not processing.
 func (q *Queue[T]) DoneTicket(item T, t Ticket) {
 	q.mu.Lock()
-	// An entry released since is zeroed (seq 0, which no ticket has) and
-	// one reused has a later seq, so a stale ticket never matches.
-	if t.seq != 0 && t.idx < q.arena.used {
-		if e := q.arena.at(t.idx); e.seq == t.seq && e.state == stateProcessing {
-			q.doneLocked(item, t.idx, e)
-		}
+	if e := q.heldLocked(t); e != nil {
+		q.doneLocked(item, t.idx, e)
 	}
 	q.mu.Unlock()
+}
+
+// heldLocked returns the entry of hand-out t if that hand-out has not
+// ended, nil otherwise. An entry released since is zeroed (seq 0, which no
+// ticket has) and one reused has a later seq, so a stale ticket never
+// matches.
+func (q *Queue[T]) heldLocked(t Ticket) *entry {
+	if t.seq == 0 || t.idx >= q.arena.used {
+		return nil
+	}
+	if e := q.arena.at(t.idx); e.seq == t.seq && e.state == stateProcessing {
+		return e
+	}
+	return nil
 }
 
 // sweepLocked forgets every idle item, and resets the storage once no item
