@@ -43,6 +43,9 @@ func TestSmallComparison(t *testing.T) {
 	if !strings.Contains(table.String(), "| lariat / best peer |") {
 		t.Errorf("table header missing:\n%s", table.String())
 	}
+	if !strings.Contains(table.String(), "| client CPU during dispatch |") {
+		t.Errorf("dispatch CPU row missing:\n%s", table.String())
+	}
 }
 
 // TestSmallPodComparison runs the realistic workload at a small scale (200

@@ -60,6 +60,11 @@ type result struct {
 	Steady        float64 `json:"steadySeconds,omitempty"`
 	Dispatch      float64 `json:"dispatchSeconds,omitempty"`
 	DispatchAlloc uint64  `json:"dispatchAllocBytes,omitempty"`
+	// DispatchCPU is the CPU time (user and system, all threads) the
+	// child spent in its dispatch: on a loaded machine the wall time
+	// measures how many cores the scheduler gave the child, which moves
+	// the dispatch row 2-3x between runs of the same code.
+	DispatchCPU float64 `json:"dispatchCPUSeconds,omitempty"`
 }
 
 type config struct {
@@ -199,6 +204,7 @@ func compare(ctx context.Context, cfg config) (map[string]*result, error) {
 			Steady:        median(c, func(r result) float64 { return r.Steady }),
 			Dispatch:      median(d, func(r result) float64 { return r.Dispatch }),
 			DispatchAlloc: uint64(median(d, func(r result) float64 { return float64(r.DispatchAlloc) })),
+			DispatchCPU:   median(d, func(r result) float64 { return r.DispatchCPU }),
 		}
 	}
 	return results, nil
@@ -277,6 +283,7 @@ func printTable(w io.Writer, cfg config, results map[string]*result) {
 		{"peak RSS during cold start", func(r *result) float64 { return float64(r.PeakRSSBytes) }, mib},
 		{fmt.Sprintf("steady state, %d updates", cfg.updates), func(r *result) float64 { return r.Steady }, seconds},
 		{fmt.Sprintf("dispatch, %d keys", cfg.keys), func(r *result) float64 { return r.Dispatch }, seconds},
+		{"client CPU during dispatch", func(r *result) float64 { return r.DispatchCPU }, secondsOrNA},
 		{"dispatch allocations", func(r *result) float64 { return float64(r.DispatchAlloc) }, func(v float64) string { return fmt.Sprintf("%.0f MiB", v/(1<<20)) }},
 	}
 	// With wrangler-on-lariat in the run, a last column gives its ratio to

@@ -223,6 +223,7 @@ func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error
 		return result{}, err
 	}
 	defer stopProfile()
+	cpuBefore := cpuTime()
 	began := time.Now()
 	for _, k := range keys {
 		enqueue(k)
@@ -231,6 +232,7 @@ func dispatchPhase(ctx context.Context, cfg config, fw framework) (result, error
 		return result{}, err
 	}
 	elapsed := time.Since(began)
+	cpu := cpuTime() - cpuBefore
 	runtime.ReadMemStats(&after)
-	return result{Dispatch: elapsed.Seconds(), DispatchAlloc: after.TotalAlloc - before.TotalAlloc}, nil
+	return result{Dispatch: elapsed.Seconds(), DispatchCPU: cpu.Seconds(), DispatchAlloc: after.TotalAlloc - before.TotalAlloc}, nil
 }
