@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -224,10 +225,16 @@ func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig st
 		"-keys", fmt.Sprint(cfg.keys), "-workers", fmt.Sprint(cfg.workers),
 	}
 	binary := os.Args[0]
+	var env []string // nil: the parent's
 	if base, ok := strings.CutSuffix(name, baselineSuffix); ok {
 		binary, args[1] = cfg.baseline, base
+		var err error
+		if env, err = baselineProfileEnv(); err != nil {
+			return result{}, err
+		}
 	}
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = env
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = os.Stderr
@@ -239,6 +246,31 @@ func runChildProcess(ctx context.Context, cfg config, name, phase, kubeconfig st
 		return result{}, fmt.Errorf("%s %s phase: bad output %q: %w", name, phase, stdout.String(), err)
 	}
 	return r, nil
+}
+
+// baselineProfileEnv returns the environment of a baseline child: the
+// profile directories, when set, point to their "base" subdirectory. The
+// child runs under the framework's name without the suffix, so its
+// profiles would otherwise overwrite those of the framework it is compared
+// with. It returns nil when no profile directory is set.
+func baselineProfileEnv() ([]string, error) {
+	var env []string
+	for _, v := range []string{"LARIAT_BENCH_CPU_PROFILE_DIR", "LARIAT_BENCH_HEAP_PROFILE_DIR"} {
+		dir := os.Getenv(v)
+		if dir == "" {
+			continue
+		}
+		dir = filepath.Join(dir, "base")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		env = append(env, v+"="+dir)
+	}
+	if env == nil {
+		return nil, nil
+	}
+	// exec keeps the last value of a variable set twice.
+	return append(os.Environ(), env...), nil
 }
 
 // median returns the median of one measurement over several runs (the

@@ -170,7 +170,8 @@ func writeHeapProfile(path string) error {
 // startCPUProfile profiles the child's CPU until the returned function is
 // called, into <child>.<phase>.cpu in LARIAT_BENCH_CPU_PROFILE_DIR, for
 // `go tool pprof`; without that variable it does nothing. The last round's
-// profile is the one left.
+// profile is the one left. A -baseline child's go to its "base"
+// subdirectory (see baselineProfileEnv).
 func startCPUProfile(cfg config, phase string) (stop func(), err error) {
 	dir := os.Getenv("LARIAT_BENCH_CPU_PROFILE_DIR")
 	if dir == "" {
