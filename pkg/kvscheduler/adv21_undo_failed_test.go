@@ -22,7 +22,13 @@ import (
 // delete. That delete goes through and releases the deletes that waited
 // for it (d/1, d/2, b/1). r/2's pending undo (back to w|, a re-create)
 // takes away r/2, which is ordered after d/2, so it must go before d/2's
-// delete, as it does in the revert's read-back (dueUndo).
+// delete, as it does in the revert's read-back (dueUndo). Failed before
+// h25f's fix with "d/2 deleted before r/2 (v|~d/2), which depends on it
+// and is deleted later in the same step" (ops ... delete a/2, delete d/1,
+// delete d/2, delete b/1, create b/1, create d/1, create d/2, create
+// r/1, delete r/2, create r/2): the revert held the pending undos for
+// dueUndo only during its read-back, not while it made the failed
+// deletes available again.
 func TestAdv21UndoAfterAReleasedDeleteSeed2105355(t *testing.T) {
 	withFzFlags(t, fzDerivedDeps, fzProps)
 	s := newSched(t, kvscheduler.Options{})
@@ -41,7 +47,6 @@ func TestAdv21UndoAfterAReleasedDeleteSeed2105355(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the transaction did not fail (ops %v)", sb.OpStrings())
 	}
-	advOpen(t, "issue 25: d/2's delete, released in the revert by a/2's, goes before r/2's undo, which takes r/2 (v|~d/2) away")
 	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
 		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
 	}
@@ -52,7 +57,6 @@ func TestAdv21UndoAfterAReleasedDeleteSeed2105355(t *testing.T) {
 // TestAdv21DeleteOrderSeed2105355 pins adv5 fuzz seed 2105355 itself
 // (reduced: TestAdv21UndoAfterAReleasedDeleteSeed2105355).
 func TestAdv21DeleteOrderSeed2105355(t *testing.T) {
-	advOpen(t, "issue 25: seed 2105355, see TestAdv21UndoAfterAReleasedDeleteSeed2105355")
 	msg, log := fzRunWith(2105355, []*bool{fzRetry, fzDerivedDeps, fzCancelF, fzView, fzSnap, fzRec, fzOrder, fzProps, fzInvalid})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))

@@ -39,13 +39,15 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 		pending[u.key] = i
 	}
 	// The undos are among the values leaving the step: the read-back's
-	// cascade lets the ones ordered after what it takes down go first.
+	// cascade, and that of the failed deletes made available again below
+	// (a dependent's delete retried there releases the deletes that waited
+	// for it), let the ones ordered after what they take down go first
+	// (dueUndo; adv5 fuzz seed 2105355).
 	w.undoPending = pending
 	w.undoLeft = pending
 	defer func() { w.undoLeft = nil }()
 	from := len(rec.Errors)
 	s.refreshFailed(w)
-	w.undoPending = nil
 	out.revertFrom = undoErrorsLast(rec, from, undos, pending)
 	// The invalid values are named as the transaction left them, before
 	// the undo removes them.
@@ -62,6 +64,7 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 		}
 	}
 	w.failedNs = nil
+	w.undoPending = nil
 	notApplied := len(rec.NotApplied)
 	for _, u := range slices.Backward(undos) {
 		// The requests that took a derived key from u's key go back
