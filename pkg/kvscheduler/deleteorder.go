@@ -90,8 +90,8 @@ func (w *walker) deleteDueDependents(n *node) {
 			// (A dependent the cascade takes down, into PENDING, goes
 			// before n anyway.)
 			w.pushDue(w.startValue(v))
-		case !ok && m == b:
-			if v, ok := w.updateTakesAway(m, n); ok {
+		case !ok:
+			if v, ok := w.updateTakesAway(m, b, n); ok {
 				w.pushDue(w.startValue(v))
 			}
 		}
@@ -119,17 +119,24 @@ func (w *walker) laterKeeps(x *node) bool {
 	return ok && v.value != nil && v.group != 1 && w.equal(x, x.sb, v.value)
 }
 
-// updateTakesAway returns the transaction's later request of m, a value
-// depending on n that the cascade spares (see cascadeSpares), when it is
-// an update that surely takes m away, whatever the reason (see
-// surelyGoes): its new value Requires n, which is going (n's own update
-// took it into PENDING or INVALID; a delete request of n is postponed
-// after an update of m that may keep it, see postponeTo), or another
-// value nothing provides, or it is invalid. Applied first, m goes before n. An update
-// that may keep m is left where it is: applied early inside n's delete,
-// it could find missing what the transaction creates before it, and go
-// for nothing.
-func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
+// updateTakesAway returns the transaction's later request of b, m itself
+// or the base m is derived from, m a value depending on n that the
+// cascade spares (see cascadeSpares), when it is an update that surely
+// takes b away, whatever the reason (see surelyGoes): its new value
+// Requires n, which is going (n's own update took it into PENDING or
+// INVALID; a delete request of n is postponed after an update of m that
+// may keep it, see postponeTo), or another value nothing provides, or it
+// is invalid, or derives a key that stays another value's. Applied first,
+// m goes before n: a base that goes takes its derived values with it,
+// whichever keys its new value derives (adv5 fuzz seed 2200223: d/2,
+// whose failed update left in the southbound a value ordered after b/1,
+// went after b/1, while b/2's update, into PENDING or INVALID with the
+// same derived keys, took it away further on; postponeTo waits only for
+// a base's update that no longer derives the key). An update that may
+// keep b is left where it is: applied early inside n's delete, it could
+// find missing what the transaction creates before it, and go for
+// nothing.
+func (w *walker) updateTakesAway(m, b, n *node) (txnValue, bool) {
 	// A dependent that depends on n only by Requires patterns its own key
 	// matches needs nothing of n: it goes in its place, not before n
 	// (adv5 fuzz seed 300673: a/3 = v|a/*, its update invalid, went
@@ -137,8 +144,8 @@ func (w *walker) updateTakesAway(m, n *node) (txnValue, bool) {
 	if !w.cascadeSpares(m, n, nil) || w.meetsItself(m, n) {
 		return txnValue{}, false
 	}
-	v, ok := w.laterTxnValue(m.key)
-	if !ok || v.value == nil || !w.surelyGoes(m, v.value) {
+	v, ok := w.laterTxnValue(b.key)
+	if !ok || v.value == nil || !w.surelyGoes(b, v.value) {
 		return txnValue{}, false
 	}
 	return v, true
