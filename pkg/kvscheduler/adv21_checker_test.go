@@ -1,0 +1,48 @@
+package kvscheduler_test
+
+import (
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// TestAdv21DeleteOrderCheckJudgesARecordBeforeTheResyncByWhatItKnew
+// checks the checker (adv5 fuzz seed 2227968, set A): d/2 drifted to
+// v|r/1, the southbound's own, unread; a notification's record, applied
+// before the step's downstream resync, deleted r/1 and then d/2, which the
+// scheduler still knew as b/2's derived value, not ordered after r/1. The
+// resync reads the drift only as it starts: the notification's record is
+// judged by what the scheduler knew, the resync's own by the drift.
+// Before, the checker took the drift for read by the whole step ("r/1
+// deleted before d/2 (v|r/1), which depends on it and is deleted later in
+// the same step").
+func TestAdv21DeleteOrderCheckJudgesARecordBeforeTheResyncByWhatItKnew(t *testing.T) {
+	advOpen(t, "issue 25: the fuzz checker takes drift for read by the whole step of a resync")
+	before := map[string]any{"r/1": "v|d/1", "d/2": "v|r/1"}
+	unseen := map[string]any{"d/2": "dv-v@1@2|n/*,~r/2"}
+	ops := []kvtest.Op{{Operation: "delete", Key: "r/1"}, {Operation: "delete", Key: "d/2"}}
+	del := func(k string) kvscheduler.RecordedOp {
+		return kvscheduler.RecordedOp{Operation: kvscheduler.OpDelete, Key: k}
+	}
+	notified := &kvscheduler.TxnRecord{Type: kvscheduler.SBNotification, Executed: []kvscheduler.RecordedOp{del("r/1"), del("d/2")}}
+	emptyResync := &kvscheduler.TxnRecord{Resync: kvscheduler.DownstreamResync}
+	if msg := fzCheckDeleteOrderByTxn(before, ops, unseen, []*kvscheduler.TxnRecord{notified, emptyResync}); msg != "" {
+		t.Errorf("a notification's record before the resync: %s", msg)
+	}
+	resync := &kvscheduler.TxnRecord{Resync: kvscheduler.DownstreamResync, Executed: []kvscheduler.RecordedOp{del("r/1"), del("d/2")}}
+	if msg := fzCheckDeleteOrderByTxn(before, ops, unseen, []*kvscheduler.TxnRecord{resync}); msg == "" {
+		t.Error("the resync's own record deleted r/1 before d/2 (v|r/1), which it read: not reported")
+	}
+	scoped := &kvscheduler.TxnRecord{Resync: kvscheduler.DownstreamResync, ResyncKeys: []string{"a/1"}, Executed: []kvscheduler.RecordedOp{del("r/1"), del("d/2")}}
+	if msg := fzCheckDeleteOrderByTxn(before, ops, unseen, []*kvscheduler.TxnRecord{scoped}); msg != "" {
+		t.Errorf("a resync scoped to a/1 (d/2 not read): %s", msg)
+	}
+}
+
+// TestAdv21DeleteOrderSeed2227968 pins adv5 fuzz seed 2227968 of set A
+// (see TestAdv21DeleteOrderCheckJudgesARecordBeforeTheResyncByWhatItKnew).
+func TestAdv21DeleteOrderSeed2227968(t *testing.T) {
+	advOpen(t, "issue 25: seed 2227968, the checker's")
+	adv15Seed(t, 2227968, adv15SetA)
+}
