@@ -62,3 +62,14 @@ func TestAdv21DeleteOrderSeed2105355(t *testing.T) {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
 	}
 }
+
+// TestAdv21DeleteOrderSeed2103288 pins adv5 fuzz seed 2103288 (-fzretry
+// -fzdd -fzrb -fzamb -fzorder -fzview -fznoownedr), which failed in a
+// revert with "r/2 deleted before b/2 (v@1@2|~r/2), which depends on it
+// and is deleted later in the same step" and passes since the revert
+// holds its pending undos
+// while it makes its failed deletes available again (see
+// TestAdv21UndoAfterAReleasedDeleteSeed2105355).
+func TestAdv21DeleteOrderSeed2103288(t *testing.T) {
+	adv15Seed(t, 2103288, []*bool{fzRetry, fzDerivedDeps, fzRecreateB, fzAmbiguous, fzOrder, fzView, fzNoOwnedR})
+}
