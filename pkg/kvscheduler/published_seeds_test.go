@@ -35,7 +35,7 @@ func TestPublishedStatusesOfFuzzSeeds(t *testing.T) {
 // its flags), restoring them after.
 func fzRunWith(seed int64, flags []*bool) (string, []string) {
 	all := []*bool{fzNoOwnedR, fzRetry, fzCancelF, fzView, fzSnap, fzDerivedDeps, fzRecreateB,
-		fzInvalid, fzProps, fzNotifyAll, fzAmbiguous, fzOrder, fzCancelAll, fzVerbose, fzRec}
+		fzInvalid, fzProps, fzNotifyAll, fzAmbiguous, fzOrder, fzCancelAll, fzVerbose, fzRec, fzDHeld}
 	old := make([]bool, len(all))
 	for i, f := range all {
 		old[i], *f = *f, false
