@@ -87,3 +87,41 @@ func TestAdv21DeleteOrderSeed2200223(t *testing.T) {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))
 	}
 }
+
+// TestAdv21TwoStaleDerivedValuesTakeTheirBaseAwayOnce: both derived
+// values of b/2 are left stale (ordered after b/1) by failed updates; b/1's
+// delete meets each as a dependent, and applies b/2's update, which
+// surely goes, early once: b/2 is deleted once, after d/1 and d/2, and b/1
+// last.
+func TestAdv21TwoStaleDerivedValuesTakeTheirBaseAwayOnce(t *testing.T) {
+	withFzFlags(t, fzDerivedDeps)
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "b/1", "v|", "b/2", "w@1@2|~b/1")
+	sb.FailNext("update", "d/1", errors.New("injected"))
+	sb.FailNext("update", "d/2", errors.New("injected"))
+	if _, err := s.StartNBTransaction().SetValue("b/2", "w@1@2|").Commit(context.Background()); err == nil {
+		t.Fatalf("the updates of d/1 and d/2 did not fail")
+	}
+	before := sb.Values()
+	sb.ResetOps()
+	if _, err := s.StartNBTransaction().SetValue("b/1", nil).SetValue("b/2", "w@1@2|b/3").Commit(context.Background()); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	ops := sb.Ops(false)
+	if msg := fzCheckDeleteOrder(before, ops); msg != "" {
+		t.Errorf("%s (ops %v)", msg, sb.OpStrings())
+	}
+	deletes := 0
+	for _, o := range ops {
+		if o.Key == "b/2" && o.Operation == "delete" {
+			deletes++
+		}
+	}
+	if deletes != 1 {
+		t.Errorf("b/2 deleted %d times, want once (ops %v)", deletes, sb.OpStrings())
+	}
+	wantState(t, s, "b/2", kvscheduler.Pending)
+	advWantAgree(t, s, sb, "after the transaction", "b/", "d/")
+}
