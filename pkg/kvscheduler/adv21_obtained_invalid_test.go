@@ -40,7 +40,6 @@ func TestAdv21ObtainedTakenOverByAnInvalidValueSeed2332169(t *testing.T) {
 	}
 	wantState(t, s, "a/3", kvscheduler.Invalid)
 	wantState(t, s, "b/2", kvscheduler.Pending)
-	advOpen(t, "issue 25: the southbound's a/3, taken over by an invalid value, goes after d/1, which it needs")
 	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
 		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
 	}
@@ -50,7 +49,6 @@ func TestAdv21ObtainedTakenOverByAnInvalidValueSeed2332169(t *testing.T) {
 // TestAdv21DeleteOrderSeed2332169 pins adv5 fuzz seed 2332169 (reduced:
 // TestAdv21ObtainedTakenOverByAnInvalidValueSeed2332169).
 func TestAdv21DeleteOrderSeed2332169(t *testing.T) {
-	advOpen(t, "issue 25: seed 2332169, see TestAdv21ObtainedTakenOverByAnInvalidValueSeed2332169")
 	msg, log := fzRunWith(2332169, []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzRecreateB, fzOrder, fzDHeld, fzRec, fzCancelF})
 	if msg != "" {
 		t.Fatalf("%s\n%s", msg, strings.Join(log, "\n"))

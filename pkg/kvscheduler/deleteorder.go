@@ -277,9 +277,18 @@ func dependsOn(deps []Dependency, key string) bool {
 // dependentUnderWay names a value in the southbound that depends on n, of
 // either kind, and whose delete is under way (started by the walk further
 // up, its end still to come): n's delete ends after it (see deferDelete).
+// It depends by the value the southbound holds (sbDeps when that is not
+// the wanted one): a base being re-created into a value that needs n does
+// not hold n's delete back, its old value not needing n (adv5 fuzz seed
+// 2332169: a/3, the southbound's, taken over by an invalid value, waited
+// for b/2's re-create as w@2|a/3, and so went after d/1, which the
+// southbound's a/3 = w|r/1,d/1 needs and b/2's re-create deletes).
 // Members of a cycle with n go together.
 func (w *walker) dependentUnderWay(n *node) string {
 	for _, m := range w.g.dependents(n) {
+		if m.sbDeps != nil && !dependsOn(m.sbDeps, n.key) {
+			continue
+		}
 		if m != n && m.exists() && m.deleting() && !w.reaches(n, m) {
 			return m.key
 		}
