@@ -191,3 +191,23 @@ func TestLeaveSetBudgetStopIsASubsetOfTheFixpoint(t *testing.T) {
 		}
 	}
 }
+
+// The walk applies an update that surely goes (into PENDING) after a later
+// update of a value depending on it that the cascade spares (postponeTo),
+// and the model's time follows that order (TestRandomGraphs -kvleave seed
+// 1195, reduced): a/5's update Requires r/9, which nothing provides, so it
+// goes, and its cascade takes b/6 and its derived d/6 away; a/7 needs a/*
+// (which it meets itself) and d/*, only d/6. a/7's update (no
+// dependencies) is applied first, so a/7 never leaves; by the reference's
+// order, a/5 first, a/7 would have gone with d/6 and come back.
+func TestLeaveSetFollowsThePostponedUpdate(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "a/5", "v|")
+	h.step(t, "b/6", "v@6|a/5")
+	h.step(t, "a/7", "v|a/*,d/*")
+	r := h.step(t, "a/5", "w|r/9", "a/7", "w|")
+	wantLeave(t, r, "a/7", -1)
+	wantLeave(t, r, "a/5", 5)
+	wantLeave(t, r, "b/6", 5)
+	wantLeave(t, r, "d/6", 5)
+}
