@@ -105,13 +105,21 @@ func (ls *leaveSet) comeOf(e *lvEntry) int32 {
 	// comes in the step (adv5 fuzz seed 1201183).
 	trigger := !e.waits || e.req != lvNone || e.fresh
 	if b := e.base; b != nil {
-		t = max(t, b.come)
-		if b.come > lvBefore && b.come < lvNever {
+		bc := b.come
+		if e.fresh && stillUpdated(b) {
+			// Its base, available and updated in place (judged at 4j+1),
+			// creates it right after, whatever b's come says: b never
+			// went (TestRandomGraphs -kvleave seed 1539,
+			// TestLeaveSetOwnDerivedValueKeepsItsUpdatedBase).
+			bc = 4*b.at + 1
+		}
+		t = max(t, bc)
+		if bc > lvBefore && bc < lvNever {
 			// Created after its base: a cycle through a derived value
 			// never comes (TestRandomGraphs seed 5: a/g1/1 Requires
 			// a/g0/4, which Requires a/g1/1's own d/g1/1/1). The times
 			// climb to the step's end, then it does not come.
-			t, trigger = max(t, b.come+1), true
+			t, trigger = max(t, bc+1), true
 		}
 	}
 	for _, dep := range deps {
@@ -149,7 +157,11 @@ func (ls *leaveSet) rays(e *lvEntry, dep Dependency) (maxLeave, minCome int32, b
 		// A value's own derived values come after it is created: they
 		// never make it ready (adv5 fuzz seed 1200042: b/1 re-created as
 		// w@1@2|p/1,a/1 Requires its own property p/1 and stays PENDING).
-		if !derivedFrom(p, e) {
+		// One updated in place stays: its derived values keep it once
+		// they come (TestRandomGraphs -kvleave seed 1539: a/g1/3, updated
+		// to Require any d/g1/ and derive d/g1/3/1, stayed when
+		// a/g1/5's update dropped d/g1/5/1, its only other provider).
+		if !derivedFrom(p, e) || stillUpdated(e) {
 			minCome = min(minCome, p.come)
 		}
 	}
@@ -310,4 +322,11 @@ func (ls *leaveSet) heldDeleteAt(e *lvEntry, dep Dependency) int32 {
 	}
 	ls.anyProvider(e, dep, f)
 	return t
+}
+
+// stillUpdated tells whether e, available before the step, is updated in
+// place by its request (not re-created) and is still there once judged
+// (leave after 4j+1): its derived values then come at 4j+2 and keep it.
+func stillUpdated(e *lvEntry) bool {
+	return e.avail && e.req == lvUpdate && e.leave > 4*e.at+1
 }

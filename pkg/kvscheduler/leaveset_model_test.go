@@ -211,3 +211,16 @@ func TestLeaveSetFollowsThePostponedUpdate(t *testing.T) {
 	wantLeave(t, r, "b/6", 5)
 	wantLeave(t, r, "d/6", 5)
 }
+
+// A value updated in place to Require a pattern its own new derived value
+// matches stays when the pattern's other provider goes: its derived value
+// keeps it once created (TestRandomGraphs -kvleave seed 1539, reduced):
+// b/3 = v@3|d/* and b/5 drops d/5 further on.
+func TestLeaveSetOwnDerivedValueKeepsItsUpdatedBase(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "b/3", "v|")
+	h.step(t, "b/5", "v@5|")
+	r := h.step(t, "b/3", "v@3|d/*", "b/5", "w|")
+	wantLeave(t, r, "b/3", -1)
+	wantLeave(t, r, "d/5", 4)
+}
