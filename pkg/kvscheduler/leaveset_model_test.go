@@ -224,3 +224,20 @@ func TestLeaveSetOwnDerivedValueKeepsItsUpdatedBase(t *testing.T) {
 	wantLeave(t, r, "b/3", -1)
 	wantLeave(t, r, "d/5", 4)
 }
+
+// A value created while another provider covers its Requires pattern is
+// kept by its own derived value when that provider goes further on
+// (TestRandomGraphs -kvleave seed 1941, reduced): b/4 = v@4|d/* is
+// created while d/6 is there, then b/6's update drops d/6 and Requires
+// b/4; b/4's d/4 keeps it, so b/6 stays too.
+func TestLeaveSetOwnDerivedValueKeepsItsCreatedBase(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "b/6", "v@6|")
+	r := h.step(t, "b/4", "v@4|d/*", "b/6", "w|b/4")
+	wantLeave(t, r, "b/4", -1)
+	wantLeave(t, r, "b/6", -1)
+	wantLeave(t, r, "d/6", 4)
+	if c := r.Comes("b/4"); c != 2 {
+		t.Errorf("b/4 comes at %d, want 2", c)
+	}
+}
