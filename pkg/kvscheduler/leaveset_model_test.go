@@ -241,3 +241,18 @@ func TestLeaveSetOwnDerivedValueKeepsItsCreatedBase(t *testing.T) {
 		t.Errorf("b/4 comes at %d, want 2", c)
 	}
 }
+
+// A value waiting for a value the step creates is created right after it,
+// with its derived values, which a request further on may need
+// (TestRandomGraphs -kvleave seed 2397, reduced): b/5 = v@5|a/2 waits for
+// a/2; the step creates a/2, then updates a/0 to Require d/5, which b/5
+// brings: a/0 stays.
+func TestLeaveSetDerivedValueOfAWaitingValueComes(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "a/0", "v|", "b/5", "v@5|a/2")
+	r := h.step(t, "a/2", "v|", "a/0", "w|d/5")
+	wantLeave(t, r, "a/0", -1)
+	if c := r.Comes("d/5"); c != 3 {
+		t.Errorf("d/5 comes at %d, want 3 (after b/5 at 2)", c)
+	}
+}
