@@ -256,3 +256,19 @@ func TestLeaveSetDerivedValueOfAWaitingValueComes(t *testing.T) {
 		t.Errorf("d/5 comes at %d, want 3 (after b/5 at 2)", c)
 	}
 }
+
+// An update the step's earlier create leaves unmet goes as a delete does
+// and waits for a later update of a value depending on it
+// (TestRandomGraphs -kvleave seed 2472, reduced): a/1 is created PENDING
+// (r/9 is missing), b/0's update Requires a/1, and b/2 = v@2|b/0,d/* is
+// updated to need nothing: the walk applies b/2's update first, so b/2
+// stays, and only then takes b/0 and d/0 away.
+func TestLeaveSetUpdateUnmetByAnEarlierCreateIsPostponed(t *testing.T) {
+	h := newLvHarness(t)
+	h.step(t, "b/0", "v@0|")
+	h.step(t, "b/2", "v@2|b/0,d/*")
+	r := h.step(t, "a/1", "v|r/9", "b/0", "v@0|a/1", "b/2", "w|")
+	wantLeave(t, r, "b/2", -1)
+	wantLeave(t, r, "b/0", 9)
+	wantLeave(t, r, "d/0", 9)
+}
