@@ -10,7 +10,9 @@ import (
 // The leaving set of a step (issue 25; design: h25d's "the leaving set of
 // a step, computed once"): one model of which values a step takes away,
 // instead of a recursive question per value. Time in a step is
-// 4*j + phase for the step's request j: phase 0 is what request j takes
+// 4*j + phase for the step's request j, j counting the requests in the
+// order the walk applies them (applyOrder: postponed ones after the
+// request they wait for), not the reference's: phase 0 is what request j takes
 // away first (obsolete derived values, the delete of a re-create), phase 1
 // the request judged and applied, phase 2 what its create brings. Every
 // value the model knows has two marks: leave, the earliest time it surely
