@@ -14,12 +14,10 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
-// BenchmarkPass measures a worker's own cost per key, the queue and the
-// bookkeeping around a no-op handler (hot-loop checks, retry decision),
-// without an API server: one op is one key added, handled and forgotten.
-// The informer is never started; its empty store makes every key a
-// deletion.
-func BenchmarkPass(b *testing.B) {
+// benchPassController is a controller with a no-op handler over an
+// informer never started (its empty store makes every key a deletion),
+// and a run on a queue of its own, shut down when b ends.
+func benchPassController(b *testing.B) (*controller, *run) {
 	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	log := logrus.New()
 	log.SetOutput(io.Discard)
@@ -28,9 +26,18 @@ func BenchmarkPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	queue := workqueue.New(workqueue.Options[string]{})
-	defer queue.ShutDown()
-	ctrl := c.(*controller)
-	r := &run{ctx: b.Context(), queue: queue}
+	b.Cleanup(queue.ShutDown)
+	return c.(*controller), &run{ctx: b.Context(), queue: queue}
+}
+
+// BenchmarkPass measures a worker's own cost per key, the queue and the
+// bookkeeping around a no-op handler (hot-loop checks, retry decision),
+// without an API server: one op is one key added, handled and forgotten.
+// The informer is never started; its empty store makes every key a
+// deletion.
+func BenchmarkPass(b *testing.B) {
+	ctrl, r := benchPassController(b)
+	queue := r.queue
 	b.ReportAllocs()
 	for b.Loop() {
 		queue.Add("ns/x")
@@ -45,21 +52,12 @@ func BenchmarkPass(b *testing.B) {
 // (a deletion: the store is empty); the adds are counted in the ops.
 func BenchmarkPassBurst(b *testing.B) {
 	const burst = 100000
-	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	c, err := New("bench", informer, HandlerFunc(func(string, runtime.Object) error { return nil }), &Options{Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctrl, r := benchPassController(b)
+	queue := r.queue
 	keys := make([]string, 4*burst)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("ns/key-%07d", i)
 	}
-	queue := workqueue.New(workqueue.Options[string]{})
-	defer queue.ShutDown()
-	ctrl := c.(*controller)
-	r := &run{ctx: b.Context(), queue: queue}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if i%burst == 0 {
@@ -77,17 +75,8 @@ func BenchmarkPassBurst(b *testing.B) {
 // its own keys (1,024 of them, in turn); the key it then handles may be
 // another's.
 func BenchmarkPassParallel(b *testing.B) {
-	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	c, err := New("bench", informer, HandlerFunc(func(string, runtime.Object) error { return nil }), &Options{Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	queue := workqueue.New(workqueue.Options[string]{})
-	defer queue.ShutDown()
-	ctrl := c.(*controller)
-	r := &run{ctx: b.Context(), queue: queue}
+	ctrl, r := benchPassController(b)
+	queue := r.queue
 	var next atomic.Int32
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
