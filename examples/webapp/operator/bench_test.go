@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -27,28 +26,20 @@ var runs atomic.Int32
 // written. With chain set, WebApp i depends on WebApp i-1, so they become
 // available one after another, each waiting for the previous one's
 // objects to come back through the informers.
+// The probe (probe_test.go) adds metrics of where the time goes.
 func benchmarkConverge(b *testing.B, n int, chain bool) {
-	benchmarkConvergeWith(b, n, chain, startOperatorForBench)
-}
-
-// startOperatorForBench runs the operator on ns with node ports r until
-// ctx ends; wait returns what its Run returned.
-func startOperatorForBench(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error) {
-	log := logrus.New()
-	log.SetLevel(logrus.ErrorLevel)
-	op, err := operator.New(operator.Options{Config: cp.Config(), Namespace: ns, Logger: log, NodePorts: r})
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- op.Run(ctx) }()
-	return op.WebApps(), func() error { return <-done }
+	var p convergeProbe
+	benchmarkConvergeWith(b, n, chain, p.start, p.converged)
+	p.report(b)
 }
 
 // benchmarkConvergeWith is benchmarkConverge with the WebApps' children
-// kept by what start runs.
+// kept by what start runs; converged (if not nil) is told, with the timer
+// stopped, when each run started, when it had created its WebApps and
+// when all of them were ready.
 func benchmarkConvergeWith(b *testing.B, n int, chain bool,
-	start func(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error)) {
+	start func(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error),
+	converged func(start, created, end time.Time)) {
 	for range b.N {
 		b.StopTimer()
 		ns := controlplanetest.Namespace(b, cp.Config())
@@ -73,6 +64,7 @@ func benchmarkConvergeWith(b *testing.B, n int, chain bool,
 				b.Fatal(err)
 			}
 		}
+		created := time.Now()
 		for ready := 0; ready < n; time.Sleep(5 * time.Millisecond) {
 			apps, err := webapps.Cache().List(ns, labels.Everything())
 			if err != nil {
@@ -92,7 +84,11 @@ func benchmarkConvergeWith(b *testing.B, n int, chain bool,
 			}
 		}
 		b.StopTimer()
-		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "webapps/s")
+		end := time.Now()
+		b.ReportMetric(float64(n)/end.Sub(start).Seconds(), "webapps/s")
+		if converged != nil {
+			converged(start, created, end)
+		}
 		cancel()
 		if err := wait(); err != nil {
 			b.Fatal(err)

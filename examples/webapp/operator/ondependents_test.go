@@ -149,13 +149,13 @@ func startOnDependents(b testing.TB, ctx context.Context, ns string, r operator.
 // BenchmarkConverge100OnDependents is BenchmarkConverge100 with the
 // children on pkg/dependents (childrenOf) instead of the operator.
 func BenchmarkConverge100OnDependents(b *testing.B) {
-	benchmarkConvergeWith(b, 100, false, startOnDependents)
+	benchmarkConvergeWith(b, 100, false, startOnDependents, nil)
 }
 
 // BenchmarkConvergeChain100OnDependents is BenchmarkConvergeChain100 with
 // the children on pkg/dependents.
 func BenchmarkConvergeChain100OnDependents(b *testing.B) {
-	benchmarkConvergeWith(b, 100, true, startOnDependents)
+	benchmarkConvergeWith(b, 100, true, startOnDependents, nil)
 }
 
 // TestChildrenOnDependentsKeepTheWebAppsObjects: the handler measured

@@ -1,0 +1,206 @@
+package operator_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/rest"
+
+	"github.com/lariat-dev/lariat/examples/webapp/operator"
+	democtl "github.com/lariat-dev/lariat/generated/controllers/demo.lariat.dev/v1"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+)
+
+// convergeProbe measures where a Converge benchmark's wall time goes
+// (issue 29, "parallel apply"): the scheduler transactions it runs, the
+// southbound operations of each, and the time spent in the API requests
+// the scheduler's Kubernetes descriptors make. It only watches: the
+// operator runs as in the benchmark, with a transport that notes the
+// start and end of each request to the three kinds the scheduler applies.
+// The benchmark's ns/op is unchanged in meaning; the probe adds metrics.
+type convergeProbe struct {
+	mu    sync.Mutex
+	calls []apiCall
+	sched *kvscheduler.Scheduler
+
+	runs                               int
+	wall, creating, inTxn, write, read time.Duration
+	inTxnNoWrites                      time.Duration // of transactions without Kubernetes writes
+	dry                                time.Duration
+	txns, writes, dryRuns              int
+	reads                              int
+	saved                              time.Duration
+	byType                             map[kvscheduler.TxnType]int
+	opsHist, appsHist, otherHist       map[int]int // otherHist: operations on availability markers
+}
+
+// apiCall is one request to the ConfigMaps, Deployments or Services. All
+// of them are the scheduler's descriptors' (the operator's informers only
+// list and watch, which are not noted), and they are counted when they
+// start inside a transaction.
+type apiCall struct {
+	start, end time.Time
+	kind       string // "write", "dry" (a dry run) or "read" (a GET that is no watch)
+}
+
+// start runs the operator on ns with node ports r until ctx ends, its
+// requests through the probe's transport; wait returns what its Run
+// returned. The scheduler is kept for converged.
+func (p *convergeProbe) start(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error) {
+	log := logrus.New()
+	log.SetLevel(logrus.ErrorLevel)
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return probeTransport{p: p, next: next} })
+	op, err := operator.New(operator.Options{Config: cfg, Namespace: ns, Logger: log, NodePorts: r})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.mu.Lock()
+	p.sched, p.calls = op.Scheduler(), nil
+	p.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- op.Run(ctx) }()
+	return op.WebApps(), func() error { return <-done }
+}
+
+// probeTransport notes the requests to the scheduler's kinds.
+type probeTransport struct {
+	p    *convergeProbe
+	next http.RoundTripper
+}
+
+// RoundTrip passes the request on and notes its times.
+func (t probeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	path, q := req.URL.Path, req.URL.Query()
+	kind := ""
+	if strings.Contains(path, "/configmaps") || strings.Contains(path, "/deployments") || strings.Contains(path, "/services") {
+		switch {
+		case req.Method == http.MethodGet && q.Get("watch") == "":
+			kind = "read"
+		case req.Method == http.MethodGet:
+		case q.Has("dryRun"):
+			kind = "dry"
+		default:
+			kind = "write"
+		}
+	}
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	if kind != "" {
+		t.p.mu.Lock()
+		t.p.calls = append(t.p.calls, apiCall{start: start, end: time.Now(), kind: kind})
+		t.p.mu.Unlock()
+	}
+	return resp, err
+}
+
+// converged adds the run that went from start to end to the totals;
+// created is when the benchmark had created the last WebApp.
+func (p *convergeProbe) converged(start, created, end time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byType == nil {
+		p.byType, p.opsHist, p.appsHist, p.otherHist = map[kvscheduler.TxnType]int{}, map[int]int{}, map[int]int{}, map[int]int{}
+	}
+	p.runs++
+	p.wall += end.Sub(start)
+	p.creating += created.Sub(start)
+	calls := p.calls
+	for _, rec := range p.sched.TransactionHistory(start, end) {
+		p.txns++
+		p.byType[rec.Type]++
+		p.inTxn += rec.Stop.Sub(rec.Start)
+		// Southbound operations of the Kubernetes descriptors, and the
+		// longest run of them on one WebApp (its objects depend on each
+		// other: ConfigMap, Deployment, Service), the least that
+		// parallelism inside the transaction leaves in series.
+		ops, other, perApp := 0, 0, map[string]int{}
+		for _, op := range rec.Executed {
+			if op.NOOP || op.Property {
+				continue
+			}
+			if strings.HasPrefix(op.Key, operator.AvailablePrefix) {
+				other++
+				continue
+			}
+			ops++
+			parts := strings.Split(op.Key, "/")
+			perApp[strings.Join(parts[max(0, len(parts)-2):], "/")]++
+		}
+		p.opsHist[ops]++
+		p.otherHist[other]++
+		if ops == 0 {
+			p.inTxnNoWrites += rec.Stop.Sub(rec.Start)
+		}
+		p.appsHist[len(perApp)]++
+		var sb time.Duration
+		for _, c := range calls {
+			if c.start.Before(rec.Start) || c.start.After(rec.Stop) {
+				continue
+			}
+			// A create is a GET and an apply (kubedescriptor's write):
+			// both are time inside the southbound call.
+			sb += c.end.Sub(c.start)
+			switch c.kind {
+			case "write":
+				p.writes++
+				p.write += c.end.Sub(c.start)
+			case "dry":
+				p.dryRuns++
+				p.dry += c.end.Sub(c.start)
+			case "read":
+				p.reads++
+				p.read += c.end.Sub(c.start)
+			}
+		}
+		if ops > 0 {
+			depth := slices.Max(slices.Collect(maps.Values(perApp)))
+			p.saved += sb - sb*time.Duration(depth)/time.Duration(ops)
+		}
+	}
+	p.calls = nil
+}
+
+// report adds the metrics (per run) and logs the histograms.
+func (p *convergeProbe) report(b *testing.B) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.runs == 0 {
+		return
+	}
+	n := float64(p.runs)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
+	b.ReportMetric(float64(p.txns)/n, "txns/op")
+	b.ReportMetric(float64(p.writes)/n, "sbwrites/op")
+	b.ReportMetric(ms(p.inTxn), "txn-ms/op")
+	b.ReportMetric(ms(p.write+p.read+p.dry), "sbcall-ms/op")
+	b.ReportMetric(ms(p.creating), "creating-ms/op")
+	b.ReportMetric(ms(p.wall-p.saved), "bound-ms/op")
+	b.Logf("runs %d, wall %.0f ms/run (creating the WebApps %.0f ms); in transactions %.0f ms (%.0f%% of wall); in API writes %.0f ms (%.0f%% of wall), %d writes/run, %.2f ms each; dry runs %d/run %.0f ms; reads %d/run %.0f ms",
+		p.runs, ms(p.wall), ms(p.creating), ms(p.inTxn), 100*float64(p.inTxn)/float64(p.wall), ms(p.write), 100*float64(p.write)/float64(p.wall),
+		p.writes/p.runs, float64(p.write)/float64(time.Millisecond)/float64(max(1, p.writes)), p.dryRuns/p.runs, ms(p.dry), p.reads/p.runs, ms(p.read))
+	b.Logf("transactions by type: %s", histText(p.byType))
+	b.Logf("southbound writes per transaction (ops: transactions): %s", histText(p.opsHist))
+	b.Logf("WebApps per transaction: %s", histText(p.appsHist))
+	b.Logf("availability marker operations per transaction: %s; transactions without Kubernetes writes took %.0f ms",
+		histText(p.otherHist), ms(p.inTxnNoWrites))
+	b.Logf("unbounded parallelism inside each transaction (its WebApps' chains overlap) would save at most %.0f ms of %.0f ms (wall %.2fx)",
+		ms(p.saved), ms(p.wall), float64(p.wall-p.saved)/float64(p.wall))
+}
+
+// histText formats a histogram as "key: count" in key order.
+func histText[K int | kvscheduler.TxnType](h map[K]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		parts = append(parts, fmt.Sprintf("%v: %d", k, h[k]))
+	}
+	return strings.Join(parts, ", ")
+}
