@@ -28,18 +28,18 @@ var runs atomic.Int32
 // objects to come back through the informers.
 // The probe (probe_test.go) adds metrics of where the time goes.
 func benchmarkConverge(b *testing.B, n int, chain bool) {
-	var p convergeProbe
+	p := convergeProbe{chain: chain}
 	benchmarkConvergeWith(b, n, chain, p.start, p.converged)
 	p.report(b)
 }
 
 // benchmarkConvergeWith is benchmarkConverge with the WebApps' children
 // kept by what start runs; converged (if not nil) is told, with the timer
-// stopped, when each run started, when it had created its WebApps and
-// when all of them were ready.
+// stopped, when each run started, when each of its WebApps was created
+// and when all of them were ready.
 func benchmarkConvergeWith(b *testing.B, n int, chain bool,
 	start func(b testing.TB, ctx context.Context, ns string, r operator.PortRange) (democtl.WebAppController, func() error),
-	converged func(start, created, end time.Time)) {
+	converged func(start time.Time, created []time.Time, end time.Time)) {
 	for range b.N {
 		b.StopTimer()
 		ns := controlplanetest.Namespace(b, cp.Config())
@@ -52,6 +52,7 @@ func benchmarkConvergeWith(b *testing.B, n int, chain bool,
 		if _, err := webapps.List(ctx, ns, metav1.ListOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		created := make([]time.Time, n)
 		b.StartTimer()
 		start := time.Now()
 		for j := range n {
@@ -63,8 +64,8 @@ func benchmarkConvergeWith(b *testing.B, n int, chain bool,
 			if _, err := webapps.Create(ctx, app); err != nil {
 				b.Fatal(err)
 			}
+			created[j] = time.Now()
 		}
-		created := time.Now()
 		for ready := 0; ready < n; time.Sleep(5 * time.Millisecond) {
 			apps, err := webapps.Cache().List(ns, labels.Everything())
 			if err != nil {

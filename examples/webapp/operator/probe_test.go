@@ -27,6 +27,9 @@ import (
 // start and end of each request to the three kinds the scheduler applies.
 // The benchmark's ns/op is unchanged in meaning; the probe adds metrics.
 type convergeProbe struct {
+	// chain is set for a chain of WebApps: modelRun, which takes them as
+	// independent, is then not run.
+	chain bool
 	mu    sync.Mutex
 	calls []apiCall
 	sched *kvscheduler.Scheduler
@@ -38,6 +41,7 @@ type convergeProbe struct {
 	txns, writes, dryRuns              int
 	reads                              int
 	saved                              time.Duration
+	model                              map[int]time.Duration // by batch size: modelRun's wall time
 	byType                             map[kvscheduler.TxnType]int
 	opsHist, appsHist, otherHist       map[int]int // otherHist: operations on availability markers
 }
@@ -103,8 +107,8 @@ func (t probeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // converged adds the run that went from start to end to the totals;
-// created is when the benchmark had created the last WebApp.
-func (p *convergeProbe) converged(start, created, end time.Time) {
+// created are the times the benchmark's creates of the WebApps returned.
+func (p *convergeProbe) converged(start time.Time, created []time.Time, end time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byType == nil {
@@ -112,12 +116,14 @@ func (p *convergeProbe) converged(start, created, end time.Time) {
 	}
 	p.runs++
 	p.wall += end.Sub(start)
-	p.creating += created.Sub(start)
+	p.creating += created[len(created)-1].Sub(start)
 	calls := p.calls
+	var runTxn, runSB time.Duration
 	for _, rec := range p.sched.TransactionHistory(start, end) {
 		p.txns++
 		p.byType[rec.Type]++
 		p.inTxn += rec.Stop.Sub(rec.Start)
+		runTxn += rec.Stop.Sub(rec.Start)
 		// Southbound operations of the Kubernetes descriptors, and the
 		// longest run of them on one WebApp (its objects depend on each
 		// other: ConfigMap, Deployment, Service), the least that
@@ -161,12 +167,55 @@ func (p *convergeProbe) converged(start, created, end time.Time) {
 				p.read += c.end.Sub(c.start)
 			}
 		}
+		runSB += sb
 		if ops > 0 {
 			depth := slices.Max(slices.Collect(maps.Values(perApp)))
 			p.saved += sb - sb*time.Duration(depth)/time.Duration(ops)
 		}
 	}
 	p.calls = nil
+	if !p.chain {
+		p.modelRun(start, created, runTxn, runSB)
+	}
+}
+
+// modelBatch is the most WebApps modelRun takes into one transaction: the
+// per-descriptor bound the issue suggests for Kubernetes descriptors.
+const modelBatch = 16
+
+// modelRun replays the run's WebApp events through a model of the loop
+// fed with this run's measurements, once serially (one WebApp per
+// transaction, to check the model against the measured wall time) and
+// once with the events queued when a transaction starts taken into it
+// together, up to modelBatch, their chains overlapping. Per WebApp, a
+// transaction costs the run's average time outside API calls (not
+// overlapped: the scheduler's and the descriptors' CPU) plus, once per
+// transaction, the average time in API calls of one WebApp (its chain of
+// three creates, each a GET and an apply). It leaves out the time between
+// transactions and assumes the API server answers as fast with
+// modelBatch requests in flight: an optimistic bound.
+func (p *convergeProbe) modelRun(start time.Time, created []time.Time, inTxn, sbCalls time.Duration) {
+	n := len(created)
+	if p.model == nil {
+		p.model = map[int]time.Duration{}
+	}
+	cpu := (inTxn - sbCalls) / time.Duration(n)
+	chain := sbCalls / time.Duration(n)
+	for _, batch := range []int{1, modelBatch} {
+		var t time.Duration
+		for i := 0; i < n; {
+			if a := created[i].Sub(start); a > t {
+				t = a
+			}
+			k := 0
+			for i+k < n && k < batch && created[i+k].Sub(start) <= t {
+				k++
+			}
+			t += time.Duration(k)*cpu + chain
+			i += k
+		}
+		p.model[batch] += t
+	}
 }
 
 // report adds the metrics (per run) and logs the histograms.
@@ -192,6 +241,12 @@ func (p *convergeProbe) report(b *testing.B) {
 	b.Logf("WebApps per transaction: %s", histText(p.appsHist))
 	b.Logf("availability marker operations per transaction: %s; transactions without Kubernetes writes took %.0f ms",
 		histText(p.otherHist), ms(p.inTxnNoWrites))
+	if p.chain {
+		return
+	}
+	b.ReportMetric(ms(p.model[modelBatch]), "model-batched-ms/op")
+	b.Logf("model of the loop (see modelRun): serial %.0f ms (measured wall %.0f ms), events queued at a transaction's start taken together (up to %d) %.0f ms (%.2fx the model's serial)",
+		ms(p.model[1]), ms(p.wall), modelBatch, ms(p.model[modelBatch]), float64(p.model[modelBatch])/float64(p.model[1]))
 	b.Logf("unbounded parallelism inside each transaction (its WebApps' chains overlap) would save at most %.0f ms of %.0f ms (wall %.2fx)",
 		ms(p.saved), ms(p.wall), float64(p.wall-p.saved)/float64(p.wall))
 }
