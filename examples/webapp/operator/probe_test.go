@@ -43,7 +43,8 @@ type convergeProbe struct {
 	saved                              time.Duration
 	model                              map[int]time.Duration // by batch size: modelRun's wall time
 	byType                             map[kvscheduler.TxnType]int
-	opsHist, appsHist, otherHist       map[int]int // otherHist: operations on availability markers
+	opsHist, appsHist                  map[int]int
+	otherHist                          map[string]int // Kubernetes writes and availability marker operations of a transaction
 }
 
 // apiCall is one request to the ConfigMaps, Deployments or Services. All
@@ -112,7 +113,7 @@ func (p *convergeProbe) converged(start time.Time, created []time.Time, end time
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byType == nil {
-		p.byType, p.opsHist, p.appsHist, p.otherHist = map[kvscheduler.TxnType]int{}, map[int]int{}, map[int]int{}, map[int]int{}
+		p.byType, p.opsHist, p.appsHist, p.otherHist = map[kvscheduler.TxnType]int{}, map[int]int{}, map[int]int{}, map[string]int{}
 	}
 	p.runs++
 	p.wall += end.Sub(start)
@@ -142,7 +143,7 @@ func (p *convergeProbe) converged(start time.Time, created []time.Time, end time
 			perApp[strings.Join(parts[max(0, len(parts)-2):], "/")]++
 		}
 		p.opsHist[ops]++
-		p.otherHist[other]++
+		p.otherHist[fmt.Sprintf("%d writes + %d markers", ops, other)]++
 		if ops == 0 {
 			p.inTxnNoWrites += rec.Stop.Sub(rec.Start)
 		}
@@ -239,7 +240,7 @@ func (p *convergeProbe) report(b *testing.B) {
 	b.Logf("transactions by type: %s", histText(p.byType))
 	b.Logf("southbound writes per transaction (ops: transactions): %s", histText(p.opsHist))
 	b.Logf("WebApps per transaction: %s", histText(p.appsHist))
-	b.Logf("availability marker operations per transaction: %s; transactions without Kubernetes writes took %.0f ms",
+	b.Logf("Kubernetes writes and availability marker operations per transaction: %s; transactions without Kubernetes writes took %.0f ms",
 		histText(p.otherHist), ms(p.inTxnNoWrites))
 	if p.chain {
 		return
@@ -252,7 +253,7 @@ func (p *convergeProbe) report(b *testing.B) {
 }
 
 // histText formats a histogram as "key: count" in key order.
-func histText[K int | kvscheduler.TxnType](h map[K]int) string {
+func histText[K int | kvscheduler.TxnType | string](h map[K]int) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		parts = append(parts, fmt.Sprintf("%v: %d", k, h[k]))
