@@ -146,41 +146,8 @@ func runGolden(out *strings.Builder, sc scenario, revert bool, seen map[string]i
 		return nil
 	}
 	for i, tx := range sc.Txns {
-		h.mu.Lock()
-		h.step = fmt.Sprintf("txn %d", i)
-		for _, f := range tx.Fail {
-			sb.FailNext(f.Op, f.Key, errInjected)
-		}
-		for _, k := range tx.Lose {
-			h.lose(k)
-		}
-		for _, n := range tx.Notify {
-			if f := h.notify(s, n); f != nil {
-				h.mu.Unlock()
-				return errors.New(f.String())
-			}
-			h.mu.Unlock()
-			if err := commit(s.StartNBTransaction()); err != nil {
-				return err
-			}
-			h.mu.Lock()
-		}
-		txn := r.txnOf(tx)
-		h.mu.Unlock()
-		if err := commit(txn); err != nil {
+		if err := goldenStep(r, sc, i, tx, commit); err != nil {
 			return err
-		}
-		h.mu.Lock()
-		h.found(sc, tx)
-		h.mu.Unlock()
-		if i%2 == 1 && clk.pending() > 0 {
-			// Unlike TestRandomGraphs, which fires retries only at the
-			// end, every second transaction lets the armed retries run,
-			// so that retry transactions meet the later changes.
-			clk.Step(2 * time.Hour)
-			if err := commit(s.StartNBTransaction()); err != nil {
-				return err
-			}
 		}
 	}
 	if len(h.lost) > 0 {
@@ -201,6 +168,47 @@ func runGolden(out *strings.Builder, sc scenario, revert bool, seen map[string]i
 		writeGoldenRecord(out, rec, seen)
 	}
 	writeGoldenEnd(out, s, sb)
+	return nil
+}
+
+// goldenStep runs transaction i of sc as runner.step does, through
+// commit, then lets the armed retries run after every second one.
+func goldenStep(r *runner, sc scenario, i int, tx rtxn, commit func(*kvscheduler.Txn) error) error {
+	s, sb, h, clk := r.s, r.sb, r.h, r.clk
+	h.mu.Lock()
+	h.step = fmt.Sprintf("txn %d", i)
+	for _, f := range tx.Fail {
+		sb.FailNext(f.Op, f.Key, errInjected)
+	}
+	for _, k := range tx.Lose {
+		h.lose(k)
+	}
+	for _, n := range tx.Notify {
+		if f := h.notify(s, n); f != nil {
+			h.mu.Unlock()
+			return errors.New(f.String())
+		}
+		h.mu.Unlock()
+		if err := commit(s.StartNBTransaction()); err != nil {
+			return err
+		}
+		h.mu.Lock()
+	}
+	txn := r.txnOf(tx)
+	h.mu.Unlock()
+	if err := commit(txn); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.found(sc, tx)
+	h.mu.Unlock()
+	if i%2 == 1 && clk.pending() > 0 {
+		// Unlike TestRandomGraphs, which fires retries only at the
+		// end, every second transaction lets the armed retries run,
+		// so that retry transactions meet the later changes.
+		clk.Step(2 * time.Hour)
+		return commit(s.StartNBTransaction())
+	}
 	return nil
 }
 
