@@ -31,8 +31,16 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden records of TestSerialRecordsUnchanged")
 
-// goldenFile holds the expected records.
-const goldenFile = "testdata/golden_records.txt"
+// goldenFile holds the expected records, goldenRendered the same records
+// as the scheduler prints them (TxnRecord.Line, and the boxes of
+// TxnRecord.String for the seeds up to goldenBoxSeeds: boxes are large),
+// so that fields a parallel walk adds cannot change what a serial one
+// prints.
+const (
+	goldenFile     = "testdata/golden_records.txt"
+	goldenRendered = "testdata/golden_rendered.txt"
+	goldenBoxSeeds = 3
+)
 
 // goldenSeeds are TestRandomGraphs' seeds the golden set runs, each
 // twice: committed with retries, and with revert and retries. They were
@@ -44,7 +52,7 @@ var goldenSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 // TestSerialRecordsUnchanged runs the golden scenarios and compares their
 // records with goldenFile.
 func TestSerialRecordsUnchanged(t *testing.T) {
-	var out strings.Builder
+	var out, rendered strings.Builder
 	seen := map[string]int{}
 	for _, seed := range goldenSeeds {
 		for _, revert := range []bool{false, true} {
@@ -53,7 +61,8 @@ func TestSerialRecordsUnchanged(t *testing.T) {
 			extendNotifications(rand.New(rand.NewPCG(seed, 26)), &sc)
 			extendOrdering(rand.New(rand.NewPCG(seed, 27)), &sc)
 			fmt.Fprintf(&out, "=== seed %d revert %v\n", seed, revert)
-			if err := runGolden(&out, sc, revert, seen); err != nil {
+			fmt.Fprintf(&rendered, "=== seed %d revert %v\n", seed, revert)
+			if err := runGolden(&out, &rendered, seed <= goldenBoxSeeds, sc, revert, seen); err != nil {
 				t.Fatalf("seed %d revert %v: %v", seed, revert, err)
 			}
 		}
@@ -65,23 +74,28 @@ func TestSerialRecordsUnchanged(t *testing.T) {
 			t.Errorf("the golden scenarios have no %s any more (seen: %v)", what, seen)
 		}
 	}
-	got := out.String()
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
+	// The records first: their first difference says more than the
+	// printed forms'.
+	for _, f := range []struct {
+		file, got string
+	}{{goldenFile, out.String()}, {goldenRendered, rendered.String()}} {
+		if *updateGolden {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f.file, []byte(f.got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s: %d lines (%v)", f.file, strings.Count(f.got, "\n"), seen)
+			continue
 		}
-		if err := os.WriteFile(goldenFile, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
+		want, err := os.ReadFile(f.file)
+		if err != nil {
+			t.Fatalf("%v (run with -update to write it)", err)
 		}
-		t.Logf("wrote %s: %d lines (%v)", goldenFile, strings.Count(got, "\n"), seen)
-		return
-	}
-	want, err := os.ReadFile(goldenFile)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if msg := firstDifference(string(want), got); msg != "" {
-		t.Fatalf("the serial records differ from %s (rerun with -update if the change is meant):\n%s", goldenFile, msg)
+		if msg := firstDifference(string(want), f.got); msg != "" {
+			t.Fatalf("the serial records differ from %s (rerun with -update if the change is meant):\n%s", f.file, msg)
+		}
 	}
 }
 
@@ -107,7 +121,7 @@ func firstDifference(want, got string) string {
 		switch {
 		case strings.HasPrefix(l, "=== "):
 			scen, txn = l, ""
-		case strings.HasPrefix(l, "txn "):
+		case strings.HasPrefix(l, "txn "), strings.HasPrefix(l, "line txn "):
 			txn = l
 		}
 	}
@@ -117,8 +131,10 @@ func firstDifference(want, got string) string {
 // runGolden runs sc as TestRandomGraphs does (without its checks: they
 // judge the walk, this test only pins it), every commit with revert if
 // revert is set and with the retries armed after every second
-// transaction fired, and writes the records and the end state to out.
-func runGolden(out *strings.Builder, sc scenario, revert bool, seen map[string]int) error {
+// transaction fired, and writes the records and the end state to out,
+// and the records as the scheduler prints them (with boxes, their boxes
+// too) to rendered.
+func runGolden(out, rendered *strings.Builder, boxes bool, sc scenario, revert bool, seen map[string]int) error {
 	clk := &retryClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1000, 0))}
 	s, err := kvscheduler.New(kvscheduler.Options{Clock: clk, HistoryTrimPeriod: trimPeriod, HistoryMaxCount: 100000, HistoryMaxAge: trimPeriod})
 	if err != nil {
@@ -166,6 +182,10 @@ func runGolden(out *strings.Builder, sc scenario, revert bool, seen map[string]i
 	}
 	for _, rec := range s.TransactionHistory(time.Time{}, time.Time{}) {
 		writeGoldenRecord(out, rec, seen)
+		fmt.Fprintf(rendered, "line %s\n", rec.Line())
+		if boxes {
+			rendered.WriteString(rec.String())
+		}
 	}
 	writeGoldenEnd(out, s, sb)
 	return nil
