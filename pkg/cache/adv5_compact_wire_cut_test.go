@@ -7,14 +7,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -34,18 +31,9 @@ import (
 // cache's objects, field for field, the recreated one included.
 // ConfigMaps (protobuf) and unstructured Widgets (JSON).
 func TestAdv5CompactCacheCatchesUpAcrossCutsAndCompaction(t *testing.T) {
-	own := controlplanetest.Start(t, controlplane.Options{
-		CRDDirs:        []string{testkinds.CRDDir()},
-		APIServerFlags: []string{"--watch-cache=false"},
-	})
+	own := adv5OwnControlPlane(t)
 	for _, gvk := range []schema.GroupVersionKind{configMapGVK, testkinds.WidgetGVK} {
-		t.Run(gvk.Kind, func(t *testing.T) {
-			resource := "configmaps"
-			if gvk == testkinds.WidgetGVK {
-				resource = testkinds.WidgetGVR.Resource
-			}
-			adv5CutAndCompact(t, own, gvk, resource)
-		})
+		t.Run(gvk.Kind, func(t *testing.T) { adv5CutAndCompact(t, own, gvk) })
 	}
 }
 
@@ -63,13 +51,7 @@ type adv5Writer struct {
 func (w *adv5Writer) write(name string) {
 	w.t.Helper()
 	w.note++
-	o := testkinds.Object(w.gvk, w.ns, name)
-	if w.gvk == testkinds.WidgetGVK {
-		o = testkinds.Widget(w.ns, name, int64(w.note))
-	} else {
-		o.Object["data"] = map[string]any{"note": fmt.Sprint(w.note)}
-	}
-	o.SetLabels(map[string]string{"note": fmt.Sprint(w.note)})
+	o := adv5Object(w.gvk, w.ns, name, int64(w.note), map[string]string{"note": fmt.Sprint(w.note)})
 	cur, err := w.objects.Get(w.t.Context(), name, metav1.GetOptions{})
 	if err == nil {
 		o.SetResourceVersion(cur.GetResourceVersion())
@@ -134,35 +116,21 @@ func adv5AllSameAsPlain(t *testing.T, in informers, what string) {
 		return true
 	})
 	for _, key := range want {
-		got := in.sameAsPlain(t, key)
-		if u, ok := got.(*unstructured.Unstructured); ok && u.GetManagedFields() != nil {
-			t.Errorf("%s: %s has managedFields", what, key)
-		}
-		if cm, ok := got.(*corev1.ConfigMap); ok && cm.ManagedFields != nil {
+		if adv5HasManagedFields(in.sameAsPlain(t, key)) {
 			t.Errorf("%s: %s has managedFields", what, key)
 		}
 	}
 }
 
-func adv5CutAndCompact(t *testing.T, own *controlplane.ControlPlane, gvk schema.GroupVersionKind, resource string) {
+func adv5CutAndCompact(t *testing.T, own *controlplane.ControlPlane, gvk schema.GroupVersionKind) {
 	ns := controlplanetest.Namespace(t, own.Config())
 	w := &adv5Writer{t: t, gvk: gvk, ns: ns,
-		objects: dynamic.NewForConfigOrDie(own.Config()).Resource(gvk.GroupVersion().WithResource(resource)).Namespace(ns)}
+		objects: dynamic.NewForConfigOrDie(own.Config()).Resource(gvk.GroupVersion().WithResource(adv5Resource(gvk))).Namespace(ns)}
 	for i := range 4 {
 		w.write(fmt.Sprintf("o-%d", i))
 	}
 	proxy, proxied := controlplanetest.NewProxy(t, own.Config())
-	var in informers
-	in.compactFactory = newCacheFactory(t, proxied, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns},
-		Kinds: map[schema.GroupVersionKind]cache.KindOptions{gvk: {Compact: ptr.To(true), HotObjects: ptr.To(1)}}})
-	in.plainFactory = newCacheFactory(t, own.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}})
-	var err error
-	if in.compact, err = in.compactFactory.ForKind(gvk); err != nil {
-		t.Fatal(err)
-	}
-	if in.plain, err = in.plainFactory.ForKind(gvk); err != nil {
-		t.Fatal(err)
-	}
+	in := adv5InformersThrough(t, proxied, own.Config(), ns, gvk, false)
 	var relists atomic.Int64
 	in.compact.(cache.RelistNotifier).OnRelisted(func() { relists.Add(1) })
 	in.start(t)
@@ -181,8 +149,7 @@ func adv5CutAndCompact(t *testing.T, own *controlplane.ControlPlane, gvk schema.
 	before := relists.Load()
 	proxy.Cut()
 	w.cutChanges(in.plain, 2)
-	e := &adv5Expirer{t: t, etcdURL: own.EtcdURL()}
-	e.compact()
+	adv5CompactEtcd(t, own.EtcdURL())
 	proxy.Restore()
 	controlplanetest.Eventually(t, time.Minute, "the compact cache to list again", func() bool { return relists.Load() > before })
 	adv5AllSameAsPlain(t, in, "relisted")

@@ -1,11 +1,8 @@
 package cache_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -60,79 +56,42 @@ func (e *adv5Expirer) continued() []int {
 	return slices.Clone(e.statuses)
 }
 
-func (e *adv5Expirer) wrap(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return adv5RoundTripper(func(r *http.Request) (*http.Response, error) {
-			q := r.URL.Query()
-			if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, e.path) || q.Get("watch") != "" {
-				return rt.RoundTrip(r)
-			}
-			e.mu.Lock()
-			armed := e.armed
-			if !armed && len(e.statuses) > 0 && q.Get("continue") == "" {
-				e.relists++
-			}
-			e.mu.Unlock()
-			if !armed {
-				return rt.RoundTrip(r)
-			}
-			if q.Get("continue") == "" {
-				q.Set("limit", "2")
-				r = r.Clone(r.Context())
-				r.URL.RawQuery = q.Encode()
-				return rt.RoundTrip(r)
-			}
-			e.mu.Lock()
-			e.armed = false
-			e.mu.Unlock()
-			e.between()
-			e.compact()
-			resp, err := rt.RoundTrip(r)
-			e.mu.Lock()
-			if err == nil {
-				e.statuses = append(e.statuses, resp.StatusCode)
-			}
-			e.mu.Unlock()
-			return resp, err
-		})
+func (e *adv5Expirer) wrap(cfg *rest.Config) *rest.Config { return adv5Wrap(cfg, e.roundTrip) }
+
+// roundTrip sends r on through next, as the type's comment says.
+func (e *adv5Expirer) roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, e.path) || q.Get("watch") != "" {
+		return next.RoundTrip(r)
 	}
-	return cfg
+	e.mu.Lock()
+	armed := e.armed
+	if !armed && len(e.statuses) > 0 && q.Get("continue") == "" {
+		e.relists++
+	}
+	e.mu.Unlock()
+	if !armed {
+		return next.RoundTrip(r)
+	}
+	if q.Get("continue") == "" {
+		q.Set("limit", "2")
+		r = r.Clone(r.Context())
+		r.URL.RawQuery = q.Encode()
+		return next.RoundTrip(r)
+	}
+	e.mu.Lock()
+	e.armed = false
+	e.mu.Unlock()
+	e.between()
+	adv5CompactEtcd(e.t, e.etcdURL)
+	resp, err := next.RoundTrip(r)
+	e.mu.Lock()
+	if err == nil {
+		e.statuses = append(e.statuses, resp.StatusCode)
+	}
+	e.mu.Unlock()
+	return resp, err
 }
-
-// compact compacts etcd at its current revision through its JSON gateway.
-func (e *adv5Expirer) compact() {
-	var rev struct {
-		Header struct {
-			Revision string `json:"revision"`
-		} `json:"header"`
-	}
-	e.etcd("/v3/kv/range", `{"key":"Lw=="}`, &rev)
-	e.etcd("/v3/kv/compaction", fmt.Sprintf(`{"revision":%q,"physical":true}`, rev.Header.Revision), nil)
-}
-
-func (e *adv5Expirer) etcd(path, body string, out any) {
-	resp, err := http.Post(e.etcdURL+path, "application/json", bytes.NewBufferString(body))
-	if err != nil {
-		e.t.Errorf("etcd %s: %v", path, err)
-		return
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		e.t.Errorf("etcd %s: %s: %s", path, resp.Status, b)
-		return
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			e.t.Errorf("etcd %s: %v", path, err)
-		}
-	}
-}
-
-type adv5RoundTripper func(*http.Request) (*http.Response, error)
-
-func (f adv5RoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestAdv5CompactCacheRelistsWholeWhenAContinueTokenExpires: a compact
 // cache that lists in pages (no watch-list), reading them from the wire,
@@ -146,41 +105,30 @@ func (f adv5RoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { r
 // end must reach its handler and the new object's add too. ConfigMaps
 // (protobuf) and unstructured custom resources (JSON).
 func TestAdv5CompactCacheRelistsWholeWhenAContinueTokenExpires(t *testing.T) {
-	own := controlplanetest.Start(t, controlplane.Options{
-		CRDDirs:        []string{testkinds.CRDDir()},
-		APIServerFlags: []string{"--watch-cache=false"},
-	})
+	own := adv5OwnControlPlane(t)
 	kinds := []struct {
-		gvk      schema.GroupVersionKind
-		resource string
-		example  runtime.Object
+		gvk     schema.GroupVersionKind
+		example runtime.Object
 	}{
-		{corev1.SchemeGroupVersion.WithKind("ConfigMap"), "configmaps", &corev1.ConfigMap{}},
-		{testkinds.WidgetGVK, testkinds.WidgetGVR.Resource, &unstructured.Unstructured{}},
+		{configMapGVK, &corev1.ConfigMap{}},
+		{testkinds.WidgetGVK, &unstructured.Unstructured{}},
 	}
 	for _, k := range kinds {
 		for _, restart := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/restart=%v", k.resource, restart), func(t *testing.T) {
-				adv5ExpiredContinue(t, own, k.gvk, k.resource, k.example, restart)
+			t.Run(fmt.Sprintf("%s/restart=%v", adv5Resource(k.gvk), restart), func(t *testing.T) {
+				adv5ExpiredContinue(t, own, k.gvk, k.example, restart)
 			})
 		}
 	}
 }
 
-func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schema.GroupVersionKind, resource string, example runtime.Object, restart bool) {
+func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schema.GroupVersionKind, example runtime.Object, restart bool) {
 	ns := controlplanetest.Namespace(t, own.Config())
-	gvr := gvk.GroupVersion().WithResource(resource)
-	objects := dynamic.NewForConfigOrDie(own.Config()).Resource(gvr).Namespace(ns)
+	resource := adv5Resource(gvk)
+	objects := dynamic.NewForConfigOrDie(own.Config()).Resource(gvk.GroupVersion().WithResource(resource)).Namespace(ns)
 	create := func(name string) {
 		t.Helper()
-		o := testkinds.Object(gvk, ns, name)
-		o.SetLabels(map[string]string{"app": "shop"})
-		if gvk == testkinds.WidgetGVK {
-			o = testkinds.Widget(ns, name, 7)
-		} else {
-			o.Object["data"] = map[string]any{"name": name}
-		}
-		if _, err := objects.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
+		if _, err := objects.Create(t.Context(), adv5Object(gvk, ns, name, 7, map[string]string{"app": "shop"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,14 +143,8 @@ func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schem
 		}
 		create("o-new")
 	}
-	compactFactory := newCacheFactory(t, e.wrap(own.Config()), &cache.SharedCacheFactoryOptions{
-		Default: cache.Options{Namespace: ns, NoWatchList: true},
-		Kinds:   map[schema.GroupVersionKind]cache.KindOptions{gvk: {Compact: ptr.To(true), HotObjects: ptr.To(1)}},
-	})
-	compact, err := compactFactory.ForKind(gvk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	compactFactory := newCacheFactory(t, e.wrap(own.Config()), adv5Options(ns, true, gvk))
+	compact := adv5ForKind(t, compactFactory, gvk)
 	log := newEventLog()
 	if _, err := compact.AddEventHandler(log.handler(example)); err != nil {
 		t.Fatal(err)
@@ -242,13 +184,9 @@ func adv5ExpiredContinue(t *testing.T, own *controlplane.ControlPlane, gvk schem
 func adv5HoldsTheWholeList(t *testing.T, own *controlplane.ControlPlane, ns string, gvk schema.GroupVersionKind,
 	compact toolscache.SharedIndexInformer, log *eventLog, restart bool) {
 	t.Helper()
-	plainFactory := newCacheFactory(t, own.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns, NoWatchList: true}})
-	plain, err := plainFactory.ForKind(gvk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plainFactory := newCacheFactory(t, own.Config(), adv5Options(ns, true))
+	in := informers{compact: compact, plain: adv5ForKind(t, plainFactory, gvk), plainFactory: plainFactory}
 	startAndSync(t, plainFactory)
-	in := informers{compact: compact, plain: plain, plainFactory: plainFactory}
 	want := []string{ns + "/o-1", ns + "/o-2", ns + "/o-3", ns + "/o-4", ns + "/o-5", ns + "/o-new"}
 	controlplanetest.Eventually(t, time.Minute, "the compact cache to hold what the server holds", func() bool {
 		keys := compact.GetStore().ListKeys()
@@ -280,7 +218,5 @@ func adv5HoldsTheWholeList(t *testing.T, own *controlplane.ControlPlane, ns stri
 	if len(log.bad) > 0 {
 		t.Errorf("the handler was given objects of other types: %v", log.bad)
 	}
-	if n := cache.WiredObjects(compact); n < 6 {
-		t.Errorf("%d objects read from the wire, want at least the 6 of the whole list", n)
-	}
+	adv5WiredAtLeast(t, "", compact, 6)
 }

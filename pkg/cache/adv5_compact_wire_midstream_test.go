@@ -11,14 +11,8 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
-	"github.com/lariat-dev/lariat/pkg/cache"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
@@ -56,42 +50,29 @@ func (b *adv5HeldBody) Read(p []byte) (int, error) {
 func TestAdv5CompactCacheOfAWatchListBrokenInItsMiddle(t *testing.T) {
 	group := adv5TwoVersionKind(t, "{strategy: None}")
 	ns := controlplanetest.Namespace(t, cp.Config())
-	v1 := dynamic.NewForConfigOrDie(cp.Config()).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "dials"}).Namespace(ns)
+	v1 := adv5DialsIn(t, group, "v1", ns)
 	const n = 60
 	pad := strings.Repeat("0123456789abcdef", 100<<10/16)
 	for i := range n {
-		o := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"pad": pad}}}
-		o.SetAPIVersion(group + "/v1")
-		o.SetKind("Dial")
-		o.SetName(fmt.Sprintf("d-%02d", i))
-		if _, err := v1.Create(t.Context(), o, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		v1.create(fmt.Sprintf("d-%02d", i), map[string]any{"pad": pad}, nil)
 	}
 	gvk := schema.GroupVersionKind{Group: group, Version: "v1beta1", Kind: "Dial"}
 	release, held := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var streams atomic.Int64
-	cfg := rest.CopyConfig(cp.Config())
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return adv5RoundTripper(func(r *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(r)
-			if err != nil || r.URL.Query().Get("sendInitialEvents") != "true" || !strings.Contains(r.URL.Path, "/dials") {
-				return resp, err
-			}
-			if streams.Add(1) == 1 {
-				resp.Body = &adv5HeldBody{ReadCloser: resp.Body, held: held, once: &once, release: release}
-			}
+	cfg := adv5Wrap(cp.Config(), func(next http.RoundTripper, r *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err != nil || r.URL.Query().Get("sendInitialEvents") != "true" || !strings.Contains(r.URL.Path, "/dials") {
 			return resp, err
-		})
-	}
+		}
+		if streams.Add(1) == 1 {
+			resp.Body = &adv5HeldBody{ReadCloser: resp.Body, held: held, once: &once, release: release}
+		}
+		return resp, err
+	})
 	var in informers
-	in.compactFactory = newCacheFactory(t, cfg, &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns},
-		Kinds: map[schema.GroupVersionKind]cache.KindOptions{gvk: {Compact: ptr.To(true), HotObjects: ptr.To(1)}}})
-	var err error
-	if in.compact, err = in.compactFactory.ForKind(gvk); err != nil {
-		t.Fatal(err)
-	}
+	in.compactFactory = newCacheFactory(t, cfg, adv5Options(ns, false, gvk))
+	in.compact = adv5ForKind(t, in.compactFactory, gvk)
 	ctx := t.Context()
 	if err := in.compactFactory.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -103,19 +84,15 @@ func TestAdv5CompactCacheOfAWatchListBrokenInItsMiddle(t *testing.T) {
 		t.Fatal("the watch-list was never held: the test did not provoke what it is about")
 	}
 	adv5StoreIn(t, group, "v1beta1")
-	if err := v1.Delete(t.Context(), "d-00", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	v1.remove("d-00")
 	close(release)
 	syncCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if _, err := in.compactFactory.WaitForCacheSync(syncCtx); err != nil {
 		t.Fatal(err)
 	}
-	in.plainFactory = newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{Default: cache.Options{Namespace: ns}})
-	if in.plain, err = in.plainFactory.ForKind(gvk); err != nil {
-		t.Fatal(err)
-	}
+	in.plainFactory = newCacheFactory(t, cp.Config(), adv5Options(ns, false))
+	in.plain = adv5ForKind(t, in.plainFactory, gvk)
 	startAndSync(t, in.plainFactory)
 	controlplanetest.Eventually(t, 2*time.Minute, "the compact cache to hold the server's objects", func() bool {
 		_, has0, _ := in.compact.GetStore().GetByKey(ns + "/d-00")
@@ -128,7 +105,5 @@ func TestAdv5CompactCacheOfAWatchListBrokenInItsMiddle(t *testing.T) {
 		t.Errorf("%d watch-list streams, want the broken one and another", streams.Load())
 	}
 	// Some of the broken stream's objects (about 1 MB of it) and the second's.
-	if w := cache.WiredObjects(in.compact); w < n-1+5 {
-		t.Errorf("%d objects read from the wire, want some of the broken stream's and the %d of the second", w, n-1)
-	}
+	adv5WiredAtLeast(t, "", in.compact, n-1+5)
 }

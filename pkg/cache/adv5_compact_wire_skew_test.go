@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/lariat-dev/lariat/internal/testkinds"
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -30,22 +28,18 @@ import (
 // that are watches (watches true) or lists (false), and counts those
 // answered in JSON.
 func adv5JSONFor(cfg *rest.Config, path string, watches bool, n *atomic.Int64) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return adv5RoundTripper(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, path) && (r.URL.Query().Get("watch") != "") == watches {
-				r = r.Clone(r.Context())
-				r.Header.Set("Accept", "application/json")
-				resp, err := rt.RoundTrip(r)
-				if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-					n.Add(1)
-				}
-				return resp, err
-			}
-			return rt.RoundTrip(r)
-		})
-	}
-	return cfg
+	return adv5Wrap(cfg, func(next http.RoundTripper, r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, path) || (r.URL.Query().Get("watch") != "") != watches {
+			return next.RoundTrip(r)
+		}
+		r = r.Clone(r.Context())
+		r.Header.Set("Accept", "application/json")
+		resp, err := next.RoundTrip(r)
+		if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			n.Add(1)
+		}
+		return resp, err
+	})
 }
 
 // TestAdv5CompactCacheFollowsTheServerBetweenProtobufAndJSON: the API
@@ -78,18 +72,7 @@ func TestAdv5CompactCacheFollowsTheServerBetweenProtobufAndJSON(t *testing.T) {
 			}
 			var jsonRequests atomic.Int64
 			cfg := adv5JSONFor(cp.Config(), "/namespaces/"+ns+"/configmaps", c.jsonWatches, &jsonRequests)
-			def := cache.Options{Namespace: ns, NoWatchList: c.listing}
-			var in informers
-			in.compactFactory = newCacheFactory(t, cfg, &cache.SharedCacheFactoryOptions{Default: def,
-				Kinds: map[schema.GroupVersionKind]cache.KindOptions{configMapGVK: {Compact: ptr.To(true), HotObjects: ptr.To(1)}}})
-			in.plainFactory = newCacheFactory(t, cp.Config(), &cache.SharedCacheFactoryOptions{Default: def})
-			var err error
-			if in.compact, err = in.compactFactory.ForKind(configMapGVK); err != nil {
-				t.Fatal(err)
-			}
-			if in.plain, err = in.plainFactory.ForKind(configMapGVK); err != nil {
-				t.Fatal(err)
-			}
+			in := adv5InformersThrough(t, cfg, cp.Config(), ns, configMapGVK, c.listing)
 			in.start(t)
 			for i := range 3 {
 				in.sameAsPlain(t, fmt.Sprintf("%s/cm-%d", ns, i))
@@ -108,15 +91,7 @@ func TestAdv5CompactCacheFollowsTheServerBetweenProtobufAndJSON(t *testing.T) {
 			if err := cms.Delete(t.Context(), "cm-2", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			for _, inf := range []toolscache.SharedIndexInformer{in.compact, in.plain} {
-				controlplanetest.Eventually(t, time.Minute, "the changes in both caches", func() bool {
-					s := inf.GetStore()
-					o, ok, _ := s.GetByKey(ns + "/cm-1")
-					_, has2, _ := s.GetByKey(ns + "/cm-2")
-					_, has3, _ := s.GetByKey(ns + "/cm-3")
-					return ok && resourceVersionOf(o.(*corev1.ConfigMap)) == cm.ResourceVersion && !has2 && has3
-				})
-			}
+			adv5Change{ns: ns, updated: "cm-1", rv: cm.ResourceVersion, gone: "cm-2", added: "cm-3"}.waitInBoth(t, "", in)
 			for _, name := range []string{"cm-0", "cm-1", "cm-3"} {
 				in.sameAsPlain(t, ns+"/"+name)
 			}
@@ -126,9 +101,7 @@ func TestAdv5CompactCacheFollowsTheServerBetweenProtobufAndJSON(t *testing.T) {
 			if jsonRequests.Load() == 0 {
 				t.Fatalf("no request was answered in JSON: the test did not provoke what it is about")
 			}
-			if n := cache.WiredObjects(in.compact); n < c.wiredAtLeast {
-				t.Errorf("%d objects read from the wire, want at least %d", n, c.wiredAtLeast)
-			}
+			adv5WiredAtLeast(t, "", in.compact, c.wiredAtLeast)
 			t.Logf("%d requests asked for JSON, %d objects read from the wire", jsonRequests.Load(), cache.WiredObjects(in.compact))
 		})
 	}
@@ -189,7 +162,7 @@ func adv5BigConfigMaps(t *testing.T, listing bool) {
 			t.Fatal(err)
 		}
 	}
-	in := adv5Informers(t, ns, configMapGVK, listing)
+	in := adv5InformersThrough(t, cp.Config(), cp.Config(), ns, configMapGVK, listing)
 	in.start(t)
 	for _, o := range objs {
 		in.sameAsPlain(t, ns+"/"+o.Name)
@@ -215,9 +188,7 @@ func adv5BigConfigMaps(t *testing.T, listing bool) {
 	for _, o := range objs {
 		in.sameAsPlain(t, ns+"/"+o.Name)
 	}
-	if n := cache.WiredObjects(in.compact); n < 5 {
-		t.Errorf("%d objects read from the wire, want at least 5", n)
-	}
+	adv5WiredAtLeast(t, "", in.compact, 5)
 }
 
 // adv5BigCustomResources is TestAdv5CompactCacheKeepsObjectsLargerThanItsBuffers
@@ -238,7 +209,7 @@ func adv5BigCustomResources(t *testing.T, gizmoGVK schema.GroupVersionKind, gizm
 			t.Fatal(err)
 		}
 	}
-	in := adv5Informers(t, ns, gizmoGVK, listing)
+	in := adv5InformersThrough(t, cp.Config(), cp.Config(), ns, gizmoGVK, listing)
 	in.start(t)
 	for _, name := range names {
 		in.sameAsPlain(t, ns+"/"+name)
@@ -257,19 +228,7 @@ func adv5BigCustomResources(t *testing.T, gizmoGVK schema.GroupVersionKind, gizm
 	for _, name := range names {
 		in.sameAsPlain(t, ns+"/"+name)
 	}
-	if n := cache.WiredObjects(in.compact); n < 5 {
-		t.Errorf("%d objects read from the wire, want at least 5", n)
-	}
-}
-
-// adv5Informers is a compact and a default informer of gvk over ns, with
-// a watch-list or plain lists.
-func adv5Informers(t *testing.T, ns string, gvk schema.GroupVersionKind, listing bool) informers {
-	t.Helper()
-	if listing {
-		return listingCompactAndPlain(t, ns, gvk)
-	}
-	return compactAndPlain(t, ns, gvk, 0)
+	adv5WiredAtLeast(t, "", in.compact, 5)
 }
 
 // adv5Caught waits until the compact cache has key at resourceVersion rv.
