@@ -17,18 +17,7 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		w.rec.Errors = append(w.rec.Errors, err)
 		return
 	}
-	// The nodes of each descriptor, in one pass over the graph (a second
-	// one, to count them first, costs more than growing the lists).
-	byDesc := make(map[*regDescriptor][]*node, len(s.reg.order))
-	var ambiguous []*node
-	for _, n := range s.g.nodes {
-		switch {
-		case n.d != nil:
-			byDesc[n.d] = appendDoubling(byDesc[n.d], n)
-		case n.base == "" && errors.Is(n.dErr(), ErrAmbiguousKey):
-			ambiguous = append(ambiguous, n)
-		}
-	}
+	byDesc, ambiguous := s.nodesByDescriptor()
 	var missing []string
 	s.readSince = s.readGen + 1
 	for _, desc := range order {
@@ -38,64 +27,106 @@ func (s *Scheduler) refresh(w *walker, txnValues []KeyValuePair, first bool) {
 		}
 		var correlate []KVWithMetadata
 		if first {
-			c := 0
-			for _, kv := range txnValues {
-				if kv.Value != nil && d.selects(kv.Key) {
-					c++
-				}
-			}
-			correlate = make([]KVWithMetadata, 0, c)
-			for _, kv := range txnValues {
-				if kv.Value != nil && d.selects(kv.Key) {
-					correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
-				}
-			}
+			correlate = txnCorrelate(d, txnValues)
 		} else {
-			correlate = make([]KVWithMetadata, 0, len(byDesc[d]))
-			for _, n := range byDesc[d] {
-				if n.avail && n.base == "" {
-					correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
-				}
-			}
+			correlate = graphCorrelate(byDesc[d])
 		}
-		var got []KVWithMetadata
-		s.calling(d, "Retrieve", "")
-		err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
-		s.returned()
-		if err == nil {
-			err = garbled(d, got, nil)
-		}
-		if err != nil {
-			s.markUnread(w.rec, d, err)
-			continue
-		}
-		seen := s.newRead()
-		corr := &correlation{kvs: correlate}
-		for _, kv := range got {
-			// One lookup per value read, shared by the checks and the
-			// refresh.
-			var n *node
-			if kv.Key != "" {
-				n = s.g.nodes[kv.Key]
-			}
-			if s.retrievedOK(w, d, kv, n, seen) {
-				s.refreshValue(w, d, kv, n, seen, corr)
-			}
-		}
-		for _, n := range byDesc[d] {
-			// A derived value its base's descriptor claims exists as its
-			// base does (Retrieve returns base values): one that read does
-			// not report is not gone for that; one read by its own
-			// descriptor is (see readsItself).
-			if !seen.hasNode(n) && s.g.has(n) && (n.base == "" || s.readsItself(n)) {
-				missing = s.unreported(w, n, missing)
-			}
-		}
+		missing = s.refreshDescriptor(w, d, correlate, byDesc[d], missing)
 	}
 	for _, n := range ambiguous {
 		missing = s.ambiguousUnreported(w, n, missing)
 	}
 	s.announce(missing)
+}
+
+// nodesByDescriptor returns the graph's nodes of each descriptor, and the
+// base values held under a key two descriptors claim (no descriptor is
+// theirs), in one pass over the graph (a second one, to count them first,
+// costs more than growing the lists).
+func (s *Scheduler) nodesByDescriptor() (byDesc map[*regDescriptor][]*node, ambiguous []*node) {
+	byDesc = make(map[*regDescriptor][]*node, len(s.reg.order))
+	for _, n := range s.g.nodes {
+		switch {
+		case n.d != nil:
+			byDesc[n.d] = appendDoubling(byDesc[n.d], n)
+		case n.base == "" && errors.Is(n.dErr(), ErrAmbiguousKey):
+			ambiguous = append(ambiguous, n)
+		}
+	}
+	return byDesc, ambiguous
+}
+
+// txnCorrelate is what d's Retrieve correlates against in the first full
+// resync: the transaction's values d selects, without metadata, as the
+// northbound's.
+func txnCorrelate(d *regDescriptor, txnValues []KeyValuePair) []KVWithMetadata {
+	c := 0
+	for _, kv := range txnValues {
+		if kv.Value != nil && d.selects(kv.Key) {
+			c++
+		}
+	}
+	correlate := make([]KVWithMetadata, 0, c)
+	for _, kv := range txnValues {
+		if kv.Value != nil && d.selects(kv.Key) {
+			correlate = append(correlate, KVWithMetadata{Key: kv.Key, Value: kv.Value, Origin: FromNB})
+		}
+	}
+	return correlate
+}
+
+// graphCorrelate is what a descriptor's Retrieve correlates against in a
+// later resync: the available base values of its nodes, with their
+// metadata and origin.
+func graphCorrelate(nodes []*node) []KVWithMetadata {
+	correlate := make([]KVWithMetadata, 0, len(nodes))
+	for _, n := range nodes {
+		if n.avail && n.base == "" {
+			correlate = append(correlate, KVWithMetadata{Key: n.key, Value: n.sb, Metadata: n.metadata, Origin: n.origin})
+		}
+	}
+	return correlate
+}
+
+// refreshDescriptor reads d back with Retrieve (nodes are d's values in
+// the graph), records what it reports, and handles what it no longer
+// reports; it returns missing with the keys that went MISSING added. A
+// failed or garbled read changes nothing of d's values.
+func (s *Scheduler) refreshDescriptor(w *walker, d *regDescriptor, correlate []KVWithMetadata, nodes []*node, missing []string) []string {
+	var got []KVWithMetadata
+	s.calling(d, "Retrieve", "")
+	err := guard(func() (err error) { got, err = d.Retrieve(w.ctx, correlate); return err })
+	s.returned()
+	if err == nil {
+		err = garbled(d, got, nil)
+	}
+	if err != nil {
+		s.markUnread(w.rec, d, err)
+		return missing
+	}
+	seen := s.newRead()
+	corr := &correlation{kvs: correlate}
+	for _, kv := range got {
+		// One lookup per value read, shared by the checks and the
+		// refresh.
+		var n *node
+		if kv.Key != "" {
+			n = s.g.nodes[kv.Key]
+		}
+		if s.retrievedOK(w, d, kv, n, seen) {
+			s.refreshValue(w, d, kv, n, seen, corr)
+		}
+	}
+	for _, n := range nodes {
+		// A derived value its base's descriptor claims exists as its
+		// base does (Retrieve returns base values): one that read does
+		// not report is not gone for that; one read by its own
+		// descriptor is (see readsItself).
+		if !seen.hasNode(n) && s.g.has(n) && (n.base == "" || s.readsItself(n)) {
+			missing = s.unreported(w, n, missing)
+		}
+	}
+	return missing
 }
 
 // retrievedOK checks a retrieved value (the read is not garbled): a key of
