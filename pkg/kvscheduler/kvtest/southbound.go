@@ -226,102 +226,134 @@ func (sb *Southbound) Descriptor(name, prefix string) *kvscheduler.Descriptor {
 		KeyLabel:     func(key string) string { return strings.TrimPrefix(key, prefix) },
 		WithMetadata: true,
 		Create: func(ctx context.Context, key string, value any) (any, error) {
-			if err := sb.wait(ctx, "create", key); err != nil {
-				return nil, err
-			}
-			sb.mu.Lock()
-			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "create", Key: key, Value: value})
-			if err := sb.injected("create", key); err != nil {
-				return nil, sb.failedLast(err)
-			}
-			if _, ok := sb.values[key]; ok {
-				return nil, sb.failedLast(fmt.Errorf("kvtest: %s already exists", key))
-			}
-			sb.nextMD++
-			sb.values[key] = &entry{value: value, metadata: sb.nextMD}
-			return sb.nextMD, nil
+			return sb.create(ctx, name, key, value)
 		},
 		Update: func(ctx context.Context, key string, _, value any, md any) (any, error) {
-			if err := sb.wait(ctx, "update", key); err != nil {
-				return nil, err
-			}
-			sb.mu.Lock()
-			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "update", Key: key, Value: value})
-			if err := sb.injected("update", key); err != nil {
-				return nil, sb.failedLast(err)
-			}
-			e, ok := sb.values[key]
-			if !ok {
-				return nil, sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
-			}
-			e.value = value
-			return md, nil
+			return sb.update(ctx, name, key, value, md)
 		},
 		Delete: func(ctx context.Context, key string, value any, _ any) error {
-			if err := sb.wait(ctx, "delete", key); err != nil {
-				return err
-			}
-			sb.mu.Lock()
-			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "delete", Key: key, Value: value})
-			if err := sb.injected("delete", key); err != nil {
-				return sb.failedLast(err)
-			}
-			if _, ok := sb.values[key]; !ok {
-				return sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
-			}
-			delete(sb.values, key)
-			return nil
+			return sb.delete(ctx, name, key, value)
 		},
 		Retrieve: func(ctx context.Context, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
-			if err := sb.wait(ctx, "retrieve", name); err != nil {
-				return nil, err
-			}
-			sb.mu.Lock()
-			defer sb.mu.Unlock()
-			sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: name})
-			if err := sb.injected("retrieve", name); err != nil {
-				return nil, err
-			}
-			var out []kvscheduler.KVWithMetadata
-			for k, e := range sb.values {
-				if strings.HasPrefix(k, prefix) {
-					o := kvscheduler.UnknownOrigin
-					if e.sbOwned {
-						o = kvscheduler.FromSB
-					}
-					out = append(out, kvscheduler.KVWithMetadata{Key: k, Value: e.value, Metadata: e.metadata, Origin: o})
-				}
-			}
-			sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-			return out, nil
+			return sb.retrieve(ctx, name, prefix)
 		},
 		// Reads the given keys only, recording a "retrieve" op per key
 		// (Key is the value's key), so that tests can count what a scoped
 		// resync read. Failures injected for "retrieve" of name apply.
 		RetrieveKeys: func(ctx context.Context, keys []string, _ []kvscheduler.KVWithMetadata) ([]kvscheduler.KVWithMetadata, error) {
-			if err := sb.wait(ctx, "retrieve", name); err != nil {
-				return nil, err
-			}
-			sb.mu.Lock()
-			defer sb.mu.Unlock()
-			if err := sb.injected("retrieve", name); err != nil {
-				return nil, err
-			}
-			var out []kvscheduler.KVWithMetadata
-			for _, k := range keys {
-				sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: k})
-				if e, ok := sb.values[k]; ok && strings.HasPrefix(k, prefix) {
-					o := kvscheduler.UnknownOrigin
-					if e.sbOwned {
-						o = kvscheduler.FromSB
-					}
-					out = append(out, kvscheduler.KVWithMetadata{Key: k, Value: e.value, Metadata: e.metadata, Origin: o})
-				}
-			}
-			return out, nil
+			return sb.retrieveKeys(ctx, name, prefix, keys)
 		},
 	}
+}
+
+// create is the Create of descriptor name: it creates key, which must not
+// be held, and returns its metadata.
+func (sb *Southbound) create(ctx context.Context, name, key string, value any) (any, error) {
+	if err := sb.wait(ctx, "create", key); err != nil {
+		return nil, err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "create", Key: key, Value: value})
+	if err := sb.injected("create", key); err != nil {
+		return nil, sb.failedLast(err)
+	}
+	if _, ok := sb.values[key]; ok {
+		return nil, sb.failedLast(fmt.Errorf("kvtest: %s already exists", key))
+	}
+	sb.nextMD++
+	sb.values[key] = &entry{value: value, metadata: sb.nextMD}
+	return sb.nextMD, nil
+}
+
+// update is the Update of descriptor name: it changes the value of key,
+// which must be held, and keeps its metadata md.
+func (sb *Southbound) update(ctx context.Context, name, key string, value, md any) (any, error) {
+	if err := sb.wait(ctx, "update", key); err != nil {
+		return nil, err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "update", Key: key, Value: value})
+	if err := sb.injected("update", key); err != nil {
+		return nil, sb.failedLast(err)
+	}
+	e, ok := sb.values[key]
+	if !ok {
+		return nil, sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
+	}
+	e.value = value
+	return md, nil
+}
+
+// delete is the Delete of descriptor name: it removes key, which must be
+// held.
+func (sb *Southbound) delete(ctx context.Context, name, key string, value any) error {
+	if err := sb.wait(ctx, "delete", key); err != nil {
+		return err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "delete", Key: key, Value: value})
+	if err := sb.injected("delete", key); err != nil {
+		return sb.failedLast(err)
+	}
+	if _, ok := sb.values[key]; !ok {
+		return sb.failedLast(fmt.Errorf("kvtest: %s does not exist", key))
+	}
+	delete(sb.values, key)
+	return nil
+}
+
+// retrieve is the Retrieve of descriptor name: every value held under
+// prefix, in key order, recorded as one "retrieve" op.
+func (sb *Southbound) retrieve(ctx context.Context, name, prefix string) ([]kvscheduler.KVWithMetadata, error) {
+	if err := sb.wait(ctx, "retrieve", name); err != nil {
+		return nil, err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: name})
+	if err := sb.injected("retrieve", name); err != nil {
+		return nil, err
+	}
+	var out []kvscheduler.KVWithMetadata
+	for k, e := range sb.values {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, e.read(k))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// retrieveKeys is the RetrieveKeys of descriptor name: the values held
+// of keys under prefix, each key recorded as a "retrieve" op.
+func (sb *Southbound) retrieveKeys(ctx context.Context, name, prefix string, keys []string) ([]kvscheduler.KVWithMetadata, error) {
+	if err := sb.wait(ctx, "retrieve", name); err != nil {
+		return nil, err
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if err := sb.injected("retrieve", name); err != nil {
+		return nil, err
+	}
+	var out []kvscheduler.KVWithMetadata
+	for _, k := range keys {
+		sb.ops = append(sb.ops, Op{Descriptor: name, Operation: "retrieve", Key: k})
+		if e, ok := sb.values[k]; ok && strings.HasPrefix(k, prefix) {
+			out = append(out, e.read(k))
+		}
+	}
+	return out, nil
+}
+
+// read is e as a read reports it under key: the southbound's own values
+// with origin FromSB, the others with none (the scheduler decides).
+func (e *entry) read(key string) kvscheduler.KVWithMetadata {
+	o := kvscheduler.UnknownOrigin
+	if e.sbOwned {
+		o = kvscheduler.FromSB
+	}
+	return kvscheduler.KVWithMetadata{Key: key, Value: e.value, Metadata: e.metadata, Origin: o}
 }
