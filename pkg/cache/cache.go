@@ -40,15 +40,11 @@
 package cache
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"maps"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/client"
@@ -297,58 +293,8 @@ func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (
 // informer when they are too old.
 func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h *kindHealth) (cache.SharedIndexInformer, error) {
 	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			opts.apply(&lo)
-			consistent(&lo)
-			verb := "list"
-			if lo.Continue != "" {
-				verb = "list page"
-			}
-			return retryTransient(ctx, h, verb, func() (runtime.Object, error) {
-				c, err := getClient()
-				if err != nil {
-					return nil, &clientError{err}
-				}
-				result := opts.listInto(list.DeepCopyObject()) // after getClient
-				return result, opts.list(ctx, c, result, lo)
-			})
-		},
-		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			opts.apply(&lo)
-			initialEvents := lo.SendInitialEvents != nil && *lo.SendInitialEvents
-			if initialEvents && h != nil && h.lacksWatchList.Load() {
-				// Found out before: the reflector lists at once instead.
-				return nil, errNoWatchList()
-			}
-			w, err := retryTransient(ctx, h, "watch", func() (watch.Interface, error) {
-				c, err := getClient()
-				if err != nil {
-					return nil, &clientError{err}
-				}
-				return opts.watch(ctx, c, lo)
-			})
-			if err != nil || h == nil {
-				return w, err
-			}
-			// A broken stream resumes as a plain watch from the last
-			// resourceVersion seen; a stream of initial events (watch-list)
-			// only once they have all arrived.
-			resume := func(ctx context.Context, resourceVersion string) (watch.Interface, error) {
-				c, err := getClient()
-				if err != nil {
-					return nil, &clientError{err}
-				}
-				o := lo
-				o.ResourceVersion, o.SendInitialEvents, o.ResourceVersionMatch = resourceVersion, nil, ""
-				return opts.watch(ctx, c, o)
-			}
-			quiet := cmp.Or(opts.InitialEventsTimeout, DefaultInitialEventsTimeout)
-			hw := newHealthWatch(ctx, w, h, lo.ResourceVersion, !initialEvents, quiet, resume)
-			if initialEvents && opts.stream != nil {
-				return newStreamWatch(ctx, opts.stream, hw), nil
-			}
-			return hw, nil
-		},
+		ListWithContextFunc:  listFunc(list, getClient, opts, h),
+		WatchFuncWithContext: watchFunc(getClient, opts, h),
 	}
 	// client-go keeps the map it is given and adds later indexers to it:
 	// each informer needs its own (a nil map would make AddIndexers panic,
@@ -377,29 +323,4 @@ func newInformer(obj, list runtime.Object, getClient ClientFunc, opts Options, h
 		}
 	}
 	return informer, nil
-}
-
-// consistent turns a list at resourceVersion "0" (any version, which the
-// reflector asks for when it has none, as a new or rebuilt informer does)
-// into a consistent list (""): behind several API servers, "0" may be
-// answered from a watch cache lagging behind the state this informer, or
-// the one it was rebuilt from, already had, and the cache would go back in
-// time. The API server serves consistent lists from its watch cache once
-// that has caught up, so they cost little more. A list at a given
-// resourceVersion (a relist after a watch ended) is never older than it,
-// and is left alone.
-func consistent(lo *metav1.ListOptions) {
-	if lo.ResourceVersion == "0" && lo.Continue == "" {
-		lo.ResourceVersion = ""
-		lo.ResourceVersionMatch = ""
-	}
-}
-
-func (o Options) apply(lo *metav1.ListOptions) {
-	if o.LabelSelector != "" {
-		lo.LabelSelector = o.LabelSelector
-	}
-	if o.FieldSelector != "" {
-		lo.FieldSelector = o.FieldSelector
-	}
 }
