@@ -1,7 +1,6 @@
 package eventloop
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -334,64 +333,6 @@ func (r *eventRun) outcome(evErr error) outcome {
 		return outcomeError
 	}
 	return outcomeOK
-}
-
-// react decides what the event's end means for the loop: an abort after a
-// fatal error (or too many failed after-error healings), a healing resync
-// after another failure, unless the loop is stopping, and the end of the
-// failed healings' count after a successful after-error healing.
-func (l *Loop) react(r *eventRun, evErr error) {
-	ev := r.it.ev
-	switch {
-	case r.fatal != nil:
-		l.abort(evErr)
-	case evErr != nil && l.stopping(r):
-		// No healing would run: this is the loop's last event.
-		entry := l.log.WithError(evErr).WithField("event", r.rec.Name)
-		if errors.Is(evErr, context.Canceled) {
-			// The closing itself cut the event short (its transaction
-			// context was cancelled): expected, not a failure.
-			entry.Debug("eventloop: event cut short by the closing of the loop")
-		} else {
-			entry.Warn("eventloop: event failed while the loop was stopping; it will not be healed")
-		}
-	case l.needsHealing(r, evErr):
-		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
-			l.setFailedHealings(l.heal.failed + 1)
-			if l.heal.failed >= l.cfg.MaxFailedHealings {
-				l.abort(NewFatalError(fmt.Errorf("after-error healing failed %d times in a row, the last time with: %w (it was healing: %v)",
-					l.heal.failed, evErr, h.Error)))
-				return
-			}
-		}
-		l.scheduleHealing(evErr)
-	case evErr == nil:
-		if h, ok := ev.(*HealingResync); ok && h.Type == AfterError {
-			l.setFailedHealings(0)
-		}
-	}
-}
-
-// stopping reports whether the loop stops after r: r is a Shutdown, or
-// the loop is being closed (Close, or the end of Start's context).
-func (l *Loop) stopping(r *eventRun) bool {
-	return r.it.kind == kindShutdown || l.stopFlag.Load() || l.ctx.Err() != nil
-}
-
-// needsHealing decides whether a failed event leaves the system in a state
-// that only a resync can repair.
-func (l *Loop) needsHealing(r *eventRun, evErr error) bool {
-	switch {
-	case evErr == nil:
-		return false
-	case r.method.IsResync():
-		return true // Contiv forgot failed resyncs
-	case r.txnType == BestEffortIgnoreErrors:
-		return false
-	case r.txnType == RevertOnFailure:
-		return r.aborted || !r.reverted
-	}
-	return true
 }
 
 // recoverProcess is the last line of defence: a panic outside the handler,
