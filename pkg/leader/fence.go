@@ -110,21 +110,13 @@ type fence struct {
 	who whoAmI
 }
 
+// RoundTrip sends req on bound to the term, as Fence says.
 func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 	t := parseTarget(req.URL, f.prefix)
-	write := true
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		write = false
-	case http.MethodPost:
-		write = !isReview(t)
-	}
+	write := isWrite(req.Method, t)
 	until := f.e.holdingUntil()
 	if write && until.IsZero() {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
+		return nil, f.notLeader(req, false)
 	}
 	restamp := false
 	if write {
@@ -154,10 +146,7 @@ func (f *fence) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if stale {
 		cancelIf(cancel)
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: true}
+		return nil, f.notLeader(req, true)
 	}
 	termID := ""
 	if restamp {
@@ -224,10 +213,30 @@ func (f *fence) restamp(req *http.Request) (*http.Request, string, error) {
 		r, err := f.stamped(req, termID)
 		return r, termID, err
 	}
+	return nil, "", f.notLeader(req, false)
+}
+
+// isWrite reports whether a request of method to t is a write the fence
+// binds to the term: any method but GET, HEAD and OPTIONS, except the
+// POST of a review (see isReview).
+func isWrite(method string, t target) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	case http.MethodPost:
+		return !isReview(t)
+	}
+	return true
+}
+
+// notLeader closes the body of req, which the fence refuses unsent, and
+// returns the *NotLeaderError that refuses it (stale: see
+// NotLeaderError.StaleTerm).
+func (f *fence) notLeader(req *http.Request, stale bool) error {
 	if req.Body != nil {
 		_ = req.Body.Close()
 	}
-	return nil, "", &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
+	return &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity(), StaleTerm: stale}
 }
 
 // The API groups authorization.k8s.io and authentication.k8s.io hold

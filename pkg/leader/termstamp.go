@@ -255,10 +255,7 @@ func (e errReader) Read([]byte) (int, error) {
 func (f *fence) create(req *http.Request) (*http.Response, error) {
 	until, termID := f.e.holdingTerm()
 	if until.IsZero() {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, &NotLeaderError{Method: req.Method, URL: req.URL.String(), Identity: f.e.Identity()}
+		return nil, f.notLeader(req, false)
 	}
 	ctx, cancel := context.WithDeadline(req.Context(), until)
 	r, err := f.stamped(req.WithContext(ctx), termID)
