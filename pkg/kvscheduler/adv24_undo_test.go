@@ -1,0 +1,60 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// TestAdv24UndoOfATakerOrderedAfterAFailedValueGoesFirst is adv5 fuzz
+// seed 7305720 (-fzretry -fzrb -fzcancel -fzorder -fzamb -fzinv
+// -fzdheld, "r/2 deleted before b/2 (v@2|~r/2,r/1), which depends on it
+// and is deleted later in the same step"; fails on the code before h25f's
+// fixes too) reduced. b/1 = w@1@2| derives d/1 and d/2; b/2 = v|~d/1
+// (re-created on update, -fzrb); r/2 holds w|b/1 in the southbound, FAILED:
+// its re-create to w|r/1,d/* failed at the delete. A transaction with
+// revert re-creates b/2 as v@2|~r/2 (it takes d/2 from b/1 and is ordered
+// after r/2), requests r/2 = v|b/2 and deletes b/1. b/1's delete is
+// refused (r/2 still depends on it), so the transaction reverts. The
+// undos of r/2 (re-created back to w|r/1,d/*) and of b/2 (re-created back
+// to v|~d/1, giving d/2 back to b/1) both take their value away; b/2 is
+// ordered after r/2, so b/2's undo must go first (docs/safety.md: "an
+// undo that takes a value away ... is applied after the pending undos that
+// take away a value depending on it"). r/2's goes first: ops [delete b/2
+// create b/2 update d/2 delete d/1 delete r/2 create r/2 delete b/1 delete
+// r/2 delete d/2 delete b/2 create b/2 ...]. With b/2 = v|~r/2, which
+// takes no derived key, the order is right at this commit (it was not
+// before h25f's fixes).
+func TestAdv24UndoOfATakerOrderedAfterAFailedValueGoesFirst(t *testing.T) {
+	withFzFlags(t, fzRecreateB)
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "b/1", "w@1@2|", "r/1", "v|", "b/2", "v|~d/1", "r/2", "w|b/1")
+	sb.FailNext("delete", "r/2", errors.New("injected"))
+	if err := set(t, s, "r/2", "w|r/1,d/*"); err == nil {
+		t.Fatalf("r/2's re-create did not fail")
+	}
+	wantState(t, s, "r/2", kvscheduler.Failed)
+	advOpen(t, "issue 25: an undo that gives derived keys back keeps its place: r/2's undo deletes it before b/2's, ordered after r/2")
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().WithRevert().SetValue("b/2", "v@2|~r/2").SetValue("r/2", "v|b/2").SetValue("b/1", nil).Commit(context.Background())
+	if err == nil {
+		t.Fatalf("the transaction did not fail (ops %v)", sb.OpStrings())
+	}
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+	advWantAgree(t, s, sb, "after the revert", "a/", "b/", "d/", "r/")
+}
+
+// TestAdv24DeleteOrderSeed7305720 pins adv5 fuzz seed 7305720 itself
+// (reduced: TestAdv24UndoOfATakerOrderedAfterAFailedValueGoesFirst).
+func TestAdv24DeleteOrderSeed7305720(t *testing.T) {
+	advOpen(t, "issue 25: adv5 fuzz seed 7305720, r/2 deleted before b/2 in a revert")
+	adv15Seed(t, 7305720, []*bool{fzRetry, fzRecreateB, fzCancelF, fzOrder, fzAmbiguous, fzInvalid, fzDHeld})
+}
