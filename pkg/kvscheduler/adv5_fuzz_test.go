@@ -338,7 +338,7 @@ func fzCheckDeleteOrderSkip(before map[string]any, ops []kvtest.Op, unseen map[s
 			if _, drifted := unseen[later.Key]; !ok || drifted || skip != nil && skip(o.Key, later.Key) {
 				continue
 			}
-			_, deps := fzParse(v)
+			deps := fzHeldDeps(later.Key, v)
 			// Members of a cycle go together (o needs later, through
 			// dependencies and derivations).
 			cycle := fzReaches(held, unseen, o.Key, later.Key)
