@@ -58,3 +58,44 @@ func TestAdv24DeleteOrderSeed7305720(t *testing.T) {
 	advOpen(t, "issue 25: adv5 fuzz seed 7305720, r/2 deleted before b/2 in a revert")
 	adv15Seed(t, 7305720, []*bool{fzRetry, fzRecreateB, fzCancelF, fzOrder, fzAmbiguous, fzInvalid, fzDHeld})
 }
+
+// TestAdv24UndoIntoPendingOfADependentOfADeletedBaseGoesFirst is adv5
+// fuzz seed 8016476 (-fzorder alone, "d/1 deleted before a/3 (w|~d/1),
+// which depends on it and is deleted later in the same step"; fails on
+// the code before h25f's fixes too) reduced. a/3 is requested as v|d/2,
+// PENDING (nothing derives d/2). A transaction with revert creates b/1 =
+// v@1@2| (derives d/1 and d/2), moves a/3 to w|~d/1 (created, ordered
+// after d/1) and requests b/2 = w@2|, INVALID for its clash on d/2, so
+// it reverts. b/1's undo deletes d/1 and d/2; a/3's undo, back to v|d/2,
+// Requires d/2, which b/1's undo takes away, so a/3 goes too. a/3 is
+// ordered after d/1: it must go before d/1 (docs/safety.md: an undo that
+// takes a value away is applied after the pending undos that take away a
+// value depending on it). It goes last: ops [... delete d/1 delete d/2
+// delete b/1 delete a/3]. With a/3 requested as v|~d/2 before (its undo
+// keeps it, an update) the order is right.
+func TestAdv24UndoIntoPendingOfADependentOfADeletedBaseGoesFirst(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "a/3", "v|d/2")
+	wantState(t, s, "a/3", kvscheduler.Pending)
+	advOpen(t, "issue 25: an undo into PENDING by the cascade of an earlier undo is not foreseen: d/1 goes before a/3, ordered after it")
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().WithRevert().SetValue("a/3", "w|~d/1").SetValue("b/1", "v@1@2|").SetValue("b/2", "w@2|").Commit(context.Background())
+	if err == nil {
+		t.Fatalf("the transaction did not fail (ops %v)", sb.OpStrings())
+	}
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+	wantState(t, s, "a/3", kvscheduler.Pending)
+	advWantAgree(t, s, sb, "after the revert", "a/", "b/", "d/", "r/")
+}
+
+// TestAdv24DeleteOrderSeed8016476 pins adv5 fuzz seed 8016476 itself
+// (reduced: TestAdv24UndoIntoPendingOfADependentOfADeletedBaseGoesFirst).
+func TestAdv24DeleteOrderSeed8016476(t *testing.T) {
+	advOpen(t, "issue 25: adv5 fuzz seed 8016476, d/1 deleted before a/3 in a revert")
+	adv15Seed(t, 8016476, []*bool{fzOrder})
+}
