@@ -99,3 +99,45 @@ func TestAdv24DeleteOrderSeed8016476(t *testing.T) {
 	advOpen(t, "issue 25: adv5 fuzz seed 8016476, d/1 deleted before a/3 in a revert")
 	adv15Seed(t, 8016476, []*bool{fzOrder})
 }
+
+// TestAdv24UndoOfADependentCreatedByTheStepKeepsTheOrder is adv5 fuzz
+// seed 8148682 (-fzorder -fzdd -fzprops -fzrb, "a/1 deleted before r/1
+// (w|~a/1,d/*), which depends on it and is deleted later in the same
+// step"; fails on the code before h25f's fixes too) reduced. r/1 =
+// w|~a/1,d/* waits, PENDING, for a d/ key. A transaction with revert
+// creates b/2 = v@1| (derives d/1), a/1 = w|b/2 and r/2 = w|a/1; d/1
+// comes, so r/1 is created too (no request of its own: it has no undo),
+// but r/2's create fails and the transaction reverts. a/1's undo deletes
+// a/1 first; b/2's undo then takes d/1 away and the Requires cascade
+// r/1 with it. r/1 is ordered after a/1, so it must go first (the pending
+// undos are requests further on, see requestTakesAway; TestUndoDeletesDependentsFirst
+// covers a dependent with an undo of its own): ops [create b/2 create a/1
+// create d/1 create r/1 create r/2 delete a/1 delete r/1 delete d/1
+// delete b/2]. In the seed the failure was d/2's create (b/2 = v@1@2|).
+func TestAdv24UndoOfADependentCreatedByTheStepKeepsTheOrder(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "r/1", "w|~a/1,d/*")
+	wantState(t, s, "r/1", kvscheduler.Pending)
+	advOpen(t, "issue 25: a dependent created by the step, taken down by the cascade of a later undo, goes after the undo of what it is ordered after")
+	sb.FailNext("create", "r/2", errors.New("injected"))
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().WithRevert().SetValue("b/2", "v@1|").SetValue("a/1", "w|b/2").SetValue("r/2", "w|a/1").Commit(context.Background())
+	if err == nil {
+		t.Fatalf("the transaction did not fail (ops %v)", sb.OpStrings())
+	}
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+	wantState(t, s, "r/1", kvscheduler.Pending)
+	advWantAgree(t, s, sb, "after the revert", "a/", "b/", "d/", "r/")
+}
+
+// TestAdv24DeleteOrderSeed8148682 pins adv5 fuzz seed 8148682 itself
+// (reduced: TestAdv24UndoOfADependentCreatedByTheStepKeepsTheOrder).
+func TestAdv24DeleteOrderSeed8148682(t *testing.T) {
+	advOpen(t, "issue 25: adv5 fuzz seed 8148682, a/1 deleted before r/1 in a revert")
+	adv15Seed(t, 8148682, []*bool{fzOrder, fzDerivedDeps, fzProps, fzRecreateB})
+}
