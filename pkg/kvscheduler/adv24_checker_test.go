@@ -1,11 +1,16 @@
 package kvscheduler_test
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
+
+// fzRevertAll makes every NB transaction of the adv5 fuzz revert (the
+// seeds draw as without it), to attack the revert's order.
+var fzRevertAll = flag.Bool("fzrevertall", false, "every NB transaction with revert")
 
 // fzHeldDeps returns the dependencies the fuzz's descriptors give value v
 // of key: a derived d/ value has none unless -fzdd, and then only its

@@ -487,7 +487,7 @@ func fzRun(seed int64) (string, []string) {
 				}
 				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 			}
-			if rng.Intn(4) == 0 {
+			if rng.Intn(4) == 0 || *fzRevertAll {
 				txn.WithRevert()
 				parts = append(parts, "(revert)")
 			}
