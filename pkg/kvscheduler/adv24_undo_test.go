@@ -141,3 +141,43 @@ func TestAdv24DeleteOrderSeed8148682(t *testing.T) {
 	advOpen(t, "issue 25: adv5 fuzz seed 8148682, a/1 deleted before r/1 in a revert")
 	adv15Seed(t, 8148682, []*bool{fzOrder, fzDerivedDeps, fzProps, fzRecreateB})
 }
+
+// TestAdv24UndoOfAKeyTakerGoesAfterItsDependent is adv5 fuzz seed
+// 9229813 (-fzorder -fzdd -fzrb -fzamb, "b/1 deleted before a/2
+// (w|d/*,~b/1), which depends on it and is deleted later in the same
+// step"; fails on the code before h25f's fixes too) reduced. b/2 = w@2|
+// derives d/2 (re-created on update, -fzrb, -fzdd); a/2 = w|d/*,~b/1
+// waits, PENDING, for b/1. A transaction with revert re-creates b/2 as
+// v@2|b/1 and creates b/1 = w@2|: b/1 takes d/2, a/2 is created, and
+// b/2's create is INVALID for the clash on d/2, so the transaction
+// reverts. The undo gives d/2 back to b/2 and deletes b/1 first (the
+// request that took a key goes back first), then takes a/2 down with d/2,
+// which b/2's re-create back deletes: ops [... delete b/1 delete a/2
+// delete d/2 create b/2 create d/2]. a/2 is ordered after b/1, so it must
+// go first. Without -fzrb (b/2 updated in place) the order is right.
+func TestAdv24UndoOfAKeyTakerGoesAfterItsDependent(t *testing.T) {
+	withFzFlags(t, fzDerivedDeps, fzRecreateB)
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "b/2", "w@2|", "a/2", "w|d/*,~b/1")
+	wantState(t, s, "a/2", kvscheduler.Pending)
+	advOpen(t, "issue 25: the undo of a request that took a derived key goes first, before a dependent ordered after it that another undo takes down")
+	before := sb.Values()
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().WithRevert().SetValue("b/2", "v@2|b/1").SetValue("b/1", "w@2|").Commit(context.Background())
+	if err == nil {
+		t.Fatalf("the transaction did not fail (ops %v)", sb.OpStrings())
+	}
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (Commit %v, ops %v)", msg, err, sb.OpStrings())
+	}
+	advWantAgree(t, s, sb, "after the revert", "a/", "b/", "d/")
+}
+
+// TestAdv24DeleteOrderSeed9229813 pins adv5 fuzz seed 9229813 itself
+// (reduced: TestAdv24UndoOfAKeyTakerGoesAfterItsDependent).
+func TestAdv24DeleteOrderSeed9229813(t *testing.T) {
+	advOpen(t, "issue 25: adv5 fuzz seed 9229813, b/1 deleted before a/2 in a revert")
+	adv15Seed(t, 9229813, []*bool{fzOrder, fzDerivedDeps, fzRecreateB, fzAmbiguous})
+}
