@@ -2,6 +2,8 @@ package kvscheduler_test
 
 import (
 	"flag"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
@@ -49,4 +51,79 @@ func TestAdv24DeleteOrderCheckGoesByTheDescriptorsDependencies(t *testing.T) {
 	if msg := fzCheckDeleteOrder(before, ops); msg == "" {
 		t.Errorf("with -fzdd: r/2 deleted before d/2 = v|r/2 not found")
 	}
+}
+
+// fzCreateOrder makes the adv5 fuzz check, in steps without injected
+// failures, that no value is created (or updated) while a key one of its
+// dependencies names exactly is absent: a create comes after its
+// dependencies' creates (an OrderingOnly dependent waits, PENDING, for
+// what it names; docs/kvscheduler.md, "Two kinds of dependency"). An
+// update is judged by its Requires dependencies only (an OrderingOnly
+// dependent stays and is updated in place when what it names goes).
+var fzCreateOrder = flag.Bool("fzcorder", false, "check that no value is created before what it depends on")
+
+// fzCheckCreateOrder checks ops (one step, from the southbound's values
+// before) as fzCreateOrder says. A key in unseen (drift the scheduler
+// has not read) is not judged, nor is a dependency in a cycle with the
+// value, held, created or wanted (members of a cycle are created
+// together, and go back to PENDING when one cannot be).
+func fzCheckCreateOrder(before map[string]any, ops []kvtest.Op, unseen, wanted map[string]any) string {
+	held := map[string]any{}
+	// step: every value the step holds at some point, and the wanted
+	// ones (a cycle's member that could not be created), for the cycles.
+	step := map[string]any{}
+	alt := map[string]any{} // a second value fzReaches follows too
+	for k, v := range unseen {
+		alt[k] = v
+	}
+	for k, v := range wanted {
+		if alt[k] == nil {
+			alt[k] = v
+		}
+	}
+	for k, v := range before {
+		held[k], step[k] = v, v
+	}
+	for _, o := range ops {
+		if o.Err == nil && (o.Operation == "create" || o.Operation == "update") {
+			step[o.Key] = o.Value
+		}
+	}
+	gone := map[string]bool{} // deleted in the step: a create re-creates
+	for _, o := range ops {
+		if o.Err != nil {
+			continue
+		}
+		switch o.Operation {
+		case "delete":
+			delete(held, o.Key)
+			gone[o.Key] = true
+			continue
+		case "create", "update":
+		default:
+			continue
+		}
+		for _, d := range fzHeldDeps(o.Key, o.Value) {
+			if d.Key == "" || d.Key == o.Key || o.Operation == "update" && d.Kind != kvscheduler.Requires {
+				continue
+			}
+			if _, ok := held[d.Key]; ok {
+				continue
+			}
+			if _, drifted := unseen[d.Key]; drifted || strings.HasPrefix(d.Key, "n/") || strings.HasPrefix(d.Key, "p/") {
+				continue
+			}
+			if fzReaches(step, alt, d.Key, o.Key) {
+				continue
+			}
+			kind := ""
+			if gone[o.Key] && o.Operation == "create" && d.Kind == kvscheduler.OrderingOnly {
+				// TestAdv24ReCreateWaitsForWhatItIsOrderedAfter
+				kind = "(re-create) "
+			}
+			return fmt.Sprintf("%s%s %s (%v) while %s, which it depends on, is absent", kind, o.Operation, o.Key, o.Value, d.Key)
+		}
+		held[o.Key] = o.Value
+	}
+	return ""
 }

@@ -583,6 +583,14 @@ func fzRun(seed int64) (string, []string) {
 				return "derived held: " + msg, log
 			}
 		}
+		if *fzCreateOrder && !injected && !fzInjectedIn(ops) {
+			if msg := fzCheckCreateOrder(atStart, ops, unseen, desired); msg != "" {
+				if rest, ok := strings.CutPrefix(msg, "(re-create) "); ok {
+					return "re-create order: " + rest, log
+				}
+				return "create order: " + msg, log
+			}
+		}
 		if *fzOrder && !injected && !fzInjectedIn(ops) {
 			if *fzVerbose {
 				for _, r := range recs {
