@@ -57,3 +57,41 @@ func TestAdv24ReCreateWaitsForWhatItIsOrderedAfter(t *testing.T) {
 		advWantAgree(t, s, sb, "after the transaction", "a/", "b/", "d/")
 	})
 }
+
+// TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending is adv5
+// fuzz seed 9806806 of -fzcorder (the create-order check, see
+// fzCheckCreateOrder: "create a/3 (v|~b/1) while b/1, which it depends
+// on, is absent") reduced. b/2 = v@1@2| holds d/1; b/1 = w@1|a/3 waits,
+// PENDING, for a/3. a/3 = v|~b/1, ordered after b/1, makes a cycle with
+// it, created as a whole; but b/1 derives d/1, b/2's, and is INVALID for
+// the clash. docs/kvscheduler.md: "Once the transaction's walk is done,
+// the members it created (or updated) are checked again: those left
+// without a member that could not be created after all go back to
+// PENDING" (and an OrderingOnly dependent waits for what it names before
+// it exists). a/3 stays CONFIGURED, created (ops [create a/3]) although
+// b/1 never comes. With b/1 invalid by Validate (bad|a/3), a/3 waits
+// PENDING; with b/1 = w|~d/1,a/3 (no clash) both are created.
+func TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	register(t, s, fzDescs(sb, &fzCancel{})...)
+	mustSet(t, s, "b/2", "v@1@2|")
+	mustSet(t, s, "b/1", "w@1|a/3")
+	wantState(t, s, "b/1", kvscheduler.Pending)
+	advOpen(t, "issue 25: a cycle member left without a member INVALID for a derived-key clash stays created")
+	sb.ResetOps()
+	_, err := s.StartNBTransaction().SetValue("a/3", "v|~b/1").Commit(context.Background())
+	t.Logf("Commit: %v (ops %v)", err, sb.OpStrings())
+	wantState(t, s, "b/1", kvscheduler.Invalid)
+	if st := s.GetValueStatus("a/3"); st.State != kvscheduler.Pending {
+		t.Errorf("a/3 is %s, ordered after b/1, which is INVALID and absent (ops %v)", st.State, sb.OpStrings())
+	}
+	advWantAgree(t, s, sb, "after the transaction", "a/", "b/", "d/")
+}
+
+// TestAdv24CreateOrderSeed9806806 pins adv5 fuzz seed 9806806 of
+// -fzcorder (reduced: TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending).
+func TestAdv24CreateOrderSeed9806806(t *testing.T) {
+	advOpen(t, "issue 25: adv5 fuzz seed 9806806, a/3 created while b/1, which it is ordered after, is absent")
+	adv15Seed(t, 9806806, []*bool{fzCreateOrder})
+}
