@@ -39,6 +39,9 @@ var fzVerbose = flag.Bool("fzv", false, "verbose")
 var fzRec = flag.Bool("fzrec", false, "check that no record names a key twice in NotApplied")
 var fzDHeld = flag.Bool("fzdheld", false, "check after every step that no CONFIGURED base has a derived key the scheduler reports NONEXISTENT")
 
+// -fzrevertall (every NB transaction with revert) and -fzcorder (the
+// create order) are declared in adv24_checker_test.go.
+
 func fzParse(v any) (tag string, deps []kvscheduler.Dependency) {
 	s, _ := v.(string)
 	tag, rest, ok := strings.Cut(s, "|")
