@@ -35,7 +35,8 @@ func TestPublishedStatusesOfFuzzSeeds(t *testing.T) {
 // its flags), restoring them after.
 func fzRunWith(seed int64, flags []*bool) (string, []string) {
 	all := []*bool{fzNoOwnedR, fzRetry, fzCancelF, fzView, fzSnap, fzDerivedDeps, fzRecreateB,
-		fzInvalid, fzProps, fzNotifyAll, fzAmbiguous, fzOrder, fzCancelAll, fzVerbose, fzRec, fzDHeld}
+		fzInvalid, fzProps, fzNotifyAll, fzAmbiguous, fzOrder, fzCancelAll, fzVerbose, fzRec, fzDHeld,
+		fzRevertAll, fzCreateOrder}
 	old := make([]bool, len(all))
 	for i, f := range all {
 		old[i], *f = *f, false
