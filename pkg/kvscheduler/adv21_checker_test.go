@@ -19,6 +19,9 @@ import (
 // deleted before d/2 (v|r/1), which depends on it and is deleted later in
 // the same step").
 func TestAdv21DeleteOrderCheckJudgesARecordBeforeTheResyncByWhatItKnew(t *testing.T) {
+	// Set A has -fzdd: the d descriptor declares d/2's dependencies (see
+	// fzHeldDeps).
+	withFzFlags(t, fzDerivedDeps)
 	before := map[string]any{"r/1": "v|d/1", "d/2": "v|r/1"}
 	unseen := map[string]any{"d/2": "dv-v@1@2|n/*,~r/2"}
 	ops := []kvtest.Op{{Operation: "delete", Key: "r/1"}, {Operation: "delete", Key: "d/2"}}
