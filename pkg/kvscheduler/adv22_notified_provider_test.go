@@ -20,7 +20,6 @@ func TestAdv22UpdateMetByANotifiedValueDoesNotTakeItsDependentDown(t *testing.T)
 	}
 	h.step(t, "a/1", "w|", "a/2", "w|")
 	h.step(t, "r/2", "w|a/*,a/1")
-	advOpen(t, "issue 25: valueGoes says a/1's update w|n/* surely goes although the notified n/1 meets it (cause not reduced further), so r/2, depending on a/1, is deleted and created again for nothing")
 	h.sb.ResetOps()
 	txn := h.s.StartNBTransaction()
 	txn.SetValue("a/1", "w|n/*")

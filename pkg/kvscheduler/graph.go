@@ -322,11 +322,24 @@ func (g *graph) providers(n *node, dep Dependency, f func(*node) bool) {
 		return
 	}
 	for _, pre := range dep.AnyOf.KeyPrefixes {
-		if e := g.prefixes[pre]; e != nil {
-			for p := range e.members {
-				if !f(p) {
+		e := g.prefixes[pre]
+		if e == nil {
+			// Not indexed: a prefix no value depends on yet (a request's
+			// new dependencies, asked before they are set; see valueGoes)
+			// has its providers all the same. Every node is asked, as
+			// for a selector (TestAdv22UpdateMetByANotifiedValueDoesNotTakeItsDependentDown:
+			// a/1's update Requiring any n/ key, met by the notified n/1,
+			// was taken for one that goes).
+			for k, p := range g.nodes {
+				if strings.HasPrefix(k, pre) && !f(p) {
 					return
 				}
+			}
+			continue
+		}
+		for p := range e.members {
+			if !f(p) {
+				return
 			}
 		}
 	}
