@@ -42,7 +42,6 @@ func TestAdv21ProviderSetByTheTransactionThatCannotComeSeed2307489(t *testing.T)
 	}
 	wantState(t, s, "b/2", kvscheduler.Pending)
 	wantState(t, s, "a/2", kvscheduler.Pending)
-	advOpen(t, "issue 25: a/1 goes before a/2 (v|~a/1), whose update Requires b/2, set by the transaction but never applied (n/* unmet)")
 	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
 		t.Errorf("%s (ops %v)", msg, sb.OpStrings())
 	}
@@ -52,6 +51,5 @@ func TestAdv21ProviderSetByTheTransactionThatCannotComeSeed2307489(t *testing.T)
 // TestAdv21DeleteOrderSeed2307489 pins adv5 fuzz seed 2307489 of set A
 // (reduced: TestAdv21ProviderSetByTheTransactionThatCannotComeSeed2307489).
 func TestAdv21DeleteOrderSeed2307489(t *testing.T) {
-	advOpen(t, "issue 25: seed 2307489, see TestAdv21ProviderSetByTheTransactionThatCannotComeSeed2307489")
 	adv15Seed(t, 2307489, adv15SetA)
 }

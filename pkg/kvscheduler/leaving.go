@@ -363,8 +363,17 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 	switch {
 	case p.deleting() || w.derivedGoes(p):
 		return false
-	case p.avail || w.later(p):
+	case p.avail:
 		return true
+	case w.later(p):
+		// A value the transaction sets further on comes only if its
+		// own dependencies may be met (see derivedMayCome; adv5 fuzz
+		// seed 2307489, TestAdv21ProviderSetByTheTransactionThatCannotComeSeed2307489:
+		// b/2 = w@1|n/*, set while nothing provides n/*, was counted a
+		// provider to come of a/2's update v|b/2, and a/2 went after
+		// a/1, which it is ordered after).
+		v, ok := w.laterTxnValue(p.key)
+		return !ok || v.value == nil || p.base != "" || w.derivedMayCome(p.key, v.value, -1)
 	case p.want == nil || p.dErr() != nil || p.base == "" && w.invalid(p, p.want):
 		// (An invalid request is none to come, judged or not: asking
 		// Validate does not recurse; adv5 fuzz seed 309962: a/1's update
