@@ -93,6 +93,8 @@ func (w *walker) deleteDueDependents(n *node) {
 		case !ok:
 			if v, ok := w.updateTakesAway(m, b, n); ok {
 				w.pushDue(w.startValue(v))
+			} else if v, ok := w.updateSpares(m, n); ok {
+				w.pushDue(w.startValue(v))
 			}
 		}
 	}

@@ -65,3 +65,64 @@ func (w *walker) needsObsolete(n *node, derived []KeyValuePair) bool {
 	}
 	return false
 }
+
+// updateSpares returns the transaction's later update of m, a value
+// depending on n that n's delete takes down (into PENDING), when that
+// update keeps m: its new value needs nothing of n and is ready now (see
+// readyNow). Applied first, inside n's delete, it spares m the delete
+// and the create again that its old dependency on n would cost for
+// nothing (TestAdv23OwnUpdateThatDropsWhatGoesKeepsItsValue,
+// TestRandomGraphs -kvleave seed 2606: b/1, updated to a value needing
+// nothing, was taken down by its old dependency on a/7, which the
+// delete of d/5 took down at once, and created again by its update).
+func (w *walker) updateSpares(m, n *node) (txnValue, bool) {
+	if m.base != "" || m.origin == FromSB || m.d == nil || !m.avail || m.sbDeps != nil || w.mayStay(m) {
+		return txnValue{}, false
+	}
+	v, ok := w.laterTxnValue(m.key)
+	if !ok || v.value == nil || v.group == 1 || !w.readyNow(m, n, v.value) {
+		return txnValue{}, false
+	}
+	return v, true
+}
+
+// readyNow tells whether m's request v, applied now, surely keeps m: v
+// is valid, derives no key another value holds, and each of its
+// dependencies (ordering-only ones too) is met by a value available
+// now, not on its way out, other than n and m's own derived values that
+// v no longer derives.
+func (w *walker) readyNow(m, n *node, v any) bool {
+	if w.invalid(m, v) {
+		return false
+	}
+	var derived []KeyValuePair
+	if m.d.DerivedValues != nil {
+		var err error
+		if derived, err = callDerived(m.d, m.key, v); err != nil {
+			return false
+		}
+		for _, kv := range derived {
+			if c := w.g.nodes[kv.Key]; c != nil && c.base != m.key && (c.exists() || c.want != nil) {
+				return false
+			}
+		}
+	}
+	if m.d.Dependencies == nil {
+		return true
+	}
+	deps, err := callDeps(m.d, m.key, v)
+	if err != nil {
+		return false
+	}
+	for _, dep := range deps {
+		met := false
+		w.g.providers(m, dep, func(p *node) bool {
+			met = p != n && p != m && p.avail && !p.deleting() && !obsoleteOf(m, p, derived) && !w.derivedGoes(p)
+			return !met
+		})
+		if !met {
+			return false
+		}
+	}
+	return true
+}
