@@ -101,7 +101,10 @@ func (w *walker) deleteDueDependents(n *node) {
 	for _, b := range down {
 		if b.avail && !b.deleting() {
 			w.s.dirty(b)
+			early := w.earlyDown
+			w.earlyDown = b // see updateSpares
 			w.delete(b, delPending, false)
+			w.earlyDown = early
 		}
 	}
 }

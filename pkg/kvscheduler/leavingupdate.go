@@ -67,16 +67,22 @@ func (w *walker) needsObsolete(n *node, derived []KeyValuePair) bool {
 }
 
 // updateSpares returns the transaction's later update of m, a value
-// depending on n that n's delete takes down (into PENDING), when that
-// update keeps m: its new value needs nothing of n and is ready now (see
-// readyNow). Applied first, inside n's delete, it spares m the delete
-// and the create again that its old dependency on n would cost for
-// nothing (TestAdv23OwnUpdateThatDropsWhatGoesKeepsItsValue,
+// depending on n that n's delete takes down (into PENDING), when n is
+// taken down early (before the request further on that takes it away,
+// see cascadeLater) and that request is m's own update: m's update
+// drops a derived value of m that n Requires. The update's new value then
+// no longer needs n where n really goes, and if it is ready now (see
+// readyNow), it is applied first, inside n's delete: that spares m the
+// delete and the create again that its old dependency on n would cost
+// for nothing (TestAdv23OwnUpdateThatDropsWhatGoesKeepsItsValue,
 // TestRandomGraphs -kvleave seed 2606: b/1, updated to a value needing
-// nothing, was taken down by its old dependency on a/7, which the
-// delete of d/5 took down at once, and created again by its update).
+// nothing and deriving nothing, was taken down by its old dependency on
+// a/7, Requiring b/1's d/1, which the delete of d/5 took down at once,
+// and created again by its update). Any other update stays in its place:
+// applied early, it would change which values leave in the step.
 func (w *walker) updateSpares(m, n *node) (txnValue, bool) {
-	if m.base != "" || m.origin == FromSB || m.d == nil || !m.avail || m.sbDeps != nil || w.mayStay(m) {
+	if n != w.earlyDown || m.base != "" || m.origin == FromSB || m.d == nil || !m.avail || m.sbDeps != nil ||
+		w.mayStay(m) || !w.needsDropped(n, m) {
 		return txnValue{}, false
 	}
 	v, ok := w.laterTxnValue(m.key)
@@ -125,4 +131,23 @@ func (w *walker) readyNow(m, n *node, v any) bool {
 		}
 	}
 	return true
+}
+
+// needsDropped tells whether a Requires dependency of n is met by a
+// derived value of m that m's request further on no longer derives.
+func (w *walker) needsDropped(n, m *node) bool {
+	for _, dep := range n.deps {
+		if dep.Kind != Requires {
+			continue
+		}
+		found := false
+		w.g.providers(n, dep, func(p *node) bool {
+			found = p.base == m.key && w.releasesKey(m, p.key)
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }

@@ -146,6 +146,10 @@ type walker struct {
 	// of dependencies (mayProvide asks valueGoes, which asks
 	// laterProvides), may come.
 	derivedAsked map[string]bool
+	// earlyDown is the value deleteDueDependents is taking down early,
+	// before the request further on that takes it away (see
+	// updateSpares), while its delete starts.
+	earlyDown *node
 	// obtained are the values the southbound owns that the
 	// transaction's requests take over or away, made at the first
 	// question of the delete order (see obtainedDue); obtainedMade tells
