@@ -17,7 +17,10 @@ package kvscheduler
 // is not ready, and deletes do not make it so. Only an update with
 // obsolete derived values is decided early; otherwise the update goes its
 // usual way, and the record stays as the reference's.
-func (w *walker) updateLeaves(n *node, derived []KeyValuePair) bool {
+func (w *walker) updateLeaves(n *node, derived []KeyValuePair) (sure bool) {
+	// Each sure answer must be a leave of the leaving-set model (the
+	// shadow check, tests only): the step towards asking the model here.
+	defer func() { w.shadow(n, sure, "updateLeaves") }()
 	if n.depErr() != nil || n.origin == FromSB {
 		return false
 	}
