@@ -296,6 +296,12 @@ func (w *walker) comesBack(p *node) bool {
 	if p.want == nil || p.origin == FromSB {
 		return false
 	}
+	// Only a value whose own request, setting a value, is under way can
+	// be re-created by it: the stack is not searched for the values a
+	// cascade takes down (a chain of 10k would cost its length squared).
+	if j, ok := w.valueIndex(w.values, p.key); !ok || w.values[j].value == nil || w.laterValue(w.values[j]) {
+		return false
+	}
 	for _, f := range slices.Backward(w.stack) {
 		if f.kind == fCreate && f.n == p {
 			return !w.goes(p, p.want, nil)
