@@ -1,9 +1,6 @@
 package kvscheduler
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // Which requests take a value away: the delete order's rule is one rule
 // for every reason a value goes in a step (see deleteorder.go), so a
@@ -211,100 +208,6 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) (sure bool) {
 	for _, dep := range x.deps {
 		if dep.Kind == Requires && w.depGap(x, dep, seen, underWayOnly) {
 			return true
-		}
-	}
-	return false
-}
-
-// depGap tells whether the cascade surely takes x away for its Requires
-// dependency dep (see cascadeLater): every provider goes, by a delete
-// under way or by a request further on (or the cascade of one), and
-// there is a moment when none is there. A provider re-created by the
-// request under way, or by a request further on, is back right after
-// that request: one back before the last of the others leaves keeps x
-// at every moment (TestAdv22DependentOfTwoRecreatedProvidersIsNotTakenAway,
-// TestRandomGraphs -kvleave seeds 547 and 929: a/1 Requiring any r/
-// key stays while r/1 and r/2 are re-created one after the other). The
-// times are the requests' indexes, the deletes under way at -1; a
-// provider taken by a cascade or an undo leaves at a time not known
-// here, so with one of those the re-creates count as going for good, as
-// a provider that surely goes is never counted back.
-func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOnly bool) bool {
-	ps := w.onlyProviders(x, dep)
-	all, asking, byRequest, unknown := len(ps) > 0, false, false, false
-	last, back := -1, math.MaxInt
-	for _, p := range ps {
-		if p.deleting() {
-			// The value whose delete asks is the only one in
-			// seen that is deleting.
-			asking = asking || seen[p]
-			if w.comesBack(p) {
-				back = -1
-			}
-			continue
-		}
-		if underWayOnly {
-			return false
-		}
-		switch j, again, known := w.requestLeaves(p); {
-		case known && w.requestTakesAway(p):
-			last = max(last, j)
-			if again {
-				back = min(back, j)
-			}
-		case w.requestTakesAway(p) || w.cascadeLater(w.baseOf(p), seen):
-			unknown = true
-		default:
-			return false
-		}
-		byRequest = true
-	}
-	if all && byRequest && !unknown && back < last {
-		return false
-	}
-	// The value whose delete asks goes too, but with only deletes
-	// under way to take x down, their own cascades do so in their
-	// order (TestRandomGraphs seed 14541: a/g1/3 Requires any of
-	// d/g0/0/0 and d/g0/0/1, going with their base).
-	return all && (!asking || byRequest)
-}
-
-// requestLeaves returns the index of p's own request further on, when
-// known, and whether it re-creates p with a value that may come (see
-// valueGoes): p is then back right after it. A derived value, an undo or
-// a value without such a request is not known here.
-func (w *walker) requestLeaves(p *node) (at int, again, known bool) {
-	if p.base != "" {
-		return 0, false, false
-	}
-	if _, ok := w.undoLeft[p.key]; ok {
-		return 0, false, false
-	}
-	v, ok := w.laterTxnValue(p.key)
-	if !ok {
-		return 0, false, false
-	}
-	j, _ := w.valueIndex(w.values, p.key)
-	return j, v.value != nil && v.group == 1 && p.origin != FromSB && !w.goes(p, v.value, nil), true
-}
-
-// comesBack tells whether p, whose delete is under way, is re-created by
-// the request under way (its create follows on the stack) and its new
-// value may come (see valueGoes): it is back before the transaction's
-// requests further on are applied.
-func (w *walker) comesBack(p *node) bool {
-	if p.want == nil || p.origin == FromSB {
-		return false
-	}
-	// Only a value whose own request, setting a value, is under way can
-	// be re-created by it: the stack is not searched for the values a
-	// cascade takes down (a chain of 10k would cost its length squared).
-	if j, ok := w.valueIndex(w.values, p.key); !ok || w.values[j].value == nil || w.laterValue(w.values[j]) {
-		return false
-	}
-	for _, f := range slices.Backward(w.stack) {
-		if f.kind == fCreate && f.n == p {
-			return !w.goes(p, p.want, nil)
 		}
 	}
 	return false
