@@ -15,7 +15,7 @@ import (
 // asked whether the requests further on surely take a/1 away
 // (cascadeLater) and counted r/1's re-create as taking r/1 away for good:
 // a/1 was deleted and created again at once, for nothing. Before the fix
-// (depGap, leaving.go) it failed with "a/1, Requiring any r/ key, was
+// (depGap, leavinggap.go) it failed with "a/1, Requiring any r/ key, was
 // deleted although r/1 was back before r/2 went: ops [delete a/1 create
 // a/1 delete r/3 delete a/1 create a/1 delete r/1 create r/1 delete r/2]"
 // (taken down twice: by r/3's delete and again by r/1's).
