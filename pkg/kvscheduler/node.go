@@ -312,12 +312,16 @@ func (n *node) updating() bool { return n.under&underUpdate != 0 }
 
 // update is a request for a base value: the transaction that made it,
 // with its retry options (shared by the transaction's requests; nil: no
-// retry). A nil value requests a delete.
+// retry). A nil value requests a delete. revert is set for the requests
+// of a transaction with revert and for its undos alike; undo only for an
+// undo's, which a stopped transaction's resume finishes where it leaves
+// the transaction's own removal not reached as it is (see midChange).
 type update struct {
 	value  any
 	seq    uint64
 	retry  *RetryOptions
 	revert bool
+	undo   bool
 }
 
 // exists tells whether the node's value is in the southbound.

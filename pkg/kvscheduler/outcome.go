@@ -129,10 +129,10 @@ func (w *walker) undoOne(u undo) {
 // undoFrame returns the frame that applies again the request u's key had
 // before the transaction (nothing: a delete).
 func (w *walker) undoFrame(u undo) frame {
-	last := &update{seq: w.rec.SeqNum, revert: true}
+	last := &update{seq: w.rec.SeqNum, revert: true, undo: true}
 	if u.prev != nil {
 		c := *u.prev
-		c.revert = true
+		c.revert, c.undo = true, true
 		last = &c
 	}
 	return frame{kind: fApply, key: u.key, value: last.value, last: last, origin: FromNB}

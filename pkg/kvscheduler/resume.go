@@ -27,13 +27,15 @@ const (
 // left it as no request describes it. A removal's delete that did not
 // run is not: the value stays as the southbound holds it, available,
 // its dependents taken back, until it is requested again or a resync
-// (TestCanceledDeleteLeavesItsValueAvailable); an undo's removal is
-// finished, the undo being the way back to what the northbound holds.
+// (TestCanceledDeleteLeavesItsValueAvailable), in a transaction with
+// revert as in one without (TestAdv25StoppedRemovalWithRevertLeavesItsValue);
+// an undo's removal is finished, the undo being the way back to what the
+// northbound holds.
 func (w *walker) midChange(n *node) bool {
 	if !w.appliedNode(n) || n.base != "" || n.last == nil || n.origin != FromNB {
 		return false
 	}
-	return n.last.value != nil || n.last.revert
+	return n.last.value != nil || n.last.undo
 }
 
 func (s *Scheduler) toResume(n *node, k resumeKind) {
