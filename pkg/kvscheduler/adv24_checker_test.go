@@ -127,3 +127,13 @@ func fzCheckCreateOrder(before map[string]any, ops []kvtest.Op, unseen, wanted m
 	}
 	return ""
 }
+
+// fzNBView returns the scheduler's northbound view: the requests it holds
+// (a reverted transaction's are not among them).
+func fzNBView(s *kvscheduler.Scheduler) map[string]any {
+	out := map[string]any{}
+	for _, kv := range s.DumpValues("", "", kvscheduler.NBView) {
+		out[kv.Key] = kv.Value
+	}
+	return out
+}

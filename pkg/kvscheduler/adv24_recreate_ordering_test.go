@@ -68,9 +68,14 @@ func TestAdv24ReCreateWaitsForWhatItIsOrderedAfter(t *testing.T) {
 // the members it created (or updated) are checked again: those left
 // without a member that could not be created after all go back to
 // PENDING" (and an OrderingOnly dependent waits for what it names before
-// it exists). a/3 stays CONFIGURED, created (ops [create a/3]) although
-// b/1 never comes. With b/1 invalid by Validate (bad|a/3), a/3 waits
-// PENDING; with b/1 = w|~d/1,a/3 (no clash) both are created.
+// it exists). a/3 stayed CONFIGURED, created (ops [create a/3]) although
+// b/1 never comes: the check once the walk is done kept it by its
+// ordering-only dependency, as a value whose provider went on its own.
+// Now a member created counting on a member its ordering-only
+// dependencies name goes back to PENDING when that member never came (ops
+// [create a/3 delete a/3]; lacksMember). With b/1 invalid by Validate
+// (bad|a/3), a/3 waits PENDING; with b/1 = w|~d/1,a/3 (no clash) both are
+// created.
 func TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending(t *testing.T) {
 	s := newSched(t, kvscheduler.Options{})
 	sb := kvtest.New()
@@ -78,7 +83,6 @@ func TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending(t *testing.
 	mustSet(t, s, "b/2", "v@1@2|")
 	mustSet(t, s, "b/1", "w@1|a/3")
 	wantState(t, s, "b/1", kvscheduler.Pending)
-	advOpen(t, "issue 25: a cycle member left without a member INVALID for a derived-key clash stays created")
 	sb.ResetOps()
 	_, err := s.StartNBTransaction().SetValue("a/3", "v|~b/1").Commit(context.Background())
 	t.Logf("Commit: %v (ops %v)", err, sb.OpStrings())
@@ -91,7 +95,12 @@ func TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending(t *testing.
 
 // TestAdv24CreateOrderSeed9806806 pins adv5 fuzz seed 9806806 of
 // -fzcorder (reduced: TestAdv24CycleMemberLeftWithoutAnInvalidMemberGoesBackToPending).
+// The check judged the cycle by desired, which kept b/1 = v@1@2| of a
+// reverted transaction where the scheduler held b/1 = w@1|~d/1,a/3 (a
+// cycle with a/3): it now goes by the scheduler's northbound view with the
+// step's requests (fzNBView). a/3's create is a cycle's; that a/3 goes
+// back to PENDING when b/1 never comes is the reduced test's, which this
+// check does not see (it passes with or without that fix).
 func TestAdv24CreateOrderSeed9806806(t *testing.T) {
-	advOpen(t, "issue 25: adv5 fuzz seed 9806806, a/3 created while b/1, which it is ordered after, is absent")
 	adv15Seed(t, 9806806, []*bool{fzCreateOrder})
 }

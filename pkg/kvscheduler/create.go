@@ -69,6 +69,7 @@ func (w *walker) create(n *node, recreate bool) {
 	n.resetAttempts()
 	if inCycle {
 		w.cycleMade = append(w.cycleMade, n)
+		w.countOnMembers(n)
 	}
 	w.record(n, ro)
 	w.pushDerived(n, derived)

@@ -218,7 +218,9 @@ func (w *walker) settleCycles() {
 	}
 	w.cycleBroken(nil)
 	w.cycleMade = nil // those the checks create again are checked by the next call
+	w.settling, w.countedOn = w.countedOn, nil
 	w.drain("the members of cycles")
+	w.settling = nil
 }
 
 // dropStack drops the frames left on the stack: the deletes and updates

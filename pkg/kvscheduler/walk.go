@@ -88,6 +88,10 @@ type walker struct {
 	// cycleMade are the values created (or updated) in the transaction as
 	// members of a cycle, counting on the other members being created too.
 	cycleMade []*node
+	// countedOn are the ordering-only dependencies of cycleMade members
+	// no value met when they were created (see countOnMembers); settling
+	// those of the members settleCycles checks.
+	countedOn, settling map[*node][]Dependency
 	// inSyncBuf is reused by the in-sync shortcut (see skipInSync).
 	inSyncBuf []inSyncEntry
 	// deferred are the ends of deletes waiting for the delete under way of
@@ -357,7 +361,7 @@ func (w *walker) depUpdate(n *node) {
 	}
 	w.s.dirty(n)
 	switch {
-	case n.avail && !w.mayStay(n) && !w.removalHeldBack(n):
+	case n.avail && (!w.mayStay(n) || w.lacksMember(n)) && !w.removalHeldBack(n):
 		// Even a value blocked after a failure goes: it must not outlive
 		// what it depends on.
 		w.delete(n, delPending, false)
