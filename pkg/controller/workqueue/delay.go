@@ -107,12 +107,9 @@ func (h delayHeap[T]) down(i0 int) bool {
 // it was handed out. It never touches the item once queued, nor the run
 // again that an Add asked for.
 func (q *Queue[T]) CancelAfter(item T) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if idx, ok := q.items[item]; ok {
-		undelayLocked(q.arena.at(idx))
-	}
-	q.cancelDelayLocked(item)
+	// The zero Ticket is no hand-out's: CancelAfterTicket finds the item
+	// by its key, as it does for a hand-out that ended.
+	q.CancelAfterTicket(item, Ticket{})
 }
 
 // CancelAfterTicket is CancelAfter for an item its caller holds by the
