@@ -135,6 +135,11 @@ type controller struct {
 	grace     time.Duration
 	// passes are the keys being handled, by any run.
 	passes passes
+	// claimAs is the handler a pass is claimed under: the controller's own
+	// when only it runs in a pass (no Gate, no PassTracker, not shared),
+	// so that claim names it and the pass takes the passes lock once less
+	// (running); empty when the pass names its handlers as they start.
+	claimAs string
 	// known are the keys whose end the handlers may not have seen.
 	known knownKeys
 
@@ -183,6 +188,9 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		c.grace = DefaultStopGrace
 	}
 	c.runs = map[*run]struct{}{}
+	if _, shared := handler.(*sharedHandler); !shared && c.opts.Gate == nil && c.opts.Passes == nil {
+		c.claimAs = name
+	}
 	reg, err := informer.AddEventHandler(c.eventHandler())
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", name, err)

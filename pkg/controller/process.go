@@ -32,7 +32,7 @@ func (c *controller) processNext(r *run) bool {
 	// One clock reading serves the pass: a hold counted from its start
 	// ends no later than the AddAfter that follows the handlers.
 	now := c.now()
-	if !c.passes.claim(key, r, now) {
+	if !c.passes.claim(key, r, now, c.claimAs) {
 		// An earlier run, stopping, still handles the key: this run
 		// takes it once that pass has ended, never beside it.
 		return true
@@ -154,7 +154,9 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 		p.writes, p.err = shared.run(key, robj, func(name string) { c.passes.running(key, name) })
 		return p
 	}
-	c.passes.running(key, c.name)
+	if c.claimAs == "" {
+		c.passes.running(key, c.name) // else claim named it
+	}
 	p.err = callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
 	return p
 }

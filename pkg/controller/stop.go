@@ -104,10 +104,11 @@ type passes struct {
 	active map[string]activePass
 }
 
-// claim marks key as handled by r, from now on. It returns false when an
-// earlier run handles it: the key is then queued again in r's queue once
-// that pass has ended.
-func (p *passes) claim(key string, r *run, now time.Time) bool {
+// claim marks key as handled by r, from now on, by handler (empty when the
+// pass names its handlers as they start, see running). It returns false
+// when an earlier run handles it: the key is then queued again in r's
+// queue once that pass has ended.
+func (p *passes) claim(key string, r *run, now time.Time, handler string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active == nil {
@@ -118,7 +119,7 @@ func (p *passes) claim(key string, r *run, now time.Time) bool {
 		p.active[key] = a
 		return false
 	}
-	p.active[key] = activePass{run: r, since: now}
+	p.active[key] = activePass{run: r, since: now, handler: handler}
 	return true
 }
 
