@@ -1,0 +1,162 @@
+package controller_test
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lariat-dev/lariat/pkg/controller"
+	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
+)
+
+// forgetHook is a rate limiter that never delays and, once armed, runs
+// hook (once) when the queue forgets key: the controller forgets a key's
+// retries after a pass succeeded and before the pass ends (its Done), so
+// hook runs in the window between the two.
+type forgetHook struct {
+	key   string
+	armed atomic.Bool
+	hook  func()
+}
+
+func (f *forgetHook) When(string) time.Duration { return time.Millisecond }
+func (f *forgetHook) NumRequeues(string) int    { return 0 }
+func (f *forgetHook) Forget(key string) {
+	if key == f.key && f.armed.CompareAndSwap(true, false) {
+		f.hook()
+	}
+}
+
+// TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept:
+// the pass telling the handlers that "phoenix" is gone has returned (its
+// handler succeeded, the known key was forgotten) but not ended yet; in
+// that window the object is created again under the same name (the cache
+// has it) and an EnqueueAfter of it is issued. The deletion pass's end
+// (DoneTicketCancelAfter, since 166c08b) drops every delayed add pending
+// for the key, this one included: it was asked for after the deletion was
+// told, for an object that exists, and its pass never comes (the handler
+// sees the new object once, from its creation event, then never again).
+// Before 166c08b the cancel ran inside the pass (ended), before this
+// window, and the EnqueueAfter stood.
+func TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept(t *testing.T) {
+	ns := controlplanetest.Namespace(t, cp.Config())
+	key := ns + "/phoenix"
+	f := newFactory(t, cp.Config(), ns, setup{})
+	caches := f.SharedCacheFactory()
+	informer, err := caches.ForKind(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
+	var c controller.Controller
+	var (
+		mu       sync.Mutex
+		newUID   types.UID
+		newSeen  int // passes that gave the handler the object created again
+		nilSeen  int
+		hookDone = make(chan struct{})
+	)
+	limiter := &forgetHook{key: key}
+	limiter.hook = func() {
+		defer close(hookDone)
+		cm, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "phoenix"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		newUID = cm.UID
+		mu.Unlock()
+		// The cache has the new object: it exists for the controller
+		// too when the EnqueueAfter is asked for.
+		waitUntil(t, func() bool {
+			_, ok, err := informer.GetStore().GetByKey(key)
+			return err == nil && ok
+		})
+		c.EnqueueAfter(ns, "phoenix", 2*time.Second)
+	}
+	c, err = controller.New("phoenix", informer, controller.HandlerFunc(func(k string, obj runtime.Object) error {
+		if k != key {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case obj == nil:
+			nilSeen++
+			if nilSeen == 1 {
+				limiter.armed.Store(true) // this pass's Forget runs the hook
+			}
+		case newUID != "" && obj.(metav1.Object).GetUID() == newUID:
+			newSeen++
+		}
+		return nil
+	}), &controller.Options{Logger: controlplanetest.QuietLogger(), RateLimiter: limiter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caches.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, 30*time.Second, "the informer synced", informer.HasSynced)
+	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
+		t.Skip("issue 30: a deletion pass's DoneTicketCancelAfter drops an EnqueueAfter of the object created again after forget (set LARIAT_OPEN_DEFECTS=1 to run)")
+	}
+	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "phoenix"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controlplanetest.Eventually(t, 30*time.Second, "the cache has phoenix", func() bool {
+		_, ok, err := informer.GetStore().GetByKey(key)
+		return err == nil && ok
+	})
+	if err := cms.Delete(t.Context(), "phoenix", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, hookDone, "the deletion pass of phoenix forgets its retries (the hook runs)")
+	controlplanetest.Eventually(t, 30*time.Second, "the handler is given phoenix, created again, by its creation event", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return newSeen >= 1
+	})
+	mu.Lock()
+	seen := newSeen
+	mu.Unlock()
+	if seen >= 2 {
+		return // the EnqueueAfter's pass came (or merged after the creation's)
+	}
+	// The EnqueueAfter is due 2 s after the hook; 30 s is far beyond.
+	ok := waitUntilFor(30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return newSeen >= 2
+	})
+	if !ok {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the EnqueueAfter of phoenix (created again, in the cache) asked for after its deletion was told never ran: "+
+			"the handler was given the new object %d time(s) in 30 s, want 2 (its creation, then the EnqueueAfter); told it is gone %d time(s)", newSeen, nilSeen)
+	}
+}
+
+// waitUntilFor polls cond every 10 ms until it holds (true) or d passes
+// (false).
+func waitUntilFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
