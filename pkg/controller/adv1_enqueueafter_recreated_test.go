@@ -10,7 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	clientworkqueue "k8s.io/client-go/util/workqueue"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
@@ -44,11 +47,49 @@ func (f *forgetHook) Forget(key string) {
 // told, for an object that exists, and its pass never comes (the handler
 // sees the new object once, from its creation event, then never again).
 // Before 166c08b the cancel ran inside the pass (ended), before this
-// window, and the EnqueueAfter stood.
+// window, and the EnqueueAfter stood. A controller of New with one
+// handler (the fast path) and a factory's shared controller alike.
 func TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept(t *testing.T) {
+	t.Run("New", func(t *testing.T) {
+		enqueueAfterOfARecreatedObject(t, func(t *testing.T, f *controller.SharedControllerFactory, informer toolscache.SharedIndexInformer, h controller.HandlerFunc, l *forgetHook) controller.Controller {
+			c, err := controller.New("phoenix", informer, h, &controller.Options{Logger: controlplanetest.QuietLogger(), RateLimiter: l})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(t.Context(), 1); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		})
+	})
+	t.Run("SharedFactory", func(t *testing.T) {
+		enqueueAfterOfARecreatedObject(t, func(t *testing.T, f *controller.SharedControllerFactory, _ toolscache.SharedIndexInformer, h controller.HandlerFunc, _ *forgetHook) controller.Controller {
+			sc, err := f.ForKind(configMapGVK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.RegisterHandler(t.Context(), "phoenix", controller.SharedHandlerFunc(func(k string, obj runtime.Object) (runtime.Object, error) {
+				return obj, h(k, obj)
+			}))
+			if err := f.Start(t.Context(), 1); err != nil {
+				t.Fatal(err)
+			}
+			return sc
+		})
+	})
+}
+
+// enqueueAfterOfARecreatedObject is the case of
+// TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept
+// for the controller start builds (from a factory whose retries are
+// limited by the hook, or the informer, handler and hook) and starts.
+func enqueueAfterOfARecreatedObject(t *testing.T, start func(*testing.T, *controller.SharedControllerFactory, toolscache.SharedIndexInformer, controller.HandlerFunc, *forgetHook) controller.Controller) {
 	ns := controlplanetest.Namespace(t, cp.Config())
 	key := ns + "/phoenix"
-	f := newFactory(t, cp.Config(), ns, setup{})
+	limiter := &forgetHook{key: key}
+	f := newFactory(t, cp.Config(), ns, setup{opts: controller.SharedControllerFactoryOptions{
+		RateLimiter: func(schema.GroupVersionKind) clientworkqueue.TypedRateLimiter[string] { return limiter },
+	}})
 	caches := f.SharedCacheFactory()
 	informer, err := caches.ForKind(configMapGVK)
 	if err != nil {
@@ -63,7 +104,6 @@ func TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept(t
 		nilSeen  int
 		hookDone = make(chan struct{})
 	)
-	limiter := &forgetHook{key: key}
 	limiter.hook = func() {
 		defer close(hookDone)
 		cm, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "phoenix"}}, metav1.CreateOptions{})
@@ -82,7 +122,7 @@ func TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept(t
 		})
 		c.EnqueueAfter(ns, "phoenix", 2*time.Second)
 	}
-	c, err = controller.New("phoenix", informer, controller.HandlerFunc(func(k string, obj runtime.Object) error {
+	handler := controller.HandlerFunc(func(k string, obj runtime.Object) error {
 		if k != key {
 			return nil
 		}
@@ -98,16 +138,11 @@ func TestAdv1EnqueueAfterOfAnObjectCreatedAgainBeforeTheDeletionPassEndsIsKept(t
 			newSeen++
 		}
 		return nil
-	}), &controller.Options{Logger: controlplanetest.QuietLogger(), RateLimiter: limiter})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if err := caches.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(t.Context(), 1); err != nil {
-		t.Fatal(err)
-	}
+	c = start(t, f, informer, handler, limiter)
 	controlplanetest.Eventually(t, 30*time.Second, "the informer synced", informer.HasSynced)
 	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
 		t.Skip("issue 30: a deletion pass's DoneTicketCancelAfter drops an EnqueueAfter of the object created again after forget (set LARIAT_OPEN_DEFECTS=1 to run)")
