@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/lariat-dev/lariat/pkg/controller"
@@ -23,6 +24,55 @@ type churnView struct {
 	inFlight, maxInFlight, passes int
 	last                          string
 	lastSet                       bool
+}
+
+// churnViews are the views of a churn handler, by key.
+type churnViews struct {
+	mu    sync.Mutex
+	views map[string]*churnView
+}
+
+// handler is a handler that keeps cv's views: it fails every third pass
+// of a key, panics every fifth and asks enqueueAfter for the key every
+// fourth.
+func (cv *churnViews) handler(enqueueAfter func(ns, name string)) controller.HandlerFunc {
+	return func(k string, obj runtime.Object) error {
+		cv.mu.Lock()
+		v := cv.views[k]
+		if v == nil {
+			v = &churnView{}
+			cv.views[k] = v
+		}
+		v.inFlight++
+		v.maxInFlight = max(v.maxInFlight, v.inFlight)
+		v.passes++
+		n := v.passes
+		cv.mu.Unlock()
+		defer func() {
+			cv.mu.Lock()
+			v.inFlight--
+			cv.mu.Unlock()
+		}()
+		// Stay in the pass a little, so that other workers take keys
+		// while it runs.
+		time.Sleep(time.Millisecond)
+		switch {
+		case n%5 == 2:
+			panic(fmt.Sprintf("pass %d of %s panics", n, k))
+		case n%3 == 1:
+			return errTransient
+		case n%4 == 3:
+			ns, name, _ := toolscache.SplitMetaNamespaceKey(k)
+			enqueueAfter(ns, name)
+		}
+		cv.mu.Lock()
+		v.last, v.lastSet = "", true
+		if obj != nil {
+			v.last = obj.(*corev1.ConfigMap).Data["v"]
+		}
+		cv.mu.Unlock()
+		return nil
+	}
 }
 
 // TestAdv1ManyWorkersOnFewKeysNeverOverlapAndConverge: a controller of one
@@ -42,48 +92,10 @@ func TestAdv1ManyWorkersOnFewKeysNeverOverlapAndConverge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu    sync.Mutex
-		views = map[string]*churnView{}
-	)
+	cv := &churnViews{views: map[string]*churnView{}}
 	var c controller.Controller
-	c, err = controller.New("churn", informer, controller.HandlerFunc(func(k string, obj runtime.Object) error {
-		mu.Lock()
-		v := views[k]
-		if v == nil {
-			v = &churnView{}
-			views[k] = v
-		}
-		v.inFlight++
-		v.maxInFlight = max(v.maxInFlight, v.inFlight)
-		v.passes++
-		n := v.passes
-		mu.Unlock()
-		defer func() {
-			mu.Lock()
-			v.inFlight--
-			mu.Unlock()
-		}()
-		// Stay in the pass a little, so that other workers take keys
-		// while it runs.
-		time.Sleep(time.Millisecond)
-		switch {
-		case n%5 == 2:
-			panic(fmt.Sprintf("pass %d of %s panics", n, k))
-		case n%3 == 1:
-			return errTransient
-		case n%4 == 3:
-			ns, name, _ := toolscache.SplitMetaNamespaceKey(k)
-			c.EnqueueAfter(ns, name, 3*time.Millisecond)
-		}
-		mu.Lock()
-		v.last, v.lastSet = "", true
-		if obj != nil {
-			v.last = obj.(*corev1.ConfigMap).Data["v"]
-		}
-		mu.Unlock()
-		return nil
-	}), &controller.Options{Logger: controlplanetest.QuietLogger(), RateLimiter: &fixedRetry{delay: 5 * time.Millisecond}})
+	c, err = controller.New("churn", informer, cv.handler(func(ns, name string) { c.EnqueueAfter(ns, name, 3*time.Millisecond) }),
+		&controller.Options{Logger: controlplanetest.QuietLogger(), RateLimiter: &fixedRetry{delay: 5 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,23 +107,8 @@ func TestAdv1ManyWorkersOnFewKeysNeverOverlapAndConverge(t *testing.T) {
 	}
 	controlplanetest.Eventually(t, 30*time.Second, "the informer synced", informer.HasSynced)
 	cms := kube(cp.Config()).CoreV1().ConfigMaps(ns)
-	put := func(name, val string) {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": val}}
-		if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
-			_, err = cms.Create(t.Context(), cm, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	del := func(name string) {
-		if err := cms.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-	}
 	names := []string{"k0", "k1", "k2", "k3"}
+	put, del := churnWriters(t, cms)
 	for round := range 12 {
 		for i, name := range names {
 			put(name, fmt.Sprint(round))
@@ -130,23 +127,46 @@ func TestAdv1ManyWorkersOnFewKeysNeverOverlapAndConverge(t *testing.T) {
 	del("k2")
 	del("k3")
 	controlplanetest.Eventually(t, 60*time.Second, "each key's last successful pass saw its final state", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+		cv.mu.Lock()
+		defer cv.mu.Unlock()
 		for _, name := range names {
-			v := views[ns+"/"+name]
+			v := cv.views[ns+"/"+name]
 			if v == nil || !v.lastSet || v.last != want[name] {
 				return false
 			}
 		}
 		return true
 	})
-	mu.Lock()
-	defer mu.Unlock()
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
 	for _, name := range names {
-		v := views[ns+"/"+name]
+		v := cv.views[ns+"/"+name]
 		t.Logf("%s: %d passes", name, v.passes)
 		if v.maxInFlight != 1 {
 			t.Errorf("%s had %d passes at once, want 1 (%d passes)", name, v.maxInFlight, v.passes)
 		}
 	}
+}
+
+// churnWriters returns functions that set a ConfigMap's "v" (creating it
+// when absent) and delete one (absent or not), failing t on any other
+// error.
+func churnWriters(t *testing.T, cms typedcorev1.ConfigMapInterface) (put func(name, val string), del func(name string)) {
+	put = func(name, val string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": val}}
+		if _, err := cms.Update(t.Context(), cm, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+			_, err = cms.Create(t.Context(), cm, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	del = func(name string) {
+		if err := cms.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	return put, del
 }
