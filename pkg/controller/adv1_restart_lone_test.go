@@ -15,6 +15,40 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controlplane/controlplanetest"
 )
 
+// stuckOnce is a handler of key that counts its passes in flight and is
+// stuck in its first until release is closed.
+type stuckOnce struct {
+	key              string
+	entered, release chan struct{}
+
+	mu                          sync.Mutex
+	inFlight, maxFlight, passes int
+	lastV                       string // "v" of the object last given
+}
+
+func (h *stuckOnce) handle(k string, obj runtime.Object) error {
+	if k != h.key || obj == nil {
+		return nil
+	}
+	h.mu.Lock()
+	h.inFlight++
+	h.maxFlight = max(h.maxFlight, h.inFlight)
+	h.passes++
+	n := h.passes
+	h.lastV = obj.(*corev1.ConfigMap).Data["v"]
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.inFlight--
+		h.mu.Unlock()
+	}()
+	if n == 1 {
+		close(h.entered)
+		<-h.release // stuck past its run's stop
+	}
+	return nil
+}
+
 // TestAdv1ARestartedLoneControllerNeverRunsAKeyTwiceAtOnce: a controller
 // of one handler (the fast path of 43aadcf: passes claimed under the
 // handler's name) is stopped while its handler is stuck in a pass of
@@ -36,39 +70,15 @@ func TestAdv1ARestartedLoneControllerNeverRunsAKeyTwiceAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu                  sync.Mutex
-		inFlight, maxFlight int
-		passes              int
-		lastV               string
-	)
-	entered, release, sentinel := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h := &stuckOnce{key: key, entered: make(chan struct{}), release: make(chan struct{})}
+	sentinel := make(chan struct{})
 	var sentinelOnce sync.Once
 	c, err := controller.New("lone-restart", informer, controller.HandlerFunc(func(k string, obj runtime.Object) error {
 		if k == ns+"/sentinel" {
 			sentinelOnce.Do(func() { close(sentinel) })
 			return nil
 		}
-		if k != key || obj == nil {
-			return nil
-		}
-		mu.Lock()
-		inFlight++
-		maxFlight = max(maxFlight, inFlight)
-		passes++
-		n := passes
-		lastV = obj.(*corev1.ConfigMap).Data["v"]
-		mu.Unlock()
-		defer func() {
-			mu.Lock()
-			inFlight--
-			mu.Unlock()
-		}()
-		if n == 1 {
-			close(entered)
-			<-release // stuck past its run's stop
-		}
-		return nil
+		return h.handle(k, obj)
 	}), &controller.Options{Logger: controlplanetest.QuietLogger(), StopGrace: time.Hour, Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +96,7 @@ func TestAdv1ARestartedLoneControllerNeverRunsAKeyTwiceAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitClosed(t, entered, "the first run's handler is in the pass of busy")
+	waitClosed(t, h.entered, "the first run's handler is in the pass of busy")
 	cancel1()
 	if err := c.Start(t.Context(), 1); err != nil {
 		t.Fatal(err)
@@ -104,15 +114,15 @@ func TestAdv1ARestartedLoneControllerNeverRunsAKeyTwiceAtOnce(t *testing.T) {
 	})
 	c.Enqueue(ns, "sentinel")
 	waitClosed(t, sentinel, "the new run handles the sentinel")
-	close(release)
+	close(h.release)
 	controlplanetest.Eventually(t, 30*time.Second, "the new run's pass of busy sees v=2", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return passes >= 2 && lastV == "2" && inFlight == 0
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.passes >= 2 && h.lastV == "2" && h.inFlight == 0
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	if maxFlight != 1 {
-		t.Fatalf("busy had %d passes at once across the restart, want 1", maxFlight)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.maxFlight != 1 {
+		t.Fatalf("busy had %d passes at once across the restart, want 1", h.maxFlight)
 	}
 }
