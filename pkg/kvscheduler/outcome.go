@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -44,7 +45,10 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	// for it), let the ones ordered after what they take down go first
 	// (dueUndo; adv5 fuzz seed 2105355).
 	w.undoPending = pending
-	w.undoLeft = pending
+	// undoLeft is apart from pending: undoInOrder takes an undo out of
+	// pending before the undos it runs first, and out of undoLeft only
+	// when it runs.
+	w.undoLeft = maps.Clone(pending)
 	defer func() { w.undoLeft = nil }()
 	from := len(rec.Errors)
 	s.refreshFailed(w)

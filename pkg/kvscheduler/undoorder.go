@@ -19,6 +19,14 @@ func (w *walker) undoInOrder(u undo, undos []undo, pending map[string]int) {
 			w.undoInOrder(undos[i], undos, pending)
 		}
 	}
+	// u stays among the undos still to apply (undoLeft, which the
+	// delete order asks, see requestTakesAway) until it runs: the
+	// dependents' undos run first on its behalf, and a value their
+	// deletes leave in place, which u's undo's cascade takes away later,
+	// must go before them (TestAdv24UndoOfADependentCreatedByTheStepKeepsTheOrder:
+	// r/1 = w|~a/1,d/*, created by the step, stayed at a/1's undo, and
+	// went after a/1 with d/1 by b/2's).
+	delete(w.undoLeft, u.key)
 	w.undoOne(u)
 }
 
@@ -140,6 +148,7 @@ func (w *walker) undoAlone(u undo) bool {
 // first (see undoInOrder).
 func (w *walker) pushUndo(u undo) {
 	delete(w.undoPending, u.key)
+	delete(w.undoLeft, u.key) // (pushed: it runs before the delete under way ends)
 	deps := w.dependentUndos(u, w.undos, w.undoPending)
 	w.pushDue(w.undoFrame(u))
 	for _, i := range slices.Backward(deps) {
