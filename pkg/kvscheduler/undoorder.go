@@ -31,8 +31,16 @@ func (w *walker) undoInOrder(u undo, undos []undo, pending map[string]int) {
 }
 
 // dependentUndos returns the indexes in undos, last applied first, of the
-// pending undos that take away a value depending on the value u's undo
-// takes away: a dependent, a derived value, or one of theirs, and so on.
+// pending undos of the values depending on the value u's undo takes
+// away (a dependent, a derived value, or one of theirs, and so on) that
+// hold a value in the southbound (see undoHolds). Not only those whose
+// undo takes the value away: one whose undo keeps it now may be taken
+// away by u's undo's cascade (its old request Requires what u's undo
+// takes away), and applied after u's, it went after what it was ordered
+// after (TestAdv24UndoIntoPendingOfADependentOfADeletedBaseGoesFirst:
+// a/3 = w|~d/1, back to v|d/2, went after d/1 and d/2 with b/1); applied
+// first, it holds its old value when u's undo runs, and the cascade takes
+// it down in order, or it stays.
 // Members of a cycle with u's value go together: they are left in place.
 func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []int {
 	n := w.g.nodes[u.key]
@@ -57,7 +65,7 @@ func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []
 			}
 			seen[y] = true
 			stack = append(stack, y)
-			if i, ok := pending[y.key]; ok && w.undoTakesAway(y, undos[i]) && (!w.reaches(n, y) || w.derivedOutside(n, y)) {
+			if i, ok := pending[y.key]; ok && w.undoHolds(y, undos[i]) && (!w.reaches(n, y) || w.derivedOutside(n, y)) {
 				out = append(out, i)
 			}
 		}
@@ -79,6 +87,12 @@ func (w *walker) derivedOutside(n, y *node) bool {
 		}
 	}
 	return false
+}
+
+// undoHolds tells whether y holds a value of the northbound in the
+// southbound, which its undo u changes or takes away (see dependentUndos).
+func (w *walker) undoHolds(y *node, u undo) bool {
+	return y != nil && y.exists() && y.origin != FromSB && y.base == "" && u.key == y.key
 }
 
 // undoTakesAway tells whether u's undo takes the value of n (u's key) out
