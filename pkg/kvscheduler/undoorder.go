@@ -116,20 +116,22 @@ func (w *walker) undoTakesAway(n *node, u undo) bool {
 // Scheduler.revert) runs before the undos, and its cascade would
 // otherwise take the value down before b, ordered after it, goes (adv5
 // fuzz seed 25473). The pending undos that take away b's dependents go
-// before it, as undoInOrder applies them. An undo that restores a clash
-// or gives derived values back stays in its place: undoOne does that
-// work around the apply, which a pushed frame cannot.
+// before it, as undoInOrder applies them, and so do those of the
+// requests that took a derived key from b's key (see Scheduler.revert).
+// An undo that gives a derived key back to a base the southbound owns
+// stays in its place: undoOne marks that key's apply, which a pushed
+// frame cannot (see pushable).
 func (w *walker) dueUndo(b *node) bool {
 	i, ok := w.undoPending[b.key]
 	if !ok {
 		return false
 	}
 	u := w.undos[i]
-	if !w.undoTakesAway(b, u) || !w.undoAlone(u) {
+	if !w.undoTakesAway(b, u) || !w.pushable(u) {
 		return false
 	}
 	for _, j := range w.dependentUndos(u, w.undos, w.undoPending) {
-		if !w.undoAlone(w.undos[j]) {
+		if !w.pushable(w.undos[j]) {
 			return false // its order needs undoOne's work: left to the undo
 		}
 	}
@@ -137,36 +139,60 @@ func (w *walker) dueUndo(b *node) bool {
 	return true
 }
 
-// undoAlone tells whether u's undo is its apply alone: no clash to
-// restore, no derived value to give back, and no request that took a
-// derived key from u's key to withdraw first (see Scheduler.revert).
-func (w *walker) undoAlone(u undo) bool {
-	if u.clash != "" {
-		return false
-	}
-	if len(w.requestsTookFrom(u.key)) > 0 || len(w.basesTookFrom(u.key)) > 0 {
-		return false
-	}
+// pushable tells whether u's undo can be pushed as frames (see
+// pushUndo): it gives no derived key back to a base the southbound owns,
+// whose apply needs the walk told (applyGivenBack), and the takers that
+// go first are pushable too.
+func (w *walker) pushable(u undo) bool {
 	if n := w.g.nodes[u.key]; n != nil {
 		for _, k := range n.derived {
-			if _, ok := w.takenFrom[k]; ok {
-				return false
+			if from, ok := w.takenFrom[k]; ok {
+				if p := w.g.nodes[from]; p != nil && p.origin == FromSB {
+					return false
+				}
 			}
+		}
+	}
+	for _, k := range w.takersOf(u.key) {
+		if i, ok := w.undoPending[k]; ok && !w.pushable(w.undos[i]) {
+			return false
 		}
 	}
 	return true
 }
 
+// takersOf returns the keys of the requests and bases that took a
+// derived key from key's value: their undos go before key's (see
+// Scheduler.revert).
+func (w *walker) takersOf(key string) []string {
+	return slices.Concat(w.requestsTookFrom(key), w.basesTookFrom(key))
+}
+
 // pushUndo pushes u's undo and, above it, the pending undos that take
-// away a value depending on u's, each the same way, so that they run
-// first (see undoInOrder).
+// away a value depending on u's and those of the takers of u's derived
+// keys, each the same way, so that they run first (see undoInOrder and
+// Scheduler.revert). undoOne's work around the apply is done here: the
+// clash restored and the derived keys given back now, their applies
+// pushed below u's so that they run after it.
 func (w *walker) pushUndo(u undo) {
 	delete(w.undoPending, u.key)
 	delete(w.undoLeft, u.key) // (pushed: it runs before the delete under way ends)
 	deps := w.dependentUndos(u, w.undos, w.undoPending)
+	if u.clash != "" {
+		w.restoreClash(u.key, u.clash, u.clashErr)
+	}
+	back := w.giveBack(u.key)
+	for _, g := range slices.Backward(back) {
+		w.pushDue(frame{kind: fApply, key: g.kv.Key, value: g.kv.Value, base: g.base.key, origin: g.base.origin})
+	}
 	w.pushDue(w.undoFrame(u))
 	for _, i := range slices.Backward(deps) {
 		if _, ok := w.undoPending[w.undos[i].key]; ok {
+			w.pushUndo(w.undos[i])
+		}
+	}
+	for _, k := range slices.Backward(w.takersOf(u.key)) {
+		if i, ok := w.undoPending[k]; ok {
 			w.pushUndo(w.undos[i])
 		}
 	}
