@@ -313,6 +313,12 @@ func (w *walker) requestTakesAway(p *node) (sure bool) {
 			return false
 		}
 	}
+	if _, ok := w.undoLeft[b.key]; ok && b != p && !b.exists() && p.exists() {
+		// A derived key given back (see giveBack) to a base that is not
+		// there, whose undo is still to apply: its apply takes it away
+		// until that undo creates the base (TestAdv24UndoOfAKeyTakerGoesAfterItsDependent).
+		return true
+	}
 	if i, ok := w.undoLeft[b.key]; ok && w.undoTakesAway(b, w.undos[i]) {
 		// An undo still to apply is a request further on (adv5 fuzz
 		// seed 406451: r/2 Requires a/*, met by a/3 alone, whose undo
