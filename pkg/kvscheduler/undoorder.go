@@ -65,7 +65,7 @@ func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []
 			}
 			seen[y] = true
 			stack = append(stack, y)
-			if i, ok := pending[y.key]; ok && w.undoHolds(y, undos[i]) && (!w.reaches(n, y) || w.derivedOutside(n, y)) {
+			if i, ok := pending[y.key]; ok && undoHolds(y) && (!w.reaches(n, y) || w.derivedOutside(n, y)) {
 				out = append(out, i)
 			}
 		}
@@ -90,9 +90,10 @@ func (w *walker) derivedOutside(n, y *node) bool {
 }
 
 // undoHolds tells whether y holds a value of the northbound in the
-// southbound, which its undo u changes or takes away (see dependentUndos).
-func (w *walker) undoHolds(y *node, u undo) bool {
-	return y != nil && y.exists() && y.origin != FromSB && y.base == "" && u.key == y.key
+// southbound, which its pending undo changes or takes away (see
+// dependentUndos).
+func undoHolds(y *node) bool {
+	return y != nil && y.exists() && y.origin != FromSB && y.base == ""
 }
 
 // undoTakesAway tells whether u's undo takes the value of n (u's key) out
