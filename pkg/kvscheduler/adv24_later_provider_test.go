@@ -53,6 +53,5 @@ func TestAdv24ProviderCreatedAfterTheCascadeDoesNotSpareADependent(t *testing.T)
 // TestAdv24DeleteOrderSeed7115935 pins adv5 fuzz seed 7115935 itself
 // (reduced: TestAdv24ProviderCreatedAfterTheCascadeDoesNotSpareADependent).
 func TestAdv24DeleteOrderSeed7115935(t *testing.T) {
-	advOpen(t, "issue 25: adv5 fuzz seed 7115935, d/2 deleted before r/2, ordered after it")
 	adv15Seed(t, 7115935, []*bool{fzNoOwnedR, fzRecreateB, fzProps, fzAmbiguous, fzOrder, fzDHeld})
 }

@@ -1,6 +1,9 @@
 package kvscheduler
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Which requests take a value away: the delete order's rule is one rule
 // for every reason a value goes in a step (see deleteorder.go), so a
@@ -196,6 +199,18 @@ func (w *walker) derivedGoes(p *node) (sure bool) {
 // updated further on).
 func (w *walker) cascadeLater(x *node, seen map[*node]bool) (sure bool) {
 	defer func() { w.shadow(x, sure, "cascadeLater") }()
+	return w.cascadeBy(x, seen, false)
+}
+
+// cascadeNow tells whether the cascade of the deletes under way alone
+// surely takes x away (cascadeLater counting no request further on): x
+// then leaves before any of those requests is applied.
+func (w *walker) cascadeNow(x *node, seen map[*node]bool) bool {
+	return w.cascadeBy(x, seen, true)
+}
+
+// cascadeBy is cascadeLater, or cascadeNow when nowOnly is set.
+func (w *walker) cascadeBy(x *node, seen map[*node]bool, nowOnly bool) bool {
 	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
 		x.deleting() {
 		return false
@@ -203,7 +218,7 @@ func (w *walker) cascadeLater(x *node, seen map[*node]bool) (sure bool) {
 	// A value with a request of its own further on that changes it is
 	// still taken down at once by a delete under way (see depUpdate):
 	// only that counts for it, not the requests further on.
-	underWayOnly := w.later(x) && !w.laterKeeps(x)
+	underWayOnly := nowOnly || w.later(x) && !w.laterKeeps(x)
 	seen[x] = true
 	for _, dep := range x.deps {
 		if dep.Kind == Requires && w.depGap(x, dep, seen, underWayOnly) {
@@ -230,9 +245,12 @@ func (w *walker) baseOf(p *node) *node {
 }
 
 // onlyProviders returns the providers of x's dependency dep that exist
-// (available, or with their delete under way), or nil when there are
-// none, or another one may come in this transaction (see mayBeMet).
-func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
+// (available, or with their delete under way), and the index of the
+// first of the transaction's values still to come that sets or derives
+// another provider that may come (see laterComesAt; math.MaxInt: none).
+// It returns nil when there are none that exist, or another provider may
+// come at a time not known here (a wanted one, see mayBeMet).
+func (w *walker) onlyProviders(x *node, dep Dependency) ([]*node, int) {
 	var ps []*node
 	more := false
 	w.g.providers(x, dep, func(p *node) bool {
@@ -241,17 +259,20 @@ func (w *walker) onlyProviders(x *node, dep Dependency) []*node {
 			more = true // a cycle of one
 		case p.exists() && (p.avail || p.deleting()):
 			ps = append(ps, p)
+		case p.want == nil && w.later(p) && len(w.txnKeys()[p.key]) > 0:
+			// A new value the transaction sets or derives further on:
+			// it comes at its request (see laterComesAt).
 		case w.mayProvide(p, nil):
 			more = true
 		}
 		return !more
 	})
-	if more || w.laterProvides(dep, func(k string) bool {
-		return slices.ContainsFunc(ps, func(p *node) bool { return p.key == k })
-	}, -1) {
-		return nil
+	if more {
+		return nil, math.MaxInt
 	}
-	return ps
+	return ps, w.laterComesAt(dep, func(k string) bool {
+		return slices.ContainsFunc(ps, func(p *node) bool { return p.key == k })
+	})
 }
 
 // mayProvide tells whether provider p may provide in this step: it is

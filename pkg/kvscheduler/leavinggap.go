@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -23,9 +24,9 @@ import (
 // here, so with one of those the re-creates count as going for good, as
 // a provider that surely goes is never counted back.
 func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOnly bool) bool {
-	ps := w.onlyProviders(x, dep)
+	ps, comes := w.onlyProviders(x, dep)
 	all, asking, byRequest, unknown := len(ps) > 0, false, false, false
-	last, back := -1, math.MaxInt
+	last, back := -1, comes
 	for _, p := range ps {
 		if p.deleting() {
 			// The value whose delete asks is the only one in
@@ -45,12 +46,23 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 			if again {
 				back = min(back, j)
 			}
-		case w.requestTakesAway(p) || w.cascadeLater(w.baseOf(p), seen):
+		case w.requestTakesAway(p):
+			unknown = true
+		case w.cascadeNow(w.baseOf(p), maps.Clone(seen)):
+			// Taken by the cascade of a delete under way: it leaves
+			// before any request further on is applied. (A copy of
+			// seen: what this asks must not pass for a cycle below.)
+		case w.cascadeLater(w.baseOf(p), seen):
 			unknown = true
 		default:
 			return false
 		}
 		byRequest = true
+	}
+	if comes < math.MaxInt && (unknown || !byRequest) {
+		// A provider to come at a time not compared here, or with only
+		// deletes under way, whose cascades take x down in their order.
+		return false
 	}
 	if all && byRequest && !unknown && back < last {
 		return false

@@ -1,6 +1,9 @@
 package kvscheduler
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // The values of the transaction still to come, as providers to come for
 // the predictions of leaving.go (see laterProvides).
@@ -46,10 +49,17 @@ func (w *walker) anyLaterComes(k string, indexes []int, before int) bool {
 // may provide, or by a value of the transaction before index before (-1:
 // any). A key asked again, through a cycle of dependencies, may come (a
 // cycle may be created as a whole); so may a value whose descriptor or
-// dependencies cannot be known here, as before.
+// dependencies cannot be known here, as before, but not one whose key
+// more than one descriptor claims.
 func (w *walker) derivedMayCome(k string, v any, before int) bool {
 	d, err := w.s.reg.owner(k)
-	if d == nil || err != nil || w.derivedAsked[k] {
+	if err != nil {
+		// A key more than one descriptor claims is INVALID until a
+		// registration changes (adv5 fuzz seed 7115935: a/3, claimed
+		// twice, was counted a provider of a/* to come).
+		return false
+	}
+	if d == nil || w.derivedAsked[k] {
 		return true
 	}
 	if d.rejects(k, v) {
@@ -104,6 +114,29 @@ func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, befor
 		}
 	}
 	return false
+}
+
+// laterComesAt returns the least index of the transaction's values still
+// to be applied that sets or derives a key that meets dep and may come
+// (see anyLaterComes), skip's keys passed over; math.MaxInt when there is
+// none. The provider is there from that request on, not before: a
+// provider that leaves before it leaves a gap (see depGap;
+// TestAdv24ProviderCreatedAfterTheCascadeDoesNotSpareADependent: a/3,
+// created after b/1's delete, whose cascade takes a/1 down, does not
+// keep r/2 = w|a/*,~d/2 in place).
+func (w *walker) laterComesAt(dep Dependency, skip func(key string) bool) int {
+	first := math.MaxInt
+	for k, at := range w.txnKeys() {
+		if !dep.matchesKey(k) || skip(k) {
+			continue
+		}
+		for _, i := range at {
+			if i < first && w.anyLaterComes(k, []int{i}, -1) {
+				first = i
+			}
+		}
+	}
+	return first
 }
 
 // anyLater tells whether one of the transaction's values at indexes is
