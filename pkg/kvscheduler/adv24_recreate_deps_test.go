@@ -30,7 +30,6 @@ func TestAdv24ReCreateIntoADependentOfTheCascadeGoesFirst(t *testing.T) {
 	sb := kvtest.New()
 	register(t, s, fzDescs(sb, &fzCancel{})...)
 	mustSet(t, s, "b/1", "w@2|", "a/3", "w|d/2", "a/2", "v|b/1", "r/2", "v|~a/3")
-	advOpen(t, "issue 25: a re-create whose new value Requires what the cascade takes down comes back before it: a/3 goes before r/2, ordered after it")
 	before := sb.Values()
 	sb.ResetOps()
 	if _, err := s.StartNBTransaction().SetValue("b/1", nil).SetValue("r/2", "v|a/2,~a/3").Commit(context.Background()); err != nil {
@@ -46,6 +45,5 @@ func TestAdv24ReCreateIntoADependentOfTheCascadeGoesFirst(t *testing.T) {
 // TestAdv24DeleteOrderSeed7510734 pins adv5 fuzz seed 7510734 itself
 // (reduced: TestAdv24ReCreateIntoADependentOfTheCascadeGoesFirst).
 func TestAdv24DeleteOrderSeed7510734(t *testing.T) {
-	advOpen(t, "issue 25: adv5 fuzz seed 7510734, a/3 deleted before r/2")
 	adv15Seed(t, 7510734, []*bool{fzOrder, fzRecreateB, fzDerivedDeps})
 }

@@ -85,6 +85,14 @@ func (w *walker) deleteDueDependents(n *node) {
 			// a/g1/ key, was never created again).
 			ok = false
 		}
+		if ok && v.group == 1 && m == b && m.avail && w.recreateCascades(m, v.value, n) {
+			// Its re-create would bring it back while n goes, and the
+			// cascade would take it away again after n: it is taken
+			// down now instead, and its request, further on, finds it
+			// gone (see recreateCascades).
+			down = append(down, b)
+			continue
+		}
 		switch {
 		case ok && !(m.avail && !w.mayStay(m)):
 			// (A dependent the cascade takes down, into PENDING, goes

@@ -114,3 +114,26 @@ func (w *walker) comesBack(p *node) bool {
 	}
 	return false
 }
+
+// recreateCascades tells whether m's re-create further on, applied early
+// inside n's delete, would bring back a value v that the Requires cascade
+// of the step surely takes away again (see depGap), after n: one of v's
+// Requires dependencies has only providers that surely go
+// (TestAdv24ReCreateIntoADependentOfTheCascadeGoesFirst: r/2 = v|~a/3,
+// re-created as v|a/2,~a/3 inside a/3's delete, came back and went again
+// by a/2's cascade after a/3, which it is ordered after).
+func (w *walker) recreateCascades(m *node, v any, n *node) bool {
+	if m.d == nil || m.d.Dependencies == nil || v == nil {
+		return false
+	}
+	deps, err := callDeps(m.d, m.key, v)
+	if err != nil {
+		return false
+	}
+	for _, dep := range deps {
+		if dep.Kind == Requires && w.depGap(m, dep, map[*node]bool{n: true, m: true}, false) {
+			return true
+		}
+	}
+	return false
+}
