@@ -63,7 +63,6 @@ func TestAdv24CascadeOfANestedDerivedProviderGoesFirst(t *testing.T) {
 	mustSet(t, s, "a/1", "v|", "b/1", "x|", "r/1", "v|~a/1,e/1")
 	wantState(t, s, "e/1", kvscheduler.Configured)
 	wantState(t, s, "r/1", kvscheduler.Configured)
-	advOpen(t, "issue 25: the cascade of a nested derived provider's removal is not predicted: a/1 goes before r/1, ordered after it")
 	before := sb.Values()
 	sb.ResetOps()
 	if _, err := s.StartNBTransaction().SetValue("a/1", nil).SetValue("b/1", "y|").Commit(context.Background()); err != nil {

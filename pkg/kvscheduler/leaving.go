@@ -325,7 +325,8 @@ func (w *walker) mayProvide(p *node, seen map[*node]bool) bool {
 // re-create (its delete takes away what Requires p, even if p comes back),
 // an update that surely goes (see valueGoes; a takeover of a value the
 // southbound owns too, which surelyGoes only keeps from being applied
-// early), or an update of its base that no longer derives it.
+// early), or an update of its base, or of a base above it, that no longer
+// derives it (see nestedDrops).
 func (w *walker) requestTakesAway(p *node) (sure bool) {
 	defer func() { w.shadow(p, sure, "requestTakesAway") }()
 	b := p
@@ -345,6 +346,9 @@ func (w *walker) requestTakesAway(p *node) (sure bool) {
 		// seed 406451: r/2 Requires a/*, met by a/3 alone, whose undo
 		// deletes it; b/2's undo before it deleted d/1, which r/2 is
 		// ordered after, before a/3's cascade took r/2 down).
+		return true
+	}
+	if b != p && w.nestedDrops(p) {
 		return true
 	}
 	v, ok := w.laterTxnValue(b.key)

@@ -154,3 +154,61 @@ func (w *walker) needsDropped(n, m *node) bool {
 	}
 	return false
 }
+
+// nestedDrops tells whether p, a derived value of a derived value b, goes
+// with the request further on of a base above b: that request changes b
+// into a value that no longer derives p's key, or takes b away
+// (TestAdv24CascadeOfANestedDerivedProviderGoesFirst: b/1's update to y|
+// keeps d/1, but d/1 = dv-y| no longer derives e/1, which r/1 Requires;
+// asked only of d/1, which has no request, r/1 was spared and went after
+// a/1, which it is ordered after).
+func (w *walker) nestedDrops(p *node) bool {
+	b := w.g.nodes[p.base]
+	if b == nil || b.base == "" {
+		return false
+	}
+	v, known := w.derivedAfter(b, 0)
+	return known && dropsKey(b, v, p.key)
+}
+
+// derivedAfter returns the value derived value b has once the request
+// further on of its base (or of a base above it) is applied, nil when that
+// request no longer derives b's key, and whether such a request is known.
+// depth bounds a chain of derivations (a cycle of them is cut by
+// txnKeys; here it only stops).
+func (w *walker) derivedAfter(b *node, depth int) (any, bool) {
+	bb := w.g.nodes[b.base]
+	if bb == nil || depth > 8 {
+		return nil, false
+	}
+	var v any
+	if bb.base == "" {
+		r, ok := w.laterRequest(bb)
+		if !ok {
+			return nil, false
+		}
+		v = r
+	} else {
+		r, ok := w.derivedAfter(bb, depth+1)
+		if !ok {
+			return nil, false
+		}
+		v = r
+	}
+	if v == nil {
+		return nil, true
+	}
+	if bb.d == nil || bb.d.DerivedValues == nil {
+		return nil, false
+	}
+	kvs, err := callDerived(bb.d, bb.key, v)
+	if err != nil {
+		return nil, false
+	}
+	for _, kv := range kvs {
+		if kv.Key == b.key {
+			return kv.Value, true
+		}
+	}
+	return nil, true
+}
