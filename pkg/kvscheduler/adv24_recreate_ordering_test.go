@@ -2,39 +2,45 @@ package kvscheduler_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/lariat-dev/lariat/pkg/kvscheduler"
 	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
 )
 
-// TestAdv24ReCreateWaitsForWhatItIsOrderedAfter: r/1 = v| (its
-// descriptor updates by re-creation) is updated to w|~a/2, ordered after
-// a/2, which does not exist. docs/kvscheduler.md ("Two kinds of
-// dependency"): before the dependent exists, an OrderingOnly dependent
-// waits (PENDING) and is created right after what it names; a dependent
-// deleted behind the scheduler's back is created again only once what it
-// is ordered after is back. A re-create deletes the value and creates it:
-// the create should wait as any create does (a brand-new r/1 = w|~a/2 is
-// PENDING; an update in place may stay, as the table says). It does not:
-// ops [delete r/1 create r/1], r/1 CONFIGURED with a/2 absent. The second
-// case shows the same create after a/2's delete in one transaction, while
-// the derived d/1 = dv-w@1|~a/2 of the re-created base b/1 = w@1|~a/2
-// (-fzdd) waits PENDING on the same dependency: b/1 is CONFIGURED, d/1
-// PENDING (ops [delete a/2 delete d/1 delete b/1 create b/1 delete a/1]).
-func TestAdv24ReCreateWaitsForWhatItIsOrderedAfter(t *testing.T) {
+// TestAdv27ReCreateOrderedAfterAnAbsentValueIsAnUpdateInPlace (was
+// h25i's TestAdv24ReCreateWaitsForWhatItIsOrderedAfter, which asked the
+// re-create to wait): r/1 = v| (its descriptor updates by re-creation)
+// is updated to w|~a/2, ordered after a/2, which does not exist.
+// docs/kvscheduler.md ("Two kinds of dependency") rules it: "a value
+// that exists and whose descriptor applies changes by re-creation is
+// re-created while only its ordering-only dependencies are unmet, as it
+// would be updated in place, not deleted into PENDING"
+// (TestAdv3OrderingOnlyDependentRecreatedIsNotDeleted). So r/1 is
+// re-created at once (ops [delete r/1 create r/1]) and CONFIGURED. The
+// second case: a re-created base b/1 = v@1|~a/1 -> w@1|~a/2, with a/1
+// and a/2 deleted in the same transaction, is re-created as its own
+// update in place (CONFIGURED), while its derived d/1 = dv-w@1|~a/2
+// (-fzdd), deleted with the base and created anew (a CREATE, docs:
+// "its derived values, deleted and created again, are CREATE"), is a
+// value that does not exist yet and waits PENDING for a/2.
+func TestAdv27ReCreateOrderedAfterAnAbsentValueIsAnUpdateInPlace(t *testing.T) {
 	t.Run("absent", func(t *testing.T) {
 		s := newSched(t, kvscheduler.Options{})
 		sb := kvtest.New()
 		register(t, s, fzDescs(sb, &fzCancel{})...)
 		mustSet(t, s, "r/1", "v|")
-		advOpen(t, "issue 25: a re-create does not wait for what its new value is ordered after")
 		sb.ResetOps()
 		if _, err := s.StartNBTransaction().SetValue("r/1", "w|~a/2").Commit(context.Background()); err != nil {
 			t.Fatalf("Commit: %v (ops %v)", err, sb.OpStrings())
 		}
-		if st := s.GetValueStatus("r/1"); st.State != kvscheduler.Pending {
-			t.Errorf("r/1 is %s, created without a/2, which it is ordered after (ops %v)", st.State, sb.OpStrings())
+		if st := s.GetValueStatus("r/1"); st.State != kvscheduler.Configured || sb.Values()["r/1"] != "w|~a/2" {
+			t.Errorf("r/1 is %s, the southbound holds %v: want it re-created as an update in place, CONFIGURED (ops %v)",
+				st.State, sb.Values()["r/1"], sb.OpStrings())
+		}
+		if got, want := sb.OpStrings(), []string{"delete r/1", "create r/1"}; !slices.Equal(got, want) {
+			t.Errorf("ops %v, want %v", got, want)
 		}
 		advWantAgree(t, s, sb, "after the transaction", "a/", "r/")
 	})
@@ -44,15 +50,18 @@ func TestAdv24ReCreateWaitsForWhatItIsOrderedAfter(t *testing.T) {
 		sb := kvtest.New()
 		register(t, s, fzDescs(sb, &fzCancel{})...)
 		mustSet(t, s, "a/1", "v|", "a/2", "v|", "b/1", "v@1|~a/1")
-		advOpen(t, "issue 25: a re-create does not wait for what its new value is ordered after, while its derived value does")
 		sb.ResetOps()
 		txn := s.StartNBTransaction().SetValue("a/1", nil).SetValue("a/2", nil).SetValue("b/1", "w@1|~a/2")
 		if _, err := txn.Commit(context.Background()); err != nil {
 			t.Fatalf("Commit: %v (ops %v)", err, sb.OpStrings())
 		}
 		b, d := s.GetValueStatus("b/1"), s.GetValueStatus("d/1")
-		if b.State != kvscheduler.Pending {
-			t.Errorf("b/1 is %s, its d/1 %s (unmet %v), both ordered after a/2, deleted (ops %v)", b.State, d.State, d.UnmetDependencies, sb.OpStrings())
+		if b.State != kvscheduler.Configured || d.State != kvscheduler.Pending {
+			t.Errorf("b/1 is %s, its d/1 %s (unmet %v): want b/1 CONFIGURED (re-created in place), d/1 PENDING for a/2 (ops %v)",
+				b.State, d.State, d.UnmetDependencies, sb.OpStrings())
+		}
+		if _, ok := sb.Values()["d/1"]; ok {
+			t.Errorf("d/1 is in the southbound, created before a/2, which it is ordered after (ops %v)", sb.OpStrings())
 		}
 		advWantAgree(t, s, sb, "after the transaction", "a/", "b/", "d/")
 	})
