@@ -118,7 +118,9 @@ func fzCheckCreateOrder(before map[string]any, ops []kvtest.Op, unseen, wanted m
 			}
 			kind := ""
 			if gone[o.Key] && o.Operation == "create" && d.Kind == kvscheduler.OrderingOnly {
-				// TestAdv24ReCreateWaitsForWhatItIsOrderedAfter
+				// documented: a re-create is an update in place for its
+				// ordering-only dependencies
+				// (TestAdv27ReCreateOrderedAfterAnAbsentValueIsAnUpdateInPlace)
 				kind = "(re-create) "
 			}
 			return fmt.Sprintf("%s%s %s (%v) while %s, which it depends on, is absent", kind, o.Operation, o.Key, o.Value, d.Key)
