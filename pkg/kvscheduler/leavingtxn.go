@@ -126,14 +126,26 @@ func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, befor
 // keep r/2 = w|a/*,~d/2 in place).
 func (w *walker) laterComesAt(dep Dependency, skip func(key string) bool) int {
 	first := math.MaxInt
-	for k, at := range w.txnKeys() {
-		if !dep.matchesKey(k) || skip(k) {
-			continue
+	at := func(k string, indexes []int) {
+		if skip(k) {
+			return
 		}
-		for _, i := range at {
+		for _, i := range indexes {
 			if i < first && w.anyLaterComes(k, []int{i}, -1) {
 				first = i
 			}
+		}
+	}
+	keys := w.txnKeys()
+	if dep.Key != "" {
+		// One key: no walk over every key the transaction sets (a
+		// transaction of thousands asks this per dependency).
+		at(dep.Key, keys[dep.Key])
+		return first
+	}
+	for k, indexes := range keys {
+		if dep.matchesKey(k) {
+			at(k, indexes)
 		}
 	}
 	return first
