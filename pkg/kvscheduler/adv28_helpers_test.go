@@ -22,6 +22,13 @@ type adv28Harness struct {
 // newAdv28Harness builds the harness; dd gives d/ values dependencies.
 func newAdv28Harness(t *testing.T, dd bool) *adv28Harness {
 	t.Helper()
+	return newAdv28HarnessRB(t, dd, false)
+}
+
+// newAdv28HarnessRB is newAdv28Harness where, with rb, a b/ value is
+// updated by re-creation too (the fuzz's -fzrb).
+func newAdv28HarnessRB(t *testing.T, dd, rb bool) *adv28Harness {
+	t.Helper()
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +43,9 @@ func newAdv28Harness(t *testing.T, dd bool) *adv28Harness {
 	r.UpdateWithRecreate = func(string, any, any, any) bool { return true }
 	b := h.sb.Descriptor("b", "b/")
 	b.Dependencies = deps
+	if rb {
+		b.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	}
 	b.DerivedValues = func(_ string, v any) []kvscheduler.KeyValuePair {
 		tag, _ := fzParse(v)
 		var out []kvscheduler.KeyValuePair
