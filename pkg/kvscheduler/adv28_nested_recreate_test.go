@@ -1,0 +1,46 @@
+package kvscheduler_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/lariat-dev/lariat/pkg/kvscheduler"
+	"github.com/lariat-dev/lariat/pkg/kvscheduler/kvtest"
+)
+
+// TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway attacks
+// nestedDrops (leavingupdate.go), which judges a base's request further
+// on by the value it leaves the nested derived values with, as an update
+// in place does. With adv24Nested's chain (b/1 = x| derives d/1 = dv-x|,
+// which derives e/1) and b/ values updated by re-creation, r/1 =
+// v|~a/1,e/1 Requires e/1 and is ordered after a/1. One transaction
+// deletes a/1 and updates b/1 to xz|, which still derives d/1 and, through
+// it, e/1: but a re-create deletes b/1 with d/1 and e/1 before creating
+// them again, so the Requires cascade takes r/1 down, and it must go
+// before a/1 (docs/kvscheduler.md, "The delete order": a re-create further
+// on counts as a delete). a/1 goes first. One level of derivation keeps
+// the order (b/1 = v@1| re-created as w@1|, r/1 = v|~a/1,d/1: ops [delete
+// r/1 delete a/1 ...]); the same at cdb16d7^ and cdb16d7 (not a regression).
+func TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway(t *testing.T) {
+	s := newSched(t, kvscheduler.Options{})
+	sb := kvtest.New()
+	ds := adv24Nested(sb)
+	ds[2].UpdateWithRecreate = func(string, any, any, any) bool { return true } // b/
+	register(t, s, ds...)
+	mustSet(t, s, "a/1", "v|", "b/1", "x|", "r/1", "v|~a/1,e/1")
+	wantState(t, s, "e/1", kvscheduler.Configured)
+	before := sb.Values()
+	sb.ResetOps()
+	advOpen(t, "issue 25: a re-create of b/1 takes e/1, derived from its d/1, away for a moment, but a/1 goes before r/1 = v|~a/1,e/1, which the cascade takes down")
+	if _, err := s.StartNBTransaction().SetValue("a/1", nil).SetValue("b/1", "xz|").Commit(context.Background()); err != nil {
+		t.Fatalf("Commit: %v (ops %v)", err, sb.OpStrings())
+	}
+	ops := sb.OpStrings()
+	if !slices.Contains(ops, "delete r/1") || !slices.Contains(ops, "delete e/1") {
+		t.Fatalf("the test means b/1's re-create to take e/1 and r/1 down: ops %v", ops)
+	}
+	if msg := fzCheckDeleteOrder(before, sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, ops)
+	}
+}
