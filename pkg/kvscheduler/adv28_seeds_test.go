@@ -10,3 +10,15 @@ func TestAdv28DeleteOrderSeed13001309(t *testing.T) {
 	advOpen(t, "issue 25: seed 13001309, a/1 goes by a cascade before a/2 = v|~a/1, whose postponed update takes it away")
 	adv15Seed(t, 13001309, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzRecreateB, fzDerivedDeps})
 }
+
+// TestAdv28SettledSeed13222693 pins adv5 fuzz seed 13222693 (-fzorder
+// -fzrevertall -fzcancel -fzcancelall -fzrb -fzdd; 1 of 50,000 from
+// 13200000), not reduced: after the settle's two clean full resyncs r/2 =
+// v|d/1,a/3 is held and reported CONFIGURED while the scheduler itself
+// reports its Requires dependency d/1 unmet ("settled: r/2 held
+// (CONFIGURED) with unmet d/1"); the second settle resync's only operation
+// is "create r/2", the first's "create r/2, delete r/2, delete a/3".
+func TestAdv28SettledSeed13222693(t *testing.T) {
+	advOpen(t, "issue 25: seed 13222693, r/2 CONFIGURED and created by a clean full resync with its Requires dependency d/1 unmet")
+	adv15Seed(t, 13222693, []*bool{fzOrder, fzRevertAll, fzCancelF, fzCancelAll, fzRecreateB, fzDerivedDeps})
+}
