@@ -22,3 +22,13 @@ func TestAdv28SettledSeed13222693(t *testing.T) {
 	advOpen(t, "issue 25: seed 13222693, r/2 CONFIGURED and created by a clean full resync with its Requires dependency d/1 unmet")
 	adv15Seed(t, 13222693, []*bool{fzOrder, fzRevertAll, fzCancelF, fzCancelAll, fzRecreateB, fzDerivedDeps})
 }
+
+// TestAdv28DeleteOrderSeed13646428 pins adv5 fuzz seed 13646428 (-fzorder
+// -fzcorder -fzrevertall -fzprops -fzrb -fzdd): "b/1 deleted before r/2
+// (v|~b/1,~a/3), which depends on it and is deleted later in the same
+// step", the shape of
+// TestAdv28DependentTakenDownEarlyGoesAfterItsOwnDueDependent.
+func TestAdv28DeleteOrderSeed13646428(t *testing.T) {
+	advOpen(t, "issue 25: seed 13646428, b/1 taken down early before r/2 = v|~b/1,~a/3, whose delete is due too")
+	adv15Seed(t, 13646428, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzProps, fzRecreateB, fzDerivedDeps})
+}
