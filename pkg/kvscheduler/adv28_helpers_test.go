@@ -29,6 +29,14 @@ func newAdv28Harness(t *testing.T, dd bool) *adv28Harness {
 // updated by re-creation too (the fuzz's -fzrb).
 func newAdv28HarnessRB(t *testing.T, dd, rb bool) *adv28Harness {
 	t.Helper()
+	return newAdv28HarnessWith(t, dd, rb, false)
+}
+
+// newAdv28HarnessWith is newAdv28HarnessRB where, with drc, a d/ value is
+// updated by re-creation (its base's update that changes it deletes it
+// and creates it again).
+func newAdv28HarnessWith(t *testing.T, dd, rb, drc bool) *adv28Harness {
+	t.Helper()
 	s, err := kvscheduler.New(kvscheduler.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +64,9 @@ func newAdv28HarnessRB(t *testing.T, dd, rb bool) *adv28Harness {
 	}
 	d := h.sb.Descriptor("d", "d/")
 	d.NBKeyPrefix = ""
+	if drc {
+		d.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	}
 	if dd {
 		d.Dependencies = func(k string, v any) []kvscheduler.Dependency {
 			_, ds := fzParse(v)

@@ -44,3 +44,33 @@ func TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway(t *testing.T) {
 		t.Errorf("%s (ops %v)", msg, ops)
 	}
 }
+
+// TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents:
+// the same with no nesting, where the derived value's own descriptor
+// updates by re-creation. b/1 = v@1| derives d/1 = dv-v@1|; r/1 =
+// v|~a/1,d/1 Requires d/1 and is ordered after a/1. One transaction
+// deletes a/1 and updates b/1 in place to w@1|, which changes d/1 to
+// dv-w@1|: d/1's descriptor deletes it and creates it again, so the
+// Requires cascade takes r/1 down, and it must go before a/1
+// (docs/kvscheduler.md, "The delete order"). a/1 goes first (ops [delete
+// a/1 update b/1 delete r/1 delete d/1 create d/1]). It fails so at
+// 7aaacaf too.
+func TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents(t *testing.T) {
+	h := newAdv28HarnessWith(t, false, false, true)
+	if err := h.commit(false, "a/1", "v|", "b/1", "v@1|", "r/1", "v|~a/1,d/1"); err != nil {
+		t.Fatal(err)
+	}
+	before := h.sb.Values()
+	h.sb.ResetOps()
+	advOpen(t, "issue 25: b/1's update re-creates its derived d/1, whose cascade takes r/1 = v|~a/1,d/1 down after a/1")
+	if err := h.commit(false, "a/1", "", "b/1", "w@1|"); err != nil {
+		t.Fatal(err)
+	}
+	ops := h.sb.OpStrings()
+	if !slices.Contains(ops, "delete r/1") || !slices.Contains(ops, "delete d/1") {
+		t.Fatalf("the test means d/1's re-create to take r/1 down: ops %v", ops)
+	}
+	if msg := fzCheckDeleteOrder(before, h.sb.Ops(false)); msg != "" {
+		t.Errorf("%s (ops %v)", msg, ops)
+	}
+}
