@@ -32,3 +32,12 @@ func TestAdv28DeleteOrderSeed13646428(t *testing.T) {
 	advOpen(t, "issue 25: seed 13646428, b/1 taken down early before r/2 = v|~b/1,~a/3, whose delete is due too")
 	adv15Seed(t, 13646428, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzProps, fzRecreateB, fzDerivedDeps})
 }
+
+// TestAdv28DeleteOrderSeed13104265 pins adv5 fuzz seed 13104265 (-fzorder
+// -fzcorder -fzrevertall): "d/1 deleted before a/3 (w|~d/1,b/2), which
+// depends on it and is deleted later in the same step", the shape of
+// TestAdv28UndoOfABaseGoesAfterTheDependentOfADerivedValueItReadBack.
+func TestAdv28DeleteOrderSeed13104265(t *testing.T) {
+	advOpen(t, "issue 25: seed 13104265, a revert deletes d/1 before a/3 = w|~d/1,b/2")
+	adv15Seed(t, 13104265, []*bool{fzOrder, fzCreateOrder, fzRevertAll})
+}
