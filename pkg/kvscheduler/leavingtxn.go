@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // The values of the transaction still to come, as providers to come for
@@ -123,7 +124,8 @@ func (w *walker) laterProvides(dep Dependency, skip func(key string) bool, befor
 // provider that leaves before it leaves a gap (see depGap;
 // TestAdv24ProviderCreatedAfterTheCascadeDoesNotSpareADependent: a/3,
 // created after b/1's delete, whose cascade takes a/1 down, does not
-// keep r/2 = w|a/*,~d/2 in place).
+// keep r/2 = w|a/*,~d/2 in place). A provider whose own dependencies a
+// later request meets comes only then (see comesFrom).
 func (w *walker) laterComesAt(dep Dependency, skip func(key string) bool) int {
 	first := math.MaxInt
 	at := func(k string, indexes []int) {
@@ -132,7 +134,7 @@ func (w *walker) laterComesAt(dep Dependency, skip func(key string) bool) int {
 		}
 		for _, i := range indexes {
 			if i < first && w.anyLaterComes(k, []int{i}, -1) {
-				first = i
+				first = min(first, w.comesFrom(k, i))
 			}
 		}
 	}
@@ -149,6 +151,28 @@ func (w *walker) laterComesAt(dep Dependency, skip func(key string) bool) int {
 		}
 	}
 	return first
+}
+
+// comesFrom returns the index of the request from which key k, set or
+// derived by the transaction's value i (one that may come, see
+// anyLaterComes), may be there: i itself when its dependencies are met by
+// what is there or by the requests up to i, otherwise the first request
+// after i up to which they are. The walk leaves a new value PENDING until
+// what it waits for comes, and creates it then
+// (TestAdv28NewProviderWaitingForALaterRequestDoesNotComeAtItsOwn: b/10 =
+// v|d/3, set at 1, waits for d/3, which b/3's update at 3 derives, and
+// does not keep a/5 = v|b/1*,~a/1 while b/1 goes at 2). Whether the
+// dependencies are met only grows with the requests counted, so the
+// first index is found by bisection.
+func (w *walker) comesFrom(k string, i int) int {
+	if w.anyLaterComes(k, []int{i}, i+1) {
+		return i
+	}
+	rest := len(w.values) - i - 1
+	j := sort.Search(rest, func(d int) bool { return w.anyLaterComes(k, []int{i}, i+d+2) })
+	// (None found cannot be, as -1 asked the same as len(values); the
+	// last index, then, is the latest known.)
+	return i + 1 + min(j, rest-1)
 }
 
 // anyLater tells whether one of the transaction's values at indexes is
