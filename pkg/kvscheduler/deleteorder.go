@@ -99,10 +99,10 @@ func (w *walker) deleteDueDependents(n *node) {
 			// before n anyway.)
 			w.pushDue(w.startValue(v))
 		case !ok:
-			if v, ok := w.updateTakesAway(m, b, n); ok {
+			if v, ok := w.updateDue(m, b, n); ok {
 				w.pushDue(w.startValue(v))
-			} else if v, ok := w.updateSpares(m, n); ok {
-				w.pushDue(w.startValue(v))
+			} else if m == b && w.updateCascades(m, n) {
+				down = append(down, b)
 			}
 		}
 	}
@@ -162,6 +162,39 @@ func (w *walker) updateTakesAway(m, b, n *node) (txnValue, bool) {
 		return txnValue{}, false
 	}
 	return v, true
+}
+
+// updateDue returns m's (or its base b's) update further on that is
+// applied now, inside n's delete: one that surely takes b away (see
+// updateTakesAway) or one that spares m (see updateSpares).
+func (w *walker) updateDue(m, b, n *node) (txnValue, bool) {
+	if v, ok := w.updateTakesAway(m, b, n); ok {
+		return v, true
+	}
+	return w.updateSpares(m, n)
+}
+
+// updateCascades tells whether m, a dependent of n that stays while n
+// goes (see cascadeSpares), has an update further on whose new value
+// Requires what the Requires cascade of the step surely takes away (see
+// recreateCascades): applied in its place, after n went, it takes m
+// away then, so m is taken down now, before n, and its request finds it
+// gone (TestAdv28OrderedDependentWhosePostponedUpdateGoesLeavesBeforeTheCascade:
+// a/2 = v|~a/1, updated to w|r/1 after b/2's delete, whose cascade takes
+// a/1 and r/1, went after a/1). Applied early instead, it would find r/1
+// still there and update m for nothing. Where the gap closes again before
+// the update (a provider re-created), this costs a take-down and a create
+// that were not needed, never a delete out of order.
+func (w *walker) updateCascades(m, n *node) bool {
+	if !m.avail || m.origin == FromSB || m.sbDeps != nil || !w.cascadeSpares(m, n, nil) {
+		return false
+	}
+	v, ok := w.laterTxnValue(m.key)
+	// n is not counted as asking (see depGap): what its own cascade takes
+	// away is gone by the time m's request is judged (adv5 fuzz seed
+	// 13249369: a/3 = v|r/2,~a/2, updated to v|r/1 while a/2's delete
+	// under way takes r/1 down).
+	return ok && v.value != nil && v.group != 1 && w.requiresGap(m, v.value, map[*node]bool{m: true})
 }
 
 // meetsItself tells whether every dependency of m (as the southbound
