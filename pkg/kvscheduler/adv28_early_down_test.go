@@ -15,8 +15,9 @@ import (
 // which the cascade takes later, and r/2, whose own delete is further on.
 // b/1 is taken down before r/2, which is ordered after it
 // (docs/kvscheduler.md, "The delete order"). With b/1 = w|d/1,~a/3 (an
-// exact key) r/2 goes first. It fails so at 7aaacaf too, and with b/
-// updated in place as well as by re-creation.
+// exact key) r/2 goes first. It failed so at 7aaacaf too, and with b/
+// updated in place as well as by re-creation; b/1's delete now starts
+// before r/2's request is pushed, so r/2 goes first (see takeDownEarly).
 func TestAdv28DependentTakenDownEarlyGoesAfterItsOwnDueDependent(t *testing.T) {
 	h := newAdv28Harness(t, false)
 	if err := h.commit(false, "b/2", "v@1|", "b/1", "w|d/1,~a/*", "a/3", "v|", "r/2", "v|~b/1,~a/3"); err != nil {
@@ -24,7 +25,6 @@ func TestAdv28DependentTakenDownEarlyGoesAfterItsOwnDueDependent(t *testing.T) {
 	}
 	before := h.sb.Values()
 	h.sb.ResetOps()
-	advOpen(t, "issue 25: at a/3's delete, b/1 (taken later by the cascade) is taken down before r/2 = v|~b/1,~a/3, whose delete request is due too")
 	if err := h.commit(false, "a/3", "", "r/2", "", "b/2", "w@1|d/2"); err != nil {
 		t.Fatal(err)
 	}

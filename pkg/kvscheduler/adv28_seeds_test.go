@@ -28,7 +28,6 @@ func TestAdv28SettledSeed13222693(t *testing.T) {
 // step", the shape of
 // TestAdv28DependentTakenDownEarlyGoesAfterItsOwnDueDependent.
 func TestAdv28DeleteOrderSeed13646428(t *testing.T) {
-	advOpen(t, "issue 25: seed 13646428, b/1 taken down early before r/2 = v|~b/1,~a/3, whose delete is due too")
 	adv15Seed(t, 13646428, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzProps, fzRecreateB, fzDerivedDeps})
 }
 

@@ -46,6 +46,7 @@ func (w *walker) deleteDueDependents(n *node) {
 	// by the cascade in the reference's order (TestRefNotifications).
 	requests := len(w.dels) > 0 || len(w.values) > 0
 	var down []*node // read before the graph changes (see dependents)
+	var due []txnValue
 	for _, m := range w.g.dependents(n) {
 		if m == n || !m.exists() || m.origin == FromSB || m.deleting() || !requests && m.base != "" {
 			continue
@@ -97,15 +98,35 @@ func (w *walker) deleteDueDependents(n *node) {
 		case ok && !(m.avail && !w.mayStay(m)):
 			// (A dependent the cascade takes down, into PENDING, goes
 			// before n anyway.)
-			w.pushDue(w.startValue(v))
+			due = append(due, v)
 		case !ok:
 			if v, ok := w.updateDue(m, b, n); ok {
-				w.pushDue(w.startValue(v))
+				due = append(due, v)
 			} else if m == b && w.updateCascades(m, n) {
 				down = append(down, b)
 			}
 		}
 	}
+	w.takeDownEarly(down)
+	for _, v := range due {
+		if w.laterValue(v) { // not pushed by a delete taken down early
+			w.pushDue(w.startValue(v))
+		}
+	}
+}
+
+// takeDownEarly takes down (into PENDING) the dependents of a delete under
+// way that deleteDueDependents found surely taken away later in the step.
+// It starts their deletes before the requests found due are pushed, so
+// that those requests run first: a dependent taken down early goes after
+// a dependent of its own whose request is due as well
+// (TestAdv28DependentTakenDownEarlyGoesAfterItsOwnDueDependent: b/1 =
+// w|d/1,~a/*, taken down at a/3's delete, went before r/2 =
+// v|~b/1,~a/3, whose delete request was pushed first). Its own delete
+// finds such a request still to come and pushes it (see
+// deleteDueDependents); its end waits for that delete (see
+// dependentUnderWay).
+func (w *walker) takeDownEarly(down []*node) {
 	for _, b := range down {
 		if b.avail && !b.deleting() {
 			w.s.dirty(b)
