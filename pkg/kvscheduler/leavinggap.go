@@ -123,12 +123,6 @@ func (w *walker) comesBack(p *node) bool {
 // re-created as v|a/2,~a/3 inside a/3's delete, came back and went again
 // by a/2's cascade after a/3, which it is ordered after).
 func (w *walker) recreateCascades(m *node, v any, n *node) bool {
-	return w.requiresGap(m, v, map[*node]bool{n: true, m: true})
-}
-
-// requiresGap tells whether one of the Requires dependencies of m's new
-// value v has only providers that surely go (see depGap), seen as there.
-func (w *walker) requiresGap(m *node, v any, seen map[*node]bool) bool {
 	if m.d == nil || m.d.Dependencies == nil || v == nil {
 		return false
 	}
@@ -137,7 +131,7 @@ func (w *walker) requiresGap(m *node, v any, seen map[*node]bool) bool {
 		return false
 	}
 	for _, dep := range deps {
-		if dep.Kind == Requires && w.depGap(m, dep, maps.Clone(seen), false) {
+		if dep.Kind == Requires && w.depGap(m, dep, map[*node]bool{n: true, m: true}, false) {
 			return true
 		}
 	}
