@@ -54,3 +54,13 @@ func TestAdv30DeleteOrderSeed13249369(t *testing.T) {
 func TestAdv30DeleteOrderSeed13800822(t *testing.T) {
 	adv15Seed(t, 13800822, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzNotifyAll, fzProps, fzInvalid})
 }
+
+// TestAdv30DeleteOrderSeed9009857 pins adv5 fuzz seed 9009857 (-fzretry
+// -fzamb -fznotifyall -fzdd -fzview -fzrb -fzorder; found by h25l's sweep
+// of 20,000 from 9000000, not reduced): "a/2 deleted before a/1
+// (v|d/*,~a/2), which depends on it and is deleted later in the same
+// step" until updateCascades (the binary with only comesFrom still failed
+// so).
+func TestAdv30DeleteOrderSeed9009857(t *testing.T) {
+	adv15Seed(t, 9009857, []*bool{fzRetry, fzAmbiguous, fzNotifyAll, fzDerivedDeps, fzView, fzRecreateB, fzOrder})
+}
