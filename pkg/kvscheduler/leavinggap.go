@@ -19,12 +19,17 @@ import (
 // at every moment (TestAdv22DependentOfTwoRecreatedProvidersIsNotTakenAway,
 // TestRandomGraphs -kvleave seeds 547 and 929: a/1 Requiring any r/
 // key stays while r/1 and r/2 are re-created one after the other). The
-// times are the requests' indexes, the deletes under way at -1; a
-// provider taken by a cascade or an undo leaves at a time not known
-// here, so with one of those the re-creates count as going for good, as
-// a provider that surely goes is never counted back.
+// times are those at which the walk applies the requests (see
+// requestTime: a postponed delete or re-create goes after the request
+// it waits for), the deletes under way before them; a provider taken by
+// a cascade or an undo leaves at a time not known here, so with one of
+// those the re-creates count as going for good, as a provider that
+// surely goes is never counted back.
 func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOnly bool) bool {
 	ps, comes := w.onlyProviders(x, dep)
+	if comes < math.MaxInt {
+		comes = w.requestTime(comes)
+	}
 	all, asking, byRequest, unknown := len(ps) > 0, false, false, false
 	last, back := -1, comes
 	for _, p := range ps {
@@ -40,11 +45,11 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 		if underWayOnly {
 			return false
 		}
-		switch j, again, known := w.requestLeaves(p); {
+		switch at, again, known := w.requestLeaves(p, seen); {
 		case known && w.requestTakesAway(p):
-			last = max(last, j)
+			last = max(last, at)
 			if again {
-				back = min(back, j)
+				back = min(back, at)
 			}
 		case w.requestTakesAway(p):
 			unknown = true
@@ -74,23 +79,52 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 	return all && (!asking || byRequest)
 }
 
-// requestLeaves returns the index of p's own request further on, when
-// known, and whether it re-creates p with a value that may come (see
-// valueGoes): p is then back right after it. A derived value, an undo or
-// a value without such a request is not known here.
-func (w *walker) requestLeaves(p *node) (at int, again, known bool) {
+// requestLeaves returns the time (see requestTime) of p's own request
+// further on, when known, and whether it re-creates p with a value that
+// may come (see valueGoes): p is then back right after it. A derived
+// value, an undo or a value without such a request is not known here.
+func (w *walker) requestLeaves(p *node, seen map[*node]bool) (at int, again, known bool) {
 	if p.base != "" {
 		return 0, false, false
 	}
-	if _, ok := w.undoLeft[p.key]; ok {
+	b := p
+	if _, ok := w.undoLeft[b.key]; ok {
 		return 0, false, false
 	}
-	v, ok := w.laterTxnValue(p.key)
+	v, ok := w.laterTxnValue(b.key)
 	if !ok {
 		return 0, false, false
 	}
-	j, _ := w.valueIndex(w.values, p.key)
-	return j, v.value != nil && v.group == 1 && p.origin != FromSB && !w.goes(p, v.value, nil), true
+	j, _ := w.valueIndex(w.values, b.key)
+	at = w.requestTime(j)
+	return at, v.value != nil && v.group == 1 && b.origin != FromSB && !w.goes(b, v.value, nil), true
+}
+
+// requestTime returns the time at which the walk applies the
+// transaction's request values[j], in an order of ints: right at its
+// index, or, for a delete or re-create postponed after a request
+// further on (see postponeTo), right after that one, with the postponed
+// ones in their own order. A request the walk has not reached yet is
+// predicted by asking postponeTo now.
+func (w *walker) requestTime(j int) int {
+	n := len(w.values) + 1
+	k, ok := w.postponed[j]
+	if !ok {
+		k = w.postponeTo(w.values, j)
+	}
+	if k > j {
+		return (2*k+1)*n + j
+	}
+	return 2 * j * n
+}
+
+// postponedAfter notes that the walk applies values[i] after values[j]
+// (see requestTime).
+func (w *walker) postponedAfter(i, j int) {
+	if w.postponed == nil {
+		w.postponed = map[int]int{}
+	}
+	w.postponed[i] = j
 }
 
 // comesBack tells whether p, whose delete is under way, is re-created by

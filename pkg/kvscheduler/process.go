@@ -232,6 +232,7 @@ func (s *Scheduler) applyValues(w *walker, values []txnValue) []undo {
 					after = map[int][]txnValue{}
 				}
 				after[j] = append(after[j], v)
+				w.postponedAfter(i, j)
 			} else {
 				w.run(w.startValue(v))
 			}

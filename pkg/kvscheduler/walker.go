@@ -135,6 +135,9 @@ type walker struct {
 	// by key, built at the first derived-key clash (see laterRequest).
 	values  []txnValue
 	valueAt map[string]int
+	// postponed are, for a request of values the walk postponed, the
+	// index of the value it is applied after (see postponeTo, requestTime).
+	postponed map[int]int
 	// provides are the keys the transaction's values set or derive, made
 	// at the first question of the delete order (see txnKeys).
 	provides map[string][]int
