@@ -37,7 +37,7 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 			// The value whose delete asks is the only one in
 			// seen that is deleting.
 			asking = asking || seen[p]
-			if w.comesBack(p) {
+			if w.backForGood(p, seen) {
 				back = -1
 			}
 			continue
@@ -79,10 +79,12 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 	return all && (!asking || byRequest)
 }
 
-// requestLeaves returns the time (see requestTime) of p's own request
-// further on, when known, and whether it re-creates p with a value that
-// may come (see valueGoes): p is then back right after it. A derived
-// value, an undo or a value without such a request is not known here.
+// requestLeaves returns the time (see requestTime) of the request
+// further on that takes p away, p's own, when known, and whether it re-creates p with a value that may
+// come (see valueGoes) and that no cascade of the step surely takes away
+// again (see takenAgain): p is then back right after it, for good. A
+// derived value of a derived value, an undo or a value without such a
+// request is not known here.
 func (w *walker) requestLeaves(p *node, seen map[*node]bool) (at int, again, known bool) {
 	if p.base != "" {
 		return 0, false, false
@@ -97,7 +99,34 @@ func (w *walker) requestLeaves(p *node, seen map[*node]bool) (at int, again, kno
 	}
 	j, _ := w.valueIndex(w.values, b.key)
 	at = w.requestTime(j)
-	return at, v.value != nil && v.group == 1 && b.origin != FromSB && !w.goes(b, v.value, nil), true
+	return at, v.value != nil && v.group == 1 && b.origin != FromSB && !w.goes(b, v.value, nil) && !w.takenAgain(b, v.value, seen), true
+}
+
+// takenAgain tells whether p, re-created with v, is surely taken away
+// again by the Requires cascade of the step (see depGap): it is then not
+// back for good after its re-create
+// (TestAdv28ReCreatedProviderTakenAgainByALaterCascadeIsNotBackForGood:
+// b/1 re-created as w|a/8 goes again with a/8's update into PENDING).
+// seen, with p added, guards against cycles of such questions.
+func (w *walker) takenAgain(p *node, v any, seen map[*node]bool) bool {
+	if seen[p] || p.d == nil || p.d.Dependencies == nil || v == nil {
+		return false
+	}
+	deps, err := callDeps(p.d, p.key, v)
+	if err != nil {
+		return false
+	}
+	for _, dep := range deps {
+		if dep.Kind != Requires {
+			continue
+		}
+		s := maps.Clone(seen)
+		s[p] = true
+		if w.depGap(p, dep, s, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestTime returns the time at which the walk applies the
@@ -147,6 +176,16 @@ func (w *walker) comesBack(p *node) bool {
 		}
 	}
 	return false
+}
+
+// backForGood tells whether p, whose delete is under way, comes back
+// with the re-create under way (see comesBack) and no cascade of the step
+// surely takes it away again (see takenAgain), nor its base's new value.
+func (w *walker) backForGood(p *node, seen map[*node]bool) bool {
+	if !w.comesBack(p) {
+		return false
+	}
+	return !w.takenAgain(p, p.want, seen)
 }
 
 // recreateCascades tells whether m's re-create further on, applied early
