@@ -26,7 +26,6 @@ func TestAdv28DependentOfDerivedProvidersLeavingInTurnIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.sb.ResetOps()
-	advOpen(t, "issue 25: a/5 = v|d/*,~a/1, met at every moment while d/1 and d/2 leave in turn, is deleted with a/1 and left PENDING")
 	if err := h.commit(false, "a/1", "", "b/1", "w@1|", "b/2", "w@2|a/99"); err != nil {
 		t.Fatal(err)
 	}

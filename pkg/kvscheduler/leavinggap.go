@@ -80,16 +80,19 @@ func (w *walker) depGap(x *node, dep Dependency, seen map[*node]bool, underWayOn
 }
 
 // requestLeaves returns the time (see requestTime) of the request
-// further on that takes p away, p's own, when known, and whether it re-creates p with a value that may
+// further on that takes p away, p's own or, for a derived value, its
+// base's, when known, and whether it re-creates p with a value that may
 // come (see valueGoes) and that no cascade of the step surely takes away
 // again (see takenAgain): p is then back right after it, for good. A
 // derived value of a derived value, an undo or a value without such a
 // request is not known here.
 func (w *walker) requestLeaves(p *node, seen map[*node]bool) (at int, again, known bool) {
-	if p.base != "" {
-		return 0, false, false
-	}
 	b := p
+	if p.base != "" {
+		if b = w.g.nodes[p.base]; b == nil || b.base != "" {
+			return 0, false, false
+		}
+	}
 	if _, ok := w.undoLeft[b.key]; ok {
 		return 0, false, false
 	}
@@ -99,7 +102,36 @@ func (w *walker) requestLeaves(p *node, seen map[*node]bool) (at int, again, kno
 	}
 	j, _ := w.valueIndex(w.values, b.key)
 	at = w.requestTime(j)
-	return at, v.value != nil && v.group == 1 && b.origin != FromSB && !w.goes(b, v.value, nil) && !w.takenAgain(b, v.value, seen), true
+	if v.value == nil || v.group != 1 || b.origin == FromSB || w.goes(b, v.value, nil) || w.takenAgain(b, v.value, seen) {
+		return at, false, true
+	}
+	if b == p {
+		return at, true, true
+	}
+	// A derived value comes back with its re-created base when the new
+	// value still derives it and its own value may come and stay
+	// (TestAdv28DependentOfDerivedProvidersLeavingInTurnIsKept: d/1 back
+	// with b/1 while d/2 leaves with b/2).
+	dv, ok := derivedValueOf(b, v.value, p.key)
+	return at, ok && !w.goes(p, dv, nil) && !w.takenAgain(p, dv, seen), true
+}
+
+// derivedValueOf returns the value base b's value v derives for key, and
+// whether it derives key.
+func derivedValueOf(b *node, v any, key string) (any, bool) {
+	if b.d == nil || b.d.DerivedValues == nil {
+		return nil, false
+	}
+	kvs, err := callDerived(b.d, b.key, v)
+	if err != nil {
+		return nil, false
+	}
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return nil, false
 }
 
 // takenAgain tells whether p, re-created with v, is surely taken away
@@ -161,6 +193,17 @@ func (w *walker) postponedAfter(i, j int) {
 // value may come (see valueGoes): it is back before the transaction's
 // requests further on are applied.
 func (w *walker) comesBack(p *node) bool {
+	if p.base != "" {
+		// A derived value comes back with its base's re-create under
+		// way when the new value still derives it and its own value
+		// may come (TestAdv28DependentOfDerivedProvidersLeavingInTurnIsKept).
+		b := w.g.nodes[p.base]
+		if b == nil || b.base != "" || !w.comesBack(b) {
+			return false
+		}
+		dv, ok := derivedValueOf(b, b.want, p.key)
+		return ok && !w.goes(p, dv, nil)
+	}
 	if p.want == nil || p.origin == FromSB {
 		return false
 	}
@@ -185,7 +228,12 @@ func (w *walker) backForGood(p *node, seen map[*node]bool) bool {
 	if !w.comesBack(p) {
 		return false
 	}
-	return !w.takenAgain(p, p.want, seen)
+	if p.base == "" {
+		return !w.takenAgain(p, p.want, seen)
+	}
+	b := w.g.nodes[p.base]
+	dv, _ := derivedValueOf(b, b.want, p.key)
+	return !w.takenAgain(b, b.want, seen) && !w.takenAgain(p, dv, seen)
 }
 
 // recreateCascades tells whether m's re-create further on, applied early
