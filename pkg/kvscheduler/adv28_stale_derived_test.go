@@ -26,7 +26,6 @@ func TestAdv28FullResyncDropsADerivedValueTheRecreatedBaseNoLongerDerives(t *tes
 	}
 	h.sb.Remove("b/2")
 	h.sb.Remove("d/1")
-	advOpen(t, "issue 25: a full resync re-creating b/2 = w@2| (drift-removed with its d/1) keeps reporting d/1 CONFIGURED, which it no longer derives and the southbound does not hold")
 	for i := 0; i < 2; i++ {
 		h.sb.ResetOps()
 		_, err := h.s.StartNBTransaction().WithResync(kvscheduler.FullResync).SetValue("b/2", "w@2|").Commit(context.Background())

@@ -128,9 +128,12 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	if !sameDerivedKeys(derived, n.derived) {
 		// Derived values the new value does not derive and that are in
 		// the southbound (a read found them while their base was gone)
-		// go first, as the reference's create deletes them.
+		// go first, as the reference's create deletes them. So does one
+		// still wanted that a read found gone with its base: nothing
+		// derives it now, and left wanted it stays reported CONFIGURED
+		// without being held (seed 13222693).
 		for _, k := range n.derived {
-			if c := w.g.heldDerived(n, k); c != nil && !c.deleting() && !hasKey(derived, k) {
+			if c := w.obsoleteDerived(n, k); c != nil && !hasKey(derived, k) {
 				obsolete = append(obsolete, k)
 			}
 		}
@@ -142,6 +145,20 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 	for _, k := range slices.Backward(obsolete) {
 		w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 	}
+}
+
+// obsoleteDerived returns the derived value under key k that n lists and
+// that must go when n's new value does not derive it: held (and not
+// already going), or still wanted though gone. Nil if neither.
+func (w *walker) obsoleteDerived(n *node, k string) *node {
+	c := w.g.nodes[k]
+	if c == nil || c.base != n.key || c.deleting() {
+		return nil
+	}
+	if c.exists() || c.want != nil {
+		return c
+	}
+	return nil
 }
 
 // dropStrayDerived deletes the derived values of n that the southbound
