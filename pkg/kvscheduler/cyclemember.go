@@ -1,5 +1,7 @@
 package kvscheduler
 
+import "slices"
+
 // Members of a cycle ordered after a member that never came: a value
 // created as a member of a cycle counted on the members its ordering-only
 // dependencies name being created right after it. One of them that could
@@ -30,7 +32,10 @@ func (w *walker) countOnMembers(n *node) {
 // come may still be created (members taken down and created again there
 // looped, seed 54039). A provider that came and went on its own (created,
 // then deleted by the walk) leaves n as it leaves any value ordered after
-// it: n stays (the OrderingOnly row of the dependency-kind table).
+// it: n stays (the OrderingOnly row of the dependency-kind table). One the
+// walk only deleted never came: it leaves n without any provider, created
+// before what it is ordered after
+// (TestAdv28CycleMemberIsNotKeptByAProviderThatOnlyWent).
 func (w *walker) lacksMember(n *node) bool {
 	for _, dep := range w.settling[n] {
 		if w.depMet(n, dep, nil) {
@@ -38,10 +43,23 @@ func (w *walker) lacksMember(n *node) bool {
 		}
 		came := false
 		w.g.providers(n, dep, func(p *node) bool {
-			came = w.touchedHere(p) && !w.failedHere(p)
+			came = w.touchedHere(p) && !w.failedHere(p) && w.createdHere(p.key)
 			return !came
 		})
 		if !came {
+			return true
+		}
+	}
+	return false
+}
+
+// createdHere tells whether the walk's record holds a create of key that
+// went through: the value came in this walk, whatever became of it then.
+// Asked only of the providers of a member settleCycles checks (rare), so
+// the record is searched rather than kept in a set on every create.
+func (w *walker) createdHere(key string) bool {
+	for _, ro := range slices.Backward(w.rec.Executed) {
+		if ro.Key == key && ro.Operation == OpCreate && !ro.NOOP && ro.Err == nil {
 			return true
 		}
 	}
