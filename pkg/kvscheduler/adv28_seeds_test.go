@@ -35,6 +35,5 @@ func TestAdv28DeleteOrderSeed13646428(t *testing.T) {
 // depends on it and is deleted later in the same step", the shape of
 // TestAdv28UndoOfABaseGoesAfterTheDependentOfADerivedValueItReadBack.
 func TestAdv28DeleteOrderSeed13104265(t *testing.T) {
-	advOpen(t, "issue 25: seed 13104265, a revert deletes d/1 before a/3 = w|~d/1,b/2")
 	adv15Seed(t, 13104265, []*bool{fzOrder, fzCreateOrder, fzRevertAll})
 }

@@ -42,14 +42,23 @@ func (w *walker) undoInOrder(u undo, undos []undo, pending map[string]int) {
 // first, it holds its old value when u's undo runs, and the cascade takes
 // it down in order, or it stays.
 // Members of a cycle with u's value go together: they are left in place.
+// An undo that keeps the value but takes away derived values of it (its
+// old value does not derive them) orders the same way from those derived
+// values (TestAdv28UndoOfABaseGoesAfterTheDependentOfADerivedValueItReadBack).
 func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []int {
 	n := w.g.nodes[u.key]
-	if len(pending) == 0 || !w.undoTakesAway(n, u) {
+	if len(pending) == 0 {
+		return nil
+	}
+	stack := w.undoRoots(n, u)
+	if len(stack) == 0 {
 		return nil
 	}
 	var out []int
 	seen := map[*node]bool{n: true}
-	stack := []*node{n}
+	for _, r := range stack {
+		seen[r] = true
+	}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -71,6 +80,30 @@ func (w *walker) dependentUndos(u undo, undos []undo, pending map[string]int) []
 		}
 	}
 	slices.SortFunc(out, func(a, b int) int { return b - a })
+	return out
+}
+
+// undoRoots returns what u's undo takes out of the southbound, from
+// which its dependents are found (see dependentUndos): n itself (see
+// undoTakesAway), or else the derived values n holds that its old value
+// does not derive. If the old value's derived values cannot be known (the
+// descriptor panics), every derived value held counts: a dependent's undo
+// run first keeps the delete order either way.
+func (w *walker) undoRoots(n *node, u undo) []*node {
+	if w.undoTakesAway(n, u) {
+		return []*node{n}
+	}
+	if !undoHolds(n) || n.d == nil || n.d.DerivedValues == nil || len(n.derived) == 0 {
+		return nil
+	}
+	prev, err := callDerived(n.d, n.key, u.prev.value)
+	var out []*node
+	for _, k := range n.derived {
+		c := w.g.nodes[k]
+		if c != nil && c.base == n.key && c.exists() && (err != nil || !hasKey(prev, k)) {
+			out = append(out, c)
+		}
+	}
 	return out
 }
 
