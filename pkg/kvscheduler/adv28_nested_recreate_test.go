@@ -32,7 +32,6 @@ func TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway(t *testing.T) {
 	wantState(t, s, "e/1", kvscheduler.Configured)
 	before := sb.Values()
 	sb.ResetOps()
-	advOpen(t, "issue 25: a re-create of b/1 takes e/1, derived from its d/1, away for a moment, but a/1 goes before r/1 = v|~a/1,e/1, which the cascade takes down")
 	if _, err := s.StartNBTransaction().SetValue("a/1", nil).SetValue("b/1", "xz|").Commit(context.Background()); err != nil {
 		t.Fatalf("Commit: %v (ops %v)", err, sb.OpStrings())
 	}
@@ -62,7 +61,6 @@ func TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents(t *tes
 	}
 	before := h.sb.Values()
 	h.sb.ResetOps()
-	advOpen(t, "issue 25: b/1's update re-creates its derived d/1, whose cascade takes r/1 = v|~a/1,d/1 down after a/1")
 	if err := h.commit(false, "a/1", "", "b/1", "w@1|"); err != nil {
 		t.Fatal(err)
 	}

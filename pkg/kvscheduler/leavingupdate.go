@@ -162,13 +162,46 @@ func (w *walker) needsDropped(n, m *node) bool {
 // keeps d/1, but d/1 = dv-y| no longer derives e/1, which r/1 Requires;
 // asked only of d/1, which has no request, r/1 was spared and went after
 // a/1, which it is ordered after).
+// It also tells whether that request re-creates p or a value p derives
+// from (see recreatedAbove): p goes then, for a moment, as surely.
 func (w *walker) nestedDrops(p *node) bool {
+	if w.recreatedAbove(p) {
+		return true
+	}
 	b := w.g.nodes[p.base]
 	if b == nil || b.base == "" {
 		return false
 	}
 	v, known := w.derivedAfter(b, 0)
 	return known && dropsKey(b, v, p.key)
+}
+
+// recreatedAbove tells whether the request further on of p's top base
+// re-creates p, derived, or a value of its chain of bases, as the walk's
+// own rule judges a change (txnGroup): a re-created top base
+// (TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway: b/1 -> d/1
+// -> e/1), or a derived value whose new value its descriptor applies by
+// re-creation (TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents).
+// Its delete takes p away, even if p comes back.
+func (w *walker) recreatedAbove(p *node) bool {
+	x := p
+	for depth := 0; x.base != "" && depth <= 8; depth++ {
+		if x.exists() {
+			if v, known := w.derivedAfter(x, 0); known && v != nil && w.s.txnGroup(txnValue{key: x.key, value: v, n: x}) == 1 {
+				return true
+			}
+		}
+		bb := w.g.nodes[x.base]
+		if bb == nil {
+			return false
+		}
+		if bb.base == "" {
+			v, ok := w.laterRequest(bb)
+			return ok && v != nil && w.s.txnGroup(txnValue{key: bb.key, value: v, n: bb}) == 1
+		}
+		x = bb
+	}
+	return false
 }
 
 // derivedAfter returns the value derived value b has once the request
