@@ -29,6 +29,7 @@ var fzView = flag.Bool("fzview", false, "check the SB view when clean")
 var fzSnap = flag.Bool("fzsnap", false, "check graph snapshots")
 var fzDerivedDeps = flag.Bool("fzdd", false, "derived values with deps")
 var fzRecreateB = flag.Bool("fzrb", false, "b re-creates")
+var fzRecreateD = flag.Bool("fzrd", false, "d (derived from b) re-creates: a change of a derived value deletes and creates it")
 var fzInvalid = flag.Bool("fzinv", false, "invalid values")
 var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
 var fzNotifyAll = flag.Bool("fznotifyall", false, "notified removals and any-of n/* dependencies (both crash on failed reads: see adv5_unread_provider_test.go)")
@@ -163,6 +164,9 @@ func fzDescs(sb *kvtest.Southbound, fc *fzCancel) []*kvscheduler.Descriptor {
 	}
 	if *fzRecreateB {
 		b.UpdateWithRecreate = func(string, any, any, any) bool { return true }
+	}
+	if *fzRecreateD {
+		d.UpdateWithRecreate = func(string, any, any, any) bool { return true }
 	}
 	r := sb.Descriptor("r", "r/")
 	r.Dependencies = deps
