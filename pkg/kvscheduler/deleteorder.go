@@ -143,7 +143,11 @@ func (w *walker) laterKeeps(x *node) bool {
 // whose failed update left in the southbound a value ordered after b/1,
 // went after b/1, while b/2's update, into PENDING or INVALID with the
 // same derived keys, took it away further on; postponeTo waits only for
-// a base's update that no longer derives the key). An update that may
+// a base's update that no longer derives the key). So is a request of
+// m's base that re-creates m or a base between them (see recreatedAbove;
+// TestAdv31ResyncReCreateOfADerivedValueGoesBeforeWhatItIsOrderedAfter:
+// a full resync's b/2, in sync, re-created its drifted d/2 after a/1, which
+// d/2 was ordered after). An update that may
 // keep b is left where it is: applied early inside n's delete, it could
 // find missing what the transaction creates before it, and go for
 // nothing.
@@ -156,7 +160,7 @@ func (w *walker) updateTakesAway(m, b, n *node) (txnValue, bool) {
 		return txnValue{}, false
 	}
 	v, ok := w.laterTxnValue(b.key)
-	if !ok || v.value == nil || !w.surelyGoes(b, v.value) {
+	if !ok || v.value == nil || !w.surelyGoes(b, v.value) && !(m != b && w.recreatedAbove(m)) {
 		return txnValue{}, false
 	}
 	return v, true
