@@ -177,29 +177,53 @@ func (w *walker) nestedDrops(p *node) bool {
 }
 
 // recreatedAbove tells whether the request further on of p's top base
-// re-creates p, derived, or a value of its chain of bases, as the walk's
-// own rule judges a change (txnGroup): a re-created top base
-// (TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway: b/1 -> d/1
-// -> e/1), or a derived value whose new value its descriptor applies by
-// re-creation (TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents).
-// Its delete takes p away, even if p comes back.
+// (or its update under way, whose derived values are applied once its
+// obsolete ones went) re-creates p, derived, or a value of its chain of
+// bases, as the walk's own rule judges a change (txnGroup): a re-created
+// top base (TestAdv28ReCreateOfATopBaseTakesItsNestedDerivedValueAway:
+// b/1 -> d/1 -> e/1), or a derived value whose new value its descriptor
+// applies by re-creation
+// (TestAdv28DerivedValueReCreatedByItsBasesUpdateGoesAfterItsDependents,
+// TestAdv31UpdateUnderWayReCreatingADerivedValueTakesItsDependentFirst).
+// Its delete takes p away, even if p comes back. A value of the chain that
+// the new values no longer derive is nestedDrops's and releasesKey's.
 func (w *walker) recreatedAbove(p *node) bool {
-	x := p
-	for depth := 0; x.base != "" && depth <= 8; depth++ {
-		if x.exists() {
-			if v, known := w.derivedAfter(x, 0); known && v != nil && w.s.txnGroup(txnValue{key: x.key, value: v, n: x}) == 1 {
-				return true
-			}
-		}
+	chain := []*node{p}
+	for x := p; x.base != ""; {
 		bb := w.g.nodes[x.base]
-		if bb == nil {
+		if bb == nil || len(chain) > 8 {
 			return false
 		}
-		if bb.base == "" {
-			v, ok := w.laterRequest(bb)
-			return ok && v != nil && w.s.txnGroup(txnValue{key: bb.key, value: v, n: bb}) == 1
+		chain, x = append(chain, bb), bb
+	}
+	top := chain[len(chain)-1]
+	if len(chain) == 1 {
+		return false
+	}
+	v, ok := w.laterRequest(top)
+	if !ok && top.updating() && !top.deleting() {
+		v, ok = top.want, true
+	} else if ok && v != nil && top.exists() && w.s.txnGroup(txnValue{key: top.key, value: v, n: top}) == 1 {
+		return true
+	}
+	for i := len(chain) - 2; ok && i >= 0 && v != nil; i-- {
+		b, y := chain[i+1], chain[i]
+		if b.d == nil || b.d.DerivedValues == nil {
+			return false
 		}
-		x = bb
+		kvs, err := callDerived(b.d, b.key, v)
+		if err != nil {
+			return false
+		}
+		v = nil
+		for _, kv := range kvs {
+			if kv.Key == y.key {
+				v = kv.Value
+			}
+		}
+		if v != nil && y.exists() && w.s.txnGroup(txnValue{key: y.key, value: v, n: y}) == 1 {
+			return true
+		}
 	}
 	return false
 }
