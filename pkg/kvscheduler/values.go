@@ -165,10 +165,12 @@ func (w *walker) obsoleteDerived(n *node, k string) *node {
 // holds while n is not there and is not created now (it waits): a read
 // found them while their base was gone. A derived value exists only with
 // its base, so they go, as they would with a create of n that no longer
-// derives them (see pushDerived).
+// derives them (see pushDerived). So do those still wanted that a read
+// found gone with n: they are not there, and nothing derives them while n
+// waits (TestAdv31FullResyncLeavesNoDerivedValueConfiguredUnderAPendingBase).
 func (w *walker) dropStrayDerived(n *node) {
 	for _, k := range slices.Backward(n.derived) {
-		if c := w.g.heldDerived(n, k); c != nil && !c.deleting() {
+		if c := w.obsoleteDerived(n, k); c != nil {
 			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 		}
 	}
