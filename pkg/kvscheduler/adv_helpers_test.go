@@ -56,6 +56,13 @@ func advSBMismatch(s *kvscheduler.Scheduler, sb *kvtest.Southbound, prefixes ...
 			diffs = append(diffs, fmt.Sprintf("%s: southbound holds nothing, scheduler reports %v (%s)", k, w, advState(s, k)))
 		}
 	}
+	for _, st := range s.ValueStatuses(claimed) {
+		if _, ok := real[st.Key]; !ok && st.Descriptor != "" && st.State == kvscheduler.Configured {
+			if _, inView := view[st.Key]; !inView {
+				diffs = append(diffs, fmt.Sprintf("%s: southbound holds nothing, scheduler reports it CONFIGURED (base %q)", st.Key, st.BaseKey))
+			}
+		}
+	}
 	sort.Strings(diffs)
 	return diffs
 }
