@@ -29,6 +29,7 @@ var fzView = flag.Bool("fzview", false, "check the SB view when clean")
 var fzSnap = flag.Bool("fzsnap", false, "check graph snapshots")
 var fzDerivedDeps = flag.Bool("fzdd", false, "derived values with deps")
 var fzRecreateB = flag.Bool("fzrb", false, "b re-creates")
+var fzConf = flag.Bool("fzconf", false, "with -fzview, also flag a value reported CONFIGURED that the southbound does not hold (advStatusLies)")
 var fzRecreateD = flag.Bool("fzrd", false, "d (derived from b) re-creates: a change of a derived value deletes and creates it")
 var fzInvalid = flag.Bool("fzinv", false, "invalid values")
 var fzProps = flag.Bool("fzprops", false, "properties p/k derived by b")
@@ -580,6 +581,9 @@ func fzRun(seed int64) (string, []string) {
 			if d := advSBMismatch(s, sb, "a/", "b/", "d/", "r/"); len(d) > 0 {
 				return "view mismatch: " + strings.Join(d, "; "), log
 			}
+			if d := advStatusLies(s, sb, "a/", "b/", "d/", "r/"); *fzConf && len(d) > 0 {
+				return "status lie: " + strings.Join(d, "; "), log
+			}
 		}
 		if *fzRec {
 			for _, r := range recs {
@@ -679,6 +683,9 @@ func fzRun(seed int64) (string, []string) {
 	}
 	if d := advSBMismatch(s, sb, "a/", "b/", "d/", "r/"); len(d) > 0 {
 		return "settled mismatch: " + strings.Join(d, "; "), log
+	}
+	if d := advStatusLies(s, sb, "a/", "b/", "d/", "r/"); *fzConf && len(d) > 0 {
+		return "settled status lie: " + strings.Join(d, "; "), log
 	}
 	// Rule: a held value's Requires dependencies are held.
 	held := sb.Values()
