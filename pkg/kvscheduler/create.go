@@ -125,4 +125,5 @@ func (w *walker) reject(n *node, st ValueState, err error, fields []string, ro R
 	ro.NOOP = true
 	ro.Err = err
 	w.record(n, ro)
+	w.dropGoneDerived(n)
 }

@@ -176,6 +176,20 @@ func (w *walker) dropStrayDerived(n *node) {
 	}
 }
 
+// dropGoneDerived drops the derived values of n, left INVALID or
+// UNIMPLEMENTED instead of created, that are still wanted though a read
+// found them gone with n: nothing derives them while n is not there, and
+// left wanted they are reported CONFIGURED without being held
+// (TestAdv31InvalidBaseLeavesNoDerivedValueConfigured). Those the
+// southbound holds are left as they were.
+func (w *walker) dropGoneDerived(n *node) {
+	for _, k := range slices.Backward(n.derived) {
+		if c := w.obsoleteDerived(n, k); c != nil && !c.exists() {
+			w.push(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
+		}
+	}
+}
+
 // sameDerivedKeys tells whether keys (sorted) are the keys of derived
 // (sorted by key), in order.
 func sameDerivedKeys(derived []KeyValuePair, keys []string) bool {
