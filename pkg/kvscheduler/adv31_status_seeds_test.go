@@ -9,10 +9,11 @@ import "testing"
 // After two clean full resyncs the scheduler still reports d/2 CONFIGURED
 // (base b/1) with no d/2 in the southbound ("settled status lie: d/2:
 // southbound holds nothing, scheduler reports it CONFIGURED (base
-// \"b/1\")"). Likely: a derived value a read finds gone keeps its state; only its
-// base's create, update or wait (pushDerived, dropStrayDerived) drops it,
-// and an INVALID base, blocked with the same value, runs none of them.
-// Not reduced; not fixed (see docs/safety.md, Not yet guaranteed, h25p).
+// \"b/1\")"). There d/2 is no longer listed by b/1 (an orphan: base b/1,
+// wanted, not held), so neither the drop of a base left INVALID
+// (dropGoneDerived, TestAdv31InvalidBaseLeavesNoDerivedValueConfigured)
+// nor any other base-side drop reaches it. Not reduced; not fixed (see
+// docs/safety.md, Not yet guaranteed, h25p).
 func TestAdv31SettledStatusSeed16110856(t *testing.T) {
 	advOpen(t, "issue 25: seed 16110856, d/2 reported CONFIGURED under an INVALID b/1 after two clean full resyncs, with no d/2 in the southbound")
 	adv15Seed(t, 16110856, []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzRecreateB, fzOrder, fzConf})
