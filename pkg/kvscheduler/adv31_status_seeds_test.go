@@ -12,9 +12,9 @@ import "testing"
 // \"b/1\")"). There d/2 is no longer listed by b/1 (an orphan: base b/1,
 // wanted, not held), so neither the drop of a base left INVALID
 // (dropGoneDerived, TestAdv31InvalidBaseLeavesNoDerivedValueConfigured)
-// nor any other base-side drop reaches it. Not reduced; not fixed (see
-// docs/safety.md, Not yet guaranteed, h25p).
+// nor any other base-side drop reaches it. Reduced as
+// TestAdv33FailedBaseDeleteLeavesNoOrphanConfigured: the orphan comes from
+// a failed (not applied) delete of b/1, fixed by forgetUnlisted.
 func TestAdv31SettledStatusSeed16110856(t *testing.T) {
-	advOpen(t, "issue 25: seed 16110856, d/2 reported CONFIGURED under an INVALID b/1 after two clean full resyncs, with no d/2 in the southbound")
 	adv15Seed(t, 16110856, []*bool{fzRetry, fzDerivedDeps, fzProps, fzView, fzInvalid, fzRecreateB, fzOrder, fzConf})
 }

@@ -144,7 +144,9 @@ func (w *walker) fail(n *node, kind Operation, err error, ro RecordedOp) {
 		// Its derived values went first: it lists those still held, as
 		// its read back would. Those gone are nobody's, free for another
 		// base that lost the key to n (see regain.go; seed 2010311).
+		listed := n.derived
 		w.keepLeftovers(n)
+		w.forgetUnlisted(n, listed)
 	}
 	if kind == OpUpdate && !n.avail && n.exists() && !n.deleting() {
 		// A failed update leaves the value held as it was, and wanted:

@@ -133,3 +133,36 @@ func (s *Scheduler) unreported(w *walker, n *node, missing []string) []string {
 	}
 	return missing
 }
+
+// forgetUnlisted forgets the derived values of n, listed before n's
+// failed delete (listed) and no longer listed since (keepLeftovers keeps
+// only those held), that are still wanted though the southbound does not
+// hold them. The delete may not even have been applied (a read of n's
+// descriptor failed), so they did not go first. Nothing derives them
+// while n's value is to go, and a later create of n lists them again
+// (pushDerived); left wanted, no list of a base reaches them any more and
+// they were reported CONFIGURED without being held (seed 16110856,
+// TestAdv33FailedBaseDeleteLeavesNoOrphanConfigured). Their own derived
+// values follow.
+func (w *walker) forgetUnlisted(n *node, listed []string) {
+	for _, k := range listed {
+		c := w.g.nodes[k]
+		if c == nil || c.base != n.key || c.exists() || c.want == nil || slices.Contains(n.derived, k) {
+			continue
+		}
+		sub := c.derived
+		w.keepLeftovers(c)
+		w.forgetUnlisted(c, sub)
+		c.setWant(nil)
+		c.last, c.state = nil, Removed
+		w.s.clearFailure(c)
+		w.s.unwait(c)
+		c.err = nil
+		c.resetAttempts()
+		if c.avail {
+			c.avail = false
+			w.availChanged(c, true)
+		}
+		w.s.dirty(c)
+	}
+}
