@@ -49,7 +49,8 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 	// pending before the undos it runs first, and out of undoLeft only
 	// when it runs.
 	w.undoLeft = maps.Clone(pending)
-	defer func() { w.undoLeft = nil }()
+	// undoPending stays set through the undos too (see walker.undoPending).
+	defer func() { w.undoLeft, w.undoPending = nil, nil }()
 	from := len(rec.Errors)
 	s.refreshFailed(w)
 	out.revertFrom = undoErrorsLast(rec, from, undos, pending)
@@ -68,7 +69,6 @@ func (s *Scheduler) revert(w *walker, undos []undo, out *txnOutcome) {
 		}
 	}
 	w.failedNs = nil
-	w.undoPending = nil
 	notApplied := len(rec.NotApplied)
 	for _, u := range slices.Backward(undos) {
 		// The requests that took a derived key from u's key go back

@@ -117,8 +117,11 @@ type walker struct {
 	dels  []txnValue
 	undos []undo
 	// undoPending indexes, by key, the undos of a revert still to apply
-	// (see Scheduler.revert): the read-back before them lets one go
-	// before a value it is ordered after (see dueUndo).
+	// (see Scheduler.revert): the read-back before them, and each undo's
+	// own cascade, let one go before a value it is ordered after (see
+	// dueUndo). It stays set during the undos: undoInOrder judges a
+	// cycle before the undo runs, and the undo's cascade may break it
+	// (TestAdv33UndoKeepsTheDeleteOrderOnceItsCascadeBreaksACycle).
 	undoPending map[string]int
 	// undoLeft indexes, by key, the undos still to apply from the start
 	// of the revert's read-back to the end of the undo: they are among
