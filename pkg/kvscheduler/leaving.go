@@ -209,9 +209,12 @@ func (w *walker) cascadeNow(x *node, seen map[*node]bool) bool {
 	return w.cascadeBy(x, seen, true)
 }
 
-// cascadeBy is cascadeLater, or cascadeNow when nowOnly is set.
+// cascadeBy is cascadeLater, or cascadeNow when nowOnly is set. A value
+// whose held dependencies differ from its wanted ones (sbDeps: a failed
+// update) is judged by its wanted ones all the same: the cascade takes it
+// down by those (TestAdv33FailedUpdateTakenByTheCascadeGoesBeforeWhatItIsOrderedAfter).
 func (w *walker) cascadeBy(x *node, seen map[*node]bool, nowOnly bool) bool {
-	if seen[x] || x.base != "" || x.origin == FromSB || x.sbDeps != nil || !x.exists() || !x.avail ||
+	if seen[x] || x.base != "" || x.origin == FromSB || !x.exists() || !x.avail ||
 		x.deleting() {
 		return false
 	}
