@@ -27,7 +27,6 @@ func TestAdv33RequestsDueTogetherKeepTheDeleteOrderAmongThem(t *testing.T) {
 			t.Fatalf("%s was not created: %v", k, before)
 		}
 	}
-	advOpen(t, "issue 25: requests due together at d/2's delete run r/2 before a/1, which is ordered after it")
 	h.sb.ResetOps()
 	if err := h.commit(false, "r/2", "", "b/1", "", "a/1", "w|~d/*,b/2"); err != nil {
 		t.Fatal(err)
