@@ -85,3 +85,46 @@ func TestCancelAfterDropsADelayedAddThatCameDueWhileProcessing(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelAfterWithNothingDelayedTakesNoLock: with no AddAfter pending
+// and no item dirty by one, CancelAfter returns without the queue's lock
+// (here held by the test), also after a delay came due while its item was
+// processing and every item is done again.
+func TestCancelAfterWithNothingDelayedTakesNoLock(t *testing.T) {
+	q, clk := newFakeClockQueue(t, Options[string]{})
+	returnsWhileLocked := func(what string) {
+		t.Helper()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		done := make(chan struct{})
+		go func() { q.CancelAfter("a"); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: CancelAfter waited for the lock with nothing to cancel", what)
+		}
+	}
+	returnsWhileLocked("new queue")
+	q.Add("a")
+	got, held, _ := q.GetTicket()
+	q.AddAfter(got, time.Second)
+	q.CancelAfter(got) // takes the lock, and drops it
+	if n := q.cancellable.Load(); n != 0 || len(q.delayIdx) != 0 {
+		t.Fatalf("after CancelAfter: cancellable = %d, %d delayed, want 0 and 0", n, len(q.delayIdx))
+	}
+	q.AddAfter(got, time.Second)
+	waitTimer(t, clk)
+	clk.Step(time.Second)
+	eventually(t, "a's delayed add to come due", func() bool { return q.cancellable.Load() == 1 && q.dueCount() == 0 })
+	q.DoneTicket(got, held) // queued again: the delayed add came due
+	got, held, _ = q.GetTicket()
+	q.DoneTicket(got, held)
+	returnsWhileLocked("delays done with")
+}
+
+// dueCount is len(q.delayIdx), read under the lock.
+func (q *Queue[T]) dueCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.delayIdx)
+}

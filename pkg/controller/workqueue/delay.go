@@ -119,22 +119,49 @@ func (q *Queue[T]) CancelAfter(item T) {
 // deletion a controller hands its handlers). A ticket whose hand-out ended
 // falls back to the lookup, so the result is CancelAfter's either way.
 func (q *Queue[T]) CancelAfterTicket(item T, t Ticket) {
+	if q.cancellable.Load() == 0 {
+		// No AddAfter pending and no item dirty by one, at this instant:
+		// the cancel is a no-op now, and an AddAfter racing with it is
+		// one that came after it.
+		return
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if e := q.heldLocked(t); e != nil {
-		undelayLocked(e)
+		q.undelayLocked(e)
 	} else if idx, ok := q.items[item]; ok {
-		undelayLocked(q.arena.at(idx))
+		q.undelayLocked(q.arena.at(idx))
 	}
 	q.cancelDelayLocked(item)
 }
 
 // undelayLocked drops the run again of an entry being processed that only
 // delayed adds asked for.
-func undelayLocked(e *entry) {
+func (q *Queue[T]) undelayLocked(e *entry) {
 	if e.state == stateProcessing && e.delayed {
-		e.dirty, e.delayed = false, false
+		e.dirty = false
+		q.setDelayedLocked(e, false)
 	}
+}
+
+// setDelayedLocked sets e.delayed, keeping nDue and cancellable true.
+func (q *Queue[T]) setDelayedLocked(e *entry, delayed bool) {
+	if e.delayed == delayed {
+		return
+	}
+	e.delayed = delayed
+	if delayed {
+		q.nDue++
+	} else {
+		q.nDue--
+	}
+	q.publishCancellableLocked()
+}
+
+// publishCancellableLocked stores what CancelAfter may find to drop; see
+// cancellable.
+func (q *Queue[T]) publishCancellableLocked() {
+	q.cancellable.Store(int64(len(q.delayIdx) + q.nDue))
 }
 
 // cancelDelayLocked drops item's pending AddAfter, if any.
@@ -148,6 +175,7 @@ func (q *Queue[T]) cancelDelayLocked(item T) {
 	}
 	delete(q.delayIdx, item)
 	q.delayed.remove(w.index)
+	q.publishCancellableLocked()
 	// The delay goroutine's timer may be set for it: waking it early only
 	// makes it look again.
 	q.wakeDelayLocked()
@@ -189,6 +217,9 @@ func (q *Queue[T]) delayLoop() {
 			delete(q.delayIdx, w.item)
 			q.addLocked(w.item, High, ready, true)
 			n++
+		}
+		if n > 0 {
+			q.publishCancellableLocked()
 		}
 		more := len(q.delayed) > 0
 		var next time.Time

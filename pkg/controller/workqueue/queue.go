@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -76,8 +77,16 @@ type Queue[T comparable] struct {
 
 	// Delayed items: a min-heap by ready time and an index for earliest-wins
 	// updates, served by one goroutine started on the first delayed add.
-	delayed      delayHeap[T]
-	delayIdx     map[T]*delayedItem[T]
+	delayed  delayHeap[T]
+	delayIdx map[T]*delayedItem[T]
+	// nDue counts the processing items a delayed add made dirty (entries
+	// with delayed set).
+	nDue int
+	// cancellable is len(delayIdx) + nDue, stored after every change of
+	// either under mu: while it is 0, CancelAfter has nothing to drop and
+	// returns without taking mu, which a controller's workers otherwise
+	// take once more per deletion they hand their handlers.
+	cancellable  atomic.Int64
 	delayStarted bool
 	wake         chan struct{}
 	stop         chan struct{}
@@ -161,12 +170,13 @@ func (q *Queue[T]) addLocked(item T, p Priority, now int64, delayed bool) {
 		q.enqueueLocked(item, idx, e, p)
 	case stateProcessing:
 		if !e.dirty {
-			e.dirty, e.delayed = true, delayed
+			e.dirty = true
+			q.setDelayedLocked(e, delayed)
 			e.prio = int8(p)
 			e.added = now
 			return
 		}
-		e.delayed = e.delayed && delayed
+		q.setDelayedLocked(e, e.delayed && delayed)
 		if int8(p) > e.prio {
 			e.prio = int8(p)
 		}
@@ -246,7 +256,8 @@ func (q *Queue[T]) GetTicket() (item T, t Ticket, shutdown bool) {
 		q.nLow--
 	}
 	e.state = stateProcessing
-	e.dirty, e.delayed = false, false
+	e.dirty = false
+	q.setDelayedLocked(e, false)
 	q.nProcessing++
 	var added int64
 	if q.metrics != nil {
@@ -285,12 +296,13 @@ func (q *Queue[T]) Done(item T) {
 // doneLocked ends the processing of item, whose entry is e at idx.
 func (q *Queue[T]) doneLocked(item T, idx uint32, e *entry) {
 	q.nProcessing--
+	q.setDelayedLocked(e, false)
 	if e.dirty && !q.shuttingDown {
-		e.dirty, e.delayed = false, false
+		e.dirty = false
 		q.enqueueLocked(item, idx, e, Priority(e.prio))
 		return
 	}
-	e.state, e.dirty, e.delayed, e.added = stateIdle, false, false, 0
+	e.state, e.dirty, e.added = stateIdle, false, 0
 	q.nLive--
 	q.nIdle++
 	if q.nLive == 0 {
@@ -343,6 +355,7 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	w := &delayedItem[T]{item: item, readyAt: readyAt}
 	q.delayIdx[item] = w
 	q.delayed.push(w)
+	q.publishCancellableLocked()
 	if !q.delayStarted {
 		q.delayStarted = true
 		go q.delayLoop()

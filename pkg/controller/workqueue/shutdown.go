@@ -45,7 +45,8 @@ func (q *Queue[T]) dropQueuedLocked() {
 			delete(q.items, item)
 			q.arena.release(idx)
 		} else {
-			e.dirty, e.delayed = false, false
+			e.dirty = false
+			q.setDelayedLocked(e, false)
 		}
 	}
 	q.nLive, q.nIdle = q.nProcessing, 0
@@ -54,6 +55,7 @@ func (q *Queue[T]) dropQueuedLocked() {
 	q.nLow = 0
 	q.delayed = nil
 	clear(q.delayIdx)
+	q.publishCancellableLocked()
 	if q.metrics != nil {
 		q.metrics.Depth(0)
 	}
