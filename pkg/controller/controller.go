@@ -133,12 +133,11 @@ type controller struct {
 	// permanent remembers the permanent failures logged, to log each once.
 	permanent permanentFailures
 	grace     time.Duration
-	// passes are the keys being handled, by any run.
-	passes passes
 	// claimAs is the handler a pass is claimed under: the controller's own
 	// when only it runs in a pass (no Gate, no PassTracker, not shared),
-	// so that claim names it and the pass takes the passes lock once less
-	// (running); empty when the pass names its handlers as they start.
+	// so that claim names it and the pass takes its worker's lock once
+	// less (running); empty when the pass names its handlers as they
+	// start.
 	claimAs string
 	// known are the keys whose end the handlers may not have seen.
 	known knownKeys

@@ -49,11 +49,11 @@ func (f GateFunc) Admit(ctx context.Context, key string, obj runtime.Object) (bo
 // a key the controller does not know is nothing for its handlers: the
 // object was never this replica's to handle (only the gate's kind of
 // cache, filtered to a share, makes that question arise).
-func (c *controller) admit(ctx context.Context, r *run, key string, ticket workqueue.Ticket, robj runtime.Object) (bool, error) {
+func (c *controller) admit(ctx context.Context, r *run, w *worker, key string, ticket workqueue.Ticket, robj runtime.Object) (bool, error) {
 	if robj == nil && !c.known.has(key) {
 		return false, nil
 	}
-	c.passes.running(key, "gate")
+	w.running("gate")
 	if robj == nil {
 		ctx = context.WithValue(ctx, absentUIDKey{}, c.known.uidOf(key))
 		if rv := c.known.carriedAt(key); rv != "" {

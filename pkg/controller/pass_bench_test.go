@@ -39,12 +39,12 @@ func benchPassController(b *testing.B) (*controller, *run) {
 // deletion.
 func BenchmarkPass(b *testing.B) {
 	ctrl, r := benchPassController(b)
-	queue := r.queue
+	queue, w := r.queue, &worker{}
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
 		queue.Add("ns/x")
-		ctrl.processNext(r)
+		ctrl.processNext(r, w)
 	}
 }
 
@@ -56,7 +56,7 @@ func BenchmarkPass(b *testing.B) {
 func BenchmarkPassBurst(b *testing.B) {
 	const burst = 100000
 	ctrl, r := benchPassController(b)
-	queue := r.queue
+	queue, w := r.queue, &worker{}
 	keys := make([]string, 4*burst)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("ns/key-%07d", i)
@@ -69,7 +69,7 @@ func BenchmarkPassBurst(b *testing.B) {
 				queue.Add(k)
 			}
 		}
-		ctrl.processNext(r)
+		ctrl.processNext(r, w)
 	}
 }
 
@@ -85,14 +85,14 @@ func BenchmarkPassParallel(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
-		g := next.Add(1)
+		g, w := next.Add(1), &worker{}
 		keys := make([]string, 1024)
 		for i := range keys {
 			keys[i] = fmt.Sprintf("ns/g%d-%04d", g, i)
 		}
 		for i := 0; pb.Next(); i++ {
 			queue.Add(keys[i%len(keys)])
-			ctrl.processNext(r)
+			ctrl.processNext(r, w)
 		}
 	})
 }

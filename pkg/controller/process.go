@@ -12,11 +12,11 @@ import (
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
-// processNext handles one key of r's queue; it returns false when the
-// queue shut down. Once r's context ended, an error that is its
-// cancellation (a request the handler made with the context it was
+// processNext handles one key of r's queue with its worker w; it returns
+// false when the queue shut down. Once r's context ended, an error that is
+// its cancellation (a request the handler made with the context it was
 // registered with) is the stop, not a failure worth an error line.
-func (c *controller) processNext(r *run) bool {
+func (c *controller) processNext(r *run, w *worker) bool {
 	ctx, queue := r.ctx, r.queue
 	key, ticket, shutdown := queue.GetTicket()
 	if shutdown {
@@ -24,26 +24,28 @@ func (c *controller) processNext(r *run) bool {
 	}
 	// By ticket: Done would look the key up in the queue's map again.
 	defer queue.DoneTicket(key, ticket)
-	if ctx.Err() != nil {
-		// The run is stopping: no handler starts after its context ended
-		// (the next run re-queues every cached key, see stopped).
-		return false
-	}
 	// One clock reading serves the pass: a hold counted from its start
 	// ends no later than the AddAfter that follows the handlers.
 	now := c.now()
-	if !c.passes.claim(key, r, now, c.claimAs) {
+	if !w.claim(r, key, now, c.claimAs) {
 		// An earlier run, stopping, still handles the key: this run
 		// takes it once that pass has ended, never beside it.
 		return true
 	}
-	defer c.passes.release(key)
+	defer w.release()
+	if ctx.Err() != nil {
+		// The run is stopping: no handler starts after its context ended
+		// (the next run re-queues every cached key, see stopped). Checked
+		// after the claim, so that a later run, which starts only once
+		// this context ended, either sees the claim or sees no pass.
+		return false
+	}
 	if wait := c.held(key, now); wait > 0 {
 		// Its handlers fight: a watch event does not cut the wait short.
 		queue.AddAfter(key, wait)
 		return true
 	}
-	p := c.handle(ctx, r, key, ticket)
+	p := c.handle(ctx, r, w, key, ticket)
 	if p.stale {
 		return true // not a pass: nothing ran, nothing to count or retry
 	}
@@ -105,7 +107,7 @@ func (c *controller) held(key string, now time.Time) time.Duration {
 	return wait
 }
 
-func (c *controller) handle(ctx context.Context, r *run, key string, ticket workqueue.Ticket) (p pass) {
+func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, ticket workqueue.Ticket) (p pass) {
 	obj, exists, ok, err := c.read(r, key, ticket)
 	if err != nil {
 		return pass{err: err}
@@ -132,7 +134,7 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 		return pass{stale: true}
 	}
 	if c.opts.Gate != nil {
-		if handle, err := c.admit(ctx, r, key, ticket, robj); err != nil || !handle {
+		if handle, err := c.admit(ctx, r, w, key, ticket, robj); err != nil || !handle {
 			return pass{err: err}
 		}
 	}
@@ -151,11 +153,11 @@ func (c *controller) handle(ctx context.Context, r *run, key string, ticket work
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
 		// one, so metrics and errors name the handler.
-		p.writes, p.err = shared.run(key, robj, func(name string) { c.passes.running(key, name) })
+		p.writes, p.err = shared.run(key, robj, w.running)
 		return p
 	}
 	if c.claimAs == "" {
-		c.passes.running(key, c.name) // else claim named it
+		w.running(c.name) // else claim named it
 	}
 	p.err = callHandler(c.opts.Metrics, c.gvk, c.name, func() error { return c.handler.OnChange(key, robj) })
 	return p

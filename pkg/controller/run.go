@@ -43,7 +43,10 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 	gen := c.known.newQueue()
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
-	r := &run{ctx: ctx, queue: queue, gen: gen, done: make(chan struct{}), graceOver: make(chan struct{})}
+	r := &run{ctx: ctx, queue: queue, gen: gen, done: make(chan struct{}), graceOver: make(chan struct{}), workers: newWorkers(workers)}
+	for o := range c.runs {
+		r.older = append(r.older, o)
+	}
 	if reader := c.streamReader(); reader != nil && !restart {
 		// Its first list streams: workers start on the objects streamed
 		// so far (a restart's first reads the store's keys, after sync).
@@ -68,9 +71,9 @@ func (c *controller) run(r *run, workers int, restart bool) {
 	defer c.stopped(queue)
 	var wg sync.WaitGroup
 	startWorkers := func() {
-		for range workers {
+		for _, w := range r.workers {
 			wg.Go(func() {
-				for c.processNext(r) {
+				for c.processNext(r, w) {
 				}
 			})
 		}

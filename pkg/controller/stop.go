@@ -83,78 +83,110 @@ type run struct {
 	// early is set when the run's workers start before its informer
 	// synced (see earlyRun), else nil.
 	early *earlyRun
+	// workers are the run's workers, each with the pass it runs.
+	workers []*worker
+	// older are the runs of the controller whose workers had not all
+	// returned when this one started: a key one of them handles is not
+	// handled by this run beside it (per-key exclusion across runs, as
+	// the work queue gives it within one run).
+	older []*run
 }
 
-// activePass is a key being handled: by which run, since when, and which
-// handler runs now. Runs after it that took the key from their queue wait
-// for it: the key is queued again in theirs when the pass ends.
-type activePass struct {
-	run     *run
+// worker is one worker of a run and the pass it runs now, if any. Only its
+// own worker writes it; the claims of later runs and the stop's
+// diagnostics read it. Each worker has its own record (and lock) so that
+// the workers of a run never share a lock for it: one lock for every
+// pass of a controller was, with a million keys, a third of a pass's
+// lock time, each taking it from the other's core.
+type worker struct {
+	mu sync.Mutex
+	// active says whether key is being handled: by this worker, since
+	// since, by handler (empty until the pass names it, see running).
+	active  bool
+	key     string
 	since   time.Time
 	handler string
+	// waiters are the later runs that took key from their queue while
+	// this pass ran: the key is queued again in theirs when it ends.
 	waiters []*run
+	// A worker's record is written every pass: keep the next one's off
+	// its cache line.
+	_ [64]byte
 }
 
-// passes holds the keys being handled by any run of a controller, so that
-// a run started while an earlier one still stops never runs a key that the
-// earlier one is handling: per-key exclusion across runs, as the work queue
-// gives it within one run.
-type passes struct {
-	mu     sync.Mutex
-	active map[string]activePass
+// newWorkers returns the records of n workers.
+func newWorkers(n int) []*worker {
+	ws := make([]*worker, n)
+	for i := range ws {
+		ws[i] = &worker{}
+	}
+	return ws
 }
 
-// claim marks key as handled by r, from now on, by handler (empty when the
-// pass names its handlers as they start, see running). It returns false
-// when an earlier run handles it: the key is then queued again in r's
-// queue once that pass has ended.
-func (p *passes) claim(key string, r *run, now time.Time, handler string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.active == nil {
-		p.active = map[string]activePass{}
+// claim marks key as handled by w's run, from now on, by handler (empty
+// when the pass names its handlers as they start, see running). It returns
+// false when an earlier run of the controller still handles key: the key
+// is then queued again in r's queue once that pass has ended. A run that
+// calls it must check its context after it (see processNext): a run
+// starts only once the earlier one's context ended, so a claim of the
+// earlier run that a later run's check misses is one whose pass then sees
+// its context ended and does not run.
+func (w *worker) claim(r *run, key string, now time.Time, handler string) bool {
+	w.mu.Lock()
+	w.active, w.key, w.since, w.handler = true, key, now, handler
+	w.mu.Unlock()
+	for _, o := range r.older {
+		for _, ow := range o.workers {
+			if ow.wait(key, r) {
+				w.release()
+				return false
+			}
+		}
 	}
-	if a, ok := p.active[key]; ok {
-		a.waiters = append(a.waiters, r)
-		p.active[key] = a
-		return false
-	}
-	p.active[key] = activePass{run: r, since: now, handler: handler}
 	return true
 }
 
-// release ends key's pass and queues it again in the runs that waited for
-// it (a queue shut down meanwhile drops it: its run re-queued every cached
-// key for the next one when it stopped).
-func (p *passes) release(key string) {
-	p.mu.Lock()
-	a := p.active[key]
-	delete(p.active, key)
-	p.mu.Unlock()
-	for _, r := range a.waiters {
+// wait adds r to the runs that wait for key's pass, if w runs it, and says
+// whether it does.
+func (w *worker) wait(key string, r *run) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.active || w.key != key {
+		return false
+	}
+	w.waiters = append(w.waiters, r)
+	return true
+}
+
+// release ends w's pass and queues its key again in the runs that waited
+// for it (a queue shut down meanwhile drops it: its run re-queued every
+// cached key for the next one when it stopped).
+func (w *worker) release() {
+	w.mu.Lock()
+	key, waiters := w.key, w.waiters
+	w.active, w.key, w.handler, w.waiters = false, "", "", nil
+	w.mu.Unlock()
+	for _, r := range waiters {
 		r.queue.AddWithPriority(key, workqueue.High)
 	}
 }
 
-// running records which handler of key's pass runs now.
-func (p *passes) running(key, handler string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if a, ok := p.active[key]; ok {
-		a.handler = handler
-		p.active[key] = a
-	}
+// running records which handler of w's pass runs now.
+func (w *worker) running(handler string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handler = handler
 }
 
-// of returns the passes of r still under way, by key.
-func (p *passes) of(r *run, gvk string) []RunningHandler {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// passesOf returns the passes of r still under way, by key.
+func passesOf(r *run, gvk string) []RunningHandler {
 	var out []RunningHandler
-	for key, a := range p.active {
-		if a.run == r {
-			out = append(out, RunningHandler{GVK: gvk, Key: key, Handler: a.handler, Since: a.since})
+	for _, w := range r.workers {
+		w.mu.Lock()
+		if w.active {
+			out = append(out, RunningHandler{GVK: gvk, Key: w.key, Handler: w.handler, Since: w.since})
 		}
+		w.mu.Unlock()
 	}
 	sortRunning(out)
 	return out
@@ -175,7 +207,7 @@ func sortRunning(hs []RunningHandler) {
 // function stops the timer (the workers returned in time).
 func (c *controller) graceTimer(r *run) (stop func()) {
 	t := time.AfterFunc(c.grace, func() {
-		for _, h := range c.passes.of(r, c.gvk) {
+		for _, h := range passesOf(r, c.gvk) {
 			c.log.WithField("key", h.Key).WithField("handler", h.Handler).
 				Warnf("handler still running %s after its run's context ended (since %s): the stop waits no longer", c.grace, h.Since.Format(time.RFC3339))
 			c.opts.Metrics.outlivedGrace(c.gvk, h.Handler)
@@ -203,7 +235,7 @@ func (c *controller) wait(ctx context.Context) ([]RunningHandler, error) {
 			select {
 			case <-r.done:
 			default:
-				still = append(still, c.passes.of(r, c.gvk)...)
+				still = append(still, passesOf(r, c.gvk)...)
 			}
 		case <-ctx.Done():
 			return still, ctx.Err()
