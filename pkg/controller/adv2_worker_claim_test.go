@@ -44,7 +44,7 @@ func TestAdv2PassesOfTwoRunsOnOneKeyNeverOverlap(t *testing.T) {
 	oldCtx, stop := context.WithCancel(t.Context())
 	older := adv2Run(t, oldCtx)
 	newer := adv2Run(t, t.Context())
-	newer.older = []*run{older}
+	newer.older.Store(&[]*run{older})
 	stop()
 
 	// The newer run's pass first; the older run's worker then claims.

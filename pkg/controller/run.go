@@ -44,8 +44,12 @@ func (c *controller) Start(ctx context.Context, workers int) error {
 	restart := c.ran
 	c.queue, c.runCtx, c.ran = queue, ctx, true
 	r := &run{ctx: ctx, queue: queue, gen: gen, done: make(chan struct{}), graceOver: make(chan struct{}), workers: newWorkers(workers)}
-	for o := range c.runs {
-		r.older = append(r.older, o)
+	if len(c.runs) > 0 {
+		older := make([]*run, 0, len(c.runs))
+		for o := range c.runs {
+			older = append(older, o)
+		}
+		r.older.Store(&older)
 	}
 	if reader := c.streamReader(); reader != nil && !restart {
 		// Its first list streams: workers start on the objects streamed
@@ -65,6 +69,13 @@ func (c *controller) run(r *run, workers int, restart bool) {
 	defer func() {
 		c.startLock.Lock()
 		delete(c.runs, r)
+		// Its workers returned: it holds no key, and the runs after it
+		// let go of it (and it of the ones before it), so that no chain
+		// of ended runs stays reachable from the live one.
+		r.older.Store(nil)
+		for n := range c.runs {
+			n.dropOlder(r)
+		}
 		c.startLock.Unlock()
 		close(r.done)
 	}()

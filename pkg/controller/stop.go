@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lariat-dev/lariat/pkg/cache"
@@ -85,11 +86,41 @@ type run struct {
 	early *earlyRun
 	// workers are the run's workers, each with the pass it runs.
 	workers []*worker
-	// older are the runs of the controller whose workers had not all
-	// returned when this one started: a key one of them handles is not
-	// handled by this run beside it (per-key exclusion across runs, as
-	// the work queue gives it within one run).
-	older []*run
+	// older holds the runs of the controller whose workers had not all
+	// returned when this one started and still have not: a key one of
+	// them handles is not handled by this run beside it (per-key
+	// exclusion across runs, as the work queue gives it within one run).
+	// An older run removes itself once its workers returned (see
+	// dropOlder), so that an ended run, with its queue, is not kept by
+	// the runs after it, nor its workers' locks taken by their claims.
+	// Written under the controller's startLock, a new slice each time;
+	// read by the claims without a lock.
+	older atomic.Pointer[[]*run]
+}
+
+// olderRuns returns r's older runs still running (see run.older).
+func (r *run) olderRuns() []*run {
+	if p := r.older.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// dropOlder removes o from r's older runs: o's workers have all returned,
+// so it holds no key any more. Called under the controller's startLock,
+// which orders it with the other writers of r.older.
+func (r *run) dropOlder(o *run) {
+	runs := r.olderRuns()
+	i := slices.Index(runs, o)
+	if i < 0 {
+		return
+	}
+	rest := slices.Delete(slices.Clone(runs), i, i+1)
+	if len(rest) == 0 {
+		r.older.Store(nil)
+		return
+	}
+	r.older.Store(&rest)
 }
 
 // worker is one worker of a run and the pass it runs now, if any. Only its
@@ -135,7 +166,7 @@ func (w *worker) claim(r *run, key string, now time.Time, handler string) bool {
 	w.mu.Lock()
 	w.active, w.key, w.since, w.handler = true, key, now, handler
 	w.mu.Unlock()
-	for _, o := range r.older {
+	for _, o := range r.olderRuns() {
 		for _, ow := range o.workers {
 			if ow.wait(key, r) {
 				w.release()
