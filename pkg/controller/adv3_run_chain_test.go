@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"io"
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -125,16 +124,6 @@ func adv3Controller(t *testing.T, h func()) *controller {
 	}
 	go informer.RunWithContext(t.Context())
 	return c.(*controller)
-}
-
-// adv3OpenDefect is openDefect (adv_deletion_helpers_test.go) for the
-// tests inside the package: it skips a test that shows a defect not fixed
-// yet, unless LARIAT_OPEN_DEFECTS=1.
-func adv3OpenDefect(t *testing.T) {
-	t.Helper()
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect (issue 30): set LARIAT_OPEN_DEFECTS=1 to run")
-	}
 }
 
 // adv3ListWatch lists and watches with lw and tells the reflector that it

@@ -62,7 +62,11 @@ func (c *controller) admit(ctx context.Context, r *run, w *worker, key string, t
 			ctx = context.WithValue(ctx, carriedSinceKey{}, carriedSinceValue{rv: rv, held: held})
 		}
 	}
-	handle, err := c.opts.Gate.Admit(ctx, key, robj)
+	var handle bool
+	err := recovered("Admit", func() (err error) {
+		handle, err = c.opts.Gate.Admit(ctx, key, robj)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("gate: %w", err)
 	}

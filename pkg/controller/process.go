@@ -180,3 +180,17 @@ func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 	}()
 	return fn()
 }
+
+// recovered runs fn, user code a pass calls besides its handlers (a Gate,
+// a PassTracker), and turns a panic into its error, naming what panicked
+// and carrying the stack, as callHandler does for a handler: the pass
+// then fails and its key is retried with backoff, rather than the panic
+// escaping the worker's goroutine and ending the process.
+func recovered(what string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s panicked: %v\n%s", what, r, debug.Stack())
+		}
+	}()
+	return fn()
+}
