@@ -177,9 +177,9 @@ func New(name string, informer cache.SharedIndexInformer, handler Handler, opts 
 		c.log = logrus.StandardLogger()
 	}
 	c.log = c.log.WithField("gvk", c.gvk)
-	c.limiter = c.opts.RateLimiter
-	if c.limiter == nil {
-		c.limiter = workqueue.DefaultRateLimiter[string]()
+	c.limiter = workqueue.DefaultRateLimiter[string]()
+	if c.opts.RateLimiter != nil {
+		c.limiter = newSafeLimiter(c.opts.RateLimiter, c.log)
 	}
 	c.loops = newHotLoops(c.opts.RewriteLimit, c.limiter, c.log, c.opts.Metrics, c.gvk)
 	c.grace = c.opts.StopGrace

@@ -147,8 +147,17 @@ func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, 
 			}
 		}()
 	}
-	if done := c.tracking(key, robj); done != nil {
-		defer done()
+	var done func()
+	if err := recovered("PassTracker", func() error { done = c.tracking(key, robj); return nil }); err != nil {
+		return pass{err: err}
+	}
+	if done != nil {
+		defer func() {
+			// After the handlers: its panic fails the pass as theirs would.
+			if err := recovered("PassTracker's done", func() error { done(); return nil }); err != nil {
+				p.err = errors.Join(p.err, err)
+			}
+		}()
 	}
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
