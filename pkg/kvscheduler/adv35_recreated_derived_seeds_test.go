@@ -1,0 +1,42 @@
+package kvscheduler_test
+
+import (
+	"strconv"
+	"testing"
+)
+
+// The adv5 fuzz seeds of h25q's attack (issue 25) that a base's own update
+// re-creating derived values (-fzrd) broke, pinned once h25t's fix
+// (reCreatedFirst, waitsForReCreate) made them pass. Each failed before it
+// with "delete order: d/x deleted before ..., which depends on it and is
+// deleted later in the same step", except 18408842, which passed already
+// on dc0ce50 through this harness (h25q saw it fail on an older main);
+// TestAdv32ReCreatedDerivedValueGoesBeforeTheSiblingItIsOrderedAfter is
+// its reduction, which did fail.
+
+// adv35SetI are the flags of h25q's set I.
+func adv35SetI() []*bool {
+	return []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD}
+}
+
+// adv35SetL are the flags of h25q's set L.
+func adv35SetL() []*bool {
+	return []*bool{fzOrder, fzCreateOrder, fzRetry, fzDerivedDeps, fzProps, fzInvalid, fzDHeld, fzRecreateD}
+}
+
+// TestAdv35ReCreatedDerivedSeedsOfSetI pins seeds 18408842 and 18431181
+// (a dropped sibling), 18439933 (two re-created siblings) and 18418311 (a
+// new dependent of re-created derived values).
+func TestAdv35ReCreatedDerivedSeedsOfSetI(t *testing.T) {
+	for _, seed := range []int64{18408842, 18431181, 18439933, 18418311} {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { adv15Seed(t, seed, adv35SetI()) })
+	}
+}
+
+// TestAdv35ReCreatedDerivedSeedsOfSetL pins seeds 19117663 and 19134139
+// (two re-created siblings) and 19137741 (a dropped sibling).
+func TestAdv35ReCreatedDerivedSeedsOfSetL(t *testing.T) {
+	for _, seed := range []int64{19117663, 19134139, 19137741} {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { adv15Seed(t, seed, adv35SetL()) })
+	}
+}
