@@ -40,3 +40,14 @@ func TestAdv35ReCreatedDerivedSeedsOfSetL(t *testing.T) {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) { adv15Seed(t, seed, adv35SetL()) })
 	}
 }
+
+// TestAdv35DeleteOrderSeed18426756 pins adv5 fuzz seed 18426756 of set I:
+// with waitsForReCreate, a/1 = w|d/* waited for b/1's re-create of d/1 and
+// d/2 and failed after it; the revert's undo of b/1 re-created d/1, whose
+// delete took a/1's undo first, before d/2 = dv-w@1@2|~a/1,~p/2, which b/1's
+// undo re-created later ("a/1 deleted before d/2 (dv-w@1@2|~a/1,~p/2), which
+// depends on it and is deleted later in the same step"). It passed before
+// waitsForReCreate and passes with reCreateDue in deleteDueDependents.
+func TestAdv35DeleteOrderSeed18426756(t *testing.T) {
+	adv15Seed(t, 18426756, adv35SetI())
+}
