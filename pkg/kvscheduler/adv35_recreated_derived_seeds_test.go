@@ -51,3 +51,13 @@ func TestAdv35ReCreatedDerivedSeedsOfSetL(t *testing.T) {
 func TestAdv35DeleteOrderSeed18426756(t *testing.T) {
 	adv15Seed(t, 18426756, adv35SetI())
 }
+
+// TestAdv35DerivedHeldSeed19101684 pins adv5 fuzz seed 19101684 of set L:
+// reCreateDue at b267426 judged a derived value due for a re-create by its
+// base's wanted value alone, so a delete took d/1 (ordered after r/2) away
+// first though no apply of b/1's was pending to create it again: "derived
+// held: b/1 CONFIGURED (w@1@2|~r/2) but its d/1 is NONEXISTENT". It passed
+// at dc0ce50; reCreateDue now asks for a pending apply (derivedDue).
+func TestAdv35DerivedHeldSeed19101684(t *testing.T) {
+	adv15Seed(t, 19101684, adv35SetL())
+}

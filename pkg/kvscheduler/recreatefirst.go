@@ -100,9 +100,15 @@ func (w *walker) waitsForReCreate(n *node) bool {
 
 // reCreateDue tells whether p, an existing derived value, still holds a
 // value that its base's wanted value, already applied, derives anew by a
-// re-create still to come (its base's update pushed it): p goes for a
-// moment then, as with recreatedAbove.
+// re-create still to come (its base's create or update pushed its apply,
+// which has not run yet, see derivedDue): p goes for a moment then, as
+// with recreatedAbove. Without a pending apply nothing would create it
+// again (adv5 fuzz seed 19101684 of -fzdheld: d/1 deleted so, and left
+// NONEXISTENT under a CONFIGURED b/1).
 func (w *walker) reCreateDue(p *node) bool {
+	if !w.derivedDue[p.key] {
+		return false
+	}
 	b := w.g.nodes[p.base]
 	if b == nil || !b.avail || !p.exists() || p.deleting() {
 		return false
