@@ -29,8 +29,13 @@ func TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce(t *testing.T) {
 	limiter := &adv5Retry{delay: 50 * time.Millisecond}
 	var deletions atomic.Int32
 	tracker := &adv5DeletionTracker{}
-	c, fw, cm := adv5DeletingController(t, &Options{Passes: tracker, Resource: adv4Resource, RateLimiter: limiter}, func() {
-		deletions.Add(1)
+	sentinel := newAdv5Sentinel()
+	c, fw, cm := adv5DeletingController(t, &Options{Passes: tracker, Resource: adv4Resource, RateLimiter: limiter}, func(key string, obj kruntime.Object) error {
+		sentinel.seen(key)
+		if key == "ns/k" && obj == nil {
+			deletions.Add(1)
+		}
+		return nil
 	})
 	if err := c.Start(t.Context(), 1); err != nil {
 		t.Fatal(err)
@@ -41,27 +46,8 @@ func TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce(t *testing.T) {
 	if n := deletions.Load(); n != 1 {
 		t.Fatalf("the handler was told %d times that ns/k is gone by its first pass, want 1", n)
 	}
-	// The queue hands out delayed keys in the order they come due, and one
-	// worker ends a pass before it takes the next: once the sentinel, due
-	// long after any retry the failed pass asked for, is handled, that
-	// retry has run.
-	sentinel := make(chan struct{})
-	tracker.mu.Lock()
-	tracker.onDeletion = func(ref ObjectRef) {
-		if ref.Name == "sentinel" {
-			close(sentinel)
-		}
-	}
-	tracker.mu.Unlock()
-	c.EnqueueAfter("ns", "sentinel", 20*limiter.delay)
-	adv5WaitFor(t, "the sentinel's pass", func() bool {
-		select {
-		case <-sentinel:
-			return true
-		default:
-			return false
-		}
-	})
+	// Due long after any retry the failed pass asked for.
+	sentinel.after(t, c, 20*limiter.delay)
 	adv5OpenDefect(t)
 	if n := deletions.Load(); n != 1 {
 		t.Fatalf("the handler was told %d times that ns/k is gone, want once: the first pass's handler returned nil, then the tracker's done panicked and the key was retried (%d retries asked)", n, limiter.retries.Load())
@@ -69,23 +55,14 @@ func TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce(t *testing.T) {
 }
 
 // adv5DeletionTracker is a DeletionTracker whose done of the first pass
-// of ns/k's absence panics; it calls onDeletion, if set, as each pass of
-// an absence begins.
+// of ns/k's absence panics.
 type adv5DeletionTracker struct {
-	mu            sync.Mutex
-	onDeletion    func(ObjectRef)
 	deletionDones atomic.Int32
 }
 
 func (*adv5DeletionTracker) Handling(ObjectRef, string) func() { return func() {} }
 
 func (d *adv5DeletionTracker) HandlingDeletion(ref ObjectRef) func() {
-	d.mu.Lock()
-	on := d.onDeletion
-	d.mu.Unlock()
-	if on != nil {
-		on(ref)
-	}
 	if ref.Name != "k" {
 		return func() {}
 	}
@@ -113,18 +90,18 @@ func adv5Busy(c *controller) bool {
 	return false
 }
 
-// adv5DeletingController is a controller over an informer whose list
-// holds ConfigMap ns/k and whose watch is the returned fake, so that the
-// test can delete ns/k; gone is called for each pass that gives the
-// handler ns/k's absence.
-func adv5DeletingController(t *testing.T, opts *Options, gone func()) (*controller, *watch.FakeWatcher, *corev1.ConfigMap) {
+// adv5DeletingController is a controller with handler h over an informer
+// whose list holds ConfigMaps ns/k and ns/s (a sentinel) and whose watch
+// is the returned fake, so that the test can delete ns/k.
+func adv5DeletingController(t *testing.T, opts *Options, h func(key string, obj kruntime.Object) error) (*controller, *watch.FakeWatcher, *corev1.ConfigMap) {
 	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "k", ResourceVersion: "1"}}
+	s := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", ResourceVersion: "1"}}
 	fw := watch.NewFake()
 	var watched atomic.Bool
 	lw := &cache.ListWatch{
 		ListFunc: func(metav1.ListOptions) (kruntime.Object, error) {
-			return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.ConfigMap{*cm.DeepCopy()}}, nil
+			return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.ConfigMap{*cm.DeepCopy(), *s.DeepCopy()}}, nil
 		},
 		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) {
 			if watched.Swap(true) {
@@ -137,18 +114,44 @@ func adv5DeletingController(t *testing.T, opts *Options, gone func()) (*controll
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	opts.Logger = log
-	c, err := New("adv5", informer, HandlerFunc(func(key string, obj kruntime.Object) error {
-		if key == "ns/k" && obj == nil {
-			gone()
-		}
-		return nil
-	}), opts)
+	c, err := New("adv5", informer, HandlerFunc(h), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go informer.RunWithContext(t.Context())
 	adv5WaitFor(t, "the informer to sync", informer.HasSynced)
 	return c.(*controller), fw, cm
+}
+
+// adv5Sentinel arms a wait for a pass of ns/s asked for now: the returned
+// seen is the handler's hook (call it with each key handled), and wait
+// returns once a pass of ns/s ran after arm.
+type adv5Sentinel struct {
+	armed atomic.Bool
+	ran   chan struct{}
+	once  sync.Once
+}
+
+func newAdv5Sentinel() *adv5Sentinel { return &adv5Sentinel{ran: make(chan struct{})} }
+
+func (s *adv5Sentinel) seen(key string) {
+	if key == "ns/s" && s.armed.Load() {
+		s.once.Do(func() { close(s.ran) })
+	}
+}
+
+// after asks for a pass of ns/s after d and waits for it: with one worker,
+// which ends a pass before it takes the next, and delayed keys handed out
+// in the order they come due, every add due before it has run then.
+func (s *adv5Sentinel) after(t *testing.T, c *controller, d time.Duration) {
+	t.Helper()
+	s.armed.Store(true)
+	c.EnqueueAfter("ns", "s", d)
+	select {
+	case <-s.ran:
+	case <-time.After(adv5Bound):
+		t.Fatalf("waited %s and still not: the sentinel's pass", adv5Bound)
+	}
 }
 
 // adv5Retry is a rate limiter that retries every failure after delay and
