@@ -42,9 +42,11 @@ func TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce(t *testing.T) {
 	}
 	fw.Delete(cm)
 	adv5WaitFor(t, "the first deletion pass's done (which panics)", func() bool { return tracker.deletionDones.Load() >= 1 })
+	// Its retry, if any, is asked for before the worker lets go of the
+	// key (or has run already when the poll misses that moment).
 	adv5WaitFor(t, "the first deletion pass to end (its worker released)", func() bool { return !adv5Busy(c) })
-	if n := deletions.Load(); n != 1 {
-		t.Fatalf("the handler was told %d times that ns/k is gone by its first pass, want 1", n)
+	if deletions.Load() == 0 {
+		t.Fatal("the tracker's done of a deletion pass ran, but the handler was not told ns/k is gone")
 	}
 	// Due long after any retry the failed pass asked for.
 	sentinel.after(t, c, 20*limiter.delay)
