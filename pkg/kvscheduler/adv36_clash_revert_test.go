@@ -53,3 +53,17 @@ func TestAdv36DerivedHeldSeed20724523(t *testing.T) {
 	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
 	adv15Seed(t, 20724523, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }
+
+// TestAdv36DerivedHeldSeed21233059 pins adv5 fuzz seed 21233059 of the
+// same flags (h25u's sweep from 21200000; passes at 45289fa), not reduced:
+// a reverted transaction creates b/1 = v@2|d/*,~d/* and updates b/2 from
+// v@1@2| to v@1|p/1,~p/1, handing d/2 over; d/2 is deleted, b/1 goes, the
+// re-create of d/2 is a NOOP with no value, and the failure of another
+// value (a/1's delete) reverts the transaction: b/2 is back at v@1@2|,
+// reported CONFIGURED, without its d/2 ("derived held: b/2 CONFIGURED
+// (v@1@2|) but its d/2 is NONEXISTENT"). Here d/2's own delete did not
+// fail, unlike TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt.
+func TestAdv36DerivedHeldSeed21233059(t *testing.T) {
+	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
+	adv15Seed(t, 21233059, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
+}
