@@ -67,3 +67,18 @@ func TestAdv36DerivedHeldSeed21233059(t *testing.T) {
 	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
 	adv15Seed(t, 21233059, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }
+
+// TestAdv36DeleteOrderSeed21338874 pins adv5 fuzz seed 21338874 of the
+// same flags (h25u's sweep from 21300000; passes at 45289fa), not reduced
+// (issue 25): a reverted transaction sets b/1 = v@2|b/2,d/* and updates
+// b/2 to w@1@2|~p/2,~d/2, which re-creates d/1 and d/2 with d/1 now
+// ordered after d/2. The ops [update b/2, delete a/1, delete d/1, create
+// d/1, create a/1, delete d/2, create d/2, delete a/1, delete d/1, ...]
+// re-create d/1 first, then delete d/2 under it, and the undo deletes d/1
+// later in the same step: "delete order: d/2 deleted before d/1
+// (dv-w@1@2|~p/2,~d/2), which depends on it and is deleted later in the
+// same step".
+func TestAdv36DeleteOrderSeed21338874(t *testing.T) {
+	advOpen(t, "issue 25: a re-created derived value newly ordered after its re-created sibling goes first")
+	adv15Seed(t, 21338874, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
+}
