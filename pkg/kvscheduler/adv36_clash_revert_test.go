@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// h25t's reCreatedFirst, waitsForReCreate and reCreateDue were taken back
+// from main after this attack (stop 45): these tests pass without them and
+// run as guards for the next fix of the re-created derived values' order.
+
 // TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt is adv5
 // fuzz seed 20724523 (`-fzorder -fzcorder -fzrevertall -fzcancel
 // -fzcancelall -fzdd -fzprops -fzrd -fzdheld`, h25u's sweep of h25t's
@@ -36,7 +40,6 @@ func TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt(t *testing.T) 
 	if err == nil || !slices.Contains(ops, "delete d/1") {
 		t.Fatalf("the test means d/1's delete to fail and the transaction to revert: err %v, ops %v", err, ops)
 	}
-	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
 	if msg := fzCheckDerivedHeld(h.s); msg != "" {
 		t.Errorf("after the reverted transaction: %s (ops %v, err %v)", msg, ops, err)
 	}
@@ -50,7 +53,6 @@ func TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt(t *testing.T) 
 // TestAdv36DerivedHeldSeed20724523 pins adv5 fuzz seed 20724523, which
 // TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt reduces.
 func TestAdv36DerivedHeldSeed20724523(t *testing.T) {
-	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
 	adv15Seed(t, 20724523, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }
 
@@ -64,7 +66,6 @@ func TestAdv36DerivedHeldSeed20724523(t *testing.T) {
 // (v@1@2|) but its d/2 is NONEXISTENT"). Here d/2's own delete did not
 // fail, unlike TestAdv36RevertedHandOverOfADerivedKeyLeavesItsBaseWithoutIt.
 func TestAdv36DerivedHeldSeed21233059(t *testing.T) {
-	advOpen(t, "issue 25: a reverted hand-over of a derived key deletes it from the base that keeps it")
 	adv15Seed(t, 21233059, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }
 
@@ -79,6 +80,5 @@ func TestAdv36DerivedHeldSeed21233059(t *testing.T) {
 // (dv-w@1@2|~p/2,~d/2), which depends on it and is deleted later in the
 // same step".
 func TestAdv36DeleteOrderSeed21338874(t *testing.T) {
-	advOpen(t, "issue 25: a re-created derived value newly ordered after its re-created sibling goes first")
 	adv15Seed(t, 21338874, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }

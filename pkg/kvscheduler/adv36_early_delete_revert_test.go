@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// h25t's reCreatedFirst, waitsForReCreate and reCreateDue were taken back
+// from main after this attack (stop 45): these tests pass without them and
+// run as guards for the next fix of the re-created derived values' order.
+
 // TestAdv36RevertOfAnUpdateWhoseEarlyDeleteFailedRestoresTheBase attacks
 // h25t's reCreatedFirst (issue 25): b/1 = w@1@2|~d/1 derives d/1 and d/2,
 // and d/2 is ordered after its sibling d/1. A transaction with revert
@@ -39,7 +43,6 @@ func TestAdv36RevertOfAnUpdateWhoseEarlyDeleteFailedRestoresTheBase(t *testing.T
 	if err == nil || !slices.Contains(ops, "delete d/1") {
 		t.Fatalf("the test means d/1's delete to fail and the transaction to revert: err %v, ops %v", err, ops)
 	}
-	advOpen(t, "issue 25: a revert after reCreatedFirst's failed early delete deletes the base instead of restoring it")
 	got := h.sb.Values()
 	if !maps.EqualFunc(got, before, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
 		t.Errorf("after the reverted update the southbound holds %v, before it held %v (ops %v, err %v, b/1 %s)",
