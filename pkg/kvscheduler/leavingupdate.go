@@ -207,20 +207,10 @@ func (w *walker) recreatedAbove(p *node) bool {
 		return true
 	}
 	for i := len(chain) - 2; ok && i >= 0 && v != nil; i-- {
-		b, y := chain[i+1], chain[i]
-		if b.d == nil || b.d.DerivedValues == nil {
-			return false
-		}
-		kvs, err := callDerived(b.d, b.key, v)
-		if err != nil {
-			return false
-		}
-		v = nil
-		for _, kv := range kvs {
-			if kv.Key == y.key {
-				v = kv.Value
-			}
-		}
+		y := chain[i]
+		// A base that derives nothing, fails to derive or no longer
+		// derives y leaves v nil, which ends the walk down the chain.
+		v, _ = derivedValueOf(chain[i+1], v, y.key)
 		if v != nil && y.exists() && w.s.txnGroup(txnValue{key: y.key, value: v, n: y}) == 1 {
 			return true
 		}
