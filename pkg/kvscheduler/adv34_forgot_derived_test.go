@@ -45,7 +45,6 @@ func TestAdv34RetriedBaseDeleteLeavesAHeldDerivedValueUnreported(t *testing.T) {
 	clk.Step(time.Second)
 	commit("downstream resync", s.StartNBTransaction().WithResync(kvscheduler.DownstreamResync).WithRetry(retry))
 	barrier(t, s)
-	advOpen(t, "issue 25: a retried base delete and a downstream resync leave d/2 in the southbound, reported NONEXISTENT")
 	if v, held := sb.Values()["d/2"]; held {
 		if st := s.GetValueStatus("d/2"); st.State == kvscheduler.NonExistent {
 			t.Errorf("the southbound holds d/2 = %v, the scheduler reports it NONEXISTENT (ops of the resync %v)", v, sb.OpStrings())

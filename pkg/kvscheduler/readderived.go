@@ -210,6 +210,9 @@ func (s *Scheduler) leftToOther(w *walker, b *node, c KeyValuePair) bool {
 		// a value read without an origin is (see derivedRead).
 		return true
 	}
+	if s.owedLeftover(b, cn, c) {
+		return true
+	}
 	if !s.g.derivedByOther(b, c.Key) {
 		return false
 	}
@@ -251,4 +254,18 @@ func (w *walker) rederive(n *node) {
 			return
 		}
 	}
+}
+
+// owedLeftover tells whether derived value cn, which the value of b just
+// read derives as c, is still the northbound's leftover of another base:
+// the southbound, as cn's own descriptor reads it, holds a value other
+// than b's, and the scheduler owes its delete (nothing wants it; its
+// delete failed and waits for its retry or a resync). That base may be
+// gone already (a read-back found it removed by hand), so that nothing
+// lists cn any more; taken over by b, the southbound's, cn's delete would
+// be dropped as the southbound's value's and the old value left in the
+// southbound, reported as nothing (seed 17126468).
+func (s *Scheduler) owedLeftover(b, cn *node, c KeyValuePair) bool {
+	return cn != nil && cn.base != "" && cn.base != b.key && cn.origin == FromNB && cn.want == nil &&
+		cn.exists() && s.readsItself(cn) && !identical(cn.sb, c.Value)
 }
