@@ -184,7 +184,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with; a failed delete is
 		// attempted again, or not, by its new request (seed 241994: the
 		// southbound held the very value requested further on).
-	case n.blocked() && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n):
+	case n.blocked() && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n) && !w.undoRestores(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
 		w.s.clearFailure(n)
@@ -241,4 +241,16 @@ func (w *walker) availChanged(n *node, recheck bool) {
 			w.pushRecheck(m)
 		}
 	}
+}
+
+// undoRestores tells whether the revert under way is still to re-apply a
+// value to n's base key: the value the transaction found there. A delete
+// of n that failed in the transaction is then the transaction's own
+// request, which the undo withdraws; attempted again when what it waited
+// for came back (the revert makes its failed deletes available first),
+// it took down the very value the undo was to keep, and one ordered after
+// its own derived value could not be created again (PENDING).
+func (w *walker) undoRestores(n *node) bool {
+	i, ok := w.undoLeft[w.g.baseKey(n)]
+	return ok && w.undos[i].prev != nil && w.undos[i].prev.value != nil
 }
