@@ -24,6 +24,9 @@ func (w *walker) create(n *node, recreate bool) {
 		return
 	}
 	ready, inCycle := w.readyHow(n)
+	if ready && !recreate && w.waitsForReCreate(n) {
+		ready, inCycle = false, false
+	}
 	deps := allDeps
 	if !ready && recreate && w.staysByOrdering(n) {
 		// A re-create is the update of a value that exists: it stays,

@@ -68,11 +68,13 @@ func (w *walker) update(n *node) {
 	// of them before the first ends, rather than only with the last one,
 	// after a value ordered after it went (the delete order, see
 	// deleteorder.go).
+	early := w.reCreatedFirst(n, derived) // before the dropped ones start going
 	for _, k := range slices.Backward(n.derived) {
 		if !hasKey(derived, k) {
 			w.applyValue(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 		}
 	}
+	w.startReCreatedDeletes(n, early)
 }
 
 func (w *walker) finishUpdate(f frame) {

@@ -68,6 +68,9 @@ func (w *walker) drain(from string) {
 }
 
 func (w *walker) applyValue(f frame) {
+	if f.base != "" && f.value != nil {
+		delete(w.derivedDue, f.key) // its apply runs (see reCreateDue)
+	}
 	n := f.n // a transaction's value comes with its node
 	if n == nil {
 		n = w.g.nodes[f.key]
