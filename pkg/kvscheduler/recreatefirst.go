@@ -43,6 +43,12 @@ func (w *walker) reCreatedFirst(n *node, derived []KeyValuePair) []*node {
 // so that they end first (the last started ends first). The base's update
 // then derives them again and creates them (see pushDerived).
 func (w *walker) startReCreatedDeletes(n *node, early []*node) {
+	if len(early) > 0 && w.rec.Revert && !w.reverting() {
+		if w.earlyFrom == nil {
+			w.earlyFrom = map[string]bool{}
+		}
+		w.earlyFrom[n.key] = true
+	}
 	for _, c := range slices.Backward(early) {
 		if c.exists() && !c.deleting() {
 			w.applyValue(frame{kind: fApply, key: c.key, base: n.key, origin: n.origin})
@@ -115,4 +121,20 @@ func (w *walker) reCreateDue(p *node) bool {
 	}
 	dv, ok := derivedValueOf(b, b.want, p.key)
 	return ok && dv != nil && w.reCreatesDerived(p, dv)
+}
+
+// leftToUndo tells whether n, during a revert, is a base whose update in
+// the transaction started early deletes of its derived values (see
+// startReCreatedDeletes) and whose undo is still to run: those deletes
+// are the update's own work, which its undo, re-applying the old value,
+// undoes (derives them again). Judged before on the transaction's value,
+// which the revert takes back, n went (TestAdv36RevertOfAnUpdateWhoseEarlyDeleteFailedRestoresTheBase:
+// d/1's early delete failed, its read-back made it available again, and
+// b/1, whose new value Requires d/2, deleted early, went into PENDING).
+func (w *walker) leftToUndo(n *node) bool {
+	if !w.reverting() || !w.earlyFrom[n.key] {
+		return false
+	}
+	_, ok := w.undoLeft[n.key]
+	return ok
 }

@@ -173,7 +173,7 @@ func (w *walker) derivedAgain(n *node, f frame) bool {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if !w.g.has(n) || n.origin != FromNB || w.notAgain(n) {
+	if !w.g.has(n) || n.origin != FromNB || w.notAgain(n) || w.leftToUndo(n) {
 		return
 	}
 	w.s.dirty(n)

@@ -102,6 +102,10 @@ type walker struct {
 	// derivedDue are the derived values whose base's value, applied,
 	// pushed their apply (see pushDerived), still to run: see reCreateDue.
 	derivedDue map[string]bool
+	// earlyFrom are the bases, in a transaction with revert, whose update
+	// started early deletes of derived values it re-creates (see
+	// startReCreatedDeletes): the undo's own work (see leftToUndo).
+	earlyFrom map[string]bool
 	// dropped counts the operations compressOp dropped from the record.
 	dropped int
 	// readChanged are the values whose availability a resync's read
