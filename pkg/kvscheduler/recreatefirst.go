@@ -147,3 +147,34 @@ func (w *walker) leftToUndo(n *node) bool {
 	_, ok := w.undoLeft[n.key]
 	return ok
 }
+
+// siblingDue tells whether n, a derived value re-created by its base's
+// update, is ordered after a sibling (a derived value of the same base)
+// that is absent and whose apply, pushed by that update, is still to run
+// (see derivedDue): n then waits for that create rather than staying by
+// ordering (staysByOrdering), which created it before the sibling it is
+// ordered after. An early delete (reCreatedFirst) can take the sibling
+// away before n's re-create (adv5 fuzz seed 20707026 of -fzrd -fzcorder:
+// "create d/1 (dv-w@1@2|~d/2) while d/2, which it depends on, is absent").
+func (w *walker) siblingDue(n *node) bool {
+	if n.base == "" || len(w.derivedDue) == 0 {
+		return false
+	}
+	for _, dep := range n.deps {
+		if dep.Kind != OrderingOnly {
+			continue
+		}
+		due := false
+		w.g.providers(n, dep, func(p *node) bool {
+			if p != n && p.base == n.base && !p.avail && w.derivedDue[p.key] {
+				due = true
+				return false
+			}
+			return true
+		})
+		if due {
+			return true
+		}
+	}
+	return false
+}
