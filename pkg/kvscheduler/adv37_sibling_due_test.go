@@ -14,3 +14,15 @@ import "testing"
 func TestAdv37ReCreateOrderSeed20707026(t *testing.T) {
 	adv15Seed(t, 20707026, []*bool{fzOrder, fzCreateOrder, fzRevertAll, fzCancelF, fzCancelAll, fzDerivedDeps, fzProps, fzRecreateD, fzDHeld})
 }
+
+// TestAdv37ReCreateOrderSeed20723185 pins adv5 fuzz seed 20723185
+// (`-fzorder -fzcorder -fzretry -fzdd -fzprops -fzinv -fzdheld -fzrd`,
+// issue 25; open, not reduced): it passes at 7627b21 and fails from
+// f3b020c (h25t's code put back) on, through waitsForReCreate (with it
+// returning false the seed passes): "re-create order: create d/2
+// (dv-w@1@2|~a/1) while a/1, which it depends on, is absent", in a
+// transaction with revert that b/2's derived-key clash fails.
+func TestAdv37ReCreateOrderSeed20723185(t *testing.T) {
+	advOpen(t, "issue 25: waitsForReCreate lets d/2 = dv-w@1@2|~a/1 be created while a/1 is absent (seed 20723185)")
+	adv15Seed(t, 20723185, []*bool{fzOrder, fzCreateOrder, fzRetry, fzDerivedDeps, fzProps, fzInvalid, fzDHeld, fzRecreateD})
+}
