@@ -44,6 +44,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -61,10 +62,17 @@ type Options struct {
 	// Resync is how often every cached object is handed to handlers again;
 	// zero means never.
 	Resync time.Duration
-	// Indexers are added to the informer's store before it starts.
+	// Indexers are added to the informer's store before it starts. A
+	// panic of one is logged with the object's key and the stack, and the
+	// object is indexed under no value of that index (client-go would end
+	// the process); so is one of an index AddIndexers adds to a
+	// SharedCacheFactory's informer.
 	Indexers cache.Indexers
 	// Transform runs on every object before it is stored, after the lean
-	// transform unless KeepAllMetadata is set.
+	// transform unless KeepAllMetadata is set. A panic of it is logged
+	// with the object's key and the stack, and the object is stored as it
+	// came, untransformed: a watch event is never dropped for it (the
+	// cache would keep a deleted object), nor a list failed.
 	Transform cache.TransformFunc
 	// KeepAllMetadata stores objects as the API server sent them, with
 	// managedFields (and the last-applied annotation, even when
@@ -180,6 +188,9 @@ type Options struct {
 	// as wireObjects (compact_wire*.go): its reflector checks no type, as
 	// bookmarks and objects it does not recognize come decoded.
 	wire bool
+	// log receives the panics of the user's Transform and Indexers (see
+	// safeTransform); nil means logrus's standard logger.
+	log logrus.FieldLogger
 }
 
 // KindOptions override the default Options for one kind. Fields are
@@ -285,6 +296,7 @@ func NewInformer(obj, list runtime.Object, getClient ClientFunc, opts Options) (
 	if opts.MetadataOnly {
 		return nil, fmt.Errorf("cache: Options.MetadataOnly needs a SharedCacheFactory's informer, which knows the kind")
 	}
+	opts.Indexers = safeIndexers(opts.Indexers, opts.logger())
 	return newInformer(obj, list, getClient, opts, nil)
 }
 

@@ -153,6 +153,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		opts.meta = &metaLister{gvk: gvk}
 	}
 	health := &kindHealth{log: f.log.WithField("gvk", KindLabel(gvk)), unhealthyAfter: f.opts.UnhealthyAfter}
+	opts.log = health.log
 	if opts.Compact {
 		if opts.codec, err = newCodec(obj, opts.HotObjects); err != nil {
 			return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
@@ -172,7 +173,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 	// Users' index functions are wrapped to see decoded objects here and
 	// in AddIndexers, once each: every later run is built with the store's
 	// indexers, which are wrapped already.
-	indexers := opts.Indexers
+	indexers := safeIndexers(opts.Indexers, opts.log)
 	if opts.codec != nil {
 		indexers = decodingIndexers(indexers)
 	}
@@ -185,6 +186,7 @@ func (f *SharedCacheFactory) forKind(gvk schema.GroupVersionKind, getClient Clie
 		return nil, fmt.Errorf("informer for %s: %w", KindLabel(gvk), err)
 	}
 	informer.namespace = opts.Namespace
+	informer.log = opts.log
 	informer.meta = opts.meta
 	informer.codec = opts.codec
 	if informer.stream = opts.stream; opts.stream != nil {

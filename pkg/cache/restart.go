@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -29,6 +30,9 @@ type restartableInformer struct {
 	// meta is a MetadataOnly kind's (IsMetadataOnly), else nil: its stamp
 	// stays first in every transform, also one set through SetTransform.
 	meta *metaLister
+	// log receives the panics of index functions AddIndexers adds (see
+	// safeIndexers); nil means logrus's standard logger.
+	log logrus.FieldLogger
 	// resource names the kind in errors; looked up only for one.
 	resource func() schema.GroupResource
 
@@ -313,10 +317,19 @@ func (i *restartableInformer) SetTransform(handler cache.TransformFunc) error {
 // handlers can still be added: they are kept for that run.
 func (i *restartableInformer) IsStopped() bool { return i.cur().IsStopped() }
 
+// logger returns i.log, or logrus's standard logger when it is nil.
+func (i *restartableInformer) logger() logrus.FieldLogger {
+	if i.log != nil {
+		return i.log
+	}
+	return logrus.StandardLogger()
+}
+
 // AddIndexers adds indexers to this and every later run's store.
 func (i *restartableInformer) AddIndexers(indexers cache.Indexers) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	indexers = safeIndexers(indexers, i.logger())
 	if i.codec != nil {
 		indexers = decodingIndexers(indexers)
 	}

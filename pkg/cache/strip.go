@@ -7,7 +7,7 @@ import (
 
 func (o Options) transform() cache.TransformFunc {
 	if o.KeepAllMetadata {
-		return o.meta.stamping(o.Transform)
+		return o.meta.stamping(safeTransform(o.Transform, o.logger()))
 	}
 	steps := []cache.TransformFunc{StripMetadata}
 	if o.meta != nil {
@@ -18,7 +18,7 @@ func (o Options) transform() cache.TransformFunc {
 		steps = append(steps, StripLastApplied)
 	}
 	if o.Transform != nil {
-		steps = append(steps, o.Transform)
+		steps = append(steps, safeTransform(o.Transform, o.logger()))
 	}
 	if o.interner != nil {
 		// Last: the user's transform may replace strings.
