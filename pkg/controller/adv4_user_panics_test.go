@@ -49,16 +49,18 @@ func TestAdv4APassTrackerWhoseHandlingPanicsDoesNotKillTheProcess(t *testing.T) 
 }
 
 // TestAdv4APassTrackerWhoseDonePanicsDoesNotKillTheProcess: the done of
-// the first pass panics after the handler returned; the pass fails with
-// that as its error, and the key is retried (a second Handling).
+// the first pass panics after the handler returned; the panic is logged
+// (not retried: the handler's work is done, see
+// TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce), and the worker
+// lives on: an Enqueue afterwards runs a second pass (a second Handling).
 func TestAdv4APassTrackerWhoseDonePanicsDoesNotKillTheProcess(t *testing.T) {
 	adv4InChild(t, "TestAdv4APassTrackerWhoseDonePanicsDoesNotKillTheProcess", func(t *testing.T) {
 		var calls atomic.Int32
-		again := make(chan struct{})
+		panicking, again := make(chan struct{}), make(chan struct{})
 		tracker := adv4Tracker(func() func() {
 			switch calls.Add(1) {
 			case 1:
-				return func() { panic("the first pass's done panics") }
+				return func() { close(panicking); panic("the first pass's done panics") }
 			case 2:
 				close(again)
 			}
@@ -68,7 +70,9 @@ func TestAdv4APassTrackerWhoseDonePanicsDoesNotKillTheProcess(t *testing.T) {
 		if err := c.Start(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
-		adv4Wait(t, again, "the retry's Handling after the first pass's done panicked")
+		adv4Wait(t, panicking, "the first pass's done")
+		c.Enqueue("ns", "k")
+		adv4Wait(t, again, "the Handling of a pass after an Enqueue, once the first pass's done panicked")
 	})
 }
 

@@ -32,6 +32,5 @@ func TestAdv5AHandlerThatCallsGoexitDoesNotStopTheWorkers(t *testing.T) {
 	}
 	adv5WaitFor(t, "the handler's pass that calls Goexit", func() bool { return exited.Load() >= 1 })
 	adv5WaitFor(t, "the pass to end (its worker released)", func() bool { return !adv5Busy(c) })
-	adv5OpenDefect(t)
 	sentinel.after(t, c, 0)
 }

@@ -50,7 +50,6 @@ func TestAdv5ADeletionWhoseTrackerDonePanicsIsToldOnce(t *testing.T) {
 	}
 	// Due long after any retry the failed pass asked for.
 	sentinel.after(t, c, 20*limiter.delay)
-	adv5OpenDefect(t)
 	if n := deletions.Load(); n != 1 {
 		t.Fatalf("the handler was told %d times that ns/k is gone, want once: the first pass's handler returned nil, then the tracker's done panicked and the key was retried (%d retries asked)", n, limiter.retries.Load())
 	}

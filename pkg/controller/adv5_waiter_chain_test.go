@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -50,7 +49,6 @@ func TestAdv5AnEndedRunIsNotHeldByTheWaitersOfAStuckPass(t *testing.T) {
 	t.Cleanup(cancel3)
 	adv3Start(t, c, ctx3)
 
-	adv5OpenDefect(t)
 	if !adv3Collected(run2) {
 		t.Errorf("run 2 ended (its workers returned) but is still reachable while run 3 runs: run 1's stuck worker keeps it in its waiters, and run 3's older runs keep run 1")
 	}
@@ -91,13 +89,3 @@ func adv5WaitFor(t *testing.T, what string, cond func() bool) {
 // adv5Bound bounds adv5WaitFor: far longer than any step takes on a
 // loaded machine; it only turns a step never reached into a failure.
 const adv5Bound = 2 * time.Minute
-
-// adv5OpenDefect is the package's openDefect (adv_deletion_helpers_test.go,
-// an external test file) for the tests inside the package: it skips a test
-// that shows a defect not fixed yet unless LARIAT_OPEN_DEFECTS=1.
-func adv5OpenDefect(t *testing.T) {
-	t.Helper()
-	if os.Getenv("LARIAT_OPEN_DEFECTS") != "1" {
-		t.Skip("open defect: set LARIAT_OPEN_DEFECTS=1 to run")
-	}
-}

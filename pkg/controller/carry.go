@@ -98,7 +98,7 @@ func (c *controller) recordHeldDeletion(obj any) {
 	if err != nil {
 		return
 	}
-	held := c.opts.HeldDeletion(o.GetLabels())
+	held := c.heldDeletion(key, o.GetLabels())
 	c.known.mu.Lock()
 	defer c.known.mu.Unlock()
 	e, ok := c.known.keys[key]
@@ -113,6 +113,19 @@ func (c *controller) recordHeldDeletion(obj any) {
 		e.lastRV = ""
 	}
 	c.known.keys[key] = e
+}
+
+// heldDeletion asks the controller's HeldDeletion about key's final
+// labels. It is called by the informer's goroutine, where a panic would
+// end the process: its panic is logged with the key and the stack, and
+// counts as held, the safe side (the deletion is carried to the next
+// term, whose Gate decides, rather than dropped as another replica's).
+func (c *controller) heldDeletion(key string, labels map[string]string) (held bool) {
+	if err := recovered("HeldDeletion", func() error { held = c.opts.HeldDeletion(labels); return nil }); err != nil {
+		c.log.WithField("key", key).Errorf("counted as held: %v", err)
+		return true
+	}
+	return held
 }
 
 // heldKeys returns, once the run stopped, what to carry of the known

@@ -29,7 +29,10 @@ import (
 )
 
 // Handler reacts to the current state of one object. obj is nil when the
-// object no longer exists. A returned error re-queues the key with backoff.
+// object no longer exists. A returned error re-queues the key with backoff,
+// as does a panic (recovered, with the stack) or a call of runtime.Goexit
+// (t.Fatal in a user's test): a new worker then replaces the one whose
+// goroutine ended.
 type Handler interface {
 	// OnChange handles the object of key as the cache holds it, nil when
 	// it no longer exists.
@@ -81,7 +84,8 @@ type Options struct {
 	// whether it was this replica's to see go: such a deletion, when the
 	// handlers were not told of it by the time the controller stopped, is
 	// one a CarriedDeletions hands to the replica's next factory. Nil
-	// records none.
+	// records none. It is called by the informer's goroutine: a panic of
+	// it is logged with the key and the stack, and counts as held.
 	HeldDeletion func(labels map[string]string) bool
 	// StopGrace is how long a run's handlers may go on after its context
 	// ended before Wait stops waiting for them: they are then logged by

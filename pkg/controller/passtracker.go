@@ -20,7 +20,9 @@ type ObjectRef struct {
 // network fails with a conflict once anyone else wrote the object, rather
 // than land after another replica took the object over. Handling is
 // called in the worker that holds the key, before the first handler; done
-// after the last one returned.
+// after the last one returned. A panic of Handling fails the pass (retried
+// with backoff); a panic of done is logged with the key and the stack, and
+// does not: the handlers' work is done, and a retry would tell them again.
 type PassTracker interface {
 	// Handling is told that a pass over obj, at resourceVersion, begins;
 	// done is called when it ends.

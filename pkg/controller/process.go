@@ -121,6 +121,10 @@ func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, 
 		// Runs last: after ended, whatever way the pass ends.
 		defer c.toldEnd(key, r.gen)
 	}
+	// Until a handler returns: a pass whose user code ends its goroutine
+	// (runtime.Goexit) never assigns p again, and the deferred steps
+	// below must then see it failed (see errExited).
+	p.err = errExited
 	var robj runtime.Object
 	if exists {
 		robj = obj.(runtime.Object)
@@ -152,12 +156,7 @@ func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, 
 		return pass{err: err}
 	}
 	if done != nil {
-		defer func() {
-			// After the handlers: its panic fails the pass as theirs would.
-			if err := recovered("PassTracker's done", func() error { done(); return nil }); err != nil {
-				p.err = errors.Join(p.err, err)
-			}
-		}()
+		defer c.trackerDone(key, done)
 	}
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
@@ -190,11 +189,24 @@ func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 	return fn()
 }
 
-// recovered runs fn, user code a pass calls besides its handlers (a Gate,
-// a PassTracker), and turns a panic into its error, naming what panicked
-// and carrying the stack, as callHandler does for a handler: the pass
-// then fails and its key is retried with backoff, rather than the panic
-// escaping the worker's goroutine and ending the process.
+// trackerDone calls the done a PassTracker returned for key's pass, after
+// the handlers. Its panic is logged with the key and the stack, and does
+// not fail the pass: the handlers' work is done, and a retry would run
+// them again for it (tell a deletion twice, or hide nothing when they
+// returned ErrIgnore).
+func (c *controller) trackerDone(key string, done func()) {
+	if err := recovered("PassTracker's done", func() error { done(); return nil }); err != nil {
+		c.log.WithField("key", key).Errorf("not retried, the handlers' pass is over: %v", err)
+	}
+}
+
+// recovered runs fn, user code the controller calls besides its handlers
+// (a Gate, a PassTracker, a HeldDeletion), and turns a panic into its
+// error, naming what panicked and carrying the stack, as callHandler does
+// for a handler, rather than let the panic escape a worker's or the
+// informer's goroutine and end the process. The caller decides what the
+// panic means: a failed pass for a Gate or a Handling (retried with
+// backoff), a logged line for what runs once the handlers are done.
 func recovered(what string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -202,4 +214,20 @@ func recovered(what string, fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// errExited is a pass's error while its user code runs, and stays its
+// error when that code ends the worker's goroutine (runtime.Goexit, as
+// t.FailNow does in a handler of a user's test): the pass's deferred
+// steps then see it failed, so a deletion is not marked told.
+var errExited = errors.New("handler ended its goroutine (runtime.Goexit) before returning")
+
+// exited fails the pass of key whose user code called runtime.Goexit
+// (no recover sees it: the worker's goroutine ends once the pass's
+// deferred steps ran): it logs it and retries the key with backoff. The
+// run starts a worker in its place (see work).
+func (c *controller) exited(key string, queue *workqueue.Queue[string]) {
+	c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
+		Errorf("handler failed, retrying: %v", errExited)
+	queue.AddRateLimited(key)
 }

@@ -70,8 +70,14 @@ func (c *controller) run(r *run, workers int, restart bool) {
 		c.startLock.Lock()
 		delete(c.runs, r)
 		// Its workers returned: it holds no key, and the runs after it
-		// let go of it (and it of the ones before it), so that no chain
-		// of ended runs stays reachable from the live one.
+		// let go of it (and it of the ones before it, and the waiters of
+		// their passes of it), so that no chain of ended runs stays
+		// reachable from the live one.
+		for _, o := range r.olderRuns() {
+			for _, w := range o.workers {
+				w.dropWaiter(r)
+			}
+		}
 		r.older.Store(nil)
 		for n := range c.runs {
 			n.dropOlder(r)
@@ -83,10 +89,7 @@ func (c *controller) run(r *run, workers int, restart bool) {
 	var wg sync.WaitGroup
 	startWorkers := func() {
 		for _, w := range r.workers {
-			wg.Go(func() {
-				for c.processNext(r, w) {
-				}
-			})
+			wg.Go(func() { c.work(r, w, &wg) })
 		}
 	}
 	if r.early != nil {
@@ -127,6 +130,24 @@ func (c *controller) run(r *run, workers int, restart bool) {
 	stopGrace := c.graceTimer(r)
 	defer stopGrace()
 	wg.Wait()
+}
+
+// work runs w's passes until r's queue shuts down. A pass whose user code
+// ended the goroutine (runtime.Goexit) skips the loop's end: its key is
+// retried (see exited), and a new goroutine, counted in wg, takes w's
+// place, so that the run keeps its workers. Checked here, once per
+// worker, rather than by a defer in every pass.
+func (c *controller) work(r *run, w *worker, wg *sync.WaitGroup) {
+	ended := false
+	defer func() {
+		if !ended {
+			c.exited(w.last, r.queue)
+			wg.Go(func() { c.work(r, w, wg) })
+		}
+	}()
+	for c.processNext(r, w) {
+	}
+	ended = true
 }
 
 // stopped ends a run: unless a new run has begun, the controller's event

@@ -137,6 +137,9 @@ type worker struct {
 	key     string
 	since   time.Time
 	handler string
+	// last is the key of its last claim, kept after the pass: the key
+	// of a pass whose user code ended the worker's goroutine (see work).
+	last string
 	// waiters are the later runs that took key from their queue while
 	// this pass ran: the key is queued again in theirs when it ends.
 	waiters []*run
@@ -164,7 +167,7 @@ func newWorkers(n int) []*worker {
 // its context ended and does not run.
 func (w *worker) claim(r *run, key string, now time.Time, handler string) bool {
 	w.mu.Lock()
-	w.active, w.key, w.since, w.handler = true, key, now, handler
+	w.active, w.key, w.since, w.handler, w.last = true, key, now, handler, key
 	w.mu.Unlock()
 	for _, o := range r.olderRuns() {
 		for _, ow := range o.workers {
@@ -187,6 +190,17 @@ func (w *worker) wait(key string, r *run) bool {
 	}
 	w.waiters = append(w.waiters, r)
 	return true
+}
+
+// dropWaiter removes r from the runs waiting for w's pass: r's workers
+// returned, so it takes no key again, and the pass, which may be stuck
+// for long, must not keep it reachable.
+func (w *worker) dropWaiter(r *run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i := slices.Index(w.waiters, r); i >= 0 {
+		w.waiters = slices.Delete(w.waiters, i, i+1)
+	}
 }
 
 // release ends w's pass and queues its key again in the runs that waited
