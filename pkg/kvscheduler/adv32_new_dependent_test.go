@@ -13,17 +13,17 @@ import (
 // w|~d/1,d/2, which Requires d/2 and is ordered after d/1. a/2 must be
 // created after the creates of what it depends on that the transaction
 // applies, and both d/1 and a/2 are deleted in the step only if a/2 goes
-// first (docs/kvscheduler.md, "both deleted in one transaction"). Before
-// h25t's fix (waitsForReCreate) the ops were [create a/2 update b/1
-// delete d/1 create d/1 delete a/2 delete d/2 create d/2 create a/2]: a/2
-// was created on the old d/1 and d/2, outlived d/1's delete and was taken
-// down and created again. At 206aa72 too.
+// first (docs/kvscheduler.md, "both deleted in one transaction"). Open:
+// the ops are [create a/2 update b/1 delete d/1 create d/1 delete a/2
+// delete d/2 create d/2 create a/2]: a/2 is created on the old d/1 and d/2,
+// outlives d/1's delete and is taken down and created again. At 206aa72 too.
 func TestAdv32NewDependentOfReCreatedDerivedValuesWaitsForTheirCreates(t *testing.T) {
 	withFzFlags(t, fzDerivedDeps)
 	h := newAdv28HarnessWith(t, true, false, true)
 	if err := h.commit(false, "b/1", "v@1@2|"); err != nil {
 		t.Fatal(err)
 	}
+	advOpen(t, "issue 25: a new dependent of derived values its base's update re-creates is created on the old ones, then taken down")
 	before := h.sb.Values()
 	h.sb.ResetOps()
 	err := h.commit(false, "b/1", "w@1@2|", "a/2", "w|~d/1,d/2")

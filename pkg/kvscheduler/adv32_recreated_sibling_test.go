@@ -12,9 +12,8 @@ import (
 // update to v@1| drops d/2 and changes d/1, whose descriptor applies a
 // change by re-creation: the transaction deletes both, so d/1, ordered
 // after d/2, must be deleted first (docs/kvscheduler.md, "both deleted in
-// one transaction: the dependent is deleted first"). Before h25t's fix
-// (reCreatedFirst) the ops were [delete d/2 update b/1 delete d/1 create
-// d/1], at 206aa72 too.
+// one transaction: the dependent is deleted first"). Open: the ops are
+// [delete d/2 update b/1 delete d/1 create d/1], at 206aa72 too.
 func TestAdv32ReCreatedDerivedValueGoesBeforeTheSiblingItIsOrderedAfter(t *testing.T) {
 	withFzFlags(t, fzDerivedDeps)
 	h := newAdv28HarnessWith(t, true, false, true)
@@ -23,6 +22,7 @@ func TestAdv32ReCreatedDerivedValueGoesBeforeTheSiblingItIsOrderedAfter(t *testi
 			t.Fatal(err)
 		}
 	}
+	advOpen(t, "issue 25: a base's update that drops d/2 and re-creates d/1, ordered after d/2, deletes d/2 first")
 	before := h.sb.Values()
 	h.sb.ResetOps()
 	err := h.commit(false, "b/1", "v@1|")
@@ -43,9 +43,8 @@ func TestAdv32ReCreatedDerivedValueGoesBeforeTheSiblingItIsOrderedAfter(t *testi
 // (same flags) reduced: b/1 = w@1@2|~d/1 derives d/1 and d/2, and d/2 is
 // ordered after its sibling d/1. b/1's update to v@1@2|~d/1 changes both,
 // whose descriptor applies a change by re-creation, so the transaction
-// deletes both and d/2 must go first. Before h25t's fix (reCreatedFirst)
-// the ops were [update b/1 delete d/1 create d/1 delete d/2 create d/2],
-// at 206aa72 too.
+// deletes both and d/2 must go first. Open: the ops are [update b/1
+// delete d/1 create d/1 delete d/2 create d/2], at 206aa72 too.
 func TestAdv32TwoReCreatedSiblingsGoDependentFirst(t *testing.T) {
 	withFzFlags(t, fzDerivedDeps)
 	h := newAdv28HarnessWith(t, true, false, true)
@@ -54,6 +53,7 @@ func TestAdv32TwoReCreatedSiblingsGoDependentFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	advOpen(t, "issue 25: a base's update that re-creates d/1 and d/2, ordered after d/1, deletes d/1 first")
 	before := h.sb.Values()
 	h.sb.ResetOps()
 	err := h.commit(false, "b/1", "v@1@2|~d/1")

@@ -602,6 +602,11 @@ func fzRun(seed int64) (string, []string) {
 				return "derived held: " + msg, log
 			}
 		}
+		if *fzPendMet {
+			if msg := fzCheckPendingMet(s); msg != "" {
+				return "pending met: " + msg, log
+			}
+		}
 		if *fzCreateOrder && !injected && !fzInjectedIn(ops) {
 			if msg := fzCheckCreateOrder(atStart, ops, unseen, nbWanted); msg != "" {
 				if rest, ok := strings.CutPrefix(msg, "(re-create) "); ok {

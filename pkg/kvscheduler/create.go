@@ -24,11 +24,8 @@ func (w *walker) create(n *node, recreate bool) {
 		return
 	}
 	ready, inCycle := w.readyHow(n)
-	if ready && !recreate && w.waitsForReCreate(n) {
-		ready, inCycle = false, false
-	}
 	deps := allDeps
-	if !ready && recreate && w.staysByOrdering(n) && !w.siblingDue(n) {
+	if !ready && recreate && w.staysByOrdering(n) {
 		// A re-create is the update of a value that exists: it stays,
 		// changed, while only ordering-only dependencies are unmet, as a
 		// value updated in place does; it is not deleted into PENDING.

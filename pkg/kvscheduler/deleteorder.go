@@ -45,7 +45,7 @@ func (w *walker) deleteDueDependents(n *node) {
 	// derived value is taken down early: the base of a derived one goes
 	// by the cascade in the reference's order (TestRefNotifications).
 	requests := len(w.dels) > 0 || len(w.values) > 0
-	var down, again []*node // read before the graph changes (see dependents)
+	var down []*node // read before the graph changes (see dependents)
 	var due []txnValue
 	for _, m := range w.g.dependents(n) {
 		if m == n || !m.exists() || m.origin == FromSB || m.deleting() || !requests && m.base != "" {
@@ -58,12 +58,6 @@ func (w *walker) deleteDueDependents(n *node) {
 			}
 		}
 		if b.deleting() {
-			continue
-		}
-		if m != b && !w.later(b) && w.reCreateDue(m) {
-			// Its base's update, applied, re-creates it further on:
-			// it goes now, before n (see reCreateDue).
-			again = append(again, m)
 			continue
 		}
 		if w.dueUndo(b) {
@@ -114,11 +108,6 @@ func (w *walker) deleteDueDependents(n *node) {
 		}
 	}
 	w.takeDownEarly(down)
-	for _, m := range slices.Backward(dependentsFirst(again)) {
-		if m.exists() && !m.deleting() {
-			w.applyValue(frame{kind: fApply, key: m.key, base: m.base, origin: m.origin})
-		}
-	}
 	for _, v := range dueDependentsLast(w.g, due) {
 		if w.laterValue(v) { // not pushed by a delete taken down early
 			w.pushDue(w.startValue(v))

@@ -43,7 +43,7 @@ func (w *walker) giveBack(q string) []givenBack {
 		return nil
 	}
 	var back []givenBack
-	for _, k := range w.takenBy(qn) {
+	for _, k := range slices.Clone(qn.derived) {
 		from, ok := w.takenFrom[k]
 		c, p := w.g.nodes[k], w.g.nodes[from]
 		if !ok || c == nil || c.base != q || p == nil || p.want == nil {
@@ -65,23 +65,6 @@ func (w *walker) giveBack(q string) []givenBack {
 		back = append(back, givenBack{base: p, kv: w.derivedOf(p)[i]})
 	}
 	return back
-}
-
-// takenBy returns the derived keys q holds, and those it took over in the
-// transaction that still name q their base though q's list no longer
-// has them: a base taken down into PENDING lists no derived values, while
-// what it took waits (PENDING) under it; its undo gives those back too
-// (adv5 fuzz seed 21233059 of -fzrd -fzrevertall: b/1 took d/2 from b/2,
-// went PENDING, and its undo gave nothing back, leaving b/2 CONFIGURED
-// without d/2).
-func (w *walker) takenBy(q *node) []string {
-	keys := slices.Clone(q.derived)
-	for _, k := range slices.Sorted(maps.Keys(w.takenFrom)) {
-		if c := w.g.nodes[k]; c != nil && c.base == q.key && !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // applyGivenBack applies the keys given back to their old bases with the

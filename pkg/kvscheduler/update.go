@@ -30,14 +30,6 @@ func (w *walker) update(n *node) {
 		eq = sbEqualYes
 	}
 	if !equal && w.operates(n) && (n.d.Update == nil || w.needsRecreate(n, n.want)) {
-		if n.base != "" && w.undoGivesBack() && w.isApplied(w.g.baseKey(n)) {
-			// The transaction reverts, and its base's undo derives the
-			// value it holds again: re-created now, its delete went
-			// before the undo's of what is ordered after it (adv5
-			// fuzz seed 21338874: d/2 re-created under d/1 =
-			// dv-w@1@2|~p/2,~d/2, which the undo re-created later).
-			return
-		}
 		w.setDepsEq(n, eq) // what the new value waits for, while the old one goes
 		w.markRecreating(n)
 		w.push(frame{kind: fCreate, n: n})
@@ -76,13 +68,11 @@ func (w *walker) update(n *node) {
 	// of them before the first ends, rather than only with the last one,
 	// after a value ordered after it went (the delete order, see
 	// deleteorder.go).
-	early := w.reCreatedFirst(n, derived) // before the dropped ones start going
 	for _, k := range slices.Backward(n.derived) {
 		if !hasKey(derived, k) {
 			w.applyValue(frame{kind: fApply, key: k, base: n.key, origin: n.origin})
 		}
 	}
-	w.startReCreatedDeletes(n, early)
 }
 
 func (w *walker) finishUpdate(f frame) {

@@ -140,10 +140,6 @@ func (w *walker) pushDerived(n *node, derived []KeyValuePair) {
 		w.setDerivedKeys(n, derived)
 	} // else the list would be built again as it is (an unchanged value)
 	for _, kv := range slices.Backward(derived) {
-		if w.derivedDue == nil {
-			w.derivedDue = map[string]bool{}
-		}
-		w.derivedDue[kv.Key] = true
 		w.push(frame{kind: fApply, key: kv.Key, value: kv.Value, base: n.key, origin: n.origin})
 	}
 	for _, k := range slices.Backward(obsolete) {

@@ -68,9 +68,6 @@ func (w *walker) drain(from string) {
 }
 
 func (w *walker) applyValue(f frame) {
-	if f.base != "" && f.value != nil {
-		delete(w.derivedDue, f.key) // its apply runs (see reCreateDue)
-	}
 	n := f.n // a transaction's value comes with its node
 	if n == nil {
 		n = w.g.nodes[f.key]
@@ -173,7 +170,7 @@ func (w *walker) derivedAgain(n *node, f frame) bool {
 // depUpdate re-checks a dependent: created if it waited and is now ready,
 // deleted into PENDING if it exists and no longer is.
 func (w *walker) depUpdate(n *node) {
-	if !w.g.has(n) || n.origin != FromNB || w.notAgain(n) || w.leftToUndo(n) {
+	if !w.g.has(n) || n.origin != FromNB || w.notAgain(n) {
 		return
 	}
 	w.s.dirty(n)
@@ -187,7 +184,7 @@ func (w *walker) depUpdate(n *node) {
 		// then, not with the one it waited with; a failed delete is
 		// attempted again, or not, by its new request (seed 241994: the
 		// southbound held the very value requested further on).
-	case n.blocked() && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n) && !w.undoRestores(n):
+	case n.blocked() && n.lastOp == OpDelete && n.exists() && !n.deleting() && w.unblocks(n):
 		// A delete that failed, attempted again with what it depends on
 		// (members of a cycle go together).
 		w.s.clearFailure(n)
@@ -244,16 +241,4 @@ func (w *walker) availChanged(n *node, recheck bool) {
 			w.pushRecheck(m)
 		}
 	}
-}
-
-// undoRestores tells whether the revert under way is still to re-apply a
-// value to n's base key: the value the transaction found there. A delete
-// of n that failed in the transaction is then the transaction's own
-// request, which the undo withdraws; attempted again when what it waited
-// for came back (the revert makes its failed deletes available first),
-// it took down the very value the undo was to keep, and one ordered after
-// its own derived value could not be created again (PENDING).
-func (w *walker) undoRestores(n *node) bool {
-	i, ok := w.undoLeft[w.g.baseKey(n)]
-	return ok && w.undos[i].prev != nil && w.undos[i].prev.value != nil
 }

@@ -99,13 +99,6 @@ type walker struct {
 	// counts the re-creations of each such value (see markRecreating).
 	recreating  map[string]recreateMark
 	recreations map[string]int
-	// derivedDue are the derived values whose base's value, applied,
-	// pushed their apply (see pushDerived), still to run: see reCreateDue.
-	derivedDue map[string]bool
-	// earlyFrom are the bases, in a transaction with revert, whose update
-	// started early deletes of derived values it re-creates (see
-	// startReCreatedDeletes): the undo's own work (see leftToUndo).
-	earlyFrom map[string]bool
 	// dropped counts the operations compressOp dropped from the record.
 	dropped int
 	// readChanged are the values whose availability a resync's read
