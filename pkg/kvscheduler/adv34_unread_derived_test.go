@@ -51,6 +51,7 @@ func TestAdv34UnreadDerivedValueStaysConfiguredUnderAPendingBase(t *testing.T) {
 	for _, k := range []string{"b/1", "d/1", "d/2", "r/2"} {
 		t.Logf("%s: %s sb=%v", k, advState(s, k), sb.Values()[k])
 	}
+	advOpen(t, "issue 25: d/2 stays CONFIGURED under a PENDING b/1 after a failed, unread re-create of b/1 and full resyncs")
 	if _, held := sb.Values()["d/2"]; !held {
 		if st := s.GetValueStatus("d/2"); st.State == kvscheduler.Configured {
 			t.Errorf("d/2 is CONFIGURED (base %q) after three full resyncs, with no d/2 in the southbound", st.BaseKey)

@@ -609,6 +609,11 @@ func fzRun(seed int64) (string, []string) {
 		}
 		if *fzCreateOrder && !injected && !fzInjectedIn(ops) {
 			if msg := fzCheckCreateOrder(atStart, ops, unseen, nbWanted); msg != "" {
+				if *fzVerbose {
+					for _, r := range recs {
+						log = append(log, r.String())
+					}
+				}
 				if rest, ok := strings.CutPrefix(msg, "(re-create) "); ok {
 					return "re-create order: " + rest, log
 				}

@@ -142,9 +142,8 @@ func (s *Scheduler) unreported(w *walker, n *node, missing []string) []string {
 // while n's value is to go, and a later create of n lists them again
 // (pushDerived); left wanted, no list of a base reaches them any more and
 // they were reported CONFIGURED without being held (seed 16110856,
-// TestAdv33FailedBaseDeleteLeavesNoOrphanConfigured). A read of n whose
-// value no longer derives them unlists them the same way (readDerived,
-// seed 17145181). Their own derived values follow.
+// TestAdv33FailedBaseDeleteLeavesNoOrphanConfigured). Their own derived
+// values follow.
 func (w *walker) forgetUnlisted(n *node, listed []string) {
 	for _, k := range listed {
 		c := w.g.nodes[k]

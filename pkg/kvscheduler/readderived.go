@@ -29,7 +29,7 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 		stack, depths = stack[:len(stack)-1], depths[:len(depths)-1]
 		keys := s.readKeys[:0]
 		var kvs []KeyValuePair
-		asked, derives := false, false
+		asked := false
 		if depth == maxDerivedDepth && b.d != nil && b.d.DerivedValues != nil {
 			// A descriptor that derives without end (see derivationErr).
 			w.rec.Errors = append(w.rec.Errors, fmt.Errorf("kvscheduler: the derived values of %s did not end; not read past %s", n.key, b.key))
@@ -38,7 +38,6 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 			kvs, err = callDerived(b.d, b.key, b.sb)
 			asked = true
 			if err == nil {
-				derives = true
 				for _, c := range kvs {
 					if c.Key == "" || c.Value == nil || visited.has(c.Key) || b.isHeldAbsent(c.Key) ||
 						s.leftToOther(w, b, c) {
@@ -51,7 +50,6 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 				}
 			}
 		}
-		var dropped []string
 		for _, k := range b.derived {
 			if slices.Contains(keys, k) {
 				continue
@@ -65,12 +63,6 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 					w.availChanged(cn, false)
 				}
 				keys = append(keys, k)
-			} else if cn := s.g.nodes[k]; derives && !hasKey(kvs, k) && cn != nil && !cn.blocked() {
-				// Not derived by the value read at all (not one it
-				// derives but whose create failed, known absent), and
-				// with no failure of its own (kept with its failure for
-				// its retry, as the reference does).
-				dropped = append(dropped, k)
 			}
 		}
 		slices.Sort(keys)
@@ -83,10 +75,6 @@ func (s *Scheduler) readDerived(w *walker, n *node, seen readMarks) {
 		}
 		// What b's value read derives: the same answer for its set.
 		s.noteHeldBaseWith(b, &derivesCache{b: b, kvs: kvs, asked: asked})
-		// Unlisted and not held, a derived value still wanted is reached
-		// by no list of a base any more: forgotten, as after a failed
-		// delete of its base (a create of b lists it again).
-		w.forgetUnlisted(b, dropped)
 	}
 
 }
