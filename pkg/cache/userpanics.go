@@ -5,6 +5,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/lariat-dev/lariat/internal/panicvalue"
 )
 
 // safeTransform returns fn, a user's transform, with its panics
@@ -23,7 +25,7 @@ func safeTransform(fn cache.TransformFunc, log logrus.FieldLogger) cache.Transfo
 		defer func() {
 			if r := recover(); r != nil {
 				key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-				log.WithField("key", key).Errorf("transform panicked, the object is stored untransformed: %v\n%s", r, debug.Stack())
+				log.WithField("key", key).Errorf("transform panicked, the object is stored untransformed: %s\n%s", panicvalue.String(r), debug.Stack())
 				out, err = obj, nil
 			}
 		}()
@@ -53,7 +55,7 @@ func safeIndexers(indexers cache.Indexers, log logrus.FieldLogger) cache.Indexer
 				if r := recover(); r != nil {
 					key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 					log.WithField("key", key).WithField("index", name).
-						Errorf("index function panicked, the object is indexed under no value of it: %v\n%s", r, debug.Stack())
+						Errorf("index function panicked, the object is indexed under no value of it: %s\n%s", panicvalue.String(r), debug.Stack())
 					values, err = nil, nil
 				}
 			}()

@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 
+	"github.com/lariat-dev/lariat/internal/panicvalue"
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
@@ -59,7 +60,7 @@ func (l *safeLimiter) NumRequeues(key string) (n int) {
 func (l *safeLimiter) recover(key, method string, instead func()) {
 	if r := recover(); r != nil {
 		l.fellBack.Store(true)
-		l.log.WithField("key", key).Errorf("rate limiter's %s panicked: %v\n%s", method, r, debug.Stack())
+		l.log.WithField("key", key).Errorf("rate limiter's %s panicked: %s\n%s", method, panicvalue.String(r), debug.Stack())
 		instead()
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/lariat-dev/lariat/internal/panicvalue"
+
 	"github.com/lariat-dev/lariat/pkg/controller/workqueue"
 )
 
@@ -182,7 +184,7 @@ func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = true
-			err = fmt.Errorf("handler %s panicked: %v\n%s", name, r, debug.Stack())
+			err = fmt.Errorf("handler %s panicked: %s\n%s", name, panicvalue.String(r), debug.Stack())
 		}
 		m.handlerDone(gvk, name, began, err, panicked)
 	}()
@@ -210,7 +212,7 @@ func (c *controller) trackerDone(key string, done func()) {
 func recovered(what string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s panicked: %v\n%s", what, r, debug.Stack())
+			err = fmt.Errorf("%s panicked: %s\n%s", what, panicvalue.String(r), debug.Stack())
 		}
 	}()
 	return fn()
