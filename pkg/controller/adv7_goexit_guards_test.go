@@ -75,9 +75,9 @@ func TestAdv7ADeletionWhoseHandlerCallsGoexitIsToldAgain(t *testing.T) {
 // that calls runtime.Goexit fails its pass (it is logged "handler failed,
 // retrying" and retried), but callHandler's deferred metrics see no
 // error: lariat_handler_errors_total does not count it, so the metrics
-// say the handler never failed.
+// say the handler never failed. Fixed (h30h): callHandler's deferred
+// step counts a call that never returned and did not panic as errExited.
 func TestAdv7AHandlerGoexitIsCountedAsAnError(t *testing.T) {
-	adv7OpenDefect(t)
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg, nil)
 	if err != nil {

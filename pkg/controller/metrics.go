@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer, caches *cache.SharedCacheFactory) (*M
 			Name: "lariat_handler_duration_seconds", Help: "Time spent in each handler, per kind and handler.", Buckets: buckets,
 		}, []string{"gvk", "handler"}),
 		handlerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lariat_handler_errors_total", Help: "Handler calls that returned an error, per kind and handler.",
+			Name: "lariat_handler_errors_total", Help: "Handler calls that returned an error, panicked or ended their goroutine (runtime.Goexit), per kind and handler.",
 		}, []string{"gvk", "handler"}),
 		handlerPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lariat_handler_panics_total", Help: "Handler calls that panicked, per kind and handler.",

@@ -174,21 +174,27 @@ func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, 
 }
 
 // callHandler runs fn, turning a panic into an error that names the handler
-// and carries the stack, and records the handler's metrics.
+// and carries the stack, and records the handler's metrics. A handler
+// that ends its goroutine (runtime.Goexit) is counted as failed with
+// errExited: its pass fails too (see work), and the metrics must agree.
 func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 	var began time.Time
 	if m != nil {
 		began = time.Now() // only the metrics read it
 	}
-	panicked := false
+	panicked, returned := false, false
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = true
 			err = fmt.Errorf("handler %s panicked: %s\n%s", name, panicvalue.String(r), debug.Stack())
+		} else if !returned {
+			err = errExited // no recover sees a Goexit: the goroutine goes on ending
 		}
 		m.handlerDone(gvk, name, began, err, panicked)
 	}()
-	return fn()
+	err = fn()
+	returned = true
+	return err
 }
 
 // trackerDone calls the done a PassTracker returned for key's pass, after
