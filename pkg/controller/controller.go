@@ -54,7 +54,11 @@ var ErrIgnore = errors.New("ignore handler error")
 type Options struct {
 	// RateLimiter decides the delay before each retry of a failed key. Nil
 	// means workqueue.DefaultRateLimiter: exponential per key from 5 ms with
-	// jitter, capped at 2 minutes. It only ever delays retries.
+	// jitter, capped at 2 minutes. It only ever delays retries. A panic
+	// of its methods is logged and the default limiter answers instead;
+	// after a pass that ended its worker's goroutine (runtime.Goexit, in a
+	// handler or in this limiter) the key's retry is timed by the default
+	// limiter, and this one is not asked.
 	RateLimiter clientworkqueue.TypedRateLimiter[string]
 	// SyncOnlyChangedObjects skips periodic resyncs: an update whose
 	// resourceVersion did not change is not enqueued.

@@ -55,6 +55,15 @@ func (l *safeLimiter) NumRequeues(key string) (n int) {
 	return l.user.NumRequeues(key)
 }
 
+// afterExit answers for a key whose pass ended its worker's goroutine
+// (runtime.Goexit), from the fallback alone: the user's limiter may be
+// what called Goexit, and calling it again from the worker's deferred
+// step would end that step before it starts the worker's replacement.
+func (l *safeLimiter) afterExit(key string) (retries int, wait time.Duration) {
+	l.fellBack.Store(true) // so that the key's Forget forgets it too
+	return l.fallback.NumRequeues(key), l.fallback.When(key)
+}
+
 // recover, deferred, turns a panic of the user's method into an error
 // line naming the key and then calls instead.
 func (l *safeLimiter) recover(key, method string, instead func()) {

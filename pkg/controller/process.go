@@ -233,9 +233,18 @@ var errExited = errors.New("handler ended its goroutine (runtime.Goexit) before 
 // exited fails the pass of key whose user code called runtime.Goexit
 // (no recover sees it: the worker's goroutine ends once the pass's
 // deferred steps ran): it logs it and retries the key with backoff. The
-// run starts a worker in its place (see work).
+// run starts a worker in its place (see work). A user's rate limiter is
+// not asked (it may be the code that called Goexit): the backoff is the
+// default limiter's.
 func (c *controller) exited(key string, queue *workqueue.Queue[string]) {
-	c.log.WithField("key", key).WithField("retries", queue.NumRequeues(key)).
+	var retries int
+	var wait time.Duration
+	if l, ok := c.limiter.(*safeLimiter); ok {
+		retries, wait = l.afterExit(key)
+	} else {
+		retries, wait = c.limiter.NumRequeues(key), c.limiter.When(key)
+	}
+	c.log.WithField("key", key).WithField("retries", retries).
 		Errorf("handler failed, retrying: %v", errExited)
-	queue.AddRateLimited(key)
+	queue.AddAfter(key, wait)
 }
