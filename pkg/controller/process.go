@@ -158,7 +158,7 @@ func (c *controller) handle(ctx context.Context, r *run, w *worker, key string, 
 		return pass{err: err}
 	}
 	if done != nil {
-		defer c.trackerDone(key, done)
+		defer func() { c.trackerDone(w, key, done, p.err) }()
 	}
 	if isShared {
 		// Handlers of a shared controller are timed and recovered one by
@@ -198,14 +198,18 @@ func callHandler(m *Metrics, gvk, name string, fn func() error) (err error) {
 }
 
 // trackerDone calls the done a PassTracker returned for key's pass, after
-// the handlers. Its panic is logged with the key and the stack, and does
-// not fail the pass: the handlers' work is done, and a retry would run
-// them again for it (tell a deletion twice, or hide nothing when they
-// returned ErrIgnore).
-func (c *controller) trackerDone(key string, done func()) {
+// the handlers, whose error is err. Its panic is logged with the key and
+// the stack, and does not fail the pass: the handlers' work is done, and a
+// retry would run them again for it (tell a deletion twice, or hide
+// nothing when they returned ErrIgnore). Nor does its runtime.Goexit once
+// the handlers succeeded: w.passOver, still set when the worker's
+// goroutine ends, tells work not to retry the key.
+func (c *controller) trackerDone(w *worker, key string, done func(), err error) {
+	w.passOver = err == nil || errors.Is(err, ErrIgnore)
 	if err := recovered("PassTracker's done", func() error { done(); return nil }); err != nil {
 		c.log.WithField("key", key).Errorf("not retried, the handlers' pass is over: %v", err)
 	}
+	w.passOver = false
 }
 
 // recovered runs fn, user code the controller calls besides its handlers

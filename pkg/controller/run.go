@@ -134,14 +134,21 @@ func (c *controller) run(r *run, workers int, restart bool) {
 
 // work runs w's passes until r's queue shuts down. A pass whose user code
 // ended the goroutine (runtime.Goexit) skips the loop's end: its key is
-// retried (see exited), and a new goroutine, counted in wg, takes w's
-// place, so that the run keeps its workers. Checked here, once per
-// worker, rather than by a defer in every pass.
+// retried (see exited; not when the handlers had succeeded and only a
+// PassTracker's done ended it, see trackerDone), and a new goroutine,
+// counted in wg, takes w's place, so that the run keeps its workers.
+// Checked here, once per worker, rather than by a defer in every pass.
 func (c *controller) work(r *run, w *worker, wg *sync.WaitGroup) {
 	ended := false
 	defer func() {
 		if !ended {
-			c.exited(w.last, r.queue)
+			if w.passOver {
+				w.passOver = false
+				c.log.WithField("key", w.last).
+					Errorf("not retried, the handlers' pass is over: the PassTracker's done ended its goroutine (runtime.Goexit)")
+			} else {
+				c.exited(w.last, r.queue)
+			}
 			wg.Go(func() { c.work(r, w, wg) })
 		}
 	}()

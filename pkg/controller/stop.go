@@ -140,6 +140,10 @@ type worker struct {
 	// last is the key of its last claim, kept after the pass: the key
 	// of a pass whose user code ended the worker's goroutine (see work).
 	last string
+	// passOver is set while a PassTracker's done runs after handlers that
+	// succeeded: if it ends the goroutine, the key is not retried (see
+	// trackerDone). Only the worker's goroutine touches it.
+	passOver bool
 	// waiters are the later runs that took key from their queue while
 	// this pass ran: the key is queued again in theirs when it ends.
 	waiters []*run
