@@ -23,6 +23,9 @@ type ObjectRef struct {
 // after the last one returned. A panic of Handling fails the pass (retried
 // with backoff); a panic of done is logged with the key and the stack, and
 // does not: the handlers' work is done, and a retry would tell them again.
+// A runtime.Goexit of either counts as its panic: the pass is retried or
+// not alike, and a new worker goroutine takes the place of the one that
+// ended.
 type PassTracker interface {
 	// Handling is told that a pass over obj, at resourceVersion, begins;
 	// done is called when it ends.
