@@ -66,13 +66,16 @@ type Options struct {
 	// panic of one is logged with the object's key and the stack, and the
 	// object is indexed under no value of that index (client-go would end
 	// the process); so is one of an index AddIndexers adds to a
-	// SharedCacheFactory's informer.
+	// SharedCacheFactory's informer. Neither may call runtime.Goexit: it
+	// ends the informer's goroutine, and the cache then takes no later
+	// change of the kind (logged at error level, nothing more).
 	Indexers cache.Indexers
 	// Transform runs on every object before it is stored, after the lean
 	// transform unless KeepAllMetadata is set. A panic of it is logged
 	// with the object's key and the stack, and the object is stored as it
 	// came, untransformed: a watch event is never dropped for it (the
-	// cache would keep a deleted object), nor a list failed.
+	// cache would keep a deleted object), nor a list failed. It may not
+	// call runtime.Goexit, as the Indexers may not.
 	Transform cache.TransformFunc
 	// KeepAllMetadata stores objects as the API server sent them, with
 	// managedFields (and the last-applied annotation, even when

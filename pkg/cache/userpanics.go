@@ -22,14 +22,19 @@ func safeTransform(fn cache.TransformFunc, log logrus.FieldLogger) cache.Transfo
 		return nil
 	}
 	return func(obj any) (out any, err error) {
+		returned := false
 		defer func() {
 			if r := recover(); r != nil {
 				key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 				log.WithField("key", key).Errorf("transform panicked, the object is stored untransformed: %s\n%s", panicvalue.String(r), debug.Stack())
 				out, err = obj, nil
+			} else if !returned {
+				exitedLog(log, obj, "transform")
 			}
 		}()
-		return fn(obj)
+		out, err = fn(obj)
+		returned = true
+		return out, err
 	}
 }
 
@@ -51,18 +56,32 @@ func safeIndexers(indexers cache.Indexers, log logrus.FieldLogger) cache.Indexer
 			continue
 		}
 		out[name] = func(obj any) (values []string, err error) {
+			returned := false
 			defer func() {
 				if r := recover(); r != nil {
 					key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 					log.WithField("key", key).WithField("index", name).
 						Errorf("index function panicked, the object is indexed under no value of it: %s\n%s", panicvalue.String(r), debug.Stack())
 					values, err = nil, nil
+				} else if !returned {
+					exitedLog(log.WithField("index", name), obj, "index function")
 				}
 			}()
-			return fn(obj)
+			values, err = fn(obj)
+			returned = true
+			return values, err
 		}
 	}
 	return out
+}
+
+// exitedLog says that what, user code called on obj, ended the
+// informer's goroutine with runtime.Goexit: no recover can stop that, and
+// client-go does not start the goroutine again, so the cache takes no
+// later change of the kind; this line is all that tells it.
+func exitedLog(log logrus.FieldLogger, obj any, what string) {
+	key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	log.WithField("key", key).Errorf("%s ended the informer's goroutine (runtime.Goexit): the cache takes no later change of the kind\n%s", what, debug.Stack())
 }
 
 // logger is the log of o's informer: its factory's, for the kind, or

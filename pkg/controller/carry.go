@@ -121,10 +121,19 @@ func (c *controller) recordHeldDeletion(obj any) {
 // counts as held, the safe side (the deletion is carried to the next
 // term, whose Gate decides, rather than dropped as another replica's).
 func (c *controller) heldDeletion(key string, labels map[string]string) (held bool) {
+	returned := false
+	defer func() {
+		if !returned {
+			// No recover stops a Goexit, and client-go does not start its
+			// listener again: this line is all that tells it.
+			c.log.WithField("key", key).Errorf("HeldDeletion ended the informer's goroutine (runtime.Goexit): the controller is told of no later event of the kind")
+		}
+	}()
 	if err := recovered("HeldDeletion", func() error { held = c.opts.HeldDeletion(labels); return nil }); err != nil {
 		c.log.WithField("key", key).Errorf("counted as held: %v", err)
-		return true
+		held = true
 	}
+	returned = true
 	return held
 }
 

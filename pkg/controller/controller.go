@@ -89,7 +89,10 @@ type Options struct {
 	// handlers were not told of it by the time the controller stopped, is
 	// one a CarriedDeletions hands to the replica's next factory. Nil
 	// records none. It is called by the informer's goroutine: a panic of
-	// it is logged with the key and the stack, and counts as held.
+	// it is logged with the key and the stack, and counts as held. It may
+	// not call runtime.Goexit: that ends the informer's goroutine, and the
+	// controller is told of no later event of the kind (logged at error
+	// level, nothing more).
 	HeldDeletion func(labels map[string]string) bool
 	// StopGrace is how long a run's handlers may go on after its context
 	// ended before Wait stops waiting for them: they are then logged by
