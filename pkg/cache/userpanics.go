@@ -22,18 +22,8 @@ func safeTransform(fn cache.TransformFunc, log logrus.FieldLogger) cache.Transfo
 		return nil
 	}
 	return func(obj any) (out any, err error) {
-		returned := false
-		defer func() {
-			if r := recover(); r != nil {
-				key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-				log.WithField("key", key).Errorf("transform panicked, the object is stored untransformed: %s\n%s", panicvalue.String(r), debug.Stack())
-				out, err = obj, nil
-			} else if !returned {
-				exitedLog(log, obj, "transform")
-			}
-		}()
-		out, err = fn(obj)
-		returned = true
+		out = obj // what is stored if fn panics
+		guarded(log, obj, "transform", "the object is stored untransformed", func() { out, err = fn(obj) })
 		return out, err
 	}
 }
@@ -55,33 +45,38 @@ func safeIndexers(indexers cache.Indexers, log logrus.FieldLogger) cache.Indexer
 			out[name] = fn
 			continue
 		}
+		ilog := log.WithField("index", name) // once, not on every call
 		out[name] = func(obj any) (values []string, err error) {
-			returned := false
-			defer func() {
-				if r := recover(); r != nil {
-					key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-					log.WithField("key", key).WithField("index", name).
-						Errorf("index function panicked, the object is indexed under no value of it: %s\n%s", panicvalue.String(r), debug.Stack())
-					values, err = nil, nil
-				} else if !returned {
-					exitedLog(log.WithField("index", name), obj, "index function")
-				}
-			}()
-			values, err = fn(obj)
-			returned = true
+			// Indexed under no value of it if fn panics.
+			guarded(ilog, obj, "index function", "the object is indexed under no value of it",
+				func() { values, err = fn(obj) })
 			return values, err
 		}
 	}
 	return out
 }
 
-// exitedLog says that what, user code called on obj, ended the
-// informer's goroutine with runtime.Goexit: no recover can stop that, and
-// client-go does not start the goroutine again, so the cache takes no
-// later change of the kind; this line is all that tells it.
-func exitedLog(log logrus.FieldLogger, obj any, what string) {
-	key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	log.WithField("key", key).Errorf("%s ended the informer's goroutine (runtime.Goexit): the cache takes no later change of the kind\n%s", what, debug.Stack())
+// guarded runs call, user code the informer's goroutine calls on obj
+// (what), and recovers its panic, logged with obj's key, what happens
+// instead and the stack. A runtime.Goexit cannot be stopped: it ends the
+// informer's goroutine, client-go does not start it again, and the cache
+// takes no later change of the kind; the error line is all that tells it.
+func guarded(log logrus.FieldLogger, obj any, what, instead string, call func()) {
+	returned := false
+	defer func() {
+		r := recover()
+		if r == nil && returned {
+			return
+		}
+		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if r != nil {
+			log.WithField("key", key).Errorf("%s panicked, %s: %s\n%s", what, instead, panicvalue.String(r), debug.Stack())
+			return
+		}
+		log.WithField("key", key).Errorf("%s ended the informer's goroutine (runtime.Goexit): the cache takes no later change of the kind\n%s", what, debug.Stack())
+	}()
+	call()
+	returned = true
 }
 
 // logger is the log of o's informer: its factory's, for the kind, or
